@@ -1,0 +1,48 @@
+"""warpd: the NVIDIA Warp API, run by a warpd daemon.
+
+    import warpd as wp
+
+    wp.init()
+
+    @wp.kernel
+    def scale(a: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        a[i] = a[i] * s
+
+    a = wp.array([1.0, 2.0, 3.0], dtype=float)
+    wp.launch(scale, dim=len(a), inputs=[a, 2.0])
+    print(a.numpy())
+
+Kernels are translated to IR here and compiled and run by the daemon; arrays
+live in the daemon. See docs/ in the repository for the architecture.
+"""
+
+import math as _math
+
+from . import build, config, types
+from .array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like,
+                    from_numpy, full, full_like, ones, ones_like, zeros, zeros_like)
+from .array import copy_array as copy
+from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_devices,
+                      get_preferred_device, init, is_cpu_available, is_cuda_available,
+                      is_initialized, set_device, shutdown, synchronize, synchronize_device)
+from .device import Device
+from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
+                     KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
+from .kernel import Function, Kernel, func, kernel
+from .launch import launch
+from .pyscope import cross, dot, length, length_sq, normalize, tid
+from .types import (bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
+                    uint8, uint16, uint32, uint64, vec2, vec2b, vec2d, vec2f, vec2h, vec2i, vec2l,
+                    vec2s, vec2ub, vec2ui, vec2ul, vec2us, vec3, vec3b, vec3d, vec3f, vec3h, vec3i,
+                    vec3l, vec3s, vec3ub, vec3ui, vec3ul, vec3us, vec4, vec4b, vec4d, vec4f, vec4h,
+                    vec4i, vec4l, vec4s, vec4ub, vec4ui, vec4ul, vec4us)
+from .utils import ScopedDevice, ScopedTimer
+
+__version__ = config.version
+
+pi = _math.pi
+e = _math.e
+tau = _math.tau
+inf = _math.inf
+nan = _math.nan

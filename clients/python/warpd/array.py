@@ -1,0 +1,489 @@
+"""``wp.array``: an n-d array (1-4 dims) of scalars or vectors that lives in the daemon.
+
+``wp.array(dtype=..., ndim=...)`` without data or shape is a kernel parameter
+annotation; with data or a shape it allocates daemon memory and returns a
+handle-backed array. Data moves in 2 MiB chunks (Upload/Download streams);
+fills, copies and frees are queued on the device's command stream.
+
+``numpy()`` returns a copy of the data (the daemon's memory is not mapped
+into this process yet), so writing to it does not change the array; use
+``assign()``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import grpc
+import numpy as np
+
+from . import types as wt
+from .context import runtime
+from .errors import from_rpc_error
+from .v1 import runtime_pb2
+
+CHUNK_BYTES = 2 << 20
+MAX_DIMS = 4
+
+
+def normalize_shape(shape, what="shape") -> tuple:
+    if isinstance(shape, (numbers.Integral, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
+    if not 1 <= len(shape) <= MAX_DIMS:
+        raise ValueError(f"{what} {shape} has {len(shape)} dimensions; arrays have 1 to {MAX_DIMS}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{what} {shape} has a negative dimension")
+    return shape
+
+
+def _infer_dtype(data):
+    if isinstance(data, array):
+        return data.dtype
+    if isinstance(data, wt._Vector):
+        return type(data)
+    if isinstance(data, (list, tuple)) and data:
+        first = data[0]
+        while isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        if isinstance(first, wt._Vector):
+            return type(first)
+        if isinstance(first, wt._Scalar):
+            return type(first)
+    arr = np.asarray(data)
+    st = wt.scalar_from_numpy(arr.dtype)
+    if st is None:
+        raise TypeError(f"cannot infer a Warp dtype from data of NumPy dtype {arr.dtype}; pass dtype=")
+    return st
+
+
+def _to_numpy(data, dtype) -> np.ndarray:
+    """data as a C-contiguous NumPy array in dtype's storage, shaped (*shape, length)."""
+    st = wt.type_scalar(dtype)
+    n = wt.type_length(dtype)
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], wt._Scalar):
+        data = [v.value for v in data]
+    arr = np.asarray(data)
+    if arr.dtype != st._np_dtype_:
+        arr = arr.astype(st._np_dtype_)
+    if wt.is_vector_type(dtype):
+        if arr.ndim >= 2 and arr.shape[-1] == n:
+            pass
+        elif arr.ndim == 1 and arr.size % n == 0:
+            arr = arr.reshape(-1, n)
+        else:
+            raise ValueError(f"data of shape {arr.shape} does not fit dtype {wt.type_name(dtype)}: "
+                             f"expected a trailing dimension of {n}")
+    return np.ascontiguousarray(arr)
+
+
+class array:
+    """A daemon-resident array, or (without data or shape) a kernel parameter annotation."""
+
+    # Set only on annotations: the element type (see types.to_typeref).
+    _wp_annotation_dtype_ = None
+    _wp_array_ = True
+
+    def __init__(self, data=None, dtype: Any = Any, shape=None, strides=None, length=None,
+                 ptr=None, capacity=None, device=None, pinned=False, copy=True, owner=False,
+                 deleter=None, ndim=None, grad=None, requires_grad=False):
+        self.handle = None
+        self.requires_grad = bool(requires_grad)
+        self.grad = None
+        if length is not None and shape is None:
+            shape = length
+        if data is None and shape is None and ptr is None:
+            # An annotation: wp.array(dtype=wp.vec3, ndim=2).
+            if dtype is Any:
+                raise TypeError("generic array annotations (no dtype) are not supported by warpd; "
+                                "give dtype=")
+            self.dtype = wt.canonical_dtype(dtype)
+            self._wp_annotation_dtype_ = self.dtype
+            self.ndim = int(ndim) if ndim is not None else 1
+            if not 1 <= self.ndim <= MAX_DIMS:
+                raise ValueError(f"array ndim must be 1 to {MAX_DIMS}, got {self.ndim}")
+            self.shape = (0,) * self.ndim
+            self.size = 0
+            self.device = None
+            return
+        if ptr is not None:
+            raise NotImplementedError("wp.array(ptr=...) is not supported: warpd arrays live in the "
+                                      "daemon; pass data or a shape")
+        if data is None:
+            if dtype is Any:
+                dtype = wt.float32
+            self._allocate(normalize_shape(shape), dtype, device, zero=False)
+            return
+        if isinstance(data, array) and data.handle is not None:
+            if dtype is Any:
+                dtype = data.dtype
+            self._allocate(data.shape, dtype, device if device is not None else data.device, zero=False)
+            copy_array(self, data)
+            return
+        if dtype is Any:
+            dtype = _infer_dtype(data)
+        dtype = wt.canonical_dtype(dtype)
+        values = _to_numpy(data, dtype)
+        outer = values.shape[:-1] if wt.is_vector_type(dtype) else values.shape
+        if shape is not None:
+            shape = normalize_shape(shape)
+            if int(np.prod(shape)) != int(np.prod(outer)):
+                raise ValueError(f"data of shape {outer} cannot be viewed as an array of shape {shape}")
+            outer = shape
+        if len(outer) == 0:
+            raise ValueError("cannot make an array from a single value; use wp.full() or a 1-element list")
+        if ndim is not None and int(ndim) != len(outer):
+            raise ValueError(f"data has {len(outer)} dimensions, ndim={ndim} was requested")
+        self._allocate(normalize_shape(outer), dtype, device, zero=False)
+        self._upload(values)
+
+    # ----------------------------------------------------------- allocation
+
+    def _allocate(self, shape, dtype, device, zero):
+        rt = runtime()
+        dev = rt.device(device)
+        self.dtype = wt.canonical_dtype(dtype)
+        self.shape = shape
+        self.ndim = len(shape)
+        self.size = int(np.prod(shape, dtype=np.int64)) if shape else 0
+        self.device = dev
+        resp = rt.call("CreateArray", runtime_pb2.CreateArrayRequest(
+            session=rt.session, device=dev.name, dtype=wt.to_typeref(self.dtype), shape=list(shape),
+            init=runtime_pb2.ARRAY_INIT_ZEROS if zero else runtime_pb2.ARRAY_INIT_EMPTY))
+        self.handle = resp.handle
+        self.strides = tuple(resp.strides) if resp.strides else _row_major_strides(
+            shape, wt.type_size(self.dtype))
+        self._rt = rt
+        self._stream = rt.stream(dev)
+
+    @classmethod
+    def _create(cls, shape, dtype, device, zero, requires_grad=False) -> array:
+        a = cls.__new__(cls)
+        a.handle = None
+        a.requires_grad = bool(requires_grad)
+        a.grad = None
+        a._allocate(normalize_shape(shape), dtype, device, zero)
+        return a
+
+    def __del__(self):
+        h = getattr(self, "handle", None)
+        if h is None:
+            return
+        self.handle = None
+        try:
+            if not self._rt.closed:
+                self._stream.free_later(h)
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def capacity(self) -> int:
+        return self.size * wt.type_size(self.dtype)
+
+    nbytes = capacity
+
+    @property
+    def is_contiguous(self) -> bool:
+        return True
+
+    def __len__(self):
+        return self.shape[0]
+
+    def _check_live(self):
+        if self.handle is None:
+            if self._wp_annotation_dtype_ is not None:
+                raise TypeError("this wp.array is a type annotation, not an allocated array")
+            raise ValueError("array has been freed")
+
+    # ----------------------------------------------------------- data moves
+
+    def _upload(self, values: np.ndarray):
+        """Writes values (already in storage layout) into the whole array."""
+        self._check_live()
+        buf = memoryview(np.ascontiguousarray(values)).cast("B")
+        if buf.nbytes != self.capacity:
+            raise ValueError(f"data has {buf.nbytes} bytes, the array {self.capacity}")
+        if buf.nbytes == 0:
+            return
+        rt = self._rt
+        with rt.lock:
+            # Work queued or running may still touch this array: let it finish first.
+            if self._stream.queued or self._stream.in_flight:
+                self._stream.synchronize()
+
+        def chunks():
+            for off in range(0, buf.nbytes, CHUNK_BYTES):
+                c = runtime_pb2.UploadChunk(data=bytes(buf[off:off + CHUNK_BYTES]))
+                if off == 0:
+                    c.session = rt.session
+                    c.handle = self.handle
+                    c.offset = 0
+                yield c
+
+        try:
+            rt.stub.Upload(chunks())
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def _download(self) -> bytearray:
+        self._check_live()
+        rt = self._rt
+        with rt.lock:
+            self._stream.flush()
+        out = bytearray(self.capacity)
+        view = memoryview(out)
+        pos = 0
+        try:
+            for chunk in rt.stub.Download(runtime_pb2.DownloadRequest(
+                    session=rt.session, handle=self.handle, offset=0, length=0)):
+                n = len(chunk.data)
+                if pos + n > len(out):
+                    raise ValueError(f"the daemon sent more than the array's {len(out)} bytes")
+                view[pos:pos + n] = chunk.data
+                pos += n
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        if pos != len(out):
+            raise ValueError(f"the daemon sent {pos} of the array's {len(out)} bytes")
+        self._stream.in_flight = False
+        return out
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the data, shape (*shape) or (*shape, length) for vectors.
+
+        Waits for queued work on the array's device; raises its faults.
+        """
+        self._check_live()
+        st = wt.type_scalar(self.dtype)
+        full_shape = self.shape + ((self.dtype._length_,) if wt.is_vector_type(self.dtype) else ())
+        if self.size == 0:
+            return np.zeros(full_shape, dtype=st._np_dtype_)
+        return np.frombuffer(self._download(), dtype=st._np_dtype_).reshape(full_shape)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def list(self) -> list:
+        a = self.numpy()
+        if wt.is_vector_type(self.dtype):
+            flat = a.reshape(-1, self.dtype._length_)
+            return [self.dtype(row) for row in flat]
+        return a.reshape(-1).tolist()
+
+    def assign(self, src):
+        """Copies src (an array, NumPy array or sequence) into this array."""
+        self._check_live()
+        if isinstance(src, array):
+            copy_array(self, src)
+            return
+        values = _to_numpy(src, self.dtype)
+        outer = values.shape[:-1] if wt.is_vector_type(self.dtype) else values.shape
+        if int(np.prod(outer)) != self.size:
+            raise ValueError(f"cannot assign data of shape {outer} to an array of shape {self.shape}")
+        self._upload(values)
+
+    def fill_(self, value):
+        """Sets every element to value (queued on the device stream)."""
+        self._check_live()
+        st = wt.type_scalar(self.dtype)
+        n = wt.type_length(self.dtype)
+        if isinstance(value, wt._Scalar):
+            value = value.value
+        v = np.asarray(value, dtype=st._np_dtype_)
+        if wt.is_vector_type(self.dtype):
+            if v.ndim == 0:
+                v = np.full(n, v, dtype=st._np_dtype_)
+            if v.shape != (n,):
+                raise ValueError(f"fill value for {wt.type_name(self.dtype)} needs {n} components")
+        elif v.ndim != 0:
+            raise ValueError(f"fill value for {wt.type_name(self.dtype)} must be a scalar")
+        with self._rt.lock:
+            cmd = self._stream.add()
+            cmd.fill.array = self.handle
+            cmd.fill.value = v.tobytes()
+        return self
+
+    fill = fill_
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def to(self, device) -> array:
+        """This array on `device` (itself when it is already there)."""
+        self._check_live()
+        dev = self._rt.device(device)
+        if dev == self.device:
+            return self
+        return clone(self, device=dev)
+
+    def __str__(self):
+        if self.handle is None:
+            return repr(self)
+        return str(self.numpy())
+
+    def __repr__(self):
+        if self._wp_annotation_dtype_ is not None:
+            return f"array(dtype={wt.type_name(self.dtype)}, ndim={self.ndim})"
+        return (f"array(shape={self.shape}, dtype={wt.type_name(self.dtype)}, "
+                f"device=\"{self.device}\")")
+
+    def __getitem__(self, key):
+        raise NotImplementedError("indexing or slicing a warpd array in Python scope is not "
+                                  "supported; use .numpy() or a kernel")
+
+    def __setitem__(self, key, value):
+        raise NotImplementedError("element assignment to a warpd array in Python scope is not "
+                                  "supported; use .assign(), .fill_() or a kernel")
+
+
+def _row_major_strides(shape, itemsize):
+    strides = []
+    acc = itemsize
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+# ------------------------------------------------------- type-hint helpers
+
+
+def array1d(*args, **kwargs):
+    return array(*args, ndim=1, **kwargs)
+
+
+def array2d(*args, **kwargs):
+    return array(*args, ndim=2, **kwargs)
+
+
+def array3d(*args, **kwargs):
+    return array(*args, ndim=3, **kwargs)
+
+
+def array4d(*args, **kwargs):
+    return array(*args, ndim=4, **kwargs)
+
+
+# ---------------------------------------------------------- constructors
+
+
+def _shape_arg(shape, kwargs):
+    if shape is None:
+        shape = kwargs.pop("n", None)
+    if shape is None:
+        raise TypeError("a shape is required")
+    for k in ("pinned",):
+        kwargs.pop(k, None)
+    if kwargs:
+        raise TypeError(f"unexpected arguments: {', '.join(kwargs)}")
+    return shape
+
+
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
+    """A zero-initialized array."""
+    return array._create(_shape_arg(shape, kwargs), dtype, device, zero=True,
+                         requires_grad=requires_grad)
+
+
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
+    """An array whose contents are unspecified."""
+    return array._create(_shape_arg(shape, kwargs), dtype, device, zero=False,
+                         requires_grad=requires_grad)
+
+
+def _value_dtype(value):
+    if isinstance(value, bool):
+        return wt.bool_
+    if isinstance(value, numbers.Integral):
+        return wt.int32
+    if isinstance(value, numbers.Real):
+        return wt.float32
+    if isinstance(value, (wt._Scalar, wt._Vector)):
+        return type(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return wt.vector(len(value), wt.float32)
+    raise TypeError(f"cannot infer a dtype from the fill value {value!r}; pass dtype=")
+
+
+def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinned=False,
+         **kwargs) -> array:
+    """An array with every element set to value."""
+    if dtype is Any:
+        dtype = _value_dtype(value)
+    a = empty(shape, dtype, device, requires_grad=requires_grad, **kwargs)
+    return a.fill_(value)
+
+
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
+    return full(shape, 1, dtype, device, requires_grad, **kwargs)
+
+
+def zeros_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
+    return zeros(src.shape, src.dtype, device if device is not None else src.device,
+                 requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+
+
+def empty_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
+    return empty(src.shape, src.dtype, device if device is not None else src.device,
+                 requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+
+
+def full_like(src: array, value, device=None, requires_grad=None, pinned=False) -> array:
+    return full(src.shape, value, src.dtype, device if device is not None else src.device,
+                requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+
+
+def ones_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
+    return full_like(src, 1, device, requires_grad)
+
+
+def clone(src: array, device=None, requires_grad=None, pinned=False) -> array:
+    """A copy of src (on `device`, default src's)."""
+    dst = empty_like(src, device, requires_grad)
+    copy_array(dst, src)
+    return dst
+
+
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
+    """An array holding a copy of a NumPy array.
+
+    Without dtype, a trailing dimension of 2, 3 or 4 makes a vector array
+    (float32 data of shape (n, 3) becomes an array of n vec3).
+    """
+    arr = np.asarray(arr)
+    if dtype is None:
+        st = wt.scalar_from_numpy(arr.dtype)
+        if st is None:
+            raise TypeError(f"unsupported NumPy dtype {arr.dtype}")
+        if arr.ndim >= 2 and arr.shape[-1] in (2, 3, 4):
+            dtype = wt.vector(arr.shape[-1], st)
+        else:
+            dtype = st
+    return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad)
+
+
+def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0):
+    """Copies src into dest (same dtype and size), queued on dest's device stream."""
+    if not isinstance(dest, array) or not isinstance(src, array):
+        raise TypeError("wp.copy expects two arrays")
+    dest._check_live()
+    src._check_live()
+    if dest_offset or src_offset or count:
+        raise NotImplementedError("wp.copy with offsets or a count is not supported yet")
+    if wt.type_size(dest.dtype) != wt.type_size(src.dtype) or dest.size != src.size:
+        raise ValueError(f"wp.copy needs arrays of the same size and element size: dest is "
+                         f"{dest!r}, src is {src!r}")
+    if dest.device != src.device:
+        dest._upload(src.numpy())
+        return
+    with dest._rt.lock:
+        cmd = dest._stream.add()
+        cmd.copy.dst = dest.handle
+        cmd.copy.src = src.handle

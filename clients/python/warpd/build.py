@@ -1,0 +1,40 @@
+"""``wp.build``: the daemon's kernel cache (location and clearing)."""
+
+from __future__ import annotations
+
+import os
+
+from . import config
+from . import context
+from .v1 import runtime_pb2
+
+
+def init_kernel_cache(path: str | None = None):
+    """Uses `path` as the kernel cache directory (created if needed).
+
+    Before ``wp.init()`` this only sets ``wp.config.kernel_cache_dir``; after,
+    the daemon switches its cache (the daemon must allow it:
+    ``--allow-client-cache-dir``). ``wp.config.kernel_cache_dir`` is updated.
+    """
+    if path is None:
+        path = config.kernel_cache_dir
+    if not context.is_initialized():
+        config.kernel_cache_dir = path
+        return
+    if path is None:
+        return
+    rt = context.runtime()
+    resp = rt.call("SetKernelCacheDir", runtime_pb2.SetKernelCacheDirRequest(
+        session=rt.session, path=os.path.abspath(path)))
+    rt.info.kernel_cache_dir = resp.kernel_cache_dir
+    config.kernel_cache_dir = resp.kernel_cache_dir
+
+
+def clear_kernel_cache() -> int:
+    """Deletes the daemon's cached compiled kernels; returns how many entries were removed.
+
+    Modules already loaded stay loaded; later loads compile afresh.
+    """
+    rt = context.runtime()
+    resp = rt.call("ClearKernelCache", runtime_pb2.ClearKernelCacheRequest(session=rt.session))
+    return resp.entries_removed

@@ -1,0 +1,299 @@
+"""The connection to the daemon: ``wp.init()``, the session, devices, streams.
+
+There is one Runtime per process, made by ``init()`` (explicitly, or on first
+use). It owns the gRPC channel, the session token, the device table and one
+command Stream per device. ``Runtime.call`` is the single place RPCs are made
+and their errors converted into WarpdErrors.
+
+Thread-safety: ``Runtime.lock`` (re-entrant) guards the streams and the
+module-load caches; RPCs themselves are thread-safe in gRPC.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import threading
+
+import grpc
+
+from . import config
+from . import daemon as daemon_mod
+from .device import Device, resolve
+from .errors import DaemonStartError, UnavailableError, WarpdError, from_rpc_error
+from .stream import Stream
+from .v1 import runtime_pb2, runtime_pb2_grpc
+
+_MAX_MESSAGE = 64 << 20
+
+_runtime: Runtime | None = None
+_init_lock = threading.Lock()
+
+
+class Runtime:
+    def __init__(self, address: str, private: daemon_mod.PrivateDaemon | None = None):
+        self.address = address
+        self.private = private
+        self.channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_send_message_length", _MAX_MESSAGE),
+            ("grpc.max_receive_message_length", _MAX_MESSAGE),
+        ])
+        self.stub = runtime_pb2_grpc.RuntimeStub(self.channel)
+        self.lock = threading.RLock()
+        self.session = ""
+        self.info: runtime_pb2.ServerInfo | None = None
+        self.devices: dict[str, Device] = {}
+        self.default_device: Device | None = None
+        self.streams: dict[str, Stream] = {}
+        # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
+        self.loaded_modules: dict = {}
+        self.closed = False
+
+    # ---------------------------------------------------------------- RPCs
+
+    def call(self, method: str, request, *, compiling: bool = False, timeout=None):
+        """Unary RPC `method`; failures become WarpdErrors."""
+        try:
+            return getattr(self.stub, method)(request, timeout=timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, compiling=compiling) from None
+
+    def connect(self, timeout: float):
+        try:
+            self.info = self.stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(),
+                                                timeout=timeout, wait_for_ready=True)
+        except grpc.RpcError as e:
+            err = from_rpc_error(e)
+            raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
+                                   f"{err.message}", e.code()) from None
+        resp = self.call("OpenSession", runtime_pb2.OpenSessionRequest(
+            client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))
+        self.session = resp.session
+        self._set_devices(self.info)
+
+    def _set_devices(self, info):
+        self.devices = {d.name: Device(d) for d in info.devices}
+        if "cpu" not in self.devices:
+            raise WarpdError(f"the warpd daemon at {self.address} reports no \"cpu\" device")
+        self.default_device = self.devices["cpu"]
+
+    def refresh_info(self):
+        self.info = self.call("GetServerInfo", runtime_pb2.GetServerInfoRequest())
+        return self.info
+
+    # ------------------------------------------------------------- devices
+
+    def device(self, ident=None) -> Device:
+        return resolve(self.devices, self.default_device, ident)
+
+    def stream(self, device) -> Stream:
+        name = device.name if isinstance(device, Device) else device
+        s = self.streams.get(name)
+        if s is None:
+            with self.lock:
+                s = self.streams.get(name)
+                if s is None:
+                    s = Stream(self, name)
+                    self.streams[name] = s
+        return s
+
+    def flush_all(self):
+        with self.lock:
+            for s in list(self.streams.values()):
+                s.flush()
+
+    def synchronize(self, device=None):
+        with self.lock:
+            if device is None:
+                for s in list(self.streams.values()):
+                    s.flush()
+                for s in self.streams.values():
+                    s.in_flight = False
+                self.call("Synchronize", runtime_pb2.SynchronizeRequest(session=self.session))
+            else:
+                self.stream(self.device(device)).synchronize()
+
+    # ---------------------------------------------------------------- exit
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            with self.lock:
+                for s in self.streams.values():
+                    s.drop()
+            if self.session:
+                self.stub.CloseSession(runtime_pb2.CloseSessionRequest(session=self.session),
+                                       timeout=2.0)
+        except Exception:
+            pass
+        try:
+            self.channel.close()
+        except Exception:
+            pass
+        if self.private is not None:
+            self.private.stop()
+
+
+def _banner(rt: Runtime) -> str:
+    info = rt.info
+    where = rt.address
+    if rt.private is not None:
+        where += f" (private daemon, pid {rt.private.pid})"
+    lines = [f"warpd {config.version} initialized:",
+             f"   Server: {where}" + (f", version {info.version}" if info.version else "")]
+    if info.cuda_toolkit or info.cuda_driver:
+        lines.append(f"   CUDA Toolkit: {info.cuda_toolkit or 'none'}, Driver: {info.cuda_driver or 'none'}")
+    lines.append("   Devices:")
+    width = max(len(n) for n in rt.devices) + 2
+    for d in rt.devices.values():
+        alias = d.alias + (f" ({d.arch})" if d.is_cuda and d.arch else "")
+        quoted = '"' + d.name + '"'
+        lines.append(f"     {quoted.ljust(width + 2)} | {alias}")
+    lines.append(f"   Kernel cache: {info.kernel_cache_dir or '(none)'}")
+    return "\n".join(lines)
+
+
+def _start_private() -> Runtime:
+    binary = daemon_mod.find_binary()
+    if binary is None:
+        raise DaemonStartError(
+            "no warpd daemon is configured or answering, and no warpd binary was found to start "
+            "one: set WARPD_ADDRESS to a running daemon (e.g. unix:/path/warpd.sock or "
+            "127.0.0.1:7788), or WARPD_BIN to the daemon binary, or put 'warpd' on PATH")
+    private = daemon_mod.PrivateDaemon(binary, cache_dir=config.kernel_cache_dir)
+    private.start(config.daemon_start_timeout)
+    return Runtime(private.address, private)
+
+
+def _make_runtime() -> Runtime:
+    address = config.address or os.environ.get("WARPD_ADDRESS")
+    if address:
+        rt = Runtime(address)
+        rt.connect(timeout=10.0)
+        return rt
+    force_private = config.private_daemon or os.environ.get("WARPD_PRIVATE_DAEMON", "") not in ("", "0")
+    if not force_private:
+        for addr in daemon_mod.default_addresses():
+            if daemon_mod.probe(addr, timeout=0.5) is not None:
+                rt = Runtime(addr)
+                rt.connect(timeout=5.0)
+                return rt
+    rt = _start_private()
+    try:
+        rt.connect(timeout=10.0)
+    except BaseException:
+        rt.close()
+        raise
+    return rt
+
+
+def _apply_cache_dir(rt: Runtime):
+    want = config.kernel_cache_dir
+    have = rt.info.kernel_cache_dir
+    if want and os.path.abspath(want) != os.path.abspath(have or ""):
+        resp = rt.call("SetKernelCacheDir", runtime_pb2.SetKernelCacheDirRequest(
+            session=rt.session, path=os.path.abspath(want)))
+        rt.info.kernel_cache_dir = resp.kernel_cache_dir
+    config.kernel_cache_dir = rt.info.kernel_cache_dir or config.kernel_cache_dir
+
+
+def init():
+    """Connects to the warpd daemon (starting a private one if needed). Idempotent.
+
+    The daemon is $WARPD_ADDRESS (or ``wp.config.address``) when set; otherwise
+    a local daemon at the default addresses when one answers; otherwise a
+    private daemon this process starts and stops at exit.
+    """
+    global _runtime
+    if _runtime is not None:
+        return
+    with _init_lock:
+        if _runtime is not None:
+            return
+        rt = _make_runtime()
+        try:
+            _apply_cache_dir(rt)
+        except WarpdError as e:
+            if rt.private is not None:
+                rt.close()
+                raise
+            import warnings
+
+            warnings.warn(f"warpd: could not set the kernel cache directory to "
+                          f"{config.kernel_cache_dir!r} on the shared daemon: {e}", stacklevel=2)
+            config.kernel_cache_dir = rt.info.kernel_cache_dir
+        atexit.register(rt.close)
+        _runtime = rt
+        if not config.quiet:
+            print(_banner(rt), flush=True)
+
+
+def runtime() -> Runtime:
+    """The process's Runtime, initializing on first use."""
+    if _runtime is None:
+        init()
+    return _runtime
+
+
+def is_initialized() -> bool:
+    return _runtime is not None
+
+
+def shutdown():
+    """Closes the session (and stops a private daemon). A later call re-initializes."""
+    global _runtime
+    with _init_lock:
+        rt, _runtime = _runtime, None
+    if rt is not None:
+        rt.close()
+
+
+# -------------------------------------------------------------- public API
+
+
+def synchronize():
+    """Sends every queued command and waits until all devices are idle.
+
+    Raises a pending kernel fault (KernelError) of this session.
+    """
+    runtime().synchronize()
+
+
+def synchronize_device(device=None):
+    runtime().synchronize(device if device is not None else runtime().default_device)
+
+
+def get_device(ident=None) -> Device:
+    return runtime().device(ident)
+
+
+def set_device(ident):
+    rt = runtime()
+    rt.default_device = rt.device(ident)
+
+
+def get_devices() -> list[Device]:
+    return list(runtime().devices.values())
+
+
+def get_preferred_device() -> Device:
+    return runtime().default_device
+
+
+def get_cuda_devices() -> list[Device]:
+    return [d for d in runtime().devices.values() if d.is_cuda]
+
+
+def get_cuda_device_count() -> int:
+    return len(get_cuda_devices())
+
+
+def is_cuda_available() -> bool:
+    return get_cuda_device_count() > 0
+
+
+def is_cpu_available() -> bool:
+    return True

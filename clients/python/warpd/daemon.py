@@ -1,0 +1,172 @@
+"""Finding and starting a private warpd daemon for ``wp.init()``.
+
+When no daemon is configured or answering, ``wp.init()`` starts one that only
+this process uses: it listens on a Unix socket in a fresh temporary directory
+(mode 0700), and is stopped when the process exits (atexit, and on Linux a
+parent-death signal when started from the main thread, so a killed client does
+not leave it behind).
+
+The binary is, in order: ``$WARPD_BIN``; ``bin/warpd`` inside the package
+(wheels); ``build/bin/warpd`` of the source tree an editable install points
+into; ``warpd`` on PATH.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import grpc
+
+from .errors import DaemonStartError
+from .v1 import runtime_pb2, runtime_pb2_grpc
+
+
+def find_binary() -> str | None:
+    """Path of the warpd binary to start, or None."""
+    env = os.environ.get("WARPD_BIN")
+    if env:
+        return env
+    here = Path(__file__).resolve().parent
+    candidates = [here / "bin" / "warpd"]
+    # Editable install: <repo>/clients/python/warpd -> <repo>/build/bin/warpd.
+    repo = here.parent.parent.parent
+    candidates.append(repo / "build" / "bin" / "warpd")
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return shutil.which("warpd")
+
+
+def default_addresses() -> list[str]:
+    """The addresses a default local daemon listens on, Unix socket first."""
+    out = []
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    sock = os.path.join(xdg, "warpd.sock") if xdg else f"/tmp/warpd-{os.getuid()}.sock"
+    if os.path.exists(sock):
+        out.append("unix:" + sock)
+    out.append("127.0.0.1:7788")
+    return out
+
+
+def probe(address: str, timeout: float) -> runtime_pb2.ServerInfo | None:
+    """ServerInfo of the daemon at address if it answers within timeout, else None."""
+    channel = grpc.insecure_channel(address)
+    try:
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        return stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=timeout)
+    except grpc.RpcError:
+        return None
+    finally:
+        channel.close()
+
+
+def _set_parent_death_signal():
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except Exception:
+        pass
+
+
+class PrivateDaemon:
+    """A warpd process owned by this client process."""
+
+    def __init__(self, binary: str, cache_dir: str | None = None, log_level: str = "warning"):
+        self.binary = binary
+        self.dir = tempfile.mkdtemp(prefix="warpd-")
+        self.socket = os.path.join(self.dir, "warpd.sock")
+        self.address = "unix:" + self.socket
+        self.log_path = os.path.join(self.dir, "warpd.log")
+        args = [binary, "--listen", self.address, "--allow-client-cache-dir",
+                "--log-level", log_level]
+        if cache_dir:
+            args += ["--cache-dir", str(cache_dir)]
+        self.args = args
+        self.proc: subprocess.Popen | None = None
+        self._stopped = False
+
+    def start(self, timeout: float) -> runtime_pb2.ServerInfo:
+        """Starts the process and waits until it answers GetServerInfo."""
+        on_main = threading.current_thread() is threading.main_thread()
+        log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                self.args,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_set_parent_death_signal if (on_main and sys.platform == "linux") else None,
+                start_new_session=False,
+            )
+        except OSError as e:
+            raise DaemonStartError(f"could not start the warpd daemon '{self.binary}': {e}") from None
+        finally:
+            log.close()
+        atexit.register(self.stop)
+        deadline = time.monotonic() + timeout
+        channel = grpc.insecure_channel(self.address)
+        try:
+            stub = runtime_pb2_grpc.RuntimeStub(channel)
+            while True:
+                if self.proc.poll() is not None:
+                    raise DaemonStartError(
+                        f"the warpd daemon '{self.binary}' exited with status {self.proc.returncode} "
+                        f"during start-up:\n{self.log_tail()}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    tail = self.log_tail()
+                    self.stop()
+                    raise DaemonStartError(
+                        f"the warpd daemon '{self.binary}' did not answer on {self.address} within "
+                        f"{timeout:.0f} s:\n{tail}")
+                if os.path.exists(self.socket):
+                    try:
+                        return stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(),
+                                                  timeout=min(2.0, max(left, 0.1)))
+                    except grpc.RpcError:
+                        pass
+                time.sleep(0.02)
+        finally:
+            channel.close()
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return "(no log)"
+        text = data[-limit:].decode("utf-8", "replace").rstrip()
+        return text or "(empty log)"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def stop(self, timeout: float = 5.0):
+        """Terminates the daemon (SIGTERM, then SIGKILL) and removes its directory."""
+        if self._stopped:
+            return
+        self._stopped = True
+        p = self.proc
+        if p is not None and p.poll() is None:
+            try:
+                p.terminate()
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            except Exception:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)

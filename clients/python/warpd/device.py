@@ -1,0 +1,68 @@
+"""Devices of the connected daemon ("cpu", "cuda:0", ...), as Warp names them."""
+
+from __future__ import annotations
+
+from .errors import DeviceError
+
+
+class Device:
+    """One device of the daemon. Compares equal to its name ("cpu", "cuda:0")."""
+
+    def __init__(self, info):
+        self.name: str = info.name
+        self.alias: str = info.alias or info.name
+        self.kind: str = info.kind or ("cpu" if info.name == "cpu" else "cuda")
+        self.arch: str = info.arch
+        self.uuid: str = info.uuid
+        self.total_memory: int = info.memory_bytes
+        self.ordinal: int = int(self.name.split(":")[1]) if ":" in self.name else -1
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.kind == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.kind == "cuda"
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f'"{self.name}"'
+
+    def __eq__(self, other):
+        if isinstance(other, Device):
+            return self.name == other.name
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def resolve(devices: dict, default: Device, ident) -> Device:
+    """The Device for a Warp device identifier (None, "cpu", "cuda", "cuda:N", Device)."""
+    if ident is None:
+        return default
+    if isinstance(ident, Device):
+        if ident.name in devices:
+            return devices[ident.name]
+        ident = ident.name
+    if not isinstance(ident, str):
+        raise DeviceError(f"invalid device identifier {ident!r}: expected a string such as "
+                          f"\"cpu\" or \"cuda:0\"")
+    name = ident
+    if name == "cuda":
+        cudas = sorted((d for d in devices.values() if d.is_cuda), key=lambda d: d.ordinal)
+        if cudas:
+            return cudas[0]
+    dev = devices.get(name)
+    if dev is not None:
+        return dev
+    have = ", ".join(f'"{n}"' for n in devices)
+    if name.startswith("cuda"):
+        raise DeviceError(f"device \"{name}\" is not available: the warpd server has no such CUDA "
+                          f"device (its devices: {have})")
+    raise DeviceError(f"unknown device \"{name}\" (the warpd server's devices: {have})")

@@ -1,0 +1,96 @@
+"""``@wp.kernel`` and ``@wp.func``: Python functions that run in the daemon.
+
+A Kernel belongs to a Module (by default its Python module, as in Warp; or a
+module of its own with ``@wp.kernel(module="unique")``). Its IR is built on
+first use, not at decoration, so it may call functions defined later in the
+file. A Function (``@wp.func``) is included in every module whose kernels
+call it, directly or through other functions.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import frontend
+from .module import get_module, unique_module
+from .v1 import ir_pb2
+
+
+class Function:
+    """A user function callable from kernels (and, as plain Python, from Python)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.key = func.__name__
+        self.ir_name = frontend.mangle(func)
+        self._ir = None
+        self._deps = None
+        functools.update_wrapper(self, func)
+
+    def build(self):
+        """(ir_pb2.Function, [Function]) — translated once."""
+        if self._ir is None:
+            self._ir, self._deps = frontend.translate(self.func, ir_pb2.FUNCTION_FUNC, self.ir_name,
+                                                      Function)
+        return self._ir, self._deps
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<warpd function {self.func.__module__}.{self.func.__qualname__}>"
+
+
+class Kernel:
+    """A kernel; launch it with ``wp.launch``."""
+
+    def __init__(self, func, module=None, enable_backward=None):
+        self.func = func
+        self.key = func.__name__
+        self.qualname = func.__qualname__
+        self.ir_name = frontend.mangle(func)
+        self.enable_backward = enable_backward
+        self._ir = None
+        self._deps = None
+        # (runtime, device name) -> (module version, launch plan); see launch.py.
+        self._plans: dict = {}
+        if module == "unique":
+            self.module = unique_module(self)
+        elif isinstance(module, str) and module:
+            self.module = get_module(module)
+        elif module is not None and hasattr(module, "register"):
+            self.module = module
+        else:
+            self.module = get_module(func.__module__)
+        self.module.register(self)
+        functools.update_wrapper(self, func)
+
+    def build(self):
+        """(ir_pb2.Function, [Function]) — translated once."""
+        if self._ir is None:
+            self._ir, self._deps = frontend.translate(self.func, ir_pb2.FUNCTION_KERNEL, self.ir_name,
+                                                      Function)
+        return self._ir, self._deps
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"kernel '{self.key}' cannot be called directly; launch it with "
+                        f"wp.launch({self.key}, dim=..., inputs=[...])")
+
+    def __repr__(self):
+        return f"<warpd kernel {self.func.__module__}.{self.qualname}>"
+
+
+def kernel(f=None, *, enable_backward=None, module=None):
+    """Decorator: ``@wp.kernel`` or ``@wp.kernel(module="unique")``."""
+    def wrap(func):
+        return Kernel(func, module=module, enable_backward=enable_backward)
+
+    return wrap(f) if f is not None else wrap
+
+
+def func(f=None):
+    """Decorator: ``@wp.func``."""
+    def wrap(fn):
+        return Function(fn)
+
+    return wrap(f) if f is not None else wrap

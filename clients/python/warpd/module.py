@@ -1,0 +1,114 @@
+"""Kernel modules: the unit the daemon compiles and loads, as in Warp.
+
+All kernels of one Python module (plus the user functions they call, from any
+module) form one ``warpd.v1.Module``. It is built and sent with LoadModule on
+the first launch of any of its kernels on a device, and cached by the SHA-256
+of its serialized IR: a launch after new kernels were defined builds a new
+module; identical content is never loaded twice per device. Compile errors are
+cached the same way and raised again without another round trip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+from .errors import CompileError
+from .v1 import ir_pb2, runtime_pb2
+
+_registry: dict[str, Module] = {}
+_registry_lock = threading.Lock()
+
+
+class LoadedModule:
+    """A module as loaded on one device: its handle and each kernel's KernelInfo."""
+
+    def __init__(self, handle: int, kernels: dict, response):
+        self.handle = handle
+        self.kernels = kernels  # IR name -> KernelInfo
+        self.response = response
+
+
+class Module:
+    def __init__(self, name: str):
+        self.name = name
+        self.kernels: dict = {}  # qualname -> Kernel
+        self.version = 0  # bumped whenever a kernel is (re)defined
+        self._lock = threading.Lock()
+        self._built = None  # (version, ir_pb2.Module, content hash)
+
+    def register(self, kernel):
+        with self._lock:
+            self.kernels[kernel.qualname] = kernel
+            self.version += 1
+
+    def build(self):
+        """(ir_pb2.Module, content hash) for the current kernels; cached per version."""
+        with self._lock:
+            if self._built is not None and self._built[0] == self.version:
+                return self._built[1], self._built[2]
+            version = self.version
+            kernels = list(self.kernels.values())
+        funcs, seen = [], set()
+
+        def add_function(f, chain=()):
+            if f.ir_name in seen:
+                return
+            seen.add(f.ir_name)
+            ir, deps = f.build()
+            for d in deps:
+                add_function(d)
+            funcs.append(ir)
+
+        kernel_irs = []
+        for k in kernels:
+            ir, deps = k.build()
+            for d in deps:
+                add_function(d)
+            kernel_irs.append(ir)
+        mod = ir_pb2.Module(name=self.name)
+        mod.functions.extend(funcs)
+        mod.functions.extend(kernel_irs)
+        digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
+        with self._lock:
+            self._built = (version, mod, digest)
+        return mod, digest
+
+    def load(self, rt, device) -> LoadedModule:
+        """The module loaded on `device` (LoadModule on first use of this content)."""
+        mod, digest = self.build()
+        key = (digest, device.name)
+        with rt.lock:
+            cached = rt.loaded_modules.get(key)
+        if isinstance(cached, CompileError):
+            raise CompileError(cached.message, cached.code)
+        if cached is not None:
+            return cached
+        req = runtime_pb2.LoadModuleRequest(session=rt.session, module=mod, devices=[device.name])
+        try:
+            resp = rt.call("LoadModule", req, compiling=True)
+        except CompileError as e:
+            with rt.lock:
+                rt.loaded_modules[key] = e
+            raise
+        loaded = LoadedModule(resp.module, {k.name: k for k in resp.kernels}, resp)
+        with rt.lock:
+            rt.loaded_modules[key] = loaded
+        return loaded
+
+    def __repr__(self):
+        return f"<warpd module {self.name}: {len(self.kernels)} kernels>"
+
+
+def get_module(name: str) -> Module:
+    with _registry_lock:
+        m = _registry.get(name)
+        if m is None:
+            m = Module(name)
+            _registry[name] = m
+        return m
+
+
+def unique_module(kernel) -> Module:
+    """A module holding only `kernel` (``@wp.kernel(module="unique")``)."""
+    return get_module(f"{kernel.func.__module__}.{kernel.ir_name}")

@@ -1,0 +1,83 @@
+"""The client half of a session's command stream on one device.
+
+Launches, copies, fills and frees are appended to a pending SubmitRequest and
+sent in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
+``numpy()``, an upload into an array that pending work may touch) or when the
+batch reaches ``config.max_batch_commands``. Never one RPC per launch.
+
+Frees of garbage-collected arrays are queued lock-free (they may run inside a
+garbage collection anywhere, even while this stream's lock is held) and are
+appended at the end of the next batch: an unreachable array can only be used
+by commands queued before it became unreachable.
+
+Thread-safety: all methods except ``free_later`` must be called with the
+runtime's lock held.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from . import config
+from .v1 import runtime_pb2
+
+
+class Stream:
+    def __init__(self, runtime, device: str):
+        self._runtime = runtime
+        self.device = device
+        self._req = self._new_request()
+        self._frees: collections.deque = collections.deque()
+        # True when commands were submitted that no Synchronize has waited for.
+        self.in_flight = False
+        self.submits = 0  # Submit RPCs sent, for tests and diagnostics
+
+    def _new_request(self):
+        return runtime_pb2.SubmitRequest(session=self._runtime.session, device=self.device)
+
+    @property
+    def queued(self) -> int:
+        return len(self._req.commands)
+
+    def add(self) -> runtime_pb2.Command:
+        """A new Command appended to the batch, for the caller to fill in."""
+        if len(self._req.commands) >= config.max_batch_commands:
+            self.flush()
+        return self._req.commands.add()
+
+    def free_later(self, handle: int):
+        """Queues a free of `handle` (safe from finalizers, without the lock)."""
+        self._frees.append(handle)
+
+    def flush(self):
+        """Sends the queued commands (and frees) in one Submit; no-op when empty."""
+        req = self._req
+        while self._frees:
+            try:
+                h = self._frees.popleft()
+            except IndexError:
+                break
+            req.commands.add().free.array = h
+        if not req.commands:
+            return
+        self._req = self._new_request()
+        self.in_flight = True
+        self.submits += 1
+        self._runtime.call("Submit", req)
+
+    def synchronize(self):
+        """Sends the queued commands and waits for the device stream to drain.
+
+        Raises the stream's sticky error (e.g. KernelError for a fault).
+        """
+        self.flush()
+        self.in_flight = False
+        self._runtime.call("Synchronize",
+                           runtime_pb2.SynchronizeRequest(session=self._runtime.session,
+                                                          device=self.device))
+
+    def drop(self):
+        """Forgets everything queued (the session is gone)."""
+        self._req = self._new_request()
+        self._frees.clear()
+        self.in_flight = False

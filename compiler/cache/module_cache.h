@@ -1,0 +1,104 @@
+// warpd compiler: the content-addressed module cache.
+//
+// Keys are SHA-256 hex digests over everything compiled code depends on
+// (CacheKey). Two levels:
+//   memory: key -> the loaded module, shared by every session that loads it;
+//   disk:   <dir>/<key[0:2]>/<key><ext>, written to a temporary name and
+//           renamed, so readers never see a partial file and concurrent
+//           daemons sharing a directory are safe.
+// GetOrCreate is single-flight: concurrent requests for one key wait for the
+// first one's result instead of compiling again. A failed compile is not
+// cached. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace warpd::compiler {
+
+// SHA-256 over the parts, each length-prefixed (so no two part lists collide).
+std::string CacheKey(const std::vector<std::string_view>& parts);
+
+template <typename T>
+class ModuleCache {
+ public:
+  using Value = std::shared_ptr<const T>;
+  using Factory = std::function<absl::StatusOr<Value>()>;
+
+  explicit ModuleCache(std::string dir) : dir_(std::move(dir)) {}
+
+  // The cached value for `key`, or the result of `create` (run once per key
+  // at a time). *hit is true when the value came from memory.
+  absl::StatusOr<Value> GetOrCreate(const std::string& key, const Factory& create, bool* hit) {
+    std::shared_future<absl::StatusOr<Value>> future;
+    std::promise<absl::StatusOr<Value>> promise;
+    bool owner = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {
+        future = it->second;
+      } else {
+        future = promise.get_future().share();
+        entries_.emplace(key, future);
+        owner = true;
+      }
+    }
+    *hit = !owner;
+    if (!owner) return future.get();
+    absl::StatusOr<Value> result = create();
+    if (!result.ok()) {
+      absl::MutexLock lock(&mu_);
+      entries_.erase(key);
+    }
+    promise.set_value(result);
+    return result;
+  }
+
+  // Drops every memory entry (values stay alive while their users hold them).
+  void ClearMemory() {
+    absl::MutexLock lock(&mu_);
+    entries_.clear();
+  }
+
+  std::string dir() const {
+    absl::MutexLock lock(&mu_);
+    return dir_;
+  }
+  void set_dir(std::string dir) {
+    absl::MutexLock lock(&mu_);
+    dir_ = std::move(dir);
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::string dir_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_future<absl::StatusOr<Value>>> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+// Disk half of the cache. Thread-safe (stateless; file operations are atomic).
+class DiskCache {
+ public:
+  // Contents of <dir>/<key[0:2]>/<key><ext>, or nullopt when absent or dir is empty.
+  static std::optional<std::string> Read(const std::string& dir, const std::string& key, std::string_view ext);
+  // Writes atomically (temp file + rename); creates directories.
+  static absl::Status Write(const std::string& dir, const std::string& key, std::string_view ext,
+                            std::string_view bytes);
+  // Removes every cache entry file under dir; returns how many.
+  static absl::StatusOr<uint64_t> Clear(const std::string& dir);
+  // Creates dir (and parents); INVALID_ARGUMENT / PERMISSION_DENIED style errors.
+  static absl::Status EnsureDir(const std::string& dir);
+};
+
+}  // namespace warpd::compiler

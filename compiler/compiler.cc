@@ -1,0 +1,150 @@
+#include "compiler/compiler.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/backend/cpu_jit.h"
+#include "compiler/cache/module_cache.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/ir/ir.h"
+#include "compiler/sema/sema.h"
+#include "warpd/embedded_headers.h"
+#if WARPD_WITH_CUDA
+#include "compiler/backend/cuda_nvrtc.h"
+#endif
+
+namespace warpd::compiler {
+namespace {
+
+constexpr char kObjectExt[] = ".o";
+constexpr int kVerifyArch = 90;
+
+// Bump when codegen or the launch ABI changes in a way the source text does not show.
+constexpr char kCompilerAbi[] = "warpd-compiler-1";
+
+std::string HeadersDigest() {
+  std::vector<std::string_view> parts;
+  for (const auto& h : native::EmbeddedHeaders()) {
+    parts.push_back(h.path);
+    parts.push_back(std::string_view(h.contents, h.size));
+  }
+  return CacheKey(parts);
+}
+
+class CpuModule final : public CompiledModule {
+ public:
+  CpuModule(std::string key, std::unique_ptr<JitModule> code, std::vector<CompiledKernel> kernels)
+      : code_(std::move(code)) {
+    cache_key_ = std::move(key);
+    kernels_ = std::move(kernels);
+  }
+
+ private:
+  std::unique_ptr<JitModule> code_;
+};
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+struct Compiler::Impl {
+  std::unique_ptr<CpuJit> jit;
+  ModuleCache<CompiledModule> cache{""};
+  std::string headers_digest;
+  bool verify_cuda = false;
+};
+
+Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Compiler::~Compiler() = default;
+
+absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& options) {
+  auto impl = std::make_unique<Impl>();
+  auto jit = CpuJit::Create();
+  if (!jit.ok()) return jit.status();
+  impl->jit = *std::move(jit);
+  impl->headers_digest = HeadersDigest();
+  impl->verify_cuda = options.verify_cuda;
+#if !WARPD_WITH_CUDA
+  if (options.verify_cuda)
+    return absl::FailedPreconditionError("verify_cuda needs a build with WARPD_WITH_CUDA");
+#endif
+  if (!options.cache_dir.empty()) {
+    if (auto st = DiskCache::EnsureDir(options.cache_dir); !st.ok()) return st;
+    impl->cache.set_dir(options.cache_dir);
+  }
+  return std::unique_ptr<Compiler>(new Compiler(std::move(impl)));
+}
+
+absl::StatusOr<std::string> Compiler::GenerateSource(ir::Module& module) {
+  if (auto st = sema::Analyze(module); !st.ok()) return st;
+  return codegen::GenerateModule(module);
+}
+
+absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto source = GenerateSource(module);
+  if (!source.ok()) return source.status();
+  const std::string key = CacheKey({kCompilerAbi, *source, impl_->jit->TargetDescription(),
+                                    CpuJit::OptionsDescription(), impl_->headers_digest});
+  std::vector<KernelLayout> layouts;
+  for (const auto& f : module.functions)
+    if (f.kind == ir::FunctionKind::kKernel) layouts.push_back(ComputeLayout(module, f));
+
+  bool disk_hit = false;
+  auto create = [&]() -> absl::StatusOr<std::shared_ptr<const CompiledModule>> {
+    const std::string dir = impl_->cache.dir();
+    std::optional<std::string> object = DiskCache::Read(dir, key, kObjectExt);
+    disk_hit = object.has_value();
+    if (!object) {
+#if WARPD_WITH_CUDA
+      if (impl_->verify_cuda) {
+        auto nvrtc = Nvrtc::Load();
+        if (!nvrtc.ok()) return nvrtc.status();
+        auto ptx = (*nvrtc)->CompileToPtx(*source, module.name, kVerifyArch);
+        if (!ptx.ok()) return ptx.status();
+        if (auto st = VerifyPtx(*ptx, kVerifyArch); !st.ok()) return st;
+      }
+#endif
+      auto compiled = impl_->jit->CompileToObject(*source, module.name.empty() ? "module" : module.name);
+      if (!compiled.ok()) return compiled.status();
+      object = *std::move(compiled);
+      // A cache that cannot be written only costs time later.
+      (void)DiskCache::Write(dir, key, kObjectExt, *object);
+    }
+    auto code = impl_->jit->Load(*object, key.substr(0, 16));
+    if (!code.ok()) return code.status();
+    std::vector<CompiledKernel> kernels;
+    for (const auto& layout : layouts) {
+      auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(layout.name));
+      if (!sym.ok()) return sym.status();
+      kernels.push_back(CompiledKernel{layout, reinterpret_cast<CpuKernelFn>(*sym)});
+    }
+    return std::shared_ptr<const CompiledModule>(
+        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels)));
+  };
+  bool memory_hit = false;
+  auto compiled = impl_->cache.GetOrCreate(key, create, &memory_hit);
+  if (!compiled.ok()) return compiled.status();
+  CompileResult result;
+  result.module = *std::move(compiled);
+  result.cache_hit = memory_hit || disk_hit;
+  result.compile_ms = MsSince(t0);
+  return result;
+}
+
+std::string Compiler::cache_dir() const { return impl_->cache.dir(); }
+
+absl::Status Compiler::SetCacheDir(const std::string& dir) {
+  if (auto st = DiskCache::EnsureDir(dir); !st.ok()) return st;
+  impl_->cache.set_dir(dir);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> Compiler::ClearCache() {
+  impl_->cache.ClearMemory();
+  return DiskCache::Clear(impl_->cache.dir());
+}
+
+}  // namespace warpd::compiler

@@ -1,0 +1,103 @@
+// warpd compiler: the facade the server uses to turn a module into code.
+//
+//   ir::Module (from compiler/ir/from_proto.h) -> validate -> sema -> codegen
+//   -> module cache (memory, disk) -> CPU JIT (clang in-process + ORC LLJIT)
+//
+// A CompiledModule is immutable and shared: launches hold a shared_ptr while
+// they run, so a module stays loaded until its last user drops it. Every
+// CompiledModule must be released before the Compiler that made it.
+// Thread-safe: Compile() may be called from any number of threads; identical
+// concurrent compiles are done once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/layout.h"
+#include "compiler/ir/type.h"
+#include "warpd/native/launch.h"
+
+namespace warpd::compiler {
+
+namespace ir_fwd {}
+
+// CPU entry point: runs threads [begin, end) of the launch described by ctx.
+using CpuKernelFn = void (*)(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end);
+
+struct CompiledKernel {
+  KernelLayout layout;
+  CpuKernelFn cpu_entry = nullptr;
+};
+
+class CompiledModule {
+ public:
+  virtual ~CompiledModule() = default;
+  const std::string& cache_key() const { return cache_key_; }
+  const std::vector<CompiledKernel>& kernels() const { return kernels_; }
+  // nullptr when the module has no kernel of that name.
+  const CompiledKernel* FindKernel(const std::string& name) const {
+    for (const auto& k : kernels_)
+      if (k.layout.name == name) return &k;
+    return nullptr;
+  }
+
+ protected:
+  std::string cache_key_;
+  std::vector<CompiledKernel> kernels_;
+};
+
+struct CompileResult {
+  std::shared_ptr<const CompiledModule> module;
+  bool cache_hit = false;     // memory or disk
+  double compile_ms = 0.0;    // wall time of this call's compile work
+};
+
+}  // namespace warpd::compiler
+
+namespace warpd::ir {
+struct Module;
+}
+
+namespace warpd::compiler {
+
+class Compiler {
+ public:
+  struct Options {
+    std::string cache_dir;  // empty: no disk cache
+    // Also generate each module's CUDA source, compile it with NVRTC for
+    // sm_90 and check the PTX with ptxas; a failure fails the compile
+    // (INTERNAL). For test suites: keeps the CUDA path from drifting.
+    bool verify_cuda = false;
+  };
+
+  static absl::StatusOr<std::unique_ptr<Compiler>> Create(const Options& options);
+  ~Compiler();
+
+  // Validates, type-checks, generates code and compiles `module` for the CPU,
+  // or returns it from the cache. User errors: INVALID_ARGUMENT whose message
+  // lists diagnostics as "file:line:col: error: ...". Thread-safe.
+  // Sema annotates `module` in place.
+  absl::StatusOr<CompileResult> CompileCpu(ir::Module& module);
+
+  // The generated C++ for a target ("cpu" or "cuda"), for tests and debugging.
+  // Runs sema on `module` (in place) and returns the generated C++, which
+  // holds both the CPU and the CUDA entry points.
+  absl::StatusOr<std::string> GenerateSource(ir::Module& module);
+
+  std::string cache_dir() const;
+  // Later compiles read and write the disk cache under `dir` (created).
+  absl::Status SetCacheDir(const std::string& dir);
+  // Drops the memory cache entries no one holds and deletes the disk cache
+  // files; returns how many disk entries were removed.
+  absl::StatusOr<uint64_t> ClearCache();
+
+ private:
+  struct Impl;
+  explicit Compiler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warpd::compiler

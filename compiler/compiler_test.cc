@@ -1,0 +1,269 @@
+// End-to-end tests of the compiler facade: IR proto -> CPU machine code,
+// launched directly through the launch ABI and checked against values
+// computed here in plain C++.
+#include "compiler/compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "compiler/ir/from_proto.h"
+#include "compiler/testing/ir_builder.h"
+#include "warpd/native/array.h"
+#include "warpd/native/vec.h"
+
+namespace warpd::compiler {
+namespace {
+
+using namespace warpd::testing;
+
+std::unique_ptr<Compiler> MakeCompiler(const std::string& cache_dir = "") {
+  auto c = Compiler::Create({cache_dir, false});
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+absl::StatusOr<CompileResult> Compile(Compiler& c, const v1::Module& proto) {
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  return c.CompileCpu(**m);
+}
+
+template <typename T>
+wp::array_t<T> View(std::vector<T>& v) {
+  wp::array_t<T> a{};
+  a.data = v.data();
+  a.shape[0] = static_cast<int>(v.size());
+  a.ndim = 1;
+  a.strides[0] = sizeof(T);
+  return a;
+}
+
+// Runs kernel `name` over `n` threads with the argument block `args`.
+wp::launch_ctx RunKernel(const CompiledModule& m, const std::string& name, const void* args, int64_t n,
+                   std::vector<int> dims = {}) {
+  const CompiledKernel* k = m.FindKernel(name);
+  EXPECT_NE(k, nullptr);
+  wp::launch_ctx ctx{};
+  if (dims.empty()) dims = {static_cast<int>(n)};
+  ctx.bounds.ndim = static_cast<int>(dims.size());
+  ctx.bounds.size = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    ctx.bounds.shape[i] = dims[i];
+    ctx.bounds.size *= dims[i];
+  }
+  k->cpu_entry(&ctx, args, 0, ctx.bounds.size);
+  return ctx;
+}
+
+// scale(a: array(float32), s: float32): i = tid(); a[i] = a[i] * s
+v1::Module ScaleModule() {
+  return ModuleOf({Kernel("scale", {{"a", Arr(F32())}, {"s", F32()}},
+                          {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+                           Assign(Sub(Name("a", 3), {Name("i", 3)}, 3),
+                                  Bin(v1::BINOP_MUL, Sub(Name("a", 3), {Name("i", 3)}, 3), Name("s", 3), 3), 3)})});
+}
+
+TEST(CompilerTest, ScaleKernelRunsOnCpu) {
+  auto c = MakeCompiler();
+  auto r = Compile(*c, ScaleModule());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledKernel* k = r->module->FindKernel("scale");
+  ASSERT_NE(k, nullptr);
+  ASSERT_EQ(k->layout.params.size(), 2u);
+  EXPECT_EQ(k->layout.params[0].offset, 0u);
+  EXPECT_EQ(k->layout.params[1].offset, 64u);
+  EXPECT_EQ(k->layout.args_size, 72u);
+
+  std::vector<float> a = {1, 2, 3, -4, 0.5f};
+  std::vector<float> expect = a;
+  for (auto& x : expect) x *= 2.5f;
+  struct {
+    wp::array_t<float> a;
+    float s;
+  } args{View(a), 2.5f};
+  auto ctx = RunKernel(*r->module, "scale", &args, a.size());
+  EXPECT_EQ(ctx.fault.flag, 0);
+  EXPECT_EQ(a, expect);
+}
+
+TEST(CompilerTest, OutOfBoundsRecordsFaultWithLine) {
+  // bad(a): i = tid(); a[i + 1] = 1.0  (line 7)
+  auto proto = ModuleOf({Kernel("bad", {{"a", Arr(F32())}},
+                                {Assign(Name("i", 6), Call("tid", {}, 6), 6),
+                                 Assign(Sub(Name("a", 7), {Bin(v1::BINOP_ADD, Name("i", 7), Int(1, 7), 7)}, 7),
+                                        Float(1.0, 7), 7)})});
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<float> a(4, 0.0f);
+  struct {
+    wp::array_t<float> a;
+  } args{View(a)};
+  auto ctx = RunKernel(*r->module, "bad", &args, a.size());
+  EXPECT_EQ(ctx.fault.flag, 1);
+  EXPECT_EQ(ctx.fault.kind, wp::FAULT_INDEX_OUT_OF_BOUNDS);
+  EXPECT_EQ(ctx.fault.line, 7);
+  EXPECT_EQ(ctx.fault.index, 4);
+  EXPECT_EQ(ctx.fault.extent, 4);
+  // Threads before the faulting one wrote; nothing wrote outside the array.
+  EXPECT_EQ(a[1], 1.0f);
+  EXPECT_EQ(a[3], 1.0f);
+}
+
+TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
+  // square(x: float32): return x * x
+  // k(out: array(float32), v: array(vec3)):
+  //   i = tid(); s = 0.0
+  //   for j in range(i + 1): if j % 2 == 0: s = s + square(float32(j)) else: s = s - 1.0
+  //   c = cross(v[i], vec3(0.0, 0.0, 1.0))
+  //   out[i] = s + dot(c, c) + length(normalize(v[i]))
+  auto proto = ModuleOf(
+      {Func("square", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
+       Kernel("k", {{"out", Arr(F32())}, {"v", Arr(Vec(3))}},
+              {Assign(Name("i"), Call("tid", {})), Assign(Name("s"), Float(0.0)),
+               For("j", {Bin(v1::BINOP_ADD, Name("i"), Int(1))},
+                   {If(Cmp(v1::CMP_EQ, Bin(v1::BINOP_MOD, Name("j"), Int(2)), Int(0)),
+                       {Assign(Name("s"), Bin(v1::BINOP_ADD, Name("s"),
+                                              Call("square", {Call("float32", {Name("j")})}, 1, v1::CALLEE_FUNCTION)))},
+                       {Assign(Name("s"), Bin(v1::BINOP_SUB, Name("s"), Float(1.0)))})}),
+               Assign(Name("c"), Call("cross", {Sub(Name("v"), {Name("i")}), Call("vec3", {Float(0), Float(0), Float(1)})})),
+               Assign(Sub(Name("out"), {Name("i")}),
+                      Bin(v1::BINOP_ADD, Bin(v1::BINOP_ADD, Name("s"), Call("dot", {Name("c"), Name("c")})),
+                          Call("length", {Call("normalize", {Sub(Name("v"), {Name("i")})})})))})});
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const int n = 6;
+  std::vector<float> out(n);
+  std::vector<wp::vec3f> v(n);
+  for (int i = 0; i < n; ++i) v[i] = wp::vec3f{{1.0f + i, -2.0f * i, 0.5f}};
+  struct {
+    wp::array_t<float> out;
+    wp::array_t<wp::vec3f> v;
+  } args{View(out), View(v)};
+  RunKernel(*r->module, "k", &args, n);
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = 0; j <= i; ++j) s += (j % 2 == 0) ? double(j) * j : -1.0;
+    double x = v[i].c[0], y = v[i].c[1];
+    double cross_sq = x * x + y * y;  // cross(v, z) = (y, -x, 0)
+    EXPECT_NEAR(out[i], s + cross_sq + 1.0, 1e-3 * (1 + std::abs(s + cross_sq))) << i;
+  }
+}
+
+TEST(CompilerTest, TwoDimensionalTid) {
+  // img(a: array2d(int32)): i, j = tid(); a[i, j] = i * 100 + j
+  auto proto = ModuleOf({Kernel(
+      "img", {{"a", Arr(I32(), 2)}},
+      {Assign(TupleOf({Name("i"), Name("j")}), Call("tid", {})),
+       Assign(Sub(Name("a"), {Name("i"), Name("j")}),
+              Bin(v1::BINOP_ADD, Bin(v1::BINOP_MUL, Name("i"), Int(100)), Name("j")))})});
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->module->FindKernel("img")->layout.tid_ndim, 2);
+  const int rows = 3, cols = 5;
+  std::vector<int> data(rows * cols, -1);
+  wp::array_t<int> a{};
+  a.data = data.data();
+  a.shape[0] = rows;
+  a.shape[1] = cols;
+  a.ndim = 2;
+  a.strides[0] = cols * sizeof(int);
+  a.strides[1] = sizeof(int);
+  RunKernel(*r->module, "img", &a, rows * cols, {rows, cols});
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) EXPECT_EQ(data[i * cols + j], i * 100 + j);
+}
+
+TEST(CompilerTest, IntegerDivisionByZeroIsGuarded) {
+  // d(a: array(int32)): i = tid(); a[i] = 7 // a[i] + 7 % a[i]
+  auto proto = ModuleOf({Kernel(
+      "d", {{"a", Arr(I32())}},
+      {Assign(Name("i"), Call("tid", {})),
+       Assign(Sub(Name("a"), {Name("i")}), Bin(v1::BINOP_ADD, Bin(v1::BINOP_FLOOR_DIV, Int(7), Sub(Name("a"), {Name("i")})),
+                                               Bin(v1::BINOP_MOD, Int(7), Sub(Name("a"), {Name("i")}))))})});
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<int> a = {0, 2, -3};
+  struct {
+    wp::array_t<int> a;
+  } args{View(a)};
+  RunKernel(*r->module, "d", &args, a.size());
+  EXPECT_EQ(a[0], 0);
+  EXPECT_EQ(a[1], 7 / 2 + 7 % 2);
+  EXPECT_EQ(a[2], 7 / -3 + 7 % -3);
+}
+
+TEST(CompilerTest, UserErrorsNameFileAndLine) {
+  // x = 1.0 + 2  (line 12): float32 + int32 is an error in Warp.
+  auto proto = ModuleOf({Kernel("k", {}, {Assign(Name("x", 12), Bin(v1::BINOP_ADD, Float(1.0, 12), Int(2, 12), 12), 12)})});
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("test.py:12"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("float32 and int32"), std::string::npos) << r.status();
+}
+
+TEST(CompilerTest, MemoryAndDiskCache) {
+  auto dir = std::filesystem::temp_directory_path() / ("warpd_cache_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    auto c = MakeCompiler(dir.string());
+    auto first = Compile(*c, ScaleModule());
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_FALSE(first->cache_hit);
+    auto second = Compile(*c, ScaleModule());
+    ASSERT_TRUE(second.ok());
+    EXPECT_TRUE(second->cache_hit);
+    EXPECT_EQ(first->module.get(), second->module.get());  // one loaded copy
+    EXPECT_EQ(first->module->cache_key().size(), 64u);
+    auto key = first->module->cache_key();
+    EXPECT_TRUE(std::filesystem::exists(dir / key.substr(0, 2) / (key + ".o")));
+  }
+  {
+    // A new compiler (a restarted daemon) finds the object on disk.
+    auto c = MakeCompiler(dir.string());
+    auto r = Compile(*c, ScaleModule());
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->cache_hit);
+    std::vector<float> a = {1, 2};
+    struct {
+      wp::array_t<float> a;
+      float s;
+    } args{View(a), 3.0f};
+    RunKernel(*r->module, "scale", &args, a.size());
+    EXPECT_EQ(a[1], 6.0f);
+    r->module.reset();
+    auto removed = c->ClearCache();
+    ASSERT_TRUE(removed.ok());
+    EXPECT_EQ(*removed, 1u);
+    auto again = Compile(*c, ScaleModule());
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->cache_hit);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompilerTest, ConcurrentIdenticalCompilesShareOneModule) {
+  auto c = MakeCompiler();
+  std::vector<std::shared_ptr<const CompiledModule>> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto r = Compile(*c, ScaleModule());
+      ASSERT_TRUE(r.ok()) << r.status();
+      got[t] = r->module;
+    });
+  for (auto& t : threads) t.join();
+  for (int t = 1; t < 4; ++t) EXPECT_EQ(got[t].get(), got[0].get());
+}
+
+}  // namespace
+}  // namespace warpd::compiler

@@ -1,0 +1,33 @@
+// warpd compiler: conversion between the wire IR (proto/warpd/v1/ir.proto) and
+// the in-memory IR. This is the only code in the compiler that sees the proto.
+//
+// ModuleFromProto checks structure and limits (node counts, nesting depth,
+// identifier syntax, enum values) before building anything, so every later
+// pass may assume a well-formed tree. Errors are INVALID_ARGUMENT naming the
+// user's file:line where one is known. Thread-safe (pure functions).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/ir.h"
+#include "warpd/v1/ir.pb.h"
+
+namespace warpd::ir {
+
+struct Limits {
+  int max_functions = 1024;
+  int max_nodes = 1 << 20;      // expressions + statements in the module
+  int max_depth = 64;           // nesting of expressions and statements
+  int max_params = 256;
+  int max_identifier = 256;     // characters
+};
+
+absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
+                                                        const Limits& limits = Limits());
+
+// Types: a scalar, a vector (length 1..16) or an array (ndim 1..4) of those.
+absl::StatusOr<Type> TypeFromProto(const v1::TypeRef& proto);
+v1::TypeRef TypeToProto(const Type& type);
+
+}  // namespace warpd::ir

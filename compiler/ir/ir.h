@@ -1,0 +1,193 @@
+// warpd compiler: the in-memory IR of a kernel module.
+//
+// A Module owns Functions (kernels and user functions); a Function owns a tree
+// of Stmts and Exprs. Nodes are plain structs with one documented operand
+// convention per kind (see the *_KINDS lists); from_proto.cc builds them and
+// rejects ill-formed input, sema fills in the `type` and resolution fields,
+// codegen reads them. Passes never see the proto.
+// Thread-compatible: a Module is mutated by one pass at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/ir/type.h"
+
+namespace warpd::builtins {
+struct Overload;
+}
+
+namespace warpd::ir {
+
+// A position in the user's source. `file` indexes Module::files.
+struct Span {
+  uint32_t file = 0;
+  int32_t line = 0;
+  int32_t col = 0;
+};
+
+// Expression kinds and their operands:
+//   Name       name = identifier
+//   Constant   value; const_dtype (explicit scalar type, or none for a literal)
+//   Binary     binary_op; operands = {left, right}
+//   Unary      unary_op; operands = {operand}
+//   Compare    compare_ops (n); operands = {left, c_1 .. c_n}
+//   BoolOp     bool_op; operands = {v_1 .. v_n}, n >= 2
+//   Call       name = callee; callee_kind; operands = positional args then
+//              keyword values; keywords = names of the trailing operands
+//   Subscript  operands = {value, index_1 .. index_n}
+//   Attribute  name = attribute; operands = {value}
+//   IfExp      operands = {test, body, orelse}
+//   Tuple      operands = elements
+//   TypeValue  type_value
+#define WARPD_EXPR_KINDS(X) \
+  X(Name)                   \
+  X(Constant)               \
+  X(Binary)                 \
+  X(Unary)                  \
+  X(Compare)                \
+  X(BoolOp)                 \
+  X(Call)                   \
+  X(Subscript)              \
+  X(Attribute)              \
+  X(IfExp)                  \
+  X(Tuple)                  \
+  X(TypeValue)
+
+enum class ExprKind : uint8_t {
+#define X(k) k,
+  WARPD_EXPR_KINDS(X)
+#undef X
+};
+
+const char* ExprKindName(ExprKind k);
+
+enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kBitAnd, kBitOr, kBitXor, kLShift, kRShift, kMatMul };
+enum class UnaryOp : uint8_t { kNeg, kPos, kNot, kInvert };
+enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+enum class BoolOpKind : uint8_t { kAnd, kOr };
+enum class CalleeKind : uint8_t { kBuiltin, kFunction };
+
+// The Python operator spelling ("+", "<=", "and") for messages.
+const char* BinaryOpSymbol(BinaryOp op);
+const char* UnaryOpSymbol(UnaryOp op);
+const char* CompareOpSymbol(CompareOp op);
+
+using ConstantValue = std::variant<bool, int64_t, double>;
+
+struct Expr {
+  ExprKind kind = ExprKind::Name;
+  Span span;
+  std::string name;
+  std::vector<std::unique_ptr<Expr>> operands;
+  std::vector<std::string> keywords;
+  ConstantValue value = int64_t{0};
+  std::optional<ScalarKind> const_dtype;
+  BinaryOp binary_op = BinaryOp::kAdd;
+  UnaryOp unary_op = UnaryOp::kNeg;
+  std::vector<CompareOp> compare_ops;
+  BoolOpKind bool_op = BoolOpKind::kAnd;
+  CalleeKind callee_kind = CalleeKind::kBuiltin;
+  Type type_value;
+
+  // Filled by sema.
+  Type type;                                     // the value's type (void for calls returning nothing)
+  const builtins::Overload* overload = nullptr;  // resolved builtin (Call, Binary, Unary, Compare)
+  int function_index = -1;                       // resolved user function (Call)
+  int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
+};
+
+using ExprPtr = std::unique_ptr<Expr>;
+
+// Statement kinds and their fields:
+//   Assign     target (Name | Subscript | Attribute | Tuple of Names), value,
+//              annotation (optional)
+//   AugAssign  target, binary_op, value
+//   ExprStmt   value
+//   If         value = test; body; orelse
+//   For        target (Name); value = iterator (a Call of "range"); body
+//   While      value = test; body
+//   Return     value (may be null)
+//   Break, Continue, Pass
+#define WARPD_STMT_KINDS(X) \
+  X(Assign)                 \
+  X(AugAssign)              \
+  X(ExprStmt)               \
+  X(If)                     \
+  X(For)                    \
+  X(While)                  \
+  X(Return)                 \
+  X(Break)                  \
+  X(Continue)               \
+  X(Pass)
+
+enum class StmtKind : uint8_t {
+#define X(k) k,
+  WARPD_STMT_KINDS(X)
+#undef X
+};
+
+const char* StmtKindName(StmtKind k);
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using Block = std::vector<StmtPtr>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::Pass;
+  Span span;
+  ExprPtr target;
+  ExprPtr value;
+  BinaryOp binary_op = BinaryOp::kAdd;
+  std::optional<Type> annotation;
+  Block body;
+  Block orelse;
+};
+
+struct Param {
+  std::string name;
+  Type type;
+  Span span;
+};
+
+enum class FunctionKind : uint8_t { kKernel, kFunc };
+
+// A local variable of a function, found by sema (first assignment fixes its type).
+struct Local {
+  std::string name;
+  Type type;
+  bool is_param = false;
+};
+
+struct Function {
+  std::string name;
+  FunctionKind kind = FunctionKind::kFunc;
+  std::vector<Param> params;
+  std::optional<Type> declared_return;
+  Block body;
+  Span span;
+
+  // Filled by sema.
+  Type return_type;
+  std::vector<Local> locals;  // params first, then assigned names in order of appearance
+  int tid_ndim = 0;           // kernels: targets wp.tid() unpacks into (0: unused)
+};
+
+struct Module {
+  std::string name;
+  std::vector<std::string> files;  // Span::file indexes this
+  std::vector<Function> functions;
+
+  const std::string& FileOf(const Span& s) const {
+    static const std::string kUnknown = "<unknown>";
+    return s.file < files.size() ? files[s.file] : kUnknown;
+  }
+  // "file:line:col"
+  std::string Where(const Span& s) const;
+};
+
+}  // namespace warpd::ir

@@ -1,0 +1,72 @@
+#include "runtime/device/cpu_device.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+
+namespace warpd::runtime {
+
+namespace {
+
+int DefaultThreads() {
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+}  // namespace
+
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // x86: "model name : ...". Some other architectures use other keys.
+    if (absl::StartsWith(line, "model name") || absl::StartsWith(line, "Model")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        return std::string(absl::StripAsciiWhitespace(absl::string_view(line).substr(colon + 1)));
+      }
+    }
+  }
+  return "";
+}
+
+std::string CpuArch() {
+  struct utsname u;
+  if (uname(&u) != 0) return "unknown";
+  return u.machine;
+}
+
+uint64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+CpuDevice::CpuDevice(int num_threads)
+    : pool_(num_threads > 0 ? num_threads : DefaultThreads(), "warpd-cpu") {
+  info_.name = "cpu";
+  info_.kind = "cpu";
+  info_.alias = CpuModelName();
+  if (info_.alias.empty()) info_.alias = "CPU";
+  info_.arch = CpuArch();
+  info_.memory_bytes = PhysicalMemoryBytes();
+}
+
+void CpuDevice::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+  // About 8 chunks per worker balances uneven per-thread work; below a
+  // minimum grain the chunk bookkeeping would cost more than the work.
+  constexpr int64_t kMinGrain = 64;
+  const int64_t target_chunks = int64_t{8} * (pool_.num_threads() + 1);
+  int64_t grain = (n + target_chunks - 1) / target_chunks;
+  if (grain < kMinGrain) grain = kMinGrain;
+  pool_.ParallelFor(n, grain, fn);
+}
+
+}  // namespace warpd::runtime

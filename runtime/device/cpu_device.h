@@ -1,0 +1,38 @@
+// warpd runtime: the CPU device: a worker pool over all cores.
+//
+// Kernels run as ParallelFor over linear thread ids, split into chunks that
+// the pool's workers (and the launching thread) take in turn.
+// Thread-safe: any number of command streams may launch concurrently.
+#pragma once
+
+#include <memory>
+
+#include "absl/functional/function_ref.h"
+#include "runtime/device/device.h"
+#include "runtime/device/thread_pool.h"
+
+namespace warpd::runtime {
+
+class CpuDevice final : public Device {
+ public:
+  // num_threads <= 0: one worker per online core.
+  explicit CpuDevice(int num_threads = 0);
+
+  const DeviceInfo& info() const override { return info_; }
+  CpuDevice* AsCpu() override { return this; }
+
+  // Runs fn over [0, n) in chunks sized so every worker gets several.
+  void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn);
+  int num_threads() const { return pool_.num_threads(); }
+
+ private:
+  DeviceInfo info_;
+  ThreadPool pool_;
+};
+
+// "model name" from /proc/cpuinfo ("" when unknown), uname machine, RAM.
+std::string CpuModelName();
+std::string CpuArch();
+uint64_t PhysicalMemoryBytes();
+
+}  // namespace warpd::runtime

@@ -1,0 +1,85 @@
+#include "runtime/device/thread_pool.h"
+
+#include <atomic>
+#include <vector>
+
+#include "absl/synchronization/blocking_counter.h"
+#include "gtest/gtest.h"
+#include "runtime/device/cpu_device.h"
+#include "runtime/device/cuda_probe.h"
+
+namespace warpd::runtime {
+namespace {
+
+TEST(ThreadPoolTest, ParallelForCoversEveryIdOnce) {
+  ThreadPool pool(4, "test");
+  for (int64_t n : {1, 7, 64, 1000, 100003}) {
+    std::vector<std::atomic<int>> hits(n);
+    pool.ParallelFor(n, 37, [&](int64_t b, int64_t e) {
+      ASSERT_LE(e - b, 37);
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+  }
+}
+
+TEST(ThreadPoolTest, ScheduleRunsTasks) {
+  ThreadPool pool(3, "test");
+  std::atomic<int> sum{0};
+  absl::BlockingCounter done(100);
+  for (int i = 1; i <= 100; ++i) {
+    pool.Schedule([&, i] {
+      sum += i;
+      done.DecrementCount();
+    });
+  }
+  done.Wait();
+  EXPECT_EQ(sum.load(), 5050);
+}
+
+TEST(ThreadPoolTest, NestedAndConcurrentParallelForsFinish) {
+  ThreadPool pool(2, "test");
+  std::atomic<int64_t> total{0};
+  absl::BlockingCounter done(4);
+  // Tasks on the pool itself call ParallelFor: the callers take part, so
+  // this finishes even though every worker is busy.
+  for (int t = 0; t < 4; ++t) {
+    pool.Schedule([&] {
+      pool.ParallelFor(10000, 10, [&](int64_t b, int64_t e) { total += e - b; });
+      done.DecrementCount();
+    });
+  }
+  done.Wait();
+  EXPECT_EQ(total.load(), 40000);
+}
+
+TEST(CpuDeviceTest, DescribesItself) {
+  CpuDevice cpu(2);
+  EXPECT_EQ(cpu.info().name, "cpu");
+  EXPECT_EQ(cpu.info().kind, "cpu");
+  EXPECT_FALSE(cpu.info().alias.empty());
+  EXPECT_EQ(cpu.info().arch, CpuArch());
+  EXPECT_GT(cpu.info().memory_bytes, 0u);
+  EXPECT_EQ(cpu.AsCpu(), &cpu);
+  std::atomic<int64_t> sum{0};
+  cpu.ParallelFor(12345, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum.load(), int64_t{12345} * 12344 / 2);
+}
+
+TEST(CudaProbeTest, ReportsConsistently) {
+  const CudaProbeResult& r = ProbeCuda();
+  EXPECT_EQ(&r, &ProbeCuda());
+  if (r.devices.empty()) {
+    EXPECT_FALSE(r.unavailable_reason.empty());
+  } else {
+    EXPECT_TRUE(r.driver_loaded);
+    EXPECT_TRUE(r.unavailable_reason.empty());
+    EXPECT_FALSE(r.devices[0].name.empty());
+    EXPECT_GE(r.devices[0].cc_major, 3);
+  }
+}
+
+}  // namespace
+}  // namespace warpd::runtime

@@ -1,0 +1,120 @@
+#include "runtime/exec/command.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace warpd::runtime {
+
+namespace {
+
+class CopyCommand final : public Command {
+ public:
+  CopyCommand(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src)
+      : dst_(std::move(dst)), src_(std::move(src)) {}
+
+  absl::Status Execute(Device&) override {
+    if (dst_->size_bytes() > 0 && dst_->data() != src_->data()) {
+      std::memmove(dst_->data(), src_->data(), dst_->size_bytes());
+    }
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "copy"; }
+
+ private:
+  std::shared_ptr<const Array> dst_, src_;
+};
+
+class FillCommand final : public Command {
+ public:
+  FillCommand(std::shared_ptr<const Array> array, std::string value)
+      : array_(std::move(array)), value_(std::move(value)) {}
+
+  absl::Status Execute(Device&) override {
+    const uint64_t total = array_->size_bytes();
+    if (total == 0) return absl::OkStatus();
+    std::byte* out = array_->data();
+    const size_t elem = value_.size();
+    if (value_.find_first_not_of(value_[0]) == std::string::npos) {
+      std::memset(out, static_cast<unsigned char>(value_[0]), total);
+      return absl::OkStatus();
+    }
+    // Write one element, then double the filled prefix with each copy.
+    std::memcpy(out, value_.data(), elem);
+    uint64_t filled = elem;
+    while (filled < total) {
+      const uint64_t n = std::min(filled, total - filled);
+      std::memcpy(out + filled, out, n);
+      filled += n;
+    }
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "fill"; }
+
+ private:
+  std::shared_ptr<const Array> array_;
+  std::string value_;
+};
+
+class FreeCommand final : public Command {
+ public:
+  explicit FreeCommand(std::shared_ptr<const Array> array) : array_(std::move(array)) {}
+  absl::Status Execute(Device&) override {
+    array_.reset();
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "free"; }
+
+ private:
+  std::shared_ptr<const Array> array_;
+};
+
+}  // namespace
+
+absl::Status CheckArrayDevice(const Array& array, const std::string& device,
+                              const std::string& what) {
+  if (array.device() != device) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is on device '", array.device(),
+                                                   "', but the command runs on '", device, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
+                                                     std::shared_ptr<const Array> src,
+                                                     const std::string& device) {
+  if (absl::Status s = CheckArrayDevice(*dst, device, "copy destination"); !s.ok()) return s;
+  if (absl::Status s = CheckArrayDevice(*src, device, "copy source"); !s.ok()) return s;
+  if (dst->dtype() != src->dtype()) {
+    return absl::InvalidArgumentError(absl::StrCat("copy: dtype mismatch: destination is ",
+                                                   dst->dtype().ToString(), ", source is ",
+                                                   src->dtype().ToString()));
+  }
+  if (dst->shape() != src->shape()) {
+    return absl::InvalidArgumentError(absl::StrCat("copy: shape mismatch: destination is ",
+                                                   FormatShape(dst->shape()), ", source is ",
+                                                   FormatShape(src->shape())));
+  }
+  return std::make_unique<CopyCommand>(std::move(dst), std::move(src));
+}
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array> array,
+                                                     std::string value,
+                                                     const std::string& device) {
+  if (absl::Status s = CheckArrayDevice(*array, device, "fill target"); !s.ok()) return s;
+  const size_t elem = array->dtype().Size();
+  if (value.size() != elem) {
+    return absl::InvalidArgumentError(absl::StrCat("fill: value has ", value.size(),
+                                                   " bytes, but an element of ",
+                                                   array->dtype().ToString(), " has ", elem));
+  }
+  return std::make_unique<FillCommand>(std::move(array), std::move(value));
+}
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareFree(std::shared_ptr<const Array> array,
+                                                     const std::string& device) {
+  if (absl::Status s = CheckArrayDevice(*array, device, "freed array"); !s.ok()) return s;
+  return std::make_unique<FreeCommand>(std::move(array));
+}
+
+}  // namespace warpd::runtime

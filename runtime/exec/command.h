@@ -1,0 +1,57 @@
+// warpd runtime: commands of a device stream: launch, copy, fill, free.
+//
+// A Command is made by a Prepare* function (here and in launch.h), which
+// checks everything that can be checked before running: types, shapes,
+// sizes, argument layout. Execution can then fail only for reasons found while
+// running (a kernel fault, a cancel), which become the stream's sticky error.
+//
+// Ownership: a command holds shared_ptrs to the arrays (and module) it uses,
+// so they stay alive while it is queued or running, whatever happens to their
+// handles. Thread-compatible: a stream runs one command at a time; Cancel()
+// may be called from another thread while Execute() runs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/device/device.h"
+#include "runtime/objects/array.h"
+
+namespace warpd::runtime {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Runs the command on `device` (the stream's device).
+  virtual absl::Status Execute(Device& device) = 0;
+  // Asks a running Execute to stop early (it then returns CANCELLED).
+  // Commands that finish quickly ignore it.
+  virtual void Cancel() {}
+  // "launch inc", "copy", for logs.
+  virtual std::string Describe() const = 0;
+};
+
+// dst <- src. Both on `device`, same dtype and shape; INVALID_ARGUMENT otherwise.
+absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
+                                                     std::shared_ptr<const Array> src,
+                                                     const std::string& device);
+
+// Every element of `array` <- `value` (one element's bytes; its size must be
+// the element size).
+absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array> array,
+                                                     std::string value,
+                                                     const std::string& device);
+
+// Drops the stream's reference to `array` in stream order: the memory is
+// released once no earlier command still uses it.
+absl::StatusOr<std::unique_ptr<Command>> PrepareFree(std::shared_ptr<const Array> array,
+                                                     const std::string& device);
+
+// INVALID_ARGUMENT unless `array` lives on `device`. `what` names it in the
+// message ("copy destination", "argument 'a' of kernel 'inc'").
+absl::Status CheckArrayDevice(const Array& array, const std::string& device,
+                              const std::string& what);
+
+}  // namespace warpd::runtime

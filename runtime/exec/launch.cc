@@ -1,0 +1,206 @@
+#include "runtime/exec/launch.h"
+
+#include <climits>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/device/cpu_device.h"
+#include "runtime/memory/size_math.h"
+
+namespace warpd::runtime {
+
+namespace {
+
+using compiler::CompiledKernel;
+using compiler::CompiledModule;
+using compiler::ParamLayout;
+
+// Argument blocks are 64-byte aligned (the ABI asks for >= 16).
+constexpr std::align_val_t kArgsAlign{64};
+
+struct AlignedFree {
+  void operator()(std::byte* p) const { ::operator delete[](p, kArgsAlign); }
+};
+using ArgsBuffer = std::unique_ptr<std::byte[], AlignedFree>;
+
+class LaunchCommand final : public Command {
+ public:
+  LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
+                ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
+                const wp::launch_bounds& bounds)
+      : module_(std::move(module)), kernel_(kernel), args_(std::move(args)),
+        arrays_(std::move(arrays)) {
+    std::memset(&ctx_, 0, sizeof(ctx_));
+    ctx_.bounds = bounds;
+  }
+
+  absl::Status Execute(Device& device) override {
+    CpuDevice* cpu = device.AsCpu();
+    if (cpu == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("kernel launches on device '", device.name(), "' are not supported yet"));
+    }
+    if (ctx_.bounds.size == 0) return absl::OkStatus();
+    compiler::CpuKernelFn entry = kernel_->cpu_entry;
+    wp::launch_ctx* ctx = &ctx_;
+    const void* args = args_.get();
+    cpu->ParallelFor(ctx_.bounds.size, [&](int64_t begin, int64_t end) {
+      // A fault or cancel seen by one chunk stops the chunks not yet started.
+      if (wp::should_stop(ctx)) return;
+      entry(ctx, args, begin, end);
+    });
+    if (__atomic_load_n(&ctx_.fault.flag, __ATOMIC_ACQUIRE) != 0) return FaultStatus();
+    if (__atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED) != 0) {
+      return absl::CancelledError(absl::StrCat("kernel '", kernel_->layout.name, "' was cancelled"));
+    }
+    return absl::OkStatus();
+  }
+
+  void Cancel() override { __atomic_store_n(&ctx_.cancel, 1, __ATOMIC_RELAXED); }
+
+  std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.name); }
+
+ private:
+  absl::Status FaultStatus() const {
+    const wp::fault_info& f = ctx_.fault;
+    const compiler::KernelLayout& k = kernel_->layout;
+    const std::string where =
+        absl::StrCat("kernel '", k.name, "' at ", k.file, ":", f.line > 0 ? f.line : k.line);
+    if (f.kind == wp::FAULT_INDEX_OUT_OF_BOUNDS && (f.array_ndim < 1 || f.array_ndim > 4)) {
+      // Not an array: a dynamic vector component index.
+      return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index,
+                                                " out of bounds for a vector of length ",
+                                                f.extent));
+    }
+    if (f.kind == wp::FAULT_INDEX_OUT_OF_BOUNDS) {
+      const int ndim = f.array_ndim;
+      int64_t shape[4];
+      for (int d = 0; d < 4; ++d) shape[d] = f.shape[d];
+      return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index,
+                                                " out of bounds for dimension ", f.dim,
+                                                " (shape ", FormatShape({shape, size_t(ndim)}),
+                                                ")"));
+    }
+    if (f.kind == wp::FAULT_CANCELLED) {
+      return absl::CancelledError(absl::StrCat(where, ": cancelled"));
+    }
+    return absl::InternalError(absl::StrCat(where, ": kernel fault of kind ", f.kind));
+  }
+
+  const std::shared_ptr<const CompiledModule> module_;
+  const CompiledKernel* const kernel_;  // owned by module_
+  const ArgsBuffer args_;
+  const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
+  wp::launch_ctx ctx_;
+};
+
+std::string ParamNames(const compiler::KernelLayout& k) {
+  return absl::StrJoin(k.params, ", ",
+                       [](std::string* out, const ParamLayout& p) { out->append(p.name); });
+}
+
+absl::Status CheckDims(const compiler::KernelLayout& k, absl::Span<const int64_t> dims,
+                       wp::launch_bounds* bounds) {
+  const std::string kernel = absl::StrCat("kernel '", k.name, "'");
+  if (dims.empty() || dims.size() > 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kernel, ": launch dim must have 1 to 4 dimensions, got ", dims.size()));
+  }
+  uint64_t size = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] < 0 || dims[d] > INT32_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(kernel, ": launch dim ", FormatShape(dims),
+                                                     ": dimension ", d, " must be in [0, ",
+                                                     INT32_MAX, "]"));
+    }
+    auto next = CheckedMul(size, static_cast<uint64_t>(dims[d]));
+    if (!next || *next > static_cast<uint64_t>(INT64_MAX)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kernel, ": launch dim ", FormatShape(dims), " has too many threads"));
+    }
+    size = *next;
+  }
+  if (k.tid_ndim >= 2 && static_cast<size_t>(k.tid_ndim) != dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kernel, " unpacks wp.tid() into ", k.tid_ndim, " indices, but is launched with ",
+        dims.size(), "-dimensional dim ", FormatShape(dims)));
+  }
+  std::memset(bounds, 0, sizeof(*bounds));
+  bounds->ndim = static_cast<wp::int32>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) bounds->shape[d] = static_cast<wp::int32>(dims[d]);
+  bounds->size = static_cast<wp::int64>(size);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
+    std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
+    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device) {
+  const CompiledKernel* kernel = module->FindKernel(kernel_name);
+  if (kernel == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& k : module->kernels()) names.push_back(k.layout.name);
+    return absl::NotFoundError(absl::StrCat("module has no kernel '", kernel_name,
+                                            "' (kernels: ", absl::StrJoin(names, ", "), ")"));
+  }
+  const compiler::KernelLayout& k = kernel->layout;
+  if (kernel->cpu_entry == nullptr) {
+    return absl::InternalError(absl::StrCat("kernel '", k.name, "' has no CPU entry point"));
+  }
+  wp::launch_bounds bounds;
+  if (absl::Status s = CheckDims(k, dims, &bounds); !s.ok()) return s;
+  if (args.size() != k.params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", k.name, "' takes ", k.params.size(), " argument",
+        k.params.size() == 1 ? "" : "s", " (", ParamNames(k), "), got ", args.size()));
+  }
+
+  const size_t block = std::max<size_t>(k.args_size, 16);
+  ArgsBuffer buffer(new (kArgsAlign) std::byte[block]);
+  std::memset(buffer.get(), 0, block);
+  std::vector<std::shared_ptr<const Array>> arrays;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamLayout& p = k.params[i];
+    const std::string what = absl::StrCat("kernel '", k.name, "': argument '", p.name, "'");
+    if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
+      return absl::InternalError(absl::StrCat(what, " lies outside the argument block"));
+    }
+    if (p.type.is_array()) {
+      const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
+      if (array == nullptr || *array == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " expects ", p.type.ToString(), ", got a value, not an array"));
+      }
+      const Array& a = **array;
+      if (a.type() != p.type) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " expects ", p.type.ToString(), ", got ", a.type().ToString()));
+      }
+      if (absl::Status s = CheckArrayDevice(a, device, what); !s.ok()) return s;
+      if (p.size != ir::kArrayDescriptorSize) {
+        return absl::InternalError(absl::StrCat(what, ": array parameter of size ", p.size));
+      }
+      a.WriteDescriptor(buffer.get() + p.offset);
+      arrays.push_back(*array);
+    } else {
+      const auto* bytes = std::get_if<std::string>(&args[i]);
+      if (bytes == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " expects a value of type ", p.type.ToString(), ", got an array"));
+      }
+      if (bytes->size() != p.size) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " of type ", p.type.ToString(),
+                                                       " takes ", p.size, " bytes, got ",
+                                                       bytes->size()));
+      }
+      if (!bytes->empty()) std::memcpy(buffer.get() + p.offset, bytes->data(), bytes->size());
+    }
+  }
+  return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),
+                                         std::move(arrays), bounds);
+}
+
+}  // namespace warpd::runtime

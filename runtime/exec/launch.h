@@ -1,0 +1,47 @@
+// warpd runtime: kernel launches on the CPU device.
+//
+// PrepareLaunch checks a launch against the kernel's layout (compiler.h) and
+// builds its argument block (docs/launch_abi.md): for each parameter at its
+// layout offset, an array gets its 64-byte wp::array_t descriptor and a
+// scalar or vector gets the client's bytes verbatim. Errors, all naming the
+// kernel and the parameter:
+//   NOT_FOUND         the module has no kernel of that name
+//   INVALID_ARGUMENT  wrong argument count; bytes for an array parameter or
+//                     an array for a value parameter; bytes length != param
+//                     size; array dtype or ndim mismatch; array on another
+//                     device; launch dims not 1..4, negative or too large;
+//                     dims count != tid_ndim when tid_ndim >= 2
+//
+// Executing a launch runs the kernel's cpu_entry over the device's worker
+// pool in chunks of thread ids. A bounds fault becomes OUT_OF_RANGE:
+//   kernel 'inc' at /path/file.py:12: index 10 out of bounds for dimension 0
+//   (shape (10,))
+// A cancel becomes CANCELLED.
+//
+// Ownership: the command holds the CompiledModule and every argument array
+// by shared_ptr until it is destroyed, so neither can go away under a
+// running kernel.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/compiler.h"
+#include "runtime/exec/command.h"
+#include "runtime/objects/array.h"
+
+namespace warpd::runtime {
+
+// One launch argument as the client sent it, with handles already resolved:
+// raw bytes for a scalar or vector parameter, or an array.
+using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
+    std::shared_ptr<const compiler::CompiledModule> module, const std::string& kernel,
+    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device);
+
+}  // namespace warpd::runtime

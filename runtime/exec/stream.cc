@@ -1,0 +1,92 @@
+#include "runtime/exec/stream.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace warpd::runtime {
+
+std::shared_ptr<Stream> Stream::Create(Device* device, ThreadPool* executor) {
+  return std::shared_ptr<Stream>(new Stream(device, executor));
+}
+
+// A scheduled drain holds a reference, so none is running when this runs.
+Stream::~Stream() = default;
+
+uint64_t Stream::Submit(std::vector<std::unique_ptr<Command>> batch) {
+  bool start = false;
+  uint64_t last;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& c : batch) queue_.push_back(Entry{next_sequence_++, std::move(c)});
+    last = next_sequence_ - 1;
+    if (!draining_ && !queue_.empty()) {
+      draining_ = true;
+      start = true;
+    }
+  }
+  if (start) executor_->Schedule([self = shared_from_this()] { self->Drain(); });
+  return last;
+}
+
+void Stream::Drain() {
+  for (;;) {
+    Entry entry;
+    bool skip;
+    {
+      absl::MutexLock lock(&mu_);
+      if (queue_.empty()) {
+        draining_ = false;
+        return;
+      }
+      entry = std::move(queue_.front());
+      queue_.pop_front();
+      skip = !error_.ok();
+      if (skip) {
+        completed_ = std::max(completed_, entry.sequence);
+      } else {
+        running_ = entry.command.get();
+      }
+    }
+    if (!skip) {
+      absl::Status status = entry.command->Execute(*device_);
+      absl::MutexLock lock(&mu_);
+      running_ = nullptr;
+      completed_ = std::max(completed_, entry.sequence);
+      if (!status.ok() && error_.ok()) error_ = std::move(status);
+    }
+    // Dropping the command releases its arrays and module (maybe unmapping
+    // memory), so it happens outside the lock.
+    entry.command.reset();
+  }
+}
+
+absl::Status Stream::Synchronize() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &Stream::Idle));
+  return std::exchange(error_, absl::OkStatus());
+}
+
+void Stream::WaitIdle() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &Stream::Idle));
+}
+
+void Stream::Cancel() {
+  std::deque<Entry> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    dropped.swap(queue_);
+    if (!dropped.empty()) completed_ = dropped.back().sequence;
+    if (running_ != nullptr) running_->Cancel();
+    mu_.Await(absl::Condition(this, &Stream::Idle));
+    error_ = absl::OkStatus();
+  }
+  dropped.clear();  // outside the lock, see Drain
+}
+
+uint64_t Stream::completed() const {
+  absl::MutexLock lock(&mu_);
+  return completed_;
+}
+
+}  // namespace warpd::runtime

@@ -1,0 +1,298 @@
+#include "runtime/exec/stream.h"
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "runtime/device/cpu_device.h"
+#include "runtime/exec/launch.h"
+#include "warpd/native/array.h"
+
+namespace warpd::runtime {
+namespace {
+
+using compiler::CompiledKernel;
+using compiler::CompiledModule;
+using compiler::KernelLayout;
+using compiler::ParamLayout;
+using ir::ScalarKind;
+using ir::Type;
+
+const Type kF32 = Type::Scalar(ScalarKind::kFloat32);
+const Type kF32Array = Type::Array(kF32, 1);
+
+// inc(a: array(float32), amount: float32): a[tid] += amount, reporting an
+// out-of-bounds index at "line 12" the way generated code does.
+struct IncArgs {
+  wp::array_t<float> a;
+  float amount;
+};
+
+void IncKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  const auto* p = static_cast<const IncArgs*>(args);
+  for (int64_t i = begin; i < end; ++i) {
+    float* x = wp::address(ctx, p->a, 12, i);
+    if (x == nullptr) return;
+    *x += p->amount;
+  }
+}
+
+// spin(flag: array(int32)): loops until cancelled, checking at the back-edge.
+std::atomic<int> g_spinning{0};
+void SpinKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  g_spinning.store(1);
+  while (!wp::should_stop(ctx)) std::this_thread::yield();
+}
+
+// grid(a: array(float32, ndim=2)) with tid_ndim 2: a[i, j] = i * 100 + j.
+void GridKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  const auto* a = static_cast<const wp::array_t<float>*>(args);
+  for (int64_t t = begin; t < end; ++t) {
+    int32_t c[2];
+    wp::tid_coords(ctx->bounds, t, c, 2);
+    float* x = wp::address(ctx, *a, 30, c[0], c[1]);
+    if (x == nullptr) return;
+    *x = static_cast<float>(c[0] * 100 + c[1]);
+  }
+}
+
+class FakeModule : public CompiledModule {
+ public:
+  FakeModule() {
+    cache_key_ = "fake";
+    CompiledKernel inc;
+    inc.layout.name = "inc";
+    inc.layout.params = {ParamLayout{"a", kF32Array, 0, 64}, ParamLayout{"amount", kF32, 64, 4}};
+    inc.layout.args_size = 80;
+    inc.layout.args_align = 16;
+    inc.layout.tid_ndim = 1;
+    inc.layout.file = "/path/file.py";
+    inc.layout.line = 10;
+    inc.cpu_entry = &IncKernel;
+    kernels_.push_back(inc);
+
+    CompiledKernel spin;
+    spin.layout.name = "spin";
+    spin.layout.file = "/path/file.py";
+    spin.cpu_entry = &SpinKernel;
+    kernels_.push_back(spin);
+
+    CompiledKernel grid;
+    grid.layout.name = "grid";
+    grid.layout.params = {ParamLayout{"a", Type::Array(kF32, 2), 0, 64}};
+    grid.layout.args_size = 64;
+    grid.layout.args_align = 8;
+    grid.layout.tid_ndim = 2;
+    grid.layout.file = "/path/grid.py";
+    grid.cpu_entry = &GridKernel;
+    kernels_.push_back(grid);
+  }
+};
+
+std::string F32Bytes(float v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+
+class StreamTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const Array> MakeArray(Type dtype, std::vector<int64_t> shape) {
+    auto layout = MakeArrayLayout(dtype, shape);
+    EXPECT_TRUE(layout.ok()) << layout.status();
+    auto buf = alloc_.Allocate(layout->size_bytes, "test");
+    EXPECT_TRUE(buf.ok()) << buf.status();
+    return std::make_shared<Array>("cpu", *layout, *buf);
+  }
+  std::vector<float> Read(const Array& a) {
+    std::vector<float> out(a.size_bytes() / 4);
+    std::memcpy(out.data(), a.data(), a.size_bytes());
+    return out;
+  }
+  absl::StatusOr<std::unique_ptr<Command>> Launch(const std::string& kernel,
+                                                  std::vector<int64_t> dims,
+                                                  std::vector<LaunchArgValue> args) {
+    return PrepareLaunch(module_, kernel, dims, std::move(args), "cpu");
+  }
+
+  CpuAllocator alloc_{CpuAllocator::Options{}};
+  CpuDevice cpu_{4};
+  ThreadPool executor_{2, "exec"};
+  std::shared_ptr<const CompiledModule> module_ = std::make_shared<FakeModule>();
+};
+
+TEST_F(StreamTest, LaunchFillCopyRunInOrder) {
+  auto a = MakeArray(kF32, {1000});
+  auto b = MakeArray(kF32, {1000});
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*PrepareFill(a, F32Bytes(1.5f), "cpu"));
+  batch.push_back(*Launch("inc", {1000}, {a, F32Bytes(2.0f)}));
+  batch.push_back(*PrepareCopy(b, a, "cpu"));
+  batch.push_back(*Launch("inc", {1000}, {b, F32Bytes(10.0f)}));
+  EXPECT_EQ(stream->Submit(std::move(batch)), 4u);
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(stream->completed(), 4u);
+  std::vector<float> va = Read(*a), vb = Read(*b);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(va[i], 3.5f) << i;
+    ASSERT_EQ(vb[i], 13.5f) << i;
+  }
+}
+
+TEST_F(StreamTest, FaultIsStickyUntilSynchronize) {
+  auto a = MakeArray(kF32, {10});
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("inc", {11}, {a, F32Bytes(1.0f)}));   // thread 10 is out of bounds
+  batch.push_back(*PrepareFill(a, F32Bytes(7.0f), "cpu"));       // skipped
+  stream->Submit(std::move(batch));
+  absl::Status s = stream->Synchronize();
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message(),
+            "kernel 'inc' at /path/file.py:12: index 10 out of bounds for dimension 0 "
+            "(shape (10,))");
+  // Threads 0..9 ran before or alongside the fault; the fill did not run.
+  for (float v : Read(*a)) EXPECT_TRUE(v == 1.0f || v == 0.0f);
+  EXPECT_NE(Read(*a)[0], 7.0f);
+  // Reported once, then the stream works again.
+  EXPECT_TRUE(stream->Synchronize().ok());
+  std::vector<std::unique_ptr<Command>> again;
+  again.push_back(*PrepareFill(a, F32Bytes(7.0f), "cpu"));
+  stream->Submit(std::move(again));
+  EXPECT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(Read(*a)[9], 7.0f);
+}
+
+TEST_F(StreamTest, TwoDimensionalLaunch) {
+  auto a = MakeArray(kF32, {3, 4});
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("grid", {3, 4}, {a}));
+  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Synchronize().ok());
+  std::vector<float> v = Read(*a);
+  EXPECT_EQ(v[0], 0.0f);
+  EXPECT_EQ(v[5], 101.0f);
+  EXPECT_EQ(v[11], 203.0f);
+  // Two-dimensional fault: dims larger than the array.
+  std::vector<std::unique_ptr<Command>> bad;
+  bad.push_back(*Launch("grid", {3, 5}, {a}));
+  stream->Submit(std::move(bad));
+  absl::Status s = stream->Synchronize();
+  EXPECT_EQ(s.message(),
+            "kernel 'grid' at /path/grid.py:30: index 4 out of bounds for dimension 1 "
+            "(shape (3, 4))");
+}
+
+TEST_F(StreamTest, FreeQueuedAfterLaunchKeepsMemoryAlive) {
+  auto stream = Stream::Create(&cpu_, &executor_);
+  auto a = MakeArray(kF32, {100000});
+  std::weak_ptr<const Array> weak = a;
+  std::vector<std::unique_ptr<Command>> batch;
+  for (int i = 0; i < 20; ++i) batch.push_back(*Launch("inc", {100000}, {a, F32Bytes(1.0f)}));
+  auto keep = a;  // read the result after the stream is done
+  batch.push_back(*PrepareFree(a, "cpu"));
+  a.reset();  // the session's handle is gone; only commands hold the array
+  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(Read(*keep)[99999], 20.0f);
+  keep.reset();
+  EXPECT_TRUE(weak.expired());  // the free command released the last reference
+}
+
+TEST_F(StreamTest, CancelStopsRunningKernelAndDropsQueue) {
+  auto stream = Stream::Create(&cpu_, &executor_);
+  auto a = MakeArray(kF32, {4});
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("spin", {1}, {}));
+  batch.push_back(*PrepareFill(a, F32Bytes(5.0f), "cpu"));
+  g_spinning = 0;
+  stream->Submit(std::move(batch));
+  while (g_spinning.load() == 0) std::this_thread::yield();
+  stream->Cancel();
+  EXPECT_EQ(Read(*a)[0], 0.0f);
+  EXPECT_TRUE(stream->Synchronize().ok());
+}
+
+TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
+  auto a = MakeArray(kF32, {10});
+  auto i32 = MakeArray(Type::Scalar(ScalarKind::kInt32), {10});
+  auto two_d = MakeArray(kF32, {2, 5});
+  struct Case {
+    std::string kernel;
+    std::vector<int64_t> dims;
+    std::vector<LaunchArgValue> args;
+    absl::StatusCode code;
+    std::string message;
+  } cases[] = {
+      {"nope", {1}, {}, absl::StatusCode::kNotFound,
+       "module has no kernel 'nope' (kernels: inc, spin, grid)"},
+      {"inc", {10}, {a}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc' takes 2 arguments (a, amount), got 1"},
+      {"inc", {10}, {a, std::string("12345678")}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': argument 'amount' of type float32 takes 4 bytes, got 8"},
+      {"inc", {10}, {i32, F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': argument 'a' expects array(dtype=float32, ndim=1), got "
+       "array(dtype=int32, ndim=1)"},
+      {"inc", {10}, {two_d, F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': argument 'a' expects array(dtype=float32, ndim=1), got "
+       "array(dtype=float32, ndim=2)"},
+      {"inc", {10}, {F32Bytes(1), F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': argument 'a' expects array(dtype=float32, ndim=1), got a value, not an "
+       "array"},
+      {"inc", {10}, {a, a}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': argument 'amount' expects a value of type float32, got an array"},
+      {"inc", {}, {a, F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': launch dim must have 1 to 4 dimensions, got 0"},
+      {"inc", {1, 1, 1, 1, 1}, {a, F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': launch dim must have 1 to 4 dimensions, got 5"},
+      {"inc", {4, -1}, {a, F32Bytes(1)}, absl::StatusCode::kInvalidArgument,
+       "kernel 'inc': launch dim (4, -1): dimension 1 must be in [0, 2147483647]"},
+      {"grid", {12}, {two_d}, absl::StatusCode::kInvalidArgument,
+       "kernel 'grid' unpacks wp.tid() into 2 indices, but is launched with 1-dimensional dim "
+       "(12,)"},
+  };
+  for (auto& c : cases) {
+    auto r = Launch(c.kernel, c.dims, c.args);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), c.code) << c.message;
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+  // Launch dims of 2^31-1 in all four dims overflow int64 thread counts? No:
+  // (2^31)^4 = 2^124 overflows, so it is rejected.
+  auto huge = Launch("inc", {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, {a, F32Bytes(1)});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StreamTest, CopyAndFillValidation) {
+  auto a = MakeArray(kF32, {10});
+  auto b = MakeArray(kF32, {11});
+  auto c = MakeArray(Type::Scalar(ScalarKind::kInt32), {10});
+  EXPECT_EQ(PrepareCopy(a, b, "cpu").status().message(),
+            "copy: shape mismatch: destination is (10,), source is (11,)");
+  EXPECT_EQ(PrepareCopy(a, c, "cpu").status().message(),
+            "copy: dtype mismatch: destination is float32, source is int32");
+  EXPECT_EQ(PrepareFill(a, "ab", "cpu").status().message(),
+            "fill: value has 2 bytes, but an element of float32 has 4");
+  EXPECT_EQ(PrepareFill(a, F32Bytes(1), "cuda:0").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StreamTest, FillVectorElements) {
+  auto v = MakeArray(Type::Vector(3, ScalarKind::kFloat32), {5});
+  float value[3] = {1.0f, 2.0f, 3.0f};
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*PrepareFill(v, std::string(reinterpret_cast<char*>(value), 12), "cpu"));
+  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Synchronize().ok());
+  std::vector<float> out = Read(*v);
+  ASSERT_EQ(out.size(), 15u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(out[3 * i], 1.0f);
+    EXPECT_EQ(out[3 * i + 1], 2.0f);
+    EXPECT_EQ(out[3 * i + 2], 3.0f);
+  }
+}
+
+}  // namespace
+}  // namespace warpd::runtime

@@ -1,0 +1,31 @@
+# Tests of the runtime/native headers (headers_test.cc). Included from
+# runtime/native/CMakeLists.txt after warpd_native_embedded is defined.
+#
+# Each header is compiled on its own with the host clang (the LLVM 16 that the
+# CPU JIT embeds, freestanding) and, with WARPD_WITH_CUDA, with NVRTC + ptxas;
+# the builtins' host numerics are checked against independent references.
+
+# The clang++ of the LLVM the CPU JIT links (find_package(LLVM) at the top
+# level sets LLVM_TOOLS_BINARY_DIR), else clang++-16 on PATH.
+find_program(WARPD_HOST_CLANGXX NAMES clang++ clang++-16
+  PATHS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
+find_program(WARPD_HOST_CLANGXX NAMES clang++-16 clang++)
+if(NOT WARPD_HOST_CLANGXX)
+  message(WARNING "No clang++ found: native_headers_test's host-clang checks will fail")
+  set(WARPD_HOST_CLANGXX "")
+endif()
+
+set(_warpd_headers_test_libs warpd_native_embedded Threads::Threads)
+if(WARPD_WITH_CUDA)
+  # Test-only edge upward (runtime/native -> compiler/backend): the NVRTC half
+  # of STYLE rule 7 needs the backend's NVRTC loader. The target is defined
+  # later (compiler/ is added after runtime/native); CMake resolves it at
+  # generate time.
+  list(APPEND _warpd_headers_test_libs warpd_backend_cuda absl::status absl::statusor)
+endif()
+warpd_test(native_headers_test ${CMAKE_CURRENT_LIST_DIR}/headers_test.cc
+  LIBS ${_warpd_headers_test_libs})
+target_compile_definitions(native_headers_test PRIVATE
+  WARPD_NATIVE_DIR="${CMAKE_CURRENT_LIST_DIR}"
+  WARPD_HOST_CLANGXX="${WARPD_HOST_CLANGXX}"
+  WARPD_WITH_CUDA=$<BOOL:${WARPD_WITH_CUDA}>)

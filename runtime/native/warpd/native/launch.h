@@ -1,0 +1,104 @@
+// warpd device runtime: the launch ABI shared by generated code and the runtime.
+//
+// A kernel's CPU entry point is
+//   extern "C" void wpk_<kernel>_cpu(wp::launch_ctx* ctx, const void* args,
+//                                    wp::int64 begin, wp::int64 end);
+// and runs the threads with linear ids [begin, end). Its CUDA entry point is
+//   extern "C" __global__ void wpk_<kernel>_cuda(wp::launch_ctx* ctx, wpa_<kernel> args);
+// with a grid-stride loop over all ids. `args` is the kernel's argument block
+// (docs/launch_abi.md). The runtime owns ctx; kernels write only ctx->fault.
+#pragma once
+
+#include "warpd/native/core.h"
+
+namespace wp {
+
+// The launch grid: up to 4 dimensions, row-major thread ids.
+struct launch_bounds {
+  int32 shape[4];
+  int32 ndim;
+  int32 reserved;
+  int64 size;  // product of shape
+};
+
+enum fault_kind : int32 {
+  FAULT_NONE = 0,
+  FAULT_INDEX_OUT_OF_BOUNDS = 1,
+  FAULT_CANCELLED = 2,
+};
+
+// The first fault of a launch. `flag` is claimed with an atomic compare-and-swap
+// so exactly one thread writes the rest; other threads see flag != 0 and stop.
+struct fault_info {
+  int32 flag;
+  int32 kind;   // fault_kind
+  int32 line;   // user source line of the faulting statement
+  int32 dim;    // which index was out of range
+  int64 index;  // the index value
+  int64 extent; // the array's extent in that dimension
+  int32 array_ndim;
+  int32 reserved;
+  int64 shape[4];
+};
+
+struct launch_ctx {
+  launch_bounds bounds;
+  fault_info fault;
+  int32 cancel;  // set by the runtime to stop a launch; checked at loop back-edges
+  int32 reserved;
+};
+
+static_assert(sizeof(launch_bounds) == 32, "launch_bounds layout");
+static_assert(sizeof(fault_info) == 72, "fault_info layout");
+static_assert(sizeof(launch_ctx) == 112, "launch_ctx layout");
+
+WP_FUNC bool claim_fault(launch_ctx* ctx) {
+#if WP_CUDA
+  return atomicCAS(&ctx->fault.flag, 0, 1) == 0;
+#else
+  int32 expected = 0;
+  return __atomic_compare_exchange_n(&ctx->fault.flag, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE);
+#endif
+}
+
+WP_FUNC bool faulted(const launch_ctx* ctx) {
+#if WP_CUDA
+  return *(volatile const int32*)&ctx->fault.flag != 0;
+#else
+  return __atomic_load_n(&ctx->fault.flag, __ATOMIC_RELAXED) != 0;
+#endif
+}
+
+// Checked at loop back-edges: a fault elsewhere or a cancel stops this thread.
+WP_FUNC bool should_stop(const launch_ctx* ctx) {
+#if WP_CUDA
+  return *(volatile const int32*)&ctx->cancel != 0 || faulted(ctx);
+#else
+  return __atomic_load_n(&ctx->cancel, __ATOMIC_RELAXED) != 0 || faulted(ctx);
+#endif
+}
+
+// Records an out-of-range index as the launch's fault; true when this call
+// claimed the fault (it was the first).
+WP_FUNC bool record_index_fault(launch_ctx* ctx, int32 line, int32 dim, int64 index, int64 extent) {
+  if (!claim_fault(ctx)) return false;
+  ctx->fault.kind = FAULT_INDEX_OUT_OF_BOUNDS;
+  ctx->fault.line = line;
+  ctx->fault.dim = dim;
+  ctx->fault.index = index;
+  ctx->fault.extent = extent;
+  ctx->fault.array_ndim = 0;
+  return true;
+}
+
+// Thread coordinates of linear id `linear` in the launch grid.
+WP_FUNC void tid_coords(const launch_bounds& b, int64 linear, int32* out, int32 n) {
+  for (int32 d = n - 1; d >= 0; --d) {
+    int32 extent = d < b.ndim ? b.shape[d] : 1;
+    out[d] = (int32)(linear % extent);
+    linear /= extent;
+  }
+}
+
+}  // namespace wp

@@ -1,0 +1,125 @@
+// warpd device runtime: fixed-length vectors vec_t<N, T> and their builtins.
+#pragma once
+
+#include "warpd/native/scalar.h"
+
+namespace wp {
+
+template <int N, typename T>
+struct vec_t {
+  T c[N];
+};
+
+typedef vec_t<2, float32> vec2f;
+typedef vec_t<3, float32> vec3f;
+typedef vec_t<4, float32> vec4f;
+typedef vec_t<3, float64> vec3d;
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> vec_splat(T x) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = x;
+  return r;
+}
+
+#define WP_VEC_BINARY(name)                                          \
+  template <int N, typename T>                                       \
+  WP_FUNC vec_t<N, T> name(const vec_t<N, T>& a, const vec_t<N, T>& b) { \
+    vec_t<N, T> r;                                                   \
+    for (int i = 0; i < N; ++i) r.c[i] = name(a.c[i], b.c[i]);       \
+    return r;                                                        \
+  }
+WP_VEC_BINARY(add)
+WP_VEC_BINARY(sub)
+WP_VEC_BINARY(min)
+WP_VEC_BINARY(max)
+#undef WP_VEC_BINARY
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> neg(const vec_t<N, T>& a) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = neg(a.c[i]);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> mul(const vec_t<N, T>& a, T s) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = mul(a.c[i], s);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> mul(T s, const vec_t<N, T>& a) {
+  return mul(a, s);
+}
+
+// Component-wise product (Warp's cw_mul).
+template <int N, typename T>
+WP_FUNC vec_t<N, T> cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = mul(a.c[i], b.c[i]);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> div(const vec_t<N, T>& a, T s) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = div(a.c[i], s);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  T r = mul(a.c[0], b.c[0]);
+  for (int i = 1; i < N; ++i) r = add(r, mul(a.c[i], b.c[i]));
+  return r;
+}
+
+template <typename T>
+WP_FUNC vec_t<3, T> cross(const vec_t<3, T>& a, const vec_t<3, T>& b) {
+  return vec_t<3, T>{{sub(mul(a.c[1], b.c[2]), mul(a.c[2], b.c[1])),
+                      sub(mul(a.c[2], b.c[0]), mul(a.c[0], b.c[2])),
+                      sub(mul(a.c[0], b.c[1]), mul(a.c[1], b.c[0]))}};
+}
+
+template <int N, typename T>
+WP_FUNC T length_sq(const vec_t<N, T>& a) {
+  return dot(a, a);
+}
+
+template <int N, typename T>
+WP_FUNC T length(const vec_t<N, T>& a) {
+  return sqrt(dot(a, a));
+}
+
+// A zero vector normalizes to zero (as in Warp), never to NaN.
+template <int N, typename T>
+WP_FUNC vec_t<N, T> normalize(const vec_t<N, T>& a) {
+  T l = length(a);
+  if (l > (T)0) return div(a, l);
+  return vec_splat<N, T>((T)0);
+}
+
+template <int N, typename T>
+WP_FUNC bool eq(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  for (int i = 0; i < N; ++i)
+    if (!(a.c[i] == b.c[i])) return false;
+  return true;
+}
+
+template <int N, typename T>
+WP_FUNC bool ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  return !eq(a, b);
+}
+
+template <typename To, int N, typename From>
+struct caster<vec_t<N, To>, vec_t<N, From>> {
+  WP_FUNC static vec_t<N, To> apply(const vec_t<N, From>& x) {
+    vec_t<N, To> r;
+    for (int i = 0; i < N; ++i) r.c[i] = cast<To>(x.c[i]);
+    return r;
+  }
+};
+
+}  // namespace wp

@@ -1,0 +1,75 @@
+// warpd runtime: arrays: a typed, shaped view of one device buffer.
+//
+// An Array is immutable once made: element type (a scalar or vector
+// ir::Type), 1..4 dims, row-major byte strides, and the buffer that holds its
+// bytes. Its contents are mutated only by the command stream of its device.
+//
+//   ASSIGN_OR_RETURN(ArrayLayout layout, MakeArrayLayout(dtype, {3, 4}));
+//   ASSIGN_OR_RETURN(auto buffer, allocator.Allocate(layout.size_bytes, "array"));
+//   auto array = std::make_shared<Array>("cpu", layout, std::move(buffer));
+//
+// Ownership: an Array holds a shared_ptr to its buffer; launches and copies
+// hold shared_ptrs to the Array while queued or running, so freeing a handle
+// never frees memory under a running command. Thread-safe (immutable).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ir/type.h"
+#include "runtime/memory/cpu_allocator.h"
+
+namespace warpd::runtime {
+
+struct ArrayLayout {
+  ir::Type dtype;  // element type: scalar or vector
+  int ndim = 0;
+  std::array<int64_t, 4> shape{};    // unused dims are 0
+  std::array<int64_t, 4> strides{};  // bytes, row-major; unused dims are 0
+  uint64_t num_elements = 0;
+  uint64_t size_bytes = 0;
+};
+
+// Checks and lays out an array: dtype must be a scalar or vector; 1..4 dims,
+// each in [0, 2^31-1] (the descriptor holds int32 extents); the byte size is
+// computed with overflow checks. INVALID_ARGUMENT otherwise.
+absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype, absl::Span<const int64_t> shape);
+
+// Python's tuple spelling of a shape: "(10,)", "(3, 4)".
+std::string FormatShape(absl::Span<const int64_t> shape);
+
+class Array {
+ public:
+  // `buffer` must hold at least layout.size_bytes bytes.
+  Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer)
+      : device_(std::move(device)), layout_(layout), buffer_(std::move(buffer)) {}
+
+  const std::string& device() const { return device_; }
+  const ArrayLayout& layout() const { return layout_; }
+  const ir::Type& dtype() const { return layout_.dtype; }
+  int ndim() const { return layout_.ndim; }
+  absl::Span<const int64_t> shape() const { return {layout_.shape.data(), size_t(layout_.ndim)}; }
+  absl::Span<const int64_t> strides() const {
+    return {layout_.strides.data(), size_t(layout_.ndim)};
+  }
+  uint64_t size_bytes() const { return layout_.size_bytes; }
+  // The kernel-parameter type this array matches: array(dtype, ndim).
+  ir::Type type() const { return ir::Type::Array(layout_.dtype, layout_.ndim); }
+  // Null when size_bytes() == 0.
+  std::byte* data() const { return buffer_->data(); }
+  const std::shared_ptr<CpuBuffer>& buffer() const { return buffer_; }
+
+  // Writes the 64-byte wp::array_t descriptor (docs/launch_abi.md) to `out`.
+  void WriteDescriptor(void* out) const;
+
+ private:
+  const std::string device_;
+  const ArrayLayout layout_;
+  const std::shared_ptr<CpuBuffer> buffer_;
+};
+
+}  // namespace warpd::runtime

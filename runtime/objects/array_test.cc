@@ -1,0 +1,88 @@
+#include "runtime/objects/array.h"
+
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "warpd/native/array.h"
+
+namespace warpd::runtime {
+namespace {
+
+using ir::ScalarKind;
+using ir::Type;
+
+TEST(ArrayLayoutTest, RowMajorStrides) {
+  auto l = MakeArrayLayout(Type::Scalar(ScalarKind::kFloat32), {2, 3, 4});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->ndim, 3);
+  EXPECT_EQ(l->num_elements, 24u);
+  EXPECT_EQ(l->size_bytes, 96u);
+  EXPECT_EQ(l->strides[0], 48);
+  EXPECT_EQ(l->strides[1], 16);
+  EXPECT_EQ(l->strides[2], 4);
+  EXPECT_EQ(l->strides[3], 0);
+}
+
+TEST(ArrayLayoutTest, VectorElements) {
+  auto l = MakeArrayLayout(Type::Vector(3, ScalarKind::kFloat32), {5});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->size_bytes, 60u);
+  EXPECT_EQ(l->strides[0], 12);
+}
+
+TEST(ArrayLayoutTest, RejectsBadShapes) {
+  const Type f = Type::Scalar(ScalarKind::kFloat32);
+  EXPECT_EQ(MakeArrayLayout(f, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeArrayLayout(f, {1, 2, 3, 4, 5}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto neg = MakeArrayLayout(f, {3, -1});
+  EXPECT_EQ(neg.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(neg.status().message().find("(3, -1)"), std::string::npos);
+  EXPECT_EQ(MakeArrayLayout(f, {int64_t{1} << 31}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // 2^31-1 cubed * 4 bytes overflows 64 bits.
+  auto huge = MakeArrayLayout(f, {INT32_MAX, INT32_MAX, INT32_MAX});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeArrayLayout(Type::Array(f, 1), {3}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeArrayLayout(Type::Void(), {3}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
+  auto l = MakeArrayLayout(Type::Scalar(ScalarKind::kInt32), {0, INT32_MAX, INT32_MAX, INT32_MAX});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->size_bytes, 0u);
+}
+
+TEST(ArrayTest, DescriptorMatchesNativeLayout) {
+  CpuAllocator alloc({});
+  auto layout = MakeArrayLayout(Type::Scalar(ScalarKind::kFloat64), {3, 5});
+  ASSERT_TRUE(layout.ok());
+  auto buf = alloc.Allocate(layout->size_bytes, "t");
+  ASSERT_TRUE(buf.ok());
+  Array a("cpu", *layout, *buf);
+  EXPECT_EQ(a.type(), Type::Array(Type::Scalar(ScalarKind::kFloat64), 2));
+  alignas(16) unsigned char raw[64];
+  std::memset(raw, 0xff, sizeof(raw));
+  a.WriteDescriptor(raw);
+  wp::array_t<double> d;
+  std::memcpy(&d, raw, sizeof(d));
+  EXPECT_EQ(reinterpret_cast<std::byte*>(d.data), a.data());
+  EXPECT_EQ(d.ndim, 2);
+  EXPECT_EQ(d.shape[0], 3);
+  EXPECT_EQ(d.shape[1], 5);
+  EXPECT_EQ(d.shape[2], 0);
+  EXPECT_EQ(d.strides[0], 40);
+  EXPECT_EQ(d.strides[1], 8);
+  EXPECT_EQ(d.strides[3], 0);
+  EXPECT_EQ(d.reserved, 0);
+}
+
+TEST(FormatShapeTest, PythonTupleSpelling) {
+  EXPECT_EQ(FormatShape({10}), "(10,)");
+  EXPECT_EQ(FormatShape({3, 4}), "(3, 4)");
+}
+
+}  // namespace
+}  // namespace warpd::runtime

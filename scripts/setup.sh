@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sets up everything warpd needs on Debian 12 and builds it. Idempotent: a
+# second run installs nothing and rebuilds only what changed.
+#   scripts/setup.sh            packages, .venv, Python stubs, build/
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+packages=(
+  cmake ninja-build ccache pkg-config
+  llvm-16-dev libclang-16-dev clang-16
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libspdlog-dev libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Python environment with the client installed editable.
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+stamp=.venv/.warpd-installed
+if [ ! -f "$stamp" ] || [ clients/python/pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e "clients/python[test]"
+  touch "$stamp"
+fi
+
+# Python gRPC stubs: clients/python/warpd/v1/*_pb2*.py (generated, not committed).
+for p in proto/warpd/v1/*.proto; do
+  out=clients/python/warpd/v1/$(basename "$p" .proto)_pb2.py
+  if [ ! -f "$out" ] || [ "$p" -nt "$out" ]; then
+    .venv/bin/python -m grpc_tools.protoc -Iproto --python_out=clients/python \
+      --grpc_python_out=clients/python proto/warpd/v1/*.proto
+    break
+  fi
+done
+
+# The daemon and the C++ tests.
+if [ ! -f build/build.ninja ]; then
+  CC=${CC:-clang-16} CXX=${CXX:-clang++-16} cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build build

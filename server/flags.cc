@@ -1,0 +1,221 @@
+#include "server/flags.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace warpd::server {
+
+namespace {
+
+constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn",
+                                      "error", "critical", "off"};
+
+std::string Env(const FlagEnvironment& env, const char* name) {
+  const char* v = env.getenv ? env.getenv(name) : nullptr;
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+std::vector<std::string> DefaultListen(const FlagEnvironment& env) {
+  const std::string runtime_dir = Env(env, "XDG_RUNTIME_DIR");
+  const std::string socket = runtime_dir.empty()
+                                 ? absl::StrCat("/tmp/warpd-", env.uid, ".sock")
+                                 : absl::StrCat(runtime_dir, "/warpd.sock");
+  return {"127.0.0.1:7788", "unix:" + socket};
+}
+
+std::string DefaultCacheDir(const FlagEnvironment& env) {
+  const std::string xdg = Env(env, "XDG_CACHE_HOME");
+  if (!xdg.empty()) return xdg + "/warpd";
+  const std::string home = Env(env, "HOME");
+  if (!home.empty()) return home + "/.cache/warpd";
+  return absl::StrCat("/tmp/warpd-cache-", env.uid);
+}
+
+}  // namespace
+
+FlagEnvironment FlagEnvironment::Process() {
+  return FlagEnvironment{[](const char* name) -> const char* { return std::getenv(name); },
+                         static_cast<unsigned>(getuid())};
+}
+
+absl::Status CheckListenAddress(const std::string& address) {
+  if (absl::StartsWith(address, "unix:")) {
+    if (address.size() == 5) {
+      return absl::InvalidArgumentError("--listen unix: needs a path, e.g. unix:/tmp/warpd.sock");
+    }
+    return absl::OkStatus();
+  }
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen '", address, "': expected HOST:PORT (127.0.0.1:7788) or unix:/path"));
+  }
+  const std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  uint32_t p = 0;
+  if (port.empty() || !absl::SimpleAtoi(port, &p) || p > 65535 ||
+      port.find_first_not_of("0123456789") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen '", address, "': port must be a number in [0, 65535]"));
+  }
+  if (host.front() == '[' && host.back() != ']') {
+    return absl::InvalidArgumentError(absl::StrCat("--listen '", address, "': unbalanced '['"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ParseByteSize(const std::string& text) {
+  absl::string_view s = absl::StripAsciiWhitespace(text);
+  uint64_t shift = 0;
+  absl::string_view digits = s;
+  const size_t end = s.find_first_not_of("0123456789");
+  if (end != absl::string_view::npos) {
+    digits = s.substr(0, end);
+    std::string unit = absl::AsciiStrToUpper(s.substr(end));
+    if (absl::EndsWith(unit, "IB")) unit = unit.substr(0, unit.size() - 2);
+    else if (absl::EndsWith(unit, "B")) unit = unit.substr(0, unit.size() - 1);
+    if (unit == "") shift = 0;
+    else if (unit == "K") shift = 10;
+    else if (unit == "M") shift = 20;
+    else if (unit == "G") shift = 30;
+    else if (unit == "T") shift = 40;
+    else return absl::InvalidArgumentError(absl::StrCat("bad byte size '", text, "'"));
+  }
+  uint64_t value = 0;
+  if (digits.empty() || !absl::SimpleAtoi(digits, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad byte size '", text, "'"));
+  }
+  if (shift > 0 && value > (UINT64_MAX >> shift)) {
+    return absl::InvalidArgumentError(absl::StrCat("byte size '", text, "' is too large"));
+  }
+  return value << shift;
+}
+
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
+                                 const FlagEnvironment& env) {
+  Flags flags;
+  bool cache_dir_set = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i];
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = name.find('='); absl::StartsWith(name, "--") && eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    // Takes the value from "--name=value" or the next argument.
+    auto take = [&](std::string* out) -> absl::Status {
+      if (has_value) {
+        *out = value;
+        return absl::OkStatus();
+      }
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " needs a value (see --help)"));
+      }
+      *out = args[++i];
+      return absl::OkStatus();
+    };
+    auto no_value = [&]() -> absl::Status {
+      if (has_value) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " takes no value"));
+      }
+      return absl::OkStatus();
+    };
+    absl::Status s;
+    if (name == "--listen") {
+      std::string addr;
+      s = take(&addr);
+      if (s.ok()) s = CheckListenAddress(addr);
+      if (s.ok()) flags.listen.push_back(addr);
+    } else if (name == "--cache-dir") {
+      s = take(&flags.cache_dir);
+      if (s.ok() && flags.cache_dir.empty()) {
+        s = absl::InvalidArgumentError("--cache-dir must not be empty");
+      }
+      cache_dir_set = true;
+    } else if (name == "--log-level") {
+      s = take(&flags.log_level);
+      if (s.ok()) {
+        flags.log_level = absl::AsciiStrToLower(flags.log_level);
+        bool known = false;
+        for (const char* l : kLogLevels) known |= flags.log_level == l;
+        if (!known) {
+          s = absl::InvalidArgumentError(absl::StrCat(
+              "--log-level '", flags.log_level,
+              "': expected one of trace, debug, info, warn, error, critical, off"));
+        }
+      }
+    } else if (name == "--max-array-bytes") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) {
+        auto bytes = ParseByteSize(text);
+        if (bytes.ok()) {
+          flags.max_array_bytes = *bytes;
+        } else {
+          s = absl::InvalidArgumentError(absl::StrCat("--max-array-bytes: ", bytes.status().message()));
+        }
+      }
+    } else if (name == "--cpu-threads") {
+      std::string text;
+      s = take(&text);
+      if (s.ok() && (!absl::SimpleAtoi(text, &flags.cpu_threads) || flags.cpu_threads < 0 ||
+                     flags.cpu_threads > 4096)) {
+        s = absl::InvalidArgumentError(
+            absl::StrCat("--cpu-threads '", text, "': expected a number in [0, 4096]"));
+      }
+    } else if (name == "--allow-client-cache-dir") {
+      s = no_value();
+      flags.allow_client_cache_dir = true;
+    } else if (name == "--verify-cuda") {
+      s = no_value();
+      flags.verify_cuda = true;
+    } else if (name == "--version") {
+      s = no_value();
+      flags.version = true;
+    } else if (name == "--help" || name == "-h") {
+      s = no_value();
+      flags.help = true;
+    } else {
+      s = absl::InvalidArgumentError(absl::StrCat("unknown flag '", name, "' (see --help)"));
+    }
+    if (!s.ok()) return s;
+  }
+  if (flags.listen.empty()) flags.listen = DefaultListen(env);
+  if (!cache_dir_set) flags.cache_dir = DefaultCacheDir(env);
+  return flags;
+}
+
+std::string UsageText() {
+  return R"(usage: warpd [flags]
+
+The warpd compute daemon: runs Warp kernels for clients over gRPC.
+
+  --listen ADDR             where to serve; repeatable. HOST:PORT (127.0.0.1:7788)
+                            or unix:/path. Default: 127.0.0.1:7788 and
+                            unix:$XDG_RUNTIME_DIR/warpd.sock (unix:/tmp/warpd-$UID.sock
+                            when XDG_RUNTIME_DIR is unset)
+  --cache-dir DIR           kernel cache directory. Default: $XDG_CACHE_HOME/warpd,
+                            else ~/.cache/warpd
+  --log-level LEVEL         trace, debug, info (default), warn, error, critical, off
+  --allow-client-cache-dir  let clients change the kernel cache directory
+                            (for private daemons started by a client)
+  --verify-cuda             also compile every module's CUDA source with NVRTC and
+                            check it with ptxas (test suites)
+  --max-array-bytes N       largest array one request may create (default 16G;
+                            suffixes K, M, G, T)
+  --cpu-threads N           CPU worker threads (default: one per core)
+  --version                 print the version and exit
+  --help                    print this help and exit
+)";
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,55 @@
+// warpd server: command-line flags, parsed by hand.
+//
+//   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
+//         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N]
+//         [--cpu-threads N] [--version] [--help]
+//
+// Flags take "--name value" or "--name=value". Defaults need no config: listen
+// on 127.0.0.1:7788 and a Unix socket ($XDG_RUNTIME_DIR/warpd.sock, else
+// /tmp/warpd-$UID.sock); cache under $XDG_CACHE_HOME/warpd, else
+// ~/.cache/warpd. Errors are INVALID_ARGUMENT with a message for the user.
+// Thread-safe (pure functions).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace warpd::server {
+
+struct Flags {
+  std::vector<std::string> listen;  // "127.0.0.1:7788", "unix:/path"
+  std::string cache_dir;
+  std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
+  bool allow_client_cache_dir = false;
+  bool verify_cuda = false;
+  uint64_t max_array_bytes = uint64_t{16} << 30;
+  int cpu_threads = 0;  // 0: one per core
+  bool version = false;
+  bool help = false;
+};
+
+// What the defaults depend on; tests pass their own.
+struct FlagEnvironment {
+  std::function<const char*(const char*)> getenv;  // returns null when unset
+  unsigned uid = 0;
+  static FlagEnvironment Process();  // the real environment
+};
+
+// `args` excludes argv[0].
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
+                                 const FlagEnvironment& env);
+
+std::string UsageText();
+
+// "127.0.0.1:7788", "[::1]:0", "localhost:80", "unix:/abs/or/relative". Returns
+// INVALID_ARGUMENT naming the address otherwise.
+absl::Status CheckListenAddress(const std::string& address);
+
+// "1024", "64K", "16G", "2GiB" (binary multiples).
+absl::StatusOr<uint64_t> ParseByteSize(const std::string& text);
+
+}  // namespace warpd::server

@@ -1,0 +1,98 @@
+#include "server/flags.h"
+
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace warpd::server {
+namespace {
+
+FlagEnvironment FakeEnv(std::map<std::string, std::string> vars, unsigned uid = 1234) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return FlagEnvironment{[shared](const char* name) -> const char* {
+                           auto it = shared->find(name);
+                           return it == shared->end() ? nullptr : it->second.c_str();
+                         },
+                         uid};
+}
+
+TEST(FlagsTest, DefaultsFromXdg) {
+  auto f = ParseFlags({}, FakeEnv({{"XDG_RUNTIME_DIR", "/run/user/1234"},
+                                   {"XDG_CACHE_HOME", "/home/u/.xdgcache"},
+                                   {"HOME", "/home/u"}}));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->listen, (std::vector<std::string>{"127.0.0.1:7788", "unix:/run/user/1234/warpd.sock"}));
+  EXPECT_EQ(f->cache_dir, "/home/u/.xdgcache/warpd");
+  EXPECT_EQ(f->log_level, "info");
+  EXPECT_FALSE(f->allow_client_cache_dir);
+  EXPECT_FALSE(f->verify_cuda);
+  EXPECT_EQ(f->max_array_bytes, uint64_t{16} << 30);
+}
+
+TEST(FlagsTest, DefaultsWithoutXdg) {
+  auto f = ParseFlags({}, FakeEnv({{"HOME", "/home/u"}}, 42));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->listen[1], "unix:/tmp/warpd-42.sock");
+  EXPECT_EQ(f->cache_dir, "/home/u/.cache/warpd");
+}
+
+TEST(FlagsTest, ExplicitValuesBothSpellings) {
+  auto f = ParseFlags({"--listen", "unix:/tmp/a.sock", "--listen=127.0.0.1:0", "--cache-dir=/c",
+                       "--log-level", "DEBUG", "--allow-client-cache-dir", "--verify-cuda",
+                       "--max-array-bytes", "64M", "--cpu-threads=3"},
+                      FakeEnv({}));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->listen, (std::vector<std::string>{"unix:/tmp/a.sock", "127.0.0.1:0"}));
+  EXPECT_EQ(f->cache_dir, "/c");
+  EXPECT_EQ(f->log_level, "debug");
+  EXPECT_TRUE(f->allow_client_cache_dir);
+  EXPECT_TRUE(f->verify_cuda);
+  EXPECT_EQ(f->max_array_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(f->cpu_threads, 3);
+}
+
+TEST(FlagsTest, VersionAndHelp) {
+  EXPECT_TRUE(ParseFlags({"--version"}, FakeEnv({}))->version);
+  EXPECT_TRUE(ParseFlags({"--help"}, FakeEnv({}))->help);
+  EXPECT_TRUE(ParseFlags({"-h"}, FakeEnv({}))->help);
+  EXPECT_NE(UsageText().find("--allow-client-cache-dir"), std::string::npos);
+}
+
+TEST(FlagsTest, Errors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"--bogus"}, "unknown flag '--bogus' (see --help)"},
+      {{"--listen"}, "--listen needs a value (see --help)"},
+      {{"--listen", "nohost"}, "--listen 'nohost': expected HOST:PORT (127.0.0.1:7788) or unix:/path"},
+      {{"--listen", "127.0.0.1:99999"}, "--listen '127.0.0.1:99999': port must be a number in [0, 65535]"},
+      {{"--listen", "127.0.0.1:-1"}, "--listen '127.0.0.1:-1': port must be a number in [0, 65535]"},
+      {{"--listen", "unix:"}, "--listen unix: needs a path, e.g. unix:/tmp/warpd.sock"},
+      {{"--log-level", "loud"},
+       "--log-level 'loud': expected one of trace, debug, info, warn, error, critical, off"},
+      {{"--verify-cuda=yes"}, "--verify-cuda takes no value"},
+      {{"--max-array-bytes", "12Q"}, "--max-array-bytes: bad byte size '12Q'"},
+      {{"--max-array-bytes", "99999999999T"}, "--max-array-bytes: byte size '99999999999T' is too large"},
+      {{"--cache-dir="}, "--cache-dir must not be empty"},
+      {{"--cpu-threads", "x"}, "--cpu-threads 'x': expected a number in [0, 4096]"},
+  };
+  for (const auto& c : cases) {
+    auto f = ParseFlags(c.args, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << c.message;
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(f.status().message(), c.message);
+  }
+}
+
+TEST(FlagsTest, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("1024"), 1024u);
+  EXPECT_EQ(*ParseByteSize("4k"), 4096u);
+  EXPECT_EQ(*ParseByteSize("2GiB"), uint64_t{2} << 30);
+  EXPECT_EQ(*ParseByteSize("1TB"), uint64_t{1} << 40);
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("G").ok());
+}
+
+}  // namespace
+}  // namespace warpd::server

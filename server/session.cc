@@ -1,0 +1,64 @@
+#include "server/session.h"
+
+namespace warpd::server {
+
+Session::Session(std::string client_name, runtime::ThreadPool* executor)
+    : client_name_(std::move(client_name)), executor_(executor) {}
+
+Session::~Session() { Close(); }
+
+absl::Status Session::ClosedError() const {
+  return absl::UnauthenticatedError("session is closed");
+}
+
+absl::StatusOr<uint64_t> Session::AddArray(std::shared_ptr<const runtime::Array> array) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  return arrays_.Insert(std::move(array));
+}
+
+absl::StatusOr<uint64_t> Session::AddModule(
+    std::shared_ptr<const compiler::CompiledModule> module) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  return modules_.Insert(std::move(module));
+}
+
+absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  auto& stream = streams_[device->name()];
+  if (stream == nullptr) stream = runtime::Stream::Create(device, executor_);
+  return stream;
+}
+
+std::shared_ptr<runtime::Stream> Session::FindStream(const std::string& device) {
+  absl::MutexLock lock(&mu_);
+  auto it = streams_.find(device.empty() ? std::string("cpu") : device);
+  return it == streams_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<runtime::Stream>> Session::Streams() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<runtime::Stream>> out;
+  for (auto& [name, s] : streams_) out.push_back(s);
+  return out;
+}
+
+void Session::Close() {
+  std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+    streams.swap(streams_);
+  }
+  // Stop the work first, then drop the objects; the last references (and
+  // the munmaps) happen here, outside any lock.
+  for (auto& [name, s] : streams) s->Cancel();
+  streams.clear();
+  arrays_.Clear();
+  modules_.Clear();
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,114 @@
+#include "server/submit.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/exec/launch.h"
+
+namespace warpd::server {
+
+namespace {
+
+using runtime::Array;
+using runtime::Command;
+
+// Resolves array handles, treating those freed earlier in the batch as gone.
+class ArrayResolver {
+ public:
+  explicit ArrayResolver(Session& session) : session_(session) {}
+
+  absl::StatusOr<std::shared_ptr<const Array>> Get(uint64_t handle) const {
+    if (freed_.contains(handle)) return session_.arrays().NotFound(handle);
+    return session_.arrays().Get(handle);
+  }
+  void MarkFreed(uint64_t handle) { freed_.insert(handle); }
+  const absl::flat_hash_set<uint64_t>& freed() const { return freed_; }
+
+ private:
+  Session& session_;
+  absl::flat_hash_set<uint64_t> freed_;
+};
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
+                                                    const v1::Command& command,
+                                                    ArrayResolver& arrays) {
+  switch (command.kind_case()) {
+    case v1::Command::kLaunch: {
+      const v1::Launch& launch = command.launch();
+      auto module = session.modules().Get(launch.module());
+      if (!module.ok()) return module.status();
+      std::vector<runtime::LaunchArgValue> args;
+      args.reserve(launch.args_size());
+      for (int i = 0; i < launch.args_size(); ++i) {
+        const v1::LaunchArg& arg = launch.args(i);
+        switch (arg.value_case()) {
+          case v1::LaunchArg::kBytes:
+            args.emplace_back(arg.bytes());
+            break;
+          case v1::LaunchArg::kArray: {
+            auto array = arrays.Get(arg.array());
+            if (!array.ok()) {
+              return absl::Status(array.status().code(),
+                                  absl::StrCat("kernel '", launch.kernel(), "': argument ", i,
+                                               ": ", array.status().message()));
+            }
+            args.emplace_back(*std::move(array));
+            break;
+          }
+          default:
+            return absl::InvalidArgumentError(absl::StrCat(
+                "kernel '", launch.kernel(), "': argument ", i, " has no value"));
+        }
+      }
+      return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
+                                    {launch.dim().data(), size_t(launch.dim_size())},
+                                    std::move(args), device);
+    }
+    case v1::Command::kCopy: {
+      auto dst = arrays.Get(command.copy().dst());
+      if (!dst.ok()) return dst.status();
+      auto src = arrays.Get(command.copy().src());
+      if (!src.ok()) return src.status();
+      return runtime::PrepareCopy(*std::move(dst), *std::move(src), device);
+    }
+    case v1::Command::kFill: {
+      auto array = arrays.Get(command.fill().array());
+      if (!array.ok()) return array.status();
+      return runtime::PrepareFill(*std::move(array), command.fill().value(), device);
+    }
+    case v1::Command::kFree: {
+      auto array = arrays.Get(command.free().array());
+      if (!array.ok()) return array.status();
+      auto prepared = runtime::PrepareFree(*std::move(array), device);
+      if (prepared.ok()) arrays.MarkFreed(command.free().array());
+      return prepared;
+    }
+    default:
+      return absl::InvalidArgumentError("command has no kind (launch, copy, fill or free)");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
+    Session& session, const std::string& device,
+    const google::protobuf::RepeatedPtrField<v1::Command>& commands) {
+  if (commands.size() > kMaxCommandsPerBatch) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch holds at most ", kMaxCommandsPerBatch,
+                                                   " commands, got ", commands.size()));
+  }
+  ArrayResolver arrays(session);
+  std::vector<std::unique_ptr<Command>> out;
+  out.reserve(commands.size());
+  for (const v1::Command& c : commands) {
+    auto prepared = PrepareOne(session, device, c, arrays);
+    if (!prepared.ok()) return prepared.status();
+    out.push_back(*std::move(prepared));
+  }
+  // The batch is accepted: its frees take effect for later requests now; the
+  // memory itself goes when the free command runs in stream order. A handle
+  // freed meanwhile by a concurrent FreeArray is already gone, which is fine.
+  for (uint64_t h : arrays.freed()) (void)session.arrays().Remove(h);
+  return out;
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,191 @@
+#include "server/transfer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/memory/size_math.h"
+#include "server/grpc_status.h"
+#include "server/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace warpd::server {
+
+namespace {
+
+// Waits for the session's stream on the array's device, if it has one.
+void WaitForStream(Session& session, const runtime::Array& array) {
+  if (auto stream = session.FindStream(array.device())) stream->WaitIdle();
+}
+
+class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
+ public:
+  UploadReactor(DaemonState* state, v1::UploadResponse* response)
+      : state_(state), response_(response) {
+    StartRead(&chunk_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client has sent everything (or the call was cancelled)
+      if (array_ == nullptr) {
+        Fail(absl::InvalidArgumentError(
+            "upload sent no chunks; the first chunk names the session and the array"));
+        return;
+      }
+      response_->set_bytes_written(written_);
+      Finish(grpc::Status::OK);
+      return;
+    }
+    if (array_ == nullptr) {
+      // Resolving and draining the stream may block: not on a gRPC thread.
+      state_->rpc_pool().Schedule([this] {
+        absl::Status s = Begin();
+        if (s.ok()) s = WriteChunk();
+        if (!s.ok()) {
+          Fail(s);
+          return;
+        }
+        StartRead(&chunk_);
+      });
+      return;
+    }
+    if (absl::Status s = WriteChunk(); !s.ok()) {
+      Fail(s);
+      return;
+    }
+    StartRead(&chunk_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Begin() {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           state_->sessions().Get(chunk_.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
+                           session->arrays().Get(chunk_.handle()));
+    if (chunk_.offset() > array->size_bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("upload offset ", chunk_.offset(),
+                                                     " is past the end of the array (",
+                                                     array->size_bytes(), " bytes)"));
+    }
+    WaitForStream(*session, *array);
+    position_ = chunk_.offset();
+    array_ = std::move(array);
+    return absl::OkStatus();
+  }
+
+  absl::Status WriteChunk() {
+    const std::string& data = chunk_.data();
+    auto end = runtime::CheckedAdd(position_, data.size());
+    if (!end || *end > array_->size_bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "upload of ", written_ + data.size(), " bytes at offset ", position_ - written_,
+          " runs past the end of the array (", array_->size_bytes(), " bytes)"));
+    }
+    if (!data.empty()) std::memcpy(array_->data() + position_, data.data(), data.size());
+    position_ = *end;
+    written_ += data.size();
+    return absl::OkStatus();
+  }
+
+  void Fail(const absl::Status& s) {
+    spdlog::debug("Upload: {}", s.ToString());
+    Finish(ToGrpcStatus(s));
+  }
+
+  DaemonState* const state_;
+  v1::UploadResponse* const response_;
+  v1::UploadChunk chunk_;
+  std::shared_ptr<const runtime::Array> array_;
+  uint64_t position_ = 0;
+  uint64_t written_ = 0;
+};
+
+class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk> {
+ public:
+  DownloadReactor(DaemonState* state, const v1::DownloadRequest* request) {
+    // Draining the stream may block: not on a gRPC thread.
+    state->rpc_pool().Schedule([this, state, request] {
+      absl::Status s = Begin(state, *request);
+      if (!s.ok()) {
+        spdlog::debug("Download: {}", s.ToString());
+        Finish(ToGrpcStatus(s));
+        return;
+      }
+      WriteNext();
+    });
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled"));
+      return;
+    }
+    WriteNext();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Begin(DaemonState* state, const v1::DownloadRequest& req) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           state->sessions().Get(req.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
+                           session->arrays().Get(req.handle()));
+    const uint64_t size = array->size_bytes();
+    if (req.offset() > size) {
+      return absl::InvalidArgumentError(absl::StrCat("download offset ", req.offset(),
+                                                     " is past the end of the array (", size,
+                                                     " bytes)"));
+    }
+    uint64_t end = size;
+    if (req.length() != 0) {
+      auto e = runtime::CheckedAdd(req.offset(), req.length());
+      if (!e || *e > size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "download of ", req.length(), " bytes at offset ", req.offset(),
+            " runs past the end of the array (", size, " bytes)"));
+      }
+      end = *e;
+    }
+    if (auto stream = session->FindStream(array->device())) {
+      WARPD_RETURN_IF_ERROR(stream->Synchronize());
+    }
+    position_ = req.offset();
+    end_ = end;
+    array_ = std::move(array);
+    return absl::OkStatus();
+  }
+
+  void WriteNext() {
+    if (position_ >= end_) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    const uint64_t n = std::min<uint64_t>(end_ - position_, kTransferChunkBytes);
+    chunk_.set_data(reinterpret_cast<const char*>(array_->data() + position_), n);
+    position_ += n;
+    StartWrite(&chunk_);
+  }
+
+  v1::DownloadChunk chunk_;
+  std::shared_ptr<const runtime::Array> array_;
+  uint64_t position_ = 0;
+  uint64_t end_ = 0;
+};
+
+}  // namespace
+
+grpc::ServerReadReactor<v1::UploadChunk>* StartUpload(DaemonState* state,
+                                                      v1::UploadResponse* response) {
+  return new UploadReactor(state, response);
+}
+
+grpc::ServerWriteReactor<v1::DownloadChunk>* StartDownload(DaemonState* state,
+                                                           const v1::DownloadRequest* request) {
+  return new DownloadReactor(state, request);
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,139 @@
+"""Fixtures for the end-to-end suites: a real warpd daemon and an initialized client.
+
+The daemon is $WARPD_BIN, else <repo>/build/bin/warpd. It runs for the whole
+session on a Unix socket in a temporary directory, with its own kernel cache,
+``--verify-cuda`` (every module's CUDA source is also compiled with NVRTC and
+checked with ptxas) and ``--allow-client-cache-dir``. A missing binary FAILS
+the tests that need it (it is never a skip: CI must build it).
+
+Tests that only exercise the front end do not use these fixtures.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def daemon_binary() -> str:
+    return os.environ.get("WARPD_BIN") or str(REPO / "build" / "bin" / "warpd")
+
+
+class Daemon:
+    def __init__(self, binary, workdir: Path):
+        self.binary = binary
+        self.dir = workdir
+        self.socket = workdir / "warpd.sock"
+        self.address = f"unix:{self.socket}"
+        self.cache_dir = workdir / "cache"
+        self.log_path = workdir / "warpd.log"
+        self.proc = None
+
+    def start(self, timeout=60.0):
+        from warpd.v1 import runtime_pb2, runtime_pb2_grpc
+
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, "--listen", self.address, "--cache-dir", str(self.cache_dir),
+             "--verify-cuda", "--allow-client-cache-dir", "--log-level", "info"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        channel = grpc.insecure_channel(self.address)
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                if self.proc.poll() is not None:
+                    pytest.fail(f"warpd exited with status {self.proc.returncode} at start-up:\n"
+                                f"{self.log_tail()}", pytrace=False)
+                if time.monotonic() > deadline:
+                    self.stop()
+                    pytest.fail(f"warpd did not answer within {timeout} s:\n{self.log_tail()}",
+                                pytrace=False)
+                if self.socket.exists():
+                    try:
+                        stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=2)
+                        return
+                    except grpc.RpcError:
+                        pass
+                time.sleep(0.05)
+        finally:
+            channel.close()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, n=6000) -> str:
+        try:
+            return self.log_path.read_bytes()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout=10.0):
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+@pytest.fixture(scope="session")
+def warpd_daemon(tmp_path_factory):
+    binary = daemon_binary()
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        pytest.fail(f"the warpd daemon binary {binary} does not exist: build it first "
+                    f"(scripts/setup.sh) or set WARPD_BIN", pytrace=False)
+    d = Daemon(binary, tmp_path_factory.mktemp("warpd"))
+    d.start()
+    os.environ["WARPD_ADDRESS"] = d.address
+    yield d
+    import warpd
+
+    warpd.shutdown()
+    alive_at_end = d.alive()
+    code = d.stop()
+    assert alive_at_end, f"warpd died during the tests:\n{d.log_tail()}"
+    assert code == 0, f"warpd exited with status {code} on SIGTERM:\n{d.log_tail()}"
+
+
+@pytest.fixture(scope="session")
+def wp(warpd_daemon):
+    """The warpd client, initialized against the session's daemon."""
+    import warpd
+
+    warpd.init()
+    return warpd
+
+
+@pytest.fixture
+def raw(wp):
+    """(stub, session) for requests the client API would never make."""
+    from warpd import context
+    from warpd.v1 import runtime_pb2_grpc
+
+    rt = context.runtime()
+    return runtime_pb2_grpc.RuntimeStub(rt.channel), rt.session
+
+
+@pytest.fixture
+def serving(wp, warpd_daemon):
+    """Call after an error: asserts the daemon still runs kernels correctly."""
+    def check():
+        from serving_check import run_check
+
+        assert warpd_daemon.alive(), f"warpd died:\n{warpd_daemon.log_tail()}"
+        run_check(wp)
+        return True
+
+    return check
