@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "compiler/ir/from_proto.h"
+#if WARPD_WITH_CUDA
+#include "compiler/backend/cuda_nvrtc.h"
+#endif
 #include "compiler/testing/ir_builder.h"
 #include "warpd/native/array.h"
 #include "warpd/native/vec.h"
@@ -114,26 +117,10 @@ TEST(CompilerTest, OutOfBoundsRecordsFaultWithLine) {
   EXPECT_EQ(a[3], 1.0f);
 }
 
+v1::Module FeatureModule();
+
 TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
-  // square(x: float32): return x * x
-  // k(out: array(float32), v: array(vec3)):
-  //   i = tid(); s = 0.0
-  //   for j in range(i + 1): if j % 2 == 0: s = s + square(float32(j)) else: s = s - 1.0
-  //   c = cross(v[i], vec3(0.0, 0.0, 1.0))
-  //   out[i] = s + dot(c, c) + length(normalize(v[i]))
-  auto proto = ModuleOf(
-      {Func("square", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
-       Kernel("k", {{"out", Arr(F32())}, {"v", Arr(Vec(3))}},
-              {Assign(Name("i"), Call("tid", {})), Assign(Name("s"), Float(0.0)),
-               For("j", {Bin(v1::BINOP_ADD, Name("i"), Int(1))},
-                   {If(Cmp(v1::CMP_EQ, Bin(v1::BINOP_MOD, Name("j"), Int(2)), Int(0)),
-                       {Assign(Name("s"), Bin(v1::BINOP_ADD, Name("s"),
-                                              Call("square", {Call("float32", {Name("j")})}, 1, v1::CALLEE_FUNCTION)))},
-                       {Assign(Name("s"), Bin(v1::BINOP_SUB, Name("s"), Float(1.0)))})}),
-               Assign(Name("c"), Call("cross", {Sub(Name("v"), {Name("i")}), Call("vec3", {Float(0), Float(0), Float(1)})})),
-               Assign(Sub(Name("out"), {Name("i")}),
-                      Bin(v1::BINOP_ADD, Bin(v1::BINOP_ADD, Name("s"), Call("dot", {Name("c"), Name("c")})),
-                          Call("length", {Call("normalize", {Sub(Name("v"), {Name("i")})})})))})});
+  auto proto = FeatureModule();
   auto c = MakeCompiler();
   auto r = Compile(*c, proto);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -153,6 +140,41 @@ TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
     double cross_sq = x * x + y * y;  // cross(v, z) = (y, -x, 0)
     EXPECT_NEAR(out[i], s + cross_sq + 1.0, 1e-3 * (1 + std::abs(s + cross_sq))) << i;
   }
+}
+
+#if WARPD_WITH_CUDA
+TEST(CompilerTest, VerifyCudaCompilesGeneratedSourceWithNvrtcAndPtxas) {
+  if (!Nvrtc::Load().ok()) GTEST_SKIP() << "NVRTC is not installed: " << Nvrtc::Load().status();
+  auto c = Compiler::Create({"", true});
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const auto& proto : {ScaleModule(), FeatureModule()}) {
+    auto r = Compile(**c, proto);
+    EXPECT_TRUE(r.ok()) << r.status();
+  }
+}
+#endif
+
+v1::Module FeatureModule() {
+  // square(x: float32): return x * x
+  // k(out: array(float32), v: array(vec3)):
+  //   i = tid(); s = 0.0
+  //   for j in range(i + 1): if j % 2 == 0: s = s + square(float32(j)) else: s = s - 1.0
+  //   c = cross(v[i], vec3(0.0, 0.0, 1.0))
+  //   out[i] = s + dot(c, c) + length(normalize(v[i]))
+  auto proto = ModuleOf(
+      {Func("square", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
+       Kernel("k", {{"out", Arr(F32())}, {"v", Arr(Vec(3))}},
+              {Assign(Name("i"), Call("tid", {})), Assign(Name("s"), Float(0.0)),
+               For("j", {Bin(v1::BINOP_ADD, Name("i"), Int(1))},
+                   {If(Cmp(v1::CMP_EQ, Bin(v1::BINOP_MOD, Name("j"), Int(2)), Int(0)),
+                       {Assign(Name("s"), Bin(v1::BINOP_ADD, Name("s"),
+                                              Call("square", {Call("float32", {Name("j")})}, 1, v1::CALLEE_FUNCTION)))},
+                       {Assign(Name("s"), Bin(v1::BINOP_SUB, Name("s"), Float(1.0)))})}),
+               Assign(Name("c"), Call("cross", {Sub(Name("v"), {Name("i")}), Call("vec3", {Float(0), Float(0), Float(1)})})),
+               Assign(Sub(Name("out"), {Name("i")}),
+                      Bin(v1::BINOP_ADD, Bin(v1::BINOP_ADD, Name("s"), Call("dot", {Name("c"), Name("c")})),
+                          Call("length", {Call("normalize", {Sub(Name("v"), {Name("i")})})})))})});
+  return proto;
 }
 
 TEST(CompilerTest, TwoDimensionalTid) {

@@ -356,7 +356,7 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       WARPD_TRY(CheckIdentifier(span, p.name(), "parameter name"));
       if (!params.emplace(p.name(), 0).second)
         return Error(span, absl::StrCat("duplicate parameter '", p.name(), "'"));
-      if (!p.has_type())
+      if (!p.has_type() || p.type().kind_case() == v1::TypeRef::KIND_NOT_SET)
         return Error(span, absl::StrCat("parameter '", p.name(), "' of '", f.name(),
                                         "' needs a type annotation"));
       auto t = TypeFromProto(p.type());

@@ -1,1 +1,110 @@
+#include "compiler/sema/sema.h"
+
 #include <gtest/gtest.h>
+
+#include "compiler/ir/from_proto.h"
+#include "compiler/testing/ir_builder.h"
+
+namespace warpd::sema {
+namespace {
+
+using namespace warpd::testing;
+
+absl::StatusOr<std::unique_ptr<ir::Module>> Check(const v1::Module& proto) {
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  if (auto st = Analyze(**m); !st.ok()) return st;
+  return m;
+}
+
+// A kernel k(a: array(float32), v: vec3, n: int32) with `body`.
+v1::Module K(std::vector<v1::Stmt> body, std::vector<v1::Function> extra = {}) {
+  extra.push_back(Kernel("k", {{"a", Arr(F32())}, {"v", Vec(3)}, {"n", I32()}}, std::move(body)));
+  return ModuleOf(std::move(extra));
+}
+
+TEST(SemaTest, InfersLocalTypes) {
+  auto m = Check(K({Assign(Name("i"), Call("tid", {})), Assign(Name("x"), Sub(Name("a"), {Name("i")})),
+                    Assign(Name("d"), Call("dot", {Name("v"), Name("v")})),
+                    Assign(Name("w"), Bin(v1::BINOP_MUL, Name("v"), Name("x"))),
+                    Assign(Name("c"), Attr(Name("w"), "y")),
+                    Assign(Name("f"), Call("float64", {Name("n")}))}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const auto& locals = (*m)->functions[0].locals;
+  auto type_of = [&](const std::string& n) {
+    for (const auto& l : locals)
+      if (l.name == n) return l.type.ToString();
+    return std::string("missing");
+  };
+  EXPECT_EQ(type_of("i"), "int32");
+  EXPECT_EQ(type_of("x"), "float32");
+  EXPECT_EQ(type_of("d"), "float32");
+  EXPECT_EQ(type_of("w"), "vec3f");
+  EXPECT_EQ(type_of("c"), "float32");
+  EXPECT_EQ(type_of("f"), "float64");
+  EXPECT_EQ((*m)->functions[0].tid_ndim, 1);
+}
+
+TEST(SemaTest, UserFunctionReturnTypeIsInferred) {
+  auto m = Check(K({Assign(Name("y"), Call("sq", {Float(2.0)}, 1, v1::CALLEE_FUNCTION))},
+                   {Func("sq", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))})}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)->functions[0].return_type.ToString(), "float32");
+}
+
+TEST(SemaTest, LiteralsAdaptInVectorConstructors) {
+  auto m = Check(K({Assign(Name("u"), Call("vec3d", {Float(1.0), Int(2), Float(3.0)}))}));
+  ASSERT_TRUE(m.ok()) << m.status();
+}
+
+struct ErrorCase {
+  const char* what;
+  v1::Module module;
+  const char* expect;
+};
+
+TEST(SemaTest, UserErrors) {
+  std::vector<ErrorCase> cases = {
+      {"float + int", K({Assign(Name("x", 9), Bin(v1::BINOP_ADD, Float(1.0, 9), Int(1, 9), 9), 9)}),
+       "test.py:9:1: error: unsupported operand types for +: float32 and int32"},
+      {"unknown name", K({Assign(Name("x", 5), Name("nope", 5), 5)}), "test.py:5:1: error: unknown name 'nope'"},
+      {"unknown function", K({Assign(Name("x", 6), Call("wp.frobnicate", {}, 6), 6)}), "unknown function 'wp.frobnicate'"},
+      {"retype variable", K({Assign(Name("x"), Float(1.0)), Assign(Name("x", 3), Int(2, 3), 3)}),
+       "cannot assign a value of type int32 to 'x' of type float32"},
+      {"wrong index count", K({Assign(Name("x"), Sub(Name("a"), {Int(0), Int(1)}))}), "array with ndim=1 indexed with 2"},
+      {"float index", K({Assign(Name("x"), Sub(Name("a"), {Float(0.0)}))}), "indices must be integers"},
+      {"store wrong type", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
+       "cannot store a value of type int32 into an element of type float32"},
+      {"bad overload", K({Assign(Name("x"), Call("dot", {Name("v"), Name("n")}))}), "no overload of dot() takes (vec3f, int32)"},
+      {"wrong arg count", K({Assign(Name("y"), Call("sq", {}, 1, v1::CALLEE_FUNCTION))},
+                            {Func("sq", {{"x", F32()}}, {Return(Name("x"))})}),
+       "'sq' takes 1 argument but 0 were given"},
+      {"wrong arg type", K({Assign(Name("y"), Call("sq", {Int(1)}, 1, v1::CALLEE_FUNCTION))},
+                           {Func("sq", {{"x", F32()}}, {Return(Name("x"))})}),
+       "argument 'x' of 'sq' expects float32 but got int32"},
+      {"recursion", K({Assign(Name("y"), Call("r", {Float(1)}, 1, v1::CALLEE_FUNCTION))},
+                      {Func("r", {{"x", F32()}}, {Return(Call("r", {Name("x")}, 1, v1::CALLEE_FUNCTION))})}),
+       "recursion is not supported"},
+      {"kernel return value", K({Return(Int(1))}), "kernels cannot return a value"},
+      {"vec3 component type", K({Assign(Name("u"), Call("vec3", {Name("n"), Float(0), Float(0)}))}),
+       "vec3() components must be float32, got int32"},
+      {"vector attribute", K({Assign(Name("x"), Attr(Name("v"), "w"))}), "vec3f has no component 'w'"},
+      {"tid arity mismatch",
+       K({Assign(TupleOf({Name("i"), Name("j")}), Call("tid", {})), Assign(TupleOf({Name("p"), Name("q"), Name("r")}), Call("tid", {}))}),
+       "unpacked into 3 variables here but into 2"},
+      {"range of float", K({For("j", {Float(3.0)}, {})}), "range() arguments must be integers"},
+      {"atomic on float16", ModuleOf({Kernel("k", {{"h", Arr(Scalar(v1::SCALAR_FLOAT16))}},
+                                             {AugAssign(Sub(Name("h"), {Int(0)}), v1::BINOP_ADD, Call("float16", {Float(1)}))})}),
+       "atomic += on an array of float16 is not supported"},
+      {"no kernels", ModuleOf({Func("f", {}, {})}), "has no kernels"},
+  };
+  for (const auto& c : cases) {
+    auto m = Check(c.module);
+    ASSERT_FALSE(m.ok()) << c.what;
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_NE(m.status().message().find(c.expect), std::string::npos) << c.what << ": " << m.status();
+  }
+}
+
+}  // namespace
+}  // namespace warpd::sema
