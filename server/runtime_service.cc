@@ -2,8 +2,12 @@
 
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/ir/from_proto.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/objects/array.h"
 #include "server/grpc_status.h"
@@ -121,6 +125,31 @@ absl::Status DoLoadModule(DaemonState* state, const v1::LoadModuleRequest& req,
   return absl::OkStatus();
 }
 
+// Far above any IR that ModuleFromProto accepts (its own depth limit names
+// the user's line), yet bounded so parsing cannot exhaust the stack.
+constexpr int kMaxProtoNesting = 1000;
+
+absl::Status ParseLoadModuleRequest(const grpc::ByteBuffer& buffer, v1::LoadModuleRequest* out) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) {
+    return absl::InvalidArgumentError("LoadModule: unreadable request");
+  }
+  std::string bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                               static_cast<int>(bytes.size()));
+  input.SetRecursionLimit(kMaxProtoNesting);
+  if (!out->ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LoadModule: the request is not a valid warpd.v1.LoadModuleRequest (malformed, or "
+        "nested deeper than ", kMaxProtoNesting, " levels)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DoSubmit(DaemonState* state, const v1::SubmitRequest& req, v1::SubmitResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
@@ -131,21 +160,42 @@ absl::Status DoSubmit(DaemonState* state, const v1::SubmitRequest& req, v1::Subm
   return absl::OkStatus();
 }
 
-absl::Status DoSynchronize(DaemonState* state, const v1::SynchronizeRequest& req) {
+// The streams a Synchronize request waits for: the named device's, or all.
+absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchronize(
+    DaemonState* state, const v1::SynchronizeRequest& req) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
-  if (!req.device().empty()) {
-    WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
-    std::shared_ptr<runtime::Stream> stream = session->FindStream(device->name());
-    return stream ? stream->Synchronize() : absl::OkStatus();
-  }
-  // Every stream is synchronized (and its error cleared); the first error wins.
-  absl::Status first;
-  for (const auto& stream : session->Streams()) {
-    absl::Status s = stream->Synchronize();
-    if (first.ok()) first = std::move(s);
-  }
-  return first;
+  if (req.device().empty()) return session->Streams();
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
+  std::vector<std::shared_ptr<runtime::Stream>> out;
+  if (auto stream = session->FindStream(device->name())) out.push_back(std::move(stream));
+  return out;
 }
+
+// Finishes a Synchronize call once every stream it waits for has reported;
+// the first error wins (every stream's error is cleared).
+class SyncJoin {
+ public:
+  SyncJoin(grpc::ServerUnaryReactor* reactor, size_t streams)
+      : reactor_(reactor), remaining_(streams) {}
+
+  void Done(absl::Status status) {
+    absl::Status result;
+    {
+      absl::MutexLock lock(&mu_);
+      if (first_error_.ok() && !status.ok()) first_error_ = std::move(status);
+      if (--remaining_ > 0) return;
+      result = first_error_;
+    }
+    if (!result.ok()) spdlog::debug("Synchronize: {}", result.ToString());
+    reactor_->Finish(ToGrpcStatus(result));
+  }
+
+ private:
+  grpc::ServerUnaryReactor* const reactor_;
+  absl::Mutex mu_;
+  size_t remaining_ ABSL_GUARDED_BY(mu_);
+  absl::Status first_error_ ABSL_GUARDED_BY(mu_);
+};
 
 }  // namespace
 
@@ -215,10 +265,21 @@ grpc::ServerUnaryReactor* RuntimeService::FreeArray(grpc::CallbackServerContext*
 }
 
 grpc::ServerUnaryReactor* RuntimeService::LoadModule(grpc::CallbackServerContext* ctx,
-                                                     const v1::LoadModuleRequest* request,
-                                                     v1::LoadModuleResponse* response) {
-  return Respond(state_, ctx, "LoadModule", Run::kOnPool,
-                 [this, request, response] { return DoLoadModule(state_, *request, response); });
+                                                     const grpc::ByteBuffer* request,
+                                                     grpc::ByteBuffer* response) {
+  return Respond(state_, ctx, "LoadModule", Run::kOnPool, [this, request, response] {
+    v1::LoadModuleRequest req;
+    WARPD_RETURN_IF_ERROR(ParseLoadModuleRequest(*request, &req));
+    v1::LoadModuleResponse resp;
+    WARPD_RETURN_IF_ERROR(DoLoadModule(state_, req, &resp));
+    std::string bytes;
+    if (!resp.SerializeToString(&bytes)) {
+      return absl::InternalError("LoadModule: could not serialize the response");
+    }
+    grpc::Slice slice(std::move(bytes));
+    *response = grpc::ByteBuffer(&slice, 1);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* RuntimeService::Submit(grpc::CallbackServerContext* ctx,
@@ -231,8 +292,24 @@ grpc::ServerUnaryReactor* RuntimeService::Submit(grpc::CallbackServerContext* ct
 grpc::ServerUnaryReactor* RuntimeService::Synchronize(grpc::CallbackServerContext* ctx,
                                                       const v1::SynchronizeRequest* request,
                                                       v1::SynchronizeResponse*) {
-  return Respond(state_, ctx, "Synchronize", Run::kOnPool,
-                 [this, request] { return DoSynchronize(state_, *request); });
+  // Never blocks a gRPC thread: the call finishes from the thread that drains
+  // the last busy stream (or here, when all are idle).
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  auto streams = StreamsToSynchronize(state_, *request);
+  if (!streams.ok()) {
+    spdlog::debug("Synchronize: {}", streams.status().ToString());
+    reactor->Finish(ToGrpcStatus(streams.status()));
+    return reactor;
+  }
+  if (streams->empty()) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  auto join = std::make_shared<SyncJoin>(reactor, streams->size());
+  for (const auto& stream : *streams) {
+    stream->SynchronizeAsync([join](absl::Status s) { join->Done(std::move(s)); });
+  }
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* RuntimeService::SetKernelCacheDir(

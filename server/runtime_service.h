@@ -10,11 +10,20 @@
 #pragma once
 
 #include "server/daemon_state.h"
+
+// The generated raw LoadModule hides the typed overload on purpose.
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Woverloaded-virtual"
 #include "warpd/v1/runtime.grpc.pb.h"
+#pragma clang diagnostic pop
 
 namespace warpd::server {
 
-class RuntimeService final : public v1::Runtime::CallbackService {
+// LoadModule is registered raw (bytes in, bytes out) so the server parses
+// the request itself: an IR tree nested deeper than protobuf's default limit
+// then gets a clear INVALID_ARGUMENT instead of a bare transport error.
+class RuntimeService final
+    : public v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::CallbackService> {
  public:
   explicit RuntimeService(DaemonState* state) : state_(state) {}
 
@@ -37,9 +46,10 @@ class RuntimeService final : public v1::Runtime::CallbackService {
   grpc::ServerUnaryReactor* FreeArray(grpc::CallbackServerContext* ctx,
                                       const v1::FreeArrayRequest* request,
                                       v1::FreeArrayResponse* response) override;
+  // Raw v1::LoadModuleRequest in, v1::LoadModuleResponse out.
   grpc::ServerUnaryReactor* LoadModule(grpc::CallbackServerContext* ctx,
-                                       const v1::LoadModuleRequest* request,
-                                       v1::LoadModuleResponse* response) override;
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* ctx,
                                    const v1::SubmitRequest* request,
                                    v1::SubmitResponse* response) override;

@@ -106,12 +106,20 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
 class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk> {
  public:
   DownloadReactor(DaemonState* state, const v1::DownloadRequest* request) {
-    // Draining the stream may block: not on a gRPC thread.
-    state->rpc_pool().Schedule([this, state, request] {
-      absl::Status s = Begin(state, *request);
+    absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin(state, *request);
+    if (!stream.ok()) {
+      Fail(stream.status());
+      return;
+    }
+    if (*stream == nullptr) {
+      WriteNext();
+      return;
+    }
+    // Without blocking a gRPC thread: continues on the thread that drains the
+    // stream (or here, when it is idle).
+    (*stream)->SynchronizeAsync([this](absl::Status s) {
       if (!s.ok()) {
-        spdlog::debug("Download: {}", s.ToString());
-        Finish(ToGrpcStatus(s));
+        Fail(s);
         return;
       }
       WriteNext();
@@ -129,7 +137,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
   void OnDone() override { delete this; }
 
  private:
-  absl::Status Begin(DaemonState* state, const v1::DownloadRequest& req) {
+  // Resolves the request; returns the stream to synchronize first (null when
+  // the session has none on the array's device).
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin(DaemonState* state,
+                                                         const v1::DownloadRequest& req) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
                            state->sessions().Get(req.session()));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
@@ -150,13 +161,15 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
       }
       end = *e;
     }
-    if (auto stream = session->FindStream(array->device())) {
-      WARPD_RETURN_IF_ERROR(stream->Synchronize());
-    }
     position_ = req.offset();
     end_ = end;
     array_ = std::move(array);
-    return absl::OkStatus();
+    return session->FindStream(array_->device());
+  }
+
+  void Fail(const absl::Status& s) {
+    spdlog::debug("Download: {}", s.ToString());
+    Finish(ToGrpcStatus(s));
   }
 
   void WriteNext() {

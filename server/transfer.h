@@ -20,7 +20,9 @@
 
 namespace warpd::server {
 
-inline constexpr size_t kTransferChunkBytes = size_t{4} << 20;
+// 2 MiB: a chunk plus its framing stays well below gRPC's default 4 MiB
+// receive limit, so clients need no special channel options.
+inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 
 // The reactors delete themselves when the call is done.
 grpc::ServerReadReactor<v1::UploadChunk>* StartUpload(DaemonState* state,

@@ -112,6 +112,7 @@ absl::StatusOr<std::string> CpuJit::CompileToObject(std::string_view source, std
   ci.setDiagnostics(diags.get());
   ci.createFileManager(memfs);
   ci.createSourceManager(ci.getFileManager());
+  ci.setVerboseOutputStream(diag_os);  // "N errors generated" goes with the diagnostics
 
   llvm::SmallString<0> object;
   ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));

@@ -33,9 +33,16 @@ void Stream::Drain() {
     Entry entry;
     bool skip;
     {
-      absl::MutexLock lock(&mu_);
+      absl::ReleasableMutexLock lock(&mu_);
       if (queue_.empty()) {
         draining_ = false;
+        if (idle_waiters_.empty()) return;
+        // Every waiter registered before now sees the same (cleared) error.
+        auto waiters = std::move(idle_waiters_);
+        idle_waiters_.clear();
+        absl::Status error = std::exchange(error_, absl::OkStatus());
+        lock.Release();
+        for (auto& w : waiters) std::move(w)(error);
         return;
       }
       entry = std::move(queue_.front());
@@ -64,6 +71,19 @@ absl::Status Stream::Synchronize() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(this, &Stream::Idle));
   return std::exchange(error_, absl::OkStatus());
+}
+
+void Stream::SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done) {
+  absl::Status error;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!Idle()) {
+      idle_waiters_.push_back(std::move(done));
+      return;
+    }
+    error = std::exchange(error_, absl::OkStatus());
+  }
+  std::move(done)(std::move(error));
 }
 
 void Stream::WaitIdle() {

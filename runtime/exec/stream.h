@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/device/device.h"
@@ -45,6 +46,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Waits until every submitted command has run (or been skipped), then
   // returns the sticky error, if any, and clears it.
   absl::Status Synchronize();
+
+  // Like Synchronize, without blocking: calls `done` with the sticky error
+  // (then cleared) once every command submitted so far has run, either at
+  // once on this thread or later on the thread that drains the stream.
+  // `done` must not block, and must not call into this stream.
+  void SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done);
 
   // Waits until every submitted command has run; leaves the error in place.
   void WaitIdle();
@@ -74,6 +81,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
+  // SynchronizeAsync callbacks waiting for the stream to go idle.
+  std::vector<absl::AnyInvocable<void(absl::Status) &&>> idle_waiters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::runtime

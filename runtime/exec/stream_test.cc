@@ -58,6 +58,17 @@ void GridKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t en
   }
 }
 
+// gate(): waits until the test opens the gate.
+std::atomic<int> g_gate_open{0};
+void GateKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  while (g_gate_open.load() == 0) std::this_thread::yield();
+}
+
+// vec(): a dynamic vector component index 5 into a vec3 at line 7.
+void VecFaultKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  (void)wp::record_index_fault(ctx, 7, 0, 5, 3);
+}
+
 class FakeModule : public CompiledModule {
  public:
   FakeModule() {
@@ -88,6 +99,17 @@ class FakeModule : public CompiledModule {
     grid.layout.file = "/path/grid.py";
     grid.cpu_entry = &GridKernel;
     kernels_.push_back(grid);
+
+    CompiledKernel vec;
+    vec.layout.name = "vec";
+    vec.layout.file = "/path/vec.py";
+    vec.cpu_entry = &VecFaultKernel;
+    kernels_.push_back(vec);
+
+    CompiledKernel gate;
+    gate.layout.name = "gate";
+    gate.cpu_entry = &GateKernel;
+    kernels_.push_back(gate);
   }
 };
 
@@ -225,7 +247,7 @@ TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
     std::string message;
   } cases[] = {
       {"nope", {1}, {}, absl::StatusCode::kNotFound,
-       "module has no kernel 'nope' (kernels: inc, spin, grid)"},
+       "module has no kernel 'nope' (kernels: inc, spin, grid, vec, gate)"},
       {"inc", {10}, {a}, absl::StatusCode::kInvalidArgument,
        "kernel 'inc' takes 2 arguments (a, amount), got 1"},
       {"inc", {10}, {a, std::string("12345678")}, absl::StatusCode::kInvalidArgument,
@@ -261,6 +283,45 @@ TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
   // (2^31)^4 = 2^124 overflows, so it is rejected.
   auto huge = Launch("inc", {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, {a, F32Bytes(1)});
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StreamTest, VectorIndexFault) {
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("vec", {1}, {}));
+  stream->Submit(std::move(batch));
+  EXPECT_EQ(stream->Synchronize().message(),
+            "kernel 'vec' at /path/vec.py:7: index 5 out of bounds for a vector of length 3");
+}
+
+TEST_F(StreamTest, SynchronizeAsyncReportsOnceWhenIdle) {
+  auto a = MakeArray(kF32, {10});
+  auto stream = Stream::Create(&cpu_, &executor_);
+  // Idle: the callback runs at once.
+  bool called = false;
+  stream->SynchronizeAsync([&](absl::Status s) {
+    EXPECT_TRUE(s.ok());
+    called = true;
+  });
+  EXPECT_TRUE(called);
+  // Busy: a kernel held at a gate, then a fault; both waiters see the
+  // fault, once.
+  g_gate_open = 0;
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("gate", {1}, {}));
+  batch.push_back(*Launch("inc", {11}, {a, F32Bytes(1.0f)}));
+  stream->Submit(std::move(batch));
+  absl::Notification n1, n2;
+  absl::Status s1, s2;
+  stream->SynchronizeAsync([&](absl::Status s) { s1 = s; n1.Notify(); });
+  stream->SynchronizeAsync([&](absl::Status s) { s2 = s; n2.Notify(); });
+  EXPECT_FALSE(n1.HasBeenNotified());
+  g_gate_open = 1;
+  n1.WaitForNotification();
+  n2.WaitForNotification();
+  EXPECT_EQ(s1.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(s2.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_TRUE(stream->Synchronize().ok());  // cleared
 }
 
 TEST_F(StreamTest, CopyAndFillValidation) {

@@ -1,6 +1,7 @@
 """Fixtures for the end-to-end suites: a real warpd daemon and an initialized client.
 
-The daemon is $WARPD_BIN, else <repo>/build/bin/warpd. It runs for the whole
+The daemon is $WARPD_BIN, else <repo>/build/bin/warpd (or, for debugging, an
+already running daemon at $WARPD_TEST_ADDRESS). It runs for the whole
 session on a Unix socket in a temporary directory, with its own kernel cache,
 ``--verify-cuda`` (every module's CUDA source is also compiled with NVRTC and
 checked with ptxas) and ``--allow-client-cache-dir``. A missing binary FAILS
@@ -88,8 +89,27 @@ class Daemon:
             return None
 
 
+class ExternalDaemon:
+    """A daemon someone else runs (WARPD_TEST_ADDRESS), for debugging the suites."""
+
+    def __init__(self, address):
+        self.address = address
+        self.proc = None
+
+    def alive(self):
+        return True
+
+    def log_tail(self, n=0):
+        return "(external daemon)"
+
+
 @pytest.fixture(scope="session")
 def warpd_daemon(tmp_path_factory):
+    external = os.environ.get("WARPD_TEST_ADDRESS")
+    if external:
+        os.environ["WARPD_ADDRESS"] = external
+        yield ExternalDaemon(external)
+        return
     binary = daemon_binary()
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         pytest.fail(f"the warpd daemon binary {binary} does not exist: build it first "

@@ -6,11 +6,8 @@ Each runs as written there, but for ``import warpd as wp`` (and device="cpu").
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
-import pytest
-
 import warpd as wp
 
 from conftest import daemon_binary

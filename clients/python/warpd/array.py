@@ -139,7 +139,7 @@ class array:
         if ndim is not None and int(ndim) != len(outer):
             raise ValueError(f"data has {len(outer)} dimensions, ndim={ndim} was requested")
         self._allocate(normalize_shape(outer), dtype, device, zero=False)
-        self._upload(values)
+        self._upload(values, fresh=True)
 
     # ----------------------------------------------------------- allocation
 
@@ -203,8 +203,11 @@ class array:
 
     # ----------------------------------------------------------- data moves
 
-    def _upload(self, values: np.ndarray):
-        """Writes values (already in storage layout) into the whole array."""
+    def _upload(self, values: np.ndarray, fresh: bool = False):
+        """Writes values (already in storage layout) into the whole array.
+
+        fresh: the array was just created, so no queued command can use it.
+        """
         self._check_live()
         buf = memoryview(np.ascontiguousarray(values)).cast("B")
         if buf.nbytes != self.capacity:
@@ -212,10 +215,11 @@ class array:
         if buf.nbytes == 0:
             return
         rt = self._rt
-        with rt.lock:
-            # Work queued or running may still touch this array: let it finish first.
-            if self._stream.queued or self._stream.in_flight:
-                self._stream.synchronize()
+        if not fresh:
+            # Queued work may touch this array: send it first. The daemon runs an
+            # upload after the session's stream on the device has drained.
+            with rt.lock:
+                self._stream.flush()
 
         def chunks():
             for off in range(0, buf.nbytes, CHUNK_BYTES):

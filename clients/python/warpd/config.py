@@ -35,6 +35,9 @@ address: Optional[str] = None
 #: (also WARPD_PRIVATE_DAEMON=1).
 private_daemon: bool = False
 
+#: Seconds to wait for a configured daemon (WARPD_ADDRESS) to answer.
+connect_timeout: float = 10.0
+
 #: Seconds to wait for a private daemon to answer.
 daemon_start_timeout: float = 60.0
 

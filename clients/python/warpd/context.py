@@ -172,7 +172,7 @@ def _make_runtime() -> Runtime:
     address = config.address or os.environ.get("WARPD_ADDRESS")
     if address:
         rt = Runtime(address)
-        rt.connect(timeout=10.0)
+        rt.connect(timeout=config.connect_timeout)
         return rt
     force_private = config.private_daemon or os.environ.get("WARPD_PRIVATE_DAEMON", "") not in ("", "0")
     if not force_private:

@@ -83,7 +83,7 @@ def _set_parent_death_signal():
 class PrivateDaemon:
     """A warpd process owned by this client process."""
 
-    def __init__(self, binary: str, cache_dir: str | None = None, log_level: str = "warning"):
+    def __init__(self, binary: str, cache_dir: str | None = None, log_level: str = "warn"):
         self.binary = binary
         self.dir = tempfile.mkdtemp(prefix="warpd-")
         self.socket = os.path.join(self.dir, "warpd.sock")

@@ -33,7 +33,8 @@ class _Param:
         self.type = wt.from_typeref(info.type)
         if self.which == "array":
             self.ndim = info.type.array.ndim
-            self.dtype_ref = info.type.array.dtype
+            self.elem_type = wt.from_typeref(info.type.array.dtype)
+            self.want = wt.describe(info.type)
         elif self.type is None:
             raise TypeError(f"kernel '{kernel_name}' parameter '{self.name}' has a type this client "
                             f"does not know ({info.type})")
@@ -63,14 +64,14 @@ class _Param:
         return False, data + self.pad
 
     def _pack_array(self, value, device):
-        want = wt.describe(self.typeref)
+        want = self.want
         if not isinstance(value, array) or value.handle is None:
             got = "a type annotation" if isinstance(value, array) else type(value).__name__
             raise TypeError(f"{self.where()} expects {want}, got {got}")
         if value.ndim != self.ndim:
             raise TypeError(f"{self.where()} expects a {self.ndim}-D array ({want}), got a "
                             f"{value.ndim}-D array of shape {value.shape}")
-        if wt.to_typeref(value.dtype) != self.dtype_ref:
+        if value.dtype is not self.elem_type:
             raise TypeError(f"{self.where()} expects {want}, got an array of "
                             f"dtype={wt.type_name(value.dtype)}")
         if value.device != device:
@@ -163,8 +164,10 @@ def _dims(kernel, dim) -> tuple:
         dims = (int(dim),)
     else:
         try:
+            if isinstance(dim, (str, bytes)):
+                raise TypeError
             dims = tuple(int(d) for d in dim)
-        except TypeError:
+        except (TypeError, ValueError):
             raise TypeError(f"launch of kernel '{kernel.key}': dim must be an int or a tuple of "
                             f"1 to 4 ints, got {dim!r}") from None
     if not 1 <= len(dims) <= 4:

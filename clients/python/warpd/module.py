@@ -51,7 +51,7 @@ class Module:
             kernels = list(self.kernels.values())
         funcs, seen = [], set()
 
-        def add_function(f, chain=()):
+        def add_function(f):
             if f.ir_name in seen:
                 return
             seen.add(f.ir_name)

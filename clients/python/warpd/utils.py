@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 
 from . import context
@@ -41,9 +42,7 @@ class ScopedTimer:
         if self.report_func is not None:
             self.report_func([], self.elapsed)
         elif self.print:
-            __builtins__["print"](f"{self.name} took {self.elapsed:.2f} ms") \
-                if isinstance(__builtins__, dict) else __builtins__.print(
-                    f"{self.name} took {self.elapsed:.2f} ms")
+            builtins.print(f"{self.name} took {self.elapsed:.2f} ms")
 
 
 class ScopedDevice:

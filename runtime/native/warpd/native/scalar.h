@@ -9,36 +9,48 @@
 
 namespace wp {
 
-#define WP_INT_DIV(T)                                                  \
-  WP_FUNC T div(T a, T b) {                                            \
-    if (b == 0) return 0;                                              \
-    if ((T)-1 < (T)0 && b == (T)-1) return (T)(0 - (uint64)a);        \
-    return a / b;                                                      \
-  }                                                                    \
-  WP_FUNC T mod(T a, T b) {                                            \
-    if (b == 0) return 0;                                              \
-    if ((T)-1 < (T)0 && b == (T)-1) return 0;                          \
-    return a % b;                                                      \
-  }                                                                    \
+// Operations shared by signed and unsigned integers.
+#define WP_INT_COMMON(T)                                               \
   WP_FUNC T floordiv(T a, T b) { return div(a, b); }                   \
   WP_FUNC T bit_and(T a, T b) { return (T)(a & b); }                   \
   WP_FUNC T bit_or(T a, T b) { return (T)(a | b); }                    \
   WP_FUNC T bit_xor(T a, T b) { return (T)(a ^ b); }                   \
   WP_FUNC T invert(T a) { return (T)(~a); }                            \
   WP_FUNC T lshift(T a, T b) { return (T)((uint64)a << ((uint64)b & (sizeof(T) * 8 - 1))); } \
-  WP_FUNC T rshift(T a, T b) { return (T)(a >> ((uint64)b & (sizeof(T) * 8 - 1))); }         \
-  WP_FUNC T abs(T a) { return a < 0 ? (T)(0 - (uint64)a) : a; }      \
-  WP_FUNC T sign(T a) { return a < 0 ? (T)-1 : (T)1; }
+  WP_FUNC T rshift(T a, T b) { return (T)(a >> ((uint64)b & (sizeof(T) * 8 - 1))); }
 
-WP_INT_DIV(int8)
-WP_INT_DIV(uint8)
-WP_INT_DIV(int16)
-WP_INT_DIV(uint16)
-WP_INT_DIV(int32)
-WP_INT_DIV(uint32)
-WP_INT_DIV(int64)
-WP_INT_DIV(uint64)
-#undef WP_INT_DIV
+#define WP_SIGNED_INT(T)                                               \
+  WP_FUNC T div(T a, T b) {                                            \
+    if (b == 0) return 0;                                              \
+    if (b == (T)-1) return (T)(0 - (uint64)a);                         \
+    return a / b;                                                      \
+  }                                                                    \
+  WP_FUNC T mod(T a, T b) {                                            \
+    if (b == 0 || b == (T)-1) return 0;                                \
+    return a % b;                                                      \
+  }                                                                    \
+  WP_FUNC T abs(T a) { return a < 0 ? (T)(0 - (uint64)a) : a; }      \
+  WP_FUNC T sign(T a) { return a < 0 ? (T)-1 : (T)1; }                 \
+  WP_INT_COMMON(T)
+
+#define WP_UNSIGNED_INT(T)                                             \
+  WP_FUNC T div(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); }      \
+  WP_FUNC T mod(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }      \
+  WP_FUNC T abs(T a) { return a; }                                     \
+  WP_FUNC T sign(T) { return (T)1; }                                   \
+  WP_INT_COMMON(T)
+
+WP_SIGNED_INT(int8)
+WP_UNSIGNED_INT(uint8)
+WP_SIGNED_INT(int16)
+WP_UNSIGNED_INT(uint16)
+WP_SIGNED_INT(int32)
+WP_UNSIGNED_INT(uint32)
+WP_SIGNED_INT(int64)
+WP_UNSIGNED_INT(uint64)
+#undef WP_SIGNED_INT
+#undef WP_UNSIGNED_INT
+#undef WP_INT_COMMON
 
 // Wrapping add/sub/mul for integers (signed overflow is undefined in C++).
 #define WP_INT_ARITH(T)                                                        \

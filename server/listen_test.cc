@@ -1,0 +1,91 @@
+#include "server/listen.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "server/grpc_status.h"
+
+namespace warpd::server {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return "/tmp/warpd-listen-test-" + std::to_string(getpid()) + "-" + name;
+}
+
+int BindUnix(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(listen(fd, 1), 0);
+  return fd;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+TEST(ListenTest, UnixSocketPath) {
+  EXPECT_EQ(UnixSocketPath("unix:/tmp/a.sock"), "/tmp/a.sock");
+  EXPECT_EQ(UnixSocketPath("unix:///tmp/a.sock"), "/tmp/a.sock");
+  EXPECT_EQ(UnixSocketPath("127.0.0.1:7788"), "");
+}
+
+TEST(ListenTest, LiveSocketIsRefusedStaleOneIsRemoved) {
+  const std::string path = TempPath("live.sock");
+  unlink(path.c_str());
+  EXPECT_TRUE(PrepareUnixSocket(path).ok());  // absent
+  const int fd = BindUnix(path);
+  absl::Status live = PrepareUnixSocket(path);
+  EXPECT_EQ(live.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(live.message(), "another process is already serving on unix:" + path);
+  EXPECT_TRUE(Exists(path));
+  close(fd);  // the file stays behind: stale
+  EXPECT_TRUE(PrepareUnixSocket(path).ok());
+  EXPECT_FALSE(Exists(path));
+}
+
+TEST(ListenTest, RegularFileIsNotReplaced) {
+  const std::string path = TempPath("file");
+  std::ofstream(path) << "data";
+  EXPECT_EQ(PrepareUnixSocket(path).code(), absl::StatusCode::kFailedPrecondition);
+  RemoveUnixSocket(path);  // not a socket: left alone
+  EXPECT_TRUE(Exists(path));
+  unlink(path.c_str());
+}
+
+TEST(ListenTest, TooLongPath) {
+  EXPECT_EQ(PrepareUnixSocket("/tmp/" + std::string(200, 'x')).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GrpcStatusTest, CodesAndMessagesCarryOver) {
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  grpc::Status s = ToGrpcStatus(absl::OutOfRangeError("kernel 'k' at f.py:3: index 4"));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_EQ(s.error_message(), "kernel 'k' at f.py:3: index 4");
+  EXPECT_EQ(ToGrpcStatus(absl::UnauthenticatedError("x")).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(ToGrpcStatus(absl::ResourceExhaustedError("x")).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(ToGrpcStatus(absl::PermissionDeniedError("x")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // Every code maps to the gRPC code of the same number.
+  for (int c = 1; c <= 16; ++c) {
+    EXPECT_EQ(static_cast<int>(ToGrpcStatus(absl::Status(static_cast<absl::StatusCode>(c), "m"))
+                                   .error_code()),
+              c);
+  }
+}
+
+}  // namespace
+}  // namespace warpd::server
