@@ -43,6 +43,7 @@ class FakeModule : public compiler::CompiledModule {
     cache_key_ = "fake";
     CompiledKernel inc;
     inc.layout.name = "inc";
+    inc.layout.display_name = "inc";
     inc.layout.params = {ParamLayout{"a", Type::Array(Type::Scalar(ScalarKind::kFloat32), 1), 0, 64},
                          ParamLayout{"amount", Type::Scalar(ScalarKind::kFloat32), 64, 4}};
     inc.layout.args_size = 80;

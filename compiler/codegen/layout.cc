@@ -5,6 +5,7 @@ namespace warpd::compiler {
 KernelLayout ComputeLayout(const ir::Module& module, const ir::Function& kernel) {
   KernelLayout out;
   out.name = kernel.name;
+  out.display_name = kernel.display_name;
   out.tid_ndim = kernel.tid_ndim;
   out.file = module.FileOf(kernel.span);
   out.line = kernel.span.line;

@@ -24,7 +24,8 @@ struct ParamLayout {
 };
 
 struct KernelLayout {
-  std::string name;
+  std::string name;          // IR name: what launches name
+  std::string display_name;  // the user's name, for messages
   std::vector<ParamLayout> params;
   uint32_t args_size = 0;   // bytes, a multiple of args_align (0 without params)
   uint32_t args_align = 1;

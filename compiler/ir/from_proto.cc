@@ -339,6 +339,9 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       return Error(f.span(), absl::StrCat("duplicate function name '", f.name(), "'"));
     Function fn;
     fn.name = f.name();
+    fn.display_name = f.display_name().empty() ? f.name() : f.display_name();
+    if (fn.display_name.size() > static_cast<size_t>(limits_.max_identifier))
+      return Error(f.span(), "display name too long");
     fn.span = ToSpan(f.span());
     if (f.kind() == v1::FUNCTION_KERNEL) {
       fn.kind = FunctionKind::kKernel;

@@ -164,7 +164,8 @@ struct Local {
 };
 
 struct Function {
-  std::string name;
+  std::string name;          // unique C identifier in the module
+  std::string display_name;  // what the user wrote (messages); never empty
   FunctionKind kind = FunctionKind::kFunc;
   std::vector<Param> params;
   std::optional<Type> declared_return;

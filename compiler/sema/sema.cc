@@ -95,7 +95,7 @@ class FunctionSema {
   absl::Status Err(const Span& s, absl::string_view msg) const {
     const char* what = f_.kind == FunctionKind::kKernel ? "kernel" : "function";
     return absl::InvalidArgumentError(
-        absl::StrCat(m_.Where(s), ": error: ", msg, " (in ", what, " '", f_.name, "')"));
+        absl::StrCat(m_.Where(s), ": error: ", msg, " (in ", what, " '", f_.display_name, "')"));
   }
   absl::Status BlockSema(Block& b);
   absl::Status StmtSema(Stmt& s);
@@ -150,7 +150,7 @@ class ModuleSema {
     if (state_[i] == kDone) return absl::OkStatus();
     if (state_[i] == kActive)
       return absl::InvalidArgumentError(
-          absl::StrCat(m_.Where(call->span), ": error: recursive call of '", m_.functions[i].name,
+          absl::StrCat(m_.Where(call->span), ": error: recursive call of '", m_.functions[i].display_name,
                        "': recursion is not supported in kernels and functions"));
     state_[i] = kActive;
     SEMA_TRY(FunctionSema(*this, m_, m_.functions[i]).Run());
@@ -582,16 +582,16 @@ absl::Status FunctionSema::CallSema(Expr& e) {
     if (!e.keywords.empty()) return Err(e.span, "keyword arguments to user functions are not supported");
     Function& fn = m_.functions[callee];
     if (fn.kind == FunctionKind::kKernel)
-      return Err(e.span, absl::StrCat("'", e.name, "' is a kernel; kernels cannot be called, only launched"));
+      return Err(e.span, absl::StrCat("'", fn.display_name, "' is a kernel; kernels cannot be called, only launched"));
     SEMA_TRY(ms_.Ensure(callee, &e));
     if (e.operands.size() != fn.params.size())
-      return Err(e.span, absl::StrCat("'", e.name, "' takes ", fn.params.size(), " argument",
+      return Err(e.span, absl::StrCat("'", fn.display_name, "' takes ", fn.params.size(), " argument",
                                       fn.params.size() == 1 ? "" : "s", " but ", e.operands.size(), " were given"));
     for (size_t i = 0; i < e.operands.size(); ++i) {
       SEMA_TRY(ExprSema(*e.operands[i]));
       if (e.operands[i]->type != fn.params[i].type)
         return Err(e.operands[i]->span,
-                   absl::StrCat("argument '", fn.params[i].name, "' of '", e.name, "' expects ", fn.params[i].type.ToString(),
+                   absl::StrCat("argument '", fn.params[i].name, "' of '", fn.display_name, "' expects ", fn.params[i].type.ToString(),
                                 " but got ", e.operands[i]->type.ToString(), " (no implicit conversion)"));
     }
     e.function_index = callee;

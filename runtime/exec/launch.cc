@@ -53,21 +53,21 @@ class LaunchCommand final : public Command {
     });
     if (__atomic_load_n(&ctx_.fault.flag, __ATOMIC_ACQUIRE) != 0) return FaultStatus();
     if (__atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED) != 0) {
-      return absl::CancelledError(absl::StrCat("kernel '", kernel_->layout.name, "' was cancelled"));
+      return absl::CancelledError(absl::StrCat("kernel '", kernel_->layout.display_name, "' was cancelled"));
     }
     return absl::OkStatus();
   }
 
   void Cancel() override { __atomic_store_n(&ctx_.cancel, 1, __ATOMIC_RELAXED); }
 
-  std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.name); }
+  std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.display_name); }
 
  private:
   absl::Status FaultStatus() const {
     const wp::fault_info& f = ctx_.fault;
     const compiler::KernelLayout& k = kernel_->layout;
     const std::string where =
-        absl::StrCat("kernel '", k.name, "' at ", k.file, ":", f.line > 0 ? f.line : k.line);
+        absl::StrCat("kernel '", k.display_name, "' at ", k.file, ":", f.line > 0 ? f.line : k.line);
     if (f.kind == wp::FAULT_INDEX_OUT_OF_BOUNDS && (f.array_ndim < 1 || f.array_ndim > 4)) {
       // Not an array: a dynamic vector component index.
       return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index,
@@ -103,7 +103,7 @@ std::string ParamNames(const compiler::KernelLayout& k) {
 
 absl::Status CheckDims(const compiler::KernelLayout& k, absl::Span<const int64_t> dims,
                        wp::launch_bounds* bounds) {
-  const std::string kernel = absl::StrCat("kernel '", k.name, "'");
+  const std::string kernel = absl::StrCat("kernel '", k.display_name, "'");
   if (dims.empty() || dims.size() > 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         kernel, ": launch dim must have 1 to 4 dimensions, got ", dims.size()));
@@ -148,13 +148,13 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   }
   const compiler::KernelLayout& k = kernel->layout;
   if (kernel->cpu_entry == nullptr) {
-    return absl::InternalError(absl::StrCat("kernel '", k.name, "' has no CPU entry point"));
+    return absl::InternalError(absl::StrCat("kernel '", k.display_name, "' has no CPU entry point"));
   }
   wp::launch_bounds bounds;
   if (absl::Status s = CheckDims(k, dims, &bounds); !s.ok()) return s;
   if (args.size() != k.params.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kernel '", k.name, "' takes ", k.params.size(), " argument",
+        "kernel '", k.display_name, "' takes ", k.params.size(), " argument",
         k.params.size() == 1 ? "" : "s", " (", ParamNames(k), "), got ", args.size()));
   }
 
@@ -164,7 +164,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   std::vector<std::shared_ptr<const Array>> arrays;
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamLayout& p = k.params[i];
-    const std::string what = absl::StrCat("kernel '", k.name, "': argument '", p.name, "'");
+    const std::string what = absl::StrCat("kernel '", k.display_name, "': argument '", p.name, "'");
     if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
       return absl::InternalError(absl::StrCat(what, " lies outside the argument block"));
     }

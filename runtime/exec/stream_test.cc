@@ -75,6 +75,7 @@ class FakeModule : public CompiledModule {
     cache_key_ = "fake";
     CompiledKernel inc;
     inc.layout.name = "inc";
+    inc.layout.display_name = "inc";
     inc.layout.params = {ParamLayout{"a", kF32Array, 0, 64}, ParamLayout{"amount", kF32, 64, 4}};
     inc.layout.args_size = 80;
     inc.layout.args_align = 16;
@@ -86,12 +87,14 @@ class FakeModule : public CompiledModule {
 
     CompiledKernel spin;
     spin.layout.name = "spin";
+    spin.layout.display_name = "spin";
     spin.layout.file = "/path/file.py";
     spin.cpu_entry = &SpinKernel;
     kernels_.push_back(spin);
 
     CompiledKernel grid;
     grid.layout.name = "grid";
+    grid.layout.display_name = "grid";
     grid.layout.params = {ParamLayout{"a", Type::Array(kF32, 2), 0, 64}};
     grid.layout.args_size = 64;
     grid.layout.args_align = 8;
@@ -102,12 +105,14 @@ class FakeModule : public CompiledModule {
 
     CompiledKernel vec;
     vec.layout.name = "vec";
+    vec.layout.display_name = "vec";
     vec.layout.file = "/path/vec.py";
     vec.cpu_entry = &VecFaultKernel;
     kernels_.push_back(vec);
 
     CompiledKernel gate;
     gate.layout.name = "gate";
+    gate.layout.display_name = "gate";
     gate.cpu_entry = &GateKernel;
     kernels_.push_back(gate);
   }

@@ -230,7 +230,8 @@ class Translator:
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 self.locals.add(n.id)
-        fn = ir_pb2.Function(name=self.ir_name, kind=self.kind, span=self.span(node))
+        fn = ir_pb2.Function(name=self.ir_name, kind=self.kind, span=self.span(node),
+                             display_name=node.name)
         annotations = getattr(self.func, "__annotations__", {})
         for a in args.args:
             p = fn.params.add(name=a.arg, span=self.span(a))
