@@ -150,14 +150,16 @@ absl::Status ParseLoadModuleRequest(const grpc::ByteBuffer& buffer, v1::LoadModu
   return absl::OkStatus();
 }
 
-absl::Status DoSubmit(DaemonState* state, const v1::SubmitRequest& req, v1::SubmitResponse* resp) {
+// Validates and queues the batch; returns the stream it went to.
+absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, const v1::SubmitRequest& req,
+                                                          v1::SubmitResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
                          PrepareBatch(*session, device->name(), req.commands()));
   resp->set_sequence(stream->Submit(std::move(batch)));
-  return absl::OkStatus();
+  return stream;
 }
 
 // The streams a Synchronize request waits for: the named device's, or all.
@@ -285,8 +287,21 @@ grpc::ServerUnaryReactor* RuntimeService::LoadModule(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* RuntimeService::Submit(grpc::CallbackServerContext* ctx,
                                                  const v1::SubmitRequest* request,
                                                  v1::SubmitResponse* response) {
-  return Respond(state_, ctx, "Submit", Run::kInline,
-                 [this, request, response] { return DoSubmit(state_, *request, response); });
+  if (!request->synchronize()) {
+    return Respond(state_, ctx, "Submit", Run::kInline,
+                   [this, request, response] { return DoSubmit(state_, *request, response).status(); });
+  }
+  // Submit and wait: finishes from the thread that drains the stream, like
+  // Synchronize, so no gRPC thread blocks.
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, *request, response);
+  if (!stream.ok()) {
+    spdlog::debug("Submit: {}", stream.status().ToString());
+    reactor->Finish(ToGrpcStatus(stream.status()));
+    return reactor;
+  }
+  (*stream)->SynchronizeAsync([reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* RuntimeService::Synchronize(grpc::CallbackServerContext* ctx,

@@ -364,6 +364,23 @@ def test_launches_are_batched(wp):
     assert stream.submits == before + 1  # one Submit for 100 launches
 
 
+def test_launch_then_synchronize_is_one_round_trip(wp, monkeypatch):
+    rt = context.runtime()
+    a = wp.zeros(8, dtype=int)
+    wp.synchronize()
+    calls = []
+    real_call = rt.call
+    monkeypatch.setattr(rt, "call", lambda method, req, **kw: (calls.append(method), real_call(method, req, **kw))[1])
+    for _ in range(3):
+        wp.launch(increment, dim=8, inputs=[a])
+    wp.synchronize()
+    assert calls == ["Submit"]  # the Submit waits for the stream: no separate Synchronize
+    wp.synchronize()  # nothing queued: a plain Synchronize
+    assert calls == ["Submit", "Synchronize"]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(a.numpy(), np.full(8, 3))
+
+
 def test_batch_flushes_at_limit(wp):
     rt = context.runtime()
     stream = rt.stream("cpu")

@@ -49,8 +49,12 @@ class Stream:
         """Queues a free of `handle` (safe from finalizers, without the lock)."""
         self._frees.append(handle)
 
-    def flush(self):
-        """Sends the queued commands (and frees) in one Submit; no-op when empty."""
+    def flush(self, wait: bool = False) -> bool:
+        """Sends the queued commands (and frees) in one Submit; no-op when empty.
+
+        With `wait`, the Submit also waits for the stream to drain and raises
+        its sticky error. Returns whether a Submit was sent.
+        """
         req = self._req
         while self._frees:
             try:
@@ -59,18 +63,23 @@ class Stream:
                 break
             req.commands.add().free.array = h
         if not req.commands:
-            return
+            return False
         self._req = self._new_request()
-        self.in_flight = True
+        self.in_flight = not wait
         self.submits += 1
+        req.synchronize = wait
         self._runtime.call("Submit", req)
+        return True
 
     def synchronize(self):
         """Sends the queued commands and waits for the device stream to drain.
 
-        Raises the stream's sticky error (e.g. KernelError for a fault).
+        One round trip: queued commands go in a Submit that also waits; with
+        nothing queued, a Synchronize. Raises the stream's sticky error (e.g.
+        KernelError for a fault).
         """
-        self.flush()
+        if self.flush(wait=True):
+            return
         self.in_flight = False
         self._runtime.call("Synchronize",
                            runtime_pb2.SynchronizeRequest(session=self._runtime.session,
