@@ -11,6 +11,7 @@
 #include "server/runtime_service.h"
 #include "server/transfer.h"
 #include "server/version.h"
+#include "runtime/exec/test_kernels.h"
 #include "warpd/native/array.h"
 #include "warpd/v1/runtime.grpc.pb.h"
 
@@ -22,20 +23,8 @@ using compiler::ParamLayout;
 using ir::ScalarKind;
 using ir::Type;
 
-struct IncArgs {
-  wp::array_t<float> a;
-  float amount;
-};
-
-// inc(a: array(float32), amount: float32): a[tid] += amount; line 12.
-void IncKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
-  const auto* p = static_cast<const IncArgs*>(args);
-  for (int64_t i = begin; i < end; ++i) {
-    float* x = wp::address(ctx, p->a, 12, i);
-    if (x == nullptr) return;
-    *x += p->amount;
-  }
-}
+using runtime::testing::IncArgs;
+using runtime::testing::IncKernel;
 
 class FakeModule : public compiler::CompiledModule {
  public:

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/exec/launch.h"
+#include "runtime/exec/test_kernels.h"
 #include "warpd/native/array.h"
 
 namespace warpd::runtime {
@@ -23,21 +24,8 @@ using ir::Type;
 const Type kF32 = Type::Scalar(ScalarKind::kFloat32);
 const Type kF32Array = Type::Array(kF32, 1);
 
-// inc(a: array(float32), amount: float32): a[tid] += amount, reporting an
-// out-of-bounds index at "line 12" the way generated code does.
-struct IncArgs {
-  wp::array_t<float> a;
-  float amount;
-};
-
-void IncKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
-  const auto* p = static_cast<const IncArgs*>(args);
-  for (int64_t i = begin; i < end; ++i) {
-    float* x = wp::address(ctx, p->a, 12, i);
-    if (x == nullptr) return;
-    *x += p->amount;
-  }
-}
+using testing::IncArgs;
+using testing::IncKernel;
 
 // spin(flag: array(int32)): loops until cancelled, checking at the back-edge.
 std::atomic<int> g_spinning{0};
