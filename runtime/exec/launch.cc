@@ -164,24 +164,25 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   std::vector<std::shared_ptr<const Array>> arrays;
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamLayout& p = k.params[i];
-    const std::string what = absl::StrCat("kernel '", k.display_name, "': argument '", p.name, "'");
+    // Built only for messages: the success path allocates nothing per argument.
+    auto what = [&] { return absl::StrCat("kernel '", k.display_name, "': argument '", p.name, "'"); };
     if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
-      return absl::InternalError(absl::StrCat(what, " lies outside the argument block"));
+      return absl::InternalError(absl::StrCat(what(), " lies outside the argument block"));
     }
     if (p.type.is_array()) {
       const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
       if (array == nullptr || *array == nullptr) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what, " expects ", p.type.ToString(), ", got a value, not an array"));
+            absl::StrCat(what(), " expects ", p.type.ToString(), ", got a value, not an array"));
       }
       const Array& a = **array;
       if (a.type() != p.type) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what, " expects ", p.type.ToString(), ", got ", a.type().ToString()));
+            absl::StrCat(what(), " expects ", p.type.ToString(), ", got ", a.type().ToString()));
       }
-      if (absl::Status s = CheckArrayDevice(a, device, what); !s.ok()) return s;
+      if (a.device() != device) return CheckArrayDevice(a, device, what());
       if (p.size != ir::kArrayDescriptorSize) {
-        return absl::InternalError(absl::StrCat(what, ": array parameter of size ", p.size));
+        return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
       }
       a.WriteDescriptor(buffer.get() + p.offset);
       arrays.push_back(*array);
@@ -189,10 +190,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
       const auto* bytes = std::get_if<std::string>(&args[i]);
       if (bytes == nullptr) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what, " expects a value of type ", p.type.ToString(), ", got an array"));
+            absl::StrCat(what(), " expects a value of type ", p.type.ToString(), ", got an array"));
       }
       if (bytes->size() != p.size) {
-        return absl::InvalidArgumentError(absl::StrCat(what, " of type ", p.type.ToString(),
+        return absl::InvalidArgumentError(absl::StrCat(what(), " of type ", p.type.ToString(),
                                                        " takes ", p.size, " bytes, got ",
                                                        bytes->size()));
       }
