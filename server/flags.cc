@@ -172,6 +172,13 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
         s = absl::InvalidArgumentError(
             absl::StrCat("--cpu-threads '", text, "': expected a number in [0, 4096]"));
       }
+    } else if (name == "--kernel-timeout") {
+      std::string text;
+      s = take(&text);
+      if (s.ok() && (!absl::SimpleAtoi(text, &flags.kernel_timeout_s) || flags.kernel_timeout_s < 0)) {
+        s = absl::InvalidArgumentError(
+            absl::StrCat("--kernel-timeout '", text, "': expected seconds >= 0 (0: no limit)"));
+      }
     } else if (name == "--allow-client-cache-dir") {
       s = no_value();
       flags.allow_client_cache_dir = true;
@@ -213,6 +220,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --max-array-bytes N       largest array one request may create (default 16G;
                             suffixes K, M, G, T)
   --cpu-threads N           CPU worker threads (default: one per core)
+  --kernel-timeout SECONDS  stop a launch that runs longer (DEADLINE_EXCEEDED);
+                            default 300, 0 for no limit
   --version                 print the version and exit
   --help                    print this help and exit
 )";

@@ -49,8 +49,9 @@ uint64_t PhysicalMemoryBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
-CpuDevice::CpuDevice(int num_threads)
-    : pool_(num_threads > 0 ? num_threads : DefaultThreads(), "warpd-cpu") {
+CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit)
+    : pool_(num_threads > 0 ? num_threads : DefaultThreads(), "warpd-cpu"),
+      launch_time_limit_(launch_time_limit) {
   info_.name = "cpu";
   info_.kind = "cpu";
   info_.alias = CpuModelName();

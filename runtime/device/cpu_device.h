@@ -8,15 +8,18 @@
 #include <memory>
 
 #include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
 #include "runtime/device/device.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/device/watchdog.h"
 
 namespace warpd::runtime {
 
 class CpuDevice final : public Device {
  public:
-  // num_threads <= 0: one worker per online core.
-  explicit CpuDevice(int num_threads = 0);
+  // num_threads <= 0: one worker per online core. A launch running longer
+  // than `launch_time_limit` is stopped (zero: no limit).
+  explicit CpuDevice(int num_threads = 0, absl::Duration launch_time_limit = absl::ZeroDuration());
 
   const DeviceInfo& info() const override { return info_; }
   CpuDevice* AsCpu() override { return this; }
@@ -25,9 +28,14 @@ class CpuDevice final : public Device {
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn);
   int num_threads() const { return pool_.num_threads(); }
 
+  absl::Duration launch_time_limit() const { return launch_time_limit_; }
+  Watchdog& watchdog() { return watchdog_; }
+
  private:
   DeviceInfo info_;
   ThreadPool pool_;
+  const absl::Duration launch_time_limit_;
+  Watchdog watchdog_;
 };
 
 // "model name" from /proc/cpuinfo ("" when unknown), uname machine, RAM.

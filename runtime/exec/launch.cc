@@ -17,6 +17,9 @@ using compiler::CompiledKernel;
 using compiler::CompiledModule;
 using compiler::ParamLayout;
 
+// launch_ctx::cancel values: 1 = cancelled (shutdown), this = time limit.
+constexpr int32_t kCancelTimeout = 2;
+
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
 constexpr std::align_val_t kArgsAlign{64};
 
@@ -46,13 +49,25 @@ class LaunchCommand final : public Command {
     compiler::CpuKernelFn entry = kernel_->cpu_entry;
     wp::launch_ctx* ctx = &ctx_;
     const void* args = args_.get();
+    const absl::Duration limit = cpu->launch_time_limit();
+    const uint64_t timer = limit > absl::ZeroDuration()
+                               ? cpu->watchdog().Arm(absl::Now() + limit, &ctx_.cancel, kCancelTimeout)
+                               : 0;
     cpu->ParallelFor(ctx_.bounds.size, [&](int64_t begin, int64_t end) {
       // A fault or cancel seen by one chunk stops the chunks not yet started.
       if (wp::should_stop(ctx)) return;
       entry(ctx, args, begin, end);
     });
+    if (timer != 0) cpu->watchdog().Disarm(timer);
     if (__atomic_load_n(&ctx_.fault.flag, __ATOMIC_ACQUIRE) != 0) return FaultStatus();
-    if (__atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED) != 0) {
+    const int32_t cancel = __atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED);
+    if (cancel == kCancelTimeout) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "kernel '", kernel_->layout.display_name, "' (", kernel_->layout.file, ":", kernel_->layout.line,
+          ") ran longer than this server's launch time limit of ", absl::FormatDuration(limit),
+          " and was stopped"));
+    }
+    if (cancel != 0) {
       return absl::CancelledError(absl::StrCat("kernel '", kernel_->layout.display_name, "' was cancelled"));
     }
     return absl::OkStatus();

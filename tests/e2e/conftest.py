@@ -28,7 +28,7 @@ def daemon_binary() -> str:
 
 
 class Daemon:
-    def __init__(self, binary, workdir: Path):
+    def __init__(self, binary, workdir: Path, extra_args=()):
         self.binary = binary
         self.dir = workdir
         self.socket = workdir / "warpd.sock"
@@ -36,6 +36,7 @@ class Daemon:
         self.cache_dir = workdir / "cache"
         self.log_path = workdir / "warpd.log"
         self.proc = None
+        self.extra_args = list(extra_args)
 
     def start(self, timeout=60.0):
         from warpd.v1 import runtime_pb2, runtime_pb2_grpc
@@ -43,7 +44,7 @@ class Daemon:
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [self.binary, "--listen", self.address, "--cache-dir", str(self.cache_dir),
-             "--verify-cuda", "--allow-client-cache-dir", "--log-level", "info"],
+             "--verify-cuda", "--allow-client-cache-dir", "--log-level", "info", *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         channel = grpc.insecure_channel(self.address)

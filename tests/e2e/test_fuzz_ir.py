@@ -1,0 +1,153 @@
+"""Kernels are untrusted input: randomly mutated IR must give OK or a clear
+INVALID_ARGUMENT, never another status, a crash or a hang; the daemon keeps
+serving. Mutations are seeded, so a failure names a reproducible case."""
+
+import os
+import random
+
+import grpc
+import pytest
+
+import warpd as wp
+from warpd.v1 import ir_pb2, runtime_pb2
+
+from google.protobuf.descriptor import FieldDescriptor
+
+
+@wp.func
+def fz_helper(x: float, v: wp.vec3):
+    if x > 0.0:
+        return wp.dot(v, v) * x
+    return -x
+
+
+@wp.kernel(module="fuzz_seed")
+def fz_kernel(a: wp.array(dtype=float), b: wp.array2d(dtype=wp.vec3), n: int, s: float):
+    i, j = wp.tid()
+    acc = float(0.0)
+    for k in range(n):
+        if k % 2 == 0 and i < n:
+            acc = acc + fz_helper(s, b[i, j])
+        else:
+            acc = acc - wp.length(wp.cross(b[i, j], wp.vec3(1.0, 0.0, 0.0)))
+    while acc > 100.0:
+        acc = acc * 0.5
+    a[i] = acc + float(j) if i != j else wp.sqrt(wp.abs(acc))
+    wp.atomic_add(a, 0, 1.0)
+
+
+def _seed_module():
+    from warpd import module as module_mod
+    mod, _ = module_mod.get_module("fuzz_seed").build()
+    return mod
+
+
+_STRINGS = ["", "x", "i", "a", "tid", "wp.dot", "dot", "range", "vec3", "float32", "1bad",
+            "a" * 300, "fz_kernel", "__builtin_trap", "shape", "x.y"]
+
+
+def _is_repeated(fd) -> bool:
+    rep = getattr(fd, "is_repeated", None)  # protobuf >= 6 dropped `label`
+    return rep if rep is not None else fd.label == FieldDescriptor.LABEL_REPEATED
+
+
+def _fields(msg, out):
+    """Every (message, field descriptor) in the tree, depth first."""
+    for fd in msg.DESCRIPTOR.fields:
+        out.append((msg, fd))
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            if _is_repeated(fd):
+                for child in getattr(msg, fd.name):
+                    _fields(child, out)
+            elif msg.HasField(fd.name):
+                _fields(getattr(msg, fd.name), out)
+    return out
+
+
+def _mutate(mod, rng):
+    exprs = [m for m, _ in _fields(mod, []) if isinstance(m, ir_pb2.Expr)]
+    stmts = [m for m, _ in _fields(mod, []) if isinstance(m, ir_pb2.Stmt)]
+    for _ in range(rng.randint(1, 3)):
+        fields = _fields(mod, [])
+        msg, fd = rng.choice(fields)
+        repeated = _is_repeated(fd)
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            if repeated:
+                items = getattr(msg, fd.name)
+                if len(items) and rng.random() < 0.5:
+                    del items[rng.randrange(len(items))]
+                elif len(items):
+                    items.add().CopyFrom(items[rng.randrange(len(items))])
+            elif rng.random() < 0.4 or not (exprs or stmts):
+                msg.ClearField(fd.name)
+            else:
+                target = getattr(msg, fd.name)
+                pool = exprs if isinstance(target, ir_pb2.Expr) else stmts if isinstance(
+                    target, ir_pb2.Stmt) else None
+                if pool:
+                    donor = type(target)()
+                    donor.CopyFrom(rng.choice(pool))
+                    target.CopyFrom(donor)
+                else:
+                    msg.ClearField(fd.name)
+        elif fd.type == FieldDescriptor.TYPE_STRING:
+            value = rng.choice(_STRINGS)
+            if repeated:
+                getattr(msg, fd.name).append(value)
+            else:
+                setattr(msg, fd.name, value)
+        elif fd.type == FieldDescriptor.TYPE_BOOL:
+            if not repeated:
+                setattr(msg, fd.name, rng.random() < 0.5)
+        elif fd.type == FieldDescriptor.TYPE_DOUBLE:
+            if not repeated:
+                setattr(msg, fd.name, rng.choice([0.0, -0.0, 1e308, -1e308, float("inf"),
+                                                  float("nan"), 3.5]))
+        elif fd.type == FieldDescriptor.TYPE_ENUM:
+            value = rng.choice([0, 1, 2, 5, 12, 13, 99, -1])
+            if repeated:
+                getattr(msg, fd.name).append(value)
+            else:
+                setattr(msg, fd.name, value)
+        else:  # integers
+            bits = 32 if fd.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_UINT32) else 64
+            signed = fd.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64)
+            choices = [0, 1, 2, 3, 4, 5, 17, 255, (1 << (bits - 1)) - 1]
+            if signed:
+                choices += [-1, -(1 << (bits - 1))]
+            value = rng.choice(choices)
+            if repeated:
+                getattr(msg, fd.name).append(value)
+            else:
+                setattr(msg, fd.name, value)
+
+
+def test_seed_module_compiles(raw):
+    stub, session = raw
+    resp = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=_seed_module()))
+    assert [k.name for k in resp.kernels] == [f.name for f in _seed_module().functions
+                                              if f.kind == ir_pb2.FUNCTION_KERNEL]
+
+
+@pytest.mark.parametrize("seed_block", range(int(os.environ.get("WARPD_FUZZ_BLOCKS", "4"))))
+def test_mutated_ir_is_ok_or_invalid_argument(raw, serving, seed_block):
+    stub, session = raw
+    base = _seed_module()
+    outcomes = {}
+    for seed in range(seed_block * 60, seed_block * 60 + 60):
+        rng = random.Random(seed)
+        mod = ir_pb2.Module()
+        mod.CopyFrom(base)
+        _mutate(mod, rng)
+        try:
+            stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=mod), timeout=60)
+            code = grpc.StatusCode.OK
+        except grpc.RpcError as e:
+            code = e.code()
+            assert code == grpc.StatusCode.INVALID_ARGUMENT, (
+                f"seed {seed}: {code}: {e.details()}")
+            assert e.details(), f"seed {seed}: empty error message"
+        outcomes[code] = outcomes.get(code, 0) + 1
+    # The mutations must exercise both outcomes, or the test proves little.
+    assert outcomes.get(grpc.StatusCode.INVALID_ARGUMENT, 0) > 0
+    assert serving()

@@ -1,0 +1,67 @@
+"""Runaway kernels: a launch past the server's time limit is stopped with
+DEADLINE_EXCEEDED naming the kernel, and the daemon and session keep working."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import Daemon, REPO, daemon_binary
+
+SCRIPT = textwrap.dedent('''
+    import time
+    import numpy as np
+    import warpd as wp
+
+    wp.config.quiet = True
+    wp.init()
+
+    @wp.kernel
+    def spin_forever(a: wp.array(dtype=int)):
+        i = wp.tid()
+        x = int(0)
+        while True:
+            x = x + 1
+        a[i] = x
+
+    @wp.kernel
+    def double(a: wp.array(dtype=int)):
+        i = wp.tid()
+        a[i] = a[i] * 2
+
+    a = wp.array(np.arange(64, dtype=np.int32), dtype=int)
+    t0 = time.monotonic()
+    wp.launch(spin_forever, dim=64, inputs=[a])
+    try:
+        wp.synchronize()
+        print("NO ERROR")
+    except wp.WarpdError as e:
+        print("CODE", e.code.name)
+        print("MESSAGE", e)
+    print("SECONDS", time.monotonic() - t0)
+    wp.launch(double, dim=64, inputs=[a])  # the session's stream works again
+    print("AFTER", a.numpy()[:4].tolist())
+''')
+
+
+def test_runaway_kernel_is_stopped_at_the_time_limit(tmp_path):
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--kernel-timeout", "1"])
+    d.start()
+    try:
+        script = tmp_path / "runaway.py"
+        script.write_text(SCRIPT)
+        env = dict(os.environ, WARPD_ADDRESS=d.address,
+                   PYTHONPATH=str(REPO / "clients" / "python"))
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
+        assert lines.get("CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        assert "kernel 'spin_forever'" in lines["MESSAGE"]
+        assert f"{script}:" in lines["MESSAGE"]
+        assert "time limit of 1s" in lines["MESSAGE"]
+        assert 0.9 < float(lines["SECONDS"]) < 30
+        assert lines["AFTER"] == "[0, 2, 4, 6]"
+        assert d.alive()
+    finally:
+        assert d.stop() == 0
