@@ -36,7 +36,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads,
-                                                    absl::Seconds(flags.kernel_timeout_s)));
+                                                    flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
   cuda_driver_ = cuda.driver_version_text;
   if (cuda.devices.empty()) {

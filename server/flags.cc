@@ -175,9 +175,18 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
     } else if (name == "--kernel-timeout") {
       std::string text;
       s = take(&text);
-      if (s.ok() && (!absl::SimpleAtoi(text, &flags.kernel_timeout_s) || flags.kernel_timeout_s < 0)) {
-        s = absl::InvalidArgumentError(
-            absl::StrCat("--kernel-timeout '", text, "': expected seconds >= 0 (0: no limit)"));
+      if (s.ok()) {
+        // A bare number is seconds; "500ms", "2m", "1.5s" are durations.
+        double seconds = 0;
+        absl::Duration d;
+        bool ok = absl::SimpleAtod(text, &seconds) ? (d = absl::Seconds(seconds), true)
+                                                   : absl::ParseDuration(text, &d);
+        if (!ok || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
+          s = absl::InvalidArgumentError(absl::StrCat(
+              "--kernel-timeout '", text, "': expected seconds or a duration like 500ms (0: no limit)"));
+        } else {
+          flags.kernel_timeout = d;
+        }
       }
     } else if (name == "--allow-client-cache-dir") {
       s = no_value();
@@ -220,8 +229,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --max-array-bytes N       largest array one request may create (default 16G;
                             suffixes K, M, G, T)
   --cpu-threads N           CPU worker threads (default: one per core)
-  --kernel-timeout SECONDS  stop a launch that runs longer (DEADLINE_EXCEEDED);
-                            default 300, 0 for no limit
+  --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
+                            seconds or a duration (500ms, 2m); default 300, 0: none
   --version                 print the version and exit
   --help                    print this help and exit
 )";

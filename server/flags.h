@@ -2,7 +2,7 @@
 //
 //   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N]
-//         [--cpu-threads N] [--kernel-timeout SECONDS] [--version] [--help]
+//         [--cpu-threads N] [--kernel-timeout DURATION] [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
 // on 127.0.0.1:7788 and a Unix socket ($XDG_RUNTIME_DIR/warpd.sock, else
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace warpd::server {
 
@@ -28,7 +29,7 @@ struct Flags {
   bool verify_cuda = false;
   uint64_t max_array_bytes = uint64_t{16} << 30;
   int cpu_threads = 0;  // 0: one per core
-  int kernel_timeout_s = 300;  // a launch running longer is stopped; 0: no limit
+  absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
   bool version = false;
   bool help = false;
 };

@@ -96,3 +96,22 @@ TEST(FlagsTest, ByteSizes) {
 
 }  // namespace
 }  // namespace warpd::server
+
+namespace warpd::server {
+namespace {
+
+TEST(FlagsTest, KernelTimeout) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->kernel_timeout, absl::Seconds(300));
+  EXPECT_EQ(ParseFlags({"--kernel-timeout", "2"}, FakeEnv({}))->kernel_timeout, absl::Seconds(2));
+  EXPECT_EQ(ParseFlags({"--kernel-timeout=1.5"}, FakeEnv({}))->kernel_timeout, absl::Milliseconds(1500));
+  EXPECT_EQ(ParseFlags({"--kernel-timeout", "250ms"}, FakeEnv({}))->kernel_timeout, absl::Milliseconds(250));
+  EXPECT_EQ(ParseFlags({"--kernel-timeout", "0"}, FakeEnv({}))->kernel_timeout, absl::ZeroDuration());
+  for (const char* bad : {"-1", "soon", "inf"}) {
+    auto f = ParseFlags({"--kernel-timeout", bad}, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("--kernel-timeout"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace warpd::server

@@ -9,7 +9,9 @@ import grpc
 import pytest
 
 import warpd as wp
-from warpd.v1 import ir_pb2, runtime_pb2
+from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+
+from conftest import Daemon, daemon_binary
 
 from google.protobuf.descriptor import FieldDescriptor
 
@@ -122,16 +124,51 @@ def _mutate(mod, rng):
                 setattr(msg, fd.name, value)
 
 
-def test_seed_module_compiles(raw):
-    stub, session = raw
+@pytest.fixture(scope="module")
+def fuzz_daemon(tmp_path_factory):
+    """A daemon of its own with a short launch time limit: mutated loops may never end."""
+    d = Daemon(daemon_binary(), tmp_path_factory.mktemp("fuzz"), extra_args=["--kernel-timeout", "250ms"])
+    d.start()
+    channel = grpc.insecure_channel(d.address)
+    stub = runtime_pb2_grpc.RuntimeStub(channel)
+    session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="fuzz")).session
+    yield d, stub, session
+    channel.close()
+    alive = d.alive()
+    code = d.stop()
+    assert alive, f"warpd died during the fuzz tests:\n{d.log_tail()}"
+    assert code == 0
+
+
+def _launch_args(stub, session, kernel, rng):
+    """Valid arguments for `kernel`: small zeroed arrays, random scalar bytes
+    (NaNs, huge and negative integers included)."""
+    args = []
+    for p in kernel.params:
+        if p.type.HasField("array"):
+            shape = [3] * p.type.array.ndim
+            resp = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+                session=session, device="cpu", dtype=p.type.array.dtype, shape=shape,
+                init=runtime_pb2.ARRAY_INIT_ZEROS))
+            args.append(runtime_pb2.LaunchArg(array=resp.handle))
+        else:
+            args.append(runtime_pb2.LaunchArg(bytes=rng.randbytes(p.size)))
+    return args
+
+
+def test_seed_module_compiles(fuzz_daemon):
+    _, stub, session = fuzz_daemon
     resp = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=_seed_module()))
     assert [k.name for k in resp.kernels] == [f.name for f in _seed_module().functions
                                               if f.kind == ir_pb2.FUNCTION_KERNEL]
 
 
 @pytest.mark.parametrize("seed_block", range(int(os.environ.get("WARPD_FUZZ_BLOCKS", "4"))))
-def test_mutated_ir_is_ok_or_invalid_argument(raw, serving, seed_block):
-    stub, session = raw
+def test_mutated_ir_compiles_or_is_rejected_and_runs_safely(fuzz_daemon, seed_block):
+    """Every mutation loads (OK) or is INVALID_ARGUMENT; every loaded kernel,
+    launched with arbitrary scalar values, finishes OK, faults cleanly
+    (OUT_OF_RANGE) or hits the time limit (DEADLINE_EXCEEDED)."""
+    d, stub, session = fuzz_daemon
     base = _seed_module()
     outcomes = {}
     for seed in range(seed_block * 60, seed_block * 60 + 60):
@@ -140,14 +177,30 @@ def test_mutated_ir_is_ok_or_invalid_argument(raw, serving, seed_block):
         mod.CopyFrom(base)
         _mutate(mod, rng)
         try:
-            stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=mod), timeout=60)
-            code = grpc.StatusCode.OK
+            loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=mod),
+                                     timeout=60)
         except grpc.RpcError as e:
-            code = e.code()
-            assert code == grpc.StatusCode.INVALID_ARGUMENT, (
-                f"seed {seed}: {code}: {e.details()}")
+            assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"seed {seed}: {e.code()}: {e.details()}"
             assert e.details(), f"seed {seed}: empty error message"
-        outcomes[code] = outcomes.get(code, 0) + 1
+            outcomes["rejected"] = outcomes.get("rejected", 0) + 1
+            continue
+        outcomes["loaded"] = outcomes.get("loaded", 0) + 1
+        for k in loaded.kernels:
+            dims = [3] * k.tid_ndim if k.tid_ndim >= 2 else [7]
+            launch = runtime_pb2.Launch(module=loaded.module, kernel=k.name, dim=dims,
+                                        args=_launch_args(stub, session, k, rng))
+            req = runtime_pb2.SubmitRequest(session=session, device="cpu", synchronize=True)
+            req.commands.add().launch.CopyFrom(launch)
+            try:
+                stub.Submit(req, timeout=60)
+                outcomes["ran"] = outcomes.get("ran", 0) + 1
+            except grpc.RpcError as e:
+                assert e.code() in (grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.DEADLINE_EXCEEDED), (
+                    f"seed {seed}, kernel {k.name}: {e.code()}: {e.details()}")
+                outcomes[e.code().name] = outcomes.get(e.code().name, 0) + 1
+        assert d.alive(), f"seed {seed} killed the daemon:\n{d.log_tail()}"
     # The mutations must exercise both outcomes, or the test proves little.
-    assert outcomes.get(grpc.StatusCode.INVALID_ARGUMENT, 0) > 0
-    assert serving()
+    print(f"block {seed_block}: {outcomes}")
+    assert outcomes.get("rejected", 0) > 0 and outcomes.get("ran", 0) > 0, outcomes
+    info = stub.GetServerInfo(runtime_pb2.GetServerInfoRequest())
+    assert info.devices[0].name == "cpu"
