@@ -8,10 +8,13 @@
 //           daemons sharing a directory are safe.
 // GetOrCreate is single-flight: concurrent requests for one key wait for the
 // first one's result instead of compiling again. A failed compile is not
-// cached. Thread-safe.
+// cached. The memory level keeps at most `capacity` entries, dropping the
+// least recently used finished one (its users keep it alive; only the cache
+// forgets it). Thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
@@ -36,7 +39,10 @@ class ModuleCache {
   using Value = std::shared_ptr<const T>;
   using Factory = std::function<absl::StatusOr<Value>()>;
 
-  explicit ModuleCache(std::string dir) : dir_(std::move(dir)) {}
+  static constexpr size_t kDefaultCapacity = 512;
+
+  explicit ModuleCache(std::string dir, size_t capacity = kDefaultCapacity)
+      : dir_(std::move(dir)), capacity_(capacity < 1 ? 1 : capacity) {}
 
   // The cached value for `key`, or the result of `create` (run once per key
   // at a time). *hit is true when the value came from memory.
@@ -48,10 +54,12 @@ class ModuleCache {
       absl::MutexLock lock(&mu_);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
-        future = it->second;
+        future = it->second.value;
+        it->second.last_use = ++clock_;
       } else {
+        EvictIfFull();
         future = promise.get_future().share();
-        entries_.emplace(key, future);
+        entries_.emplace(key, Entry{future, ++clock_});
         owner = true;
       }
     }
@@ -72,6 +80,11 @@ class ModuleCache {
     entries_.clear();
   }
 
+  size_t size() const {
+    absl::MutexLock lock(&mu_);
+    return entries_.size();
+  }
+
   std::string dir() const {
     absl::MutexLock lock(&mu_);
     return dir_;
@@ -82,9 +95,30 @@ class ModuleCache {
   }
 
  private:
+  struct Entry {
+    std::shared_future<absl::StatusOr<Value>> value;
+    uint64_t last_use;
+  };
+
+  // Drops the least recently used finished entry while at capacity (entries
+  // still compiling are never dropped: their waiters need them).
+  void EvictIfFull() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (entries_.size() >= capacity_) {
+      auto victim = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        bool ready = it->second.value.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        if (ready && (victim == entries_.end() || it->second.last_use < victim->second.last_use)) victim = it;
+      }
+      if (victim == entries_.end()) return;  // all in flight: grow past capacity for now
+      entries_.erase(victim);
+    }
+  }
+
   mutable absl::Mutex mu_;
   std::string dir_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::shared_future<absl::StatusOr<Value>>> entries_ ABSL_GUARDED_BY(mu_);
+  const size_t capacity_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Disk half of the cache. Thread-safe (stateless; file operations are atomic).

@@ -52,6 +52,31 @@ TEST(ModuleCacheTest, FailuresAreNotCached) {
   EXPECT_EQ(calls, 2);
 }
 
+TEST(ModuleCacheTest, EvictsLeastRecentlyUsedAtCapacity) {
+  ModuleCache<int> cache("", 2);
+  int calls = 0;
+  auto make = [&](int v) {
+    return [&calls, v]() -> absl::StatusOr<std::shared_ptr<const int>> {
+      ++calls;
+      return std::make_shared<const int>(v);
+    };
+  };
+  bool hit;
+  auto a = cache.GetOrCreate("a", make(1), &hit);
+  cache.GetOrCreate("b", make(2), &hit);
+  cache.GetOrCreate("a", make(1), &hit);  // a is now more recent than b
+  EXPECT_TRUE(hit);
+  cache.GetOrCreate("c", make(3), &hit);  // evicts b
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(calls, 3);
+  cache.GetOrCreate("a", make(1), &hit);
+  EXPECT_TRUE(hit);
+  cache.GetOrCreate("b", make(2), &hit);
+  EXPECT_FALSE(hit);  // b was forgotten and made again
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(**a, 1);  // an evicted value stays alive for its users
+}
+
 TEST(DiskCacheTest, WriteReadClear) {
   auto dir = (std::filesystem::temp_directory_path() / ("warpd_disk_cache_" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
