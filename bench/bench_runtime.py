@@ -10,6 +10,7 @@ cache on a Unix socket and reports, each as a median of repeated trials:
   launch + sync    wp.launch(dim=1) followed by wp.synchronize()
   batched launch   per-launch cost of 1000 launches and one synchronize
   numpy (4 B)      a.numpy() of a 1-element array (submit + download)
+  axpy             a 1M-element kernel + sync, beside numpy doing the same in process
 
 Ratios are to the RPC floor measured in the same run, so they are comparable
 across noisy machines. Usage: .venv/bin/python bench/bench_runtime.py [--quick]
@@ -169,6 +170,15 @@ def main():
         big()
         t = median_us(big, 20)
         rows.append((f"axpy over {n} floats + sync", t, f"{3 * 4 * n / t / 1e3:.2f} GB/s effective"))
+        xn = np.ones(n, dtype=np.float32)
+        yn = np.zeros(n, dtype=np.float32)
+
+        def numpy_axpy():
+            yn[:] = np.float32(2.0) * xn + yn
+
+        t_np = median_us(numpy_axpy, 20)
+        rows.append((f"  same axpy in numpy, in-process (reference)", t_np,
+                     f"warpd/numpy {t / t_np:.2f}x"))
         expect = 2.0 * (20 + 1)
         assert abs(float(ys.numpy()[0]) - expect) < 1e-3
         wp.shutdown()

@@ -34,6 +34,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
         return;
       }
       response_->set_bytes_written(written_);
+      array_.reset();  // see Done() in DownloadReactor
       Finish(grpc::Status::OK);
       return;
     }
@@ -92,6 +93,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
 
   void Fail(const absl::Status& s) {
     spdlog::debug("Upload: {}", s.ToString());
+    array_.reset();
     Finish(ToGrpcStatus(s));
   }
 
@@ -128,7 +130,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
 
   void OnWriteDone(bool ok) override {
     if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled"));
+      Done(grpc::Status(grpc::StatusCode::CANCELLED, "download cancelled"));
       return;
     }
     WriteNext();
@@ -169,12 +171,20 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
 
   void Fail(const absl::Status& s) {
     spdlog::debug("Download: {}", s.ToString());
-    Finish(ToGrpcStatus(s));
+    Done(ToGrpcStatus(s));
+  }
+
+  // Drops the array before finishing: OnDone (and so the destructor) may run
+  // well after the client has its answer, and a client that frees the array
+  // next must see its memory released.
+  void Done(grpc::Status status) {
+    array_.reset();
+    Finish(std::move(status));
   }
 
   void WriteNext() {
     if (position_ >= end_) {
-      Finish(grpc::Status::OK);
+      Done(grpc::Status::OK);
       return;
     }
     const uint64_t n = std::min<uint64_t>(end_ - position_, kTransferChunkBytes);
