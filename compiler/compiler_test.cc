@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "compiler/builtins/builtins.h"
 #include "compiler/ir/from_proto.h"
 #if WARPD_WITH_CUDA
 #include "compiler/backend/cuda_nvrtc.h"
@@ -153,6 +154,50 @@ TEST(CompilerTest, VerifyCudaCompilesGeneratedSourceWithNvrtcAndPtxas) {
   }
 }
 #endif
+
+// Every regular overload in the builtin table, for every scalar type its class
+// admits (vectors of length 3), called from a kernel: the table's C++
+// spellings must exist in runtime/native for clang and, when NVRTC is
+// installed, for NVRTC too.
+TEST(CompilerTest, EveryBuiltinOverloadCompiles) {
+  using builtins::Slot;
+  std::vector<v1::Function> kernels;
+  int n = 0;
+  for (const auto& o : builtins::Table()) {
+    if (o.special != builtins::Special::kNone) continue;
+    for (int k = 0; k <= static_cast<int>(ir::ScalarKind::kFloat64); ++k) {
+      auto s = static_cast<ir::ScalarKind>(k);
+      if (!builtins::InClass(s, o.tclass)) continue;
+      auto scalar = ir::TypeToProto(ir::Type::Scalar(s));
+      std::vector<P> params;
+      std::vector<v1::Expr> args;
+      for (size_t i = 0; i < o.params.size(); ++i) {
+        std::string name = "p" + std::to_string(i);
+        v1::TypeRef t = o.params[i] == Slot::kT      ? scalar
+                        : o.params[i] == Slot::kBool ? Scalar(v1::SCALAR_BOOL)
+                                                     : ir::TypeToProto(ir::Type::Vector(3, s));
+        params.push_back({name, t});
+        args.push_back(Name(name));
+      }
+      kernels.push_back(Kernel("k" + std::to_string(n++), params,
+                               {Assign(Name("r"), Call(std::string(o.name), std::move(args)))}));
+      if (o.params == std::vector<Slot>{Slot::kBool}) break;  // T unused
+    }
+  }
+  ASSERT_GT(n, 100);
+  auto proto = ModuleOf(std::move(kernels), "coverage");
+  auto c = MakeCompiler();
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+#if WARPD_WITH_CUDA
+  if (Nvrtc::Load().ok()) {
+    auto v = Compiler::Create({"", true});
+    ASSERT_TRUE(v.ok());
+    auto checked = Compile(**v, proto);
+    EXPECT_TRUE(checked.ok()) << checked.status();
+  }
+#endif
+}
 
 v1::Module FeatureModule() {
   // square(x: float32): return x * x

@@ -76,3 +76,23 @@ TEST(BuiltinsTest, SignatureText) {
 
 }  // namespace
 }  // namespace warpd::builtins
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/builtins/builtins_doc.h"
+
+namespace warpd::builtins {
+namespace {
+
+TEST(BuiltinsDocTest, DocsMatchTheTable) {
+  std::ifstream in(std::string(WARPD_SOURCE_DIR) + "/docs/builtins.md");
+  ASSERT_TRUE(in) << "docs/builtins.md is missing: build/bin/warpd-builtins > docs/builtins.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), BuiltinsMarkdown())
+      << "docs/builtins.md is out of date: build/bin/warpd-builtins > docs/builtins.md";
+}
+
+}  // namespace
+}  // namespace warpd::builtins
