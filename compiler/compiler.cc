@@ -88,10 +88,6 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   if (!source.ok()) return source.status();
   const std::string key = CacheKey({kCompilerAbi, *source, impl_->jit->TargetDescription(),
                                     CpuJit::OptionsDescription(), impl_->headers_digest});
-  std::vector<KernelLayout> layouts;
-  for (const auto& f : module.functions)
-    if (f.kind == ir::FunctionKind::kKernel) layouts.push_back(ComputeLayout(module, f));
-
   bool disk_hit = false;
   auto create = [&]() -> absl::StatusOr<std::shared_ptr<const CompiledModule>> {
     const std::string dir = impl_->cache.dir();
@@ -116,10 +112,11 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
     auto code = impl_->jit->Load(*object, key.substr(0, 16));
     if (!code.ok()) return code.status();
     std::vector<CompiledKernel> kernels;
-    for (const auto& layout : layouts) {
-      auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(layout.name));
+    for (const auto& f : module.functions) {
+      if (f.kind != ir::FunctionKind::kKernel) continue;
+      auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
       if (!sym.ok()) return sym.status();
-      kernels.push_back(CompiledKernel{layout, reinterpret_cast<CpuKernelFn>(*sym)});
+      kernels.push_back(CompiledKernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)});
     }
     return std::shared_ptr<const CompiledModule>(
         std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels)));

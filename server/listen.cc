@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/memory/posix_error.h"
+#include "common/posix_error.h"
 
 namespace warpd::server {
 
@@ -31,14 +31,14 @@ absl::Status PrepareUnixSocket(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
-    return runtime::PosixError(absl::StrCat("stat ", path), errno);
+    return warpd::PosixError(absl::StrCat("stat ", path), errno);
   }
   if (!S_ISSOCK(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat("'", path, "' exists and is not a socket; not replacing it"));
   }
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return runtime::PosixError("socket(AF_UNIX)", errno);
+  if (fd < 0) return warpd::PosixError("socket(AF_UNIX)", errno);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const bool live = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
@@ -48,7 +48,7 @@ absl::Status PrepareUnixSocket(const std::string& path) {
         absl::StrCat("another process is already serving on unix:", path));
   }
   if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return runtime::PosixError(absl::StrCat("removing stale socket ", path), errno);
+    return warpd::PosixError(absl::StrCat("removing stale socket ", path), errno);
   }
   return absl::OkStatus();
 }

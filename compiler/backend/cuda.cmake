@@ -12,7 +12,7 @@ target_include_directories(warpd_backend_cuda SYSTEM PRIVATE ${WARPD_CUDA_ROOT}/
 target_compile_definitions(warpd_backend_cuda PRIVATE WARPD_CUDA_ROOT="${WARPD_CUDA_ROOT}")
 target_link_libraries(warpd_backend_cuda
   PUBLIC absl::status absl::statusor
-  PRIVATE warpd_native_embedded absl::strings absl::cleanup ${CMAKE_DL_LIBS})
+  PRIVATE warpd_common warpd_native_embedded absl::strings absl::cleanup ${CMAKE_DL_LIBS})
 
 warpd_test(cuda_nvrtc_test ${CMAKE_CURRENT_LIST_DIR}/cuda_nvrtc_test.cc
   LIBS warpd_backend_cuda absl::status absl::statusor absl::strings absl::time)

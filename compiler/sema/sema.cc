@@ -117,8 +117,8 @@ class FunctionSema {
       if (f_.locals[i].name == name) return static_cast<int>(i);
     return -1;
   }
-  // An assignable vector variable (for v[i] = x and v.x = x).
-  absl::Status CheckLocalVector(Expr& owner, const Span& span);
+  // `owner` (already typed) is an assignable vector variable (v[i] = x, v.x = x).
+  absl::Status CheckLocalVector(const Expr& owner, const Span& span);
 
   ModuleSema& ms_;
   ir::Module& m_;
@@ -270,10 +270,9 @@ absl::Status FunctionSema::AssignName(Expr& target, const Type& t, const Span& s
   return absl::OkStatus();
 }
 
-absl::Status FunctionSema::CheckLocalVector(Expr& owner, const Span& span) {
+absl::Status FunctionSema::CheckLocalVector(const Expr& owner, const Span& span) {
   if (owner.kind != ExprKind::Name)
     return Err(span, "only components of local vector variables can be assigned (load, modify, store back)");
-  SEMA_TRY(ExprSema(owner));
   if (!owner.type.is_vector())
     return Err(span, absl::StrCat("'", owner.name, "' is ", owner.type.ToString(), ", not a vector"));
   return absl::OkStatus();
@@ -321,18 +320,15 @@ absl::Status FunctionSema::Assign(Stmt& s) {
     case ExprKind::Subscript: {
       Expr& owner = *target.operands[0];
       SEMA_TRY(ExprSema(owner));
-      if (owner.type.is_vector()) {
-        SEMA_TRY(CheckLocalVector(owner, s.span));
-        SEMA_TRY(SubscriptSema(target));
-      } else {
-        SEMA_TRY(SubscriptSema(target));
-      }
+      if (owner.type.is_vector()) SEMA_TRY(CheckLocalVector(owner, s.span));
+      SEMA_TRY(SubscriptSema(target));
       if (target.type != value.type)
         return Err(s.span, absl::StrCat("cannot store a value of type ", value.type.ToString(), " into an element of type ",
                                         target.type.ToString(), " (no implicit conversion)"));
       return absl::OkStatus();
     }
     case ExprKind::Attribute: {
+      SEMA_TRY(ExprSema(*target.operands[0]));
       SEMA_TRY(CheckLocalVector(*target.operands[0], s.span));
       SEMA_TRY(AttributeSema(target));
       if (target.type != value.type)
@@ -355,6 +351,7 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
     if (target.operands[0]->type.is_vector()) SEMA_TRY(CheckLocalVector(*target.operands[0], s.span));
     SEMA_TRY(SubscriptSema(target));
   } else if (target.kind == ExprKind::Attribute) {
+    SEMA_TRY(ExprSema(*target.operands[0]));
     SEMA_TRY(CheckLocalVector(*target.operands[0], s.span));
     SEMA_TRY(AttributeSema(target));
   } else {

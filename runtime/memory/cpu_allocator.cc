@@ -9,7 +9,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/memory/posix_error.h"
+#include "common/posix_error.h"
 
 namespace warpd::runtime {
 

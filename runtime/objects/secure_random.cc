@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "runtime/memory/posix_error.h"
+#include "common/posix_error.h"
 
 namespace warpd::runtime {
 

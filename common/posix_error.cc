@@ -1,11 +1,11 @@
-#include "runtime/memory/posix_error.h"
+#include "common/posix_error.h"
 
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 
-namespace warpd::runtime {
+namespace warpd {
 
 namespace {
 
@@ -41,4 +41,4 @@ absl::Status PosixError(absl::string_view context, int error_number) {
   return absl::Status(CodeForErrno(error_number), absl::StrCat(context, ": ", text));
 }
 
-}  // namespace warpd::runtime
+}  // namespace warpd

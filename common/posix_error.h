@@ -1,6 +1,6 @@
-// warpd runtime: the one place where errno values become absl::Status.
+// warpd: the one place where errno values become absl::Status.
 //
-// Every POSIX call in runtime/ and server/ that fails reports through
+// Every POSIX call in compiler/, runtime/ and server/ that fails reports through
 // PosixError, so the mapping from errno to status code is decided once:
 // ENOMEM/ENOSPC/EMFILE/ENFILE -> RESOURCE_EXHAUSTED, ENOENT -> NOT_FOUND,
 // EACCES/EPERM -> PERMISSION_DENIED, EINVAL -> INVALID_ARGUMENT,
@@ -12,9 +12,9 @@
 
 #include "absl/status/status.h"
 
-namespace warpd::runtime {
+namespace warpd {
 
 // `context` says what was being done: "memfd_create(array)", "mmap 4096 bytes".
 absl::Status PosixError(absl::string_view context, int error_number);
 
-}  // namespace warpd::runtime
+}  // namespace warpd
