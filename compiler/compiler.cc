@@ -50,6 +50,7 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 struct Compiler::Impl {
+  HostCpu host;
   std::unique_ptr<CpuJit> jit;
   ModuleCache<CompiledModule> cache{""};
   std::string headers_digest;
@@ -61,7 +62,10 @@ Compiler::~Compiler() = default;
 
 absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& options) {
   auto impl = std::make_unique<Impl>();
-  auto jit = CpuJit::Create();
+  impl->host = DetectHostCpu();
+  auto jit = CpuJit::Create(options.forced_cpu_target.empty()
+                                ? SelectCpuTarget(impl->host)
+                                : ParseForcedCpuTarget(impl->host.triple, options.forced_cpu_target));
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
   impl->headers_digest = HeadersDigest();
@@ -130,6 +134,9 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   result.compile_ms = MsSince(t0);
   return result;
 }
+
+const HostCpu& Compiler::host_cpu() const { return impl_->host; }
+const CpuTarget& Compiler::cpu_target() const { return impl_->jit->target(); }
 
 std::string Compiler::cache_dir() const { return impl_->cache.dir(); }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/backend/cpu_target.h"
 #include "compiler/codegen/layout.h"
 #include "compiler/ir/type.h"
 #include "warpd/native/launch.h"
@@ -71,6 +72,9 @@ class Compiler {
     // sm_90 and check the PTX with ptxas; a failure fails the compile
     // (INTERNAL). For test suites: keeps the CUDA path from drifting.
     bool verify_cuda = false;
+    // Test hook (WARPD_TEST_CPU_TARGET): compile for this target, unchecked
+    // ("cpu" or "cpu:+f1,-f2"), instead of the one chosen for the host.
+    std::string forced_cpu_target;
   };
 
   static absl::StatusOr<std::unique_ptr<Compiler>> Create(const Options& options);
@@ -86,6 +90,10 @@ class Compiler {
   // Runs sema on `module` (in place) and returns the generated C++, which
   // holds both the CPU and the CUDA entry points.
   absl::StatusOr<std::string> GenerateSource(ir::Module& module);
+
+  // The host as LLVM sees it, and what CPU code is compiled for.
+  const HostCpu& host_cpu() const;
+  const CpuTarget& cpu_target() const;
 
   std::string cache_dir() const;
   // Later compiles read and write the disk cache under `dir` (created).

@@ -24,8 +24,15 @@ namespace {
 
 using namespace warpd::testing;
 
+Compiler::Options Options(const std::string& cache_dir, bool verify_cuda) {
+  Compiler::Options o;
+  o.cache_dir = cache_dir;
+  o.verify_cuda = verify_cuda;
+  return o;
+}
+
 std::unique_ptr<Compiler> MakeCompiler(const std::string& cache_dir = "") {
-  auto c = Compiler::Create({cache_dir, false});
+  auto c = Compiler::Create(Options(cache_dir, false));
   EXPECT_TRUE(c.ok()) << c.status();
   return *std::move(c);
 }
@@ -146,7 +153,7 @@ TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
 #if WARPD_WITH_CUDA
 TEST(CompilerTest, VerifyCudaCompilesGeneratedSourceWithNvrtcAndPtxas) {
   if (!Nvrtc::Load().ok()) GTEST_SKIP() << "NVRTC is not installed: " << Nvrtc::Load().status();
-  auto c = Compiler::Create({"", true});
+  auto c = Compiler::Create(Options("", true));
   ASSERT_TRUE(c.ok()) << c.status();
   for (const auto& proto : {ScaleModule(), FeatureModule()}) {
     auto r = Compile(**c, proto);
@@ -191,7 +198,7 @@ TEST(CompilerTest, EveryBuiltinOverloadCompiles) {
   ASSERT_TRUE(r.ok()) << r.status();
 #if WARPD_WITH_CUDA
   if (Nvrtc::Load().ok()) {
-    auto v = Compiler::Create({"", true});
+    auto v = Compiler::Create(Options("", true));
     ASSERT_TRUE(v.ok());
     auto checked = Compile(**v, proto);
     EXPECT_TRUE(checked.ok()) << checked.status();

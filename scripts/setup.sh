@@ -8,7 +8,7 @@ cd "$root"
 
 packages=(
   cmake ninja-build ccache pkg-config
-  llvm-16-dev libclang-16-dev clang-16
+  llvm-19-dev libclang-19-dev clang-19 libclang-rt-19-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libgtest-dev
 )
@@ -46,8 +46,19 @@ for p in proto/warpd/v1/*.proto; do
   fi
 done
 
-# The daemon and the C++ tests.
-if [ ! -f build/build.ninja ]; then
-  CC=${CC:-clang-16} CXX=${CXX:-clang++-16} cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-fi
+# The daemon and the C++ tests, built with the clang whose LLVM the CPU JIT
+# embeds. A build directory configured with another compiler (an older
+# checkout's clang-16) is configured anew.
+export CC=${CC:-clang-19} CXX=${CXX:-clang++-19}
+configure() {  # configure DIR [cmake args...]
+  local dir=$1; shift
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "^CMAKE_CXX_COMPILER:.*$(command -v "$CXX")\$" "$dir/CMakeCache.txt"; then
+    echo "setup: $dir was configured with another compiler; configuring it anew"
+    rm -rf "$dir"
+  fi
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S . -B "$dir" -G Ninja "$@"
+  fi
+}
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build

@@ -1,10 +1,12 @@
 #include "server/daemon_state.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/cuda_probe.h"
+#include "server/self_test.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -19,10 +21,22 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   compiler::Compiler::Options options;
   options.cache_dir = flags.cache_dir;
   options.verify_cuda = flags.verify_cuda;
+  options.forced_cpu_target = flags.test_cpu_target;
   absl::StatusOr<std::unique_ptr<compiler::Compiler>> compiler =
       compiler::Compiler::Create(options);
   if (!compiler.ok()) return compiler.status();
-  return std::make_unique<DaemonState>(flags, *std::move(compiler));
+  const compiler::CpuTarget& target = (*compiler)->cpu_target();
+  spdlog::info("CPU kernels: compiling for {} on {}: {}", target.Summary(), target.triple, target.reason);
+  spdlog::debug("CPU target: {}", target.Description());
+  auto state = std::make_unique<DaemonState>(flags, *std::move(compiler));
+  // A daemon that cannot compile must not report healthy and fail every launch.
+  absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
+  if (!cpu.ok()) return cpu.status();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu, state->allocator()); !s.ok()) return s;
+  spdlog::debug("self-test passed in {:.1f} ms",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return state;
 }
 
 DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler)

@@ -207,6 +207,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
   }
   if (flags.listen.empty()) flags.listen = DefaultListen(env);
   if (!cache_dir_set) flags.cache_dir = DefaultCacheDir(env);
+  flags.test_cpu_target = Env(env, "WARPD_TEST_CPU_TARGET");
   return flags;
 }
 

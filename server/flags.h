@@ -32,6 +32,10 @@ struct Flags {
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
   bool version = false;
   bool help = false;
+  // Test hook, from $WARPD_TEST_CPU_TARGET (not a flag: not for operators):
+  // compile CPU code for this target, unchecked ("cpu" or "cpu:+f1,-f2"), so
+  // tests can show that a target the compiler rejects stops the daemon.
+  std::string test_cpu_target;
 };
 
 // What the defaults depend on; tests pass their own.

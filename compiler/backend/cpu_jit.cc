@@ -12,9 +12,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -36,33 +34,19 @@ absl::Status LlvmError(llvm::Error err, absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": ", msg));
 }
 
-void InitializeLlvmOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 }  // namespace
 
 std::string_view CpuJit::OptionsDescription() {
   return "-O2 -std=c++17 -ffreestanding -fno-exceptions -fno-rtti -fno-math-errno -ffp-contract=off -fPIC";
 }
 
-absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create() {
-  InitializeLlvmOnce();
+absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create() { return Create(SelectCpuTarget(DetectHostCpu())); }
+
+absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(CpuTarget target) {
+  InitializeNativeLlvm();
   std::unique_ptr<CpuJit> jit(new CpuJit());
-  jit->triple_ = llvm::sys::getProcessTriple();
-  jit->cpu_ = llvm::sys::getHostCPUName().str();
-  llvm::StringMap<bool> features;
-  if (llvm::sys::getHostCPUFeatures(features)) {
-    for (const auto& f : features) jit->features_.push_back((f.second ? "+" : "-") + f.first().str());
-    std::sort(jit->features_.begin(), jit->features_.end());
-  }
-  jit->target_description_ =
-      absl::StrCat("llvm=", LLVM_VERSION_STRING, " ", jit->triple_, " cpu=", jit->cpu_, " features=", absl::StrJoin(jit->features_, ","));
+  jit->target_ = std::move(target);
+  jit->target_description_ = absl::StrCat("llvm=", LLVM_VERSION_STRING, " ", jit->target_.Description());
 
   auto built = llvm::orc::LLJITBuilder().create();
   if (!built) return LlvmError(built.takeError(), "creating the ORC JIT");
@@ -84,11 +68,11 @@ absl::StatusOr<std::string> CpuJit::CompileToObject(std::string_view source, std
   memfs->addFile(src_path, 0, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()), src_path));
 
   std::vector<std::string> args = {
-      "-triple", triple_, "-emit-obj", "-O2", "-std=c++17", "-x", "c++", "-ffreestanding", "-nostdsysteminc",
+      "-triple", target_.triple, "-emit-obj", "-O2", "-std=c++17", "-x", "c++", "-ffreestanding", "-nostdsysteminc",
       "-nobuiltininc", "-fno-rtti", "-ffp-contract=off", "-mrelocation-model", "pic",
-      "-pic-level", "2", "-w", "-fgnuc-version=4.2.1", "-target-cpu", cpu_, "-I", kHeaderRoot,
+      "-pic-level", "2", "-w", "-fgnuc-version=4.2.1", "-target-cpu", target_.cpu, "-I", kHeaderRoot,
       "-main-file-name", src_path, "-o", "-", src_path};
-  for (const auto& f : features_) {
+  for (const auto& f : target_.features) {
     args.push_back("-target-feature");
     args.push_back(f);
   }

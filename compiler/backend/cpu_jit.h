@@ -1,11 +1,12 @@
-// warpd compiler: the CPU backend. clang 16 in-process compiles generated C++
+// warpd compiler: the CPU backend. clang 19 in-process compiles generated C++
 // to an object file in memory; LLVM ORC LLJIT links object files into one
 // JITDylib per module.
 //
 // Generated code is freestanding (it includes only the embedded runtime/native
-// headers, served from an in-memory file system), targets the host CPU
-// (-target-cpu native features; they are part of cache keys via
-// TargetDescription()) and resolves libm/memcpy from the daemon process.
+// headers, served from an in-memory file system), targets one CpuTarget
+// (compiler/backend/cpu_target.h: the host CPU, or the best generic level its
+// features allow; part of cache keys via TargetDescription()) and resolves
+// libm/memcpy from the daemon process.
 //
 // Thread-safe: compiles run concurrently (each has its own CompilerInstance);
 // all LLJIT access is serialized by one mutex, because LLJIT lookups from two
@@ -20,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "compiler/backend/cpu_target.h"
 
 namespace llvm::orc {
 class LLJIT;
@@ -49,10 +51,14 @@ class JitModule {
 
 class CpuJit {
  public:
+  // Compiles for `target` (default: SelectCpuTarget(DetectHostCpu())).
   static absl::StatusOr<std::unique_ptr<CpuJit>> Create();
+  static absl::StatusOr<std::unique_ptr<CpuJit>> Create(CpuTarget target);
   ~CpuJit();
 
-  // Triple, CPU name and features: what compiled objects depend on.
+  const CpuTarget& target() const { return target_; }
+  // LLVM version, triple, CPU name and features: what compiled objects
+  // depend on.
   const std::string& TargetDescription() const { return target_description_; }
   // Compile options (part of cache keys).
   static std::string_view OptionsDescription();
@@ -69,9 +75,7 @@ class CpuJit {
   friend class JitModule;
   CpuJit() = default;
 
-  std::string triple_;
-  std::string cpu_;
-  std::vector<std::string> features_;
+  CpuTarget target_;
   std::string target_description_;
   absl::Mutex mu_;
   std::unique_ptr<llvm::orc::LLJIT> jit_ ABSL_GUARDED_BY(mu_);

@@ -63,15 +63,15 @@ TEST(ModuleCacheTest, EvictsLeastRecentlyUsedAtCapacity) {
   };
   bool hit;
   auto a = cache.GetOrCreate("a", make(1), &hit);
-  cache.GetOrCreate("b", make(2), &hit);
-  cache.GetOrCreate("a", make(1), &hit);  // a is now more recent than b
+  (void)cache.GetOrCreate("b", make(2), &hit);
+  (void)cache.GetOrCreate("a", make(1), &hit);  // a is now more recent than b
   EXPECT_TRUE(hit);
-  cache.GetOrCreate("c", make(3), &hit);  // evicts b
+  (void)cache.GetOrCreate("c", make(3), &hit);  // evicts b
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_EQ(calls, 3);
-  cache.GetOrCreate("a", make(1), &hit);
+  (void)cache.GetOrCreate("a", make(1), &hit);
   EXPECT_TRUE(hit);
-  cache.GetOrCreate("b", make(2), &hit);
+  (void)cache.GetOrCreate("b", make(2), &hit);
   EXPECT_FALSE(hit);  // b was forgotten and made again
   EXPECT_EQ(calls, 4);
   EXPECT_EQ(**a, 1);  // an evicted value stays alive for its users

@@ -1,15 +1,15 @@
 # Tests of the runtime/native headers (headers_test.cc). Included from
 # runtime/native/CMakeLists.txt after warpd_native_embedded is defined.
 #
-# Each header is compiled on its own with the host clang (the LLVM 16 that the
+# Each header is compiled on its own with the host clang (the LLVM that the
 # CPU JIT embeds, freestanding) and, with WARPD_WITH_CUDA, with NVRTC + ptxas;
 # the builtins' host numerics are checked against independent references.
 
 # The clang++ of the LLVM the CPU JIT links (find_package(LLVM) at the top
-# level sets LLVM_TOOLS_BINARY_DIR), else clang++-16 on PATH.
-find_program(WARPD_HOST_CLANGXX NAMES clang++ clang++-16
-  PATHS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
-find_program(WARPD_HOST_CLANGXX NAMES clang++-16 clang++)
+# level sets LLVM_TOOLS_BINARY_DIR), else clang++-<that version> on PATH.
+find_program(WARPD_HOST_CLANGXX NAMES clang++ clang++-${WARPD_LLVM_VERSION}
+  PATHS ${LLVM_TOOLS_BINARY_DIR} /usr/lib/llvm-${WARPD_LLVM_VERSION}/bin NO_DEFAULT_PATH)
+find_program(WARPD_HOST_CLANGXX NAMES clang++-${WARPD_LLVM_VERSION} clang++)
 if(NOT WARPD_HOST_CLANGXX)
   message(WARNING "No clang++ found: native_headers_test's host-clang checks will fail")
   set(WARPD_HOST_CLANGXX "")
