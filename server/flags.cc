@@ -188,6 +188,12 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
           flags.kernel_timeout = d;
         }
       }
+    } else if (name == "--parent-pid") {
+      std::string text;
+      s = take(&text);
+      if (s.ok() && (!absl::SimpleAtoi(text, &flags.parent_pid) || flags.parent_pid <= 1)) {
+        s = absl::InvalidArgumentError(absl::StrCat("--parent-pid '", text, "': expected a process id > 1"));
+      }
     } else if (name == "--allow-client-cache-dir") {
       s = no_value();
       flags.allow_client_cache_dir = true;
@@ -232,6 +238,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --cpu-threads N           CPU worker threads (default: one per core)
   --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
                             seconds or a duration (500ms, 2m); default 300, 0: none
+  --parent-pid PID          shut down when process PID, which started the daemon,
+                            exits (private daemons of a client; Linux)
   --version                 print the version and exit
   --help                    print this help and exit
 )";

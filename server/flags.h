@@ -2,7 +2,8 @@
 //
 //   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N]
-//         [--cpu-threads N] [--kernel-timeout DURATION] [--version] [--help]
+//         [--cpu-threads N] [--kernel-timeout DURATION] [--parent-pid PID]
+//         [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
 // on 127.0.0.1:7788 and a Unix socket ($XDG_RUNTIME_DIR/warpd.sock, else
@@ -30,6 +31,9 @@ struct Flags {
   uint64_t max_array_bytes = uint64_t{16} << 30;
   int cpu_threads = 0;  // 0: one per core
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
+  // The process that started this daemon; its exit shuts the daemon down
+  // (a parent-death signal, set by the daemon itself). 0: none.
+  int parent_pid = 0;
   bool version = false;
   bool help = false;
   // Test hook, from $WARPD_TEST_CPU_TARGET (not a flag: not for operators):

@@ -113,5 +113,22 @@ TEST(FlagsTest, KernelTimeout) {
   }
 }
 
+TEST(FlagsTest, ParentPid) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->parent_pid, 0);
+  EXPECT_EQ(ParseFlags({"--parent-pid", "4242"}, FakeEnv({}))->parent_pid, 4242);
+  for (const char* bad : {"0", "1", "-5", "x", "99999999999"}) {
+    auto f = ParseFlags({"--parent-pid", bad}, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("--parent-pid"), std::string::npos);
+  }
+}
+
+TEST(FlagsTest, TestCpuTargetComesFromTheEnvironmentOnly) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->test_cpu_target, "");
+  EXPECT_EQ(ParseFlags({}, FakeEnv({{"WARPD_TEST_CPU_TARGET", "x86-64:+sse2"}}))->test_cpu_target,
+            "x86-64:+sse2");
+  EXPECT_FALSE(ParseFlags({"--test-cpu-target", "x"}, FakeEnv({})).ok());
+}
+
 }  // namespace
 }  // namespace warpd::server

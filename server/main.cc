@@ -3,9 +3,15 @@
 // shuts down cleanly and exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,7 +41,28 @@ constexpr int kMaxMessageBytes = 64 << 20;
 // How long in-flight calls get to finish after SIGTERM before work is cancelled.
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
+// --parent-pid: the daemon asks the kernel for SIGTERM when the process that
+// started it exits, so a private daemon does not outlive a killed client.
+// (Set here, after exec, rather than by the client between fork and exec: a
+// client that uses gRPC must not run code in a forked child, where gRPC's
+// fork handlers restart its poller and the child's descriptor clean-up then
+// closes the poller's epoll fd, aborting the child.) False when the parent
+// is already gone.
+bool WatchParent(int parent_pid) {
+#if defined(__linux__)
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+    spdlog::warn("--parent-pid: cannot set a parent-death signal: {}", std::strerror(errno));
+  }
+#endif
+  // Checked after arming, so a parent that died before cannot be missed.
+  return getppid() == parent_pid;
+}
+
 int Serve(const Flags& flags, const sigset_t& signals) {
+  if (flags.parent_pid != 0 && !WatchParent(flags.parent_pid)) {
+    spdlog::info("parent process {} is gone; not starting", flags.parent_pid);
+    return 0;
+  }
   absl::StatusOr<std::unique_ptr<DaemonState>> state = DaemonState::Create(flags);
   if (!state.ok()) {
     spdlog::critical("cannot start: {}", state.status().ToString());

@@ -4,7 +4,14 @@ When no daemon is configured or answering, ``wp.init()`` starts one that only
 this process uses: it listens on a Unix socket in a fresh temporary directory
 (mode 0700), and is stopped when the process exits (atexit, and on Linux a
 parent-death signal when started from the main thread, so a killed client does
-not leave it behind).
+not leave it behind: ``--parent-pid``, which the daemon arms itself).
+
+The daemon is started without running any Python code between fork and exec
+(no ``preexec_fn``): in a process that uses gRPC, a forked child that runs
+code gets gRPC's fork handlers, which restart its poller; the child's closing
+of inherited descriptors then pulls the poller's epoll fd away and the child
+aborts before exec ("Epoll1Poller ... epoll_wait error: Bad file
+descriptor"). Without preexec_fn, subprocess uses vfork/exec directly.
 
 The binary is, in order: ``$WARPD_BIN``; ``bin/warpd`` inside the package
 (wheels); ``build/bin/warpd`` of the source tree an editable install points
@@ -16,7 +23,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -69,17 +75,6 @@ def probe(address: str, timeout: float) -> runtime_pb2.ServerInfo | None:
         channel.close()
 
 
-def _set_parent_death_signal():
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except Exception:
-        pass
-
-
 class PrivateDaemon:
     """A warpd process owned by this client process."""
 
@@ -99,15 +94,18 @@ class PrivateDaemon:
 
     def start(self, timeout: float) -> runtime_pb2.ServerInfo:
         """Starts the process and waits until it answers GetServerInfo."""
-        on_main = threading.current_thread() is threading.main_thread()
+        args = list(self.args)
+        # The parent-death signal fires when the thread that started the
+        # daemon exits, so only a main-thread start can ask for it.
+        if threading.current_thread() is threading.main_thread() and sys.platform == "linux":
+            args += ["--parent-pid", str(os.getpid())]
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(
-                self.args,
+                args,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_set_parent_death_signal if (on_main and sys.platform == "linux") else None,
                 start_new_session=False,
             )
         except OSError as e:

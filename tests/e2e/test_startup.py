@@ -1,0 +1,226 @@
+"""Start-up and shut-down: many cycles, under load, the self-test, the parent watch.
+
+A private daemon used to abort now and then at start-up (status -6, gRPC's
+"Epoll1Poller ... epoll_wait error: Bad file descriptor"): the client forked
+with a preexec_fn while its own gRPC threads were busy, gRPC's fork handlers
+restarted its poller in the child, and the child's closing of inherited
+descriptors closed the poller's epoll fd. These tests start and stop daemons
+hundreds of times while this process's gRPC threads are busy.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from conftest import Daemon, daemon_binary
+
+CYCLES = int(os.environ.get("WARPD_TEST_START_CYCLES", "200"))
+
+
+def _busy_grpc_threads(address, stop, n=2):
+    """Threads that keep gRPC calls in flight in this process until `stop` is set."""
+    from warpd.v1 import runtime_pb2, runtime_pb2_grpc
+
+    def spin():
+        channel = grpc.insecure_channel(address)
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        while not stop.is_set():
+            try:
+                stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=5)
+            except grpc.RpcError:
+                pass
+        channel.close()
+
+    threads = [threading.Thread(target=spin, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def test_private_daemon_starts_and_stops_hundreds_of_times(tmp_path, warpd_daemon):
+    from warpd.daemon import PrivateDaemon
+
+    stop = threading.Event()
+    threads = _busy_grpc_threads(warpd_daemon.address, stop)
+    failures = []
+    try:
+        for i in range(CYCLES):
+            d = PrivateDaemon(daemon_binary(), cache_dir=tmp_path / "cache")
+            try:
+                info = d.start(timeout=60)
+                assert "cpu" in [dev.name for dev in info.devices]
+            except Exception as e:  # noqa: BLE001 - collected and reported below
+                failures.append(f"start {i}: {e}")
+            d.stop()
+            if d.proc is not None and d.proc.returncode != 0:
+                failures.append(f"stop {i}: exit status {d.proc.returncode}")
+            if len(failures) >= 3:
+                break
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    assert not failures, "\n".join(failures)
+
+
+def _module_for(kernel):
+    from warpd.v1 import ir_pb2
+
+    fn, _ = kernel.build()
+    m = ir_pb2.Module(name="startup_load")
+    m.functions.append(fn)
+    return m
+
+
+def test_sigterm_under_load_exits_cleanly(tmp_path):
+    """Clients upload, compile and launch while the daemon is told to stop."""
+    import warpd as wp
+    from warpd.v1 import runtime_pb2, runtime_pb2_grpc
+
+    @wp.kernel
+    def spin(a: wp.array(dtype=float), n: int):
+        i = wp.tid()
+        s = float(0.0)
+        for k in range(n):
+            s = s + wp.sin(float(k))
+        a[i] = s
+
+    module = _module_for(spin)
+    d = Daemon(daemon_binary(), tmp_path)
+    total_launches = 0
+    for cycle in range(12):
+        d.start()
+        stop = threading.Event()
+        errors = []
+        launches = []
+
+        def client(k):
+            channel = grpc.insecure_channel(d.address)
+            stub = runtime_pb2_grpc.RuntimeStub(channel)
+            try:
+                sess = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=f"load{k}"),
+                                        timeout=10).session
+                while not stop.is_set():
+                    loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(
+                        session=sess, module=module, devices=["cpu"]), timeout=30)
+                    arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+                        session=sess, device="cpu", shape=[4096],
+                        dtype=module.functions[0].params[0].type.array.dtype), timeout=10)
+                    stub.Submit(runtime_pb2.SubmitRequest(session=sess, device="cpu", commands=[
+                        runtime_pb2.Command(launch=runtime_pb2.Launch(
+                            module=loaded.module, kernel=module.functions[0].name, dim=[4096],
+                            args=[runtime_pb2.LaunchArg(array=arr.handle),
+                                  runtime_pb2.LaunchArg(bytes=(2000).to_bytes(4, "little"))]))],
+                        synchronize=True), timeout=30)
+                    launches.append(k)
+            except grpc.RpcError as e:
+                # Expected once the daemon stops; anything else is a bug.
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
+                                    grpc.StatusCode.ABORTED):
+                    errors.append(f"client {k}: {e.code()}: {e.details()}")
+            finally:
+                channel.close()
+
+        threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.05 + 0.03 * cycle)
+        t0 = time.monotonic()
+        code = d.stop(timeout=20)
+        took = time.monotonic() - t0
+        stop.set()
+        for t in threads:
+            t.join(30)
+        assert code == 0, f"cycle {cycle}: exit status {code}:\n{d.log_tail()}"
+        assert took < 15, f"cycle {cycle}: shutdown took {took:.1f} s"
+        assert not errors, "\n".join(errors)
+        total_launches += len(launches)
+    assert total_launches > 0, "the load never ran a kernel"
+
+
+def test_self_test_failure_stops_the_daemon_with_a_clear_message(tmp_path):
+    """A target the compiler rejects: the daemon exits non-zero before serving."""
+    sock = tmp_path / "s.sock"
+    env = dict(os.environ, WARPD_TEST_CPU_TARGET="not-a-cpu")
+    proc = subprocess.run([daemon_binary(), "--listen", f"unix:{sock}", "--cache-dir",
+                           str(tmp_path / "cache")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "cannot start" in out and "does not work on this host" in out, out
+    assert "compiling for not-a-cpu" in out, out           # the chosen target
+    assert "unknown target CPU 'not-a-cpu'" in out, out    # the compiler's error
+    assert "(CPU '" in out and os.uname().machine in out, out  # the host CPU and triple
+    assert not sock.exists(), "it listened before the self-test"
+
+
+def test_start_up_log_names_the_cpu_target(tmp_path):
+    d = Daemon(daemon_binary(), tmp_path)
+    d.start()
+    try:
+        log = d.log_tail()
+    finally:
+        assert d.stop() == 0
+    assert "CPU kernels: compiling for" in log, log
+    assert "LLVM 19" in log, log
+
+
+def test_daemon_stops_when_the_client_that_started_it_is_killed(tmp_path):
+    script = tmp_path / "client.py"
+    script.write_text(textwrap.dedent('''
+        import time
+        import warpd as wp
+        from warpd import context
+        wp.config.quiet = True
+        wp.init()
+        print("PID", context.runtime().private.pid, flush=True)
+        time.sleep(120)
+    '''))
+    env = dict(os.environ, WARPD_BIN=daemon_binary(), WARPD_PRIVATE_DAEMON="1")
+    env.pop("WARPD_ADDRESS", None)
+    client = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              env=env)
+    try:
+        line = client.stdout.readline()
+        assert line.startswith("PID "), line
+        pid = int(line.split()[1])
+        assert _alive(pid)
+        client.send_signal(signal.SIGKILL)  # no atexit: only the parent-death signal is left
+        client.wait(10)
+        deadline = time.monotonic() + 15
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), f"the private daemon (pid {pid}) outlived its killed client"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+
+
+def test_parent_already_gone_means_no_start(tmp_path):
+    # The daemon's parent is this process; any other --parent-pid reads as
+    # "the process that started me has already exited".
+    other = os.getppid()
+    proc = subprocess.run([daemon_binary(), "--listen", f"unix:{tmp_path / 's.sock'}",
+                           "--cache-dir", str(tmp_path / "cache"), "--parent-pid", str(other)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"parent process {other} is gone" in proc.stdout + proc.stderr
+    assert not (tmp_path / "s.sock").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except FileNotFoundError:
+        return False
