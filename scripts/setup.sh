@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Sets up everything warpd needs on Debian 12 and builds it. Idempotent: a
 # second run installs nothing and rebuilds only what changed.
-#   scripts/setup.sh            packages, .venv, Python stubs, build/
+#   scripts/setup.sh               packages, .venv, Python stubs, build/
+#   scripts/setup.sh --sanitizers  also build-asan/: the daemon and the unit
+#                                  tests with AddressSanitizer + UBSan
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+sanitizers=0
+for arg in "$@"; do
+  case "$arg" in
+    --sanitizers) sanitizers=1 ;;
+    *) echo "setup: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   cmake ninja-build ccache pkg-config
@@ -62,3 +71,9 @@ configure() {  # configure DIR [cmake args...]
 }
 configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build
+if [ "$sanitizers" = 1 ]; then
+  # -O1 keeps the instrumented build and its tests fast enough for CI.
+  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DWARPD_SANITIZE=address,undefined
+  cmake --build build-asan
+fi

@@ -46,12 +46,15 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype,
   }
   layout.num_elements = count;
   layout.size_bytes = *bytes;
-  // Row-major strides. Every partial product is <= size_bytes (or 0 once a
-  // zero extent is passed), so none overflows.
-  int64_t stride = static_cast<int64_t>(elem);
+  // Row-major strides. Without a zero extent every partial product is <=
+  // size_bytes. With one, the inner extents may multiply past int64 (shape
+  // (0, 2^31-1, 2^31-1, 2^31-1)); such an array addresses nothing, so its
+  // strides from there outwards are 0 instead of overflowing.
+  uint64_t stride = elem;
   for (int d = layout.ndim - 1; d >= 0; --d) {
-    layout.strides[d] = stride;
-    stride *= layout.shape[d];
+    layout.strides[d] = static_cast<int64_t>(stride);
+    auto next = CheckedMul(stride, static_cast<uint64_t>(layout.shape[d]));
+    stride = next && *next <= static_cast<uint64_t>(INT64_MAX) ? *next : 0;
   }
   return layout;
 }

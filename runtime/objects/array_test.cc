@@ -53,6 +53,17 @@ TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
   auto l = MakeArrayLayout(Type::Scalar(ScalarKind::kInt32), {0, INT32_MAX, INT32_MAX, INT32_MAX});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->size_bytes, 0u);
+  EXPECT_EQ(l->num_elements, 0u);
+  // Inner strides are the row-major products; 4 * (2^31-1)^2 is past int64,
+  // so from there outwards they are 0.
+  EXPECT_EQ(l->strides[3], 4);
+  EXPECT_EQ(l->strides[2], int64_t{4} * INT32_MAX);
+  EXPECT_EQ(l->strides[1], 0);
+  EXPECT_EQ(l->strides[0], 0);
+  auto small = MakeArrayLayout(Type::Scalar(ScalarKind::kInt32), {0, 3, 5});
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->strides[0], 60);  // representable: the ordinary row-major strides
+  EXPECT_EQ(small->strides[1], 20);
 }
 
 TEST(ArrayTest, DescriptorMatchesNativeLayout) {
