@@ -325,6 +325,41 @@ TEST(CompilerTest, MemoryAndDiskCache) {
   std::filesystem::remove_all(dir);
 }
 
+// Objects built for one CPU target are never loaded for another: the target
+// is part of the cache key, so a compiler for another target sharing the disk
+// cache compiles its own object.
+TEST(CompilerTest, CacheKeysDependOnTheCpuTarget) {
+  auto dir = std::filesystem::temp_directory_path() / ("warpd_target_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto host = MakeCompiler(dir.string());
+  Compiler::Options baseline_options = Options(dir.string(), false);
+  baseline_options.forced_cpu_target = "x86-64";  // valid on every x86-64 host
+  if (host->host_cpu().triple.rfind("x86_64", 0) != 0) GTEST_SKIP() << "needs an x86-64 host";
+  auto baseline = Compiler::Create(baseline_options);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  EXPECT_NE(host->cpu_target().Description(), (*baseline)->cpu_target().Description());
+
+  auto a = Compile(*host, ScaleModule());
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = Compile(**baseline, ScaleModule());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->cache_hit);  // not the host target's object from disk
+  EXPECT_NE(a->module->cache_key(), b->module->cache_key());
+  // Both run.
+  for (const auto* r : {&*a, &*b}) {
+    std::vector<float> v = {1, 2, 3};
+    struct {
+      wp::array_t<float> a;
+      float s;
+    } args{View(v), 2.0f};
+    RunKernel(*r->module, "scale", &args, v.size());
+    EXPECT_EQ(v, (std::vector<float>{2, 4, 6}));
+  }
+  a->module.reset();
+  b->module.reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CompilerTest, ConcurrentIdenticalCompilesShareOneModule) {
   auto c = MakeCompiler();
   std::vector<std::shared_ptr<const CompiledModule>> got(4);
