@@ -27,6 +27,16 @@ def daemon_binary() -> str:
     return os.environ.get("WARPD_BIN") or str(REPO / "build" / "bin" / "warpd")
 
 
+def pid_alive(pid: int) -> bool:
+    """True while process `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except FileNotFoundError:
+        return False
+
+
 class Daemon:
     def __init__(self, binary, workdir: Path, extra_args=()):
         self.binary = binary

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import daemon_binary
+from conftest import daemon_binary, pid_alive
 
 SCRIPT = textwrap.dedent('''
     import sys
@@ -39,15 +39,6 @@ def _env(**extra):
     return env
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_private_daemon_started_and_stopped(tmp_path):
     script = tmp_path / "autostart.py"
     script.write_text(SCRIPT)
@@ -63,7 +54,7 @@ def test_private_daemon_started_and_stopped(tmp_path):
     got = np.array(out["RESULT"].split(), dtype=np.float32)
     np.testing.assert_array_equal(got, np.arange(8, dtype=np.float32) * 2)
     assert "warpd 0.1.0 initialized:" in proc.stdout and '"cpu"' in proc.stdout
-    assert not _pid_alive(pid), f"the private daemon (pid {pid}) outlived its client"
+    assert not pid_alive(pid), f"the private daemon (pid {pid}) outlived its client"
     sock_dir = os.path.dirname(out["ADDRESS"][len("unix:"):])
     assert not os.path.exists(sock_dir), "the private daemon's directory was not removed"
 

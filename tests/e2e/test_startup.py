@@ -17,10 +17,8 @@ import threading
 import time
 
 import grpc
-import numpy as np
-import pytest
 
-from conftest import Daemon, daemon_binary
+from conftest import Daemon, daemon_binary, pid_alive
 
 CYCLES = int(os.environ.get("WARPD_TEST_START_CYCLES", "200"))
 
@@ -192,13 +190,13 @@ def test_daemon_stops_when_the_client_that_started_it_is_killed(tmp_path):
         line = client.stdout.readline()
         assert line.startswith("PID "), line
         pid = int(line.split()[1])
-        assert _alive(pid)
+        assert pid_alive(pid)
         client.send_signal(signal.SIGKILL)  # no atexit: only the parent-death signal is left
         client.wait(10)
         deadline = time.monotonic() + 15
-        while _alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(pid), f"the private daemon (pid {pid}) outlived its killed client"
+        assert not pid_alive(pid), f"the private daemon (pid {pid}) outlived its killed client"
     finally:
         if client.poll() is None:
             client.kill()
@@ -215,12 +213,3 @@ def test_parent_already_gone_means_no_start(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"parent process {other} is gone" in proc.stdout + proc.stderr
     assert not (tmp_path / "s.sock").exists()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        return state != "Z"
-    except FileNotFoundError:
-        return False
