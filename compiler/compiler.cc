@@ -93,6 +93,9 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   const std::string key = CacheKey({kCompilerAbi, *source, impl_->jit->TargetDescription(),
                                     CpuJit::OptionsDescription(), impl_->headers_digest});
   bool disk_hit = false;
+  // The translation unit's name (a file name inside the compilers) comes
+  // from the key, never from the client's module name.
+  const std::string unit_name = "module_" + key.substr(0, 16);
   auto create = [&]() -> absl::StatusOr<std::shared_ptr<const CompiledModule>> {
     const std::string dir = impl_->cache.dir();
     std::optional<std::string> object = DiskCache::Read(dir, key, kObjectExt);
@@ -102,12 +105,12 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
       if (impl_->verify_cuda) {
         auto nvrtc = Nvrtc::Load();
         if (!nvrtc.ok()) return nvrtc.status();
-        auto ptx = (*nvrtc)->CompileToPtx(*source, module.name, kVerifyArch);
+        auto ptx = (*nvrtc)->CompileToPtx(*source, unit_name + ".cu", kVerifyArch);
         if (!ptx.ok()) return ptx.status();
         if (auto st = VerifyPtx(*ptx, kVerifyArch); !st.ok()) return st;
       }
 #endif
-      auto compiled = impl_->jit->CompileToObject(*source, module.name.empty() ? "module" : module.name);
+      auto compiled = impl_->jit->CompileToObject(*source, unit_name);
       if (!compiled.ok()) return compiled.status();
       object = *std::move(compiled);
       // A cache that cannot be written only costs time later.

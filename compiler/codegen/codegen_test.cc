@@ -6,6 +6,7 @@
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
 #include "compiler/testing/ir_builder.h"
+#include "google/protobuf/reflection.h"
 
 namespace warpd::codegen {
 namespace {
@@ -48,6 +49,59 @@ TEST(CodegenTest, EmitsAbiAssertsEntryPointsAndBoundsChecks) {
   EXPECT_NE(src.find("wp::address(ctx, v_a, 3, "), std::string::npos) << src;  // line 3 recorded
   EXPECT_NE(src.find("wp::mul("), std::string::npos);                          // from the builtin table
   EXPECT_NE(src.find("wp::should_stop(ctx)"), std::string::npos);               // loop back-edge check
+}
+
+// Sets `file` on every SourceSpan in `msg`, recursively.
+void SetAllFiles(google::protobuf::Message* msg, const std::string& file) {
+  if (auto* span = dynamic_cast<v1::SourceSpan*>(msg)) {
+    span->set_file(file);
+    return;
+  }
+  const auto* refl = msg->GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  refl->ListFields(*msg, &fields);
+  for (const auto* fd : fields) {
+    if (fd->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (fd->is_repeated()) {
+      for (int i = 0; i < refl->FieldSize(*msg, fd); ++i) SetAllFiles(refl->MutableRepeatedMessage(msg, fd, i), file);
+    } else {
+      SetAllFiles(refl->MutableMessage(msg, fd), file);
+    }
+  }
+}
+
+v1::Module TwoFunctionModule() {
+  return ModuleOf({Func("helper", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x", 2), Float(2.0, 2), 2), 2)}, 1),
+                   Kernel("k", {{"a", Arr(F32())}, {"s", F32()}},
+                          {Assign(Name("i", 5), Call("tid", {}, 5), 5),
+                           Assign(Sub(Name("a", 6), {Name("i", 6)}, 6),
+                                  Call("helper", {Name("s", 6)}, 6, v1::CALLEE_FUNCTION), 6)},
+                          4)});
+}
+
+// Client text other than checked identifiers never reaches generated source:
+// the file names, the module name and the display names of a hostile module
+// leave no trace, so its source is the same as a benign module's.
+TEST(CodegenTest, GeneratedSourceHoldsNoClientText) {
+  const std::string payloads[] = {
+      "x.py\n#error INJECTED\n//",
+      "evil\r\nextern \"C\" int system(const char*); static int r = system(\"id\"); //",
+      "a\\", "*/ INJECTED /*", "?\?/", std::string(4000, 'Q'),
+  };
+  v1::Module plain = TwoFunctionModule();
+  plain.set_name("plain");
+  const std::string plain_src = GenerateModule(*Typed(plain));
+  for (const std::string& p : payloads) {
+    v1::Module hostile = TwoFunctionModule();
+    hostile.set_name(p);
+    SetAllFiles(&hostile, p);
+    for (auto& f : *hostile.mutable_functions()) f.set_display_name(p.substr(0, 200));  // display names: <= 256
+    const std::string src = GenerateModule(*Typed(hostile));
+    EXPECT_EQ(src.find(p), std::string::npos) << p;
+    EXPECT_EQ(src.find("INJECTED"), std::string::npos) << p;
+    EXPECT_EQ(src.find("system"), std::string::npos) << p;
+    EXPECT_EQ(src, plain_src) << p;
+  }
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ class Converter {
 
  private:
   absl::Status Error(const v1::SourceSpan& span, absl::string_view message) {
-    if (!span.file().empty())
+    if (!span.file().empty() && span.file().size() <= static_cast<size_t>(limits_.max_text))
       return absl::InvalidArgumentError(
           absl::StrCat(span.file(), ":", span.line(), ":", span.col(), ": error: ", message));
     return absl::InvalidArgumentError(absl::StrCat("malformed module: ", message));
@@ -328,6 +328,9 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
 absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& proto) {
   auto module = std::make_unique<Module>();
   module_ = module.get();
+  if (proto.name().size() > static_cast<size_t>(limits_.max_text))
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed module: the module name is longer than ", limits_.max_text, " bytes"));
   module->name = proto.name();
   if (proto.functions_size() > limits_.max_functions)
     return absl::InvalidArgumentError(
@@ -376,6 +379,10 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
     module->functions.push_back(std::move(fn));
   }
 #undef WARPD_TRY
+  for (const std::string& file : module->files)
+    if (file.size() > static_cast<size_t>(limits_.max_text))
+      return absl::InvalidArgumentError(absl::StrCat("malformed module: a source file name is longer than ",
+                                                     limits_.max_text, " bytes"));
   return module;
 }
 

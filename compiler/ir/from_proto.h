@@ -21,6 +21,7 @@ struct Limits {
   int max_depth = 64;           // nesting of expressions and statements
   int max_params = 256;
   int max_identifier = 256;     // characters
+  int max_text = 4096;          // bytes of a source file name or the module name
 };
 
 absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
