@@ -27,6 +27,12 @@ def daemon_binary() -> str:
     return os.environ.get("WARPD_BIN") or str(REPO / "build" / "bin" / "warpd")
 
 
+def is_repeated(fd) -> bool:
+    """Whether a protobuf field descriptor is repeated (protobuf >= 6 dropped `label`)."""
+    rep = getattr(fd, "is_repeated", None)
+    return rep if rep is not None else fd.label == fd.LABEL_REPEATED
+
+
 def pid_alive(pid: int) -> bool:
     """True while process `pid` exists and is not a zombie."""
     try:

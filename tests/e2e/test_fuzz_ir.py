@@ -11,7 +11,7 @@ import pytest
 import warpd as wp
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import Daemon, daemon_binary, is_repeated
 
 from google.protobuf.descriptor import FieldDescriptor
 
@@ -48,17 +48,12 @@ _STRINGS = ["", "x", "i", "a", "tid", "wp.dot", "dot", "range", "vec3", "float32
             "a" * 300, "fz_kernel", "__builtin_trap", "shape", "x.y"]
 
 
-def _is_repeated(fd) -> bool:
-    rep = getattr(fd, "is_repeated", None)  # protobuf >= 6 dropped `label`
-    return rep if rep is not None else fd.label == FieldDescriptor.LABEL_REPEATED
-
-
 def _fields(msg, out):
     """Every (message, field descriptor) in the tree, depth first."""
     for fd in msg.DESCRIPTOR.fields:
         out.append((msg, fd))
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
-            if _is_repeated(fd):
+            if is_repeated(fd):
                 for child in getattr(msg, fd.name):
                     _fields(child, out)
             elif msg.HasField(fd.name):
@@ -72,7 +67,7 @@ def _mutate(mod, rng):
     for _ in range(rng.randint(1, 3)):
         fields = _fields(mod, [])
         msg, fd = rng.choice(fields)
-        repeated = _is_repeated(fd)
+        repeated = is_repeated(fd)
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
             if repeated:
                 items = getattr(msg, fd.name)
