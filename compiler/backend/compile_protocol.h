@@ -1,0 +1,42 @@
+// warpd compiler: the messages between the daemon and its compile workers.
+//
+// Over a stream socket, each message is one frame: an 8-byte little-endian
+// length, then that many bytes. A request is five length-prefixed strings
+// (triple, CPU, features joined by ',', unit name, source); a reply is a
+// status code and either the object (OK) or the error message. Only the
+// daemon and workers it started speak this; it is not a stable format.
+//
+// Frame I/O retries EINTR; ReadFrame is DEADLINE_EXCEEDED at `deadline`,
+// UNAVAILABLE when the peer closed, INVALID_ARGUMENT for a frame over
+// `max_bytes`. WriteFrame never raises SIGPIPE. Thread-compatible per fd.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "compiler/backend/cpu_target.h"
+
+namespace warpd::compiler {
+
+struct CompileRequest {
+  CpuTarget target;  // reason is not sent
+  std::string unit_name;
+  std::string source;
+};
+
+std::string EncodeCompileRequest(const CompileRequest& request);
+absl::StatusOr<CompileRequest> DecodeCompileRequest(std::string_view data);
+
+// The worker's answer: the object, or the compile's error status.
+std::string EncodeCompileReply(const absl::StatusOr<std::string>& result);
+absl::StatusOr<std::string> DecodeCompileReply(std::string_view data);
+
+constexpr uint64_t kMaxCompileFrame = uint64_t{1} << 30;
+
+absl::Status WriteFrame(int fd, std::string_view payload);
+absl::StatusOr<std::string> ReadFrame(int fd, uint64_t max_bytes, absl::Time deadline);
+
+}  // namespace warpd::compiler

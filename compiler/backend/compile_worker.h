@@ -1,0 +1,42 @@
+// warpd compiler: a compile worker, the process that runs clang for the
+// daemon (binary warpd-compile-worker, started by CompilePool).
+//
+// Compiling runs out of the daemon's process so that a crash, an assertion,
+// a hang or a memory blow-up inside clang costs one worker, never the daemon
+// and its tenants. A worker reads requests (compile_protocol.h) from fd 0,
+// compiles each with CompileCppToObject, writes the reply to fd 1, and exits
+// 0 when fd 0 closes. Before its first request it confines itself:
+//   - every inherited descriptor but 0, 1, 2 is closed;
+//   - no new privileges (PR_SET_NO_NEW_PRIVS), no core dumps, no file
+//     writes (RLIMIT_FSIZE 0), few descriptors;
+//   - an address-space limit (RLIMIT_AS, `memory_bytes`; not under
+//     AddressSanitizer, whose shadow memory needs terabytes of it); running
+//     out of memory exits with kExitOutOfMemory;
+//   - a seccomp filter refusing (EPERM) sockets, exec, ptrace and the other
+//     system calls a compiler never needs.
+// The daemon enforces the wall-clock limit by killing the worker.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace warpd::compiler {
+
+// Exit status of a worker that ran out of memory.
+constexpr int kExitOutOfMemory = 75;
+// Exit status of a worker that could not confine itself.
+constexpr int kExitSandboxFailed = 76;
+
+struct WorkerLimits {
+  uint64_t memory_bytes = 0;  // address space; 0: unlimited
+};
+
+// Confines the calling process as described above (process-wide, once).
+absl::Status ConfineCompileWorker(const WorkerLimits& limits);
+
+// Serves requests from `in_fd`, replies on `out_fd`, until `in_fd` closes.
+// Returns the process exit status.
+int ServeCompileRequests(int in_fd, int out_fd);
+
+}  // namespace warpd::compiler
