@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/backend/compile_pool.h"
 #include "compiler/backend/cpu_jit.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/codegen/codegen.h"
@@ -43,6 +45,15 @@ class CpuModule final : public CompiledModule {
   std::unique_ptr<JitModule> code_;
 };
 
+// "kernel 'k'" or "module 'm' (kernels a, b)": what a compile message names.
+std::string Describe(const ir::Module& module) {
+  std::vector<std::string> kernels;
+  for (const auto& f : module.functions)
+    if (f.kind == ir::FunctionKind::kKernel) kernels.push_back(f.display_name);
+  if (kernels.size() == 1) return absl::StrCat("kernel '", kernels[0], "'");
+  return absl::StrCat("module '", module.name, "' (kernels ", absl::StrJoin(kernels, ", "), ")");
+}
+
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -52,6 +63,7 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 struct Compiler::Impl {
   HostCpu host;
   std::unique_ptr<CpuJit> jit;
+  std::unique_ptr<CompilePool> pool;  // null: compile in process
   ModuleCache<CompiledModule> cache{""};
   std::string headers_digest;
   bool verify_cuda = false;
@@ -69,6 +81,16 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
   impl->headers_digest = HeadersDigest();
+  if (!options.compile_worker.empty()) {
+    CompilePool::Options pool_options;
+    pool_options.worker_path = options.compile_worker;
+    pool_options.workers = options.compile_workers;
+    pool_options.timeout = options.compile_timeout;
+    pool_options.memory_bytes = options.compile_memory_bytes;
+    auto pool = CompilePool::Create(pool_options);
+    if (!pool.ok()) return pool.status();
+    impl->pool = *std::move(pool);
+  }
   impl->verify_cuda = options.verify_cuda;
 #if !WARPD_WITH_CUDA
   if (options.verify_cuda)
@@ -110,7 +132,8 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
         if (auto st = VerifyPtx(*ptx, kVerifyArch); !st.ok()) return st;
       }
 #endif
-      auto compiled = impl_->jit->CompileToObject(*source, unit_name);
+      auto compiled = impl_->pool ? impl_->pool->Compile(impl_->jit->target(), *source, unit_name, Describe(module))
+                                  : impl_->jit->CompileToObject(*source, unit_name);
       if (!compiled.ok()) return compiled.status();
       object = *std::move(compiled);
       // A cache that cannot be written only costs time later.

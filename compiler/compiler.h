@@ -1,7 +1,8 @@
 // warpd compiler: the facade the server uses to turn a module into code.
 //
 //   ir::Module (from compiler/ir/from_proto.h) -> validate -> sema -> codegen
-//   -> module cache (memory, disk) -> CPU JIT (clang in-process + ORC LLJIT)
+//   -> module cache (memory, disk) -> clang in a compile worker process
+//   (backend/compile_pool.h) -> ORC LLJIT in the daemon
 //
 // A CompiledModule is immutable and shared: launches hold a shared_ptr while
 // they run, so a module stays loaded until its last user drops it. Every
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
 #include "compiler/codegen/layout.h"
 #include "compiler/ir/type.h"
@@ -72,6 +74,12 @@ class Compiler {
     // sm_90 and check the PTX with ptxas; a failure fails the compile
     // (INTERNAL). For test suites: keeps the CUDA path from drifting.
     bool verify_cuda = false;
+    // The compile worker binary (warpd-compile-worker). Empty: clang runs in
+    // this process (unit tests and tools; the daemon always uses workers).
+    std::string compile_worker;
+    int compile_workers = 2;
+    absl::Duration compile_timeout = absl::Seconds(60);
+    uint64_t compile_memory_bytes = uint64_t{4} << 30;
     // Test hook (WARPD_TEST_CPU_TARGET): compile for this target, unchecked
     // ("cpu" or "cpu:+f1,-f2"), instead of the one chosen for the host.
     std::string forced_cpu_target;

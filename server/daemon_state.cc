@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include <unistd.h>
+
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/cuda_probe.h"
 #include "server/self_test.h"
@@ -15,6 +17,15 @@ namespace {
 
 int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// `name` in the directory of the running executable.
+std::string BesideThisBinary(const std::string& name) {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return name;
+  std::string self(buf, static_cast<size_t>(n));
+  return self.substr(0, self.rfind('/') + 1) + name;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& flags) {
@@ -22,6 +33,10 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   options.cache_dir = flags.cache_dir;
   options.verify_cuda = flags.verify_cuda;
   options.forced_cpu_target = flags.test_cpu_target;
+  options.compile_worker = flags.compile_worker.empty() ? BesideThisBinary("warpd-compile-worker") : flags.compile_worker;
+  options.compile_workers = flags.compile_workers;
+  options.compile_timeout = flags.compile_timeout;
+  options.compile_memory_bytes = flags.compile_memory_bytes;
   absl::StatusOr<std::unique_ptr<compiler::Compiler>> compiler =
       compiler::Compiler::Create(options);
   if (!compiler.ok()) return compiler.status();

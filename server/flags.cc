@@ -71,6 +71,23 @@ absl::Status CheckListenAddress(const std::string& address) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A bare number is seconds; "500ms", "2m", "1.5s" are durations.
+absl::Status ParseTimeout(const std::string& flag, const std::string& text, bool zero_ok, absl::Duration* out) {
+  double seconds = 0;
+  absl::Duration d;
+  const bool ok = absl::SimpleAtod(text, &seconds) ? (d = absl::Seconds(seconds), true) : absl::ParseDuration(text, &d);
+  if (!ok || d < absl::ZeroDuration() || d == absl::InfiniteDuration() || (!zero_ok && d == absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " '", text, "': expected seconds or a duration like 500ms",
+                                                   zero_ok ? " (0: no limit)" : ""));
+  }
+  *out = d;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<uint64_t> ParseByteSize(const std::string& text) {
   absl::string_view s = absl::StripAsciiWhitespace(text);
   uint64_t shift = 0;
@@ -175,18 +192,33 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
     } else if (name == "--kernel-timeout") {
       std::string text;
       s = take(&text);
+      if (s.ok()) s = ParseTimeout(name, text, /*zero_ok=*/true, &flags.kernel_timeout);
+    } else if (name == "--compile-timeout") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) s = ParseTimeout(name, text, /*zero_ok=*/false, &flags.compile_timeout);
+    } else if (name == "--compile-workers") {
+      std::string text;
+      s = take(&text);
+      if (s.ok() && (!absl::SimpleAtoi(text, &flags.compile_workers) || flags.compile_workers < 1 ||
+                     flags.compile_workers > 256)) {
+        s = absl::InvalidArgumentError(absl::StrCat("--compile-workers '", text, "': expected a number in [1, 256]"));
+      }
+    } else if (name == "--compile-memory") {
+      std::string text;
+      s = take(&text);
       if (s.ok()) {
-        // A bare number is seconds; "500ms", "2m", "1.5s" are durations.
-        double seconds = 0;
-        absl::Duration d;
-        bool ok = absl::SimpleAtod(text, &seconds) ? (d = absl::Seconds(seconds), true)
-                                                   : absl::ParseDuration(text, &d);
-        if (!ok || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-          s = absl::InvalidArgumentError(absl::StrCat(
-              "--kernel-timeout '", text, "': expected seconds or a duration like 500ms (0: no limit)"));
+        auto bytes = ParseByteSize(text);
+        if (bytes.ok() && *bytes >= (uint64_t{64} << 20)) {
+          flags.compile_memory_bytes = *bytes;
         } else {
-          flags.kernel_timeout = d;
+          s = absl::InvalidArgumentError(absl::StrCat("--compile-memory '", text, "': expected a size of at least 64M"));
         }
+      }
+    } else if (name == "--compile-worker") {
+      s = take(&flags.compile_worker);
+      if (s.ok() && (flags.compile_worker.empty() || flags.compile_worker[0] != '/')) {
+        s = absl::InvalidArgumentError("--compile-worker must be an absolute path");
       }
     } else if (name == "--parent-pid") {
       std::string text;
@@ -238,6 +270,11 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --cpu-threads N           CPU worker threads (default: one per core)
   --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
                             seconds or a duration (500ms, 2m); default 300, 0: none
+  --compile-workers N       compile worker processes (default 2)
+  --compile-timeout TIME    stop a kernel compile that runs longer (default 60s)
+  --compile-memory N        address-space limit of a compile worker (default 4G)
+  --compile-worker PATH     the worker binary (default: warpd-compile-worker
+                            beside warpd)
   --parent-pid PID          shut down when process PID, which started the daemon,
                             exits (private daemons of a client; Linux)
   --version                 print the version and exit

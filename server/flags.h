@@ -2,7 +2,9 @@
 //
 //   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N]
-//         [--cpu-threads N] [--kernel-timeout DURATION] [--parent-pid PID]
+//         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
+//         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
+//         [--parent-pid PID]
 //         [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
@@ -31,6 +33,12 @@ struct Flags {
   uint64_t max_array_bytes = uint64_t{16} << 30;
   int cpu_threads = 0;  // 0: one per core
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
+  // Compile workers (compiler/backend/compile_pool.h). An empty path means
+  // warpd-compile-worker beside the warpd binary.
+  std::string compile_worker;
+  int compile_workers = 2;
+  absl::Duration compile_timeout = absl::Seconds(60);
+  uint64_t compile_memory_bytes = uint64_t{4} << 30;
   // The process that started this daemon; its exit shuts the daemon down
   // (a parent-death signal, set by the daemon itself). 0: none.
   int parent_pid = 0;

@@ -1,5 +1,6 @@
 #include "compiler/backend/compile_pool.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -88,6 +89,7 @@ std::string CompilePool::Reap(Worker& w, bool kill, int* exit_code) const {
 }
 
 absl::StatusOr<CompilePool::Worker> CompilePool::Acquire() {
+  ReplaceDeadIdleWorkers();
   absl::MutexLock lock(&mu_);
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !idle_.empty() || live_ < options_.workers; };
   mu_.Await(absl::Condition(&ready));
@@ -108,6 +110,30 @@ absl::StatusOr<CompilePool::Worker> CompilePool::Acquire() {
   }
   busy_.push_back(w->pid);
   return w;
+}
+
+void CompilePool::ReplaceDeadIdleWorkers() {
+  // An idle worker's socket is readable only when the worker is gone (it
+  // writes nothing unasked): it crashed or was killed while idle.
+  std::vector<Worker> dead;
+  {
+    absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < idle_.size();) {
+      pollfd p{idle_[i].fd, POLLIN, 0};
+      if (poll(&p, 1, 0) > 0) {
+        dead.push_back(idle_[i]);
+        idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+        --live_;
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (Worker& w : dead) {
+    int code = 0;
+    Reap(w, /*kill=*/true, &code);
+    Replace();
+  }
 }
 
 void CompilePool::Release(Worker w) {

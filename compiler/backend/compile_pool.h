@@ -1,7 +1,8 @@
 // warpd compiler: the daemon's pool of compile workers (compile_worker.h).
 //
 // Workers are started ahead of need (posix_spawn of warpd-compile-worker,
-// one socket pair each) and reused. Compile() takes an idle worker (waiting
+// one socket pair each) and reused; idle workers found dead (killed, or
+// crashed) are reaped and replaced before the next compile picks one. Compile() takes an idle worker (waiting
 // for one if all are busy: the pool size bounds concurrent compiles), sends
 // the source and waits for the object at most `timeout`. A worker that
 // overruns is killed; one that dies (crash, assertion, out of memory) is
@@ -63,6 +64,7 @@ class CompilePool {
   // Kills (if `kill`) and reaps `w`; returns what became of it, for messages.
   std::string Reap(Worker& w, bool kill, int* exit_code) const;
   absl::StatusOr<Worker> Acquire();
+  void ReplaceDeadIdleWorkers();
   void Release(Worker w);
   // Replaces a worker that was lost (in the background of the caller's error).
   void Replace();

@@ -132,6 +132,18 @@ TEST(CompilePoolTest, WorkerKilledMidCompileIsAnErrorAndIsReplaced) {
   EXPECT_NE((*pool)->WorkerPids().at(0), pid);
 }
 
+TEST(CompilePoolTest, WorkersKilledWhileIdleAreReplacedBeforeUse) {
+  auto pool = CompilePool::Create(Opts(2));
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  const std::vector<pid_t> before = (*pool)->WorkerPids();
+  for (pid_t pid : before) kill(pid, SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE((*pool)->Compile(Host(), kSmall, "small", "a test module").ok());
+  const std::vector<pid_t> after = (*pool)->WorkerPids();
+  ASSERT_EQ(after.size(), 2u);
+  for (pid_t pid : after) EXPECT_EQ(std::count(before.begin(), before.end(), pid), 0) << pid;
+}
+
 TEST(CompilePoolTest, OutOfMemoryIsResourceExhausted) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer needs unlimited address space, so workers run without RLIMIT_AS";
