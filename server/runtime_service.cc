@@ -338,8 +338,10 @@ grpc::ServerUnaryReactor* RuntimeService::SetKernelCacheDir(
           "this server does not let clients change the kernel cache directory (start it with "
           "--allow-client-cache-dir)");
     }
-    if (request->path().empty()) {
-      return absl::InvalidArgumentError("kernel cache directory must not be empty");
+    const std::string& path = request->path();
+    if (path.empty() || path[0] != '/' || path.size() > 4096 || path.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          "kernel cache directory must be an absolute path (at most 4096 bytes, no NUL)");
     }
     if (state_->compiler() == nullptr) {
       return absl::UnavailableError("this server has no kernel compiler");

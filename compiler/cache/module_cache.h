@@ -5,7 +5,8 @@
 //   memory: key -> the loaded module, shared by every session that loads it;
 //   disk:   <dir>/<key[0:2]>/<key><ext>, written to a temporary name and
 //           renamed, so readers never see a partial file and concurrent
-//           daemons sharing a directory are safe.
+//           daemons sharing a directory are safe; see DiskCache for what
+//           makes an entry trusted.
 // GetOrCreate is single-flight: concurrent requests for one key wait for the
 // first one's result instead of compiling again. A failed compile is not
 // cached. The memory level keeps at most `capacity` entries, dropping the
@@ -121,17 +122,29 @@ class ModuleCache {
   uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// Disk half of the cache. Thread-safe (stateless; file operations are atomic).
+// Disk half of the cache. What it holds is loaded as code into the daemon,
+// so it is trusted only as far as nobody else can write it:
+//   - the directory must belong to the daemon's user and not be writable by
+//     group or others (EnsureDir: FAILED_PRECONDITION otherwise);
+//   - every entry file must too, and must be a regular file (no symlink);
+//   - every entry carries a digest of its key and bytes, written with it and
+//     checked on read, so a truncated, modified or swapped file is a miss.
+// A rejected entry is logged, removed and compiled again.
+// Thread-safe (stateless; a write is a new 0600 file renamed into place).
 class DiskCache {
  public:
-  // Contents of <dir>/<key[0:2]>/<key><ext>, or nullopt when absent or dir is empty.
+  // The bytes stored for `key`, or nullopt when absent, untrusted, corrupt or
+  // dir is empty.
   static std::optional<std::string> Read(const std::string& dir, const std::string& key, std::string_view ext);
-  // Writes atomically (temp file + rename); creates directories.
+  // Writes atomically (temp file + rename); creates the shard directory (0700).
   static absl::Status Write(const std::string& dir, const std::string& key, std::string_view ext,
                             std::string_view bytes);
   // Removes every cache entry file under dir; returns how many.
   static absl::StatusOr<uint64_t> Clear(const std::string& dir);
-  // Creates dir (and parents); INVALID_ARGUMENT / PERMISSION_DENIED style errors.
+  // Creates dir (and parents; a new dir is 0700) and checks it may be
+  // trusted: INVALID_ARGUMENT when it cannot be created, FAILED_PRECONDITION
+  // when it is not a directory, belongs to another user or is writable by
+  // group or others, PERMISSION_DENIED when it is not writable.
   static absl::Status EnsureDir(const std::string& dir);
 };
 

@@ -1,0 +1,89 @@
+"""The kernel cache is trusted only if it is the daemon's own (issue 7)."""
+
+import os
+import subprocess
+
+import grpc
+import numpy as np
+import pytest
+
+import warpd as wp
+from warpd import module as module_mod
+from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+
+from conftest import Daemon, daemon_binary
+
+
+def _set_dir(stub, session, path):
+    return stub.SetKernelCacheDir(runtime_pb2.SetKernelCacheDirRequest(session=session, path=path))
+
+
+@pytest.mark.parametrize("path", ["relative/cache", "./c", "", "/tmp/nul\0byte"])
+def test_client_cache_dir_must_be_absolute(raw, path):
+    stub, session = raw
+    with pytest.raises(grpc.RpcError) as e:
+        _set_dir(stub, session, path)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+    assert "absolute path" in e.value.details()
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o777, 0o1777])
+def test_group_or_world_writable_cache_dir_is_refused(raw, tmp_path, mode):
+    stub, session = raw
+    d = tmp_path / f"shared_{mode:o}"
+    d.mkdir()
+    os.chmod(d, mode)
+    with pytest.raises(grpc.RpcError) as e:
+        _set_dir(stub, session, str(d))
+    assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION, e.value.details()
+    assert "writable by group or others" in e.value.details()
+
+
+def test_daemon_refuses_an_untrusted_cache_dir_at_start(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    r = subprocess.run([daemon_binary(), "--listen", f"unix:{tmp_path / 's.sock'}", "--cache-dir", str(d)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "writable by group or others" in r.stdout + r.stderr
+
+
+@wp.kernel(module="cache_trust")
+def ct_kernel(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = float(i) * 3.0
+
+
+def test_planted_and_truncated_objects_are_recompiled(tmp_path):
+    """Objects on disk that do not verify are compiled again, and the kernel runs right."""
+    d = Daemon(daemon_binary(), tmp_path)
+    d.start()
+    d.stop()
+    objects = [p for p in (tmp_path / "cache").rglob("*.o")]
+    assert objects, "the self-test wrote no object"
+    # Truncate every object: the next start must still pass its self-test
+    # (a recompile), and kernels must run right.
+    for p in objects:
+        with open(p, "r+b") as f:
+            f.truncate(os.path.getsize(p) // 2)
+    d.start()
+    try:
+        log = d.log_tail()
+        assert "it will be compiled again" in log, log
+        stub_channel = grpc.insecure_channel(d.address)
+        stub = runtime_pb2_grpc.RuntimeStub(stub_channel)
+        session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="trust")).session
+        mod, _ = module_mod.get_module("cache_trust").build()
+        loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=mod, devices=["cpu"]))
+        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+            session=session, device="cpu", shape=[5], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32))).handle
+        stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", synchronize=True, commands=[
+            runtime_pb2.Command(launch=runtime_pb2.Launch(module=loaded.module, kernel=mod.functions[0].name,
+                                                          dim=[5], args=[runtime_pb2.LaunchArg(array=arr)]))]))
+        got = np.frombuffer(b"".join(c.data for c in stub.Download(
+            runtime_pb2.DownloadRequest(session=session, handle=arr))), dtype=np.float32)
+        np.testing.assert_array_equal(got, np.arange(5, dtype=np.float32) * 3)
+        stub_channel.close()
+    finally:
+        assert d.stop() == 0, d.log_tail()
