@@ -362,6 +362,12 @@ grpc::ServerUnaryReactor* RuntimeService::ClearKernelCache(grpc::CallbackServerC
     if (state_->compiler() == nullptr) {
       return absl::UnavailableError("this server has no kernel compiler");
     }
+    if (!state_->flags().allow_client_cache_dir) {
+      // A shared daemon: the cache belongs to every tenant, not this one.
+      const size_t released = session->modules().Clear().size();
+      response->set_modules_released(released);
+      return absl::OkStatus();
+    }
     WARPD_ASSIGN_OR_RETURN(uint64_t removed, state_->compiler()->ClearCache());
     response->set_entries_removed(removed);
     spdlog::info("kernel cache cleared: {} entries removed", removed);

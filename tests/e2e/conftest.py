@@ -44,7 +44,7 @@ def pid_alive(pid: int) -> bool:
 
 
 class Daemon:
-    def __init__(self, binary, workdir: Path, extra_args=()):
+    def __init__(self, binary, workdir: Path, extra_args=(), client_owns_cache=True):
         self.binary = binary
         self.dir = workdir
         self.socket = workdir / "warpd.sock"
@@ -53,6 +53,7 @@ class Daemon:
         self.log_path = workdir / "warpd.log"
         self.proc = None
         self.extra_args = list(extra_args)
+        self.client_owns_cache = client_owns_cache
 
     def start(self, timeout=60.0):
         from warpd.v1 import runtime_pb2, runtime_pb2_grpc
@@ -60,7 +61,8 @@ class Daemon:
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [self.binary, "--listen", self.address, "--cache-dir", str(self.cache_dir),
-             "--verify-cuda", "--allow-client-cache-dir", "--log-level", "info", *self.extra_args],
+             "--verify-cuda", "--log-level", "info",
+             *(["--allow-client-cache-dir"] if self.client_owns_cache else []), *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         channel = grpc.insecure_channel(self.address)

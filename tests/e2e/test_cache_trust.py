@@ -87,3 +87,45 @@ def test_planted_and_truncated_objects_are_recompiled(tmp_path):
         stub_channel.close()
     finally:
         assert d.stop() == 0, d.log_tail()
+
+
+def _launch(stub, session, module_handle, kernel, n=5):
+    arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+        session=session, device="cpu", shape=[n], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32))).handle
+    stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", synchronize=True, commands=[
+        runtime_pb2.Command(launch=runtime_pb2.Launch(module=module_handle, kernel=kernel, dim=[n],
+                                                      args=[runtime_pb2.LaunchArg(array=arr)]))]))
+    return np.frombuffer(b"".join(c.data for c in stub.Download(
+        runtime_pb2.DownloadRequest(session=session, handle=arr))), dtype=np.float32)
+
+
+def test_clear_kernel_cache_on_a_shared_daemon_touches_only_the_callers_modules(tmp_path):
+    d = Daemon(daemon_binary(), tmp_path, client_owns_cache=False)
+    d.start()
+    channel = grpc.insecure_channel(d.address)
+    try:
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        a = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="a")).session
+        b = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="b")).session
+        mod, _ = module_mod.get_module("cache_trust").build()
+        kernel = mod.functions[0].name
+        ha = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=a, module=mod, devices=["cpu"])).module
+        hb = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=b, module=mod, devices=["cpu"])).module
+        on_disk = sorted(p.name for p in (tmp_path / "cache").rglob("*.o"))
+        assert len(on_disk) >= 2  # the self-test's and this module's
+
+        resp = stub.ClearKernelCache(runtime_pb2.ClearKernelCacheRequest(session=a))
+        assert resp.entries_removed == 0 and resp.modules_released == 1, resp
+        assert sorted(p.name for p in (tmp_path / "cache").rglob("*.o")) == on_disk
+        # a's module is released; b's still runs.
+        with pytest.raises(grpc.RpcError) as e:
+            _launch(stub, a, ha, kernel)
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND, e.value.details()
+        np.testing.assert_array_equal(_launch(stub, b, hb, kernel), np.arange(5, dtype=np.float32) * 3)
+        # a loads it again, from the shared cache.
+        again = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=a, module=mod, devices=["cpu"]))
+        assert again.cache_hit
+        np.testing.assert_array_equal(_launch(stub, a, again.module, kernel), np.arange(5, dtype=np.float32) * 3)
+    finally:
+        channel.close()
+        assert d.stop() == 0, d.log_tail()

@@ -33,8 +33,16 @@ def init_kernel_cache(path: str | None = None):
 def clear_kernel_cache() -> int:
     """Deletes the daemon's cached compiled kernels; returns how many entries were removed.
 
-    Modules already loaded stay loaded; later loads compile afresh.
+    On a daemon this process owns (a private daemon), the cache is deleted:
+    modules already loaded stay loaded, later loads compile afresh. On a
+    shared daemon the cache belongs to every tenant, so only this process's
+    loaded modules are released (they load again on their next launch) and
+    0 is returned.
     """
     rt = context.runtime()
+    rt.flush_all()  # queued launches name the modules about to be released
     resp = rt.call("ClearKernelCache", runtime_pb2.ClearKernelCacheRequest(session=rt.session))
+    if resp.modules_released:
+        with rt.lock:
+            rt.loaded_modules.clear()
     return resp.entries_removed
