@@ -6,11 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "compiler/ir/from_proto.h"
-#include "google/protobuf/io/coded_stream.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/objects/array.h"
 #include "server/grpc_status.h"
+#include "server/load_module_request.h"
 #include "server/status_macros.h"
 #include "server/submit.h"
 #include "server/transfer.h"
@@ -86,10 +86,9 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
   return absl::OkStatus();
 }
 
-absl::Status DoLoadModule(DaemonState* state, const v1::LoadModuleRequest& req,
-                          v1::LoadModuleResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
-  for (const std::string& name : req.devices()) {
+absl::Status DoLoadModule(DaemonState* state, LoadModuleInput req, v1::LoadModuleResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session));
+  for (const std::string& name : req.devices) {
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
     if (device->AsCpu() == nullptr) {
       return absl::InvalidArgumentError(
@@ -99,7 +98,7 @@ absl::Status DoLoadModule(DaemonState* state, const v1::LoadModuleRequest& req,
   if (state->compiler() == nullptr) {
     return absl::UnavailableError("this server has no kernel compiler");
   }
-  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ir::ModuleFromProto(req.module()));
+  std::unique_ptr<ir::Module>& module = req.module;
   WARPD_ASSIGN_OR_RETURN(compiler::CompileResult result, state->compiler()->CompileCpu(*module));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddModule(result.module));
   resp->set_module(handle);
@@ -119,34 +118,9 @@ absl::Status DoLoadModule(DaemonState* state, const v1::LoadModuleRequest& req,
       param->set_size(p.size);
     }
   }
-  spdlog::debug("LoadModule '{}': {} kernel(s), key {}, {} in {:.1f} ms", req.module().name(),
+  spdlog::debug("LoadModule: {} kernel(s), key {}, {} in {:.1f} ms",
                 result.module->kernels().size(), result.module->cache_key(),
                 result.cache_hit ? "cache hit" : "compiled", result.compile_ms);
-  return absl::OkStatus();
-}
-
-// Far above any IR that ModuleFromProto accepts (its own depth limit names
-// the user's line), yet bounded so parsing cannot exhaust the stack.
-constexpr int kMaxProtoNesting = 1000;
-
-absl::Status ParseLoadModuleRequest(const grpc::ByteBuffer& buffer, v1::LoadModuleRequest* out) {
-  std::vector<grpc::Slice> slices;
-  if (!buffer.Dump(&slices).ok()) {
-    return absl::InvalidArgumentError("LoadModule: unreadable request");
-  }
-  std::string bytes;
-  bytes.reserve(buffer.Length());
-  for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                               static_cast<int>(bytes.size()));
-  input.SetRecursionLimit(kMaxProtoNesting);
-  if (!out->ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LoadModule: the request is not a valid warpd.v1.LoadModuleRequest (malformed, or "
-        "nested deeper than ", kMaxProtoNesting, " levels)"));
-  }
   return absl::OkStatus();
 }
 
@@ -270,10 +244,12 @@ grpc::ServerUnaryReactor* RuntimeService::LoadModule(grpc::CallbackServerContext
                                                      const grpc::ByteBuffer* request,
                                                      grpc::ByteBuffer* response) {
   return Respond(state_, ctx, "LoadModule", Run::kOnPool, [this, request, response] {
-    v1::LoadModuleRequest req;
-    WARPD_RETURN_IF_ERROR(ParseLoadModuleRequest(*request, &req));
+    WARPD_ASSIGN_OR_RETURN(LoadModuleInput req,
+                           ReadLoadModuleRequest(*request, [this](const std::string& session) {
+                             return state_->sessions().Get(session).status();
+                           }));
     v1::LoadModuleResponse resp;
-    WARPD_RETURN_IF_ERROR(DoLoadModule(state_, req, &resp));
+    WARPD_RETURN_IF_ERROR(DoLoadModule(state_, std::move(req), &resp));
     std::string bytes;
     if (!resp.SerializeToString(&bytes)) {
       return absl::InternalError("LoadModule: could not serialize the response");

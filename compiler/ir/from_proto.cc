@@ -40,6 +40,8 @@ class Converter {
   Module* module_ = nullptr;
   std::unordered_map<std::string, uint32_t> file_index_;
   int nodes_ = 0;
+  int statements_ = 0;    // in the function being converted
+  std::string function_;  // its name
 };
 
 bool IsIdentifier(const std::string& s) {
@@ -264,6 +266,9 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
   if (depth > limits_.max_depth)
     return Error(s.span(), absl::StrCat("statements nested deeper than ", limits_.max_depth, " levels"));
   WARPD_TRY(CountNode(s.span()));
+  if (++statements_ > limits_.max_statements)
+    return Error(s.span(), absl::StrCat("function '", function_, "' has more than ", limits_.max_statements,
+                                        " statements; split it into smaller functions"));
   auto out = std::make_unique<Stmt>();
   out->span = ToSpan(s.span());
   auto expr = [&](const v1::Expr& e, absl::string_view what, ExprPtr* slot) -> absl::Status {
@@ -375,6 +380,8 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       if (!t.ok()) return Error(f.span(), absl::StrCat("return type: ", t.status().message()));
       fn.declared_return = *t;
     }
+    statements_ = 0;
+    function_ = fn.display_name;
     WARPD_TRY(ConvertBlock(f.body(), &fn.body, 1));
     module->functions.push_back(std::move(fn));
   }

@@ -22,6 +22,7 @@ struct Limits {
   int max_params = 256;
   int max_identifier = 256;     // characters
   int max_text = 4096;          // bytes of a source file name or the module name
+  int max_statements = 10000;   // statements in one function (compile time grows with them)
 };
 
 absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
