@@ -10,6 +10,7 @@
 #include "compiler/ir/wire_scan.h"
 #include "google/protobuf/arena.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "server/raw_messages.h"
 #include "warpd/v1/runtime.pb.h"
 
 namespace warpd::server {
@@ -66,11 +67,8 @@ absl::StatusOr<LoadModuleInput> ReadLoadModuleRequest(
     const grpc::ByteBuffer& buffer, const std::function<absl::Status(const std::string& session)>& check_session) {
   absl::StatusOr<LoadModuleInput> result;
   {
-    std::vector<grpc::Slice> slices;
-    if (!buffer.Dump(&slices).ok()) return absl::InvalidArgumentError("LoadModule: unreadable request");
-    std::string bytes;
-    bytes.reserve(buffer.Length());
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    const std::string bytes = ByteBufferToString(buffer);
+    if (bytes.size() != buffer.Length()) return absl::InvalidArgumentError("LoadModule: unreadable request");
     result = Read(bytes, check_session);
   }
   if (buffer.Length() > kTrimAfterBytes) malloc_trim(0);

@@ -1,5 +1,6 @@
 #include "server/runtime_service.h"
 
+#include <functional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -11,6 +12,7 @@
 #include "runtime/objects/array.h"
 #include "server/grpc_status.h"
 #include "server/load_module_request.h"
+#include "server/raw_messages.h"
 #include "server/status_macros.h"
 #include "server/submit.h"
 #include "server/transfer.h"
@@ -23,25 +25,61 @@ namespace {
 
 enum class Run { kInline, kOnPool };
 
-// Runs `fn` (returning absl::Status) inline or on the RPC pool and finishes
-// the call with its status. The request and response stay valid until
-// Finish, so `fn` may use them from the pool.
-template <typename Fn>
-grpc::ServerUnaryReactor* Respond(DaemonState* state, grpc::CallbackServerContext* ctx,
-                                  const char* rpc, Run where, Fn fn) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  auto work = [reactor, rpc, fn = std::move(fn)]() mutable {
-    absl::Status status = fn();
-    if (!status.ok()) {
-      if (status.code() == absl::StatusCode::kInternal ||
-          status.code() == absl::StatusCode::kUnknown) {
-        spdlog::warn("{}: {}", rpc, status.ToString());
-      } else {
-        spdlog::debug("{}: {}", rpc, status.ToString());
-      }
+void LogFailure(const char* rpc, const absl::Status& status) {
+  if (status.ok()) return;
+  if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
+    spdlog::warn("{}: {}", rpc, status.ToString());
+  } else {
+    spdlog::debug("{}: {}", rpc, status.ToString());
+  }
+}
+
+// One unary call of a raw-registered method: its parsed request, the
+// response being built, and the reactor that answers. Finish serializes the
+// response (when OK), answers, and deletes the call.
+template <typename Req, typename Resp>
+class UnaryCall {
+ public:
+  // Null when `in` does not parse: the call was answered INVALID_ARGUMENT.
+  static UnaryCall* Start(grpc::ServerUnaryReactor* reactor, const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+                          const char* rpc) {
+    auto* call = new UnaryCall(reactor, out, rpc);
+    if (absl::Status s = ParseMessage(*in, &call->request, rpc); !s.ok()) {
+      call->Finish(std::move(s));
+      return nullptr;
     }
-    reactor->Finish(ToGrpcStatus(status));
-  };
+    return call;
+  }
+
+  void Finish(absl::Status status) {
+    if (status.ok()) status = SerializeMessage(response, out_);
+    LogFailure(rpc_, status);
+    reactor_->Finish(ToGrpcStatus(status));
+    delete this;
+  }
+
+  Req request;
+  Resp response;
+
+ private:
+  UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out, const char* rpc)
+      : reactor_(reactor), out_(out), rpc_(rpc) {}
+
+  grpc::ServerUnaryReactor* const reactor_;
+  grpc::ByteBuffer* const out_;
+  const char* const rpc_;
+};
+
+// Parses the request, runs `fn(call)` (returning absl::Status) inline or on
+// the RPC pool, and answers with its status. The call (request, response)
+// stays valid until then, so `fn` may use it from the pool.
+template <typename Req, typename Resp, typename Fn>
+grpc::ServerUnaryReactor* Respond(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out, const char* rpc, Run where, Fn fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  UnaryCall<Req, Resp>* call = UnaryCall<Req, Resp>::Start(reactor, in, out, rpc);
+  if (call == nullptr) return reactor;
+  auto work = [call, fn = std::move(fn)]() mutable { call->Finish(fn(call)); };
   if (where == Run::kOnPool) {
     state->rpc_pool().Schedule(std::move(work));
   } else {
@@ -151,8 +189,8 @@ absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchroni
 // the first error wins (every stream's error is cleared).
 class SyncJoin {
  public:
-  SyncJoin(grpc::ServerUnaryReactor* reactor, size_t streams)
-      : reactor_(reactor), remaining_(streams) {}
+  SyncJoin(std::function<void(absl::Status)> finish, size_t streams)
+      : finish_(std::move(finish)), remaining_(streams) {}
 
   void Done(absl::Status status) {
     absl::Status result;
@@ -162,12 +200,11 @@ class SyncJoin {
       if (--remaining_ > 0) return;
       result = first_error_;
     }
-    if (!result.ok()) spdlog::debug("Synchronize: {}", result.ToString());
-    reactor_->Finish(ToGrpcStatus(result));
+    finish_(std::move(result));
   }
 
  private:
-  grpc::ServerUnaryReactor* const reactor_;
+  const std::function<void(absl::Status)> finish_;
   absl::Mutex mu_;
   size_t remaining_ ABSL_GUARDED_BY(mu_);
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
@@ -175,10 +212,32 @@ class SyncJoin {
 
 }  // namespace
 
-grpc::ServerUnaryReactor* RuntimeService::GetServerInfo(grpc::CallbackServerContext* ctx,
-                                                        const v1::GetServerInfoRequest*,
-                                                        v1::ServerInfo* response) {
-  return Respond(state_, ctx, "GetServerInfo", Run::kInline, [this, response] {
+using v1::ClearKernelCacheRequest;
+using v1::ClearKernelCacheResponse;
+using v1::CloseSessionRequest;
+using v1::CloseSessionResponse;
+using v1::CreateArrayRequest;
+using v1::CreateArrayResponse;
+using v1::FreeArrayRequest;
+using v1::FreeArrayResponse;
+using v1::GetServerInfoRequest;
+using v1::OpenSessionRequest;
+using v1::OpenSessionResponse;
+using v1::ServerInfo;
+using v1::SetKernelCacheDirRequest;
+using v1::SetKernelCacheDirResponse;
+using v1::SubmitRequest;
+using v1::SubmitResponse;
+using v1::SynchronizeRequest;
+using v1::SynchronizeResponse;
+using grpc::ByteBuffer;
+using grpc::CallbackServerContext;
+using grpc::ServerUnaryReactor;
+
+ServerUnaryReactor* RuntimeService::GetServerInfo(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<GetServerInfoRequest, ServerInfo>(state_, ctx, in, out, "GetServerInfo", Run::kInline,
+                                                   [this](auto* call) {
+    ServerInfo* response = &call->response;
     response->set_version(kVersion);
     for (const auto& d : state_->devices().all()) FillDeviceInfo(d->info(), response->add_devices());
     response->set_kernel_cache_dir(state_->compiler() ? state_->compiler()->cache_dir()
@@ -188,133 +247,113 @@ grpc::ServerUnaryReactor* RuntimeService::GetServerInfo(grpc::CallbackServerCont
   });
 }
 
-grpc::ServerUnaryReactor* RuntimeService::OpenSession(grpc::CallbackServerContext* ctx,
-                                                      const v1::OpenSessionRequest* request,
-                                                      v1::OpenSessionResponse* response) {
-  return Respond(state_, ctx, "OpenSession", Run::kInline, [this, ctx, request, response] {
-    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(request->client_name()));
-    response->set_session(token);
-    spdlog::info("session opened for '{}' from {} ({} open)", request->client_name(),
-                 ctx->peer(), state_->sessions().size());
+ServerUnaryReactor* RuntimeService::OpenSession(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<OpenSessionRequest, OpenSessionResponse>(state_, ctx, in, out, "OpenSession", Run::kInline,
+                                                          [this, ctx](auto* call) {
+    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->request.client_name()));
+    call->response.set_session(token);
+    spdlog::info("session opened for '{}' from {} ({} open)", call->request.client_name(), ctx->peer(),
+                 state_->sessions().size());
     return absl::OkStatus();
   });
 }
 
-grpc::ServerUnaryReactor* RuntimeService::CloseSession(grpc::CallbackServerContext* ctx,
-                                                       const v1::CloseSessionRequest* request,
-                                                       v1::CloseSessionResponse*) {
+ServerUnaryReactor* RuntimeService::CloseSession(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   // Closing cancels and waits for the session's streams: may block.
-  return Respond(state_, ctx, "CloseSession", Run::kOnPool, [this, request] {
-    WARPD_RETURN_IF_ERROR(state_->sessions().Close(request->session()));
+  return Respond<CloseSessionRequest, CloseSessionResponse>(state_, ctx, in, out, "CloseSession", Run::kOnPool,
+                                                            [this](auto* call) {
+    WARPD_RETURN_IF_ERROR(state_->sessions().Close(call->request.session()));
     spdlog::info("session closed ({} open)", state_->sessions().size());
     return absl::OkStatus();
   });
 }
 
-grpc::ServerUnaryReactor* RuntimeService::CreateArray(grpc::CallbackServerContext* ctx,
-                                                      const v1::CreateArrayRequest* request,
-                                                      v1::CreateArrayResponse* response) {
-  return Respond(state_, ctx, "CreateArray", Run::kOnPool,
-                 [this, request, response] { return DoCreateArray(state_, *request, response); });
+ServerUnaryReactor* RuntimeService::CreateArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<CreateArrayRequest, CreateArrayResponse>(
+      state_, ctx, in, out, "CreateArray", Run::kOnPool,
+      [this](auto* call) { return DoCreateArray(state_, call->request, &call->response); });
 }
 
-grpc::ServerReadReactor<v1::UploadChunk>* RuntimeService::Upload(grpc::CallbackServerContext* ctx,
-                                                                 v1::UploadResponse* response) {
-  return StartUpload(state_, response);
+grpc::ServerReadReactor<ByteBuffer>* RuntimeService::Upload(CallbackServerContext* ctx, ByteBuffer* out) {
+  return StartUpload(state_, ctx, out);
 }
 
-grpc::ServerWriteReactor<v1::DownloadChunk>* RuntimeService::Download(
-    grpc::CallbackServerContext* ctx, const v1::DownloadRequest* request) {
-  return StartDownload(state_, request);
+grpc::ServerWriteReactor<ByteBuffer>* RuntimeService::Download(CallbackServerContext* ctx, const ByteBuffer* in) {
+  return StartDownload(state_, in);
 }
 
-grpc::ServerUnaryReactor* RuntimeService::FreeArray(grpc::CallbackServerContext* ctx,
-                                                    const v1::FreeArrayRequest* request,
-                                                    v1::FreeArrayResponse*) {
+ServerUnaryReactor* RuntimeService::FreeArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   // Removing the handle is immediate; queued commands that use the array
   // hold it, so its memory goes when the last of them is done.
-  return Respond(state_, ctx, "FreeArray", Run::kInline, [this, request] {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state_->sessions().Get(request->session()));
-    return session->arrays().Remove(request->handle()).status();
+  return Respond<FreeArrayRequest, FreeArrayResponse>(state_, ctx, in, out, "FreeArray", Run::kInline,
+                                                      [this](auto* call) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    return session->arrays().Remove(call->request.handle()).status();
   });
 }
 
-grpc::ServerUnaryReactor* RuntimeService::LoadModule(grpc::CallbackServerContext* ctx,
-                                                     const grpc::ByteBuffer* request,
-                                                     grpc::ByteBuffer* response) {
-  return Respond(state_, ctx, "LoadModule", Run::kOnPool, [this, request, response] {
-    WARPD_ASSIGN_OR_RETURN(LoadModuleInput req,
-                           ReadLoadModuleRequest(*request, [this](const std::string& session) {
-                             return state_->sessions().Get(session).status();
-                           }));
-    v1::LoadModuleResponse resp;
-    WARPD_RETURN_IF_ERROR(DoLoadModule(state_, std::move(req), &resp));
-    std::string bytes;
-    if (!resp.SerializeToString(&bytes)) {
-      return absl::InternalError("LoadModule: could not serialize the response");
-    }
-    grpc::Slice slice(std::move(bytes));
-    *response = grpc::ByteBuffer(&slice, 1);
-    return absl::OkStatus();
-  });
-}
-
-grpc::ServerUnaryReactor* RuntimeService::Submit(grpc::CallbackServerContext* ctx,
-                                                 const v1::SubmitRequest* request,
-                                                 v1::SubmitResponse* response) {
-  if (!request->synchronize()) {
-    return Respond(state_, ctx, "Submit", Run::kInline,
-                   [this, request, response] { return DoSubmit(state_, *request, response).status(); });
-  }
-  // Submit and wait: finishes from the thread that drains the stream, like
-  // Synchronize, so no gRPC thread blocks.
+ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  // Read by ReadLoadModuleRequest (bounded memory), not by UnaryCall's parse.
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, *request, response);
-  if (!stream.ok()) {
-    spdlog::debug("Submit: {}", stream.status().ToString());
-    reactor->Finish(ToGrpcStatus(stream.status()));
-    return reactor;
-  }
-  (*stream)->SynchronizeAsync([reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); });
+  state_->rpc_pool().Schedule([this, reactor, in, out] {
+    absl::Status status = [&]() -> absl::Status {
+      WARPD_ASSIGN_OR_RETURN(LoadModuleInput req, ReadLoadModuleRequest(*in, [this](const std::string& session) {
+                               return state_->sessions().Get(session).status();
+                             }));
+      v1::LoadModuleResponse resp;
+      WARPD_RETURN_IF_ERROR(DoLoadModule(state_, std::move(req), &resp));
+      return SerializeMessage(resp, out);
+    }();
+    LogFailure("LoadModule", status);
+    reactor->Finish(ToGrpcStatus(status));
+  });
   return reactor;
 }
 
-grpc::ServerUnaryReactor* RuntimeService::Synchronize(grpc::CallbackServerContext* ctx,
-                                                      const v1::SynchronizeRequest* request,
-                                                      v1::SynchronizeResponse*) {
+ServerUnaryReactor* RuntimeService::Submit(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  auto* call = UnaryCall<SubmitRequest, SubmitResponse>::Start(reactor, in, out, "Submit");
+  if (call == nullptr) return reactor;
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, call->request, &call->response);
+  if (!stream.ok() || !call->request.synchronize()) {
+    call->Finish(stream.status());
+    return reactor;
+  }
+  // Submit and wait: finishes from the thread that drains the stream, like
+  // Synchronize, so no gRPC thread blocks.
+  (*stream)->SynchronizeAsync([call](absl::Status s) { call->Finish(std::move(s)); });
+  return reactor;
+}
+
+ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   // Never blocks a gRPC thread: the call finishes from the thread that drains
   // the last busy stream (or here, when all are idle).
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  auto streams = StreamsToSynchronize(state_, *request);
-  if (!streams.ok()) {
-    spdlog::debug("Synchronize: {}", streams.status().ToString());
-    reactor->Finish(ToGrpcStatus(streams.status()));
+  auto* call = UnaryCall<SynchronizeRequest, SynchronizeResponse>::Start(reactor, in, out, "Synchronize");
+  if (call == nullptr) return reactor;
+  auto streams = StreamsToSynchronize(state_, call->request);
+  if (!streams.ok() || streams->empty()) {
+    call->Finish(streams.status());
     return reactor;
   }
-  if (streams->empty()) {
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
-  }
-  auto join = std::make_shared<SyncJoin>(reactor, streams->size());
+  auto join = std::make_shared<SyncJoin>([call](absl::Status s) { call->Finish(std::move(s)); }, streams->size());
   for (const auto& stream : *streams) {
     stream->SynchronizeAsync([join](absl::Status s) { join->Done(std::move(s)); });
   }
   return reactor;
 }
 
-grpc::ServerUnaryReactor* RuntimeService::SetKernelCacheDir(
-    grpc::CallbackServerContext* ctx, const v1::SetKernelCacheDirRequest* request,
-    v1::SetKernelCacheDirResponse* response) {
-  return Respond(state_, ctx, "SetKernelCacheDir", Run::kOnPool, [this, request, response] {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state_->sessions().Get(request->session()));
+ServerUnaryReactor* RuntimeService::SetKernelCacheDir(CallbackServerContext* ctx, const ByteBuffer* in,
+                                                      ByteBuffer* out) {
+  return Respond<SetKernelCacheDirRequest, SetKernelCacheDirResponse>(
+      state_, ctx, in, out, "SetKernelCacheDir", Run::kOnPool, [this](auto* call) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
     if (!state_->flags().allow_client_cache_dir) {
       return absl::PermissionDeniedError(
           "this server does not let clients change the kernel cache directory (start it with "
           "--allow-client-cache-dir)");
     }
-    const std::string& path = request->path();
+    const std::string& path = call->request.path();
     if (path.empty() || path[0] != '/' || path.size() > 4096 || path.find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
           "kernel cache directory must be an absolute path (at most 4096 bytes, no NUL)");
@@ -322,30 +361,28 @@ grpc::ServerUnaryReactor* RuntimeService::SetKernelCacheDir(
     if (state_->compiler() == nullptr) {
       return absl::UnavailableError("this server has no kernel compiler");
     }
-    WARPD_RETURN_IF_ERROR(state_->compiler()->SetCacheDir(request->path()));
-    response->set_kernel_cache_dir(state_->compiler()->cache_dir());
+    WARPD_RETURN_IF_ERROR(state_->compiler()->SetCacheDir(path));
+    call->response.set_kernel_cache_dir(state_->compiler()->cache_dir());
     spdlog::info("kernel cache directory set to {}", state_->compiler()->cache_dir());
     return absl::OkStatus();
   });
 }
 
-grpc::ServerUnaryReactor* RuntimeService::ClearKernelCache(grpc::CallbackServerContext* ctx,
-                                                           const v1::ClearKernelCacheRequest* request,
-                                                           v1::ClearKernelCacheResponse* response) {
-  return Respond(state_, ctx, "ClearKernelCache", Run::kOnPool, [this, request, response] {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state_->sessions().Get(request->session()));
+ServerUnaryReactor* RuntimeService::ClearKernelCache(CallbackServerContext* ctx, const ByteBuffer* in,
+                                                     ByteBuffer* out) {
+  return Respond<ClearKernelCacheRequest, ClearKernelCacheResponse>(
+      state_, ctx, in, out, "ClearKernelCache", Run::kOnPool, [this](auto* call) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
     if (state_->compiler() == nullptr) {
       return absl::UnavailableError("this server has no kernel compiler");
     }
     if (!state_->flags().allow_client_cache_dir) {
       // A shared daemon: the cache belongs to every tenant, not this one.
-      const size_t released = session->modules().Clear().size();
-      response->set_modules_released(released);
+      call->response.set_modules_released(session->modules().Clear().size());
       return absl::OkStatus();
     }
     WARPD_ASSIGN_OR_RETURN(uint64_t removed, state_->compiler()->ClearCache());
-    response->set_entries_removed(removed);
+    call->response.set_entries_removed(removed);
     spdlog::info("kernel cache cleared: {} entries removed", removed);
     return absl::OkStatus();
   });

@@ -11,7 +11,7 @@
 
 #include "server/daemon_state.h"
 
-// The generated raw LoadModule hides the typed overload on purpose.
+// The generated raw methods hide the typed overloads on purpose.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Woverloaded-virtual"
 #include "warpd/v1/runtime.grpc.pb.h"
@@ -19,49 +19,41 @@
 
 namespace warpd::server {
 
-// LoadModule is registered raw (bytes in, bytes out) so the server parses
-// the request itself: an IR tree nested deeper than protobuf's default limit
-// then gets a clear INVALID_ARGUMENT instead of a bare transport error.
-class RuntimeService final
-    : public v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::CallbackService> {
+// Every method is registered raw (bytes in, bytes out; raw_messages.h) so the
+// server parses requests itself: a request that does not parse gets
+// INVALID_ARGUMENT with a message, and LoadModule is read within bounded
+// memory (load_module_request.h). Each method's request and response types
+// are those of warpd.v1.Runtime in runtime.proto.
+using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_GetServerInfo<
+    v1::Runtime::WithRawCallbackMethod_OpenSession<v1::Runtime::WithRawCallbackMethod_CloseSession<
+        v1::Runtime::WithRawCallbackMethod_CreateArray<v1::Runtime::WithRawCallbackMethod_Upload<
+            v1::Runtime::WithRawCallbackMethod_Download<v1::Runtime::WithRawCallbackMethod_FreeArray<
+                v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::WithRawCallbackMethod_Submit<
+                    v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
+                        v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>;
+
+class RuntimeService final : public RawRuntimeService {
  public:
   explicit RuntimeService(DaemonState* state) : state_(state) {}
 
-  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* ctx,
-                                          const v1::GetServerInfoRequest* request,
-                                          v1::ServerInfo* response) override;
-  grpc::ServerUnaryReactor* OpenSession(grpc::CallbackServerContext* ctx,
-                                        const v1::OpenSessionRequest* request,
-                                        v1::OpenSessionResponse* response) override;
-  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
-                                         const v1::CloseSessionRequest* request,
-                                         v1::CloseSessionResponse* response) override;
-  grpc::ServerUnaryReactor* CreateArray(grpc::CallbackServerContext* ctx,
-                                        const v1::CreateArrayRequest* request,
-                                        v1::CreateArrayResponse* response) override;
-  grpc::ServerReadReactor<v1::UploadChunk>* Upload(grpc::CallbackServerContext* ctx,
-                                                   v1::UploadResponse* response) override;
-  grpc::ServerWriteReactor<v1::DownloadChunk>* Download(
-      grpc::CallbackServerContext* ctx, const v1::DownloadRequest* request) override;
-  grpc::ServerUnaryReactor* FreeArray(grpc::CallbackServerContext* ctx,
-                                      const v1::FreeArrayRequest* request,
-                                      v1::FreeArrayResponse* response) override;
-  // Raw v1::LoadModuleRequest in, v1::LoadModuleResponse out.
-  grpc::ServerUnaryReactor* LoadModule(grpc::CallbackServerContext* ctx,
-                                       const grpc::ByteBuffer* request,
-                                       grpc::ByteBuffer* response) override;
-  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* ctx,
-                                   const v1::SubmitRequest* request,
-                                   v1::SubmitResponse* response) override;
-  grpc::ServerUnaryReactor* Synchronize(grpc::CallbackServerContext* ctx,
-                                        const v1::SynchronizeRequest* request,
-                                        v1::SynchronizeResponse* response) override;
-  grpc::ServerUnaryReactor* SetKernelCacheDir(grpc::CallbackServerContext* ctx,
-                                              const v1::SetKernelCacheDirRequest* request,
-                                              v1::SetKernelCacheDirResponse* response) override;
-  grpc::ServerUnaryReactor* ClearKernelCache(grpc::CallbackServerContext* ctx,
-                                             const v1::ClearKernelCacheRequest* request,
-                                             v1::ClearKernelCacheResponse* response) override;
+#define WARPD_RAW_UNARY(Method)                                                              \
+  grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request, \
+                                   grpc::ByteBuffer* response) override
+  WARPD_RAW_UNARY(GetServerInfo);
+  WARPD_RAW_UNARY(OpenSession);
+  WARPD_RAW_UNARY(CloseSession);
+  WARPD_RAW_UNARY(CreateArray);
+  WARPD_RAW_UNARY(FreeArray);
+  WARPD_RAW_UNARY(LoadModule);
+  WARPD_RAW_UNARY(Submit);
+  WARPD_RAW_UNARY(Synchronize);
+  WARPD_RAW_UNARY(SetKernelCacheDir);
+  WARPD_RAW_UNARY(ClearKernelCache);
+#undef WARPD_RAW_UNARY
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,
+                                                    grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Download(grpc::CallbackServerContext* ctx,
+                                                       const grpc::ByteBuffer* request) override;
 
  private:
   DaemonState* const state_;

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "server/daemon_state.h"
 #include "server/runtime_service.h"
@@ -60,7 +62,8 @@ class ServiceTest : public ::testing::Test {
     builder.SetMaxReceiveMessageSize(64 << 20);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
-    stub_ = v1::Runtime::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+    channel_ = server_->InProcessChannel(grpc::ChannelArguments());
+    stub_ = v1::Runtime::NewStub(channel_);
   }
   void TearDown() override {
     server_->Shutdown();
@@ -166,6 +169,7 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<DaemonState> state_;
   std::unique_ptr<RuntimeService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Runtime::Stub> stub_;
 };
 
@@ -382,9 +386,32 @@ TEST_F(ServiceTest, TooDeepModuleIsInvalidArgument) {
   v1::LoadModuleResponse loaded;
   grpc::Status st = stub_->LoadModule(&ctx, load, &loaded);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // Caught by the wire scan, before anything is parsed.
   EXPECT_EQ(st.error_message(),
-            "LoadModule: the request is not a valid warpd.v1.LoadModuleRequest (malformed, or "
-            "nested deeper than 1000 levels)");
+            "LoadModule: malformed module: expressions and statements nested deeper than 136 levels");
+}
+
+// Every method parses its own request: garbage is INVALID_ARGUMENT with a
+// message naming the method and the expected type, never a bare UNIMPLEMENTED.
+TEST_F(ServiceTest, GarbageRequestsAreInvalidArgumentWithAMessage) {
+  const std::string garbage("\xff\xff\xff\xff\x0f garbage", 13);
+  for (const char* method : {"GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule",
+                             "Submit", "Synchronize", "SetKernelCacheDir", "ClearKernelCache"}) {
+    grpc::ClientContext ctx;
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::GenericStub generic(channel_);
+    grpc::Status st;
+    absl::Notification done;
+    generic.UnaryCall(&ctx, std::string("/warpd.v1.Runtime/") + method, grpc::StubOptions(), &request, &response,
+                      [&](grpc::Status s) {
+                        st = std::move(s);
+                        done.Notify();
+                      });
+    done.WaitForNotification();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_NE(st.error_message().find(method), std::string::npos) << method << ": " << st.error_message();
+  }
 }
 
 }  // namespace

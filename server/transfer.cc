@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/memory/size_math.h"
 #include "server/grpc_status.h"
+#include "server/raw_messages.h"
 #include "server/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -19,23 +20,38 @@ void WaitForStream(Session& session, const runtime::Array& array) {
   if (auto stream = session.FindStream(array.device())) stream->WaitIdle();
 }
 
-class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
+class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  UploadReactor(DaemonState* state, v1::UploadResponse* response)
-      : state_(state), response_(response) {
-    StartRead(&chunk_);
+  UploadReactor(DaemonState* state, grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response)
+      : state_(state), ctx_(ctx), response_(response) {
+    StartRead(&buffer_);
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) {  // the client has sent everything (or the call was cancelled)
+    if (!ok) {  // the client has sent everything, or the call was cancelled
+      if (ctx_->IsCancelled()) {
+        Fail(absl::CancelledError(absl::StrCat("upload cancelled by the client after ", written_, " bytes")));
+        return;
+      }
       if (array_ == nullptr) {
         Fail(absl::InvalidArgumentError(
             "upload sent no chunks; the first chunk names the session and the array"));
         return;
       }
-      response_->set_bytes_written(written_);
+      v1::UploadResponse response;
+      response.set_bytes_written(written_);
       array_.reset();  // see Done() in DownloadReactor
+      absl::Status s = SerializeMessage(response, response_);
+      if (!s.ok()) {
+        Fail(s);
+        return;
+      }
       Finish(grpc::Status::OK);
+      return;
+    }
+    chunk_.Clear();
+    if (absl::Status s = ParseMessage(buffer_, &chunk_, "Upload"); !s.ok()) {
+      Fail(s);
       return;
     }
     if (array_ == nullptr) {
@@ -47,7 +63,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
           Fail(s);
           return;
         }
-        StartRead(&chunk_);
+        StartRead(&buffer_);
       });
       return;
     }
@@ -55,7 +71,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
       Fail(s);
       return;
     }
-    StartRead(&chunk_);
+    StartRead(&buffer_);
   }
 
   void OnDone() override { delete this; }
@@ -92,23 +108,34 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadChunk> {
   }
 
   void Fail(const absl::Status& s) {
-    spdlog::debug("Upload: {}", s.ToString());
+    if (absl::IsCancelled(s)) {
+      spdlog::info("Upload: {}", std::string(s.message()));
+    } else {
+      spdlog::debug("Upload: {}", s.ToString());
+    }
     array_.reset();
     Finish(ToGrpcStatus(s));
   }
 
   DaemonState* const state_;
-  v1::UploadResponse* const response_;
+  grpc::CallbackServerContext* const ctx_;
+  grpc::ByteBuffer* const response_;
+  grpc::ByteBuffer buffer_;
   v1::UploadChunk chunk_;
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t written_ = 0;
 };
 
-class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk> {
+class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  DownloadReactor(DaemonState* state, const v1::DownloadRequest* request) {
-    absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin(state, *request);
+  DownloadReactor(DaemonState* state, const grpc::ByteBuffer* request) {
+    v1::DownloadRequest req;
+    if (absl::Status s = ParseMessage(*request, &req, "Download"); !s.ok()) {
+      Fail(s);
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin(state, req);
     if (!stream.ok()) {
       Fail(stream.status());
       return;
@@ -190,10 +217,15 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
     const uint64_t n = std::min<uint64_t>(end_ - position_, kTransferChunkBytes);
     chunk_.set_data(reinterpret_cast<const char*>(array_->data() + position_), n);
     position_ += n;
-    StartWrite(&chunk_);
+    if (absl::Status s = SerializeMessage(chunk_, &out_); !s.ok()) {
+      Fail(s);
+      return;
+    }
+    StartWrite(&out_);
   }
 
   v1::DownloadChunk chunk_;
+  grpc::ByteBuffer out_;
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t end_ = 0;
@@ -201,13 +233,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
 
 }  // namespace
 
-grpc::ServerReadReactor<v1::UploadChunk>* StartUpload(DaemonState* state,
-                                                      v1::UploadResponse* response) {
-  return new UploadReactor(state, response);
+grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
+                                                       grpc::ByteBuffer* response) {
+  return new UploadReactor(state, ctx, response);
 }
 
-grpc::ServerWriteReactor<v1::DownloadChunk>* StartDownload(DaemonState* state,
-                                                           const v1::DownloadRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, const grpc::ByteBuffer* request) {
   return new DownloadReactor(state, request);
 }
 

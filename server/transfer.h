@@ -14,6 +14,7 @@
 
 #include <cstddef>
 
+#include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/daemon_state.h"
 #include "warpd/v1/runtime.pb.h"
@@ -24,10 +25,13 @@ namespace warpd::server {
 // receive limit, so clients need no special channel options.
 inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 
-// The reactors delete themselves when the call is done.
-grpc::ServerReadReactor<v1::UploadChunk>* StartUpload(DaemonState* state,
-                                                      v1::UploadResponse* response);
-grpc::ServerWriteReactor<v1::DownloadChunk>* StartDownload(DaemonState* state,
-                                                           const v1::DownloadRequest* request);
+// Raw (raw_messages.h): chunks arrive as serialized v1::UploadChunk, a chunk
+// that does not parse fails the upload with INVALID_ARGUMENT; an upload the
+// client cancels fails (CANCELLED, logged), it is never reported as done.
+// The download request is a serialized v1::DownloadRequest and each chunk a
+// serialized v1::DownloadChunk. The reactors delete themselves when done.
+grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
+                                                       grpc::ByteBuffer* response);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, const grpc::ByteBuffer* request);
 
 }  // namespace warpd::server
