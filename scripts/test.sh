@@ -20,5 +20,5 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 echo "== unit tests (build-asan/, AddressSanitizer + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j2
 echo "== end-to-end tests (build-asan/bin/warpd, AddressSanitizer + UBSan)"
-WARPD_BIN="$root/build-asan/bin/warpd" WARPD_TEST_START_CYCLES=${WARPD_TEST_START_CYCLES:-100} \
+WARPD_BIN="$root/build-asan/bin/warpd" WARPD_SANITIZED=1 WARPD_TEST_START_CYCLES=${WARPD_TEST_START_CYCLES:-100} \
   .venv/bin/python -m pytest -q tests/e2e

@@ -1,5 +1,6 @@
 """Oversized LoadModule requests are rejected cheaply and leave no memory behind (issue 7)."""
 
+import os
 import time
 
 import grpc
@@ -77,7 +78,11 @@ def test_oversized_modules_cost_little_and_memory_returns(tmp_path):
                     assert took < 5, f"{what}: rejecting took {took:.1f} s"
         time.sleep(0.2)
         after = _rss_mib(d.proc.pid)
-        assert after < baseline + 64, f"RSS grew from {baseline:.0f} MiB to {after:.0f} MiB"
+        # Under AddressSanitizer freed memory sits in ASan's quarantine and
+        # malloc_trim does nothing, so RSS says nothing there; the normal
+        # build's run of this test checks it.
+        if not os.environ.get("WARPD_SANITIZED"):
+            assert after < baseline + 64, f"RSS grew from {baseline:.0f} MiB to {after:.0f} MiB"
         # And the daemon still compiles and serves.
         assert load(_request(session, 20), timeout=60).kernels
     finally:
