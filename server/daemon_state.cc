@@ -17,6 +17,18 @@ namespace {
 
 int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// --max-memory, or half of the machine's memory: a tenant asking for more
+// gets RESOURCE_EXHAUSTED instead of getting the daemon OOM-killed.
+uint64_t MemoryLimit(const Flags& flags) {
+  if (flags.max_memory_bytes != 0) return flags.max_memory_bytes;
+  return PhysicalMemory() / 2;  // 0 (unlimited) only if the size is unknown
+}
+
 // `name` in the directory of the running executable.
 std::string BesideThisBinary(const std::string& name) {
   char buf[4096];
@@ -57,13 +69,16 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
 DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler)
     : flags_(flags),
       compiler_(std::move(compiler)),
-      allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, 0}),
+      allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
       // One drain per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
       sessions_(&stream_executor_),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
+  spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
+               static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
+               flags.max_memory_bytes != 0 ? "set" : "half of this machine's physical memory");
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads,
                                                     flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();

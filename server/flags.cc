@@ -181,6 +181,17 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
           s = absl::InvalidArgumentError(absl::StrCat("--max-array-bytes: ", bytes.status().message()));
         }
       }
+    } else if (name == "--max-memory") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) {
+        auto bytes = ParseByteSize(text);
+        if (bytes.ok() && *bytes > 0) {
+          flags.max_memory_bytes = *bytes;
+        } else {
+          s = absl::InvalidArgumentError(absl::StrCat("--max-memory '", text, "': expected a size such as 8G"));
+        }
+      }
     } else if (name == "--cpu-threads") {
       std::string text;
       s = take(&text);
@@ -267,6 +278,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
                             check it with ptxas (test suites)
   --max-array-bytes N       largest array one request may create (default 16G;
                             suffixes K, M, G, T)
+  --max-memory N            CPU array memory of all sessions together (default:
+                            half of this machine's physical memory)
   --cpu-threads N           CPU worker threads (default: one per core)
   --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
                             seconds or a duration (500ms, 2m); default 300, 0: none

@@ -1,7 +1,7 @@
 // warpd server: command-line flags, parsed by hand.
 //
 //   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
-//         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N]
+//         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N] [--max-memory N]
 //         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
 //         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
 //         [--parent-pid PID]
@@ -31,6 +31,9 @@ struct Flags {
   bool allow_client_cache_dir = false;
   bool verify_cuda = false;
   uint64_t max_array_bytes = uint64_t{16} << 30;
+  // All CPU arrays of all sessions together; 0: half of this machine's
+  // physical memory (so no tenant can get the daemon OOM-killed).
+  uint64_t max_memory_bytes = 0;
   int cpu_threads = 0;  // 0: one per core
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
   // Compile workers (compiler/backend/compile_pool.h). An empty path means

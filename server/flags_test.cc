@@ -130,5 +130,15 @@ TEST(FlagsTest, TestCpuTargetComesFromTheEnvironmentOnly) {
   EXPECT_FALSE(ParseFlags({"--test-cpu-target", "x"}, FakeEnv({})).ok());
 }
 
+TEST(FlagsTest, MaxMemory) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->max_memory_bytes, 0u);  // half of physical memory
+  EXPECT_EQ(ParseFlags({"--max-memory", "8G"}, FakeEnv({}))->max_memory_bytes, uint64_t{8} << 30);
+  for (const char* bad : {"0", "lots", "-1"}) {
+    auto f = ParseFlags({"--max-memory", bad}, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("--max-memory"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace warpd::server

@@ -3,6 +3,7 @@
 // shuts down cleanly and exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -89,7 +90,11 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     builder.AddListeningPort(flags.listen[i], grpc::InsecureServerCredentials(), &ports[i]);
   }
   builder.RegisterService(&service);
+  // Unix sockets are created 0600 (only the daemon's user may connect),
+  // whatever the umask: gRPC binds them in BuildAndStart.
+  const mode_t old_umask = umask(0177);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(old_umask);
   std::vector<std::string> failed, bound;
   for (size_t i = 0; i < flags.listen.size(); ++i) {
     if (ports[i] == 0) {

@@ -213,3 +213,84 @@ def test_parent_already_gone_means_no_start(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"parent process {other} is gone" in proc.stdout + proc.stderr
     assert not (tmp_path / "s.sock").exists()
+
+
+def test_unix_socket_is_private_whatever_the_umask(tmp_path):
+    sock = tmp_path / "s.sock"
+    proc = subprocess.Popen(["sh", "-c", f"umask 000; exec {daemon_binary()} --listen unix:{sock} "
+                             f"--cache-dir {tmp_path / 'cache'}"])
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sock.exists()
+        assert (sock.stat().st_mode & 0o777) == 0o600, oct(sock.stat().st_mode)
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+
+
+def _physical_memory():
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_default_memory_limit_keeps_the_daemon_alive(tmp_path):
+    """Arrays beyond half of the machine's memory are refused, not allocated (the
+    daemon used to be OOM-killed by two 16 GiB requests on a 24 GiB machine)."""
+    from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+
+    # The per-array limit is lifted, so the default total limit is what refuses.
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--max-array-bytes", "64T"])
+    d.start()
+    channel = grpc.insecure_channel(d.address)
+    try:
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="mem")).session
+        rows = int(_physical_memory() * 0.6) >> 20
+        for _ in range(2):
+            try:
+                stub.CreateArray(runtime_pb2.CreateArrayRequest(
+                    session=session, device="cpu", shape=[rows, 1 << 20],
+                    dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8)), timeout=60)
+                raise AssertionError("an array of 60% of physical memory was allocated")
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.details()
+                assert "CPU memory limit" in e.details(), e.details()
+        assert d.alive()
+        assert "CPU array memory limit" in d.log_tail()
+    finally:
+        channel.close()
+        assert d.stop() == 0, d.log_tail()
+
+
+def test_memory_limit_counts_all_sessions_and_frees_return(tmp_path):
+    from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--max-memory", "1M"])
+    d.start()
+    channel = grpc.insecure_channel(d.address)
+    try:
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        a = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="a")).session
+        b = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="b")).session
+        u8 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8)
+        first = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=a, device="cpu", shape=[600 << 10], dtype=u8))
+        try:
+            stub.CreateArray(runtime_pb2.CreateArrayRequest(session=b, device="cpu", shape=[600 << 10], dtype=u8))
+            raise AssertionError("1.2 MiB of arrays under a 1 MiB limit")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.details()
+            assert "1048576" in e.details(), e.details()
+        stub.FreeArray(runtime_pb2.FreeArrayRequest(session=a, handle=first.handle))
+        deadline = time.monotonic() + 5
+        while True:  # the memory goes once nothing holds the array
+            try:
+                stub.CreateArray(runtime_pb2.CreateArrayRequest(session=b, device="cpu", shape=[600 << 10],
+                                                                dtype=u8))
+                break
+            except grpc.RpcError:
+                assert time.monotonic() < deadline, "freed memory was not returned to the limit"
+                time.sleep(0.05)
+    finally:
+        channel.close()
+        assert d.stop() == 0, d.log_tail()
