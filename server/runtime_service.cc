@@ -13,7 +13,7 @@
 #include "server/grpc_status.h"
 #include "server/load_module_request.h"
 #include "server/raw_messages.h"
-#include "server/status_macros.h"
+#include "common/status_macros.h"
 #include "server/submit.h"
 #include "server/transfer.h"
 #include "server/version.h"

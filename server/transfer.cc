@@ -8,7 +8,7 @@
 #include "runtime/memory/size_math.h"
 #include "server/grpc_status.h"
 #include "server/raw_messages.h"
-#include "server/status_macros.h"
+#include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {

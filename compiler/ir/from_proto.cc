@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace warpd::ir {
 namespace {
@@ -132,12 +133,10 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
     out->operands.push_back(*std::move(c));
     return absl::OkStatus();
   };
-#define WARPD_TRY(x)                   \
-  if (auto _st = (x); !_st.ok()) return _st
   switch (e.kind_case()) {
     case v1::Expr::kName:
       out->kind = ExprKind::Name;
-      WARPD_TRY(CheckIdentifier(e.span(), e.name().id(), "name"));
+      WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), e.name().id(), "name"));
       out->name = e.name().id();
       break;
     case v1::Expr::kConstant: {
@@ -161,26 +160,26 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       if (!InRange(e.binary().op(), v1::BINOP_ADD, v1::BINOP_MATMUL))
         return Error(e.span(), "unknown binary operator");
       out->binary_op = static_cast<BinaryOp>(e.binary().op() - 1);
-      WARPD_TRY(add(e.binary().left(), "left operand"));
-      WARPD_TRY(add(e.binary().right(), "right operand"));
+      WARPD_RETURN_IF_ERROR(add(e.binary().left(), "left operand"));
+      WARPD_RETURN_IF_ERROR(add(e.binary().right(), "right operand"));
       break;
     case v1::Expr::kUnary:
       out->kind = ExprKind::Unary;
       if (!InRange(e.unary().op(), v1::UNARY_NEG, v1::UNARY_INVERT))
         return Error(e.span(), "unknown unary operator");
       out->unary_op = static_cast<UnaryOp>(e.unary().op() - 1);
-      WARPD_TRY(add(e.unary().operand(), "operand"));
+      WARPD_RETURN_IF_ERROR(add(e.unary().operand(), "operand"));
       break;
     case v1::Expr::kCompare: {
       out->kind = ExprKind::Compare;
       const auto& c = e.compare();
       if (c.ops_size() == 0 || c.ops_size() != c.comparators_size())
         return Error(e.span(), "comparison needs as many operators as comparators");
-      WARPD_TRY(add(c.left(), "left operand"));
+      WARPD_RETURN_IF_ERROR(add(c.left(), "left operand"));
       for (int i = 0; i < c.ops_size(); ++i) {
         if (!InRange(c.ops(i), v1::CMP_EQ, v1::CMP_GE)) return Error(e.span(), "unknown comparison operator");
         out->compare_ops.push_back(static_cast<CompareOp>(c.ops(i) - 1));
-        WARPD_TRY(add(c.comparators(i), "comparator"));
+        WARPD_RETURN_IF_ERROR(add(c.comparators(i), "comparator"));
       }
       break;
     }
@@ -189,7 +188,7 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       if (!InRange(e.bool_op().op(), v1::BOOL_AND, v1::BOOL_OR)) return Error(e.span(), "unknown boolean operator");
       if (e.bool_op().values_size() < 2) return Error(e.span(), "boolean operator needs two or more values");
       out->bool_op = e.bool_op().op() == v1::BOOL_AND ? BoolOpKind::kAnd : BoolOpKind::kOr;
-      for (const auto& v : e.bool_op().values()) WARPD_TRY(add(v, "value"));
+      for (const auto& v : e.bool_op().values()) WARPD_RETURN_IF_ERROR(add(v, "value"));
       break;
     case v1::Expr::kCall: {
       out->kind = ExprKind::Call;
@@ -200,18 +199,18 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
           return Error(e.span(), absl::StrCat("invalid callee name '", c.callee(), "'"));
       } else if (c.kind() == v1::CALLEE_FUNCTION) {
         out->callee_kind = CalleeKind::kFunction;
-        WARPD_TRY(CheckIdentifier(e.span(), c.callee(), "function name"));
+        WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), c.callee(), "function name"));
       } else {
         return Error(e.span(), "call without a callee kind");
       }
       out->name = c.callee();
       if (c.args_size() + c.keywords_size() > limits_.max_params)
         return Error(e.span(), "too many call arguments");
-      for (const auto& a : c.args()) WARPD_TRY(add(a, "argument"));
+      for (const auto& a : c.args()) WARPD_RETURN_IF_ERROR(add(a, "argument"));
       for (const auto& k : c.keywords()) {
-        WARPD_TRY(CheckIdentifier(e.span(), k.name(), "keyword"));
+        WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), k.name(), "keyword"));
         out->keywords.push_back(k.name());
-        WARPD_TRY(add(k.value(), "keyword value"));
+        WARPD_RETURN_IF_ERROR(add(k.value(), "keyword value"));
       }
       break;
     }
@@ -219,25 +218,25 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       out->kind = ExprKind::Subscript;
       if (e.subscript().indices_size() == 0) return Error(e.span(), "subscript without an index");
       if (e.subscript().indices_size() > 4) return Error(e.span(), "more than 4 indices");
-      WARPD_TRY(add(e.subscript().value(), "subscripted value"));
-      for (const auto& i : e.subscript().indices()) WARPD_TRY(add(i, "index"));
+      WARPD_RETURN_IF_ERROR(add(e.subscript().value(), "subscripted value"));
+      for (const auto& i : e.subscript().indices()) WARPD_RETURN_IF_ERROR(add(i, "index"));
       break;
     case v1::Expr::kAttribute:
       out->kind = ExprKind::Attribute;
-      WARPD_TRY(CheckIdentifier(e.span(), e.attribute().attr(), "attribute"));
+      WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), e.attribute().attr(), "attribute"));
       out->name = e.attribute().attr();
-      WARPD_TRY(add(e.attribute().value(), "attribute owner"));
+      WARPD_RETURN_IF_ERROR(add(e.attribute().value(), "attribute owner"));
       break;
     case v1::Expr::kIfExp:
       out->kind = ExprKind::IfExp;
-      WARPD_TRY(add(e.if_exp().test(), "condition"));
-      WARPD_TRY(add(e.if_exp().body(), "value"));
-      WARPD_TRY(add(e.if_exp().orelse(), "else value"));
+      WARPD_RETURN_IF_ERROR(add(e.if_exp().test(), "condition"));
+      WARPD_RETURN_IF_ERROR(add(e.if_exp().body(), "value"));
+      WARPD_RETURN_IF_ERROR(add(e.if_exp().orelse(), "else value"));
       break;
     case v1::Expr::kTuple:
       out->kind = ExprKind::Tuple;
       if (e.tuple().elements_size() > 16) return Error(e.span(), "tuple longer than 16 elements");
-      for (const auto& el : e.tuple().elements()) WARPD_TRY(add(el, "tuple element"));
+      for (const auto& el : e.tuple().elements()) WARPD_RETURN_IF_ERROR(add(el, "tuple element"));
       break;
     case v1::Expr::kTypeValue: {
       out->kind = ExprKind::TypeValue;
@@ -265,7 +264,7 @@ absl::Status Converter::ConvertBlock(const google::protobuf::RepeatedPtrField<v1
 absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
   if (depth > limits_.max_depth)
     return Error(s.span(), absl::StrCat("statements nested deeper than ", limits_.max_depth, " levels"));
-  WARPD_TRY(CountNode(s.span()));
+  WARPD_RETURN_IF_ERROR(CountNode(s.span()));
   if (++statements_ > limits_.max_statements)
     return Error(s.span(), absl::StrCat("function '", function_, "' has more than ", limits_.max_statements,
                                         " statements; split it into smaller functions"));
@@ -280,8 +279,8 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
   switch (s.kind_case()) {
     case v1::Stmt::kAssign:
       out->kind = StmtKind::Assign;
-      WARPD_TRY(expr(s.assign().target(), "assignment target", &out->target));
-      WARPD_TRY(expr(s.assign().value(), "assigned value", &out->value));
+      WARPD_RETURN_IF_ERROR(expr(s.assign().target(), "assignment target", &out->target));
+      WARPD_RETURN_IF_ERROR(expr(s.assign().value(), "assigned value", &out->value));
       if (s.assign().has_annotation()) {
         auto t = TypeFromProto(s.assign().annotation());
         if (!t.ok()) return Error(s.span(), t.status().message());
@@ -293,33 +292,33 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
       if (!InRange(s.aug_assign().op(), v1::BINOP_ADD, v1::BINOP_MATMUL))
         return Error(s.span(), "unknown augmented assignment operator");
       out->binary_op = static_cast<BinaryOp>(s.aug_assign().op() - 1);
-      WARPD_TRY(expr(s.aug_assign().target(), "assignment target", &out->target));
-      WARPD_TRY(expr(s.aug_assign().value(), "assigned value", &out->value));
+      WARPD_RETURN_IF_ERROR(expr(s.aug_assign().target(), "assignment target", &out->target));
+      WARPD_RETURN_IF_ERROR(expr(s.aug_assign().value(), "assigned value", &out->value));
       break;
     case v1::Stmt::kExpr:
       out->kind = StmtKind::ExprStmt;
-      WARPD_TRY(expr(s.expr().value(), "expression", &out->value));
+      WARPD_RETURN_IF_ERROR(expr(s.expr().value(), "expression", &out->value));
       break;
     case v1::Stmt::kIfStmt:
       out->kind = StmtKind::If;
-      WARPD_TRY(expr(s.if_stmt().test(), "condition", &out->value));
-      WARPD_TRY(ConvertBlock(s.if_stmt().body(), &out->body, depth + 1));
-      WARPD_TRY(ConvertBlock(s.if_stmt().orelse(), &out->orelse, depth + 1));
+      WARPD_RETURN_IF_ERROR(expr(s.if_stmt().test(), "condition", &out->value));
+      WARPD_RETURN_IF_ERROR(ConvertBlock(s.if_stmt().body(), &out->body, depth + 1));
+      WARPD_RETURN_IF_ERROR(ConvertBlock(s.if_stmt().orelse(), &out->orelse, depth + 1));
       break;
     case v1::Stmt::kForStmt:
       out->kind = StmtKind::For;
-      WARPD_TRY(expr(s.for_stmt().target(), "loop variable", &out->target));
-      WARPD_TRY(expr(s.for_stmt().iter(), "loop iterator", &out->value));
-      WARPD_TRY(ConvertBlock(s.for_stmt().body(), &out->body, depth + 1));
+      WARPD_RETURN_IF_ERROR(expr(s.for_stmt().target(), "loop variable", &out->target));
+      WARPD_RETURN_IF_ERROR(expr(s.for_stmt().iter(), "loop iterator", &out->value));
+      WARPD_RETURN_IF_ERROR(ConvertBlock(s.for_stmt().body(), &out->body, depth + 1));
       break;
     case v1::Stmt::kWhileStmt:
       out->kind = StmtKind::While;
-      WARPD_TRY(expr(s.while_stmt().test(), "condition", &out->value));
-      WARPD_TRY(ConvertBlock(s.while_stmt().body(), &out->body, depth + 1));
+      WARPD_RETURN_IF_ERROR(expr(s.while_stmt().test(), "condition", &out->value));
+      WARPD_RETURN_IF_ERROR(ConvertBlock(s.while_stmt().body(), &out->body, depth + 1));
       break;
     case v1::Stmt::kReturnStmt:
       out->kind = StmtKind::Return;
-      if (s.return_stmt().has_value()) WARPD_TRY(expr(s.return_stmt().value(), "return value", &out->value));
+      if (s.return_stmt().has_value()) WARPD_RETURN_IF_ERROR(expr(s.return_stmt().value(), "return value", &out->value));
       break;
     case v1::Stmt::kBreakStmt: out->kind = StmtKind::Break; break;
     case v1::Stmt::kContinueStmt: out->kind = StmtKind::Continue; break;
@@ -342,7 +341,7 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
         absl::StrCat("malformed module: more than ", limits_.max_functions, " functions"));
   std::unordered_map<std::string, int> names;
   for (const auto& f : proto.functions()) {
-    WARPD_TRY(CheckIdentifier(f.span(), f.name(), "function name"));
+    WARPD_RETURN_IF_ERROR(CheckIdentifier(f.span(), f.name(), "function name"));
     if (!names.emplace(f.name(), 0).second)
       return Error(f.span(), absl::StrCat("duplicate function name '", f.name(), "'"));
     Function fn;
@@ -364,7 +363,7 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
     std::unordered_map<std::string, int> params;
     for (const auto& p : f.params()) {
       const auto& span = p.has_span() ? p.span() : f.span();
-      WARPD_TRY(CheckIdentifier(span, p.name(), "parameter name"));
+      WARPD_RETURN_IF_ERROR(CheckIdentifier(span, p.name(), "parameter name"));
       if (!params.emplace(p.name(), 0).second)
         return Error(span, absl::StrCat("duplicate parameter '", p.name(), "'"));
       if (!p.has_type() || p.type().kind_case() == v1::TypeRef::KIND_NOT_SET)
@@ -382,10 +381,9 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
     }
     statements_ = 0;
     function_ = fn.display_name;
-    WARPD_TRY(ConvertBlock(f.body(), &fn.body, 1));
+    WARPD_RETURN_IF_ERROR(ConvertBlock(f.body(), &fn.body, 1));
     module->functions.push_back(std::move(fn));
   }
-#undef WARPD_TRY
   for (const std::string& file : module->files)
     if (file.size() > static_cast<size_t>(limits_.max_text))
       return absl::InvalidArgumentError(absl::StrCat("malformed module: a source file name is longer than ",

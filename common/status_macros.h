@@ -1,4 +1,5 @@
-// warpd server: early-return helpers for absl::Status / absl::StatusOr.
+// warpd: early-return helpers for absl::Status / absl::StatusOr, for every
+// layer (the one set of status macros).
 //
 //   WARPD_RETURN_IF_ERROR(DoThing());
 //   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> s, sessions.Get(token));
