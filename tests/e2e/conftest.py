@@ -10,6 +10,7 @@ the tests that need it (it is never a skip: CI must build it).
 Tests that only exercise the front end do not use these fixtures.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -106,6 +107,24 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
             return None
+
+
+@contextlib.contextmanager
+def own_daemon(workdir: Path, sessions=(), **daemon_args):
+    """A daemon of the test's own: yields (daemon, stub, [one session token per
+    client name in `sessions`]); at the end it must stop with exit status 0."""
+    from warpd.v1 import runtime_pb2, runtime_pb2_grpc
+
+    d = Daemon(daemon_binary(), workdir, **daemon_args)
+    d.start()
+    channel = grpc.insecure_channel(d.address)
+    try:
+        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        tokens = [stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=n)).session for n in sessions]
+        yield d, stub, tokens
+    finally:
+        channel.close()
+        assert d.stop() == 0, d.log_tail()
 
 
 class ExternalDaemon:

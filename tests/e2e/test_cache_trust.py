@@ -11,7 +11,7 @@ import warpd as wp
 from warpd import module as module_mod
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import Daemon, daemon_binary, own_daemon
 
 
 def _set_dir(stub, session, path):
@@ -100,13 +100,7 @@ def _launch(stub, session, module_handle, kernel, n=5):
 
 
 def test_clear_kernel_cache_on_a_shared_daemon_touches_only_the_callers_modules(tmp_path):
-    d = Daemon(daemon_binary(), tmp_path, client_owns_cache=False)
-    d.start()
-    channel = grpc.insecure_channel(d.address)
-    try:
-        stub = runtime_pb2_grpc.RuntimeStub(channel)
-        a = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="a")).session
-        b = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="b")).session
+    with own_daemon(tmp_path, ["a", "b"], client_owns_cache=False) as (d, stub, (a, b)):
         mod, _ = module_mod.get_module("cache_trust").build()
         kernel = mod.functions[0].name
         ha = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=a, module=mod, devices=["cpu"])).module
@@ -126,6 +120,3 @@ def test_clear_kernel_cache_on_a_shared_daemon_touches_only_the_callers_modules(
         again = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=a, module=mod, devices=["cpu"]))
         assert again.cache_hit
         np.testing.assert_array_equal(_launch(stub, a, again.module, kernel), np.arange(5, dtype=np.float32) * 3)
-    finally:
-        channel.close()
-        assert d.stop() == 0, d.log_tail()

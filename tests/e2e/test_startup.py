@@ -18,7 +18,7 @@ import time
 
 import grpc
 
-from conftest import Daemon, daemon_binary, pid_alive
+from conftest import Daemon, daemon_binary, own_daemon, pid_alive
 
 CYCLES = int(os.environ.get("WARPD_TEST_START_CYCLES", "200"))
 
@@ -237,15 +237,10 @@ def _physical_memory():
 def test_default_memory_limit_keeps_the_daemon_alive(tmp_path):
     """Arrays beyond half of the machine's memory are refused, not allocated (the
     daemon used to be OOM-killed by two 16 GiB requests on a 24 GiB machine)."""
-    from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+    from warpd.v1 import ir_pb2, runtime_pb2
 
     # The per-array limit is lifted, so the default total limit is what refuses.
-    d = Daemon(daemon_binary(), tmp_path, extra_args=["--max-array-bytes", "64T"])
-    d.start()
-    channel = grpc.insecure_channel(d.address)
-    try:
-        stub = runtime_pb2_grpc.RuntimeStub(channel)
-        session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="mem")).session
+    with own_daemon(tmp_path, ["mem"], extra_args=["--max-array-bytes", "64T"]) as (d, stub, (session,)):
         rows = int(_physical_memory() * 0.6) >> 20
         for _ in range(2):
             try:
@@ -258,22 +253,13 @@ def test_default_memory_limit_keeps_the_daemon_alive(tmp_path):
                 assert "CPU memory limit" in e.details(), e.details()
         assert d.alive()
         assert "CPU array memory limit" in d.log_tail()
-    finally:
-        channel.close()
-        assert d.stop() == 0, d.log_tail()
 
 
 def test_memory_limit_counts_all_sessions_and_frees_return(tmp_path):
-    from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+    from warpd.v1 import ir_pb2, runtime_pb2
 
-    d = Daemon(daemon_binary(), tmp_path, extra_args=["--max-memory", "1M"])
-    d.start()
-    channel = grpc.insecure_channel(d.address)
-    try:
-        stub = runtime_pb2_grpc.RuntimeStub(channel)
-        a = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="a")).session
-        b = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="b")).session
-        u8 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8)
+    u8 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8)
+    with own_daemon(tmp_path, ["a", "b"], extra_args=["--max-memory", "1M"]) as (d, stub, (a, b)):
         first = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=a, device="cpu", shape=[600 << 10], dtype=u8))
         try:
             stub.CreateArray(runtime_pb2.CreateArrayRequest(session=b, device="cpu", shape=[600 << 10], dtype=u8))
@@ -291,6 +277,3 @@ def test_memory_limit_counts_all_sessions_and_frees_return(tmp_path):
             except grpc.RpcError:
                 assert time.monotonic() < deadline, "freed memory was not returned to the limit"
                 time.sleep(0.05)
-    finally:
-        channel.close()
-        assert d.stop() == 0, d.log_tail()
