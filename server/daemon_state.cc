@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <unistd.h>
@@ -17,16 +18,22 @@ namespace {
 
 int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-uint64_t PhysicalMemory() {
+// The memory this process may use: physical memory, or less when a cgroup
+// (a container's memory limit, cgroup v2) says so.
+uint64_t AvailableMemory() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  uint64_t limit = 0;
+  if (cgroup >> limit && limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;  // "max" does not parse
+  return bytes;
 }
 
-// --max-memory, or half of the machine's memory: a tenant asking for more
-// gets RESOURCE_EXHAUSTED instead of getting the daemon OOM-killed.
+// --max-memory, or half of the memory this process may use: a tenant asking
+// for more gets RESOURCE_EXHAUSTED instead of getting the daemon OOM-killed.
 uint64_t MemoryLimit(const Flags& flags) {
   if (flags.max_memory_bytes != 0) return flags.max_memory_bytes;
-  return PhysicalMemory() / 2;  // 0 (unlimited) only if the size is unknown
+  return AvailableMemory() / 2;  // 0 (unlimited) only if the size is unknown
 }
 
 // `name` in the directory of the running executable.
@@ -78,7 +85,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
                static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
-               flags.max_memory_bytes != 0 ? "set" : "half of this machine's physical memory");
+               flags.max_memory_bytes != 0 ? "set" : "half of the memory this daemon may use");
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads,
                                                     flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();

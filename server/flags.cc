@@ -279,7 +279,7 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --max-array-bytes N       largest array one request may create (default 16G;
                             suffixes K, M, G, T)
   --max-memory N            CPU array memory of all sessions together (default:
-                            half of this machine's physical memory)
+                            half of physical memory, or of the cgroup limit)
   --cpu-threads N           CPU worker threads (default: one per core)
   --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
                             seconds or a duration (500ms, 2m); default 300, 0: none

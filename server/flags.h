@@ -32,7 +32,7 @@ struct Flags {
   bool verify_cuda = false;
   uint64_t max_array_bytes = uint64_t{16} << 30;
   // All CPU arrays of all sessions together; 0: half of this machine's
-  // physical memory (so no tenant can get the daemon OOM-killed).
+  // physical memory or cgroup limit (so no tenant can get the daemon OOM-killed).
   uint64_t max_memory_bytes = 0;
   int cpu_threads = 0;  // 0: one per core
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "compiler/ir/from_proto.h"
@@ -25,12 +26,14 @@ namespace {
 
 enum class Run { kInline, kOnPool };
 
+// Error messages quote client text (file names, identifiers): escaped, so a
+// client cannot forge log lines with newlines or control bytes.
 void LogFailure(const char* rpc, const absl::Status& status) {
   if (status.ok()) return;
   if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    spdlog::warn("{}: {}", rpc, status.ToString());
+    spdlog::warn("{}: {}", rpc, absl::CHexEscape(status.ToString()));
   } else {
-    spdlog::debug("{}: {}", rpc, status.ToString());
+    spdlog::debug("{}: {}", rpc, absl::CHexEscape(status.ToString()));
   }
 }
 
@@ -252,7 +255,7 @@ ServerUnaryReactor* RuntimeService::OpenSession(CallbackServerContext* ctx, cons
                                                           [this, ctx](auto* call) {
     WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->request.client_name()));
     call->response.set_session(token);
-    spdlog::info("session opened for '{}' from {} ({} open)", call->request.client_name(), ctx->peer(),
+    spdlog::info("session opened for '{}' from {} ({} open)", absl::CHexEscape(call->request.client_name()), ctx->peer(),
                  state_->sessions().size());
     return absl::OkStatus();
   });
@@ -363,7 +366,7 @@ ServerUnaryReactor* RuntimeService::SetKernelCacheDir(CallbackServerContext* ctx
     }
     WARPD_RETURN_IF_ERROR(state_->compiler()->SetCacheDir(path));
     call->response.set_kernel_cache_dir(state_->compiler()->cache_dir());
-    spdlog::info("kernel cache directory set to {}", state_->compiler()->cache_dir());
+    spdlog::info("kernel cache directory set to {}", absl::CHexEscape(state_->compiler()->cache_dir()));
     return absl::OkStatus();
   });
 }

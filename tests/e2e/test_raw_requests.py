@@ -84,3 +84,17 @@ def test_cancelled_upload_is_a_failure_not_a_success(daemon):
     while "upload cancelled by the client after 8 bytes" not in d.log_tail() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "upload cancelled by the client after 8 bytes" in d.log_tail(), d.log_tail()
+
+
+def test_client_text_cannot_forge_log_lines(daemon):
+    d, _, stub = daemon
+    stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="x\nFORGED-SESSION line"))
+    session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="log")).session
+    bad = ir_pb2.Module(name="m", functions=[ir_pb2.Function(
+        name="bad name", kind=ir_pb2.FUNCTION_KERNEL, span=ir_pb2.SourceSpan(file="f.py\nFORGED-ERROR line", line=1))])
+    with pytest.raises(grpc.RpcError):
+        stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=bad, devices=["cpu"]))
+    log = d.log_tail(200_000)
+    assert "x\\nFORGED-SESSION" in log, log[-2000:]  # logged, escaped
+    for line in log.splitlines():
+        assert not line.startswith("FORGED"), line

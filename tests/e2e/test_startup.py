@@ -206,10 +206,13 @@ def test_daemon_stops_when_the_client_that_started_it_is_killed(tmp_path):
 def test_parent_already_gone_means_no_start(tmp_path):
     # The daemon's parent is this process; any other --parent-pid reads as
     # "the process that started me has already exited".
-    other = os.getppid()
+    bystander = subprocess.Popen(["sleep", "30"])
+    other = bystander.pid
     proc = subprocess.run([daemon_binary(), "--listen", f"unix:{tmp_path / 's.sock'}",
                            "--cache-dir", str(tmp_path / "cache"), "--parent-pid", str(other)],
                           capture_output=True, text=True, timeout=30)
+    bystander.kill()
+    bystander.wait()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"parent process {other} is gone" in proc.stdout + proc.stderr
     assert not (tmp_path / "s.sock").exists()
