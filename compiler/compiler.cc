@@ -35,10 +35,12 @@ std::string HeadersDigest() {
 
 class CpuModule final : public CompiledModule {
  public:
-  CpuModule(std::string key, std::unique_ptr<JitModule> code, std::vector<CompiledKernel> kernels)
+  CpuModule(std::string key, std::unique_ptr<JitModule> code, std::vector<CompiledKernel> kernels,
+            std::shared_ptr<types::TypeTable> types)
       : code_(std::move(code)) {
     cache_key_ = std::move(key);
     kernels_ = std::move(kernels);
+    types_ = std::move(types);
   }
 
  private:
@@ -149,7 +151,7 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
       kernels.push_back(CompiledKernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)});
     }
     return std::shared_ptr<const CompiledModule>(
-        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels)));
+        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types));
   };
   bool memory_hit = false;
   auto compiled = impl_->cache.GetOrCreate(key, create, &memory_hit);

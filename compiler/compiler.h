@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
 #include "compiler/codegen/layout.h"
-#include "compiler/ir/type.h"
+#include "common/types/type.h"
 #include "warpd/native/launch.h"
 
 namespace warpd::compiler {
@@ -50,6 +50,8 @@ class CompiledModule {
  protected:
   std::string cache_key_;
   std::vector<CompiledKernel> kernels_;
+  // Keeps struct types of the kernels' layouts alive after the ir::Module.
+  std::shared_ptr<types::TypeTable> types_;
 };
 
 struct CompileResult {

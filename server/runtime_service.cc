@@ -112,10 +112,13 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
       req.init() != v1::ARRAY_INIT_ZEROS) {
     return absl::InvalidArgumentError(absl::StrCat("unknown array init ", req.init()));
   }
-  WARPD_ASSIGN_OR_RETURN(ir::Type dtype, ir::TypeFromProto(req.dtype()));
+  // Struct dtypes live in a table owned by the array.
+  auto dtype_table = std::make_shared<types::TypeTable>();
+  WARPD_ASSIGN_OR_RETURN(ir::TypeRef dtype, ir::TypeFromProto(req.dtype(), *dtype_table));
+  if (!dtype->contains_struct()) dtype_table.reset();
   WARPD_ASSIGN_OR_RETURN(
       runtime::ArrayLayout layout,
-      runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}));
+      runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
   // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
                          state->allocator().Allocate(layout.size_bytes, "array"));

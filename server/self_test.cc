@@ -109,7 +109,7 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu,
   absl::StatusOr<compiler::CompileResult> compiled = compiler.CompileCpu(**module);
   if (!compiled.ok()) return compiled.status();
 
-  const ir::Type f32 = ir::Type::Scalar(ir::ScalarKind::kFloat32);
+  const ir::TypeRef f32 = types::Scalar(types::ScalarKind::kFloat32);
   absl::StatusOr<runtime::ArrayLayout> layout = runtime::MakeArrayLayout(f32, {kThreads});
   if (!layout.ok()) return layout.status();
   auto buffer = allocator.Allocate(layout->size_bytes, "self-test");

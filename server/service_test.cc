@@ -22,8 +22,7 @@ namespace {
 
 using compiler::CompiledKernel;
 using compiler::ParamLayout;
-using ir::ScalarKind;
-using ir::Type;
+using types::ScalarKind;
 
 using runtime::testing::IncArgs;
 using runtime::testing::IncKernel;
@@ -35,8 +34,8 @@ class FakeModule : public compiler::CompiledModule {
     CompiledKernel inc;
     inc.layout.name = "inc";
     inc.layout.display_name = "inc";
-    inc.layout.params = {ParamLayout{"a", Type::Array(Type::Scalar(ScalarKind::kFloat32), 1), 0, 64},
-                         ParamLayout{"amount", Type::Scalar(ScalarKind::kFloat32), 64, 4}};
+    inc.layout.params = {ParamLayout{"a", types::TypeTable::Global().Array(types::Scalar(ScalarKind::kFloat32), 1), 0, 64},
+                         ParamLayout{"amount", types::Scalar(ScalarKind::kFloat32), 64, 4}};
     inc.layout.args_size = 80;
     inc.layout.args_align = 16;
     inc.layout.tid_ndim = 1;

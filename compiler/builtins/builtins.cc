@@ -1,123 +1,89 @@
+#include "common/str_cat.h"
 #include "compiler/builtins/builtins.h"
 
-#include <string>
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/builtins/table_builder.h"
 
 namespace warpd::builtins {
-namespace {
+namespace internal {
 
-using S = Slot;
-using C = TClass;
+Builder::Entry Builder::Add(std::string_view name, std::string_view params, std::string_view result,
+                            std::string_view constraints) {
+  Overload o;
+  o.name = name;
+  o.group = group_;
+  o.header = header_;
+  o.params_text = std::string(params);
+  o.result_text = std::string(result);
+  o.constraints_text = std::string(constraints);
+  auto sig = ParseSignature(params, result, constraints);
+  if (!sig.ok()) {
+    std::fprintf(stderr, "warpd: malformed builtin table entry %.*s: %s\n", static_cast<int>(name.size()),
+                 name.data(), std::string(sig.status().message()).c_str());
+    std::abort();
+  }
+  o.sig = *std::move(sig);
+  o.cpp = Cat("wp::", name);
+  o.differentiable = true;
+  out_.push_back(std::move(o));
+  return Entry(out_.back());
+}
+
+Builder::Entry Builder::Hook(std::string_view name, TypeHook hook, std::string_view params_text,
+                             std::string_view result_text) {
+  Overload o;
+  o.name = name;
+  o.group = group_;
+  o.header = header_;
+  o.params_text = std::string(params_text);
+  o.result_text = std::string(result_text);
+  o.hook = hook;
+  o.differentiable = true;
+  out_.push_back(std::move(o));
+  return Entry(out_.back());
+}
+
+}  // namespace internal
+
+namespace {
 
 std::vector<Overload> BuildTable() {
   std::vector<Overload> t;
-  auto add = [&](std::string_view name, std::vector<Slot> params, Slot result, TClass c,
-                 std::string_view cpp, bool diff = true) {
-    t.push_back(Overload{name, std::move(params), result, c, cpp, diff, Special::kNone});
-  };
-  auto special = [&](std::string_view name, Special s, std::string_view cpp, bool diff) {
-    t.push_back(Overload{name, {}, Slot::kVoid, TClass::kAny, cpp, diff, s});
-  };
-
-  // Arithmetic operators.
-  add("add", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::add");
-  add("add", {S::kVec, S::kVec}, S::kVec, C::kNumeric, "wp::add");
-  add("sub", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::sub");
-  add("sub", {S::kVec, S::kVec}, S::kVec, C::kNumeric, "wp::sub");
-  add("mul", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::mul");
-  add("mul", {S::kVec, S::kT}, S::kVec, C::kNumeric, "wp::mul");
-  add("mul", {S::kT, S::kVec}, S::kVec, C::kNumeric, "wp::mul");
-  add("div", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::div");
-  add("div", {S::kVec, S::kT}, S::kVec, C::kNumeric, "wp::div");
-  add("floordiv", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::floordiv", false);
-  add("mod", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::mod");
-  add("pow", {S::kT, S::kT}, S::kT, C::kFloat, "wp::pow");
-  add("neg", {S::kT}, S::kT, C::kNumeric, "wp::neg");
-  add("neg", {S::kVec}, S::kVec, C::kNumeric, "wp::neg");
-  add("pos", {S::kT}, S::kT, C::kNumeric, "");
-  add("pos", {S::kVec}, S::kVec, C::kNumeric, "");
-  add("bit_and", {S::kT, S::kT}, S::kT, C::kInt, "wp::bit_and", false);
-  add("bit_or", {S::kT, S::kT}, S::kT, C::kInt, "wp::bit_or", false);
-  add("bit_xor", {S::kT, S::kT}, S::kT, C::kInt, "wp::bit_xor", false);
-  add("lshift", {S::kT, S::kT}, S::kT, C::kInt, "wp::lshift", false);
-  add("rshift", {S::kT, S::kT}, S::kT, C::kInt, "wp::rshift", false);
-  add("invert", {S::kT}, S::kT, C::kInt, "wp::invert", false);
-  add("logical_not", {S::kBool}, S::kBool, C::kAny, "wp::logical_not", false);
-
-  // Comparisons.
-  for (auto [name, cpp] : {std::pair{"eq", "wp::eq"}, {"ne", "wp::ne"}}) {
-    add(name, {S::kT, S::kT}, S::kBool, C::kAny, cpp, false);
-    add(name, {S::kVec, S::kVec}, S::kBool, C::kNumeric, cpp, false);
-  }
-  for (auto [name, cpp] : {std::pair{"lt", "wp::lt"}, {"le", "wp::le"}, {"gt", "wp::gt"}, {"ge", "wp::ge"}})
-    add(name, {S::kT, S::kT}, S::kBool, C::kNumeric, cpp, false);
-
-  // Scalar math.
-  for (auto [name, cpp] : {std::pair{"sqrt", "wp::sqrt"}, {"sin", "wp::sin"}, {"cos", "wp::cos"},
-                           {"tan", "wp::tan"}, {"asin", "wp::asin"}, {"acos", "wp::acos"},
-                           {"atan", "wp::atan"}, {"sinh", "wp::sinh"}, {"cosh", "wp::cosh"},
-                           {"tanh", "wp::tanh"}, {"exp", "wp::exp"}, {"log", "wp::log"},
-                           {"log2", "wp::log2"}, {"log10", "wp::log10"}})
-    add(name, {S::kT}, S::kT, C::kFloat, cpp);
-  for (auto [name, cpp] : {std::pair{"floor", "wp::floor"}, {"ceil", "wp::ceil"},
-                           {"trunc", "wp::trunc"}, {"round", "wp::round"}})
-    add(name, {S::kT}, S::kT, C::kFloat, cpp, false);
-  add("atan2", {S::kT, S::kT}, S::kT, C::kFloat, "wp::atan2");
-  add("abs", {S::kT}, S::kT, C::kNumeric, "wp::abs");
-  add("sign", {S::kT}, S::kT, C::kNumeric, "wp::sign", false);
-  add("min", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::min");
-  add("min", {S::kVec, S::kVec}, S::kVec, C::kNumeric, "wp::min");
-  add("max", {S::kT, S::kT}, S::kT, C::kNumeric, "wp::max");
-  add("max", {S::kVec, S::kVec}, S::kVec, C::kNumeric, "wp::max");
-  add("clamp", {S::kT, S::kT, S::kT}, S::kT, C::kNumeric, "wp::clamp");
-
-  // Vectors.
-  add("dot", {S::kVec, S::kVec}, S::kT, C::kNumeric, "wp::dot");
-  add("cross", {S::kVec3, S::kVec3}, S::kVec3, C::kNumeric, "wp::cross");
-  add("length", {S::kVec}, S::kT, C::kFloat, "wp::length");
-  add("length_sq", {S::kVec}, S::kT, C::kNumeric, "wp::length_sq");
-  add("normalize", {S::kVec}, S::kVec, C::kFloat, "wp::normalize");
-  add("cw_mul", {S::kVec, S::kVec}, S::kVec, C::kNumeric, "wp::cw_mul");
-
-  // Irregular builtins, typed by sema.
-  special("tid", Special::kTid, "", false);
-  special("range", Special::kRange, "", false);
-  special("atomic_add", Special::kAtomicAdd, "wp::atomic_add", true);
-  for (std::string_view n : {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                             "uint64", "float16", "float32", "float64", "int", "float"})
-    special(n, Special::kConvert, "wp::cast", true);
-  static const char* kVecNames[] = {
-      "vec2", "vec3", "vec4", "vec2f", "vec3f", "vec4f", "vec2d", "vec3d", "vec4d", "vec2h", "vec3h",
-      "vec4h", "vec2i", "vec3i", "vec4i", "vec2ui", "vec3ui", "vec4ui", "vec2l", "vec3l", "vec4l",
-      "vec2ul", "vec3ul", "vec4ul", "vec2b", "vec3b", "vec4b", "vec2ub", "vec3ub", "vec4ub",
-      "vec2s", "vec3s", "vec4s", "vec2us", "vec3us", "vec4us"};
-  for (const char* n : kVecNames) special(n, Special::kVecCtor, "", true);
+  t.reserve(1024);
+  internal::Builder b(t);
+  internal::AddOperators(b);
+  internal::AddScalarMath(b);
+  internal::AddVectorMath(b);
+  internal::AddQuaternionAndSpatial(b);
+  internal::AddRandom(b);
+  internal::AddUtility(b);
+  // Group overloads by name, keeping table order within a name.
+  std::stable_sort(t.begin(), t.end(), [](const Overload& x, const Overload& y) { return x.name < y.name; });
   return t;
 }
 
 const std::vector<Overload>& TableStorage() {
-  static const std::vector<Overload> table = BuildTable();
-  return table;
+  static const std::vector<Overload>* table = new std::vector<Overload>(BuildTable());
+  return *table;
 }
 
-std::string_view SlotText(Slot s) {
-  switch (s) {
-    case Slot::kVoid: return "None";
-    case Slot::kT: return "T";
-    case Slot::kVec: return "vec<N,T>";
-    case Slot::kVec3: return "vec<3,T>";
-    case Slot::kBool: return "bool";
+int EditDistance(std::string_view a, std::string_view b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
   }
-  return "?";
-}
-
-std::string_view ClassText(TClass c) {
-  switch (c) {
-    case TClass::kNumeric: return "T: int or float scalar";
-    case TClass::kFloat: return "T: float32 or float64";
-    case TClass::kInt: return "T: integer";
-    case TClass::kAny: return "T: any scalar";
-  }
-  return "";
+  return prev[b.size()];
 }
 
 }  // namespace
@@ -125,107 +91,190 @@ std::string_view ClassText(TClass c) {
 std::span<const Overload> Table() { return TableStorage(); }
 
 std::vector<const Overload*> Lookup(std::string_view name) {
+  if (name.substr(0, 3) == "wp.") name = name.substr(3);
+  const auto& t = TableStorage();
+  auto lo = std::lower_bound(t.begin(), t.end(), name, [](const Overload& o, std::string_view n) { return o.name < n; });
   std::vector<const Overload*> out;
-  for (const auto& o : TableStorage())
-    if (o.name == name) out.push_back(&o);
+  for (auto it = lo; it != t.end() && it->name == name; ++it) out.push_back(&*it);
   return out;
 }
 
-bool InClass(ir::ScalarKind s, TClass c) {
-  using K = ir::ScalarKind;
-  switch (c) {
-    case TClass::kNumeric: return s != K::kBool && s != K::kFloat16;
-    case TClass::kFloat: return s == K::kFloat32 || s == K::kFloat64;
-    case TClass::kInt: return ir::IsInteger(s);
-    case TClass::kAny: return s != K::kFloat16;
-  }
-  return false;
+std::vector<std::string_view> Names() {
+  std::vector<std::string_view> out;
+  for (const auto& o : TableStorage())
+    if (out.empty() || out.back() != o.name) out.push_back(o.name);
+  return out;
 }
 
-std::optional<Match> MatchOverload(const Overload& o, std::span<const ir::Type> args) {
-  if (o.special != Special::kNone || args.size() != o.params.size()) return std::nullopt;
-  std::optional<ir::ScalarKind> t;
-  int n = 0;
-  auto bind_t = [&](ir::ScalarKind s) {
-    if (!InClass(s, o.tclass)) return false;
-    if (t && *t != s) return false;
-    t = s;
-    return true;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ir::Type& a = args[i];
-    switch (o.params[i]) {
-      case Slot::kT:
-        if (!a.is_scalar() || !bind_t(a.scalar())) return std::nullopt;
-        break;
-      case Slot::kVec:
-      case Slot::kVec3:
-        if (!a.is_vector() || !bind_t(a.scalar())) return std::nullopt;
-        if (o.params[i] == Slot::kVec3 && a.length() != 3) return std::nullopt;
-        if (n && n != a.length()) return std::nullopt;
-        n = a.length();
-        break;
-      case Slot::kBool:
-        if (!a.is_scalar_of(ir::ScalarKind::kBool)) return std::nullopt;
-        break;
-      case Slot::kVoid:
-        return std::nullopt;
+std::vector<std::string_view> Suggest(std::string_view name) {
+  if (name.substr(0, 3) == "wp.") name = name.substr(3);
+  std::vector<std::pair<int, std::string_view>> scored;
+  for (std::string_view n : Names()) {
+    int d = EditDistance(name, n);
+    if (d <= 2 && d < static_cast<int>(std::max(name.size(), n.size()))) scored.push_back({d, n});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::string Spell(std::string_view s, const SpellInput& in) {
+  // A callee (an identifier, possibly with template arguments) is called
+  // with the arguments; other templates without placeholders (constants,
+  // `((void)0)`, `wp::vec_t<3, wp::float32>{}`) are used as they are.
+  bool callee = !s.empty() && (std::isalnum(static_cast<unsigned char>(s.back())) || s.back() == '_' || s.back() == '>');
+  if (in.args && callee && s.find('$') == std::string_view::npos) {
+    std::string out = Cat(s, "(", Join(*in.args, ", "), ")");
+    return out;
+  }
+  constexpr std::string_view kInts = "nmrck";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '$' || i + 1 >= s.size()) {
+      out += s[i];
+      continue;
+    }
+    char c = s[i + 1];
+    bool arg = (c >= '0' && c <= '9') || c == '*';
+    if (arg != (in.args != nullptr)) {  // the other phase's placeholder
+      out += '$';
+      continue;
+    }
+    ++i;
+    if (c == '*') {
+      out += Join(*in.args, ", ");
+    } else if (arg) {
+      size_t k = static_cast<size_t>(c - '0');
+      if (k < in.args->size()) out += (*in.args)[k];
+    } else if (c == 'R') {
+      out += in.result ? in.result->CppName() : "void";
+    } else if (in.bindings && (c == 'T' || c == 'S')) {
+      out += types::ScalarCppName(in.bindings->dtypes[c == 'T' ? 0 : 1].value_or(types::ScalarKind::kFloat32));
+    } else if (in.bindings && (c == 'V' || c == 'W')) {
+      types::TypeRef v = in.bindings->values[c == 'V' ? 0 : 1];
+      out += v ? v->CppName() : "void";
+    } else if (in.bindings && kInts.find(c) != std::string_view::npos) {
+      out += std::to_string(in.bindings->ints[kInts.find(c)]);
+    } else {
+      out += '$';  // not resolvable here: left for a later phase (and caught by the compile)
+      --i;
     }
   }
-  Match m;
-  switch (o.result) {
-    case Slot::kVoid: m.result = ir::Type::Void(); break;
-    case Slot::kT: m.result = ir::Type::Scalar(*t); break;
-    case Slot::kVec: m.result = ir::Type::Vector(n, *t); break;
-    case Slot::kVec3: m.result = ir::Type::Vector(3, *t); break;
-    case Slot::kBool: m.result = ir::Type::Scalar(ir::ScalarKind::kBool); break;
-  }
-  return m;
+  return out;
 }
 
-std::string Signature(const Overload& o) {
-  std::string s(o.name);
-  s += "(";
-  for (size_t i = 0; i < o.params.size(); ++i) {
-    if (i) s += ", ";
-    s += SlotText(o.params[i]);
+std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, std::span<const types::TypeRef> args,
+                                  types::TypeTable& table) {
+  for (const Overload* o : overloads) {
+    if (o->hook) continue;
+    Bindings b;
+    if (!Match(o->sig, args, &b)) continue;
+    Resolution r;
+    r.overload = o;
+    r.result = o->sig.result ? Instantiate(*o->sig.result, b, table) : types::Void();
+    r.cpp = Spell(o->cpp, {.bindings = &b, .result = r.result});
+    return r;
   }
-  s += ") -> ";
-  s += SlotText(o.result);
-  bool uses_t = o.result == Slot::kT || o.result == Slot::kVec || o.result == Slot::kVec3;
-  for (Slot p : o.params) uses_t |= p == Slot::kT || p == Slot::kVec || p == Slot::kVec3;
-  if (uses_t) {
-    s += "  [";
-    s += ClassText(o.tclass);
-    s += "]";
+  return std::nullopt;
+}
+
+std::string SignatureText(const Overload& o) {
+  std::string s = Cat(o.name, "(");
+  if (o.hook) {
+    CatAppend(&s, o.params_text, ")");
+    if (!o.result_text.empty()) CatAppend(&s, " -> ", o.result_text);
+    return s;
   }
+  std::vector<std::string> params;
+  bool uses[2] = {false, false};
+  auto note = [&](const Pattern& p) {
+    if (p.dtype_var >= 0) uses[p.dtype_var] = true;
+  };
+  for (const Param& p : o.sig.params) {
+    params.push_back(Cat(p.name, ": ", p.out ? "out " : "", PatternText(p.pattern)));
+    note(p.pattern);
+  }
+  CatAppend(&s, absl::StrJoin(params, ", "), ")");
+  if (o.sig.result) {
+    CatAppend(&s, " -> ", PatternText(*o.sig.result));
+    note(*o.sig.result);
+  }
+  std::vector<std::string> fams;
+  for (int v = 0; v < 2; ++v)
+    if (uses[v]) fams.push_back(Cat(v ? "S" : "T", ": ", FamilyName(o.sig.families[v])));
+  if (!fams.empty()) CatAppend(&s, "  [", absl::StrJoin(fams, ", "), "]");
   return s;
 }
 
-std::string_view BinaryOpBuiltin(int op) {
-  static const std::string_view kNames[] = {"add", "sub", "mul", "div", "floordiv", "mod", "pow",
-                                            "bit_and", "bit_or", "bit_xor", "lshift", "rshift", "matmul"};
-  return kNames[op];
+std::string_view BinaryOpBuiltin(ir::BinaryOp op) {
+  switch (op) {
+    case ir::BinaryOp::kAdd: return "add";
+    case ir::BinaryOp::kSub: return "sub";
+    case ir::BinaryOp::kMul: return "mul";
+    case ir::BinaryOp::kDiv: return "div";
+    case ir::BinaryOp::kFloorDiv: return "floordiv";
+    case ir::BinaryOp::kMod: return "mod";
+    case ir::BinaryOp::kPow: return "pow";
+    case ir::BinaryOp::kBitAnd: return "bit_and";
+    case ir::BinaryOp::kBitOr: return "bit_or";
+    case ir::BinaryOp::kBitXor: return "bit_xor";
+    case ir::BinaryOp::kLShift: return "lshift";
+    case ir::BinaryOp::kRShift: return "rshift";
+    case ir::BinaryOp::kMatMul: return "mul";
+  }
+  return "";
 }
 
-std::string_view CompareOpBuiltin(int op) {
-  static const std::string_view kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  return kNames[op];
+std::string_view UnaryOpBuiltin(ir::UnaryOp op) {
+  switch (op) {
+    case ir::UnaryOp::kNeg: return "neg";
+    case ir::UnaryOp::kPos: return "pos";
+    case ir::UnaryOp::kNot: return "unot";
+    case ir::UnaryOp::kInvert: return "invert";
+  }
+  return "";
 }
 
-std::optional<ir::Type> VectorTypeFromName(std::string_view name) {
-  if (name.size() < 4 || name.substr(0, 3) != "vec") return std::nullopt;
-  char len = name[3];
-  if (len < '2' || len > '4') return std::nullopt;
-  std::string_view suffix = name.substr(4);
-  using K = ir::ScalarKind;
-  static const std::pair<std::string_view, K> kSuffixes[] = {
-      {"", K::kFloat32}, {"f", K::kFloat32}, {"d", K::kFloat64}, {"h", K::kFloat16},
-      {"i", K::kInt32},  {"ui", K::kUInt32}, {"l", K::kInt64},   {"ul", K::kUInt64},
-      {"b", K::kInt8},   {"ub", K::kUInt8},  {"s", K::kInt16},   {"us", K::kUInt16}};
-  for (auto [s, k] : kSuffixes)
-    if (s == suffix) return ir::Type::Vector(len - '0', k);
-  return std::nullopt;
+std::string_view CompareOpBuiltin(ir::CompareOp op) {
+  switch (op) {
+    case ir::CompareOp::kEq: return "eq";
+    case ir::CompareOp::kNe: return "ne";
+    case ir::CompareOp::kLt: return "lt";
+    case ir::CompareOp::kLe: return "le";
+    case ir::CompareOp::kGt: return "gt";
+    case ir::CompareOp::kGe: return "ge";
+  }
+  return "";
+}
+
+bool IsLiteral(const ir::Expr& e) {
+  if (e.kind == ir::ExprKind::Constant) return !e.const_dtype && !std::holds_alternative<bool>(e.value);
+  if (e.kind == ir::ExprKind::Unary && (e.unary_op == ir::UnaryOp::kNeg || e.unary_op == ir::UnaryOp::kPos))
+    return IsLiteral(*e.operands[0]);
+  return false;
+}
+
+bool CoerceLiteral(ir::Expr& e, types::ScalarKind to) {
+  if (!IsLiteral(e) || to == types::ScalarKind::kBool) return false;
+  const ir::Expr* leaf = &e;
+  while (leaf->kind != ir::ExprKind::Constant) leaf = leaf->operands[0].get();
+  if (std::holds_alternative<double>(leaf->value) && !types::IsFloat(to)) return false;
+  types::TypeRef t = types::Scalar(to);
+  // Re-resolve the unary operators on the way down for the new type.
+  ir::Expr* node = &e;
+  while (node->kind == ir::ExprKind::Unary) {
+    auto overloads = Lookup(UnaryOpBuiltin(node->unary_op));
+    types::TypeRef arg[1] = {t};
+    auto r = Resolve(overloads, arg, types::TypeTable::Global());
+    if (!r) return false;
+    node->type = t;
+    node->overload = r->overload;
+    node->callee = r->cpp;
+    node = node->operands[0].get();
+  }
+  node->type = t;
+  return true;
 }
 
 }  // namespace warpd::builtins

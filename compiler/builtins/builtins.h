@@ -1,88 +1,125 @@
 // warpd compiler: THE builtin table.
 //
-// Every name a kernel may call, every operator, its overloads, result types,
-// C++ spelling in runtime/native and differentiability live here and only
-// here. Sema resolves calls against it, codegen emits `cpp` names from it, and
-// tests and docs enumerate it.
+// Every name a kernel may call and every operator lives here and only here:
+// its overloads as type patterns (signature.h), its C++ spelling in
+// runtime/native, the native header that defines it, differentiability, the
+// targets that support it, and how lowering realizes it. Sema resolves calls
+// against it and records the resolved overload and spelling on the call;
+// codegen emits exactly that spelling; docs/builtins.md and the coverage tests
+// are generated from it.
 //
-// Overloads are written with a type variable T (a scalar kind restricted by a
-// class) and N (a vector length): e.g. dot(vec<N,T>, vec<N,T>) -> T for
-// numeric T. Matching is exact: Warp has no implicit conversions.
-// Builtins whose typing is irregular (tid, range, constructors, conversions,
-// atomics) are marked with a Special kind and typed by sema.
+// Builtins whose typing no pattern can express (constructors with keyword
+// dtypes, atomics over arrays of any ndim, print) carry a typing hook: a
+// function of the table that types the call and spells it. There is no
+// per-name switch anywhere else.
+//
+// Spelling: `cpp` is either a callee ("wp::dot": emitted as wp::dot(a, b)) or
+// a template with `$0`, `$1`, ... (arguments), `$*` (all arguments),
+// `$R` (the result type), `$T`/`$S` (bound dtypes), `$N`, `$M`, `$R`... no:
+// integer variables are `$n`, `$m`, `$r`, `$c`, `$k` (lower case).
 // Thread-safe: the table is immutable after first use.
 #pragma once
 
-#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
-#include "compiler/ir/type.h"
+#include "absl/status/status.h"
+#include "compiler/builtins/signature.h"
+#include "compiler/ir/ir.h"
 
 namespace warpd::builtins {
 
-// Which scalar kinds T may bind to.
-enum class TClass : uint8_t {
-  kNumeric,  // integers and float32/float64 (not bool, not float16)
-  kFloat,    // float32, float64
-  kInt,      // integer kinds
-  kAny,      // numeric and bool
+// How lowering realizes a resolved call.
+enum class Form : uint8_t {
+  kCall,      // an expression spelled by `cpp` (with arguments)
+  kTid,       // the thread index (unpacked into 1-4 coordinates)
+  kRange,     // range(...): only as a for loop's iterator
+  kAtomic,    // atomic_*(arr, i..., value): the element's address, then `cpp`
+  kPrint,     // print(value): formatted by the value's type
+  kPrintf,    // printf(fmt, args...)
+  kLen,       // len(x): a constant for values, the extent for arrays
+  kClient,    // evaluated by the client (wp.static): never reaches the server
 };
 
-// A parameter or result slot.
-enum class Slot : uint8_t {
-  kVoid,  // result only
-  kT,     // scalar T
-  kVec,   // vec<N, T>
-  kVec3,  // vec<3, T>
-  kBool,  // bool
+enum Target : uint8_t { kCpu = 1, kCuda = 2, kAllTargets = 3 };
+
+struct Overload;
+
+// The result of a typing hook.
+struct HookResult {
+  types::TypeRef result = nullptr;
+  std::string cpp;  // the final spelling
 };
 
-enum class Special : uint8_t {
-  kNone,
-  kTid,         // wp.tid(): int32, or a tuple of int32 when unpacked
-  kRange,       // range(stop) / range(start, stop[, step]) in for loops
-  kConvert,     // float32(x), int32(x), ...: scalar conversions
-  kVecCtor,     // vec3(), vec3(s), vec3(x, y, z), vec3(v)
-  kAtomicAdd,   // atomic_add(array, i..., value) -> old value
-};
+// Types an irregular call. `call`'s operands are typed (a TypeValue operand,
+// e.g. dtype=wp.float64, has type void; read its type_value). Returns
+// INVALID_ARGUMENT with a message (sema adds file:line) when the call does not
+// fit.
+using TypeHook = absl::StatusOr<HookResult> (*)(const Overload& o, ir::Expr& call, types::TypeTable& table);
 
 struct Overload {
-  std::string_view name;
-  std::vector<Slot> params;
-  Slot result = Slot::kVoid;
-  TClass tclass = TClass::kNumeric;
-  std::string_view cpp;  // function in runtime/native, e.g. "wp::dot"
+  std::string_view name;   // Warp's builtin name
+  std::string_view group;  // Warp's documentation group ("Vector Math")
+  std::string params_text, result_text, constraints_text;  // as written in the table
+  Signature sig;
+  std::string cpp;               // spelling (see above)
+  std::string_view header;       // native header ("warpd/native/mat.h"); empty: builtin.h
   bool differentiable = false;
-  Special special = Special::kNone;
+  std::string_view adjoint;      // adjoint spelling (the autodiff issue fills these)
+  uint8_t targets = kAllTargets;
+  Form form = Form::kCall;
+  TypeHook hook = nullptr;       // irregular typing; null: pattern matching
+  bool variadic = false;         // hooks only: any number of positional args
 };
 
 // All overloads, grouped by name in table order.
 std::span<const Overload> Table();
 
-// Overloads named `name` (empty when unknown).
+// Overloads named `name` (empty when unknown). Also accepts "wp.name".
 std::vector<const Overload*> Lookup(std::string_view name);
 
-// True when `s` may bind T of class `c`.
-bool InClass(ir::ScalarKind s, TClass c);
+// Names of the table, sorted; and the closest ones to `name` for "did you
+// mean" (edit distance <= 2, at most 3).
+std::vector<std::string_view> Names();
+std::vector<std::string_view> Suggest(std::string_view name);
 
-// The result of matching an overload against argument types.
-struct Match {
-  ir::Type result;
+// A successful resolution of a regular overload.
+struct Resolution {
+  const Overload* overload = nullptr;
+  types::TypeRef result = nullptr;  // void type for no result
+  std::string cpp;
 };
 
-// Matches a regular (non-special) overload; nullopt when the arguments don't fit.
-std::optional<Match> MatchOverload(const Overload& o, std::span<const ir::Type> args);
+// Resolves a regular (non-hook) call; nullopt when no overload fits.
+std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, std::span<const types::TypeRef> args,
+                                  types::TypeTable& table);
 
-// "dot(vec<N,T>, vec<N,T>) -> T" for messages.
-std::string Signature(const Overload& o);
+// The one substitution of spelling templates, in two phases. Sema resolves
+// the type placeholders ($T $S $V $W $R $n $m $r $c $k) from the overload's
+// bindings and result (`bindings` may be null for hooks: then only $R);
+// codegen fills the argument placeholders ($0-$9, $*) with the argument
+// texts. A template without '$' is a callee: given arguments it becomes
+// callee(args...). Each phase leaves the other's placeholders alone.
+struct SpellInput {
+  const Bindings* bindings = nullptr;
+  types::TypeRef result = nullptr;
+  const std::vector<std::string>* args = nullptr;  // null: the type phase
+};
+std::string Spell(std::string_view tmpl, const SpellInput& in);
+
+// "dot(a: vec(N, T), b: vec(N, T)) -> T  [T: Scalar]" for docs and messages.
+std::string SignatureText(const Overload& o);
 
 // Builtin names of operators.
-std::string_view BinaryOpBuiltin(int binary_op);   // ir::BinaryOp -> "add"
-std::string_view CompareOpBuiltin(int compare_op); // ir::CompareOp -> "lt"
+std::string_view BinaryOpBuiltin(ir::BinaryOp op);    // kAdd -> "add", kMatMul -> "mul"
+std::string_view UnaryOpBuiltin(ir::UnaryOp op);      // kNeg -> "neg", kNot -> "unot"
+std::string_view CompareOpBuiltin(ir::CompareOp op);  // kLt -> "lt"
 
-// Parses a vector constructor name ("vec3", "vec3d", "vec4h") into its type.
-std::optional<ir::Type> VectorTypeFromName(std::string_view name);
+// Gives an untyped literal (possibly negated) the scalar type `to` (an int
+// literal may become a float, not the reverse); false when it cannot.
+bool CoerceLiteral(ir::Expr& e, types::ScalarKind to);
+bool IsLiteral(const ir::Expr& e);
 
 }  // namespace warpd::builtins

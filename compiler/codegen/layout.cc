@@ -11,8 +11,8 @@ KernelLayout ComputeLayout(const ir::Module& module, const ir::Function& kernel)
   out.line = kernel.span.line;
   uint32_t offset = 0;
   for (const auto& p : kernel.params) {
-    uint32_t align = static_cast<uint32_t>(p.type.Align());
-    uint32_t size = static_cast<uint32_t>(p.type.Size());
+    uint32_t align = static_cast<uint32_t>(p.type->align());
+    uint32_t size = static_cast<uint32_t>(p.type->size());
     offset = (offset + align - 1) / align * align;
     out.params.push_back(ParamLayout{p.name, p.type, offset, size});
     offset += size;

@@ -18,7 +18,7 @@ namespace warpd::compiler {
 
 struct ParamLayout {
   std::string name;
-  ir::Type type;
+  ir::TypeRef type = nullptr;
   uint32_t offset = 0;
   uint32_t size = 0;
 };

@@ -146,6 +146,10 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
         case v1::Constant::kBoolValue: out->value = c.bool_value(); break;
         case v1::Constant::kIntValue: out->value = static_cast<int64_t>(c.int_value()); break;
         case v1::Constant::kFloatValue: out->value = c.float_value(); break;
+        case v1::Constant::kStringValue:
+          if (c.string_value().size() > 1024) return Error(e.span(), "string constant longer than 1024 bytes");
+          out->value = c.string_value();
+          break;
         default: return Error(e.span(), "constant without a value");
       }
       if (c.dtype() != v1::SCALAR_TYPE_UNSPECIFIED) {
@@ -240,7 +244,7 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       break;
     case v1::Expr::kTypeValue: {
       out->kind = ExprKind::TypeValue;
-      auto t = TypeFromProto(e.type_value());
+      auto t = TypeFromProto(e.type_value(), *module_->types);
       if (!t.ok()) return Error(e.span(), t.status().message());
       out->type_value = *t;
       break;
@@ -282,7 +286,7 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
       WARPD_RETURN_IF_ERROR(expr(s.assign().target(), "assignment target", &out->target));
       WARPD_RETURN_IF_ERROR(expr(s.assign().value(), "assigned value", &out->value));
       if (s.assign().has_annotation()) {
-        auto t = TypeFromProto(s.assign().annotation());
+        auto t = TypeFromProto(s.assign().annotation(), *module_->types);
         if (!t.ok()) return Error(s.span(), t.status().message());
         out->annotation = *t;
       }
@@ -369,13 +373,13 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       if (!p.has_type() || p.type().kind_case() == v1::TypeRef::KIND_NOT_SET)
         return Error(span, absl::StrCat("parameter '", p.name(), "' of '", f.name(),
                                         "' needs a type annotation"));
-      auto t = TypeFromProto(p.type());
+      auto t = TypeFromProto(p.type(), *module->types);
       if (!t.ok())
         return Error(span, absl::StrCat("parameter '", p.name(), "': ", t.status().message()));
       fn.params.push_back(Param{p.name(), *t, ToSpan(span)});
     }
     if (f.has_return_type()) {
-      auto t = TypeFromProto(f.return_type());
+      auto t = TypeFromProto(f.return_type(), *module->types);
       if (!t.ok()) return Error(f.span(), absl::StrCat("return type: ", t.status().message()));
       fn.declared_return = *t;
     }
@@ -397,53 +401,100 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
   return Converter(limits).Convert(proto);
 }
 
-absl::StatusOr<Type> TypeFromProto(const v1::TypeRef& proto) {
+absl::StatusOr<TypeRef> TypeFromProto(const v1::TypeRef& proto, types::TypeTable& table, int max_depth) {
+  if (max_depth <= 0) return absl::InvalidArgumentError("types are nested too deeply");
+  auto scalar = [](v1::ScalarType p, absl::string_view what) -> absl::StatusOr<ScalarKind> {
+    auto s = ScalarFromProto(p);
+    if (!s) return absl::InvalidArgumentError(absl::StrCat(what, ": unknown scalar type"));
+    return *s;
+  };
   switch (proto.kind_case()) {
     case v1::TypeRef::kScalar: {
-      auto s = ScalarFromProto(proto.scalar());
-      if (!s) return absl::InvalidArgumentError("unknown scalar type");
-      return Type::Scalar(*s);
+      WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.scalar(), "scalar"));
+      return table.Scalar(s);
     }
     case v1::TypeRef::kVector: {
-      auto s = ScalarFromProto(proto.vector().dtype());
-      if (!s || *s == ScalarKind::kBool) return absl::InvalidArgumentError("vector of an unsupported scalar type");
-      uint32_t n = proto.vector().length();
-      if (n < 1 || n > static_cast<uint32_t>(Type::kMaxVectorLength))
-        return absl::InvalidArgumentError(
-            absl::StrCat("vector length ", n, " is outside 1..", Type::kMaxVectorLength));
-      return Type::Vector(static_cast<int>(n), *s);
+      WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.vector().dtype(), "vector dtype"));
+      if (s == ScalarKind::kBool) return absl::InvalidArgumentError("vectors of bool are not supported");
+      return table.CheckedVector(proto.vector().length(), s);
+    }
+    case v1::TypeRef::kMatrix: {
+      WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.matrix().dtype(), "matrix dtype"));
+      if (s == ScalarKind::kBool) return absl::InvalidArgumentError("matrices of bool are not supported");
+      return table.CheckedMatrix(proto.matrix().rows(), proto.matrix().cols(), s);
+    }
+    case v1::TypeRef::kQuat: {
+      WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.quat().dtype(), "quaternion dtype"));
+      return table.CheckedQuat(s);
+    }
+    case v1::TypeRef::kTransform: {
+      WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.transform().dtype(), "transformation dtype"));
+      return table.CheckedTransform(s);
+    }
+    case v1::TypeRef::kStructType: {
+      const v1::StructType& st = proto.struct_type();
+      if (st.members_size() > types::kMaxStructMembers)
+        return absl::InvalidArgumentError(absl::StrCat("a struct has more than ", types::kMaxStructMembers, " members"));
+      if (st.display_name().size() > 256) return absl::InvalidArgumentError("a struct's display name is too long");
+      std::vector<std::pair<std::string, TypeRef>> members;
+      for (const v1::StructMember& m : st.members()) {
+        auto t = TypeFromProto(m.type(), table, max_depth - 1);
+        if (!t.ok())
+          return absl::InvalidArgumentError(absl::StrCat("struct member '", m.name().substr(0, 64), "': ", t.status().message()));
+        members.push_back({m.name(), *t});
+      }
+      return table.Struct(st.name(), st.display_name(), std::move(members));
     }
     case v1::TypeRef::kArray: {
       const auto& a = proto.array();
       if (a.dtype().kind_case() == v1::TypeRef::kArray)
         return absl::InvalidArgumentError("arrays of arrays are not supported");
-      auto elem = TypeFromProto(a.dtype());
+      auto elem = TypeFromProto(a.dtype(), table, max_depth - 1);
       if (!elem.ok()) return absl::InvalidArgumentError(absl::StrCat("array dtype: ", elem.status().message()));
-      if (a.ndim() < 1 || a.ndim() > static_cast<uint32_t>(Type::kMaxArrayDims))
-        return absl::InvalidArgumentError(
-            absl::StrCat("array ndim ", a.ndim(), " is outside 1..", Type::kMaxArrayDims));
-      return Type::Array(*elem, static_cast<int>(a.ndim()));
+      return table.CheckedArray(*elem, a.ndim());
     }
     default:
       return absl::InvalidArgumentError("type without a kind");
   }
 }
 
-v1::TypeRef TypeToProto(const Type& type) {
+v1::TypeRef TypeToProto(TypeRef type) {
   v1::TypeRef out;
-  switch (type.kind()) {
-    case Type::Kind::kScalar:
-      out.set_scalar(ScalarToProto(type.scalar()));
+  switch (type->kind()) {
+    case types::Kind::kScalar:
+      out.set_scalar(ScalarToProto(type->scalar()));
       break;
-    case Type::Kind::kVector:
-      out.mutable_vector()->set_length(type.length());
-      out.mutable_vector()->set_dtype(ScalarToProto(type.scalar()));
+    case types::Kind::kVector:
+      out.mutable_vector()->set_length(type->length());
+      out.mutable_vector()->set_dtype(ScalarToProto(type->scalar()));
       break;
-    case Type::Kind::kArray:
-      *out.mutable_array()->mutable_dtype() = TypeToProto(type.element());
-      out.mutable_array()->set_ndim(type.ndim());
+    case types::Kind::kMatrix:
+      out.mutable_matrix()->set_rows(type->rows());
+      out.mutable_matrix()->set_cols(type->cols());
+      out.mutable_matrix()->set_dtype(ScalarToProto(type->scalar()));
       break;
-    case Type::Kind::kVoid:
+    case types::Kind::kQuat:
+      out.mutable_quat()->set_dtype(ScalarToProto(type->scalar()));
+      break;
+    case types::Kind::kTransform:
+      out.mutable_transform()->set_dtype(ScalarToProto(type->scalar()));
+      break;
+    case types::Kind::kStruct: {
+      auto* st = out.mutable_struct_type();
+      st->set_name(type->struct_name());
+      st->set_display_name(type->display_name());
+      for (const types::Member& m : type->members()) {
+        auto* pm = st->add_members();
+        pm->set_name(m.name);
+        *pm->mutable_type() = TypeToProto(m.type);
+      }
+      break;
+    }
+    case types::Kind::kArray:
+      *out.mutable_array()->mutable_dtype() = TypeToProto(type->element());
+      out.mutable_array()->set_ndim(type->ndim());
+      break;
+    case types::Kind::kVoid:
       break;
   }
   return out;

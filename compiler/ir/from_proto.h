@@ -28,8 +28,10 @@ struct Limits {
 absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
                                                         const Limits& limits = Limits());
 
-// Types: a scalar, a vector (length 1..16) or an array (ndim 1..4) of those.
-absl::StatusOr<Type> TypeFromProto(const v1::TypeRef& proto);
-v1::TypeRef TypeToProto(const Type& type);
+// Types of every family (types/type.h limits). Structs, and arrays of them,
+// are interned in `table` (a module's or an array's own table); struct-free
+// types come from the global table. Nesting is bounded by `max_depth`.
+absl::StatusOr<TypeRef> TypeFromProto(const v1::TypeRef& proto, types::TypeTable& table, int max_depth = 16);
+v1::TypeRef TypeToProto(TypeRef type);
 
 }  // namespace warpd::ir

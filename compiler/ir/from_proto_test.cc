@@ -17,9 +17,9 @@ TEST(FromProtoTest, ConvertsKernelWithSpansAndTypes) {
   ASSERT_EQ((*m)->functions.size(), 1u);
   const Function& f = (*m)->functions[0];
   EXPECT_EQ(f.kind, FunctionKind::kKernel);
-  EXPECT_EQ(f.params[0].type, Type::Array(Type::Vector(3, ScalarKind::kFloat32), 2));
-  EXPECT_EQ(f.params[0].type.ToString(), "array(dtype=vec3f, ndim=2)");
-  EXPECT_EQ(f.params[1].type, Type::Scalar(ScalarKind::kFloat32));
+  EXPECT_EQ(f.params[0].type, types::TypeTable::Global().Array(types::Vector(3, types::ScalarKind::kFloat32), 2));
+  EXPECT_EQ(f.params[0].type->ToString(), "array(dtype=vec3f, ndim=2)");
+  EXPECT_EQ(f.params[1].type, types::Scalar(types::ScalarKind::kFloat32));
   const Stmt& s = *f.body[0];
   EXPECT_EQ(s.kind, StmtKind::Assign);
   EXPECT_EQ(s.span.line, 4);
@@ -30,11 +30,20 @@ TEST(FromProtoTest, ConvertsKernelWithSpansAndTypes) {
 }
 
 TEST(FromProtoTest, TypeRoundTrip) {
-  for (Type t : {Type::Scalar(ScalarKind::kUInt16), Type::Vector(4, ScalarKind::kFloat64),
-                 Type::Array(Type::Scalar(ScalarKind::kInt8), 4)}) {
-    auto back = TypeFromProto(TypeToProto(t));
-    ASSERT_TRUE(back.ok());
-    EXPECT_EQ(*back, t) << t.ToString();
+  using types::ScalarKind;
+  types::TypeTable local;
+  auto s = local.Struct("Particle", "Particle",
+                        {{"x", types::Vector(3, ScalarKind::kFloat32)}, {"m", types::Scalar(ScalarKind::kFloat64)}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (types::TypeRef t : {types::Scalar(ScalarKind::kUInt16), types::Vector(4, ScalarKind::kFloat64),
+                           types::Matrix(2, 3, ScalarKind::kFloat16), types::Quat(ScalarKind::kFloat64),
+                           types::Transform(ScalarKind::kFloat32),
+                           types::TypeTable::Global().Array(types::Scalar(ScalarKind::kInt8), 4), *s,
+                           local.Array(*s, 2)}) {
+    types::TypeTable into;
+    auto back = TypeFromProto(TypeToProto(t), into);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(types::SameType(*back, t)) << t->ToString() << " came back as " << (*back)->ToString();
   }
 }
 
@@ -52,7 +61,7 @@ TEST(FromProtoTest, RejectsMalformedModules) {
   v1::Module empty_stmt = ModuleOf({Kernel("k", {}, {v1::Stmt()})});
   v1::Module no_value = ModuleOf({Kernel("k", {}, {Assign(Name("x"), v1::Expr())})});
   v1::Module bad_ndim = ModuleOf({Kernel("k", {{"a", Arr(F32(), 5)}}, {})});
-  v1::Module bad_vec = ModuleOf({Kernel("k", {{"v", Vec(17)}}, {})});
+  v1::Module bad_vec = ModuleOf({Kernel("k", {{"v", Vec(65)}}, {})});
   v1::Module untyped = ModuleOf({Kernel("k", {{"a", v1::TypeRef()}}, {})});
   v1::Module bad_op = ModuleOf({Kernel("k", {}, {Assign(Name("x"), Bin(static_cast<v1::BinaryOperator>(99), Int(1), Int(2)))})});
   std::vector<BadCase> cases = {
@@ -61,8 +70,8 @@ TEST(FromProtoTest, RejectsMalformedModules) {
       {"duplicate", dup, "duplicate function name"},
       {"empty statement", empty_stmt, "statement without a kind"},
       {"missing value", no_value, "missing assigned value"},
-      {"ndim 5", bad_ndim, "ndim 5 is outside 1..4"},
-      {"vec17", bad_vec, "vector length 17"},
+      {"ndim 5", bad_ndim, "array ndim 5 is out of range [1, 4]"},
+      {"vec17", bad_vec, "vector length 65"},
       {"untyped param", untyped, "needs a type annotation"},
       {"unknown operator", bad_op, "unknown binary operator"},
   };

@@ -15,13 +15,16 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/ir/type.h"
+#include "common/types/type.h"
 
 namespace warpd::builtins {
 struct Overload;
 }
 
 namespace warpd::ir {
+
+using types::ScalarKind;
+using types::TypeRef;
 
 // A position in the user's source. `file` indexes Module::files.
 struct Span {
@@ -77,7 +80,8 @@ const char* BinaryOpSymbol(BinaryOp op);
 const char* UnaryOpSymbol(UnaryOp op);
 const char* CompareOpSymbol(CompareOp op);
 
-using ConstantValue = std::variant<bool, int64_t, double>;
+// Strings appear only as print/printf arguments.
+using ConstantValue = std::variant<bool, int64_t, double, std::string>;
 
 struct Expr {
   ExprKind kind = ExprKind::Name;
@@ -92,11 +96,13 @@ struct Expr {
   std::vector<CompareOp> compare_ops;
   BoolOpKind bool_op = BoolOpKind::kAnd;
   CalleeKind callee_kind = CalleeKind::kBuiltin;
-  Type type_value;
+  TypeRef type_value = nullptr;
 
   // Filled by sema.
-  Type type;                                     // the value's type (void for calls returning nothing)
-  const builtins::Overload* overload = nullptr;  // resolved builtin (Call, Binary, Unary, Compare)
+  TypeRef type = nullptr;                        // the value's type (void for calls returning nothing)
+  const builtins::Overload* overload = nullptr;  // resolved builtin (Call, Binary, Unary; Compare: per op)
+  std::string callee;                            // its spelling from the table (Compare: see callees)
+  std::vector<std::string> callees;              // Compare: one spelling per operator
   int function_index = -1;                       // resolved user function (Call)
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
 };
@@ -143,14 +149,19 @@ struct Stmt {
   ExprPtr target;
   ExprPtr value;
   BinaryOp binary_op = BinaryOp::kAdd;
-  std::optional<Type> annotation;
+  TypeRef annotation = nullptr;
   Block body;
   Block orelse;
+
+  // Filled by sema: AugAssign's operator (x = x op value), unless it is an
+  // atomic array update.
+  const builtins::Overload* overload = nullptr;
+  std::string callee;
 };
 
 struct Param {
   std::string name;
-  Type type;
+  TypeRef type = nullptr;
   Span span;
 };
 
@@ -159,7 +170,7 @@ enum class FunctionKind : uint8_t { kKernel, kFunc };
 // A local variable of a function, found by sema (first assignment fixes its type).
 struct Local {
   std::string name;
-  Type type;
+  TypeRef type = nullptr;
   bool is_param = false;
 };
 
@@ -168,17 +179,21 @@ struct Function {
   std::string display_name;  // what the user wrote (messages); never empty
   FunctionKind kind = FunctionKind::kFunc;
   std::vector<Param> params;
-  std::optional<Type> declared_return;
+  TypeRef declared_return = nullptr;
   Block body;
   Span span;
 
   // Filled by sema.
-  Type return_type;
+  TypeRef return_type = nullptr;
   std::vector<Local> locals;  // params first, then assigned names in order of appearance
   int tid_ndim = 0;           // kernels: targets wp.tid() unpacks into (0: unused)
 };
 
 struct Module {
+  // Struct types of this module (and arrays of them); struct-free types are
+  // in types::TypeTable::Global(). Shared so compiled kernels' layouts can
+  // keep the types alive after the Module is gone.
+  std::shared_ptr<types::TypeTable> types = std::make_shared<types::TypeTable>();
   std::string name;
   std::vector<std::string> files;  // Span::file indexes this
   std::vector<Function> functions;

@@ -33,7 +33,7 @@ TEST(SemaTest, InfersLocalTypes) {
   const auto& locals = (*m)->functions[0].locals;
   auto type_of = [&](const std::string& n) {
     for (const auto& l : locals)
-      if (l.name == n) return l.type.ToString();
+      if (l.name == n) return l.type->ToString();
     return std::string("missing");
   };
   EXPECT_EQ(type_of("i"), "int32");
@@ -49,7 +49,7 @@ TEST(SemaTest, UserFunctionReturnTypeIsInferred) {
   auto m = Check(K({Assign(Name("y"), Call("sq", {Float(2.0)}, 1, v1::CALLEE_FUNCTION))},
                    {Func("sq", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))})}));
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ((*m)->functions[0].return_type.ToString(), "float32");
+  EXPECT_EQ((*m)->functions[0].return_type->ToString(), "float32");
 }
 
 TEST(SemaTest, LiteralsAdaptInVectorConstructors) {
@@ -74,7 +74,7 @@ TEST(SemaTest, UserErrors) {
       {"wrong index count", K({Assign(Name("x"), Sub(Name("a"), {Int(0), Int(1)}))}), "array with ndim=1 indexed with 2"},
       {"float index", K({Assign(Name("x"), Sub(Name("a"), {Float(0.0)}))}), "indices must be integers"},
       {"store wrong type", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
-       "cannot store a value of type int32 into an element of type float32"},
+       "cannot store a value of type int32 into a place of type float32"},
       {"bad overload", K({Assign(Name("x"), Call("dot", {Name("v"), Name("n")}))}), "no overload of dot() takes (vec3f, int32)"},
       {"wrong arg count", K({Assign(Name("y"), Call("sq", {}, 1, v1::CALLEE_FUNCTION))},
                             {Func("sq", {{"x", F32()}}, {Return(Name("x"))})}),
@@ -93,9 +93,13 @@ TEST(SemaTest, UserErrors) {
        K({Assign(TupleOf({Name("i"), Name("j")}), Call("tid", {})), Assign(TupleOf({Name("p"), Name("q"), Name("r")}), Call("tid", {}))}),
        "unpacked into 3 variables here but into 2"},
       {"range of float", K({For("j", {Float(3.0)}, {})}), "range() arguments must be integers"},
-      {"atomic on float16", ModuleOf({Kernel("k", {{"h", Arr(Scalar(v1::SCALAR_FLOAT16))}},
-                                             {AugAssign(Sub(Name("h"), {Int(0)}), v1::BINOP_ADD, Call("float16", {Float(1)}))})}),
-       "atomic += on an array of float16 is not supported"},
+      {"atomic on int8", ModuleOf({Kernel("k", {{"h", Arr(Scalar(v1::SCALAR_INT8))}},
+                                          {AugAssign(Sub(Name("h"), {Int(0)}), v1::BINOP_ADD, Call("int8", {Int(1)}))})}),
+       "atomic += on an array of int8 is not supported"},
+      {"int literal into a float array", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
+       "cannot store a value of type int32 into a place of type float32"},
+      {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),
+       "unsupported operand types for *: float64 and float32"},
       {"no kernels", ModuleOf({Func("f", {}, {})}), "has no kernels"},
   };
   for (const auto& c : cases) {

@@ -87,8 +87,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
   if (absl::Status s = CheckArrayDevice(*src, device, "copy source"); !s.ok()) return s;
   if (dst->dtype() != src->dtype()) {
     return absl::InvalidArgumentError(absl::StrCat("copy: dtype mismatch: destination is ",
-                                                   dst->dtype().ToString(), ", source is ",
-                                                   src->dtype().ToString()));
+                                                   dst->dtype()->ToString(), ", source is ",
+                                                   src->dtype()->ToString()));
   }
   if (dst->shape() != src->shape()) {
     return absl::InvalidArgumentError(absl::StrCat("copy: shape mismatch: destination is ",
@@ -102,11 +102,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array
                                                      std::string value,
                                                      const std::string& device) {
   if (absl::Status s = CheckArrayDevice(*array, device, "fill target"); !s.ok()) return s;
-  const size_t elem = array->dtype().Size();
+  const size_t elem = array->dtype()->size();
   if (value.size() != elem) {
     return absl::InvalidArgumentError(absl::StrCat("fill: value has ", value.size(),
                                                    " bytes, but an element of ",
-                                                   array->dtype().ToString(), " has ", elem));
+                                                   array->dtype()->ToString(), " has ", elem));
   }
   return std::make_unique<FillCommand>(std::move(array), std::move(value));
 }

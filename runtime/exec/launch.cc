@@ -184,19 +184,19 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
       return absl::InternalError(absl::StrCat(what(), " lies outside the argument block"));
     }
-    if (p.type.is_array()) {
+    if (p.type->is_array()) {
       const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
       if (array == nullptr || *array == nullptr) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects ", p.type.ToString(), ", got a value, not an array"));
+            absl::StrCat(what(), " expects ", p.type->ToString(), ", got a value, not an array"));
       }
       const Array& a = **array;
-      if (a.type() != p.type) {
+      if (!a.Matches(p.type)) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects ", p.type.ToString(), ", got ", a.type().ToString()));
+            absl::StrCat(what(), " expects ", p.type->ToString(), ", got ", a.TypeName()));
       }
       if (a.device() != device) return CheckArrayDevice(a, device, what());
-      if (p.size != ir::kArrayDescriptorSize) {
+      if (p.size != types::kArrayDescriptorSize) {
         return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
       }
       a.WriteDescriptor(buffer.get() + p.offset);
@@ -205,10 +205,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
       const auto* bytes = std::get_if<std::string>(&args[i]);
       if (bytes == nullptr) {
         return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects a value of type ", p.type.ToString(), ", got an array"));
+            absl::StrCat(what(), " expects a value of type ", p.type->ToString(), ", got an array"));
       }
       if (bytes->size() != p.size) {
-        return absl::InvalidArgumentError(absl::StrCat(what(), " of type ", p.type.ToString(),
+        return absl::InvalidArgumentError(absl::StrCat(what(), " of type ", p.type->ToString(),
                                                        " takes ", p.size, " bytes, got ",
                                                        bytes->size()));
       }

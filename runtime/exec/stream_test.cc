@@ -18,11 +18,11 @@ using compiler::CompiledKernel;
 using compiler::CompiledModule;
 using compiler::KernelLayout;
 using compiler::ParamLayout;
-using ir::ScalarKind;
-using ir::Type;
+using types::ScalarKind;
+using types::TypeRef;
 
-const Type kF32 = Type::Scalar(ScalarKind::kFloat32);
-const Type kF32Array = Type::Array(kF32, 1);
+const TypeRef kF32 = types::Scalar(ScalarKind::kFloat32);
+const TypeRef kF32Array = types::TypeTable::Global().Array(kF32, 1);
 
 using testing::IncArgs;
 using testing::IncKernel;
@@ -83,7 +83,7 @@ class FakeModule : public CompiledModule {
     CompiledKernel grid;
     grid.layout.name = "grid";
     grid.layout.display_name = "grid";
-    grid.layout.params = {ParamLayout{"a", Type::Array(kF32, 2), 0, 64}};
+    grid.layout.params = {ParamLayout{"a", types::TypeTable::Global().Array(kF32, 2), 0, 64}};
     grid.layout.args_size = 64;
     grid.layout.args_align = 8;
     grid.layout.tid_ndim = 2;
@@ -110,7 +110,7 @@ std::string F32Bytes(float v) { return std::string(reinterpret_cast<const char*>
 
 class StreamTest : public ::testing::Test {
  protected:
-  std::shared_ptr<const Array> MakeArray(Type dtype, std::vector<int64_t> shape) {
+  std::shared_ptr<const Array> MakeArray(TypeRef dtype, std::vector<int64_t> shape) {
     auto layout = MakeArrayLayout(dtype, shape);
     EXPECT_TRUE(layout.ok()) << layout.status();
     auto buf = alloc_.Allocate(layout->size_bytes, "test");
@@ -230,7 +230,7 @@ TEST_F(StreamTest, CancelStopsRunningKernelAndDropsQueue) {
 
 TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
   auto a = MakeArray(kF32, {10});
-  auto i32 = MakeArray(Type::Scalar(ScalarKind::kInt32), {10});
+  auto i32 = MakeArray(types::Scalar(ScalarKind::kInt32), {10});
   auto two_d = MakeArray(kF32, {2, 5});
   struct Case {
     std::string kernel;
@@ -320,7 +320,7 @@ TEST_F(StreamTest, SynchronizeAsyncReportsOnceWhenIdle) {
 TEST_F(StreamTest, CopyAndFillValidation) {
   auto a = MakeArray(kF32, {10});
   auto b = MakeArray(kF32, {11});
-  auto c = MakeArray(Type::Scalar(ScalarKind::kInt32), {10});
+  auto c = MakeArray(types::Scalar(ScalarKind::kInt32), {10});
   EXPECT_EQ(PrepareCopy(a, b, "cpu").status().message(),
             "copy: shape mismatch: destination is (10,), source is (11,)");
   EXPECT_EQ(PrepareCopy(a, c, "cpu").status().message(),
@@ -332,7 +332,7 @@ TEST_F(StreamTest, CopyAndFillValidation) {
 }
 
 TEST_F(StreamTest, FillVectorElements) {
-  auto v = MakeArray(Type::Vector(3, ScalarKind::kFloat32), {5});
+  auto v = MakeArray(types::Vector(3, ScalarKind::kFloat32), {5});
   float value[3] = {1.0f, 2.0f, 3.0f};
   auto stream = Stream::Create(&cpu_, &executor_);
   std::vector<std::unique_ptr<Command>> batch;

@@ -10,11 +10,14 @@
 
 namespace warpd::runtime {
 
-absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype,
-                                            absl::Span<const int64_t> shape) {
-  if (!dtype.is_scalar() && !dtype.is_vector()) {
+absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
+                                            std::shared_ptr<types::TypeTable> dtype_table) {
+  if (dtype == nullptr || dtype->is_void() || dtype->is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "array dtype must be a scalar or vector type, got ", dtype.ToString()));
+        "array dtype must be a value type, got ", dtype ? dtype->ToString() : "none"));
+  }
+  if (dtype->contains_struct() && dtype_table == nullptr) {
+    return absl::InternalError("an array of structs needs the table that owns its dtype");
   }
   if (shape.empty() || shape.size() > 4) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -22,6 +25,7 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype,
   }
   ArrayLayout layout;
   layout.dtype = dtype;
+  layout.dtype_table = std::move(dtype_table);
   layout.ndim = static_cast<int>(shape.size());
   uint64_t count = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -38,11 +42,11 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype,
     }
     count = *next;
   }
-  const uint64_t elem = dtype.Size();
+  const uint64_t elem = dtype->size();
   auto bytes = CheckedMul(count, elem);
   if (!bytes || *bytes > static_cast<uint64_t>(INT64_MAX)) {
     return absl::InvalidArgumentError(absl::StrCat("array shape ", FormatShape(shape), " of ",
-                                                   dtype.ToString(), " is too large"));
+                                                   dtype->ToString(), " is too large"));
   }
   layout.num_elements = count;
   layout.size_bytes = *bytes;

@@ -20,13 +20,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/ir/type.h"
+#include "common/types/type.h"
 #include "runtime/memory/cpu_allocator.h"
 
 namespace warpd::runtime {
 
 struct ArrayLayout {
-  ir::Type dtype;  // element type: scalar or vector
+  types::TypeRef dtype = nullptr;  // element type: any value type
+  // Owns dtype when it is (or contains) a struct; null otherwise.
+  std::shared_ptr<types::TypeTable> dtype_table;
   int ndim = 0;
   std::array<int64_t, 4> shape{};    // unused dims are 0
   std::array<int64_t, 4> strides{};  // bytes, row-major; unused dims are 0
@@ -37,7 +39,8 @@ struct ArrayLayout {
 // Checks and lays out an array: dtype must be a scalar or vector; 1..4 dims,
 // each in [0, 2^31-1] (the descriptor holds int32 extents); the byte size is
 // computed with overflow checks. INVALID_ARGUMENT otherwise.
-absl::StatusOr<ArrayLayout> MakeArrayLayout(const ir::Type& dtype, absl::Span<const int64_t> shape);
+absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
+                                            std::shared_ptr<types::TypeTable> dtype_table = nullptr);
 
 // Python's tuple spelling of a shape: "(10,)", "(3, 4)".
 std::string FormatShape(absl::Span<const int64_t> shape);
@@ -50,15 +53,21 @@ class Array {
 
   const std::string& device() const { return device_; }
   const ArrayLayout& layout() const { return layout_; }
-  const ir::Type& dtype() const { return layout_.dtype; }
+  types::TypeRef dtype() const { return layout_.dtype; }
   int ndim() const { return layout_.ndim; }
   absl::Span<const int64_t> shape() const { return {layout_.shape.data(), size_t(layout_.ndim)}; }
   absl::Span<const int64_t> strides() const {
     return {layout_.strides.data(), size_t(layout_.ndim)};
   }
   uint64_t size_bytes() const { return layout_.size_bytes; }
-  // The kernel-parameter type this array matches: array(dtype, ndim).
-  ir::Type type() const { return ir::Type::Array(layout_.dtype, layout_.ndim); }
+  // Warp's spelling of the kernel-parameter type this array matches.
+  std::string TypeName() const {
+    return "array(dtype=" + layout_.dtype->ToString() + ", ndim=" + std::to_string(layout_.ndim) + ")";
+  }
+  // True when a kernel parameter of type `param` (an array type) accepts this array.
+  bool Matches(types::TypeRef param) const {
+    return param->is_array() && param->ndim() == layout_.ndim && types::SameType(param->element(), layout_.dtype);
+  }
   // Null when size_bytes() == 0.
   std::byte* data() const { return buffer_->data(); }
   const std::shared_ptr<CpuBuffer>& buffer() const { return buffer_; }

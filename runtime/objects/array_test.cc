@@ -8,11 +8,11 @@
 namespace warpd::runtime {
 namespace {
 
-using ir::ScalarKind;
-using ir::Type;
+using types::ScalarKind;
+using types::TypeRef;
 
 TEST(ArrayLayoutTest, RowMajorStrides) {
-  auto l = MakeArrayLayout(Type::Scalar(ScalarKind::kFloat32), {2, 3, 4});
+  auto l = MakeArrayLayout(types::Scalar(ScalarKind::kFloat32), {2, 3, 4});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->ndim, 3);
   EXPECT_EQ(l->num_elements, 24u);
@@ -24,14 +24,14 @@ TEST(ArrayLayoutTest, RowMajorStrides) {
 }
 
 TEST(ArrayLayoutTest, VectorElements) {
-  auto l = MakeArrayLayout(Type::Vector(3, ScalarKind::kFloat32), {5});
+  auto l = MakeArrayLayout(types::Vector(3, ScalarKind::kFloat32), {5});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->size_bytes, 60u);
   EXPECT_EQ(l->strides[0], 12);
 }
 
 TEST(ArrayLayoutTest, RejectsBadShapes) {
-  const Type f = Type::Scalar(ScalarKind::kFloat32);
+  const TypeRef f = types::Scalar(ScalarKind::kFloat32);
   EXPECT_EQ(MakeArrayLayout(f, {}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeArrayLayout(f, {1, 2, 3, 4, 5}).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -43,14 +43,14 @@ TEST(ArrayLayoutTest, RejectsBadShapes) {
   // 2^31-1 cubed * 4 bytes overflows 64 bits.
   auto huge = MakeArrayLayout(f, {INT32_MAX, INT32_MAX, INT32_MAX});
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeArrayLayout(Type::Array(f, 1), {3}).status().code(),
+  EXPECT_EQ(MakeArrayLayout(types::TypeTable::Global().Array(f, 1), {3}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeArrayLayout(Type::Void(), {3}).status().code(),
+  EXPECT_EQ(MakeArrayLayout(types::Void(), {3}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
-  auto l = MakeArrayLayout(Type::Scalar(ScalarKind::kInt32), {0, INT32_MAX, INT32_MAX, INT32_MAX});
+  auto l = MakeArrayLayout(types::Scalar(ScalarKind::kInt32), {0, INT32_MAX, INT32_MAX, INT32_MAX});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->size_bytes, 0u);
   EXPECT_EQ(l->num_elements, 0u);
@@ -60,7 +60,7 @@ TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
   EXPECT_EQ(l->strides[2], int64_t{4} * INT32_MAX);
   EXPECT_EQ(l->strides[1], 0);
   EXPECT_EQ(l->strides[0], 0);
-  auto small = MakeArrayLayout(Type::Scalar(ScalarKind::kInt32), {0, 3, 5});
+  auto small = MakeArrayLayout(types::Scalar(ScalarKind::kInt32), {0, 3, 5});
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->strides[0], 60);  // representable: the ordinary row-major strides
   EXPECT_EQ(small->strides[1], 20);
@@ -68,12 +68,15 @@ TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
 
 TEST(ArrayTest, DescriptorMatchesNativeLayout) {
   CpuAllocator alloc({});
-  auto layout = MakeArrayLayout(Type::Scalar(ScalarKind::kFloat64), {3, 5});
+  auto layout = MakeArrayLayout(types::Scalar(ScalarKind::kFloat64), {3, 5});
   ASSERT_TRUE(layout.ok());
   auto buf = alloc.Allocate(layout->size_bytes, "t");
   ASSERT_TRUE(buf.ok());
   Array a("cpu", *layout, *buf);
-  EXPECT_EQ(a.type(), Type::Array(Type::Scalar(ScalarKind::kFloat64), 2));
+  EXPECT_EQ(a.TypeName(), "array(dtype=float64, ndim=2)");
+  EXPECT_TRUE(a.Matches(types::TypeTable::Global().Array(types::Scalar(ScalarKind::kFloat64), 2)));
+  EXPECT_FALSE(a.Matches(types::TypeTable::Global().Array(types::Scalar(ScalarKind::kFloat64), 1)));
+  EXPECT_FALSE(a.Matches(types::TypeTable::Global().Array(types::Scalar(ScalarKind::kFloat32), 2)));
   alignas(16) unsigned char raw[64];
   std::memset(raw, 0xff, sizeof(raw));
   a.WriteDescriptor(raw);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "warpd/native/launch.h"
+#include "warpd/native/scalar.h"
 
 namespace wp {
 
@@ -79,6 +80,73 @@ WP_FUNC T* address(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, in
   }
   return (T*)((char*)a.data + i * a.strides[0] + j * a.strides[1] + k * a.strides[2] +
               l * a.strides[3]);
+}
+
+// A slice a[i] (a[i, j], a[i, j, k]) of an array with more dimensions: a
+// view of the remaining ones, sharing the data. Returns false after recording
+// the fault when an index is out of range.
+template <typename T>
+WP_FUNC bool subview_n(launch_ctx* ctx, const array_t<T>& a, int32 line, const int64* idx, int n,
+                       array_t<T>* out) {
+  char* data = (char*)a.data;
+  for (int d = 0; d < n; ++d) {
+    if (WP_UNLIKELY((uint64)idx[d] >= (uint64)a.shape[d])) {
+      record_oob(ctx, a, line, d, idx[d]);
+      return false;
+    }
+    data += idx[d] * a.strides[d];
+  }
+  out->data = (T*)data;
+  out->ndim = a.ndim - n;
+  out->reserved = 0;
+  for (int d = 0; d < 4; ++d) {
+    out->shape[d] = d + n < 4 ? a.shape[d + n] : 0;
+    out->strides[d] = d + n < 4 ? a.strides[d + n] : 0;
+  }
+  return true;
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, array_t<T>* out) {
+  const int64 idx[1] = {i};
+  return subview_n(ctx, a, line, idx, 1, out);
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, int64 j, array_t<T>* out) {
+  const int64 idx[2] = {i, j};
+  return subview_n(ctx, a, line, idx, 2, out);
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, int64 j, int64 k,
+                     array_t<T>* out) {
+  const int64 idx[3] = {i, j, k};
+  return subview_n(ctx, a, line, idx, 3, out);
+}
+
+// Warp's lower_bound: the first index in [begin, end) whose element is not
+// less than `value` (end when none is), by binary search over a sorted 1-D
+// array. begin and end are clamped to the array, so a bad range cannot read
+// outside it.
+template <typename T>
+WP_FUNC int32 lower_bound(launch_ctx*, const array_t<T>& a, int32 begin, int32 end, T value) {
+  int32 lo = begin < 0 ? 0 : begin;
+  int32 hi = end > a.shape[0] ? a.shape[0] : end;
+  while (lo < hi) {
+    int32 mid = lo + (hi - lo) / 2;
+    if (lt(*(const T*)((const char*)a.data + (int64)mid * a.strides[0]), value)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+template <typename T>
+WP_FUNC int32 lower_bound(launch_ctx* ctx, const array_t<T>& a, T value) {
+  return lower_bound(ctx, a, 0, a.shape[0], value);
 }
 
 }  // namespace wp

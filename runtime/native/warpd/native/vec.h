@@ -33,14 +33,27 @@ WP_VEC_BINARY(add)
 WP_VEC_BINARY(sub)
 WP_VEC_BINARY(min)
 WP_VEC_BINARY(max)
+WP_VEC_BINARY(mod)
+WP_VEC_BINARY(bit_and)
+WP_VEC_BINARY(bit_or)
+WP_VEC_BINARY(bit_xor)
+WP_VEC_BINARY(lshift)
+WP_VEC_BINARY(rshift)
 #undef WP_VEC_BINARY
 
-template <int N, typename T>
-WP_FUNC vec_t<N, T> neg(const vec_t<N, T>& a) {
-  vec_t<N, T> r;
-  for (int i = 0; i < N; ++i) r.c[i] = neg(a.c[i]);
-  return r;
-}
+#define WP_VEC_UNARY(name)                                           \
+  template <int N, typename T>                                       \
+  WP_FUNC vec_t<N, T> name(const vec_t<N, T>& a) {                   \
+    vec_t<N, T> r;                                                   \
+    for (int i = 0; i < N; ++i) r.c[i] = name(a.c[i]);               \
+    return r;                                                        \
+  }
+WP_VEC_UNARY(neg)
+WP_VEC_UNARY(pos)
+WP_VEC_UNARY(abs)
+WP_VEC_UNARY(sign)
+WP_VEC_UNARY(invert)
+#undef WP_VEC_UNARY
 
 template <int N, typename T>
 WP_FUNC vec_t<N, T> mul(const vec_t<N, T>& a, T s) {
@@ -66,6 +79,28 @@ template <int N, typename T>
 WP_FUNC vec_t<N, T> div(const vec_t<N, T>& a, T s) {
   vec_t<N, T> r;
   for (int i = 0; i < N; ++i) r.c[i] = div(a.c[i], s);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> div_approx(const vec_t<N, T>& a, T s) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = div_approx(a.c[i], s);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC vec_t<N, T> div_approx(T s, const vec_t<N, T>& a) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = div_approx(s, a.c[i]);
+  return r;
+}
+
+// s / a[i] for each component.
+template <int N, typename T>
+WP_FUNC vec_t<N, T> div(T s, const vec_t<N, T>& a) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = div(s, a.c[i]);
   return r;
 }
 
@@ -97,20 +132,69 @@ WP_FUNC T length(const vec_t<N, T>& a) {
 template <int N, typename T>
 WP_FUNC vec_t<N, T> normalize(const vec_t<N, T>& a) {
   T l = length(a);
-  if (l > (T)0) return div(a, l);
-  return vec_splat<N, T>((T)0);
+  if (gt(l, cast<T>(0))) return div(a, l);
+  return vec_splat<N, T>(cast<T>(0));
 }
 
 template <int N, typename T>
 WP_FUNC bool eq(const vec_t<N, T>& a, const vec_t<N, T>& b) {
   for (int i = 0; i < N; ++i)
-    if (!(a.c[i] == b.c[i])) return false;
+    if (!eq(a.c[i], b.c[i])) return false;
   return true;
 }
 
 template <int N, typename T>
 WP_FUNC bool ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
   return !eq(a, b);
+}
+
+// Reductions. Float min/max skip NaN components (fmin/fmax), so the result is
+// NaN only when every component is. (argmin/argmax are in mat.h.)
+template <int N, typename T>
+WP_FUNC T min(const vec_t<N, T>& a) {
+  T r = a.c[0];
+  for (int i = 1; i < N; ++i) r = min(r, a.c[i]);
+  return r;
+}
+
+template <int N, typename T>
+WP_FUNC T max(const vec_t<N, T>& a) {
+  T r = a.c[0];
+  for (int i = 1; i < N; ++i) r = max(r, a.c[i]);
+  return r;
+}
+
+// isnan/isinf: any component; isfinite: every component.
+template <int N, typename T>
+WP_FUNC bool isnan(const vec_t<N, T>& a) {
+  for (int i = 0; i < N; ++i)
+    if (isnan(a.c[i])) return true;
+  return false;
+}
+
+template <int N, typename T>
+WP_FUNC bool isinf(const vec_t<N, T>& a) {
+  for (int i = 0; i < N; ++i)
+    if (isinf(a.c[i])) return true;
+  return false;
+}
+
+template <int N, typename T>
+WP_FUNC bool isfinite(const vec_t<N, T>& a) {
+  for (int i = 0; i < N; ++i)
+    if (!isfinite(a.c[i])) return false;
+  return true;
+}
+
+// a (1 - t) + b t, as Warp computes it.
+template <int N, typename T>
+WP_FUNC vec_t<N, T> lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, T t) {
+  return add(mul(a, sub(cast<T>(1), t)), mul(b, t));
+}
+
+template <int N, typename T>
+WP_FUNC int32 len(const vec_t<N, T>&) {
+  return N;
 }
 
 template <typename To, int N, typename From>

@@ -1,0 +1,412 @@
+#include "common/str_cat.h"
+#include "compiler/builtins/hooks.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace warpd::builtins::internal {
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using types::ScalarKind;
+using types::TypeRef;
+
+absl::Status Err(std::string_view msg) { return absl::InvalidArgumentError(std::string(msg)); }
+
+// A call's positional arguments and keyword arguments.
+struct Args {
+  std::vector<Expr*> pos;
+  std::vector<std::pair<std::string, Expr*>> kw;
+
+  explicit Args(Expr& call) {
+    size_t npos = call.operands.size() - call.keywords.size();
+    for (size_t i = 0; i < call.operands.size(); ++i) {
+      if (i < npos) pos.push_back(call.operands[i].get());
+      else kw.push_back({call.keywords[i - npos], call.operands[i].get()});
+    }
+  }
+  Expr* Keyword(std::string_view name) const {
+    for (const auto& [k, v] : kw)
+      if (k == name) return v;
+    return nullptr;
+  }
+  absl::Status OnlyKeywords(std::string_view fn, std::initializer_list<std::string_view> allowed) const {
+    for (const auto& [k, v] : kw) {
+      bool ok = false;
+      for (std::string_view a : allowed) ok |= k == a;
+      if (!ok) return Err(Cat(fn, "() got an unexpected keyword argument '", k, "'"));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// A dtype= keyword (a type used as a value) or the default.
+absl::StatusOr<ScalarKind> DTypeKeyword(const Args& a, std::string_view fn, ScalarKind def) {
+  Expr* d = a.Keyword("dtype");
+  if (!d) return def;
+  if (d->kind != ExprKind::TypeValue || !d->type_value || !d->type_value->is_scalar())
+    return Err(Cat(fn, "(): dtype must be a scalar type such as wp.float32"));
+  return d->type_value->scalar();
+}
+
+absl::StatusOr<int64_t> IntConstant(const Expr* e, std::string_view what) {
+  if (e && e->kind == ExprKind::Constant) {
+    if (const int64_t* v = std::get_if<int64_t>(&e->value)) return *v;
+  }
+  return Err(Cat(what, " must be an integer constant"));
+}
+
+// Checks that every argument is a scalar of dtype `s`, giving untyped
+// literals that type. Constructors are the one place Warp adapts literals.
+absl::Status ScalarsOf(std::vector<Expr*>& args, ScalarKind s, std::string_view fn) {
+  for (Expr* a : args) {
+    if (a->type && a->type->is_scalar_of(s)) continue;
+    if (CoerceLiteral(*a, s)) continue;
+    return Err(Cat(fn, "() components must be ", types::ScalarName(s), ", got ",
+                            a->type ? a->type->ToString() : "no value", " (convert explicitly, e.g. ",
+                            types::ScalarName(s), "(x))"));
+  }
+  return absl::OkStatus();
+}
+
+std::string SplatOrList(TypeRef t, size_t n) {
+  (void)n;
+  return t->CppName() + "{{$*}}";
+}
+
+absl::StatusOr<HookResult> Done(TypeRef t, std::string cpp) {
+  HookResult r;
+  r.result = t;
+  r.cpp = std::move(cpp);
+  return r;
+}
+
+absl::StatusOr<HookResult> ConstructScalar(TypeRef t, Args& a, std::string_view fn) {
+  if (a.pos.size() != 1) return Err(Cat(fn, "() takes exactly one argument"));
+  Expr* x = a.pos[0];
+  if (!x->type || !x->type->is_scalar())
+    return Err(Cat("cannot convert ", x->type ? x->type->ToString() : "no value", " to ", t->ToString()));
+  if (IsLiteral(*x) && CoerceLiteral(*x, t->scalar())) return Done(t, "$0");
+  return Done(t, "wp::cast<$R>($0)");
+}
+
+absl::StatusOr<HookResult> ConstructVector(TypeRef t, Args& a, std::string_view fn) {
+  size_t n = a.pos.size();
+  int len = t->length();
+  if (n == 0) return Done(t, "$R{}");
+  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_vector()) {
+    if (a.pos[0]->type->length() != len)
+      return Err(Cat(fn, "() cannot convert ", a.pos[0]->type->ToString(), " to ", t->ToString()));
+    return Done(t, "wp::cast<$R>($0)");
+  }
+  if (n != 1 && n != static_cast<size_t>(len))
+    return Err(Cat(fn, "() takes 0, 1 or ", len, " arguments, got ", n));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+  if (n == 1) return Done(t, Cat("wp::vec_splat<", len, ", ", types::ScalarCppName(t->scalar()), ">($0)"));
+  return Done(t, SplatOrList(t, n));
+}
+
+absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view fn) {
+  size_t n = a.pos.size();
+  int r = t->rows(), c = t->cols();
+  std::string dt(types::ScalarCppName(t->scalar()));
+  if (n == 0) return Done(t, "$R{}");
+  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_matrix()) {
+    TypeRef from = a.pos[0]->type;
+    if (from->rows() != r || from->cols() != c)
+      return Err(Cat(fn, "() cannot convert ", from->ToString(), " to ", t->ToString()));
+    return Done(t, "wp::cast<$R>($0)");
+  }
+  // Rows given as vectors (Warp 1.19 builds a matrix from row vectors).
+  if (n == static_cast<size_t>(r) && a.pos[0]->type && a.pos[0]->type->is_vector()) {
+    for (Expr* v : a.pos)
+      if (!v->type || !types::SameType(v->type, types::Vector(c, t->scalar())))
+        return Err(Cat(fn, "() rows must be ", types::Vector(c, t->scalar())->ToString(), ", got ",
+                                v->type ? v->type->ToString() : "no value"));
+    return Done(t, "wp::matrix_from_rows($*)");
+  }
+  if (n != 1 && n != static_cast<size_t>(r * c))
+    return Err(Cat(fn, "() takes 0, 1, ", r, " row vectors or ", r * c, " scalars, got ", n, " arguments"));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+  if (n == 1) return Done(t, Cat("wp::mat_splat<", r, ", ", c, ", ", dt, ">($0)"));
+  return Done(t, "$R{{$*}}");
+}
+
+absl::StatusOr<HookResult> ConstructQuat(TypeRef t, Args& a, std::string_view fn) {
+  size_t n = a.pos.size();
+  std::string dt(types::ScalarCppName(t->scalar()));
+  if (n == 0) return Done(t, Cat("wp::quat_identity<", dt, ">()"));
+  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_quat()) return Done(t, "wp::cast<$R>($0)");
+  if (n == 2 && a.pos[0]->type && types::SameType(a.pos[0]->type, types::Vector(3, t->scalar()))) {
+    std::vector<Expr*> real = {a.pos[1]};
+    if (auto st = ScalarsOf(real, t->scalar(), fn); !st.ok()) return st;
+    return Done(t, "$R{{$0.c[0], $0.c[1], $0.c[2], $1}}");
+  }
+  if (n != 4) return Err(Cat(fn, "() takes 0 arguments, a quaternion, (ijk, real) or 4 scalars; got ", n));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+  return Done(t, "$R{{$*}}");
+}
+
+absl::StatusOr<HookResult> ConstructTransform(TypeRef t, Args& a, std::string_view fn) {
+  size_t n = a.pos.size();
+  std::string dt(types::ScalarCppName(t->scalar()));
+  if (n == 0) return Done(t, Cat("wp::transform_identity<", dt, ">()"));
+  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_transform()) return Done(t, "wp::cast<$R>($0)");
+  if (n == 2) {
+    if (!a.pos[0]->type || !types::SameType(a.pos[0]->type, types::Vector(3, t->scalar())) || !a.pos[1]->type ||
+        !types::SameType(a.pos[1]->type, types::Quat(t->scalar())))
+      return Err(Cat(fn, "(p, q) needs p: ", types::Vector(3, t->scalar())->ToString(), " and q: ",
+                              types::Quat(t->scalar())->ToString()));
+    return Done(t, "$R{$0, $1}");
+  }
+  if (n != 7) return Err(Cat(fn, "() takes 0 arguments, (p, q) or 7 scalars; got ", n));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+  return Done(t, "$R{{{$0, $1, $2}}, {{$3, $4, $5, $6}}}");
+}
+
+absl::StatusOr<HookResult> ConstructSpatialVector(TypeRef t, Args& a, std::string_view fn) {
+  size_t n = a.pos.size();
+  if (n == 2) {
+    TypeRef v3 = types::Vector(3, t->scalar());
+    for (Expr* v : a.pos)
+      if (!v->type || !types::SameType(v->type, v3))
+        return Err(Cat(fn, "(w, v) needs two ", v3->ToString()));
+    return Done(t, "$R{{$0.c[0], $0.c[1], $0.c[2], $1.c[0], $1.c[1], $1.c[2]}}");
+  }
+  return ConstructVector(t, a, fn);
+}
+
+// The type a constructor name denotes (with keywords for the generic ones).
+absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::TypeTable& table) {
+  if (name == "vector") {
+    if (auto st = a.OnlyKeywords(name, {"length", "dtype"}); !st.ok()) return st;
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    if (!dtype.ok()) return dtype.status();
+    int64_t len = static_cast<int64_t>(a.pos.size());
+    if (Expr* l = a.Keyword("length")) {
+      auto v = IntConstant(l, "vector(): length");
+      if (!v.ok()) return v.status();
+      len = *v;
+    }
+    // Without dtype=, the components' type decides.
+    if (!a.Keyword("dtype") && !a.pos.empty() && a.pos[0]->type && a.pos[0]->type->is_scalar() &&
+        !IsLiteral(*a.pos[0]))
+      return table.CheckedVector(len, a.pos[0]->type->scalar());
+    return table.CheckedVector(len, *dtype);
+  }
+  if (name == "matrix") {
+    if (auto st = a.OnlyKeywords(name, {"shape", "dtype"}); !st.ok()) return st;
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    if (!dtype.ok()) return dtype.status();
+    Expr* shape = a.Keyword("shape");
+    if (!shape || shape->kind != ExprKind::Tuple || shape->operands.size() != 2)
+      return Err("matrix(): shape=(rows, cols) is required");
+    auto r = IntConstant(shape->operands[0].get(), "matrix(): shape");
+    auto c = IntConstant(shape->operands[1].get(), "matrix(): shape");
+    if (!r.ok()) return r.status();
+    if (!c.ok()) return c.status();
+    ScalarKind s = *dtype;
+    if (!a.Keyword("dtype") && !a.pos.empty() && a.pos[0]->type && a.pos[0]->type->is_scalar() &&
+        !IsLiteral(*a.pos[0]))
+      s = a.pos[0]->type->scalar();
+    return table.CheckedMatrix(*r, *c, s);
+  }
+  if (name == "quaternion" || name == "transformation") {
+    if (auto st = a.OnlyKeywords(name, {"dtype"}); !st.ok()) return st;
+    ScalarKind s = ScalarKind::kFloat32;
+    if (!a.pos.empty() && a.pos[0]->type && a.pos[0]->type->has_dtype() && !IsLiteral(*a.pos[0]))
+      s = a.pos[0]->type->scalar();
+    auto dtype = DTypeKeyword(a, name, s);
+    if (!dtype.ok()) return dtype.status();
+    return name == "quaternion" ? table.CheckedQuat(*dtype) : table.CheckedTransform(*dtype);
+  }
+  if (auto st = a.OnlyKeywords(name, {}); !st.ok()) return st;
+  TypeRef t = types::TypeFromWarpName(name);
+  if (!t) return Err(Cat("unknown type constructor '", name, "'"));
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string_view> ConstructorNames() {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>{"vector", "matrix", "quaternion", "transformation", "int", "float", "half"};
+    for (int k = 0; k < types::kNumScalarKinds; ++k) v->push_back(std::string(types::ScalarName(ScalarKind(k))));
+    std::vector<std::string> suffixes = {""};
+    for (int k = 1; k < types::kNumScalarKinds; ++k) suffixes.push_back(std::string(types::ScalarSuffix(ScalarKind(k))));
+    for (const std::string& s : suffixes) {
+      for (int n = 2; n <= 4; ++n) {
+        v->push_back(Cat("vec", n, s));
+        v->push_back(Cat("mat", n, n, s));
+      }
+    }
+    for (const char* f : {"", "h", "f", "d"}) {
+      for (const char* base : {"quat", "transform", "spatial_vector", "spatial_matrix"}) v->push_back(Cat(base, f));
+    }
+    return v;
+  }();
+  return std::vector<std::string_view>(names->begin(), names->end());
+}
+
+absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::TypeTable& table) {
+  Args a(call);
+  std::string_view name = o.name;
+  if (name == "identity") {
+    if (auto st = a.OnlyKeywords(name, {"n", "dtype"}); !st.ok()) return st;
+    Expr* n = a.Keyword("n");
+    if (!n && !a.pos.empty()) n = a.pos[0];
+    auto v = IntConstant(n, "identity(): n");
+    if (!v.ok()) return v.status();
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    if (!dtype.ok()) return dtype.status();
+    auto t = table.CheckedMatrix(*v, *v, *dtype);
+    if (!t.ok()) return t.status();
+    return Done(*t, Cat("wp::identity<", *v, ", ", types::ScalarCppName(*dtype), ">()"));
+  }
+  if (name == "quat_identity" || name == "transform_identity") {
+    if (auto st = a.OnlyKeywords(name, {"dtype"}); !st.ok()) return st;
+    if (!a.pos.empty()) return Err(Cat(name, "() takes only dtype="));
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    if (!dtype.ok()) return dtype.status();
+    auto t = name == "quat_identity" ? table.CheckedQuat(*dtype) : table.CheckedTransform(*dtype);
+    if (!t.ok()) return t.status();
+    return Done(*t, Cat("wp::", name, "<", types::ScalarCppName(*dtype), ">()"));
+  }
+  if (name == "matrix_from_rows" || name == "matrix_from_cols") {
+    if (auto st = a.OnlyKeywords(name, {}); !st.ok()) return st;
+    if (a.pos.empty()) return Err(Cat(name, "() needs at least one vector"));
+    TypeRef v = a.pos[0]->type;
+    if (!v || !v->is_vector()) return Err(Cat(name, "() takes vectors"));
+    for (Expr* e : a.pos)
+      if (!e->type || !types::SameType(e->type, v))
+        return Err(Cat(name, "() vectors must all be ", v->ToString()));
+    int n = static_cast<int>(a.pos.size());
+    auto t = name == "matrix_from_rows" ? table.CheckedMatrix(n, v->length(), v->scalar())
+                                        : table.CheckedMatrix(v->length(), n, v->scalar());
+    if (!t.ok()) return t.status();
+    return Done(*t, Cat("wp::", name, "($*)"));
+  }
+  auto t = ConstructedType(name, a, table);
+  if (!t.ok()) return t.status();
+  TypeRef type = *t;
+  switch (type->kind()) {
+    case types::Kind::kScalar: return ConstructScalar(type, a, name);
+    case types::Kind::kVector:
+      if (name.substr(0, 14) == "spatial_vector") return ConstructSpatialVector(type, a, name);
+      return ConstructVector(type, a, name);
+    case types::Kind::kMatrix: return ConstructMatrix(type, a, name);
+    case types::Kind::kQuat: return ConstructQuat(type, a, name);
+    case types::Kind::kTransform: return ConstructTransform(type, a, name);
+    default: break;
+  }
+  return Err(Cat("cannot construct ", type->ToString()));
+}
+
+absl::StatusOr<HookResult> HookTid(const Overload&, Expr& call, types::TypeTable&) {
+  if (!call.operands.empty()) return Err("wp.tid() takes no arguments");
+  return Done(types::Scalar(ScalarKind::kInt32), "");
+}
+
+absl::StatusOr<HookResult> HookRange(const Overload&, Expr&, types::TypeTable&) {
+  return Err("range() may only be used as the iterator of a for loop");
+}
+
+absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::TypeTable&) {
+  Args a(call);
+  if (auto st = a.OnlyKeywords(o.name, {}); !st.ok()) return st;
+  bool cas = o.name == "atomic_cas";
+  size_t trailing = cas ? 2 : 1;
+  if (a.pos.size() < 1 + 1 + trailing)
+    return Err(Cat(o.name, "(arr, i, ...", cas ? ", compare" : "", ", value) needs an array, indices and ",
+                            cas ? "compare and value" : "a value"));
+  TypeRef arr = a.pos[0]->type;
+  if (!arr || !arr->is_array()) return Err(Cat(o.name, "() needs an array first, got ", arr ? arr->ToString() : "no value"));
+  size_t nidx = a.pos.size() - 1 - trailing;
+  if (static_cast<int>(nidx) != arr->ndim())
+    return Err(Cat(o.name, "() on an array with ndim=", arr->ndim(), " needs ", arr->ndim(), " indices, got ", nidx));
+  for (size_t i = 1; i <= nidx; ++i)
+    if (!a.pos[i]->type || !a.pos[i]->type->is_int())
+      return Err(Cat("indices must be integers, not ", a.pos[i]->type ? a.pos[i]->type->ToString() : "no value"));
+  TypeRef elem = arr->element();
+  bool bitwise = o.name == "atomic_and" || o.name == "atomic_or" || o.name == "atomic_xor";
+  bool minmax = o.name == "atomic_min" || o.name == "atomic_max";
+  ScalarKind s = elem->scalar();
+  bool ok_dtype = elem->has_dtype() && !elem->is_transform() &&
+                  (s == ScalarKind::kInt32 || s == ScalarKind::kUInt32 || s == ScalarKind::kInt64 ||
+                   s == ScalarKind::kUInt64 || s == ScalarKind::kFloat32 || s == ScalarKind::kFloat64 ||
+                   s == ScalarKind::kFloat16);
+  if (bitwise) ok_dtype = ok_dtype && types::IsInteger(s);
+  if ((cas || o.name == "atomic_exch") && !elem->is_scalar()) ok_dtype = false;
+  if (minmax && elem->is_quat()) ok_dtype = false;
+  if (!ok_dtype)
+    return Err(Cat(o.name, "() on an array of ", elem->ToString(), " is not supported"));
+  for (size_t i = a.pos.size() - trailing; i < a.pos.size(); ++i) {
+    Expr* v = a.pos[i];
+    if (v->type && types::SameType(v->type, elem)) continue;
+    if (elem->is_scalar() && CoerceLiteral(*v, s)) continue;
+    return Err(Cat(o.name, "() value must be ", elem->ToString(), ", got ",
+                            v->type ? v->type->ToString() : "no value", " (no implicit conversion)"));
+  }
+  return Done(elem, std::string(o.cpp));
+}
+
+absl::StatusOr<HookResult> HookPrint(const Overload&, Expr& call, types::TypeTable&) {
+  Args a(call);
+  if (!a.kw.empty()) return Err("print() takes no keyword arguments");
+  for (Expr* e : a.pos) {
+    if (!e->type || e->type->is_void()) return Err("print() arguments must have values");
+    if (e->type->is_array()) continue;  // printed as its shape
+  }
+  return Done(types::Void(), "");
+}
+
+absl::StatusOr<HookResult> HookPrintf(const Overload&, Expr& call, types::TypeTable&) {
+  Args a(call);
+  if (!a.kw.empty()) return Err("printf() takes no keyword arguments");
+  if (a.pos.empty() || a.pos[0]->kind != ExprKind::Constant || !std::holds_alternative<std::string>(a.pos[0]->value))
+    return Err("printf() needs a format string constant first");
+  for (size_t i = 1; i < a.pos.size(); ++i)
+    if (!a.pos[i]->type || !a.pos[i]->type->is_scalar())
+      return Err(Cat("printf() arguments must be scalars, got ",
+                              a.pos[i]->type ? a.pos[i]->type->ToString() : "no value"));
+  return Done(types::Void(), "");
+}
+
+absl::StatusOr<HookResult> HookLen(const Overload&, Expr& call, types::TypeTable&) {
+  Args a(call);
+  if (a.pos.size() != 1 || !a.kw.empty()) return Err("len() takes exactly one argument");
+  TypeRef t = a.pos[0]->type;
+  if (!t || !(t->is_vector() || t->is_matrix() || t->is_quat() || t->is_transform() || t->is_array()))
+    return Err(Cat("len() of ", t ? t->ToString() : "no value", " is not defined"));
+  return Done(types::Scalar(ScalarKind::kInt32), "");
+}
+
+absl::StatusOr<HookResult> HookCast(const Overload&, Expr& call, types::TypeTable&) {
+  Args a(call);
+  Expr* dtype = a.Keyword("dtype");
+  if (!dtype && a.pos.size() == 2) dtype = a.pos[1];
+  if (a.pos.empty() || !dtype || dtype->kind != ExprKind::TypeValue || !dtype->type_value)
+    return Err("cast(a, dtype) needs a value and a type");
+  TypeRef from = a.pos[0]->type;
+  TypeRef to = dtype->type_value;
+  if (!from || !from->has_dtype() || !to->has_dtype())
+    return Err(Cat("cannot cast ", from ? from->ToString() : "no value", " to ", to->ToString()));
+  if (from->kind() != to->kind() || (from->is_vector() && from->length() != to->length()) ||
+      (from->is_matrix() && (from->rows() != to->rows() || from->cols() != to->cols())))
+    return Err(Cat("cannot cast ", from->ToString(), " to ", to->ToString(), " (shapes differ)"));
+  return Done(to, "wp::cast<$R>($0)");
+}
+
+absl::StatusOr<HookResult> HookUnsupported(const Overload& o, Expr&, types::TypeTable&) {
+  if (o.name == "static")
+    return Err("wp.static() must be evaluated by the client (it never reaches the server); update the client");
+  if (o.name == "array")
+    return Err("wp.array() from a raw pointer is not available in warpd kernels: pointers are not safe to share "
+               "between tenants");
+  return Err(Cat("wp.", o.name, "() is not supported by warpd yet"));
+}
+
+}  // namespace warpd::builtins::internal

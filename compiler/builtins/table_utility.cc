@@ -1,0 +1,71 @@
+// The builtin table: utilities (tid, atomics, print, select, lerp, ...) and
+// the value constructors.
+#include "compiler/builtins/hooks.h"
+#include "compiler/builtins/table_builder.h"
+
+namespace warpd::builtins::internal {
+
+void AddUtility(Builder& b) {
+  b.Group("Utility");
+  b.Hook("tid", HookTid, "", "int32 | (int32, ...)").NoDiff().Form(Form::kTid);
+  b.Hook("range", HookRange, "start: Int, stop: Int, step: Int").NoDiff().Form(Form::kRange);
+  for (const char* op : {"atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
+                         "atomic_xor", "atomic_exch"})
+    b.Hook(op, HookAtomic, "arr: array(V), i: Int, ..., value: V", "V").Cpp(std::string("wp::") + op).Form(Form::kAtomic);
+  b.Hook("atomic_cas", HookAtomic, "arr: array(V), i: Int, ..., compare: V, value: V", "V")
+      .Cpp("wp::atomic_cas").Form(Form::kAtomic).NoDiff();
+  b.Hook("print", HookPrint, "value: Any", "").Form(Form::kPrint).Variadic();
+  b.Hook("printf", HookPrintf, "fmt: str, *args: Scalar", "").Form(Form::kPrintf).NoDiff().Variadic();
+  b.Hook("len", HookLen, "a: vector | matrix | quat | transform | array", "int32").Form(Form::kLen).NoDiff();
+  b.Hook("cast", HookCast, "a: Any, dtype: Any", "dtype").NoDiff();
+  for (const char* f : {"select", "where"}) {
+    bool where = std::string_view(f) == "where";
+    const char* params = where ? "cond: T, value_if_true: V, value_if_false: V"
+                               : "cond: T, value_if_false: V, value_if_true: V";
+    b.Add(f, params, "V", "T: Cond").Cpp(where ? "(($0) ? ($1) : ($2))" : "(($0) ? ($2) : ($1))");
+    const char* arr = where ? "arr: array(W, 1), value_if_true: V, value_if_false: V"
+                            : "arr: array(W, 1), value_if_false: V, value_if_true: V";
+    b.Add(f, arr, "V").Cpp(where ? "((($0).data) ? ($1) : ($2))" : "((($0).data) ? ($2) : ($1))");
+  }
+  b.Add("lerp", "a: T, b: T, t: T", "T", "T: Float");
+  b.Add("lerp", "a: vec(N, T), b: vec(N, T), t: T", "vec(N, T)", "T: Float");
+  b.Add("lerp", "a: mat(R, C, T), b: mat(R, C, T), t: T", "mat(R, C, T)", "T: Float").Header("warpd/native/mat.h");
+  b.Add("lerp", "a: quat(T), b: quat(T), t: T", "quat(T)", "T: Float").Header("warpd/native/quat.h");
+  b.Add("lerp", "a: transform(T), b: transform(T), t: T", "transform(T)", "T: Float")
+      .Header("warpd/native/transform.h");
+  b.Add("smoothstep", "a: T, b: T, x: T", "T", "T: Float");
+  b.Add("expect_near", "a: T, b: T, tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
+  b.Add("expect_near", "a: vec(N, T), b: vec(N, T), tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
+  b.Add("block_dim", "", "int32").NoDiff().Cpp("((wp::int32)1)");
+  b.Add("breakpoint", "", "").NoDiff().Cpp("((void)0)");
+  b.Hook("array", HookUnsupported, "ptr: uint64, shape: tuple, dtype: Any").NoDiff();
+  b.Hook("zeros", HookUnsupported, "shape: tuple, dtype: Any").NoDiff();
+
+  b.Group("Other");
+  b.Add("lower_bound", "arr: array(T, 1), value: T", "int32").NoDiff().Cpp("wp::lower_bound(ctx, $0, $1)");
+  b.Add("lower_bound", "arr: array(T, 1), arr_begin: int32, arr_end: int32, value: T", "int32")
+      .NoDiff().Cpp("wp::lower_bound(ctx, $0, $1, $2, $3)");
+
+  b.Group("Code Generation");
+  b.Hook("static", HookUnsupported, "expr: Any", "Any").NoDiff().Form(Form::kClient);
+
+  // Constructors: every value type's name, and the generic ones.
+  b.Group("Constructors");
+  for (std::string_view name : ConstructorNames()) {
+    std::string_view header;
+    if (name.substr(0, 3) == "mat" || name.substr(0, 14) == "spatial_matrix" || name == "matrix") header = "warpd/native/mat.h";
+    if (name.substr(0, 4) == "quat") header = "warpd/native/quat.h";
+    if (name.substr(0, 9) == "transform") header = "warpd/native/transform.h";
+    b.Hook(name, HookConstruct, "*args, **kwargs").Header(header).Variadic();
+  }
+  b.Group("Vector Math", "warpd/native/mat.h");
+  b.Hook("identity", HookConstruct, "n: int32, dtype: Scalar", "mat(n, n, dtype)").NoDiff();
+  b.Hook("matrix_from_rows", HookConstruct, "*args: vec(N, T)", "mat(len(args), N, T)").Variadic();
+  b.Hook("matrix_from_cols", HookConstruct, "*args: vec(N, T)", "mat(N, len(args), T)").Variadic();
+  b.Group("Quaternion Math", "warpd/native/quat.h");
+  b.Hook("quat_identity", HookConstruct, "dtype: Float", "quat(dtype)").NoDiff();
+  b.Group("Transformations", "warpd/native/transform.h");
+  b.Hook("transform_identity", HookConstruct, "dtype: Float", "transform(dtype)").NoDiff();
+}
+
+}  // namespace warpd::builtins::internal

@@ -1,0 +1,226 @@
+// Semantic analysis: expressions (names, constants, operators, indexing,
+// attributes).
+#include "common/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/sema/sema_internal.h"
+
+namespace warpd::sema::internal {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::TypeRef;
+using types::ScalarKind;
+
+absl::Status FunctionSema::ResolveOperator(Expr& e, std::string_view builtin, std::string_view symbol) {
+  std::vector<TypeRef> args;
+  for (auto& o : e.operands) args.push_back(o->type);
+  auto overloads = builtins::Lookup(builtin);
+  if (auto r = builtins::Resolve(overloads, args, table())) {
+    e.overload = r->overload;
+    e.type = r->result;
+    e.callee = r->cpp;
+    return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  for (TypeRef a : args) names.push_back(TypeText(a));
+  return Err(e.span, Cat("unsupported operand type", args.size() > 1 ? "s" : "", " for ", symbol, ": ",
+                                  Join(names, " and "),
+                                  args.size() > 1 ? " (Warp does not convert implicitly; convert one side, e.g. float32(x))"
+                                                  : ""));
+}
+
+absl::Status FunctionSema::ExprSema(Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Name: {
+      int i = FindLocal(e.name);
+      if (i < 0) {
+        if (ms_.Find(e.name) >= 0) return Err(e.span, Cat("function '", e.name, "' used as a value (call it)"));
+        return Err(e.span, Cat("unknown name '", e.name, "'"));
+      }
+      e.type = f_.locals[i].type;
+      return absl::OkStatus();
+    }
+    case ExprKind::Constant: {
+      if (std::holds_alternative<std::string>(e.value)) {
+        e.type = types::Void();  // only print()/printf() accept strings
+        return absl::OkStatus();
+      }
+      if (e.const_dtype) {
+        e.type = types::Scalar(*e.const_dtype);
+      } else if (std::holds_alternative<bool>(e.value)) {
+        e.type = types::Scalar(ScalarKind::kBool);
+      } else if (std::holds_alternative<double>(e.value)) {
+        e.type = types::Scalar(ScalarKind::kFloat32);
+      } else {
+        int64_t v = std::get<int64_t>(e.value);
+        e.type = types::Scalar((v >= INT32_MIN && v <= INT32_MAX) ? ScalarKind::kInt32 : ScalarKind::kInt64);
+      }
+      return absl::OkStatus();
+    }
+    case ExprKind::Binary: {
+      for (auto& o : e.operands) SEMA_TRY(ExprSema(*o));
+      if (e.binary_op == ir::BinaryOp::kMatMul && !e.operands[0]->type->is_matrix() &&
+          !e.operands[1]->type->is_matrix())
+        return Err(e.span, Cat("the @ operator needs a matrix operand, got ", e.operands[0]->type->ToString(),
+                                        " and ", e.operands[1]->type->ToString()));
+      return ResolveOperator(e, builtins::BinaryOpBuiltin(e.binary_op), ir::BinaryOpSymbol(e.binary_op));
+    }
+    case ExprKind::Unary: {
+      if (e.unary_op == ir::UnaryOp::kNot) {
+        SEMA_TRY(Condition(*e.operands[0], "the operand of 'not'"));
+        return ResolveOperator(e, "unot", "not");
+      }
+      SEMA_TRY(ExprSema(*e.operands[0]));
+      switch (e.unary_op) {
+        case ir::UnaryOp::kNeg: return ResolveOperator(e, "neg", "unary -");
+        case ir::UnaryOp::kPos: return ResolveOperator(e, "pos", "unary +");
+        case ir::UnaryOp::kInvert: return ResolveOperator(e, "invert", "~");
+        case ir::UnaryOp::kNot: break;
+      }
+      return Err(e.span, "unknown unary operator");
+    }
+    case ExprKind::Compare: {
+      for (auto& o : e.operands) SEMA_TRY(ExprSema(*o));
+      e.callees.clear();
+      for (size_t i = 0; i < e.compare_ops.size(); ++i) {
+        // Untyped literals take the other side's scalar type (x < 1.0 with
+        // x: float64), as Warp's comparisons accept.
+        ir::Expr& l = *e.operands[i];
+        ir::Expr& rr = *e.operands[i + 1];
+        if (!types::SameType(l.type, rr.type)) {
+          if (rr.type->is_scalar() && builtins::IsLiteral(l)) builtins::CoerceLiteral(l, rr.type->scalar());
+          if (l.type->is_scalar() && builtins::IsLiteral(rr)) builtins::CoerceLiteral(rr, l.type->scalar());
+        }
+        TypeRef args[2] = {l.type, rr.type};
+        auto r = builtins::Resolve(builtins::Lookup(builtins::CompareOpBuiltin(e.compare_ops[i])), args, table());
+        if (!r)
+          return Err(e.span, Cat("cannot compare ", TypeText(args[0]), " ", ir::CompareOpSymbol(e.compare_ops[i]),
+                                          " ", TypeText(args[1]), " (Warp does not convert implicitly)"));
+        e.callees.push_back(r->cpp);
+      }
+      e.type = types::Scalar(ScalarKind::kBool);
+      return absl::OkStatus();
+    }
+    case ExprKind::BoolOp:
+      for (auto& o : e.operands)
+        SEMA_TRY(Condition(*o, e.bool_op == ir::BoolOpKind::kAnd ? "an operand of 'and'" : "an operand of 'or'"));
+      e.type = types::Scalar(ScalarKind::kBool);
+      return absl::OkStatus();
+    case ExprKind::Call:
+      return CallSema(e);
+    case ExprKind::Subscript:
+      SEMA_TRY(ExprSema(*e.operands[0]));
+      return SubscriptSema(e);
+    case ExprKind::Attribute:
+      SEMA_TRY(ExprSema(*e.operands[0]));
+      return AttributeSema(e);
+    case ExprKind::IfExp: {
+      SEMA_TRY(Condition(*e.operands[0], "a conditional expression's test"));
+      SEMA_TRY(ExprSema(*e.operands[1]));
+      SEMA_TRY(ExprSema(*e.operands[2]));
+      if (!types::SameType(e.operands[1]->type, e.operands[2]->type))
+        return Err(e.span, Cat("both branches of a conditional expression must have one type; got ",
+                                        e.operands[1]->type->ToString(), " and ", e.operands[2]->type->ToString()));
+      e.type = e.operands[1]->type;
+      return absl::OkStatus();
+    }
+    case ExprKind::Tuple:
+      return Err(e.span, "tuples are not supported here (construct a vector, e.g. wp.vec3(x, y, z))");
+    case ExprKind::TypeValue:
+      return Err(e.span, Cat("type ", TypeText(e.type_value), " used as a value"));
+  }
+  return Err(e.span, "unknown expression");
+}
+
+namespace {
+
+// Bounds of a constant index, checked at compile time.
+absl::Status CheckConstantIndex(FunctionSema& fs, const Expr& idx, int extent, TypeRef owner, const ir::Span& span) {
+  if (idx.kind != ExprKind::Constant) return absl::OkStatus();
+  const int64_t* k = std::get_if<int64_t>(&idx.value);
+  if (k && (*k < 0 || *k >= extent))
+    return fs.Err(span, Cat("index ", *k, " is out of range for ", owner->ToString()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FunctionSema::SubscriptSema(Expr& e) {
+  Expr& owner = *e.operands[0];
+  size_t n = e.operands.size() - 1;
+  // a.shape[d]: the extent of dimension d.
+  if (owner.kind == ExprKind::Attribute && owner.name == "shape" && owner.operands[0]->type->is_array()) {
+    Expr& idx = *e.operands[1];
+    if (n != 1 || idx.kind != ExprKind::Constant || !std::holds_alternative<int64_t>(idx.value))
+      return Err(e.span, "array.shape must be indexed with one integer constant");
+    int64_t d = std::get<int64_t>(idx.value);
+    int nd = owner.operands[0]->type->ndim();
+    if (d < 0 || d >= nd) return Err(e.span, Cat("shape index ", d, " is out of range for an array with ndim=", nd));
+    SEMA_TRY(ExprSema(idx));
+    e.type = types::Scalar(ScalarKind::kInt32);
+    return absl::OkStatus();
+  }
+  for (size_t i = 1; i <= n; ++i) {
+    SEMA_TRY(ExprSema(*e.operands[i]));
+    TypeRef t = e.operands[i]->type;
+    if (!t->is_int()) return Err(e.operands[i]->span, Cat("indices must be integers, not ", t->ToString()));
+  }
+  TypeRef t = owner.type;
+  if (t->is_array()) {
+    int nd = t->ndim();
+    if (static_cast<int>(n) > nd)
+      return Err(e.span, Cat("array with ndim=", nd, " indexed with ", n, " indices"));
+    // Fewer indices than dimensions: a slice (a view of the remaining dims).
+    e.type = static_cast<int>(n) == nd ? t->element() : table().Array(t->element(), nd - static_cast<int>(n));
+    return absl::OkStatus();
+  }
+  if (t->is_vector() || t->is_quat() || t->is_transform()) {
+    if (n != 1) return Err(e.span, Cat(t->ToString(), " takes exactly one index"));
+    SEMA_TRY(CheckConstantIndex(*this, *e.operands[1], t->length(), t, e.span));
+    e.type = types::Scalar(t->scalar());
+    return absl::OkStatus();
+  }
+  if (t->is_matrix()) {
+    if (n < 1 || n > 2) return Err(e.span, "matrices take one index (a row) or two (an element)");
+    SEMA_TRY(CheckConstantIndex(*this, *e.operands[1], t->rows(), t, e.span));
+    if (n == 2) SEMA_TRY(CheckConstantIndex(*this, *e.operands[2], t->cols(), t, e.span));
+    e.type = n == 1 ? types::Vector(t->cols(), t->scalar()) : types::Scalar(t->scalar());
+    return absl::OkStatus();
+  }
+  return Err(e.span, Cat("a value of type ", t->ToString(), " cannot be indexed"));
+}
+
+absl::Status FunctionSema::AttributeSema(Expr& e) {
+  TypeRef t = e.operands[0]->type;
+  if (t->is_vector() || t->is_quat()) {
+    static const std::string_view kNames[] = {"x", "y", "z", "w"};
+    for (int i = 0; i < 4; ++i) {
+      if (e.name == kNames[i]) {
+        if (i >= t->length()) return Err(e.span, Cat(t->ToString(), " has no component '", e.name, "'"));
+        e.type = types::Scalar(t->scalar());
+        return absl::OkStatus();
+      }
+    }
+  }
+  if (t->is_transform()) {
+    if (e.name == "p") {
+      e.type = types::Vector(3, t->scalar());
+      return absl::OkStatus();
+    }
+    if (e.name == "q") {
+      e.type = types::Quat(t->scalar());
+      return absl::OkStatus();
+    }
+  }
+  if (t->is_struct()) {
+    if (const types::Member* m = t->FindMember(e.name)) {
+      e.type = m->type;
+      return absl::OkStatus();
+    }
+    return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"));
+  }
+  if (t->is_array() && e.name == "shape") return Err(e.span, "array.shape must be indexed, e.g. a.shape[0]");
+  return Err(e.span, Cat("a value of type ", t->ToString(), " has no attribute '", e.name, "'"));
+}
+
+}  // namespace warpd::sema::internal

@@ -1,0 +1,107 @@
+// warpd compiler: internal: the state of semantic analysis, shared by
+// sema.cc (modules, functions, statements), sema_expr.cc (expressions) and
+// sema_call.cc (calls of builtins and user functions).
+#pragma once
+
+#include "common/str_cat.h"
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/builtins/builtins.h"
+#include "compiler/ir/ir.h"
+#include "compiler/sema/sema.h"
+
+namespace warpd::sema::internal {
+
+#define SEMA_TRY(x)                \
+  do {                             \
+    if (auto _st = (x); !_st.ok()) \
+      return _st;                  \
+  } while (0)
+
+class ModuleSema;
+
+class FunctionSema {
+ public:
+  FunctionSema(ModuleSema& ms, ir::Module& m, ir::Function& f) : ms_(ms), m_(m), f_(f) {}
+  absl::Status Run();
+
+  absl::Status Err(const ir::Span& s, std::string_view msg) const {
+    const char* what = f_.kind == ir::FunctionKind::kKernel ? "kernel" : "function";
+    return absl::InvalidArgumentError(
+        Cat(m_.Where(s), ": error: ", msg, " (in ", what, " '", f_.display_name, "')"));
+  }
+
+  // sema.cc: statements.
+  absl::Status BlockSema(ir::Block& b);
+  absl::Status StmtSema(ir::Stmt& s);
+  absl::Status Assign(ir::Stmt& s);
+  absl::Status AssignName(ir::Expr& target, ir::TypeRef t, const ir::Span& span);
+  absl::Status AugAssign(ir::Stmt& s);
+  absl::Status ForSema(ir::Stmt& s);
+  absl::Status ReturnSema(ir::Stmt& s);
+  absl::Status Condition(ir::Expr& e, std::string_view what);
+  // A place a value may be stored into: a local, or a component/member path
+  // of a local (v[i], m[i][j], m[i, j], s.pos.x), or an array element.
+  absl::Status CheckPlace(ir::Expr& target, const ir::Span& span);
+
+  // sema_expr.cc
+  absl::Status ExprSema(ir::Expr& e);
+  absl::Status SubscriptSema(ir::Expr& e);
+  absl::Status AttributeSema(ir::Expr& e);
+  absl::Status ResolveOperator(ir::Expr& e, std::string_view builtin, std::string_view symbol);
+
+  // sema_call.cc
+  absl::Status CallSema(ir::Expr& e);
+  absl::Status UserCall(ir::Expr& e);
+  absl::Status BuiltinCall(ir::Expr& e);
+
+  int FindLocal(const std::string& name) const {
+    for (size_t i = 0; i < f_.locals.size(); ++i)
+      if (f_.locals[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  ir::Function& function() { return f_; }
+  ir::Module& module() { return m_; }
+  types::TypeTable& table() { return *m_.types; }
+
+ private:
+  ModuleSema& ms_;
+  ir::Module& m_;
+  ir::Function& f_;
+  int loop_depth_ = 0;
+  bool saw_return_value_ = false;
+};
+
+class ModuleSema {
+ public:
+  explicit ModuleSema(ir::Module& m) : m_(m), state_(m.functions.size(), kNone) {
+    for (size_t i = 0; i < m.functions.size(); ++i) by_name_[m.functions[i].name] = static_cast<int>(i);
+  }
+
+  absl::Status Run();
+
+  int Find(const std::string& name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? -1 : it->second;
+  }
+
+  // Analyzes function `i` if needed (callees before callers, so inferred
+  // return types are known); a call back into a function under analysis is
+  // recursion, which kernels may not use.
+  absl::Status Ensure(int i, const ir::Expr* call);
+
+ private:
+  enum State { kNone, kActive, kDone };
+  ir::Module& m_;
+  std::vector<State> state_;
+  std::unordered_map<std::string, int> by_name_;
+};
+
+// The printable name of a possibly missing type.
+inline std::string TypeText(ir::TypeRef t) { return t ? t->ToString() : "no value"; }
+
+}  // namespace warpd::sema::internal
