@@ -110,6 +110,16 @@ absl::StatusOr<std::string> Compiler::GenerateSource(ir::Module& module) {
   return codegen::GenerateModule(module);
 }
 
+absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target target) {
+  switch (target) {
+    case Target::kCpu:
+      return CompileCpu(module);
+    case Target::kCuda:
+      break;
+  }
+  return absl::UnimplementedError("compiling modules for CUDA devices is not supported yet");
+}
+
 absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   auto t0 = std::chrono::steady_clock::now();
   auto source = GenerateSource(module);

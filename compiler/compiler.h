@@ -4,9 +4,10 @@
 //   -> module cache (memory, disk) -> clang in a compile worker process
 //   (backend/compile_pool.h) -> ORC LLJIT in the daemon
 //
-// A CompiledModule is immutable and shared: launches hold a shared_ptr while
-// they run, so a module stays loaded until its last user drops it. Every
-// CompiledModule must be released before the Compiler that made it.
+// A CompiledModule (common/abi/compiled_module.h) is immutable and shared:
+// launches hold a shared_ptr while they run, so a module stays loaded until
+// its last user drops it. Every CompiledModule must be released before the
+// Compiler that made it.
 // Thread-safe: Compile() may be called from any number of threads; identical
 // concurrent compiles are done once.
 #pragma once
@@ -19,40 +20,18 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
+#include "common/abi/compiled_module.h"
 #include "compiler/codegen/layout.h"
 #include "common/types/type.h"
-#include "warpd/native/launch.h"
 
 namespace warpd::compiler {
 
-namespace ir_fwd {}
+using abi::CompiledKernel;
+using abi::CompiledModule;
+using abi::CpuKernelFn;
 
-// CPU entry point: runs threads [begin, end) of the launch described by ctx.
-using CpuKernelFn = void (*)(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end);
-
-struct CompiledKernel {
-  KernelLayout layout;
-  CpuKernelFn cpu_entry = nullptr;
-};
-
-class CompiledModule {
- public:
-  virtual ~CompiledModule() = default;
-  const std::string& cache_key() const { return cache_key_; }
-  const std::vector<CompiledKernel>& kernels() const { return kernels_; }
-  // nullptr when the module has no kernel of that name.
-  const CompiledKernel* FindKernel(const std::string& name) const {
-    for (const auto& k : kernels_)
-      if (k.layout.name == name) return &k;
-    return nullptr;
-  }
-
- protected:
-  std::string cache_key_;
-  std::vector<CompiledKernel> kernels_;
-  // Keeps struct types of the kernels' layouts alive after the ir::Module.
-  std::shared_ptr<types::TypeTable> types_;
-};
+// What a module is compiled for: one per device kind.
+enum class Target { kCpu, kCuda };
 
 struct CompileResult {
   std::shared_ptr<const CompiledModule> module;
@@ -90,11 +69,12 @@ class Compiler {
   static absl::StatusOr<std::unique_ptr<Compiler>> Create(const Options& options);
   ~Compiler();
 
-  // Validates, type-checks, generates code and compiles `module` for the CPU,
-  // or returns it from the cache. User errors: INVALID_ARGUMENT whose message
-  // lists diagnostics as "file:line:col: error: ...". Thread-safe.
-  // Sema annotates `module` in place.
-  absl::StatusOr<CompileResult> CompileCpu(ir::Module& module);
+  // Validates, type-checks, generates code and compiles `module` for
+  // `target`, or returns it from the cache. User errors: INVALID_ARGUMENT
+  // whose message lists diagnostics as "file:line:col: error: ...".
+  // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
+  // CUDA devices exist (the CUDA source is verified with --verify-cuda).
+  absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target);
 
   // The generated C++ for a target ("cpu" or "cuda"), for tests and debugging.
   // Runs sema on `module` (in place) and returns the generated C++, which
@@ -115,6 +95,7 @@ class Compiler {
  private:
   struct Impl;
   explicit Compiler(std::unique_ptr<Impl> impl);
+  absl::StatusOr<CompileResult> CompileCpu(ir::Module& module);
   std::unique_ptr<Impl> impl_;
 };
 

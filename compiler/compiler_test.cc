@@ -43,7 +43,7 @@ std::unique_ptr<Compiler> MakeCompiler(const std::string& cache_dir = "") {
 absl::StatusOr<CompileResult> Compile(Compiler& c, const v1::Module& proto) {
   auto m = ir::ModuleFromProto(proto);
   if (!m.ok()) return m.status();
-  return c.CompileCpu(**m);
+  return c.Compile(**m, Target::kCpu);
 }
 
 template <typename T>

@@ -143,7 +143,7 @@ absl::Status DoLoadModule(DaemonState* state, LoadModuleInput req, v1::LoadModul
     return absl::UnavailableError("this server has no kernel compiler");
   }
   std::unique_ptr<ir::Module>& module = req.module;
-  WARPD_ASSIGN_OR_RETURN(compiler::CompileResult result, state->compiler()->CompileCpu(*module));
+  WARPD_ASSIGN_OR_RETURN(compiler::CompileResult result, state->compiler()->Compile(*module, compiler::Target::kCpu));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddModule(result.module));
   resp->set_module(handle);
   resp->set_cache_key(result.module->cache_key());

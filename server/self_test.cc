@@ -106,7 +106,7 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu,
     return absl::InternalError("the self-test module does not parse");
   absl::StatusOr<std::unique_ptr<ir::Module>> module = ir::ModuleFromProto(proto);
   if (!module.ok()) return module.status();
-  absl::StatusOr<compiler::CompileResult> compiled = compiler.CompileCpu(**module);
+  absl::StatusOr<compiler::CompileResult> compiled = compiler.Compile(**module, compiler::Target::kCpu);
   if (!compiled.ok()) return compiled.status();
 
   const ir::TypeRef f32 = types::Scalar(types::ScalarKind::kFloat32);

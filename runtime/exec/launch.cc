@@ -8,14 +8,15 @@
 #include "absl/strings/str_join.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/memory/size_math.h"
+#include "warpd/native/launch.h"
 
 namespace warpd::runtime {
 
 namespace {
 
-using compiler::CompiledKernel;
-using compiler::CompiledModule;
-using compiler::ParamLayout;
+using abi::CompiledKernel;
+using abi::CompiledModule;
+using abi::ParamLayout;
 
 // launch_ctx::cancel values: 1 = cancelled (shutdown), this = time limit.
 constexpr int32_t kCancelTimeout = 2;
@@ -46,7 +47,7 @@ class LaunchCommand final : public Command {
           absl::StrCat("kernel launches on device '", device.name(), "' are not supported yet"));
     }
     if (ctx_.bounds.size == 0) return absl::OkStatus();
-    compiler::CpuKernelFn entry = kernel_->cpu_entry;
+    abi::CpuKernelFn entry = kernel_->cpu_entry;
     wp::launch_ctx* ctx = &ctx_;
     const void* args = args_.get();
     const absl::Duration limit = cpu->launch_time_limit();
@@ -80,7 +81,7 @@ class LaunchCommand final : public Command {
  private:
   absl::Status FaultStatus() const {
     const wp::fault_info& f = ctx_.fault;
-    const compiler::KernelLayout& k = kernel_->layout;
+    const abi::KernelLayout& k = kernel_->layout;
     const std::string where =
         absl::StrCat("kernel '", k.display_name, "' at ", k.file, ":", f.line > 0 ? f.line : k.line);
     if (f.kind == wp::FAULT_INDEX_OUT_OF_BOUNDS && (f.array_ndim < 1 || f.array_ndim > 4)) {
@@ -111,12 +112,12 @@ class LaunchCommand final : public Command {
   wp::launch_ctx ctx_;
 };
 
-std::string ParamNames(const compiler::KernelLayout& k) {
+std::string ParamNames(const abi::KernelLayout& k) {
   return absl::StrJoin(k.params, ", ",
                        [](std::string* out, const ParamLayout& p) { out->append(p.name); });
 }
 
-absl::Status CheckDims(const compiler::KernelLayout& k, absl::Span<const int64_t> dims,
+absl::Status CheckDims(const abi::KernelLayout& k, absl::Span<const int64_t> dims,
                        wp::launch_bounds* bounds) {
   const std::string kernel = absl::StrCat("kernel '", k.display_name, "'");
   if (dims.empty() || dims.size() > 4) {
@@ -161,7 +162,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     return absl::NotFoundError(absl::StrCat("module has no kernel '", kernel_name,
                                             "' (kernels: ", absl::StrJoin(names, ", "), ")"));
   }
-  const compiler::KernelLayout& k = kernel->layout;
+  const abi::KernelLayout& k = kernel->layout;
   if (kernel->cpu_entry == nullptr) {
     return absl::InternalError(absl::StrCat("kernel '", k.display_name, "' has no CPU entry point"));
   }

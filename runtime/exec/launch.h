@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/compiler.h"
+#include "common/abi/compiled_module.h"
 #include "runtime/exec/command.h"
 #include "runtime/objects/array.h"
 
@@ -41,7 +41,7 @@ namespace warpd::runtime {
 using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
-    std::shared_ptr<const compiler::CompiledModule> module, const std::string& kernel,
+    std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device);
 
 }  // namespace warpd::runtime

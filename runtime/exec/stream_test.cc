@@ -14,10 +14,10 @@
 namespace warpd::runtime {
 namespace {
 
-using compiler::CompiledKernel;
-using compiler::CompiledModule;
-using compiler::KernelLayout;
-using compiler::ParamLayout;
+using abi::CompiledKernel;
+using abi::CompiledModule;
+using abi::KernelLayout;
+using abi::ParamLayout;
 using types::ScalarKind;
 using types::TypeRef;
 

@@ -1,0 +1,77 @@
+// warpd: the kernel ABI between the compiler and the runtime.
+//
+// What a compiled module is to whoever launches it: per kernel, its argument
+// block layout (docs/launch_abi.md) and its CPU entry point. The compiler
+// produces CompiledModules (compiler/compiler.h); runtime/exec packs argument
+// blocks from the layouts and calls the entries. Neither side needs the
+// other's headers: this one depends only on the type table.
+//
+// A kernel's parameters are laid out in order as the fields of a C struct:
+// each at the next offset aligned to its type's alignment, the total rounded
+// up to the largest alignment. Arrays take the 64-byte wp::array_t
+// descriptor. Codegen emits the same struct with static_asserts on every
+// offset, so the server and the generated code cannot disagree silently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/types/type.h"
+
+namespace wp {
+struct launch_ctx;
+}
+
+namespace warpd::abi {
+
+struct ParamLayout {
+  std::string name;
+  types::TypeRef type = nullptr;
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+struct KernelLayout {
+  std::string name;          // IR name: what launches name
+  std::string display_name;  // the user's name, for messages
+  std::vector<ParamLayout> params;
+  uint32_t args_size = 0;   // bytes, a multiple of args_align (0 without params)
+  uint32_t args_align = 1;
+  // How many targets wp.tid() is unpacked into; 0 or 1 accept any launch dims.
+  int tid_ndim = 0;
+  // Where the kernel is defined, for messages.
+  std::string file;
+  int line = 0;
+};
+
+// CPU entry point: runs threads [begin, end) of the launch described by ctx.
+using CpuKernelFn = void (*)(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end);
+
+struct CompiledKernel {
+  KernelLayout layout;
+  CpuKernelFn cpu_entry = nullptr;
+};
+
+// Immutable and shared: launches hold a shared_ptr while they run.
+class CompiledModule {
+ public:
+  virtual ~CompiledModule() = default;
+  const std::string& cache_key() const { return cache_key_; }
+  const std::vector<CompiledKernel>& kernels() const { return kernels_; }
+  // nullptr when the module has no kernel of that name.
+  const CompiledKernel* FindKernel(const std::string& name) const {
+    for (const auto& k : kernels_)
+      if (k.layout.name == name) return &k;
+    return nullptr;
+  }
+
+ protected:
+  std::string cache_key_;
+  std::vector<CompiledKernel> kernels_;
+  // Keeps struct types of the kernels' layouts alive after the ir::Module.
+  std::shared_ptr<types::TypeTable> types_;
+};
+
+}  // namespace warpd::abi
