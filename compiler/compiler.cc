@@ -8,6 +8,7 @@
 #include "compiler/backend/cpu_jit.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/print_sites.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
 #include "warpd/embedded_headers.h"
@@ -36,11 +37,12 @@ std::string HeadersDigest() {
 class CpuModule final : public CompiledModule {
  public:
   CpuModule(std::string key, std::unique_ptr<JitModule> code, std::vector<CompiledKernel> kernels,
-            std::shared_ptr<types::TypeTable> types)
+            std::shared_ptr<types::TypeTable> types, std::shared_ptr<const abi::PrintTable> prints)
       : code_(std::move(code)) {
     cache_key_ = std::move(key);
     kernels_ = std::move(kernels);
     types_ = std::move(types);
+    if (prints && !prints->sites.empty()) print_table_ = std::move(prints);
   }
 
  private:
@@ -124,8 +126,15 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   auto t0 = std::chrono::steady_clock::now();
   auto source = GenerateSource(module);
   if (!source.ok()) return source.status();
-  const std::string key = CacheKey({kCompilerAbi, *source, impl_->jit->TargetDescription(),
-                                    CpuJit::OptionsDescription(), impl_->headers_digest});
+  // What print calls print is client text that the source does not hold:
+  // part of the key, so modules share an entry only when they print alike
+  // (no session ever formats its output with another session's text).
+  auto prints = std::make_shared<const abi::PrintTable>(codegen::CollectPrintSites(module).table);
+  std::vector<std::string_view> key_parts = {kCompilerAbi, *source, impl_->jit->TargetDescription(),
+                                             CpuJit::OptionsDescription(), impl_->headers_digest};
+  const std::string print_key = prints->sites.empty() ? "" : codegen::PrintTableKey(*prints);
+  if (!print_key.empty()) key_parts.push_back(print_key);
+  const std::string key = CacheKey(key_parts);
   bool disk_hit = false;
   // The translation unit's name (a file name inside the compilers) comes
   // from the key, never from the client's module name.
@@ -158,10 +167,12 @@ absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
       if (f.kind != ir::FunctionKind::kKernel) continue;
       auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
       if (!sym.ok()) return sym.status();
-      kernels.push_back(CompiledKernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)});
+      CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};
+      for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
+      kernels.push_back(std::move(kernel));
     }
     return std::shared_ptr<const CompiledModule>(
-        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types));
+        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types, prints));
   };
   bool memory_hit = false;
   auto compiled = impl_->cache.GetOrCreate(key, create, &memory_hit);

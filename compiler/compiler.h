@@ -30,8 +30,7 @@ using abi::CompiledKernel;
 using abi::CompiledModule;
 using abi::CpuKernelFn;
 
-// What a module is compiled for: one per device kind.
-enum class Target { kCpu, kCuda };
+using abi::Target;  // what a module is compiled for: one per device kind
 
 struct CompileResult {
   std::shared_ptr<const CompiledModule> module;

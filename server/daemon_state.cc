@@ -75,8 +75,8 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
 
 DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler)
     : flags_(flags),
-      compiler_(std::move(compiler)),
       allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
+      compiler_(std::move(compiler)),
       // One drain per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
@@ -86,8 +86,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
                static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
                flags.max_memory_bytes != 0 ? "set" : "half of the memory this daemon may use");
-  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads,
-                                                    flags.kernel_timeout));
+  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout, &allocator_));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
   cuda_driver_ = cuda.driver_version_text;
   if (cuda.devices.empty()) {

@@ -1,6 +1,6 @@
 // warpd server: everything the daemon shares between requests.
 //
-// Owns, in construction order: the devices, the compiler, the CPU allocator,
+// Owns, in construction order: the CPU allocator, the devices, the compiler,
 // the executor that runs command streams, the sessions, and the pool that runs
 // RPC work which may block (compiles, synchronizes). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
@@ -42,9 +42,10 @@ class DaemonState {
 
  private:
   const Flags flags_;
+  // The allocator outlives the devices that allocate from it.
+  runtime::CpuAllocator allocator_;
   runtime::DeviceRegistry devices_;
   std::unique_ptr<compiler::Compiler> compiler_;
-  runtime::CpuAllocator allocator_;
   runtime::ThreadPool stream_executor_;
   SessionManager sessions_;
   runtime::ThreadPool rpc_pool_;

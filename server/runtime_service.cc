@@ -9,7 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "compiler/ir/from_proto.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "runtime/device/cpu_device.h"
+#include "runtime/device/device.h"
 #include "runtime/objects/array.h"
 #include "server/grpc_status.h"
 #include "server/load_module_request.h"
@@ -104,10 +104,6 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
                            v1::CreateArrayResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
-  if (device->AsCpu() == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("arrays on device '", device->name(), "' are not supported yet"));
-  }
   if (req.init() != v1::ARRAY_INIT_UNSPECIFIED && req.init() != v1::ARRAY_INIT_EMPTY &&
       req.init() != v1::ARRAY_INIT_ZEROS) {
     return absl::InvalidArgumentError(absl::StrCat("unknown array init ", req.init()));
@@ -121,7 +117,7 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
       runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
   // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         state->allocator().Allocate(layout.size_bytes, "array"));
+                         device->Allocate(layout.size_bytes, "array"));
   auto array = std::make_shared<const runtime::Array>(device->name(), layout, std::move(buffer));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);
@@ -134,7 +130,7 @@ absl::Status DoLoadModule(DaemonState* state, LoadModuleInput req, v1::LoadModul
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session));
   for (const std::string& name : req.devices) {
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
-    if (device->AsCpu() == nullptr) {
+    if (device->target() != compiler::Target::kCpu) {
       return absl::InvalidArgumentError(
           absl::StrCat("compiling for device '", name, "' is not supported yet"));
     }
@@ -191,6 +187,13 @@ absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchroni
   return out;
 }
 
+// The kernel output waiting on `streams`, taken, one stream after another.
+std::string TakeOutput(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
+  std::string out;
+  for (const auto& stream : streams) out += stream->TakeOutput();
+  return out;
+}
+
 // Finishes a Synchronize call once every stream it waits for has reported;
 // the first error wins (every stream's error is cleared).
 class SyncJoin {
@@ -229,6 +232,8 @@ using v1::FreeArrayResponse;
 using v1::GetServerInfoRequest;
 using v1::OpenSessionRequest;
 using v1::OpenSessionResponse;
+using v1::ReadOutputRequest;
+using v1::ReadOutputResponse;
 using v1::ServerInfo;
 using v1::SetKernelCacheDirRequest;
 using v1::SetKernelCacheDirResponse;
@@ -322,12 +327,18 @@ ServerUnaryReactor* RuntimeService::Submit(CallbackServerContext* ctx, const Byt
   if (call == nullptr) return reactor;
   absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, call->request, &call->response);
   if (!stream.ok() || !call->request.synchronize()) {
+    // What finished launches printed so far comes back at once.
+    if (stream.ok()) call->response.set_output((*stream)->TakeOutput());
     call->Finish(stream.status());
     return reactor;
   }
   // Submit and wait: finishes from the thread that drains the stream, like
-  // Synchronize, so no gRPC thread blocks.
-  (*stream)->SynchronizeAsync([call](absl::Status s) { call->Finish(std::move(s)); });
+  // Synchronize, so no gRPC thread blocks. On an error the output stays for
+  // ReadOutput (an error status carries no response).
+  (*stream)->SynchronizeAsync([call, stream = *stream](absl::Status s) {
+    if (s.ok()) call->response.set_output(stream->TakeOutput());
+    call->Finish(std::move(s));
+  });
   return reactor;
 }
 
@@ -342,11 +353,32 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
     call->Finish(streams.status());
     return reactor;
   }
-  auto join = std::make_shared<SyncJoin>([call](absl::Status s) { call->Finish(std::move(s)); }, streams->size());
+  auto join = std::make_shared<SyncJoin>(
+      [call, streams = *streams](absl::Status s) {
+        if (s.ok()) call->response.set_output(TakeOutput(streams));
+        call->Finish(std::move(s));
+      },
+      streams->size());
   for (const auto& stream : *streams) {
     stream->SynchronizeAsync([join](absl::Status s) { join->Done(std::move(s)); });
   }
   return reactor;
+}
+
+ServerUnaryReactor* RuntimeService::ReadOutput(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<ReadOutputRequest, ReadOutputResponse>(state_, ctx, in, out, "ReadOutput", Run::kInline,
+                                                        [this](auto* call) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    std::vector<std::shared_ptr<runtime::Stream>> streams;
+    if (call->request.device().empty()) {
+      streams = session->Streams();
+    } else {
+      WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state_->devices().Find(call->request.device()));
+      if (auto stream = session->FindStream(device->name())) streams.push_back(std::move(stream));
+    }
+    call->response.set_output(TakeOutput(streams));
+    return absl::OkStatus();
+  });
 }
 
 ServerUnaryReactor* RuntimeService::SetKernelCacheDir(CallbackServerContext* ctx, const ByteBuffer* in,

@@ -29,8 +29,9 @@ using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_GetServerInfo<
         v1::Runtime::WithRawCallbackMethod_CreateArray<v1::Runtime::WithRawCallbackMethod_Upload<
             v1::Runtime::WithRawCallbackMethod_Download<v1::Runtime::WithRawCallbackMethod_FreeArray<
                 v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::WithRawCallbackMethod_Submit<
-                    v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
-                        v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>;
+                    v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_ReadOutput<
+                        v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
+                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>;
 
 class RuntimeService final : public RawRuntimeService {
  public:
@@ -47,6 +48,7 @@ class RuntimeService final : public RawRuntimeService {
   WARPD_RAW_UNARY(LoadModule);
   WARPD_RAW_UNARY(Submit);
   WARPD_RAW_UNARY(Synchronize);
+  WARPD_RAW_UNARY(ReadOutput);
   WARPD_RAW_UNARY(SetKernelCacheDir);
   WARPD_RAW_UNARY(ClearKernelCache);
 #undef WARPD_RAW_UNARY

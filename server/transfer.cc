@@ -146,11 +146,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     }
     // Without blocking a gRPC thread: continues on the thread that drains the
     // stream (or here, when it is idle).
-    (*stream)->SynchronizeAsync([this](absl::Status s) {
+    (*stream)->SynchronizeAsync([this, stream = *stream](absl::Status s) {
       if (!s.ok()) {
-        Fail(s);
+        Fail(s);  // the stream keeps its output for ReadOutput
         return;
       }
+      output_ = stream->TakeOutput();
       WriteNext();
     });
   }
@@ -210,12 +211,14 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   }
 
   void WriteNext() {
-    if (position_ >= end_) {
+    // The first chunk carries the kernel output (alone when there is no data).
+    if (position_ >= end_ && output_.empty()) {
       Done(grpc::Status::OK);
       return;
     }
     const uint64_t n = std::min<uint64_t>(end_ - position_, kTransferChunkBytes);
     chunk_.set_data(reinterpret_cast<const char*>(array_->data() + position_), n);
+    chunk_.set_output(std::exchange(output_, std::string()));
     position_ += n;
     if (absl::Status s = SerializeMessage(chunk_, &out_); !s.ok()) {
       Fail(s);
@@ -226,6 +229,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
   v1::DownloadChunk chunk_;
   grpc::ByteBuffer out_;
+  std::string output_;  // kernel output for the first chunk
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t end_ = 0;

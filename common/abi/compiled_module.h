@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/abi/print_table.h"
 #include "common/types/type.h"
 
 namespace wp {
@@ -25,6 +26,13 @@ struct launch_ctx;
 }
 
 namespace warpd::abi {
+
+// What code a device runs, and so what a module is compiled for.
+enum class Target { kCpu, kCuda };
+
+// launch_ctx::cancel values (0: running).
+constexpr int32_t kCancelShutdown = 1;  // the stream was cancelled
+constexpr int32_t kCancelTimeout = 2;   // the device's launch time limit passed
 
 struct ParamLayout {
   std::string name;
@@ -52,6 +60,9 @@ using CpuKernelFn = void (*)(wp::launch_ctx* ctx, const void* args, int64_t begi
 struct CompiledKernel {
   KernelLayout layout;
   CpuKernelFn cpu_entry = nullptr;
+  // Calls print()/printf()/expect_near(), itself or in a function it calls:
+  // its launches get an output buffer (launch_ctx::output).
+  bool may_print = false;
 };
 
 // Immutable and shared: launches hold a shared_ptr while they run.
@@ -66,12 +77,15 @@ class CompiledModule {
       if (k.layout.name == name) return &k;
     return nullptr;
   }
+  // What the module's print calls print (print_table.h); null when nothing.
+  const PrintTable* print_table() const { return print_table_.get(); }
 
  protected:
   std::string cache_key_;
   std::vector<CompiledKernel> kernels_;
   // Keeps struct types of the kernels' layouts alive after the ir::Module.
   std::shared_ptr<types::TypeTable> types_;
+  std::shared_ptr<const PrintTable> print_table_;
 };
 
 }  // namespace warpd::abi

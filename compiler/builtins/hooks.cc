@@ -1,6 +1,10 @@
 #include "common/str_cat.h"
 #include "compiler/builtins/hooks.h"
 
+#include "common/abi/print_table.h"
+#include "common/status_macros.h"
+#include "compiler/builtins/printf_format.h"
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -72,11 +76,6 @@ absl::Status ScalarsOf(std::vector<Expr*>& args, ScalarKind s, std::string_view 
   return absl::OkStatus();
 }
 
-std::string SplatOrList(TypeRef t, size_t n) {
-  (void)n;
-  return t->CppName() + "{{$*}}";
-}
-
 absl::StatusOr<HookResult> Done(TypeRef t, std::string cpp) {
   HookResult r;
   r.result = t;
@@ -106,7 +105,7 @@ absl::StatusOr<HookResult> ConstructVector(TypeRef t, Args& a, std::string_view 
     return Err(Cat(fn, "() takes 0, 1 or ", len, " arguments, got ", n));
   if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
   if (n == 1) return Done(t, Cat("wp::vec_splat<", len, ", ", types::ScalarCppName(t->scalar()), ">($0)"));
-  return Done(t, SplatOrList(t, n));
+  return Done(t, "$R{{$*}}");
 }
 
 absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view fn) {
@@ -138,7 +137,7 @@ absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view 
 absl::StatusOr<HookResult> ConstructQuat(TypeRef t, Args& a, std::string_view fn) {
   size_t n = a.pos.size();
   std::string dt(types::ScalarCppName(t->scalar()));
-  if (n == 0) return Done(t, Cat("wp::quat_identity<", dt, ">()"));
+  if (n == 0) return Done(t, "$R{}");  // zeros, as in Warp 1.19 (not the identity)
   if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_quat()) return Done(t, "wp::cast<$R>($0)");
   if (n == 2 && a.pos[0]->type && types::SameType(a.pos[0]->type, types::Vector(3, t->scalar()))) {
     std::vector<Expr*> real = {a.pos[1]};
@@ -153,7 +152,7 @@ absl::StatusOr<HookResult> ConstructQuat(TypeRef t, Args& a, std::string_view fn
 absl::StatusOr<HookResult> ConstructTransform(TypeRef t, Args& a, std::string_view fn) {
   size_t n = a.pos.size();
   std::string dt(types::ScalarCppName(t->scalar()));
-  if (n == 0) return Done(t, Cat("wp::transform_identity<", dt, ">()"));
+  if (n == 0) return Done(t, "$R{}");  // zeros, as in Warp 1.19 (not the identity)
   if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_transform()) return Done(t, "wp::cast<$R>($0)");
   if (n == 2) {
     if (!a.pos[0]->type || !types::SameType(a.pos[0]->type, types::Vector(3, t->scalar())) || !a.pos[1]->type ||
@@ -305,6 +304,17 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
   return Err(Cat("cannot construct ", type->ToString()));
 }
 
+// struct(dtype=S): the zero value of a struct type (what the client emits
+// for `S()` in a kernel; Warp constructs structs zero-initialized).
+absl::StatusOr<HookResult> HookStruct(const Overload&, Expr& call, types::TypeTable&) {
+  Args a(call);
+  if (auto st = a.OnlyKeywords("struct", {"dtype"}); !st.ok()) return st;
+  Expr* d = a.Keyword("dtype");
+  if (!a.pos.empty() || !d || d->kind != ExprKind::TypeValue || !d->type_value || !d->type_value->is_struct())
+    return Err("struct() takes exactly one keyword argument dtype=<a @wp.struct type>");
+  return Done(d->type_value, "$R{}");
+}
+
 absl::StatusOr<HookResult> HookTid(const Overload&, Expr& call, types::TypeTable&) {
   if (!call.operands.empty()) return Err("wp.tid() takes no arguments");
   return Done(types::Scalar(ScalarKind::kInt32), "");
@@ -353,25 +363,56 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
   return Done(elem, std::string(o.cpp));
 }
 
+static bool IsStringConstant(const Expr* e) {
+  return e->kind == ExprKind::Constant && std::holds_alternative<std::string>(e->value);
+}
+
+static absl::Status CheckPrintPayload(const std::vector<Expr*>& values, std::string_view fn) {
+  uint64_t payload = 0;
+  for (const Expr* e : values)
+    if (!IsStringConstant(e)) payload += abi::PrintValueSize(e->type);
+  if (payload > abi::kMaxPrintPayload)
+    return Err(Cat(fn, "() prints ", payload, " bytes of values in one call; at most ", abi::kMaxPrintPayload,
+                   " are allowed"));
+  return absl::OkStatus();
+}
+
+// print(a, b, ...): string constants and values of any type (structs print
+// a placeholder, as in Warp), joined by spaces; print() prints a newline, as
+// in Python. Formatted by the server (common/abi/print_table.h).
 absl::StatusOr<HookResult> HookPrint(const Overload&, Expr& call, types::TypeTable&) {
   Args a(call);
   if (!a.kw.empty()) return Err("print() takes no keyword arguments");
   for (Expr* e : a.pos) {
+    if (IsStringConstant(e)) continue;
     if (!e->type || e->type->is_void()) return Err("print() arguments must have values");
-    if (e->type->is_array()) continue;  // printed as its shape
   }
+  WARPD_RETURN_IF_ERROR(CheckPrintPayload(a.pos, "print"));
   return Done(types::Void(), "");
 }
 
+// printf(fmt, args...): the format is parsed and checked against the
+// argument types here (printf_format.h), so a bad format is a compile error.
 absl::StatusOr<HookResult> HookPrintf(const Overload&, Expr& call, types::TypeTable&) {
   Args a(call);
   if (!a.kw.empty()) return Err("printf() takes no keyword arguments");
-  if (a.pos.empty() || a.pos[0]->kind != ExprKind::Constant || !std::holds_alternative<std::string>(a.pos[0]->value))
+  if (a.pos.empty() || !IsStringConstant(a.pos[0]))
     return Err("printf() needs a format string constant first");
-  for (size_t i = 1; i < a.pos.size(); ++i)
-    if (!a.pos[i]->type || !a.pos[i]->type->is_scalar())
-      return Err(Cat("printf() arguments must be scalars, got ",
-                              a.pos[i]->type ? a.pos[i]->type->ToString() : "no value"));
+  std::vector<PrintfArg> args;
+  for (size_t i = 1; i < a.pos.size(); ++i) {
+    Expr* e = a.pos[i];
+    if (IsStringConstant(e)) {
+      args.push_back({nullptr, &std::get<std::string>(e->value)});
+      continue;
+    }
+    if (!e->type || !e->type->is_scalar())
+      return Err(Cat("printf() arguments must be scalars or string constants, got ",
+                     e->type && !e->type->is_void() ? e->type->ToString() : "no value"));
+    args.push_back({e->type, nullptr});
+  }
+  WARPD_RETURN_IF_ERROR(PrintfSegments(std::get<std::string>(a.pos[0]->value), args).status());
+  std::vector<Expr*> values(a.pos.begin() + 1, a.pos.end());
+  WARPD_RETURN_IF_ERROR(CheckPrintPayload(values, "printf"));
   return Done(types::Void(), "");
 }
 

@@ -58,6 +58,8 @@ void AddUtility(Builder& b) {
     if (name.substr(0, 9) == "transform") header = "warpd/native/transform.h";
     b.Hook(name, HookConstruct, "*args, **kwargs").Header(header).Variadic();
   }
+  // warpd's own (not a Warp name): the client spells `S()` of a @wp.struct so.
+  b.Hook("struct", HookStruct, "dtype: a @wp.struct type", "dtype").NoDiff();
   b.Group("Vector Math", "warpd/native/mat.h");
   b.Hook("identity", HookConstruct, "n: int32, dtype: Scalar", "mat(n, n, dtype)").NoDiff();
   b.Hook("matrix_from_rows", HookConstruct, "*args: vec(N, T)", "mat(len(args), N, T)").Variadic();

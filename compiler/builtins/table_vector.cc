@@ -1,4 +1,5 @@
 // The builtin table: vector and matrix math.
+#include "common/str_cat.h"
 #include "compiler/builtins/table_builder.h"
 
 namespace warpd::builtins::internal {
@@ -37,8 +38,13 @@ void AddVectorMath(Builder& b) {
   b.Add("trace", "a: mat(N, N, T)", "T");
   b.Add("transpose", "a: mat(R, C, T)", "mat(C, R, T)");
   for (const char* f : {"norm_l1", "norm_l2"}) b.Add(f, "v: vec(N, T)", "T", "T: Float");
-  for (const char* f : {"norm_huber", "norm_pseudo_huber"}) b.Add(f, "v: vec(N, T), delta: T", "T", "T: Float");
+  // Warp's delta defaults to 1.
+  for (const char* f : {"norm_huber", "norm_pseudo_huber"}) {
+    b.Add(f, "v: vec(N, T), delta: T", "T", "T: Float");
+    b.Add(f, "v: vec(N, T)", "T", "T: Float").Cpp(Cat("wp::", f, "($0, wp::cast<$T>(1))"));
+  }
   b.Add("smooth_normalize", "v: vec(N, T), delta: T", "vec(N, T)", "T: Float");
+  b.Add("smooth_normalize", "v: vec(N, T)", "vec(N, T)", "T: Float").Cpp("wp::smooth_normalize($0, wp::cast<$T>(1))");
   b.Add("svd2", "A: mat(2, 2, T), U: out mat(2, 2, T), sigma: out vec(2, T), V: out mat(2, 2, T)", "", "T: Float");
   b.Add("svd3", "A: mat(3, 3, T), U: out mat(3, 3, T), sigma: out vec(3, T), V: out mat(3, 3, T)", "", "T: Float");
   b.Add("qr3", "A: mat(3, 3, T), Q: out mat(3, 3, T), R: out mat(3, 3, T)", "", "T: Float");

@@ -35,8 +35,27 @@ absl::Status ModuleSema::Ensure(int i, const Expr* call) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A struct holding an array (at any depth): its bytes would carry a raw
+// array descriptor, which the server cannot check. Not supported yet.
+bool StructHoldsArray(TypeRef t) {
+  if (!t->is_struct()) return false;
+  for (const types::Member& m : t->members())
+    if (m.type->is_array() || StructHoldsArray(m.type)) return true;
+  return false;
+}
+
+}  // namespace
+
 absl::Status FunctionSema::Run() {
-  for (const auto& p : f_.params) f_.locals.push_back(ir::Local{p.name, p.type, true});
+  for (const auto& p : f_.params) {
+    TypeRef t = p.type->is_array() ? p.type->element() : p.type;
+    if (StructHoldsArray(t))
+      return Err(f_.span, Cat("parameter '", p.name, "': struct ", t->ToString(),
+                              " has an array member; structs with array members are not supported yet"));
+    f_.locals.push_back(ir::Local{p.name, p.type, true});
+  }
   if (f_.kind == FunctionKind::kKernel && f_.declared_return && !f_.declared_return->is_void())
     return Err(f_.span, "kernels cannot return a value");
   f_.return_type = types::Void();

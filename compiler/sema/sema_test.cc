@@ -57,6 +57,41 @@ TEST(SemaTest, LiteralsAdaptInVectorConstructors) {
   ASSERT_TRUE(m.ok()) << m.status();
 }
 
+// struct S_1 { x: float32, arr: array(float32) }
+v1::TypeRef StructWithArray() {
+  v1::TypeRef t;
+  auto* st = t.mutable_struct_type();
+  st->set_name("S_1");
+  st->set_display_name("S");
+  auto* x = st->add_members();
+  x->set_name("x");
+  *x->mutable_type() = F32();
+  auto* arr = st->add_members();
+  arr->set_name("arr");
+  *arr->mutable_type() = Arr(F32());
+  return t;
+}
+
+TEST(SemaTest, StructsConstructAndAssignMembers) {
+  v1::TypeRef s;
+  auto* st = s.mutable_struct_type();
+  st->set_name("P_1");
+  st->set_display_name("P");
+  auto* m = st->add_members();
+  m->set_name("pos");
+  *m->mutable_type() = Vec(3);
+  v1::Expr ctor = Call("struct", {});
+  auto* kw = ctor.mutable_call()->add_keywords();
+  kw->set_name("dtype");
+  *kw->mutable_value()->mutable_type_value() = s;
+  auto ok = Check(ModuleOf({Kernel("k", {{"p", s}}, {Assign(Name("q"), ctor),
+                                                     Assign(Attr(Name("q"), "pos"), Attr(Name("p"), "pos"))})}));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  auto bad = Check(ModuleOf({Kernel("k", {{"p", s}}, {Assign(Attr(Name("p"), "mass"), Float(1.0))})}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("mass"), std::string::npos) << bad.status();
+}
+
 struct ErrorCase {
   const char* what;
   v1::Module module;
@@ -101,6 +136,8 @@ TEST(SemaTest, UserErrors) {
       {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),
        "unsupported operand types for *: float64 and float32"},
       {"no kernels", ModuleOf({Func("f", {}, {})}), "has no kernels"},
+      {"struct with an array member", ModuleOf({Kernel("k", {{"s", StructWithArray()}}, {})}),
+       "parameter 's': struct S has an array member"},
   };
   for (const auto& c : cases) {
     auto m = Check(c.module);

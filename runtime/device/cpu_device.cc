@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "warpd/native/launch.h"
 
 namespace warpd::runtime {
 
@@ -49,15 +50,37 @@ uint64_t PhysicalMemoryBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
-CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit)
+CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit, CpuAllocator* allocator)
     : pool_(num_threads > 0 ? num_threads : DefaultThreads(), "warpd-cpu"),
-      launch_time_limit_(launch_time_limit) {
+      launch_time_limit_(launch_time_limit),
+      allocator_(allocator) {
   info_.name = "cpu";
   info_.kind = "cpu";
   info_.alias = CpuModelName();
   if (info_.alias.empty()) info_.alias = "CPU";
   info_.arch = CpuArch();
   info_.memory_bytes = PhysicalMemoryBytes();
+}
+
+absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag) {
+  if (allocator_ == nullptr) return absl::FailedPreconditionError("the CPU device has no memory allocator");
+  return allocator_->Allocate(bytes, absl::string_view(tag.data(), tag.size()));
+}
+
+absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) {
+  abi::CpuKernelFn entry = kernel.cpu_entry;
+  if (entry == nullptr) return absl::InternalError("the kernel has no CPU entry point");
+  if (ctx->bounds.size == 0) return absl::OkStatus();
+  const uint64_t timer = launch_time_limit_ > absl::ZeroDuration()
+                             ? watchdog_.Arm(absl::Now() + launch_time_limit_, &ctx->cancel, abi::kCancelTimeout)
+                             : 0;
+  ParallelFor(ctx->bounds.size, [&](int64_t begin, int64_t end) {
+    // A fault or cancel seen by one chunk stops the chunks not yet started.
+    if (wp::should_stop(ctx)) return;
+    entry(ctx, args, begin, end);
+  });
+  if (timer != 0) watchdog_.Disarm(timer);
+  return absl::OkStatus();
 }
 
 void CpuDevice::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn) {

@@ -8,7 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/abi/compiled_module.h"
 
 namespace warpd::runtime {
 
@@ -21,15 +27,33 @@ struct DeviceInfo {
   uint64_t memory_bytes = 0;
 };
 
-class CpuDevice;
+class CpuBuffer;
 
+// The operations the rest of the runtime and the server use; nothing
+// downcasts to a device kind.
 class Device {
  public:
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
   const std::string& name() const { return info().name; }
-  // This device as a CpuDevice, or null when it is not one.
-  virtual CpuDevice* AsCpu() { return nullptr; }
+
+  // What modules for this device are compiled for.
+  virtual abi::Target target() const = 0;
+
+  // Zero-filled memory of `bytes` for an array on this device, counted
+  // against the daemon's limits. `tag` names the use in errors.
+  virtual absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag) = 0;
+
+  // Runs every thread of the launch `ctx` describes (ctx->bounds) with
+  // `kernel`'s entry point for this device and returns when all have run or
+  // stopped: once ctx records a fault or a cancel, threads not yet started
+  // are skipped. A launch that runs longer than launch_time_limit() is
+  // cancelled with ctx->cancel = abi::kCancelTimeout. The caller turns
+  // ctx's fault and cancel into a status; this returns an error only when
+  // the device cannot run the kernel at all.
+  virtual absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) = 0;
+  // Zero: no limit.
+  virtual absl::Duration launch_time_limit() const = 0;
 };
 
 }  // namespace warpd::runtime

@@ -29,6 +29,9 @@ class Command {
   // Asks a running Execute to stop early (it then returns CANCELLED).
   // Commands that finish quickly ignore it.
   virtual void Cancel() {}
+  // The text the command printed (kernel print()/printf() output, already
+  // formatted and bounded; kernel_output.h), taken once after Execute.
+  virtual std::string TakeOutput() { return {}; }
   // "launch inc", "copy", for logs.
   virtual std::string Describe() const = 0;
 };

@@ -1,12 +1,14 @@
 #include "runtime/exec/launch.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <new>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/device/cpu_device.h"
+#include "runtime/device/device.h"
+#include "runtime/exec/kernel_output.h"
 #include "runtime/memory/size_math.h"
 #include "warpd/native/launch.h"
 
@@ -18,8 +20,8 @@ using abi::CompiledKernel;
 using abi::CompiledModule;
 using abi::ParamLayout;
 
-// launch_ctx::cancel values: 1 = cancelled (shutdown), this = time limit.
-constexpr int32_t kCancelTimeout = 2;
+using abi::kCancelShutdown;
+using abi::kCancelTimeout;
 
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
 constexpr std::align_val_t kArgsAlign{64};
@@ -41,25 +43,28 @@ class LaunchCommand final : public Command {
   }
 
   absl::Status Execute(Device& device) override {
-    CpuDevice* cpu = device.AsCpu();
-    if (cpu == nullptr) {
-      return absl::UnimplementedError(
-          absl::StrCat("kernel launches on device '", device.name(), "' are not supported yet"));
-    }
     if (ctx_.bounds.size == 0) return absl::OkStatus();
-    abi::CpuKernelFn entry = kernel_->cpu_entry;
-    wp::launch_ctx* ctx = &ctx_;
-    const void* args = args_.get();
-    const absl::Duration limit = cpu->launch_time_limit();
-    const uint64_t timer = limit > absl::ZeroDuration()
-                               ? cpu->watchdog().Arm(absl::Now() + limit, &ctx_.cancel, kCancelTimeout)
-                               : 0;
-    cpu->ParallelFor(ctx_.bounds.size, [&](int64_t begin, int64_t end) {
-      // A fault or cancel seen by one chunk stops the chunks not yet started.
-      if (wp::should_stop(ctx)) return;
-      entry(ctx, args, begin, end);
-    });
-    if (timer != 0) cpu->watchdog().Disarm(timer);
+    const absl::Duration limit = device.launch_time_limit();
+    // A kernel that may print gets a fresh output buffer for this launch
+    // only (kernel_output.h); its text is kept for the stream, even when the
+    // launch then fails. Without memory, its prints are dropped and counted.
+    const abi::PrintTable* prints = kernel_->may_print ? module_->print_table() : nullptr;
+    std::unique_ptr<uint8_t[]> records;
+    if (prints != nullptr) {
+      records.reset(new (std::nothrow) uint8_t[kOutputRecordBytes]);
+      ctx_.output.data = records.get();
+      ctx_.output.capacity = records ? kOutputRecordBytes : 0;
+    }
+    absl::Status run = device.RunKernel(*kernel_, &ctx_, args_.get());
+    if (prints != nullptr) {
+      const uint64_t committed =
+          std::min(__atomic_load_n(&ctx_.output.committed, __ATOMIC_ACQUIRE), ctx_.output.capacity);
+      output_ = FormatKernelOutput(*prints, records.get(), committed,
+                                   __atomic_load_n(&ctx_.output.dropped, __ATOMIC_ACQUIRE),
+                                   kernel_->layout.display_name);
+      ctx_.output = wp::print_buffer{};
+    }
+    if (!run.ok()) return run;
     if (__atomic_load_n(&ctx_.fault.flag, __ATOMIC_ACQUIRE) != 0) return FaultStatus();
     const int32_t cancel = __atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED);
     if (cancel == kCancelTimeout) {
@@ -74,7 +79,9 @@ class LaunchCommand final : public Command {
     return absl::OkStatus();
   }
 
-  void Cancel() override { __atomic_store_n(&ctx_.cancel, 1, __ATOMIC_RELAXED); }
+  void Cancel() override { __atomic_store_n(&ctx_.cancel, kCancelShutdown, __ATOMIC_RELAXED); }
+
+  std::string TakeOutput() override { return std::move(output_); }
 
   std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.display_name); }
 
@@ -110,6 +117,7 @@ class LaunchCommand final : public Command {
   const ArgsBuffer args_;
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
   wp::launch_ctx ctx_;
+  std::string output_;  // text printed by the last Execute
 };
 
 std::string ParamNames(const abi::KernelLayout& k) {

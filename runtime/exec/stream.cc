@@ -1,6 +1,7 @@
 #include "runtime/exec/stream.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace warpd::runtime {
@@ -56,7 +57,9 @@ void Stream::Drain() {
     }
     if (!skip) {
       absl::Status status = entry.command->Execute(*device_);
+      std::string output = entry.command->TakeOutput();
       absl::MutexLock lock(&mu_);
+      AppendOutput(std::move(output));
       running_ = nullptr;
       completed_ = std::max(completed_, entry.sequence);
       if (!status.ok() && error_.ok()) error_ = std::move(status);
@@ -65,6 +68,33 @@ void Stream::Drain() {
     // memory), so it happens outside the lock.
     entry.command.reset();
   }
+}
+
+void Stream::AppendOutput(std::string text) {
+  if (text.empty()) return;
+  // Once something was dropped, later output is dropped too, so the note at
+  // the end of the text stands where the gap is.
+  if (output_dropped_ > 0 || output_.size() + text.size() > kMaxPendingOutput) {
+    output_dropped_ += text.size();
+    return;
+  }
+  if (output_.empty()) {
+    output_ = std::move(text);
+  } else {
+    output_ += text;
+  }
+}
+
+std::string Stream::TakeOutput() {
+  absl::MutexLock lock(&mu_);
+  std::string out = std::exchange(output_, std::string());
+  if (output_dropped_ > 0) {
+    out += "[warpd: " + std::to_string(output_dropped_) +
+           " bytes of kernel output dropped: more than " + std::to_string(kMaxPendingOutput) +
+           " bytes were waiting to be read]\n";
+    output_dropped_ = 0;
+  }
+  return out;
 }
 
 absl::Status Stream::Synchronize() {
@@ -100,6 +130,8 @@ void Stream::Cancel() {
     if (running_ != nullptr) running_->Cancel();
     mu_.Await(absl::Condition(this, &Stream::Idle));
     error_ = absl::OkStatus();
+    output_.clear();
+    output_dropped_ = 0;
   }
   dropped.clear();  // outside the lock, see Drain
 }

@@ -8,6 +8,12 @@
 // the arrays they held are released) until Synchronize reports the error and
 // clears it.
 //
+// Output: the text a command printed (kernel print()/printf(), see
+// kernel_output.h) is appended to the stream's pending output when the
+// command finishes, so it is in submission order; TakeOutput hands it over.
+// At most kMaxPendingOutput bytes wait: past that, output is dropped until
+// the next TakeOutput, whose text then ends with one note saying how much.
+//
 //   auto stream = Stream::Create(device, executor);
 //   stream->Submit(std::move(commands));
 //   absl::Status s = stream->Synchronize();  // e.g. OUT_OF_RANGE from a fault
@@ -19,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -50,8 +57,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Like Synchronize, without blocking: calls `done` with the sticky error
   // (then cleared) once every command submitted so far has run, either at
   // once on this thread or later on the thread that drains the stream.
-  // `done` must not block, and must not call into this stream.
+  // `done` must not block, and must not call into this stream except
+  // TakeOutput (it runs without the stream's lock).
   void SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done);
+
+  // Returns and clears the output of the commands finished so far (never
+  // waits for running ones).
+  std::string TakeOutput();
 
   // Waits until every submitted command has run; leaves the error in place.
   void WaitIdle();
@@ -62,9 +74,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   uint64_t completed() const;
 
+  static constexpr size_t kMaxPendingOutput = 1 << 20;
+
  private:
   Stream(Device* device, ThreadPool* executor) : device_(device), executor_(executor) {}
   void Drain();
+  void AppendOutput(std::string text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !draining_ && queue_.empty(); }
 
   struct Entry {
@@ -81,6 +96,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string output_ ABSL_GUARDED_BY(mu_);
+  uint64_t output_dropped_ ABSL_GUARDED_BY(mu_) = 0;  // bytes, since the last TakeOutput
   // SynchronizeAsync callbacks waiting for the stream to go idle.
   std::vector<absl::AnyInvocable<void(absl::Status) &&>> idle_waiters_ ABSL_GUARDED_BY(mu_);
 };

@@ -9,12 +9,34 @@
 #include "warpd/native/array.h"
 
 namespace warpd::runtime {
+namespace {
+
+// The first member path ("inner.a") of a struct dtype that holds an array;
+// empty when there is none. Struct nesting is bounded by the IR limits.
+std::string ArrayMemberPath(types::TypeRef t, const std::string& prefix) {
+  if (!t->is_struct()) return "";
+  for (const types::Member& m : t->members()) {
+    std::string path = prefix.empty() ? m.name : absl::StrCat(prefix, ".", m.name);
+    if (m.type->is_array()) return path;
+    if (std::string inner = ArrayMemberPath(m.type, path); !inner.empty()) return inner;
+  }
+  return "";
+}
+
+}  // namespace
 
 absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
                                             std::shared_ptr<types::TypeTable> dtype_table) {
   if (dtype == nullptr || dtype->is_void() || dtype->is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "array dtype must be a value type, got ", dtype ? dtype->ToString() : "none"));
+  }
+  // Element bytes come from clients (uploads), so an array member's
+  // descriptor (a raw pointer) could be forged: such dtypes have no arrays.
+  if (std::string path = ArrayMemberPath(dtype, ""); !path.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array dtype ", dtype->ToString(), " holds an array (member '", path,
+        "'): arrays of structs with array members are not supported"));
   }
   if (dtype->contains_struct() && dtype_table == nullptr) {
     return absl::InternalError("an array of structs needs the table that owns its dtype");

@@ -36,7 +36,9 @@ struct ArrayLayout {
   uint64_t size_bytes = 0;
 };
 
-// Checks and lays out an array: dtype must be a scalar or vector; 1..4 dims,
+// Checks and lays out an array: dtype must be a value type (not an array, and
+// not a struct holding an array anywhere: element bytes come from clients, so
+// a descriptor inside them could carry a forged pointer); 1..4 dims,
 // each in [0, 2^31-1] (the descriptor holds int32 extents); the byte size is
 // computed with overflow checks. INVALID_ARGUMENT otherwise.
 absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,

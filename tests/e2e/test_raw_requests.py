@@ -12,7 +12,7 @@ from conftest import Daemon, daemon_binary
 
 GARBAGE = b"\xff\xff\xff\xff\x0f garbage"
 UNARY = ["GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule", "Submit",
-         "Synchronize", "SetKernelCacheDir", "ClearKernelCache"]
+         "Synchronize", "ReadOutput", "SetKernelCacheDir", "ClearKernelCache"]
 
 
 @pytest.fixture(scope="module")

@@ -31,12 +31,16 @@ from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumen
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
 from .kernel import Function, Kernel, func, kernel
 from .launch import launch
-from .pyscope import cross, dot, length, length_sq, normalize, tid
+from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,
+                      quat_identity, quat_rotate, tid, transform_identity, transform_point,
+                      transform_vector, transpose)
 from .types import (bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
-                    uint8, uint16, uint32, uint64, vec2, vec2b, vec2d, vec2f, vec2h, vec2i, vec2l,
-                    vec2s, vec2ub, vec2ui, vec2ul, vec2us, vec3, vec3b, vec3d, vec3f, vec3h, vec3i,
-                    vec3l, vec3s, vec3ub, vec3ui, vec3ul, vec3us, vec4, vec4b, vec4d, vec4f, vec4h,
-                    vec4i, vec4l, vec4s, vec4ub, vec4ui, vec4ul, vec4us)
+                    struct, uint8, uint16, uint32, uint64)
+
+# Every named value type: vec2..vec4, mat22..mat44 (with Warp's suffixes f d h
+# b ub s us i ui l ul), quat/quatf/d/h, transform/transformf/d/h,
+# spatial_vector/f/d/h and spatial_matrix/f/d/h.
+globals().update(types.NAMED_TYPES)
 from .utils import ScopedDevice, ScopedTimer
 
 __version__ = config.version

@@ -1,4 +1,8 @@
-"""``wp.array``: an n-d array (1-4 dims) of scalars or vectors that lives in the daemon.
+"""``wp.array``: an n-d array (1-4 dims) of any value type that lives in the daemon.
+
+Element types are scalars, vectors, matrices, quaternions, transformations
+and structs (see types/); their layout and NumPy form come from the type's
+family protocol, so this file never asks which family a dtype is.
 
 ``wp.array(dtype=..., ndim=...)`` without data or shape is a kernel parameter
 annotation; with data or a shape it allocates daemon memory and returns a
@@ -44,16 +48,11 @@ def normalize_shape(shape, what="shape") -> tuple:
 def _infer_dtype(data):
     if isinstance(data, array):
         return data.dtype
-    if isinstance(data, wt._Vector):
-        return type(data)
-    if isinstance(data, (list, tuple)) and data:
-        first = data[0]
-        while isinstance(first, (list, tuple)) and first:
-            first = first[0]
-        if isinstance(first, wt._Vector):
-            return type(first)
-        if isinstance(first, wt._Scalar):
-            return type(first)
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, (wt.Value, wt.Struct, wt._Scalar)):
+        return type(first)
     arr = np.asarray(data)
     st = wt.scalar_from_numpy(arr.dtype)
     if st is None:
@@ -61,24 +60,74 @@ def _infer_dtype(data):
     return st
 
 
+def _struct_records(data, dtype) -> np.ndarray:
+    """data (a structured NumPy array, or nested sequences of struct instances) as records."""
+    dt = dtype._wp_np_dtype_
+    if isinstance(data, np.ndarray) and data.dtype.names is not None:
+        if data.dtype == dt:
+            return data
+        try:
+            return data.astype(dt)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"a structured array of dtype {data.dtype} does not fit struct "
+                            f"{dtype.__name__} ({e})") from None
+    shape, items = [], data
+    while isinstance(items, (list, tuple)):
+        shape.append(len(items))
+        if not items:
+            break
+        items = items[0]
+    if not shape:
+        raise TypeError(f"an array of struct {dtype.__name__} needs a sequence of "
+                        f"{dtype.__name__} instances or a NumPy structured array, got "
+                        f"{type(data).__name__}; use wp.full() for a single value")
+    out = np.zeros(tuple(shape), dtype=dt)
+    for index in np.ndindex(*shape):
+        item = data
+        for k in index:
+            item = item[k]
+        try:
+            out[index] = dtype._wp_storage_(item)
+        except TypeError as e:
+            raise TypeError(f"element {index if len(index) > 1 else index[0]} of the data: "
+                            f"expected {dtype.__name__}, {e}") from None
+    return out
+
+
 def _to_numpy(data, dtype) -> np.ndarray:
-    """data as a C-contiguous NumPy array in dtype's storage, shaped (*shape, length)."""
+    """data as a C-contiguous NumPy array in dtype's storage: (*shape, *element shape) of the
+    scalar dtype, or (*shape) records for structs."""
+    if wt.is_struct_type(dtype):
+        return np.ascontiguousarray(_struct_records(data, dtype))
     st = wt.type_scalar(dtype)
-    n = wt.type_length(dtype)
+    eshape = wt.element_shape(dtype)
     if isinstance(data, (list, tuple)) and data and isinstance(data[0], wt._Scalar):
         data = [v.value for v in data]
     arr = np.asarray(data)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"data of NumPy dtype {arr.dtype} cannot be stored as {wt.type_name(dtype)}")
     if arr.dtype != st._np_dtype_:
         arr = arr.astype(st._np_dtype_)
-    if wt.is_vector_type(dtype):
-        if arr.ndim >= 2 and arr.shape[-1] == n:
+    k = len(eshape)
+    if k:
+        n = int(np.prod(eshape))
+        if arr.ndim > k and arr.shape[-k:] == eshape:
             pass
+        elif k > 1 and arr.ndim >= 2 and arr.shape[-1] == n:
+            arr = arr.reshape(arr.shape[:-1] + eshape)
         elif arr.ndim == 1 and arr.size % n == 0:
-            arr = arr.reshape(-1, n)
+            arr = arr.reshape((-1,) + eshape)
         else:
+            want = f"{eshape}" if k > 1 else f"{n}"
             raise ValueError(f"data of shape {arr.shape} does not fit dtype {wt.type_name(dtype)}: "
-                             f"expected a trailing dimension of {n}")
+                             f"expected trailing dimensions {want}"
+                             + (f" or {n}" if k > 1 else ""))
     return np.ascontiguousarray(arr)
+
+
+def _outer_shape(values: np.ndarray, dtype) -> tuple:
+    k = len(wt.element_shape(dtype))
+    return values.shape[:values.ndim - k] if k else values.shape
 
 
 class array:
@@ -128,7 +177,7 @@ class array:
             dtype = _infer_dtype(data)
         dtype = wt.canonical_dtype(dtype)
         values = _to_numpy(data, dtype)
-        outer = values.shape[:-1] if wt.is_vector_type(dtype) else values.shape
+        outer = _outer_shape(values, dtype)
         if shape is not None:
             shape = normalize_shape(shape)
             if int(np.prod(shape)) != int(np.prod(outer)):
@@ -246,39 +295,45 @@ class array:
         try:
             for chunk in rt.stub.Download(runtime_pb2.DownloadRequest(
                     session=rt.session, handle=self.handle, offset=0, length=0)):
+                rt.emit_output(chunk.output)  # kernel output of the work waited for
                 n = len(chunk.data)
                 if pos + n > len(out):
                     raise ValueError(f"the daemon sent more than the array's {len(out)} bytes")
                 view[pos:pos + n] = chunk.data
                 pos += n
         except grpc.RpcError as e:
-            raise from_rpc_error(e) from None
+            err = from_rpc_error(e)
+            rt.read_output(self._stream.device, after=err)
+            raise err from None
         if pos != len(out):
             raise ValueError(f"the daemon sent {pos} of the array's {len(out)} bytes")
         self._stream.in_flight = False
         return out
 
     def numpy(self) -> np.ndarray:
-        """A NumPy copy of the data, shape (*shape) or (*shape, length) for vectors.
+        """A NumPy copy of the data: shape (*shape) for scalars, (*shape, n) for vectors,
+        quaternions (4) and transformations (7), (*shape, rows, cols) for matrices; a
+        structured array of shape (*shape) for structs.
 
         Waits for queued work on the array's device; raises its faults.
         """
         self._check_live()
-        st = wt.type_scalar(self.dtype)
-        full_shape = self.shape + ((self.dtype._length_,) if wt.is_vector_type(self.dtype) else ())
+        np_dtype = wt.numpy_dtype(self.dtype)
+        full_shape = self.shape + wt.element_shape(self.dtype)
         if self.size == 0:
-            return np.zeros(full_shape, dtype=st._np_dtype_)
-        return np.frombuffer(self._download(), dtype=st._np_dtype_).reshape(full_shape)
+            return np.zeros(full_shape, dtype=np_dtype)
+        return np.frombuffer(self._download(), dtype=np_dtype).reshape(full_shape)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     def list(self) -> list:
+        """The elements, flat: Python numbers, or instances of the value or struct type."""
         a = self.numpy()
-        if wt.is_vector_type(self.dtype):
-            flat = a.reshape(-1, self.dtype._length_)
-            return [self.dtype(row) for row in flat]
+        eshape = wt.element_shape(self.dtype)
+        if eshape or wt.is_struct_type(self.dtype):
+            return [self.dtype._wp_from_storage_(e) for e in a.reshape((-1,) + eshape)]
         return a.reshape(-1).tolist()
 
     def assign(self, src):
@@ -288,7 +343,7 @@ class array:
             copy_array(self, src)
             return
         values = _to_numpy(src, self.dtype)
-        outer = values.shape[:-1] if wt.is_vector_type(self.dtype) else values.shape
+        outer = _outer_shape(values, self.dtype)
         if int(np.prod(outer)) != self.size:
             raise ValueError(f"cannot assign data of shape {outer} to an array of shape {self.shape}")
         self._upload(values)
@@ -296,28 +351,22 @@ class array:
     def fill_(self, value):
         """Sets every element to value (queued on the device stream)."""
         self._check_live()
-        st = wt.type_scalar(self.dtype)
-        n = wt.type_length(self.dtype)
-        if isinstance(value, wt._Scalar):
-            value = value.value
-        v = np.asarray(value, dtype=st._np_dtype_)
-        if wt.is_vector_type(self.dtype):
-            if v.ndim == 0:
-                v = np.full(n, v, dtype=st._np_dtype_)
-            if v.shape != (n,):
-                raise ValueError(f"fill value for {wt.type_name(self.dtype)} needs {n} components")
-        elif v.ndim != 0:
-            raise ValueError(f"fill value for {wt.type_name(self.dtype)} must be a scalar")
+        self._fill_bytes_(_fill_bytes(self.dtype, value))
+        return self
+
+    def _fill_bytes_(self, data: bytes):
         with self._rt.lock:
             cmd = self._stream.add()
             cmd.fill.array = self.handle
-            cmd.fill.value = v.tobytes()
-        return self
+            cmd.fill.value = data
 
     fill = fill_
 
     def zero_(self):
-        return self.fill_(0)
+        """Sets every byte to zero (any dtype, structs included)."""
+        self._check_live()
+        self._fill_bytes_(bytes(wt.type_size(self.dtype)))
+        return self
 
     def to(self, device) -> array:
         """This array on `device` (itself when it is already there)."""
@@ -345,6 +394,16 @@ class array:
     def __setitem__(self, key, value):
         raise NotImplementedError("element assignment to a warpd array in Python scope is not "
                                   "supported; use .assign(), .fill_() or a kernel")
+
+
+def _fill_bytes(dtype, value) -> bytes:
+    """One element's bytes for a fill: a value of dtype, or one number for every component."""
+    try:
+        if wt.element_shape(dtype) and wt.scalar.is_number(value):
+            return dtype._splat(value).tobytes()
+        return wt.pack(dtype, value, wrap=True)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"fill value for {wt.type_name(dtype)}: {e}") from None
 
 
 def _row_major_strides(shape, itemsize):
@@ -409,10 +468,14 @@ def _value_dtype(value):
         return wt.int32
     if isinstance(value, numbers.Real):
         return wt.float32
-    if isinstance(value, (wt._Scalar, wt._Vector)):
+    if isinstance(value, (wt._Scalar, wt.Value, wt.Struct)):
         return type(value)
     if isinstance(value, (list, tuple, np.ndarray)):
-        return wt.vector(len(value), wt.float32)
+        shape = np.shape(value)
+        if len(shape) == 1:
+            return wt.vector(shape[0], wt.float32)
+        if len(shape) == 2:
+            return wt.matrix(shape, wt.float32)
     raise TypeError(f"cannot infer a dtype from the fill value {value!r}; pass dtype=")
 
 
@@ -458,15 +521,19 @@ def clone(src: array, device=None, requires_grad=None, pinned=False) -> array:
 def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
     """An array holding a copy of a NumPy array.
 
-    Without dtype, a trailing dimension of 2, 3 or 4 makes a vector array
-    (float32 data of shape (n, 3) becomes an array of n vec3).
+    Without dtype, as in Warp, two trailing dimensions of 2 to 4 (with at least
+    three dimensions) make a matrix array (float32 data of shape (n, 3, 3) becomes
+    n mat33), else a trailing dimension of 2, 3 or 4 a vector array ((n, 3): n vec3).
     """
     arr = np.asarray(arr)
     if dtype is None:
         st = wt.scalar_from_numpy(arr.dtype)
         if st is None:
             raise TypeError(f"unsupported NumPy dtype {arr.dtype}")
-        if arr.ndim >= 2 and arr.shape[-1] in (2, 3, 4):
+        small = (2, 3, 4)
+        if st is not wt.bool_ and arr.ndim >= 3 and arr.shape[-2] in small and arr.shape[-1] in small:
+            dtype = wt.matrix(arr.shape[-2:], st)
+        elif st is not wt.bool_ and arr.ndim >= 2 and arr.shape[-1] in small:
             dtype = wt.vector(arr.shape[-1], st)
         else:
             dtype = st

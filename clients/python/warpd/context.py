@@ -5,6 +5,13 @@ use). It owns the gRPC channel, the session token, the device table and one
 command Stream per device. ``Runtime.call`` is the single place RPCs are made
 and their errors converted into WarpdErrors.
 
+Kernel output: what ``print``/``wp.printf`` in kernels printed comes back
+with the answers to Submit, Synchronize and Download (after an error, from
+ReadOutput) and is written to ``sys.stdout`` at once, so it appears in launch
+order at the next sync point, in a notebook's cell output too. At exit (and
+``wp.shutdown()``), queued work is run and its output printed before the
+session closes.
+
 Thread-safety: ``Runtime.lock`` (re-entrant) guards the streams and the
 module-load caches; RPCs themselves are thread-safe in gRPC.
 """
@@ -14,6 +21,7 @@ from __future__ import annotations
 import atexit
 import os
 import platform
+import sys
 import threading
 
 import grpc
@@ -26,6 +34,8 @@ from .stream import Stream
 from .v1 import runtime_pb2, runtime_pb2_grpc
 
 _MAX_MESSAGE = 64 << 20
+# How long the exit may wait for queued work so that its output is printed.
+_EXIT_SYNC_TIMEOUT = 60.0
 
 _runtime: Runtime | None = None
 _init_lock = threading.Lock()
@@ -58,6 +68,50 @@ class Runtime:
             return getattr(self.stub, method)(request, timeout=timeout)
         except grpc.RpcError as e:
             raise from_rpc_error(e, compiling=compiling) from None
+
+    def call_stream(self, method: str, request, device: str = "", timeout=None):
+        """A Submit or Synchronize: prints the kernel output of the answer.
+
+        When the call fails, the output of the launches that ran before the
+        failure (a kernel that printed, then faulted) is read and printed
+        before the error is raised.
+        """
+        try:
+            resp = self.call(method, request, timeout=timeout)
+        except WarpdError as err:
+            self.read_output(device, after=err)
+            raise
+        self.emit_output(resp.output)
+        return resp
+
+    def emit_output(self, data: bytes):
+        """Writes kernel output to sys.stdout (decoded as UTF-8, bad bytes replaced)."""
+        if not data:
+            return
+        out = sys.stdout
+        if out is None:
+            return
+        try:
+            out.write(data.decode("utf-8", "replace"))
+            out.flush()
+        except (OSError, ValueError):  # a closed or broken stdout
+            pass
+
+    def read_output(self, device: str = "", after: WarpdError | None = None):
+        """Fetches and prints the kernel output waiting on the daemon, if any.
+
+        `after`: the error that made this necessary; nothing is read when it
+        says the daemon or the session is gone. Never raises.
+        """
+        if after is not None and after.code in (grpc.StatusCode.UNAVAILABLE,
+                                                grpc.StatusCode.UNAUTHENTICATED):
+            return
+        try:
+            resp = self.stub.ReadOutput(runtime_pb2.ReadOutputRequest(
+                session=self.session, device=device), timeout=10.0)
+        except grpc.RpcError:
+            return
+        self.emit_output(resp.output)
 
     def connect(self, timeout: float):
         try:
@@ -114,16 +168,43 @@ class Runtime:
                     s.flush()
                 for s in streams:
                     s.in_flight = False
-                self.call("Synchronize", runtime_pb2.SynchronizeRequest(session=self.session))
+                self.call_stream("Synchronize", runtime_pb2.SynchronizeRequest(session=self.session))
             else:
                 self.stream(self.device(device)).synchronize()
 
     # ---------------------------------------------------------------- exit
 
+    def _finish_work(self):
+        """Runs queued work and prints its kernel output (exit, shutdown).
+
+        Errors are reported on stderr, not raised: the session is closing.
+        """
+        # Another thread may hold the lock at exit (it is still running then).
+        if not self.lock.acquire(timeout=_EXIT_SYNC_TIMEOUT):
+            return
+        try:
+            streams = [s for s in self.streams.values() if s.queued or s.in_flight]
+            if not streams or not self.session:
+                return
+            for s in streams:
+                s.flush()
+                s.in_flight = False
+            self.call_stream("Synchronize", runtime_pb2.SynchronizeRequest(session=self.session),
+                             timeout=_EXIT_SYNC_TIMEOUT)
+        except WarpdError as e:
+            if e.code != grpc.StatusCode.UNAVAILABLE:
+                print(f"warpd: at exit: {e}", file=sys.stderr)
+        finally:
+            self.lock.release()
+
     def close(self):
         if self.closed:
             return
         self.closed = True
+        try:
+            self._finish_work()
+        except BaseException:  # e.g. Ctrl-C while waiting: close anyway
+            pass
         try:
             with self.lock:
                 for s in self.streams.values():

@@ -10,8 +10,13 @@ Name resolution, for a name that is not a local variable of the function:
   become CALLEE_BUILTIN calls by Warp's builtin name; an attribute of the
   warpd package that Python does not define (``wp.sin``) is a builtin of that
   name, and any other unknown callee is emitted by its dotted name;
-- int/float/bool globals and ``wp.constant`` values are inlined as Constants,
-  types used as values become ``type_value`` TypeRefs;
+- int/float/bool globals and ``wp.constant`` values are inlined as Constants;
+  vector, matrix, quaternion and transformation values as constructor calls
+  of typed constants; types used as values become ``type_value`` TypeRefs;
+- value types used as callees (``wp.mat33(...)``, ``vec5d(...)`` for
+  ``vec5d = wp.types.vector(5, wp.float64)``) construct through the type's
+  family (types/family.py): by builtin name, or the generic ``vector``/
+  ``matrix`` builtins with ``length=``/``shape=`` and ``dtype=`` keywords;
 - anything else stays a Name for the daemon to report.
 
 Every statement and expression carries its SourceSpan (file, absolute 1-based
@@ -83,14 +88,16 @@ def builtin_name(obj) -> str | None:
         return _PY_BUILTIN_NAMES[obj]
     if isinstance(obj, type) and wt.is_scalar_type(obj):
         return wt.scalar_type(obj)._wp_name_
-    if isinstance(obj, type) and wt.is_vector_type(obj):
-        return obj._wp_name_ or None
+    if isinstance(obj, type) and wt.is_value_type(obj):
+        return obj._wp_builtin_ or None
     if isinstance(obj, pytypes.BuiltinFunctionType) or isinstance(obj, type):
         if getattr(builtins, getattr(obj, "__name__", ""), None) is obj:
             return obj.__name__
     mod = getattr(obj, "__module__", None) or ""
     if callable(obj) and (mod == "warpd" or mod.startswith("warpd.")):
-        return getattr(obj, "_wp_builtin_", None) or obj.__name__
+        # Only Python-scope versions of kernel builtins (pyscope.py) carry a name;
+        # wp.init, wp.zeros, ... are no builtins, and stay dotted names for the daemon.
+        return getattr(obj, "_wp_builtin_", None) or None
     return None
 
 
@@ -211,7 +218,8 @@ class Translator:
         tr = wt.to_typeref(obj)
         if tr is None:
             raise self.error(node, f"unsupported type annotation {obj!r} for {what}: expected a "
-                                   f"scalar type, a vector type or wp.array(dtype=..., ndim=...)")
+                                   f"scalar, vector, matrix, quaternion, transformation or "
+                                   f"@wp.struct type, or wp.array(dtype=..., ndim=...)")
         return tr
 
     # ------------------------------------------------------------ function
@@ -461,7 +469,27 @@ class Translator:
         elif isinstance(v, float):
             e.constant.float_value = v
         elif isinstance(v, str):
-            raise self.error(node, "string constants are not supported in warpd kernels and functions")
+            # Strings are arguments of print() and wp.printf() only (the daemon
+            # checks this too); found once per function: the calls' string arguments.
+            allowed = self.__dict__.get("_print_string_args")
+            if allowed is None:
+                allowed = set()
+                for call in ast.walk(self.src.node):
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+                        continue
+                    obj = self.resolve(call.func)
+                    name = builtin_name(obj) if obj is not _LOCAL and obj is not _MISSING else None
+                    if (name or self.unresolved_warp_attr(call.func)) in ("print", "printf"):
+                        allowed.update(id(a) for a in call.args if isinstance(a, ast.Constant))
+                self._print_string_args = allowed
+            if id(node) not in allowed:
+                raise self.error(node, "string constants are supported only as arguments of print() and "
+                                       "wp.printf()")
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise self.error(node, "string constants must be valid Unicode text") from None
+            e.constant.string_value = v
         else:
             raise self.error(node, f"the constant {v!r} is not supported in warpd kernels and functions")
 
@@ -502,33 +530,25 @@ class Translator:
         if isinstance(obj, numbers.Real):
             e.constant.float_value = float(obj)
             return True
-        if isinstance(obj, wt._Vector):
-            call = e.call
-            self.vector_callee(call, type(obj), e.span)
-            for v in obj:
-                arg = call.args.add(span=e.span)
-                self.value(arg, type(obj)._wp_scalar_type_(v))
+        if isinstance(obj, wt.Value):
+            # A vector, matrix, quaternion or transformation: its constructor called
+            # with its components as typed constants (row-major for matrices).
+            t = type(obj)
+            t._wp_fill_ctor_(e.call, e.span)
+            st = t._wp_scalar_type_
+            for v in t._wp_components_(obj):
+                self.value(e.call.args.add(span=e.span), st(v))
             return True
+        if isinstance(obj, wt.Struct):
+            raise CompileError(f"{e.span.file}:{e.span.line}:{e.span.col}: error: the struct "
+                               f"value {type(obj).__name__}(...) cannot be used as a kernel "
+                               f"constant; pass it as a kernel argument")
         if isinstance(obj, type):
             tr = wt.to_typeref(obj)
             if tr is not None:
                 e.type_value.CopyFrom(tr)
                 return True
         return False
-
-    def vector_callee(self, call, vtype, span):
-        """Constructor call of a vector type: its name, or "vector" with length and dtype."""
-        call.kind = ir_pb2.CALLEE_BUILTIN
-        if vtype._wp_name_:
-            call.callee = vtype._wp_name_
-            return
-        call.callee = "vector"
-        k = call.keywords.add(name="length")
-        k.value.span.CopyFrom(span)
-        k.value.constant.int_value = vtype._length_
-        k = call.keywords.add(name="dtype")
-        k.value.span.CopyFrom(span)
-        k.value.type_value.CopyFrom(wt.to_typeref(vtype._wp_scalar_type_))
 
     def call(self, e, node):
         call = e.call
@@ -541,8 +561,12 @@ class Translator:
             call.callee = obj.ir_name
             if obj not in self.deps:
                 self.deps.append(obj)
-        elif isinstance(obj, type) and wt.is_vector_type(obj):
-            self.vector_callee(call, obj, e.span)
+        elif isinstance(obj, type) and wt.is_value_type(obj) and not wt.is_scalar_type(obj):
+            # A vector, matrix, quaternion, transformation or struct type used as a constructor.
+            try:
+                obj._wp_fill_ctor_(call, e.span)
+            except NotImplementedError as err:
+                raise self.error(node, str(err)) from None
         else:
             call.kind = ir_pb2.CALLEE_BUILTIN
             name = None

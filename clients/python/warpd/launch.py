@@ -2,16 +2,21 @@
 
 The signature is the daemon's (KernelInfo from LoadModule), so the client
 checks exactly what the daemon will run: the argument count; for arrays the
-dtype, ndim and device; for scalars Warp's strictness (an int parameter
-rejects a float; a float parameter accepts ints); for vectors a wp.vecN or a
-sequence of N numbers. Scalars and vectors are packed little-endian at the
-parameter's size. Nothing is sent until a sync point (see stream.py).
+dtype, ndim and device; for values Warp's strictness (an int parameter
+rejects a float; a float parameter accepts ints; a vec3f takes a vec3f or a
+sequence of 3 numbers, not a vec3d; a struct only an instance of its
+@wp.struct). Values are packed by their type (types.pack: little-endian, C
+layout, structs with their padding) and must come out at the size the daemon
+gives the parameter. Nothing is sent until a sync point (see stream.py).
+
+Launch options of Warp that warpd does not implement (adjoint launches,
+streams, recorded commands, CUDA block sizes) raise NotImplementedError
+naming the option; none is silently ignored.
 """
 
 from __future__ import annotations
 
 import numbers
-import struct
 
 import numpy as np
 
@@ -30,21 +35,22 @@ class _Param:
         self.typeref = info.type
         self.size = info.size
         self.which = info.type.WhichOneof("kind")
-        self.type = wt.from_typeref(info.type)
+        self.want = wt.describe(info.type)
         if self.which == "array":
             self.ndim = info.type.array.ndim
             self.elem_type = wt.from_typeref(info.type.array.dtype)
-            self.want = wt.describe(info.type)
-        elif self.type is None:
-            raise TypeError(f"kernel '{kernel_name}' parameter '{self.name}' has a type this client "
-                            f"does not know ({info.type})")
-        else:
-            st = wt.type_scalar(self.type)
-            self.scalar = st
-            self.length = wt.type_length(self.type)
-            self.fmt = "<" + st._fmt_ * self.length
-            packed = struct.calcsize(self.fmt)
-            self.pad = b"\0" * max(0, self.size - packed)
+            self.type = None
+            return
+        self.type = wt.from_typeref(info.type)
+        if self.type is None:
+            what = ("a struct this process did not define" if self.which == "struct_type"
+                    else "a type this client does not know")
+            raise TypeError(f"kernel '{kernel_name}' parameter '{self.name}' has {what} "
+                            f"({self.want})")
+        if wt.type_size(self.type) != self.size:
+            raise RuntimeError(f"kernel '{kernel_name}' parameter '{self.name}' ({self.want}): the "
+                               f"daemon lays it out in {self.size} bytes, this client in "
+                               f"{wt.type_size(self.type)}")
 
     def where(self) -> str:
         return f"argument '{self.name}' of kernel '{self.kernel}'"
@@ -52,16 +58,12 @@ class _Param:
     def pack(self, value, device):
         if self.which == "array":
             return True, self._pack_array(value, device)
-        if self.which == "vector":
-            comps = self._vector_components(value)
-        else:
-            comps = [self._component(value)]
+        if isinstance(value, array):
+            raise TypeError(f"{self.where()} expects {self.want}, got an array")
         try:
-            data = struct.pack(self.fmt, *comps)
-        except struct.error as e:
-            raise ValueError(f"{self.where()}: {value!r} does not fit "
-                             f"{wt.type_name(self.type)} ({e})") from None
-        return False, data + self.pad
+            return False, wt.pack(self.type, value)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{self.where()} expects {self.want}, {e}") from None
 
     def _pack_array(self, value, device):
         want = self.want
@@ -78,59 +80,6 @@ class _Param:
             raise ValueError(f"{self.where()} is an array on device \"{value.device}\", but the "
                              f"kernel is launched on \"{device}\"")
         return value.handle
-
-    def _component(self, v):
-        st = self.scalar
-        kind = st._kind_
-        if isinstance(v, wt._Scalar):
-            if kind == "int" and v._kind_ == "float":
-                raise TypeError(f"{self.where()} expects {st._wp_name_}, got {v._wp_name_} "
-                                f"(Warp does not convert implicitly; use int(x))")
-            v = v.value
-        if kind == "float":
-            if isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, complex):
-                return float(v)
-        elif kind == "int":
-            if isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)):
-                v = int(v)
-                lo, hi = _int_range(st)
-                if not lo <= v <= hi:
-                    raise ValueError(f"{self.where()}: {v} is out of range for {st._wp_name_}")
-                return v
-            if isinstance(v, bool):
-                return int(v)
-            if isinstance(v, (numbers.Real, np.floating)):
-                raise TypeError(f"{self.where()} expects {st._wp_name_}, got "
-                                f"{type(v).__name__} {v!r} (Warp does not convert implicitly; "
-                                f"use int(x))")
-        else:  # bool
-            if isinstance(v, (bool, np.bool_, numbers.Integral)):
-                return bool(v)
-        raise TypeError(f"{self.where()} expects {st._wp_name_}, got {type(v).__name__} {v!r}")
-
-    def _vector_components(self, v):
-        t = self.type
-        if isinstance(v, wt._Vector):
-            if type(v) is not t and (v._length_ != t._length_ or
-                                     v._wp_scalar_type_ is not t._wp_scalar_type_):
-                raise TypeError(f"{self.where()} expects {wt.type_name(t)}, got "
-                                f"{wt.type_name(type(v))}")
-            return [self._component(c) for c in v]
-        if isinstance(v, np.ndarray):
-            v = v.tolist()
-        if isinstance(v, (list, tuple)):
-            if len(v) != t._length_:
-                raise TypeError(f"{self.where()} expects {wt.type_name(t)} ({t._length_} "
-                                f"components), got a sequence of {len(v)}")
-            return [self._component(c) for c in v]
-        raise TypeError(f"{self.where()} expects {wt.type_name(t)}, got {type(v).__name__}")
-
-
-def _int_range(st):
-    bits = st._size_ * 8
-    if st._signed_:
-        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return 0, (1 << bits) - 1
 
 
 class LaunchPlan:
@@ -178,18 +127,44 @@ def _dims(kernel, dim) -> tuple:
     return dims
 
 
+def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
+                 block_dim):
+    """NotImplementedError for the first launch option warpd does not implement."""
+    why = None
+    if adjoint:
+        why = "adjoint=True (adjoint launches)"
+    elif adj_inputs is not None and len(adj_inputs) > 0:
+        why = "adj_inputs (adjoint launches)"
+    elif adj_outputs is not None and len(adj_outputs) > 0:
+        why = "adj_outputs (adjoint launches)"
+    elif stream is not None:
+        why = "stream= (launches run on the session's stream for the device)"
+    elif record_cmd:
+        why = "record_cmd=True (recorded launch objects)"
+    elif max_blocks:
+        why = "max_blocks= (a CUDA grid limit)"
+    elif block_dim is not None:
+        why = "block_dim= (a CUDA block size)"
+    if why:
+        raise NotImplementedError(f"wp.launch of kernel '{kernel.key}': {why} is not supported "
+                                  f"by warpd yet")
+
+
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None,
            stream=None, adjoint=False, record_tape=True, record_cmd=False, max_blocks=0,
-           block_dim=256):
+           block_dim=None):
     """Queues a launch of `kernel` over a 1-4-D grid `dim` on `device`.
 
     Arguments are checked here (TypeError/ValueError naming the kernel and the
     parameter); faults while running are raised at the next sync point.
+    `record_tape` matters only while a wp.Tape records, and warpd has no Tape
+    yet, so both values mean the same here; the other options of Warp's launch
+    raise NotImplementedError unless left at their defaults.
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wp.launch expects a @wp.kernel, got {type(kernel).__name__}")
-    if adjoint:
-        raise NotImplementedError("adjoint launches are not supported by warpd yet")
+    _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
+                 block_dim)
     rt = runtime()
     dev = rt.device(device)
     dims = _dims(kernel, dim)

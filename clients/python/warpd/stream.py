@@ -68,7 +68,9 @@ class Stream:
         self.in_flight = not wait
         self.submits += 1
         req.synchronize = wait
-        self._runtime.call("Submit", req)
+        # The answer brings the kernel output of finished launches (all of
+        # them with `wait`), printed by call_stream.
+        self._runtime.call_stream("Submit", req, self.device)
         return True
 
     def synchronize(self):
@@ -81,9 +83,10 @@ class Stream:
         if self.flush(wait=True):
             return
         self.in_flight = False
-        self._runtime.call("Synchronize",
-                           runtime_pb2.SynchronizeRequest(session=self._runtime.session,
-                                                          device=self.device))
+        self._runtime.call_stream("Synchronize",
+                                  runtime_pb2.SynchronizeRequest(session=self._runtime.session,
+                                                                 device=self.device),
+                                  self.device)
 
     def drop(self):
         """Forgets everything queued (the session is gone)."""

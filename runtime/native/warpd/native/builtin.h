@@ -7,3 +7,4 @@
 #include "warpd/native/vec.h"
 #include "warpd/native/array.h"
 #include "warpd/native/atomic.h"
+#include "warpd/native/print.h"

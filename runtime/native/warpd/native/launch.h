@@ -6,7 +6,8 @@
 // and runs the threads with linear ids [begin, end). Its CUDA entry point is
 //   extern "C" __global__ void wpk_<kernel>_cuda(wp::launch_ctx* ctx, wpa_<kernel> args);
 // with a grid-stride loop over all ids. `args` is the kernel's argument block
-// (docs/launch_abi.md). The runtime owns ctx; kernels write only ctx->fault.
+// (docs/launch_abi.md). The runtime owns ctx; kernels write only ctx->fault
+// and print records through ctx->output (print.h).
 #pragma once
 
 #include "warpd/native/core.h"
@@ -41,16 +42,41 @@ struct fault_info {
   int64 shape[4];
 };
 
+// The launch's output buffer for print()/printf() records (print.h). The
+// runtime owns `data` and sets data and capacity (a multiple of 8; 0 and null
+// when the kernel cannot print); kernels only reserve records with atomic
+// adds on `used` and count them in `committed` once written. Records fill
+// [0, committed) back to back; a record that does not fit is not written,
+// and `dropped` counts it.
+struct print_buffer {
+  uint8* data;
+  uint64 capacity;
+  uint64 used;       // bytes reserved; may pass capacity (those records are dropped)
+  uint64 committed;  // bytes of records completely written
+  uint64 dropped;    // records that did not fit
+};
+
+// One record: this header, then the call's values back to back (`size`
+// includes the header and is rounded up to a multiple of 8).
+struct print_record_header {
+  uint32 site;  // the print call site, an index into the module's print table
+  uint32 size;
+  int64 tid;    // linear thread id of the printing thread
+};
+
 struct launch_ctx {
   launch_bounds bounds;
   fault_info fault;
   int32 cancel;  // set by the runtime to stop a launch; checked at loop back-edges
   int32 reserved;
+  print_buffer output;
 };
 
 static_assert(sizeof(launch_bounds) == 32, "launch_bounds layout");
 static_assert(sizeof(fault_info) == 72, "fault_info layout");
-static_assert(sizeof(launch_ctx) == 112, "launch_ctx layout");
+static_assert(sizeof(print_buffer) == 40, "print_buffer layout");
+static_assert(sizeof(print_record_header) == 16, "print_record_header layout");
+static_assert(sizeof(launch_ctx) == 152, "launch_ctx layout");
 
 WP_FUNC bool claim_fault(launch_ctx* ctx) {
 #if WP_CUDA

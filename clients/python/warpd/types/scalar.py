@@ -1,0 +1,283 @@
+"""Scalar types: ``wp.int8`` ... ``wp.uint64``, ``wp.float16/32/64``, ``wp.bool``.
+
+Each is a class whose instances hold one value (``wp.float32(1.5).value``);
+Python's ``float``, ``int`` and ``bool`` stand for float32, int32 and bool.
+The class attributes follow the family protocol of ``family.py``.
+
+``convert`` is the one place a Python value becomes a component of a given
+scalar type, with Warp's strictness: an integer type never takes a float.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+import struct
+from typing import Any
+
+import numpy as np
+
+from ..v1 import ir_pb2
+
+
+class _Scalar:
+    """Base of the scalar types. Class attributes describe the type."""
+
+    _wp_family_ = "scalar"
+    _wp_name_: str = ""
+    _wp_type_name_: str = ""
+    _wp_builtin_: str = ""
+    _proto_: int = 0
+    _size_: int = 0
+    _np_dtype_: Any = None
+    _fmt_: str = ""
+    _kind_: str = ""  # "float", "int", "bool"
+    _signed_: builtins.bool = True
+    _shape_: tuple = ()
+    _length_ = 1
+
+    __slots__ = ("value",)
+
+    def __init__(self, value=0):
+        if isinstance(value, _Scalar):
+            value = value.value
+        self.value = convert(type(self), value, wrap=True, what=f"{self._wp_name_}()")
+
+    # ------------------------------------------------------------ protocol
+
+    @classmethod
+    def _wp_typeref_(cls) -> ir_pb2.TypeRef:
+        return ir_pb2.TypeRef(scalar=cls._proto_)
+
+    @classmethod
+    def _wp_storage_(cls, value, wrap=False):
+        return convert(cls, value, wrap=wrap)
+
+    @classmethod
+    def _wp_from_storage_(cls, raw):
+        return np.asarray(raw).item()
+
+    @classmethod
+    def _wp_components_(cls, value) -> list:
+        return [cls._wp_storage_(value, wrap=True)]
+
+    # ------------------------------------------------------------ values
+
+    def __float__(self):
+        return float(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __index__(self):
+        if self._kind_ == "float":
+            raise TypeError(f"{self._wp_name_} cannot be used as an index")
+        return int(self.value)
+
+    def __bool__(self):
+        return builtins.bool(self.value)
+
+    def __eq__(self, other):
+        if isinstance(other, _Scalar):
+            other = other.value
+        return self.value == other
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"{self._wp_name_}({self.value!r})"
+
+    def __str__(self):
+        return str(self.value)
+
+    # Arithmetic in Python scope gives plain Python numbers, as in Warp.
+    def _arith(self, other, op, reflected=False):
+        if isinstance(other, _Scalar):
+            if type(other) is not type(self):
+                return NotImplemented
+            other = other.value
+        elif not isinstance(other, (numbers.Number, np.number)):
+            return NotImplemented
+        a, b = (other, self.value) if reflected else (self.value, other)
+        return op(a, b)
+
+    def __add__(self, o):
+        return self._arith(o, lambda a, b: a + b)
+
+    def __radd__(self, o):
+        return self._arith(o, lambda a, b: a + b, True)
+
+    def __sub__(self, o):
+        return self._arith(o, lambda a, b: a - b)
+
+    def __rsub__(self, o):
+        return self._arith(o, lambda a, b: a - b, True)
+
+    def __mul__(self, o):
+        return self._arith(o, lambda a, b: a * b)
+
+    def __rmul__(self, o):
+        return self._arith(o, lambda a, b: a * b, True)
+
+    def __truediv__(self, o):
+        return self._arith(o, lambda a, b: a / b)
+
+    def __rtruediv__(self, o):
+        return self._arith(o, lambda a, b: a / b, True)
+
+    def __neg__(self):
+        return -self.value
+
+    def __pos__(self):
+        return self.value
+
+
+def _int_range(st):
+    bits = st._size_ * 8
+    if st._signed_:
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def _describe_value(v) -> str:
+    if isinstance(v, _Scalar):
+        return f"{v._wp_name_} {v.value!r}"
+    if isinstance(v, (np.generic,)):
+        return f"{np.dtype(type(v)).name} {v.item()!r}"
+    return f"{type(v).__name__} {v!r}"
+
+
+def convert(st, v, wrap=False, what=None):
+    """v as a Python number of scalar type st (a _Scalar subclass).
+
+    Integers never take floats (TypeError). Out-of-range integers wrap when
+    `wrap` (constructors, as in Warp) and are a ValueError otherwise (kernel
+    arguments). Messages start with "got ..." so callers can prefix them;
+    `what` prefixes them here.
+    """
+    try:
+        return _convert(st, v, wrap)
+    except (TypeError, ValueError) as e:
+        if what is None:
+            raise
+        raise type(e)(f"{what} expects {st._wp_name_}, {e}") from None
+
+
+def _convert(st, v, wrap):
+    if isinstance(v, _Scalar):
+        if v._kind_ == "float" and st._kind_ != "float":
+            raise TypeError(f"got {_describe_value(v)} (Warp does not convert implicitly; use int(x))")
+        v = v.value
+    kind = st._kind_
+    if isinstance(v, (str, bytes, complex)) or not isinstance(v, (numbers.Number, np.number, np.bool_)):
+        raise TypeError(f"got {type(v).__name__} {v!r}")
+    if kind == "bool":
+        if isinstance(v, (builtins.bool, np.bool_, numbers.Integral, np.integer)):
+            return builtins.bool(v)
+        raise TypeError(f"got {_describe_value(v)}")
+    if kind == "float":
+        return float(np.asarray(float(v), dtype=st._np_dtype_))
+    # integers
+    if isinstance(v, (np.floating, numbers.Real)) and not isinstance(
+            v, (numbers.Integral, np.integer, np.bool_)):
+        raise TypeError(f"got {_describe_value(v)} (Warp does not convert implicitly; use int(x))")
+    v = int(v)
+    lo, hi = _int_range(st)
+    if lo <= v <= hi:
+        return v
+    if not wrap:
+        raise ValueError(f"got {v}, which is out of range for {st._wp_name_}")
+    bits = st._size_ * 8
+    v &= (1 << bits) - 1
+    if st._signed_ and v >= (1 << (bits - 1)):
+        v -= 1 << bits
+    return v
+
+
+def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True):
+    size = struct.calcsize("<" + fmt)
+    return type(
+        name,
+        (_Scalar,),
+        {
+            "__slots__": (),
+            "__module__": "warpd.types",
+            "__qualname__": name,
+            "_wp_name_": name,
+            "_wp_type_name_": name,
+            "_wp_builtin_": name,
+            "_proto_": proto,
+            "_size_": size,
+            "_wp_size_": size,
+            "_wp_align_": size,
+            "_np_dtype_": np.dtype(np_dtype),
+            "_wp_np_dtype_": np.dtype(np_dtype),
+            "_fmt_": fmt,
+            "_kind_": kind,
+            "_signed_": signed,
+        },
+    )
+
+
+_S = ir_pb2
+int8 = _make_scalar("int8", _S.SCALAR_INT8, np.int8, "b", "int")
+uint8 = _make_scalar("uint8", _S.SCALAR_UINT8, np.uint8, "B", "int", False)
+int16 = _make_scalar("int16", _S.SCALAR_INT16, np.int16, "h", "int")
+uint16 = _make_scalar("uint16", _S.SCALAR_UINT16, np.uint16, "H", "int", False)
+int32 = _make_scalar("int32", _S.SCALAR_INT32, np.int32, "i", "int")
+uint32 = _make_scalar("uint32", _S.SCALAR_UINT32, np.uint32, "I", "int", False)
+int64 = _make_scalar("int64", _S.SCALAR_INT64, np.int64, "q", "int")
+uint64 = _make_scalar("uint64", _S.SCALAR_UINT64, np.uint64, "Q", "int", False)
+float16 = _make_scalar("float16", _S.SCALAR_FLOAT16, np.float16, "e", "float")
+float32 = _make_scalar("float32", _S.SCALAR_FLOAT32, np.float32, "f", "float")
+float64 = _make_scalar("float64", _S.SCALAR_FLOAT64, np.float64, "d", "float")
+bool_ = _make_scalar("bool", _S.SCALAR_BOOL, np.bool_, "?", "bool", False)
+half = float16
+
+for _t in (int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64,
+           bool_):
+    _t._wp_scalar_type_ = _t
+
+SCALAR_TYPES = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
+                float16, float32, float64)
+_SCALAR_BY_PROTO = {t._proto_: t for t in SCALAR_TYPES}
+_SCALAR_BY_NP = {t._np_dtype_: t for t in SCALAR_TYPES}
+
+# Python's own types stand for Warp's defaults.
+_PY_ALIASES = {builtins.float: float32, builtins.int: int32, builtins.bool: bool_}
+
+# Warp's suffixes of named types (vec3f, mat22d, quath), by scalar type.
+SUFFIX = {float32: "f", float64: "d", float16: "h", int8: "b", uint8: "ub", int16: "s",
+          uint16: "us", int32: "i", uint32: "ui", int64: "l", uint64: "ul"}
+
+
+def is_scalar_type(t) -> builtins.bool:
+    return scalar_type(t) is not None
+
+
+def scalar_type(t):
+    """The scalar class for t (a scalar class, or Python float/int/bool); None otherwise."""
+    try:
+        t = _PY_ALIASES.get(t, t)
+    except TypeError:  # unhashable
+        return None
+    if isinstance(t, type) and issubclass(t, _Scalar) and t is not _Scalar:
+        return t
+    return None
+
+
+def scalar_from_proto(proto: int):
+    return _SCALAR_BY_PROTO.get(proto)
+
+
+def scalar_from_numpy(dt):
+    try:
+        return _SCALAR_BY_NP.get(np.dtype(dt))
+    except TypeError:
+        return None
+
+
+def is_number(v) -> builtins.bool:
+    """A Python, NumPy or Warp scalar value."""
+    return isinstance(v, (numbers.Number, np.number, np.bool_, _Scalar)) and not isinstance(v, complex)

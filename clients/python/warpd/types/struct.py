@@ -1,0 +1,294 @@
+"""``@wp.struct``: user-defined structures of value types.
+
+    @wp.struct
+    class Particle:
+        pos: wp.vec3
+        mass: wp.float16
+        inv_inertia: wp.mat33d
+
+    p = Particle()            # every member zero
+    p.mass = 2.0              # converted to the member's type on assignment
+    wp.launch(k, dim=1, inputs=[p])
+    a = wp.zeros(10, dtype=Particle)
+    a.numpy()                 # a NumPy structured array, fields as declared
+
+Members are scalars, vectors, matrices, quaternions, transformations or other
+structs, laid out in order with C alignment (each member aligned to its
+scalar size, the struct to its largest member's alignment), exactly as the
+daemon lays them out (common/types/type.cc), so kernel arguments and array
+elements are the NumPy record's bytes. Array members are not supported yet
+(the daemon would need to resolve handles inside argument bytes):
+NotImplementedError at decoration.
+
+As in Warp, member defaults written in the class body are ignored (members
+start at zero); unlike Warp, ``Particle(mass=2.0)`` may set members by keyword.
+On the wire a struct type is given inline with a name unique to its
+definition ("Particle_1a2b3c4d", see ``_ir_name``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+
+import numpy as np
+
+from ..v1 import ir_pb2
+from .family import Value
+from .scalar import convert, scalar_type
+
+_REGISTRY: dict = {}  # IR name -> the newest struct class with that name
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class Struct:
+    """Base of the classes ``@wp.struct`` makes."""
+
+    _wp_family_ = "struct"
+    _wp_scalar_type_ = None
+    _shape_ = ()
+    _length_ = 0
+    _wp_builtin_ = ""
+    _wp_members_: tuple = ()  # ((name, type, offset), ...)
+    _wp_struct_name_ = ""
+    _wp_typeref_cached_ = None
+
+    __slots__ = ("_values",)
+
+    def __init__(self, **kwargs):
+        object.__setattr__(self, "_values", {m: _zero(t) for m, t, _ in self._wp_members_})
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def __setattr__(self, name, value):
+        if name not in self._values:
+            raise AttributeError(f"struct {type(self).__name__} has no member '{name}' (members: "
+                                 f"{', '.join(m for m, _, _ in self._wp_members_)})")
+        object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------ protocol
+
+    @classmethod
+    def _wp_typeref_(cls) -> ir_pb2.TypeRef:
+        out = ir_pb2.TypeRef()
+        out.CopyFrom(cls._wp_typeref_cached_)
+        return out
+
+    @classmethod
+    def _wp_storage_(cls, value, wrap=False, what=None):
+        if not (isinstance(value, Struct) and type(value)._wp_struct_name_ == cls._wp_struct_name_):
+            got = type(value).__name__
+            msg = f"got {got}"
+            if isinstance(value, Struct):
+                msg += " (a different struct definition)"
+            raise TypeError(f"{what} expects {cls.__name__}, {msg}" if what else msg)
+        return tuple(_member_storage(t, value._values[m]) for m, t, _ in cls._wp_members_)
+
+    @classmethod
+    def _wp_from_storage_(cls, raw):
+        s = cls.__new__(cls)
+        values = {}
+        for m, t, _ in cls._wp_members_:
+            field = raw[m]
+            values[m] = t._wp_from_storage_(field)
+        object.__setattr__(s, "_values", values)
+        return s
+
+    @classmethod
+    def _wp_components_(cls, value):
+        raise TypeError(f"struct {cls.__name__} values cannot be kernel constants; pass them as "
+                        f"kernel arguments")
+
+    @classmethod
+    def _wp_fill_ctor_(cls, call, span):
+        # S() in a kernel: the daemon's struct(dtype=S), a zero-initialized value.
+        call.kind = ir_pb2.CALLEE_BUILTIN
+        call.callee = "struct"
+        k = call.keywords.add(name="dtype")
+        k.value.span.CopyFrom(span)
+        k.value.type_value.CopyFrom(cls._wp_typeref_())
+
+    @classmethod
+    def numpy_dtype(cls) -> np.dtype:
+        """The NumPy structured dtype of one element (C offsets and padding)."""
+        return cls._wp_np_dtype_
+
+    # ------------------------------------------------------------ values
+
+    def __eq__(self, other):
+        if not isinstance(other, Struct) or type(other)._wp_struct_name_ != self._wp_struct_name_:
+            return NotImplemented
+        return all(_member_eq(self._values[m], other._values[m]) for m, _, _ in self._wp_members_)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __copy__(self):
+        return type(self)._wp_from_storage_(_record(type(self), self))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __repr__(self):
+        inner = ", ".join(f"{m}={self._values[m]!r}" for m, _, _ in self._wp_members_)
+        return f"{type(self).__name__}({inner})"
+
+
+def _record(cls, value):
+    rec = np.zeros((), dtype=cls._wp_np_dtype_)
+    rec[()] = cls._wp_storage_(value)
+    return rec
+
+
+def _zero(t):
+    if issubclass(t, Struct):
+        return t()
+    if issubclass(t, Value):
+        return t._wp_wrap_(t._zeros())
+    return t._wp_from_storage_(np.zeros((), dtype=t._np_dtype_))
+
+
+def _member_value(t, value, what):
+    if issubclass(t, Struct):
+        if not (isinstance(value, Struct) and type(value)._wp_struct_name_ == t._wp_struct_name_):
+            raise TypeError(f"{what} expects {t.__name__}, got {type(value).__name__}")
+        return value.__copy__()
+    if issubclass(t, Value):
+        return t._wp_wrap_(t._wp_storage_(value, wrap=True, what=what))
+    return convert(t, value, wrap=True, what=what)
+
+
+def _member_storage(t, v):
+    if issubclass(t, Struct):
+        return t._wp_storage_(v)
+    if issubclass(t, Value):
+        return v._v
+    return v
+
+
+def _member_property(name, t, owner):
+    def get(self):
+        return self._values[name]
+
+    def set_(self, value):
+        self._values[name] = _member_value(t, value, f"{owner}.{name}")
+
+    return property(get, set_)
+
+
+def _member_eq(a, b):
+    return bool(a == b)
+
+
+def _member_type(owner, name, ann):
+    st = scalar_type(ann)
+    if st is not None:
+        return st
+    if _is_struct_class(ann) or (isinstance(ann, type) and issubclass(ann, Value)
+                                 and ann._wp_scalar_type_ is not None):
+        return ann
+    if getattr(ann, "_wp_array_", False):
+        raise NotImplementedError(
+            f"struct {owner} member '{name}': array members are not supported by warpd yet (the "
+            f"daemon cannot resolve array handles inside struct arguments); pass the array as a "
+            f"separate kernel argument")
+    raise TypeError(f"struct {owner} member '{name}' has an unsupported type {ann!r}: expected a "
+                    f"scalar, vector, matrix, quaternion, transformation or @wp.struct type")
+
+
+def _is_struct_class(t) -> bool:
+    return isinstance(t, type) and issubclass(t, Struct) and t is not Struct
+
+
+def _annotations(cls) -> dict:
+    anns = dict(cls.__dict__.get("__annotations__", {}))
+    if not any(isinstance(v, str) for v in anns.values()):
+        return anns
+    module = sys.modules.get(cls.__module__)
+    ns = dict(vars(module)) if module else {}
+    ns.update(vars(cls))
+    out = {}
+    for k, v in anns.items():
+        if isinstance(v, str):
+            try:
+                v = eval(v, ns)  # noqa: S307 - the user's own annotation
+            except Exception as e:
+                raise TypeError(f"struct {cls.__name__} member '{k}': cannot evaluate the "
+                                f"annotation {v!r}: {e}") from None
+        out[k] = v
+    return out
+
+
+def _ir_name(cls, members) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", cls.__name__.encode("ascii", "replace").decode())
+    if not base or base[0].isdigit():
+        base = "S_" + base
+    h = hashlib.sha256(f"{cls.__module__}\0{cls.__qualname__}".encode())
+    for name, t, _ in members:
+        h.update(b"\0" + name.encode() + b"\0" + t._wp_typeref_().SerializeToString(deterministic=True))
+    return f"{base[:100]}_{h.hexdigest()[:8]}"
+
+
+def struct(cls):
+    """Decorator: a class of annotated members becomes a struct type."""
+    if not isinstance(cls, type):
+        raise TypeError(f"@wp.struct decorates a class, got {type(cls).__name__}")
+    anns = _annotations(cls)
+    if not anns:
+        raise TypeError(f"struct {cls.__name__} has no annotated members")
+    members, offset, align = [], 0, 1
+    formats, names, offsets = [], [], []
+    for name, ann in anns.items():
+        if not _IDENT.match(name) or name.startswith("_wp_") or name == "_values":
+            raise TypeError(f"struct {cls.__name__} member '{name}': names must be ASCII "
+                            f"identifiers, not starting with _wp_")
+        t = _member_type(cls.__name__, name, ann)
+        a = t._wp_align_
+        offset = (offset + a - 1) // a * a
+        members.append((name, t, offset))
+        names.append(name)
+        formats.append(t._wp_np_dtype_)
+        offsets.append(offset)
+        offset += t._wp_size_
+        align = max(align, a)
+    size = (offset + align - 1) // align * align
+    np_dtype = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size})
+    ir_name = _ir_name(cls, members)
+
+    attrs = {k: v for k, v in cls.__dict__.items()
+             if k not in anns and k not in ("__dict__", "__weakref__", "__annotations__")}
+    attrs.update({
+        "__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__, "_wp_members_": tuple(members), "_wp_struct_name_": ir_name,
+        "_wp_np_dtype_": np_dtype, "_wp_size_": size, "_wp_align_": align,
+        "_wp_type_name_": cls.__name__,
+    })
+    # Warp's class attributes, unless a member has the name.
+    attrs.setdefault("cls", cls)
+    attrs.setdefault("vars", {name: t for name, t, _ in members})
+    for name, t, _ in members:
+        attrs[name] = _member_property(name, t, cls.__name__)
+    new = type(cls.__name__, (Struct,), attrs)
+    tr = ir_pb2.TypeRef()
+    st = tr.struct_type
+    st.name = ir_name
+    st.display_name = cls.__name__[:256]
+    for name, t, _ in members:
+        st.members.add(name=name, type=t._wp_typeref_())
+    new._wp_typeref_cached_ = tr
+    _REGISTRY[ir_name] = new
+    return new
+
+
+def struct_from_name(ir_name: str):
+    """The struct class registered under an IR name; None if unknown."""
+    return _REGISTRY.get(ir_name)
+
+
+def is_struct_type(t) -> bool:
+    return _is_struct_class(t)
+

@@ -1,0 +1,108 @@
+#include "compiler/codegen/print_sites.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/codegen/codegen.h"
+#include "compiler/ir/from_proto.h"
+#include "compiler/sema/sema.h"
+#include "compiler/testing/ir_builder.h"
+
+namespace warpd::codegen {
+namespace {
+
+using namespace warpd::testing;
+
+v1::Expr Str(const std::string& s, int line = 1) {
+  v1::Expr e;
+  *e.mutable_span() = Span(line);
+  e.mutable_constant()->set_string_value(s);
+  return e;
+}
+
+v1::Stmt Do(v1::Expr e, int line = 1) {
+  v1::Stmt s;
+  *s.mutable_span() = Span(line);
+  *s.mutable_expr()->mutable_value() = std::move(e);
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<ir::Module>> Typed(const v1::Module& proto) {
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  if (auto st = sema::Analyze(**m); !st.ok()) return st;
+  return *std::move(m);
+}
+
+// show(x: float32): print("x is", x)
+// k_prints(): i = tid(); printf("i=%d %s\n", i, "secret"); show(1.5)
+// k_quiet(): i = tid()
+v1::Module PrintingModule(const std::string& format = "i=%d %s\n") {
+  return ModuleOf({Func("show", {{"x", F32()}}, {Do(Call("print", {Str("x is"), Name("x", 2)}, 2), 2)}, 2),
+                   Kernel("k_prints", {},
+                          {Assign(Name("i", 5), Call("tid", {}, 5), 5),
+                           Do(Call("printf", {Str(format, 6), Name("i", 6), Str("secret", 6)}, 6), 6),
+                           Do(Call("show", {Float(1.5, 7)}, 7, v1::CALLEE_FUNCTION), 7)},
+                          4),
+                   Kernel("k_quiet", {}, {Assign(Name("i", 9), Call("tid", {}, 9), 9)}, 8)});
+}
+
+TEST(PrintSitesTest, DescribesEachCallAndWhichKernelsPrint) {
+  auto m = Typed(PrintingModule());
+  ASSERT_TRUE(m.ok()) << m.status();
+  PrintSites p = CollectPrintSites(**m);
+  ASSERT_EQ(p.table.sites.size(), 2u);
+  // Site 0: print("x is", x) in show: text, a float32 at offset 0, newline.
+  const auto& print = p.table.sites[0];
+  ASSERT_EQ(print.segments.size(), 3u);
+  EXPECT_EQ(print.segments[0].text, "x is ");
+  EXPECT_EQ(print.segments[1].type->ToString(), "float32");
+  EXPECT_EQ(print.segments[1].conversion.conv, 0);
+  EXPECT_EQ(print.segments[2].text, "\n");
+  EXPECT_EQ(print.payload, 4u);
+  // Site 1: the printf; the string argument became text at compile time.
+  const auto& printf = p.table.sites[1];
+  ASSERT_EQ(printf.segments.size(), 3u);
+  EXPECT_EQ(printf.segments[0].text, "i=");
+  EXPECT_EQ(printf.segments[1].conversion.conv, 'd');
+  EXPECT_EQ(printf.segments[2].text, " secret\n");
+  EXPECT_EQ(printf.payload, 4u);
+  // k_prints prints through show too; k_quiet never prints.
+  EXPECT_EQ(p.table.kernels, std::vector<std::string>{"k_prints"});
+}
+
+TEST(PrintSitesTest, GeneratedCodeHoldsRecordsNotClientText) {
+  auto m = Typed(PrintingModule("FMT-%d-%s\n"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string src = GenerateModule(**m);
+  EXPECT_NE(src.find("wp::print_record<0u, 4u>(ctx, _tid, v_x);"), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::print_record<1u, 4u>(ctx, _tid, v_i);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("FMT"), std::string::npos) << src;
+  EXPECT_EQ(src.find("secret"), std::string::npos) << src;
+  EXPECT_EQ(src.find("x is"), std::string::npos) << src;
+}
+
+TEST(PrintSitesTest, TableKeyCoversEveryByteOfText) {
+  // Equal sources, different text: different keys (so the module cache never
+  // hands one session's format strings to another).
+  auto a = Typed(PrintingModule("i=%d %s\n"));
+  auto b = Typed(PrintingModule("j=%d %s\n"));
+  auto c = Typed(PrintingModule("i=%d %s\n"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(GenerateModule(**a), GenerateModule(**b));
+  const std::string ka = PrintTableKey(CollectPrintSites(**a).table);
+  EXPECT_NE(ka, PrintTableKey(CollectPrintSites(**b).table));
+  EXPECT_EQ(ka, PrintTableKey(CollectPrintSites(**c).table));
+}
+
+TEST(PrintSitesTest, BadFormatIsACompileErrorNamingTheLine) {
+  auto m = Typed(ModuleOf({Kernel("k", {}, {Do(Call("printf", {Str("%f\n", 3), Int(1, 3)}, 3), 3)})}));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(m.status().message().find(":3:"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("printf(): the 1st conversion '%f' expects a floating-point value, got int32"),
+            std::string::npos)
+      << m.status();
+}
+
+}  // namespace
+}  // namespace warpd::codegen

@@ -1,0 +1,319 @@
+"""@wp.struct: C layout, Python-scope instances, kernel arguments, arrays of structs.
+
+Layouts are checked against offsets computed by hand with C's rules (each
+member aligned to its scalar size, the struct to its widest member); real
+Warp 1.19 gives the same offsets for `Odd` (0, 8, 16, 20, 32, 48, 80, 112,
+128, 130; size 136). Values travel through kernels and come back as NumPy
+structured arrays, as in Warp.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+import warpd as wp
+from warpd.v1 import ir_pb2, runtime_pb2
+
+
+@wp.struct
+class Inner:
+    h: wp.float16
+    d: wp.float64
+
+
+@wp.struct
+class Odd:
+    a: wp.float16
+    b: wp.float64
+    c: wp.int8
+    v: wp.vec3
+    m: wp.mat22
+    q: wp.quatd
+    t: wp.transform
+    inner: Inner
+    flag: wp.bool
+    u: wp.uint16
+
+
+@wp.struct
+class Particle:
+    pos: wp.vec3
+    vel: wp.vec3
+    age: int
+
+
+ODD_OFFSETS = [0, 8, 16, 20, 32, 48, 80, 112, 128, 130]
+ODD_SIZE = 136
+
+
+def sample_odd(k=1.0):
+    s = Odd()
+    s.a = 1.5 * k
+    s.b = 2.25 * k
+    s.c = -3
+    s.v = wp.vec3(1.0, 2.0, 3.0) * k
+    s.m = [[1, 2], [3, 4]]
+    s.q = wp.quatd(0.0, 0.6, 0.0, 0.8)
+    s.t = wp.transform(wp.vec3(4.0, 5.0, 6.0), wp.quat(0.0, 0.0, 0.0, 1.0))
+    s.inner.h = 0.5
+    s.inner.d = 8.0 * k
+    s.flag = True
+    s.u = 65535
+    return s
+
+
+# ------------------------------------------------------------------ kernels
+
+
+@wp.func
+def advance(p: Particle, dt: float) -> Particle:
+    q = p
+    q.pos = q.pos + q.vel * dt
+    q.age = q.age + 1
+    return q
+
+
+@wp.kernel
+def odd_io(s: Odd, out: wp.array(dtype=Odd), sums: wp.array(dtype=wp.float64),
+           pos: wp.array(dtype=wp.vec3), inner: wp.array(dtype=Inner)):
+    i = wp.tid()
+    x = s
+    x.a = x.a + wp.float16(1.0)
+    x.b = x.b * wp.float64(2.0)
+    x.c = x.c + wp.int8(i)
+    x.v = x.v + wp.vec3(1.0, 1.0, 1.0)
+    x.inner.d = x.inner.d + wp.float64(i)
+    x.flag = not x.flag
+    out[i] = x
+    sums[i] = s.b + wp.float64(s.inner.h) + s.q.w + wp.float64(s.m[1, 0] + s.v[2])
+    pos[i] = wp.transform_get_translation(s.t)
+    inner[i] = s.inner
+
+
+@wp.kernel
+def step(particles: wp.array(dtype=Particle), dt: float, ages: wp.array(dtype=int)):
+    i = wp.tid()
+    particles[i] = advance(particles[i], dt)
+    ages[i] = particles[i].age
+
+
+# ------------------------------------------------------------ Python scope
+
+
+def test_layout_matches_c_rules():
+    dt = Odd.numpy_dtype()
+    assert dt.itemsize == ODD_SIZE and Odd._wp_size_ == ODD_SIZE and Odd._wp_align_ == 8
+    assert [dt.fields[n][1] for n in dt.names] == ODD_OFFSETS
+    assert dt.names == ("a", "b", "c", "v", "m", "q", "t", "inner", "flag", "u")
+    assert dt["v"].shape == (3,) and dt["m"].shape == (2, 2) and dt["t"].shape == (7,)
+    assert dt["inner"].names == ("h", "d") and dt["inner"].itemsize == 16
+    tr = wp.types.to_typeref(Odd)
+    assert tr.struct_type.display_name == "Odd" and tr.struct_type.name.startswith("Odd_")
+    members = {m.name: m.type for m in tr.struct_type.members}
+    assert members["q"].quat.dtype == ir_pb2.SCALAR_FLOAT64
+    assert members["inner"].struct_type.display_name == "Inner"
+    assert members["m"].matrix == ir_pb2.MatrixType(rows=2, cols=2, dtype=ir_pb2.SCALAR_FLOAT32)
+    # Bytes of one packed value: members at their offsets, padding zero.
+    raw = wp.types.pack(Odd, sample_odd())
+    assert len(raw) == ODD_SIZE
+    assert raw[2:8] == b"\0" * 6 and raw[17:20] == b"\0" * 3
+    assert np.frombuffer(raw[8:16], np.float64)[0] == 2.25
+    assert np.frombuffer(raw[130:132], np.uint16)[0] == 65535
+
+
+def test_instances_in_python_scope():
+    s = Odd()
+    # Every member starts at zero (transforms too: struct members are not identities, as in Warp).
+    assert s.a == 0.0 and s.c == 0 and s.flag is False and s.u == 0
+    assert s.v == [0, 0, 0] and type(s.v) is wp.vec3 and s.m == np.zeros((2, 2))
+    assert s.t == [0] * 7 and s.q == [0] * 4 and s.inner == Inner()
+    s.v = (1, 2, 3)  # sequences convert to the member's type
+    assert type(s.v) is wp.vec3 and s.v == [1, 2, 3]
+    s.v.x = 5  # members are live values
+    assert s.v == [5, 2, 3]
+    s.c = 300  # wraps as the stored int8 does (Warp stores 44 too)
+    assert s.c == 44
+    s.a = 1.1
+    assert s.a == float(np.float16(1.1))
+    inner = Inner(h=1.0, d=2.0)
+    s.inner = inner
+    inner.d = 99.0  # assignment copies
+    assert s.inner.d == 2.0
+    assert Odd(b=3.0, u=7) == Odd(u=7, b=3.0) and Odd(b=3.0) != Odd()
+    t = copy.copy(sample_odd())
+    assert t == sample_odd()
+    assert repr(Inner(h=0.5, d=2.0)) == "Inner(h=0.5, d=2.0)"
+    with pytest.raises(AttributeError, match="struct Odd has no member 'zz'.*members: a, b, c"):
+        s.zz = 1
+    with pytest.raises(TypeError, match=r"Odd.c expects int8, got float 1.5"):
+        s.c = 1.5
+    with pytest.raises(TypeError, match=r"Odd.v expects vec3f, got a single value"):
+        s.v = 1.0
+    with pytest.raises(TypeError, match=r"Odd.inner expects Inner, got int"):
+        s.inner = 3
+    with pytest.raises(TypeError, match=r"Odd.m expects mat22f, got a sequence of shape \(3,\); "
+                                        r"expected \(2, 2\)"):
+        s.m = [1, 2, 3]
+
+
+def test_unsupported_struct_definitions():
+    with pytest.raises(NotImplementedError, match="member 'a': array members are not supported"):
+        @wp.struct
+        class WithArray:
+            a: wp.array(dtype=float)
+            n: int
+
+    with pytest.raises(TypeError, match="no annotated members"):
+        @wp.struct
+        class Empty:
+            pass
+
+    with pytest.raises(TypeError, match="member 'x' has an unsupported type"):
+        @wp.struct
+        class Bad:
+            x: str
+
+
+# ------------------------------------------------------------------- arrays
+
+
+def test_arrays_of_structs_read_back_as_structured_arrays(wp):
+    z = wp.zeros(3, dtype=Odd)
+    zn = z.numpy()
+    assert zn.dtype == Odd.numpy_dtype() and zn.shape == (3,)
+    assert zn.tobytes() == b"\0" * 3 * ODD_SIZE
+    a = wp.array([sample_odd(), Odd(), sample_odd(2.0)], dtype=Odd)
+    n = a.numpy()
+    np.testing.assert_array_equal(n["b"], [2.25, 0.0, 4.5])
+    np.testing.assert_array_equal(n["v"][2], [2, 4, 6])
+    np.testing.assert_array_equal(n["m"][0], [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(n["inner"]["d"], [8.0, 0.0, 16.0])
+    np.testing.assert_array_equal(n["u"], [65535, 0, 65535])
+    assert n["flag"].tolist() == [True, False, True]
+    items = a.list()
+    assert items[0] == sample_odd() and items[1] == Odd() and type(items[2]) is Odd
+    # A structured array goes in and out unchanged; 2-D arrays of structs too.
+    b = wp.array(n, dtype=Odd)
+    assert b.numpy().tobytes() == n.tobytes()
+    c = wp.array([[Odd(), sample_odd()], [sample_odd(2.0), Odd()]], dtype=Odd)
+    assert c.shape == (2, 2) and c.numpy()[1, 0]["b"] == 4.5
+    f = wp.full(2, sample_odd())
+    assert f.dtype is Odd and f.numpy()[1]["inner"]["h"] == 0.5
+    f.fill_(Odd(b=7.0))
+    np.testing.assert_array_equal(f.numpy()["b"], [7.0, 7.0])
+    f.zero_()
+    assert f.numpy().tobytes() == bytes(2 * ODD_SIZE)
+    assert "dtype=Odd" in repr(f)
+    with pytest.raises(TypeError, match="element 1 of the data: expected Odd, got Inner"):
+        wp.array([Odd(), Inner()], dtype=Odd)
+    with pytest.raises(TypeError, match="Odd"):
+        wp.zeros(2, dtype=Odd).fill_(3.0)
+
+
+def test_struct_array_with_array_member_is_refused(raw):
+    # The client cannot declare such a struct; a raw request must not get one either:
+    # element bytes come from clients, so an array descriptor inside would be a forged pointer.
+    stub, session = raw
+    tr = ir_pb2.TypeRef()
+    st = tr.struct_type
+    st.name = "HoldsArray_1"
+    st.display_name = "HoldsArray"
+    st.members.add(name="n", type=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_INT32))
+    st.members.add(name="a", type=ir_pb2.TypeRef(array=ir_pb2.ArrayType(
+        dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32), ndim=1)))
+    import grpc
+
+    with pytest.raises(grpc.RpcError) as info:
+        stub.CreateArray(runtime_pb2.CreateArrayRequest(session=session, device="cpu", dtype=tr,
+                                                        shape=[4]))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "member 'a'" in info.value.details()
+
+
+# ------------------------------------------------------------------ kernels
+
+
+def test_struct_argument_round_trip(wp):
+    n = 3
+    s = sample_odd()
+    out = wp.zeros(n, dtype=Odd)
+    sums = wp.zeros(n, dtype=wp.float64)
+    pos = wp.zeros(n, dtype=wp.vec3)
+    inner = wp.zeros(n, dtype=Inner)
+    wp.launch(odd_io, dim=n, inputs=[s, out, sums, pos, inner])
+    r = out.numpy()
+    np.testing.assert_array_equal(r["a"], [2.5] * n)
+    np.testing.assert_array_equal(r["b"], [4.5] * n)
+    np.testing.assert_array_equal(r["c"], [-3, -2, -1])
+    np.testing.assert_array_equal(r["v"], [[2, 3, 4]] * n)
+    np.testing.assert_array_equal(r["m"], [[[1, 2], [3, 4]]] * n)
+    np.testing.assert_array_equal(r["q"], [[0, 0.6, 0, 0.8]] * n)
+    np.testing.assert_array_equal(r["t"], [[4, 5, 6, 0, 0, 0, 1]] * n)
+    np.testing.assert_array_equal(r["inner"]["h"], [0.5] * n)
+    np.testing.assert_array_equal(r["inner"]["d"], [8.0, 9.0, 10.0])
+    assert r["flag"].tolist() == [False] * n
+    np.testing.assert_array_equal(r["u"], [65535] * n)
+    # b + inner.h + q.w + m[1, 0] + v[2] = 2.25 + 0.5 + 0.8 + 3 + 3
+    np.testing.assert_allclose(sums.numpy(), [9.55] * n)
+    np.testing.assert_array_equal(pos.numpy(), [[4, 5, 6]] * n)
+    assert inner.list() == [Inner(h=0.5, d=8.0)] * n
+    # The argument itself is unchanged on the host.
+    assert s == sample_odd()
+
+
+def test_struct_arrays_in_kernels(wp):
+    ps = [Particle(pos=(0, 0, i), vel=(1, 2, 3), age=i) for i in range(4)]
+    a = wp.array(ps, dtype=Particle)
+    ages = wp.zeros(4, dtype=int)
+    for _ in range(2):
+        wp.launch(step, dim=4, inputs=[a, 0.5, ages])
+    n = a.numpy()
+    np.testing.assert_allclose(n["pos"], [[1, 2, 3 + i] for i in range(4)])
+    np.testing.assert_array_equal(n["age"], [2, 3, 4, 5])
+    np.testing.assert_array_equal(ages.numpy(), [2, 3, 4, 5])
+
+
+def test_struct_argument_errors(wp):
+    out = wp.zeros(1, dtype=Odd)
+    rest = [wp.zeros(1, dtype=wp.float64), wp.zeros(1, dtype=wp.vec3), wp.zeros(1, dtype=Inner)]
+
+    @wp.struct
+    class Odd2:  # same members, another definition
+        a: wp.float16
+
+    with pytest.raises(TypeError, match=r"argument 's' of kernel 'odd_io' expects Odd, got Inner"):
+        wp.launch(odd_io, dim=1, inputs=[Inner(), out] + rest)
+    with pytest.raises(TypeError, match=r"argument 's' .* expects Odd, got Odd2 \(a different "
+                                        r"struct definition\)"):
+        wp.launch(odd_io, dim=1, inputs=[Odd2(), out] + rest)
+    with pytest.raises(TypeError, match=r"argument 'out' .* expects array\(dtype=Odd, ndim=1\), "
+                                        r"got an array of dtype=Inner"):
+        wp.launch(odd_io, dim=1, inputs=[Odd(), wp.zeros(1, dtype=Inner)] + rest)
+
+
+def test_structs_constructed_in_kernels_start_at_zero(wp):
+    @wp.kernel(module="unique")
+    def makes_struct(out: wp.array(dtype=Particle), src: wp.array(dtype=Particle)):
+        i = wp.tid()
+        p = Particle()
+        q = Particle()
+        p.age = i + 1
+        q = src[i]
+        out[2 * i] = p
+        out[2 * i + 1] = q
+
+    src_np = np.zeros(3, dtype=Particle.numpy_dtype())
+    src_np["age"] = [7, 8, 9]
+    src = wp.array(src_np, dtype=Particle)
+    out = wp.zeros(6, dtype=Particle)
+    wp.launch(makes_struct, dim=3, inputs=[out, src])
+    got = out.numpy()
+    # Every member of a fresh struct is zero but the one assigned.
+    for name in Particle.numpy_dtype().names:
+        col = got[name][0::2]
+        if name == "age":
+            np.testing.assert_array_equal(col, [1, 2, 3])
+        else:
+            assert not np.any(col), (name, col)
+    np.testing.assert_array_equal(got["age"][1::2], [7, 8, 9])
