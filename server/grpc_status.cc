@@ -33,7 +33,15 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+  std::string message(status.message());
+  if (message.size() > kMaxStatusMessageBytes) {
+    size_t cut = kMaxStatusMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    const size_t dropped = message.size() - cut;
+    message.resize(cut);
+    message += "\n[warpd: " + std::to_string(dropped) + " more bytes of this message were cut]";
+  }
+  return grpc::Status(ToGrpcCode(status.code()), std::move(message));
 }
 
 }  // namespace warpd::server

@@ -79,6 +79,16 @@ TEST(GrpcStatusTest, CodesAndMessagesCarryOver) {
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(ToGrpcStatus(absl::PermissionDeniedError("x")).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
+  // Long messages are cut (they travel in a header), never mid-character.
+  std::string long_msg = "file.py:1: error: " + std::string(10000, 'x') + "\xc3\xa9";
+  grpc::Status cut = ToGrpcStatus(absl::InvalidArgumentError(long_msg));
+  EXPECT_EQ(cut.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(cut.error_message().size(), kMaxStatusMessageBytes + 100);
+  EXPECT_EQ(cut.error_message().substr(0, 18), "file.py:1: error: ");
+  EXPECT_NE(cut.error_message().find("more bytes of this message were cut"), std::string::npos);
+  std::string accent = std::string(kMaxStatusMessageBytes - 1, 'a') + "\xc3\xa9" + std::string(10, 'b');
+  std::string kept = ToGrpcStatus(absl::InternalError(accent)).error_message();
+  EXPECT_EQ(kept.substr(0, kMaxStatusMessageBytes), std::string(kMaxStatusMessageBytes - 1, 'a') + "\n");
   // Every code maps to the gRPC code of the same number.
   for (int c = 1; c <= 16; ++c) {
     EXPECT_EQ(static_cast<int>(ToGrpcStatus(absl::Status(static_cast<absl::StatusCode>(c), "m"))

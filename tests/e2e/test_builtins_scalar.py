@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import warpd as wp
+from kernel_factory import specialize
 
 FLOATS = {"float16": (wp.float16, np.float16), "float32": (wp.float32, np.float32),
           "float64": (wp.float64, np.float64)}
@@ -21,15 +22,6 @@ INTS = {"int8": (wp.int8, np.int8), "int16": (wp.int16, np.int16), "int32": (wp.
 SCALARS = {**FLOATS, **INTS}
 VEC3 = {"float16": wp.vec3h, "float32": wp.vec3f, "float64": wp.vec3d}
 N = 64
-
-
-def specialize(tag):
-    """Names a kernel made by a factory after its dtype, so each one is its own kernel."""
-    def wrap(fn):
-        fn.__name__ = f"{fn.__name__}_{tag}"
-        fn.__qualname__ = f"{fn.__qualname__}_{tag}"
-        return wp.kernel(fn)
-    return wrap
 
 
 def tolerance(dtype, rtol32=4e-6, rtol64=1e-12):

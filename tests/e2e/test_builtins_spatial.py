@@ -13,17 +13,9 @@ import numpy as np
 import pytest
 
 import warpd as wp
+from kernel_factory import specialize
 
 N = 48
-
-
-def specialize(tag):
-    """Names a kernel made by a factory after its dtype, so each one is its own kernel."""
-    def wrap(fn):
-        fn.__name__ = f"{fn.__name__}_{tag}"
-        fn.__qualname__ = f"{fn.__qualname__}_{tag}"
-        return wp.kernel(fn)
-    return wrap
 
 
 FLOATS = {"float32": (wp.float32, np.float32, wp.vec3f), "float64": (wp.float64, np.float64, wp.vec3d)}

@@ -16,17 +16,9 @@ import numpy as np
 import pytest
 
 import warpd as wp
+from kernel_factory import specialize
 
 N = 64
-
-
-def specialize(tag, module=None):
-    """Names a kernel made by a factory after its dtype, so each one is its own kernel."""
-    def wrap(fn):
-        fn.__name__ = f"{fn.__name__}_{tag}"
-        fn.__qualname__ = f"{fn.__qualname__}_{tag}"
-        return wp.kernel(fn, module=module)
-    return wrap
 
 
 # ------------------------------------------------------------ tid, block_dim, breakpoint
