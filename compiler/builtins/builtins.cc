@@ -179,6 +179,12 @@ std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, st
   return std::nullopt;
 }
 
+std::string AtomicCallee(std::string_view name, types::TypeRef elem) {
+  if (elem->is_scalar()) return Cat("wp::", name);
+  const uint64_t n = elem->size() / types::ScalarSize(elem->scalar());
+  return Cat("wp::", name, "_n<", types::ScalarCppName(elem->scalar()), ", ", n, ">");
+}
+
 std::string SignatureText(const Overload& o) {
   std::string s = Cat(o.name, "(");
   if (o.hook) {

@@ -109,6 +109,11 @@ struct SpellInput {
 };
 std::string Spell(std::string_view tmpl, const SpellInput& in);
 
+// The native callee of atomic `name` ("atomic_add", ...) on an array element
+// of type `elem`: wp::atomic_add for scalars, the component-wise
+// wp::atomic_add_n<S, N> for vectors, matrices, quaternions and transforms.
+std::string AtomicCallee(std::string_view name, types::TypeRef elem);
+
 // "dot(a: vec(N, T), b: vec(N, T)) -> T  [T: Scalar]" for docs and messages.
 std::string SignatureText(const Overload& o);
 

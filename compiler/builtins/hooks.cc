@@ -350,6 +350,8 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
                    s == ScalarKind::kFloat16);
   if (bitwise) ok_dtype = ok_dtype && types::IsInteger(s);
   if ((cas || o.name == "atomic_exch") && !elem->is_scalar()) ok_dtype = false;
+  // Warp 1.19: float16 only for add and sub.
+  if (s == ScalarKind::kFloat16 && o.name != "atomic_add" && o.name != "atomic_sub") ok_dtype = false;
   if (minmax && elem->is_quat()) ok_dtype = false;
   if (!ok_dtype)
     return Err(Cat(o.name, "() on an array of ", elem->ToString(), " is not supported"));
@@ -360,7 +362,7 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
     return Err(Cat(o.name, "() value must be ", elem->ToString(), ", got ",
                             v->type ? v->type->ToString() : "no value", " (no implicit conversion)"));
   }
-  return Done(elem, std::string(o.cpp));
+  return Done(elem, AtomicCallee(o.name, elem));
 }
 
 static bool IsStringConstant(const Expr* e) {

@@ -245,9 +245,9 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
     if (!types::SameType(s.value->type, t))
       return Err(s.span, Cat("cannot add ", s.value->type->ToString(), " to an element of type ",
                                       t->ToString(), " (no implicit conversion)"));
-    auto o = builtins::Lookup(s.binary_op == ir::BinaryOp::kAdd ? "atomic_add" : "atomic_sub");
-    s.overload = o.front();
-    s.callee = o.front()->cpp;
+    std::string_view name = s.binary_op == ir::BinaryOp::kAdd ? "atomic_add" : "atomic_sub";
+    s.overload = builtins::Lookup(name).front();
+    s.callee = builtins::AtomicCallee(name, t);
     return absl::OkStatus();
   }
   // Anything else is x = x op value; check the operator like an expression.

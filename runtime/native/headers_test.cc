@@ -482,7 +482,7 @@ TEST(AtomicTest, ConcurrentAddsAreNotLost) {
         wp::atomic_add(&f, 1.0f);
         wp::atomic_add(&i, wp::int64(3));
         wp::atomic_add(&d, 0.5);
-        wp::atomic_add(&v, V(1, 2, -1));
+        wp::atomic_add_n<float, 3>(&v, V(1, 2, -1));
       }
     });
   }
@@ -492,6 +492,62 @@ TEST(AtomicTest, ConcurrentAddsAreNotLost) {
   EXPECT_EQ(d, 0.5 * kThreads * kAdds);
   EXPECT_TRUE(wp::eq(v, V(kThreads * kAdds, 2 * kThreads * kAdds, -kThreads * kAdds)));
   EXPECT_EQ(wp::atomic_add(&f, 2.0f), kThreads * kAdds);  // returns the old value
+}
+
+// Every operation under contention, against what a serial run gives.
+TEST(AtomicTest, EveryOperationIsAtomicAndReturnsTheOldValue) {
+  constexpr int kThreads = 4, kOps = 5000;
+  wp::int32 mn = 1 << 30, mx = -(1 << 30);
+  float fmn = 1e30f, fmx = -1e30f;
+  double dsub = 0;
+  wp::uint32 bits_or = 0, bits_and = ~0u, bits_xor = 0;
+  wp::uint64 cas_counter = 0;
+  wp::half h = wp::float_to_half(0.0f);
+  wp::int64 exch = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int n = 0; n < kOps; ++n) {
+        int k = t * kOps + n;  // every value in [0, kThreads * kOps) once
+        wp::atomic_min(&mn, k);
+        wp::atomic_max(&mx, k);
+        wp::atomic_min(&fmn, float(k) * 0.5f);
+        wp::atomic_max(&fmx, float(k) * 0.5f);
+        wp::atomic_sub(&dsub, 0.25);
+        wp::atomic_or(&bits_or, 1u << (k % 32));
+        wp::atomic_and(&bits_and, ~(1u << (k % 31)));
+        wp::atomic_xor(&bits_xor, 1u << (k % 2));
+        wp::atomic_exch(&exch, wp::int64(k));
+        // An increment by compare-and-swap retries until it lands.
+        for (wp::uint64 seen = cas_counter;;) {
+          wp::uint64 old = wp::atomic_cas(&cas_counter, seen, seen + 1);
+          if (old == seen) break;
+          seen = old;
+        }
+        if (n < 256) wp::atomic_add(&h, wp::float_to_half(1.0f));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mn, 0);
+  EXPECT_EQ(mx, kThreads * kOps - 1);
+  EXPECT_EQ(fmn, 0.0f);
+  EXPECT_EQ(fmx, float(kThreads * kOps - 1) * 0.5f);
+  EXPECT_EQ(dsub, -0.25 * kThreads * kOps);
+  EXPECT_EQ(bits_or, ~0u);
+  EXPECT_EQ(bits_and, 1u << 31);
+  EXPECT_EQ(bits_xor, 0u);  // each bit flipped an even number of times
+  EXPECT_GE(exch, 0);
+  EXPECT_LT(exch, kThreads * kOps);
+  EXPECT_EQ(cas_counter, wp::uint64(kThreads) * kOps);
+  EXPECT_EQ(wp::half_to_float(h), 256.0f * kThreads);  // exact in float16
+  // Old values come back; cas stores only on a match.
+  wp::int32 x = 5;
+  EXPECT_EQ(wp::atomic_max(&x, 9), 5);
+  EXPECT_EQ(wp::atomic_cas(&x, 8, 1), 9);
+  EXPECT_EQ(x, 9);
+  EXPECT_EQ(wp::atomic_cas(&x, 9, 1), 9);
+  EXPECT_EQ(x, 1);
 }
 
 }  // namespace
