@@ -52,7 +52,7 @@ static __device__ void wpk_x_body(wp::launch_ctx* ctx, const wpa_x& args, wp::in
   }
   wp::vec3f* ps = wp::address(ctx, args.sum, 13, 0);
   if (!ps) return;
-  wp::atomic_add(ps, wp::mul(n, args.scale));
+  wp::atomic_add_n<wp::float32, 3>(ps, wp::mul(n, args.scale));
   wp::float32* po = wp::address(ctx, args.out, 16, tid[0], wp::cast<wp::int64>(r));
   if (!po) return;
   wp::atomic_add(po, d);

@@ -47,9 +47,11 @@ struct Args {
   }
 };
 
-// A dtype= keyword (a type used as a value) or the default.
-absl::StatusOr<ScalarKind> DTypeKeyword(const Args& a, std::string_view fn, ScalarKind def) {
+// A dtype= keyword (a type used as a value), else the positional argument
+// `pos` when there is one, else the default.
+absl::StatusOr<ScalarKind> DTypeKeyword(const Args& a, std::string_view fn, ScalarKind def, size_t pos = SIZE_MAX) {
   Expr* d = a.Keyword("dtype");
+  if (!d && pos < a.pos.size()) d = a.pos[pos];
   if (!d) return def;
   if (d->kind != ExprKind::TypeValue || !d->type_value || !d->type_value->is_scalar())
     return Err(Cat(fn, "(): dtype must be a scalar type such as wp.float32"));
@@ -259,7 +261,9 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
     if (!n && !a.pos.empty()) n = a.pos[0];
     auto v = IntConstant(n, "identity(): n");
     if (!v.ok()) return v.status();
-    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    if (a.pos.size() > (a.Keyword("n") ? 0u : 2u)) return Err("identity() takes n and dtype");
+    // identity(n, dtype) positionally, as Warp accepts.
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32, a.Keyword("n") ? SIZE_MAX : 1);
     if (!dtype.ok()) return dtype.status();
     auto t = table.CheckedMatrix(*v, *v, *dtype);
     if (!t.ok()) return t.status();
@@ -437,10 +441,11 @@ absl::StatusOr<HookResult> HookCast(const Overload&, Expr& call, types::TypeTabl
   TypeRef to = dtype->type_value;
   if (!from || !from->has_dtype() || !to->has_dtype())
     return Err(Cat("cannot cast ", from ? from->ToString() : "no value", " to ", to->ToString()));
-  if (from->kind() != to->kind() || (from->is_vector() && from->length() != to->length()) ||
-      (from->is_matrix() && (from->rows() != to->rows() || from->cols() != to->cols())))
-    return Err(Cat("cannot cast ", from->ToString(), " to ", to->ToString(), " (shapes differ)"));
-  return Done(to, "wp::cast<$R>($0)");
+  // Warp's cast reinterprets the bits (wp.cast(1.0, wp.int32) == 1065353216).
+  if (from->size() != to->size())
+    return Err(Cat("cast() reinterprets bits: ", from->ToString(), " (", from->size(), " bytes) and ", to->ToString(),
+                   " (", to->size(), " bytes) differ in size"));
+  return Done(to, "wp::same_bits<$R>($0)");
 }
 
 absl::StatusOr<HookResult> HookUnsupported(const Overload& o, Expr&, types::TypeTable&) {

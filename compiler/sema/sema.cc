@@ -78,6 +78,10 @@ absl::Status FunctionSema::BlockSema(Block& b) {
 
 absl::Status FunctionSema::Condition(Expr& e, std::string_view what) {
   SEMA_TRY(ExprSema(e));
+  return ConditionType(e, what);
+}
+
+absl::Status FunctionSema::ConditionType(const Expr& e, std::string_view what) {
   if (!e.type || !e.type->is_scalar() || e.type->scalar() == ScalarKind::kFloat16)
     return Err(e.span, Cat(what, " must be a bool or an integer/float scalar, not ", TypeText(e.type)));
   return absl::OkStatus();

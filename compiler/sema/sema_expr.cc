@@ -67,7 +67,9 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
     }
     case ExprKind::Unary: {
       if (e.unary_op == ir::UnaryOp::kNot) {
-        SEMA_TRY(Condition(*e.operands[0], "the operand of 'not'"));
+        // `not arr` is true for an array without data (Warp's unot(array)).
+        SEMA_TRY(ExprSema(*e.operands[0]));
+        if (!e.operands[0]->type->is_array()) SEMA_TRY(ConditionType(*e.operands[0], "the operand of 'not'"));
         return ResolveOperator(e, "unot", "not");
       }
       SEMA_TRY(ExprSema(*e.operands[0]));

@@ -44,6 +44,8 @@ class FunctionSema {
   absl::Status ForSema(ir::Stmt& s);
   absl::Status ReturnSema(ir::Stmt& s);
   absl::Status Condition(ir::Expr& e, std::string_view what);
+  // The type check of a condition, for an expression already analysed.
+  absl::Status ConditionType(const ir::Expr& e, std::string_view what);
   // A place a value may be stored into: a local, or a component/member path
   // of a local (v[i], m[i][j], m[i, j], s.pos.x), or an array element.
   absl::Status CheckPlace(ir::Expr& target, const ir::Span& span);

@@ -411,8 +411,6 @@ def identity_positional_dtype(out: wp.array(dtype=wp.float64)):
     out[0] = m[3, 3]
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="hooks.cc HookConstruct: identity() ignores a positional dtype "
-                                       "(wp.identity(4, wp.float64) is a mat44f)")
 def test_identity_positional_dtype(wp):
     out = wp.zeros(1, dtype=wp.float64)
     wp.launch(identity_positional_dtype, dim=1, inputs=[out])
