@@ -205,3 +205,175 @@ def test_init_kernel_cache_and_clear_in_process(wp, tmp_path):
         assert not left, left
     finally:
         wp.build.init_kernel_cache(before)
+
+
+# ---------------------------------------------------------------- 003: types, constants, printing
+# The kernels below are the Runtime Reference's examples (seeds/003) with
+# their `...` filled by writing results out.
+
+mat32h = wp.types.matrix(shape=(3, 2), dtype=wp.float16)
+quatd = wp.types.quaternion(dtype=wp.float64)
+transformd = wp.types.transformation(dtype=wp.float64)
+
+
+@wp.kernel
+def seed_matrices(out: wp.array(dtype=wp.vec2), out3: wp.array(dtype=wp.vec3h), big: wp.array(dtype=wp.float64)):
+    # initialize matrix
+    m = wp.mat22(1.0, 2.0,
+                 3.0, 4.0)
+
+    # compute inverse
+    minv = wp.inverse(m)
+
+    # transform vector
+    v = minv * wp.vec2(0.5, 0.3)
+    out[0] = v
+
+    # initialize a mat32h matrix
+    m32 = mat32h(wp.float16(1.0), wp.float16(2.0),
+                 wp.float16(3.0), wp.float16(4.0),
+                 wp.float16(5.0), wp.float16(6.0))
+
+    # declare a 2 component half precision vector
+    v2 = wp.vec2h(wp.float16(1.0), wp.float16(1.0))
+
+    # multiply by the matrix, returning a 3 component vector:
+    v3 = m32 * v2
+    out3[0] = v3
+
+    # create a 3x2 half precision matrix from components (row major ordering):
+    ma = wp.matrix(
+        wp.float16(1.0), wp.float16(2.0),
+        wp.float16(1.0), wp.float16(2.0),
+        wp.float16(1.0), wp.float16(2.0),
+        shape=(3, 2))
+    out3[1] = ma * v2
+
+    # zero initialize a 3x2 half precision matrix:
+    mz = wp.matrix(wp.float16(0.0), shape=(3, 2))
+    out3[2] = mz * v2
+
+    # create a 5x5 double precision identity matrix:
+    mi = wp.identity(n=5, dtype=wp.float64)
+    big[0] = mi[0, 0] + mi[4, 4] + mi[1, 3]
+
+
+def test_seed_matrices(wp):
+    out = wp.zeros(1, dtype=wp.vec2)
+    out3 = wp.zeros(3, dtype=wp.vec3h)
+    big = wp.zeros(1, dtype=wp.float64)
+    wp.launch(seed_matrices, dim=1, inputs=[out, out3, big])
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(out.numpy()[0], np.linalg.inv(m) @ [0.5, 0.3], rtol=1e-5)
+    got = out3.numpy().astype(np.float64)
+    np.testing.assert_array_equal(got[0], [3.0, 7.0, 11.0])
+    np.testing.assert_array_equal(got[1], [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(got[2], [0.0, 0.0, 0.0])
+    assert big.numpy()[0] == 2.0
+
+
+@wp.kernel
+def seed_quaternions(out: wp.array(dtype=wp.vec3), outd: wp.array(dtype=wp.float64), outh: wp.array(dtype=wp.float16)):
+    # construct a 30 degree rotation around the x-axis
+    q = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), wp.degrees(30.0))
+
+    # rotate an axis by this quaternion
+    v = wp.quat_rotate(q, wp.vec3(0.0, 1.0, 0.0))
+    out[0] = v
+
+    # create a double precision identity quaternion:
+    qd = wp.quat_identity(dtype=wp.float64)
+    outd[0] = qd[3]
+
+    # precision defaults to wp.float32 so this creates a single precision identity quaternion:
+    qf = wp.quat_identity()
+    out[1] = wp.quat_rotate(qf, wp.vec3(1.0, 2.0, 3.0))
+
+    # create a half precision quaternion from components, or a vector/scalar:
+    qh = wp.quaternion(wp.float16(0.0),
+                       wp.float16(0.0),
+                       wp.float16(0.0),
+                       wp.float16(1.0))
+    outh[0] = qh[3]
+
+    qh = wp.quaternion(
+        wp.vector(wp.float16(0.0), wp.float16(0.0), wp.float16(0.0)),
+        wp.float16(1.0))
+    outh[1] = qh[3]
+
+    # a declared quaternion type
+    qq = quatd(wp.float64(0.0), wp.float64(0.0), wp.float64(0.0), wp.float64(2.0))
+    outd[1] = wp.length(qq)
+
+
+@wp.kernel
+def seed_transforms(out: wp.array(dtype=wp.vec3), outd: wp.array(dtype=wp.float64)):
+    # create a transform from a vector/quaternion:
+    t = wp.transform(
+        wp.vec3(1.0, 2.0, 3.0),
+        wp.quat_from_axis_angle(wp.vec3(0.0, 1.0, 0.0), wp.degrees(30.0)))
+
+    # transform a point
+    p = wp.transform_point(t, wp.vec3(10.0, 0.5, 1.0))
+    out[0] = p
+
+    # transform a vector (ignore translation)
+    p = wp.transform_vector(t, wp.vec3(10.0, 0.5, 1.0))
+    out[1] = p
+
+    # create double precision identity transform:
+    qd = wp.transform_identity(dtype=wp.float64)
+    td = transformd(wp.vector(wp.float64(1.0), wp.float64(0.0), wp.float64(0.0)), qd.q)
+    outd[0] = wp.transform_point(td, wp.vec3d(wp.float64(1.0), wp.float64(1.0), wp.float64(1.0)))[0]
+
+
+def _rot_y(a):
+    return np.array([[np.cos(a), 0, np.sin(a)], [0, 1, 0], [-np.sin(a), 0, np.cos(a)]])
+
+
+def test_seed_quaternions_and_transforms(wp):
+    out = wp.zeros(2, dtype=wp.vec3)
+    outd = wp.zeros(2, dtype=wp.float64)
+    outh = wp.zeros(2, dtype=wp.float16)
+    wp.launch(seed_quaternions, dim=1, inputs=[out, outd, outh])
+    # The seed passes wp.degrees(30.0) (about 1718.9) as the angle, which
+    # quat_from_axis_angle takes in radians: so the rotation is by 1718.9 rad.
+    a = np.float32(np.degrees(np.float32(30.0)))
+    np.testing.assert_allclose(out.numpy()[0], [0.0, np.cos(a), np.sin(a)], atol=1e-3)  # float32 at 1719 rad
+    np.testing.assert_allclose(out.numpy()[1], [1.0, 2.0, 3.0], atol=1e-6)
+    np.testing.assert_array_equal(outd.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(outh.numpy(), [1.0, 1.0])
+
+    out = wp.zeros(2, dtype=wp.vec3)
+    outd = wp.zeros(1, dtype=wp.float64)
+    wp.launch(seed_transforms, dim=1, inputs=[out, outd])
+    x = np.array([10.0, 0.5, 1.0])
+    np.testing.assert_allclose(out.numpy()[0], _rot_y(a) @ x + [1.0, 2.0, 3.0], rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(out.numpy()[1], _rot_y(a) @ x, rtol=1e-3, atol=1e-3)
+    assert outd.numpy()[0] == 2.0
+
+
+TYPE_SPHERE = wp.constant(0)
+TYPE_CUBE = wp.constant(1)
+TYPE_CAPSULE = wp.constant(2)
+
+
+@wp.kernel
+def collide(geometry: wp.array(dtype=int)):
+
+    t = geometry[wp.tid()]
+
+    if (t == TYPE_SPHERE):
+        print("sphere")
+    if (t == TYPE_CUBE):
+        print("cube")
+    if (t == TYPE_CAPSULE):
+        print("capsule")
+
+
+def test_seed_constants_and_print(wp, capsys):
+    geometry = wp.array([2, 0, 1, 0], dtype=int)
+    wp.launch(collide, dim=4, inputs=[geometry])
+    wp.synchronize()
+    # Output in thread order (warpd sorts a launch's prints by thread id).
+    assert capsys.readouterr().out == "capsule\nsphere\ncube\nsphere\n"
