@@ -47,7 +47,7 @@ import numbers
 import numpy as np
 
 from ..v1 import ir_pb2
-from .scalar import _Scalar, convert, is_number
+from .scalar import SUFFIX, _Scalar, convert, float16, float32, float64, is_number, scalar_type
 
 
 class Value:
@@ -390,3 +390,23 @@ def _flatten(value):
     if any(p[0] != inner for p in parts):
         return None
     return (len(parts),) + inner, [x for p in parts for x in p[1]]
+
+
+def float_family_type(base, prefix: str, count: int, dtype, cache: dict, what: str):
+    """The class of `base` (Quat, Transform) with `count` components of a float
+    `dtype`: one per dtype (cached), named as Warp names it (quatd, transformh)."""
+    st = scalar_type(dtype)
+    if st not in (float16, float32, float64):
+        raise TypeError(f"{what} dtype must be wp.float16, wp.float32 or wp.float64, got {dtype!r}")
+    cls = cache.get(st)
+    if cls is None:
+        suffix = SUFFIX[st]
+        name = f"{prefix}{suffix}"
+        cls = type(name, (base,), {
+            "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
+            "_wp_scalar_type_": st, "_wp_np_dtype_": np.dtype((st._np_dtype_, (count,))),
+            "_wp_size_": count * st._size_, "_wp_align_": st._size_, "_wp_type_name_": name,
+            "_wp_builtin_": prefix + ("" if st is float32 else suffix),
+        })
+        cache[st] = cls
+    return cls

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value
-from .scalar import SUFFIX, convert, float16, float32, float64, is_number, scalar_type
+from .family import Value, float_family_type
+from .scalar import convert, float32, is_number
 
 
 class Quat(Value):
@@ -91,18 +91,4 @@ _CACHE: dict = {}
 
 def quaternion(dtype=float32):
     """The quaternion type of a float `dtype`."""
-    st = scalar_type(dtype)
-    if st not in (float16, float32, float64):
-        raise TypeError(f"quaternion dtype must be wp.float16, wp.float32 or wp.float64, got {dtype!r}")
-    cls = _CACHE.get(st)
-    if cls is None:
-        suffix = SUFFIX[st]
-        name = f"quat{suffix}"
-        cls = type(name, (Quat,), {
-            "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
-            "_wp_scalar_type_": st, "_wp_np_dtype_": np.dtype((st._np_dtype_, (4,))),
-            "_wp_size_": 4 * st._size_, "_wp_align_": st._size_, "_wp_type_name_": name,
-            "_wp_builtin_": "quat" + ("" if st is float32 else suffix),
-        })
-        _CACHE[st] = cls
-    return cls
+    return float_family_type(Quat, "quat", 4, dtype, _CACHE, "quaternion")

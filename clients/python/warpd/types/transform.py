@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value
+from .family import Value, float_family_type
 from .quat import quat_multiply, quat_rotate, quaternion
-from .scalar import SUFFIX, float16, float32, float64, scalar_type
+from .scalar import float32
 from .vector import vector
 
 
@@ -89,19 +89,4 @@ _CACHE: dict = {}
 
 def transformation(dtype=float32):
     """The transformation type of a float `dtype`."""
-    st = scalar_type(dtype)
-    if st not in (float16, float32, float64):
-        raise TypeError(f"transformation dtype must be wp.float16, wp.float32 or wp.float64, "
-                        f"got {dtype!r}")
-    cls = _CACHE.get(st)
-    if cls is None:
-        suffix = SUFFIX[st]
-        name = f"transform{suffix}"
-        cls = type(name, (Transform,), {
-            "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
-            "_wp_scalar_type_": st, "_wp_np_dtype_": np.dtype((st._np_dtype_, (7,))),
-            "_wp_size_": 7 * st._size_, "_wp_align_": st._size_, "_wp_type_name_": name,
-            "_wp_builtin_": "transform" + ("" if st is float32 else suffix),
-        })
-        _CACHE[st] = cls
-    return cls
+    return float_family_type(Transform, "transform", 7, dtype, _CACHE, "transformation")
