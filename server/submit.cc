@@ -59,9 +59,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
                 "kernel '", launch.kernel(), "': argument ", i, " has no value"));
         }
       }
+      auto lookup_fn = [&](uint64_t handle) { return arrays.Get(handle); };
+      runtime::ArrayLookup lookup(lookup_fn);
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
-                                    std::move(args), device);
+                                    std::move(args), device, &lookup);
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());

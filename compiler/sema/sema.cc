@@ -50,10 +50,11 @@ bool StructHoldsArray(TypeRef t) {
 
 absl::Status FunctionSema::Run() {
   for (const auto& p : f_.params) {
-    TypeRef t = p.type->is_array() ? p.type->element() : p.type;
-    if (StructHoldsArray(t))
-      return Err(f_.span, Cat("parameter '", p.name, "': struct ", t->ToString(),
-                              " has an array member; structs with array members are not supported yet"));
+    // A struct argument's array members are resolved by the server; arrays
+    // of such structs cannot exist (their elements would hold descriptors).
+    if (p.type->is_array() && StructHoldsArray(p.type->element()))
+      return Err(f_.span, Cat("parameter '", p.name, "': arrays of struct ", p.type->element()->ToString(),
+                              " (which has array members) are not supported"));
     f_.locals.push_back(ir::Local{p.name, p.type, true});
   }
   if (f_.kind == FunctionKind::kKernel && f_.declared_return && !f_.declared_return->is_void())

@@ -136,8 +136,8 @@ TEST(SemaTest, UserErrors) {
       {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),
        "unsupported operand types for *: float64 and float32"},
       {"no kernels", ModuleOf({Func("f", {}, {})}), "has no kernels"},
-      {"struct with an array member", ModuleOf({Kernel("k", {{"s", StructWithArray()}}, {})}),
-       "parameter 's': struct S has an array member"},
+      {"array of structs with array members", ModuleOf({Kernel("k", {{"s", Arr(StructWithArray())}}, {})}),
+       "parameter 's': arrays of struct S (which has array members) are not supported"},
   };
   for (const auto& c : cases) {
     auto m = Check(c.module);

@@ -158,11 +158,33 @@ absl::Status CheckDims(const abi::KernelLayout& k, absl::Span<const int64_t> dim
   return absl::OkStatus();
 }
 
+// Calls fn(member type, byte offset) for every array member of struct `t`
+// at any depth, `base` bytes into the argument block.
+absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
+                                absl::FunctionRef<absl::Status(types::TypeRef, uint64_t)> fn) {
+  for (const types::Member& m : t->members()) {
+    if (m.type->is_array()) {
+      if (absl::Status s = fn(m.type, base + m.offset); !s.ok()) return s;
+    } else if (m.type->is_struct()) {
+      if (absl::Status s = ForEachArrayMember(m.type, base + m.offset, fn); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool HoldsArray(types::TypeRef t) {
+  if (!t->is_struct()) return false;
+  for (const types::Member& m : t->members())
+    if (m.type->is_array() || HoldsArray(m.type)) return true;
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
-    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device) {
+    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
+    const ArrayLookup* lookup) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -222,6 +244,32 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
                                                        bytes->size()));
       }
       if (!bytes->empty()) std::memcpy(buffer.get() + p.offset, bytes->data(), bytes->size());
+      if (HoldsArray(p.type)) {
+        if (lookup == nullptr)
+          return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
+        absl::Status st = ForEachArrayMember(p.type, p.offset, [&](types::TypeRef at, uint64_t off) -> absl::Status {
+          if (off + types::kArrayDescriptorSize > k.args_size)
+            return absl::InternalError(absl::StrCat(what(), ": an array member lies outside the argument block"));
+          std::byte* slot = buffer.get() + off;
+          uint64_t handle = 0;
+          std::memcpy(&handle, slot, sizeof(handle));
+          std::memset(slot, 0, types::kArrayDescriptorSize);  // no array: an empty descriptor
+          if (handle == 0) return absl::OkStatus();
+          absl::StatusOr<std::shared_ptr<const Array>> array = (*lookup)(handle);
+          if (!array.ok())
+            return absl::Status(array.status().code(), absl::StrCat(what(), ": ", array.status().message()));
+          const Array& a = **array;
+          if (!a.Matches(at)) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(what(), ": a member expects ", at->ToString(), ", got ", a.TypeName()));
+          }
+          if (a.device() != device) return CheckArrayDevice(a, device, what());
+          a.WriteDescriptor(slot);
+          arrays.push_back(*std::move(array));
+          return absl::OkStatus();
+        });
+        if (!st.ok()) return st;
+      }
     }
   }
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "common/abi/compiled_module.h"
 #include "runtime/exec/command.h"
@@ -40,8 +41,18 @@ namespace warpd::runtime {
 // raw bytes for a scalar or vector parameter, or an array.
 using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
 
+// Resolves an array handle found inside a struct argument (the session's
+// handle table: another session's handles are NOT_FOUND).
+using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array>>(uint64_t handle)>;
+
+// A struct argument's array members travel as the array's handle in the
+// first 8 bytes of the member's 64-byte slot (0: no array); the rest of the
+// slot is ignored. Each is resolved with `lookup`, checked like an array
+// argument (dtype, ndim, device) and replaced by its descriptor. Without
+// `lookup`, structs with array members are INVALID_ARGUMENT.
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
-    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device);
+    absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
+    const ArrayLookup* lookup = nullptr);
 
 }  // namespace warpd::runtime

@@ -57,9 +57,35 @@ void VecFaultKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_
   (void)wp::record_index_fault(ctx, 7, 0, 5, 3);
 }
 
+// sarr(s: S) with struct S { x: float32; a: array(float32) }: s.a[tid] = s.x.
+struct SArgs {
+  float x;
+  wp::array_t<float> a;
+};
+void StructArrayKernel(wp::launch_ctx* ctx, const void* args, int64_t begin, int64_t end) {
+  const auto* s = static_cast<const SArgs*>(args);
+  for (int64_t t = begin; t < end; ++t) {
+    float* p = wp::address(ctx, s->a, 41, t);
+    if (p == nullptr) return;
+    *p = s->x;
+  }
+}
+
 class FakeModule : public CompiledModule {
  public:
   FakeModule() {
+    types_ = std::make_shared<types::TypeTable>();
+    auto s = types_->Struct("S_1", "S", {{"x", kF32}, {"a", kF32Array}});
+    CompiledKernel sarr;
+    sarr.layout.name = "sarr";
+    sarr.layout.display_name = "sarr";
+    sarr.layout.params = {ParamLayout{"s", *s, 0, 72}};
+    sarr.layout.args_size = 72;
+    sarr.layout.args_align = 8;
+    sarr.layout.file = "/path/s.py";
+    sarr.cpu_entry = &StructArrayKernel;
+    kernels_.push_back(sarr);
+
     cache_key_ = "fake";
     CompiledKernel inc;
     inc.layout.name = "inc";
@@ -240,7 +266,7 @@ TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
     std::string message;
   } cases[] = {
       {"nope", {1}, {}, absl::StatusCode::kNotFound,
-       "module has no kernel 'nope' (kernels: inc, spin, grid, vec, gate)"},
+       "module has no kernel 'nope' (kernels: sarr, inc, spin, grid, vec, gate)"},
       {"inc", {10}, {a}, absl::StatusCode::kInvalidArgument,
        "kernel 'inc' takes 2 arguments (a, amount), got 1"},
       {"inc", {10}, {a, std::string("12345678")}, absl::StatusCode::kInvalidArgument,
@@ -315,6 +341,49 @@ TEST_F(StreamTest, SynchronizeAsyncReportsOnceWhenIdle) {
   EXPECT_EQ(s1.code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(s2.code(), absl::StatusCode::kOutOfRange);
   EXPECT_TRUE(stream->Synchronize().ok());  // cleared
+}
+
+TEST_F(StreamTest, StructArgumentsResolveTheirArrayMembers) {
+  static_assert(offsetof(SArgs, a) == 8 && sizeof(SArgs) == 72, "the layout the fake kernel declares");
+  auto a = MakeArray(kF32, {6});
+  auto i32 = MakeArray(types::Scalar(ScalarKind::kInt32), {6});
+  auto lookup_fn = [&](uint64_t h) -> absl::StatusOr<std::shared_ptr<const Array>> {
+    if (h == 7) return a;
+    if (h == 8) return i32;
+    return absl::NotFoundError("no array with handle " + std::to_string(h));
+  };
+  ArrayLookup lookup(lookup_fn);
+  auto bytes = [](float x, uint64_t handle) {
+    std::string b(72, '\xff');  // the slot's other 56 bytes are ignored
+    std::memcpy(b.data(), &x, 4);
+    std::memcpy(b.data() + 8, &handle, 8);
+    return b;
+  };
+  auto cmd = PrepareLaunch(module_, "sarr", {6}, {bytes(2.5f, 7)}, "cpu", &lookup);
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  auto stream = Stream::Create(&cpu_, &executor_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*std::move(cmd));
+  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(Read(*a), std::vector<float>(6, 2.5f));
+
+  auto wrong = PrepareLaunch(module_, "sarr", {6}, {bytes(1.0f, 8)}, "cpu", &lookup);
+  EXPECT_EQ(wrong.status().message(),
+            "kernel 'sarr': argument 's': a member expects array(dtype=float32, ndim=1), got "
+            "array(dtype=int32, ndim=1)");
+  EXPECT_EQ(PrepareLaunch(module_, "sarr", {6}, {bytes(1.0f, 99)}, "cpu", &lookup).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(PrepareLaunch(module_, "sarr", {6}, {bytes(1.0f, 7)}, "cpu").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Handle 0: no array; the kernel's first access faults instead of reading
+  // whatever pointer the client put in the slot.
+  auto none = PrepareLaunch(module_, "sarr", {1}, {bytes(1.0f, 0)}, "cpu", &lookup);
+  ASSERT_TRUE(none.ok()) << none.status();
+  batch.clear();
+  batch.push_back(*std::move(none));
+  stream->Submit(std::move(batch));
+  EXPECT_EQ(stream->Synchronize().code(), absl::StatusCode::kOutOfRange);
 }
 
 TEST_F(StreamTest, CopyAndFillValidation) {

@@ -16,9 +16,11 @@ Members are scalars, vectors, matrices, quaternions, transformations or other
 structs, laid out in order with C alignment (each member aligned to its
 scalar size, the struct to its largest member's alignment), exactly as the
 daemon lays them out (common/types/type.cc), so kernel arguments and array
-elements are the NumPy record's bytes. Array members are not supported yet
-(the daemon would need to resolve handles inside argument bytes):
-NotImplementedError at decoration.
+elements are the NumPy record's bytes. Array members (``a: wp.array(dtype=
+wp.vec3)``) hold a warpd array or None; in kernel arguments their 64-byte
+slot carries the array's handle, which the daemon resolves in the launching
+session and replaces by the array's descriptor. Arrays of such structs cannot
+be made (their elements would hold raw descriptors).
 
 As in Warp, member defaults written in the class body are ignored (members
 start at zero); unlike Warp, ``Particle(mass=2.0)`` may set members by keyword.
@@ -128,7 +130,10 @@ class Struct:
     __hash__ = None
 
     def __copy__(self):
-        return type(self)._wp_from_storage_(_record(type(self), self))
+        s = type(self).__new__(type(self))
+        object.__setattr__(s, "_values", {m: _member_value(t, self._values[m], m)
+                                          for m, t, _ in self._wp_members_})
+        return s
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -144,7 +149,61 @@ def _record(cls, value):
     return rec
 
 
+class ArrayMember:
+    """The type of an array member of a struct: one class per array type."""
+
+    _wp_size_ = 64  # the array descriptor (common/abi, docs/launch_abi.md)
+    _wp_align_ = 8
+    _wp_np_dtype_ = np.dtype((np.uint64, (8,)))
+    _wp_tr_ = None
+    _wp_dtype_ = None
+    _wp_ndim_ = 1
+
+    @classmethod
+    def _wp_typeref_(cls):
+        out = ir_pb2.TypeRef()
+        out.CopyFrom(cls._wp_tr_)
+        return out
+
+    @classmethod
+    def check(cls, value, what):
+        if value is None:
+            return None
+        if not getattr(value, "_wp_array_", False) or getattr(value, "handle", None) is None:
+            raise TypeError(f"{what} expects a warpd array or None, got {type(value).__name__}")
+        from . import canonical_dtype
+        if canonical_dtype(value.dtype) is not cls._wp_dtype_ or value.ndim != cls._wp_ndim_:
+            raise TypeError(f"{what} expects an array of dtype={getattr(cls._wp_dtype_, '__name__', cls._wp_dtype_)}, "
+                            f"ndim={cls._wp_ndim_}; got dtype={getattr(value.dtype, '__name__', value.dtype)}, "
+                            f"ndim={value.ndim}")
+        return value
+
+    @classmethod
+    def storage(cls, value):
+        slot = np.zeros(8, dtype=np.uint64)
+        if value is not None:
+            slot[0] = value.handle
+        return slot
+
+
+_ARRAY_MEMBERS: dict = {}
+
+
+def _array_member(ann):
+    from . import canonical_dtype, to_typeref  # the package imports this module
+    tr = to_typeref(ann)
+    key = tr.SerializeToString(deterministic=True)
+    cls = _ARRAY_MEMBERS.get(key)
+    if cls is None:
+        cls = type("ArrayMember", (ArrayMember,), {"_wp_tr_": tr, "_wp_dtype_": canonical_dtype(ann.dtype),
+                                                   "_wp_ndim_": ann.ndim})
+        _ARRAY_MEMBERS[key] = cls
+    return cls
+
+
 def _zero(t):
+    if issubclass(t, ArrayMember):
+        return None
     if issubclass(t, Struct):
         return t()
     if issubclass(t, Value):
@@ -153,6 +212,8 @@ def _zero(t):
 
 
 def _member_value(t, value, what):
+    if issubclass(t, ArrayMember):
+        return t.check(value, what)
     if issubclass(t, Struct):
         if not (isinstance(value, Struct) and type(value)._wp_struct_name_ == t._wp_struct_name_):
             raise TypeError(f"{what} expects {t.__name__}, got {type(value).__name__}")
@@ -163,6 +224,8 @@ def _member_value(t, value, what):
 
 
 def _member_storage(t, v):
+    if issubclass(t, ArrayMember):
+        return t.storage(v)
     if issubclass(t, Struct):
         return t._wp_storage_(v)
     if issubclass(t, Value):
@@ -181,6 +244,8 @@ def _member_property(name, t, owner):
 
 
 def _member_eq(a, b):
+    if a is None or b is None or getattr(a, "_wp_array_", False):
+        return a is b
     return bool(a == b)
 
 
@@ -191,11 +256,8 @@ def _member_type(owner, name, ann):
     if _is_struct_class(ann) or (isinstance(ann, type) and issubclass(ann, Value)
                                  and ann._wp_scalar_type_ is not None):
         return ann
-    if getattr(ann, "_wp_array_", False):
-        raise NotImplementedError(
-            f"struct {owner} member '{name}': array members are not supported by warpd yet (the "
-            f"daemon cannot resolve array handles inside struct arguments); pass the array as a "
-            f"separate kernel argument")
+    if getattr(ann, "_wp_array_", False) and getattr(ann, "_wp_annotation_dtype_", None) is not None:
+        return _array_member(ann)
     raise TypeError(f"struct {owner} member '{name}' has an unsupported type {ann!r}: expected a "
                     f"scalar, vector, matrix, quaternion, transformation or @wp.struct type")
 
