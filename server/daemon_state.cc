@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
   const auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu, state->allocator()); !s.ok()) return s;
+  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu); !s.ok()) return s;
   spdlog::debug("self-test passed in {:.1f} ms",
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return state;

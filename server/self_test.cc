@@ -99,8 +99,7 @@ constexpr char kSelfTestModule[] = R"pb(
 constexpr int64_t kThreads = 37;  // not a multiple of any chunk size
 constexpr float kX = 0.5f;
 
-absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu,
-                           runtime::CpuAllocator& allocator) {
+absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu) {
   v1::Module proto;
   if (!google::protobuf::TextFormat::ParseFromString(kSelfTestModule, &proto))
     return absl::InternalError("the self-test module does not parse");
@@ -112,7 +111,7 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu,
   const ir::TypeRef f32 = types::Scalar(types::ScalarKind::kFloat32);
   absl::StatusOr<runtime::ArrayLayout> layout = runtime::MakeArrayLayout(f32, {kThreads});
   if (!layout.ok()) return layout.status();
-  auto buffer = allocator.Allocate(layout->size_bytes, "self-test");
+  auto buffer = cpu.Allocate(layout->size_bytes, "self-test");
   if (!buffer.ok()) return buffer.status();
   auto out = std::make_shared<const runtime::Array>(cpu.name(), *layout, *buffer);
 
@@ -138,9 +137,8 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu,
 
 }  // namespace
 
-absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu,
-                         runtime::CpuAllocator& allocator) {
-  absl::Status s = CompileAndRun(compiler, cpu, allocator);
+absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu) {
+  absl::Status s = CompileAndRun(compiler, cpu);
   if (s.ok()) return s;
   const compiler::HostCpu& host = compiler.host_cpu();
   const compiler::CpuTarget& target = compiler.cpu_target();

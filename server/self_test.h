@@ -15,11 +15,10 @@
 #include "absl/status/status.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
-#include "runtime/memory/cpu_allocator.h"
 
 namespace warpd::server {
 
-absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu,
-                         runtime::CpuAllocator& allocator);
+// Allocates its array on `cpu` (Device::Allocate) and frees it.
+absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu);
 
 }  // namespace warpd::server

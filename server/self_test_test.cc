@@ -11,8 +11,8 @@ namespace warpd::server {
 namespace {
 
 struct Fixture {
-  runtime::CpuDevice cpu{2};
   runtime::CpuAllocator allocator{runtime::CpuAllocator::Options{}};
+  runtime::CpuDevice cpu{2, absl::ZeroDuration(), &allocator};
 };
 
 std::unique_ptr<compiler::Compiler> MakeCompiler(const std::string& forced_target = "") {
@@ -27,7 +27,7 @@ TEST(SelfTest, PassesOnTheHostTarget) {
   Fixture f;
   auto compiler = MakeCompiler();
   ASSERT_NE(compiler, nullptr);
-  EXPECT_TRUE(RunSelfTest(*compiler, f.cpu, f.allocator).ok());
+  EXPECT_TRUE(RunSelfTest(*compiler, f.cpu).ok());
   // The arrays it used are gone again.
   EXPECT_EQ(f.allocator.bytes_in_use(), 0u);
 }
@@ -36,7 +36,7 @@ TEST(SelfTest, RejectedTargetNamesTheHostTheTargetAndTheCompilerError) {
   Fixture f;
   auto compiler = MakeCompiler("no-such-cpu:+sse2");
   ASSERT_NE(compiler, nullptr);
-  absl::Status s = RunSelfTest(*compiler, f.cpu, f.allocator);
+  absl::Status s = RunSelfTest(*compiler, f.cpu);
   ASSERT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   const std::string msg(s.message());
   EXPECT_NE(msg.find("CPU '" + compiler->host_cpu().name + "'"), std::string::npos) << msg;

@@ -333,6 +333,7 @@ absl::StatusOr<TypeRef> TypeTable::Struct(std::string name, std::string display_
     auto t = NewType();
     t->kind_ = Kind::kStruct;
     t->contains_struct_ = true;
+    for (const Member& m : laid) t->holds_array_ |= m.type->is_array() || m.type->holds_array();
     t->name_ = name;
     t->display_ = display_name.empty() ? name : display_name;
     t->members_ = std::move(laid);

@@ -129,6 +129,9 @@ class Type {
   const std::vector<Member>& members() const { return members_; }
   const Member* FindMember(std::string_view name) const;
   bool contains_struct() const { return contains_struct_; }
+  // A struct with an array member at any depth (its bytes hold array
+  // descriptors, which clients must not supply raw).
+  bool holds_array() const { return holds_array_; }
 
   uint64_t size() const { return size_; }
   uint32_t align() const { return align_; }
@@ -150,6 +153,7 @@ class Type {
   int b_ = 0;
   TypeRef element_ = nullptr;
   bool contains_struct_ = false;
+  bool holds_array_ = false;
   uint64_t size_ = 0;
   uint32_t align_ = 1;
   std::string name_, display_;

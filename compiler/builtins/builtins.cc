@@ -185,6 +185,20 @@ std::string AtomicCallee(std::string_view name, types::TypeRef elem) {
   return Cat("wp::", name, "_n<", types::ScalarCppName(elem->scalar()), ", ", n, ">");
 }
 
+bool AtomicSupports(std::string_view name, types::TypeRef elem) {
+  using types::ScalarKind;
+  if (!elem->has_dtype() || elem->is_transform()) return false;
+  const ScalarKind s = elem->scalar();
+  if (s == ScalarKind::kFloat16) return name == "atomic_add" || name == "atomic_sub";
+  if (s != ScalarKind::kInt32 && s != ScalarKind::kUInt32 && s != ScalarKind::kInt64 && s != ScalarKind::kUInt64 &&
+      s != ScalarKind::kFloat32 && s != ScalarKind::kFloat64)
+    return false;
+  if (name == "atomic_and" || name == "atomic_or" || name == "atomic_xor") return types::IsInteger(s);
+  if (name == "atomic_cas" || name == "atomic_exch") return elem->is_scalar();
+  if (name == "atomic_min" || name == "atomic_max") return !elem->is_quat();
+  return true;
+}
+
 std::string SignatureText(const Overload& o) {
   std::string s = Cat(o.name, "(");
   if (o.hook) {

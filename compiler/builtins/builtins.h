@@ -113,6 +113,11 @@ std::string Spell(std::string_view tmpl, const SpellInput& in);
 // of type `elem`: wp::atomic_add for scalars, the component-wise
 // wp::atomic_add_n<S, N> for vectors, matrices, quaternions and transforms.
 std::string AtomicCallee(std::string_view name, types::TypeRef elem);
+// Whether atomic `name` works on array elements of type `elem` (Warp 1.19's
+// rules: int32/uint32/int64/uint64/float32/float64 and their vectors,
+// matrices and quaternions; float16 for add/sub only; bitwise ops on
+// integers; exch/cas on scalars; no transforms, no quaternion min/max).
+bool AtomicSupports(std::string_view name, types::TypeRef elem);
 
 // "dot(a: vec(N, T), b: vec(N, T)) -> T  [T: Scalar]" for docs and messages.
 std::string SignatureText(const Overload& o);

@@ -345,24 +345,12 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
     if (!a.pos[i]->type || !a.pos[i]->type->is_int())
       return Err(Cat("indices must be integers, not ", a.pos[i]->type ? a.pos[i]->type->ToString() : "no value"));
   TypeRef elem = arr->element();
-  bool bitwise = o.name == "atomic_and" || o.name == "atomic_or" || o.name == "atomic_xor";
-  bool minmax = o.name == "atomic_min" || o.name == "atomic_max";
-  ScalarKind s = elem->scalar();
-  bool ok_dtype = elem->has_dtype() && !elem->is_transform() &&
-                  (s == ScalarKind::kInt32 || s == ScalarKind::kUInt32 || s == ScalarKind::kInt64 ||
-                   s == ScalarKind::kUInt64 || s == ScalarKind::kFloat32 || s == ScalarKind::kFloat64 ||
-                   s == ScalarKind::kFloat16);
-  if (bitwise) ok_dtype = ok_dtype && types::IsInteger(s);
-  if ((cas || o.name == "atomic_exch") && !elem->is_scalar()) ok_dtype = false;
-  // Warp 1.19: float16 only for add and sub.
-  if (s == ScalarKind::kFloat16 && o.name != "atomic_add" && o.name != "atomic_sub") ok_dtype = false;
-  if (minmax && elem->is_quat()) ok_dtype = false;
-  if (!ok_dtype)
+  if (!AtomicSupports(o.name, elem))
     return Err(Cat(o.name, "() on an array of ", elem->ToString(), " is not supported"));
+  // No literal adaptation (Warp 1.19: atomic_add(int64_array, 0, 1) is an error).
   for (size_t i = a.pos.size() - trailing; i < a.pos.size(); ++i) {
     Expr* v = a.pos[i];
     if (v->type && types::SameType(v->type, elem)) continue;
-    if (elem->is_scalar() && CoerceLiteral(*v, s)) continue;
     return Err(Cat(o.name, "() value must be ", elem->ToString(), ", got ",
                             v->type ? v->type->ToString() : "no value", " (no implicit conversion)"));
   }

@@ -35,24 +35,11 @@ absl::Status ModuleSema::Ensure(int i, const Expr* call) {
   return absl::OkStatus();
 }
 
-namespace {
-
-// A struct holding an array (at any depth): its bytes would carry a raw
-// array descriptor, which the server cannot check. Not supported yet.
-bool StructHoldsArray(TypeRef t) {
-  if (!t->is_struct()) return false;
-  for (const types::Member& m : t->members())
-    if (m.type->is_array() || StructHoldsArray(m.type)) return true;
-  return false;
-}
-
-}  // namespace
-
 absl::Status FunctionSema::Run() {
   for (const auto& p : f_.params) {
     // A struct argument's array members are resolved by the server; arrays
     // of such structs cannot exist (their elements would hold descriptors).
-    if (p.type->is_array() && StructHoldsArray(p.type->element()))
+    if (p.type->is_array() && p.type->element()->holds_array())
       return Err(f_.span, Cat("parameter '", p.name, "': arrays of struct ", p.type->element()->ToString(),
                               " (which has array members) are not supported"));
     f_.locals.push_back(ir::Local{p.name, p.type, true});
@@ -238,19 +225,14 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
   if (array_element && (s.binary_op == ir::BinaryOp::kAdd || s.binary_op == ir::BinaryOp::kSub)) {
     // a[i] += x is an atomic add (Warp's semantics), a[i] -= x an atomic sub.
     TypeRef t = target.type;
-    ScalarKind k = t->scalar();
-    bool ok = t->has_dtype() && !t->is_transform() &&
-              (k == ScalarKind::kInt32 || k == ScalarKind::kUInt32 || k == ScalarKind::kInt64 ||
-               k == ScalarKind::kUInt64 || k == ScalarKind::kFloat32 || k == ScalarKind::kFloat64 ||
-               k == ScalarKind::kFloat16);
-    if (!ok)
+    std::string_view name = s.binary_op == ir::BinaryOp::kAdd ? "atomic_add" : "atomic_sub";
+    if (!builtins::AtomicSupports(name, t))
       return Err(s.span, Cat("atomic ", ir::BinaryOpSymbol(s.binary_op), "= on an array of ", t->ToString(),
                                       " is not supported (int32, uint32, int64, uint64, float16, float32, float64 "
                                       "and their vectors and matrices are)"));
     if (!types::SameType(s.value->type, t))
       return Err(s.span, Cat("cannot add ", s.value->type->ToString(), " to an element of type ",
                                       t->ToString(), " (no implicit conversion)"));
-    std::string_view name = s.binary_op == ir::BinaryOp::kAdd ? "atomic_add" : "atomic_sub";
     s.overload = builtins::Lookup(name).front();
     s.callee = builtins::AtomicCallee(name, t);
     return absl::OkStatus();

@@ -131,6 +131,14 @@ TEST(SemaTest, UserErrors) {
       {"atomic on int8", ModuleOf({Kernel("k", {{"h", Arr(Scalar(v1::SCALAR_INT8))}},
                                           {AugAssign(Sub(Name("h"), {Int(0)}), v1::BINOP_ADD, Call("int8", {Int(1)}))})}),
        "atomic += on an array of int8 is not supported"},
+      {"int literal as an atomic value", K({Assign(Name("x"), Call("atomic_add", {Name("a"), Int(0), Int(1)}))}),
+       "atomic_add() value must be float32, got int32"},
+      {"atomic on a transform array", ModuleOf({Kernel("k", {{"t", Arr([] {
+         v1::TypeRef t;
+         t.mutable_transform()->set_dtype(v1::SCALAR_FLOAT32);
+         return t;
+       }())}}, {AugAssign(Sub(Name("t"), {Int(0)}), v1::BINOP_ADD, Sub(Name("t"), {Int(1)}))})}),
+       "atomic += on an array of transformf is not supported"},
       {"int literal into a float array", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
        "cannot store a value of type int32 into a place of type float32"},
       {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),

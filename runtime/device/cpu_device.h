@@ -34,7 +34,6 @@ class CpuDevice final : public Device {
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn);
   int num_threads() const { return pool_.num_threads(); }
 
-  Watchdog& watchdog() { return watchdog_; }
 
  private:
   DeviceInfo info_;

@@ -172,13 +172,6 @@ absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
   return absl::OkStatus();
 }
 
-bool HoldsArray(types::TypeRef t) {
-  if (!t->is_struct()) return false;
-  for (const types::Member& m : t->members())
-    if (m.type->is_array() || HoldsArray(m.type)) return true;
-  return false;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
@@ -244,7 +237,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
                                                        bytes->size()));
       }
       if (!bytes->empty()) std::memcpy(buffer.get() + p.offset, bytes->data(), bytes->size());
-      if (HoldsArray(p.type)) {
+      if (p.type->holds_array()) {
         if (lookup == nullptr)
           return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
         absl::Status st = ForEachArrayMember(p.type, p.offset, [&](types::TypeRef at, uint64_t off) -> absl::Status {

@@ -33,7 +33,8 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<con
   }
   // Element bytes come from clients (uploads), so an array member's
   // descriptor (a raw pointer) could be forged: such dtypes have no arrays.
-  if (std::string path = ArrayMemberPath(dtype, ""); !path.empty()) {
+  if (dtype->holds_array()) {
+    const std::string path = ArrayMemberPath(dtype, "");
     return absl::InvalidArgumentError(absl::StrCat(
         "array dtype ", dtype->ToString(), " holds an array (member '", path,
         "'): arrays of structs with array members are not supported"));
