@@ -8,9 +8,10 @@
 #include "compiler/backend/cpu_jit.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/codegen/print_sites.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
+#include "compiler/tir/lower.h"
+#include "compiler/tir/print_sites.h"
 #include "warpd/embedded_headers.h"
 #if WARPD_WITH_CUDA
 #include "compiler/backend/cuda_nvrtc.h"
@@ -107,9 +108,14 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
   return std::unique_ptr<Compiler>(new Compiler(std::move(impl)));
 }
 
-absl::StatusOr<std::string> Compiler::GenerateSource(ir::Module& module) {
+absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
   if (auto st = sema::Analyze(module); !st.ok()) return st;
-  return codegen::GenerateModule(module);
+  auto lowered = tir::Lower(module);
+  if (!lowered.ok()) return lowered.status();
+  Generated out;
+  out.source = codegen::GenerateModule(*lowered);
+  out.prints = std::make_shared<const abi::PrintTable>(std::move(lowered->prints));
+  return out;
 }
 
 absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target target) {
@@ -124,15 +130,16 @@ absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target targe
 
 absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
   auto t0 = std::chrono::steady_clock::now();
-  auto source = GenerateSource(module);
-  if (!source.ok()) return source.status();
+  auto generated = Generate(module);
+  if (!generated.ok()) return generated.status();
+  const std::string* source = &generated->source;
   // What print calls print is client text that the source does not hold:
   // part of the key, so modules share an entry only when they print alike
   // (no session ever formats its output with another session's text).
-  auto prints = std::make_shared<const abi::PrintTable>(codegen::CollectPrintSites(module).table);
+  const std::shared_ptr<const abi::PrintTable>& prints = generated->prints;
   std::vector<std::string_view> key_parts = {kCompilerAbi, *source, impl_->jit->TargetDescription(),
                                              CpuJit::OptionsDescription(), impl_->headers_digest};
-  const std::string print_key = prints->sites.empty() ? "" : codegen::PrintTableKey(*prints);
+  const std::string print_key = prints->sites.empty() ? "" : tir::PrintTableKey(*prints);
   if (!print_key.empty()) key_parts.push_back(print_key);
   const std::string key = CacheKey(key_parts);
   bool disk_hit = false;

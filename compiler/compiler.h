@@ -75,10 +75,15 @@ class Compiler {
   // CUDA devices exist (the CUDA source is verified with --verify-cuda).
   absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target);
 
-  // The generated C++ for a target ("cpu" or "cuda"), for tests and debugging.
-  // Runs sema on `module` (in place) and returns the generated C++, which
-  // holds both the CPU and the CUDA entry points.
-  absl::StatusOr<std::string> GenerateSource(ir::Module& module);
+  // The front and middle of the pipeline, for Compile, tests and tools:
+  // sema (annotating `module` in place), lowering to TIR, codegen. The C++
+  // holds both the CPU and the CUDA entry points; the print table holds the
+  // client text the source leaves out (part of the cache key).
+  struct Generated {
+    std::string source;
+    std::shared_ptr<const abi::PrintTable> prints;
+  };
+  static absl::StatusOr<Generated> Generate(ir::Module& module);
 
   // The host as LLVM sees it, and what CPU code is compiled for.
   const HostCpu& host_cpu() const;

@@ -255,8 +255,9 @@ TEST_P(EveryBuiltinOverload, Compiles) {
   if (const char* dump = std::getenv("WARPD_TEST_DUMP_SOURCE")) {  // debugging aid
     auto m = ir::ModuleFromProto(proto);
     ASSERT_TRUE(m.ok());
-    ASSERT_TRUE(sema::Analyze(**m).ok());
-    std::ofstream(std::string(dump) + "." + std::to_string(shard)) << codegen::GenerateModule(**m);
+    auto g = Compiler::Generate(**m);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::ofstream(std::string(dump) + "." + std::to_string(shard)) << g->source;
   }
   // With NVRTC installed, one compile checks both clang and NVRTC + ptxas.
   bool cuda = false;

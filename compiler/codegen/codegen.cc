@@ -10,16 +10,12 @@
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/client_text.h"
 #include "compiler/codegen/layout.h"
-#include "compiler/codegen/print_sites.h"
+#include "compiler/tir/tir.h"
 
 namespace warpd::codegen {
 namespace {
 
-using ir::Expr;
-using ir::ExprKind;
 using ir::ScalarKind;
-using ir::Stmt;
-using ir::StmtKind;
 using ir::TypeRef;
 
 std::string Local(const std::string& name) { return "v_" + name; }
@@ -89,484 +85,226 @@ std::string IntLiteral(int64_t v, ScalarKind k) {
   return "((" + cpp + ")" + std::to_string(v) + "ll)";
 }
 
-std::string ConstantText(const Expr& e) {
-  ScalarKind k = e.type->scalar();
-  if (const bool* b = std::get_if<bool>(&e.value)) {
+std::string ConstantText(const ir::ConstantValue& value, TypeRef type) {
+  ScalarKind k = type->scalar();
+  if (const bool* b = std::get_if<bool>(&value)) {
     if (k == ScalarKind::kBool) return *b ? "true" : "false";
     return IntLiteral(*b ? 1 : 0, k);
   }
-  if (const int64_t* i = std::get_if<int64_t>(&e.value)) {
+  if (const int64_t* i = std::get_if<int64_t>(&value)) {
     if (types::IsFloat(k)) return FloatLiteral(static_cast<double>(*i), k);
     if (k == ScalarKind::kBool) return *i ? "true" : "false";
     return IntLiteral(*i, k);
   }
-  double d = std::get<double>(e.value);
+  double d = std::get<double>(value);
   if (types::IsFloat(k)) return FloatLiteral(d, k);
   return "wp::cast<" + std::string(types::ScalarCppName(k)) + ">(" + FloatLiteral(d, ScalarKind::kFloat64) + ")";
 }
 
-// A resolved builtin's spelling applied to argument expressions: a template
-// with $0.. / $* placeholders, or a callee followed by the argument list.
-std::string Spell(const std::string& callee, const std::vector<std::string>& args) {
-  return builtins::Spell(callee, {.args = &args});
-}
-
-class FunctionEmitter {
+// Prints one function's TIR as C++: a visitor writing one statement (or
+// block) per instruction.
+class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
  public:
-  FunctionEmitter(const ir::Module& m, const ir::Function& f, Writer& w, const PrintSites& prints)
-      : m_(m), f_(f), w_(w), prints_(prints) {
-    fail_ = f.kind == ir::FunctionKind::kKernel || f.return_type->is_void() ? "return;" : "return {};";
+  FunctionEmitter(const tir::Module& m, const tir::Function& f, Writer& w) : m_(m), f_(f), w_(w) {
+    const ir::Function& src = *f.source;
+    fail_ = src.kind == ir::FunctionKind::kKernel || src.return_type->is_void() ? "return;" : "return {};";
   }
 
   void Body() {
-    for (const auto& l : f_.locals)
-      if (!l.is_param) w_.Line(l.type->CppName() + " " + Local(l.name) + "{};");
-    for (const auto& s : f_.body) Statement(*s);
-    if (f_.kind == ir::FunctionKind::kFunc && !f_.return_type->is_void()) w_.Line("return {};");
+    for (const auto& v : f_.vars)
+      if (v.kind == tir::VarKind::kLocal) w_.Line(v.type->CppName() + " " + Local(v.name) + "{};");
+    VisitBlock(f_.body);
+    if (!f_.is_kernel() && !f_.source->return_type->is_void()) w_.Line("return {};");
   }
 
- private:
-  std::string Temp() { return "t" + std::to_string(next_temp_++); }
-  std::string Line(const ir::Span& s) { return std::to_string(s.line); }
+  void VisitDeclare(const tir::Declare& i) { w_.Line(Type(i.var) + " " + Name(i.var) + "{};"); }
 
-  // Declares `const T tN = value;` and returns tN.
-  std::string Bind(TypeRef t, const std::string& value) {
-    std::string name = Temp();
-    w_.Line("const " + t->CppName() + " " + name + " = " + value + ";");
-    return name;
-  }
+  void VisitLoad(const tir::Load& i) { Define(i.dst, PlaceText(i.place, false)); }
 
-  // Evaluates the index operands of a subscript (in order) as int64 values.
-  std::vector<std::string> Indices(const Expr& sub) {
-    std::vector<std::string> out;
-    for (size_t i = 1; i < sub.operands.size(); ++i) out.push_back("(wp::int64)" + Emit(*sub.operands[i]));
-    return out;
-  }
-
-  // The bounds-checked address of an array element (all indices given).
-  std::string Address(const std::string& arr, const std::vector<std::string>& idx, TypeRef elem, const ir::Span& span) {
-    std::string args = "ctx, " + arr + ", " + Line(span);
-    for (const auto& i : idx) args += ", " + i;
-    std::string p = Temp();
-    w_.Line(elem->CppName() + "* " + p + " = wp::address(" + args + ");");
-    w_.Line("if (WP_UNLIKELY(!" + p + ")) " + fail_);
-    return p;
-  }
-
-  // A checked dynamic index `k` in [0, n).
-  void CheckIndex(const std::string& k, int n, const ir::Span& span) {
-    std::string ns = std::to_string(n);
-    w_.Line("if (WP_UNLIKELY((wp::uint64)(" + k + ") >= " + ns + "u)) { (void)wp::record_index_fault(ctx, " +
-            Line(span) + ", 0, (wp::int64)(" + k + "), " + ns + "); " + fail_ + " }");
-  }
-
-  std::string IndexText(const Expr& index, int extent) {
-    if (index.kind == ExprKind::Constant) return std::to_string(std::get<int64_t>(index.value));
-    std::string k = Emit(index);
-    CheckIndex(k, extent, index.span);
-    return k;
-  }
-
-  static int ComponentIndex(const std::string& name) {
-    return name == "x" ? 0 : name == "y" ? 1 : name == "z" ? 2 : 3;
-  }
-
-  // An lvalue (or readable path) for a place: a local, a component/member
-  // path of one, or an element of an array (and paths inside it).
-  std::string Place(const Expr& e) {
-    switch (e.kind) {
-      case ExprKind::Name:
-        return Local(e.name);
-      case ExprKind::Attribute: {
-        const Expr& owner = *e.operands[0];
-        std::string base = Place(owner);
-        TypeRef t = owner.type;
-        if (t->is_struct()) return base + ".m_" + e.name;
-        if (t->is_transform()) return base + "." + e.name;
-        return base + ".c[" + std::to_string(ComponentIndex(e.name)) + "]";
-      }
-      case ExprKind::Subscript: {
-        const Expr& owner = *e.operands[0];
-        TypeRef t = owner.type;
-        if (t->is_array()) {
-          std::string arr = Emit(owner);
-          std::vector<std::string> idx = Indices(e);
-          return "(*" + Address(arr, idx, e.type, e.span) + ")";
-        }
-        if (t->is_matrix()) {
-          std::string base = Place(owner);
-          std::string i = IndexText(*e.operands[1], t->rows());
-          if (e.operands.size() == 3) return base + ".c[" + i + "][" + IndexText(*e.operands[2], t->cols()) + "]";
-          return "wp::mat_row_ref(" + base + ", " + i + ")";
-        }
-        // A component of a matrix row m[i][j]: address the element directly.
-        if (owner.kind == ExprKind::Subscript && owner.operands[0]->type->is_matrix() && owner.operands.size() == 2) {
-          TypeRef mt = owner.operands[0]->type;
-          std::string base = Place(*owner.operands[0]);
-          std::string i = IndexText(*owner.operands[1], mt->rows());
-          return base + ".c[" + i + "][" + IndexText(*e.operands[1], mt->cols()) + "]";
-        }
-        std::string base = Place(owner);
-        if (t->is_transform()) return "wp::transform_ref(" + base + ", " + IndexText(*e.operands[1], 7) + ")";
-        return base + ".c[" + IndexText(*e.operands[1], t->length()) + "]";
-      }
-      default:
-        return Emit(e);
+  void VisitStore(const tir::Store& i) {
+    const tir::Place& p = i.place;
+    if (!p.steps.empty() && p.steps.back().kind == tir::Step::Kind::kMatrixRow) {
+      tir::Place base = p;
+      base.steps.pop_back();
+      w_.Line("wp::mat_set_row(" + PlaceText(base, true) + ", " + IndexText(p.steps.back().index) + ", " +
+              Op(i.value) + ");");
+      return;
     }
+    w_.Line(PlaceText(p, true) + " = " + Op(i.value) + ";");
   }
 
-  // True when a read of `e` is a path of a local or array element (no copy needed).
-  static bool IsPath(const Expr& e) {
-    if (e.kind == ExprKind::Name) return true;
-    if (e.kind == ExprKind::Attribute) return !e.operands[0]->type->is_array() && IsPath(*e.operands[0]);
-    if (e.kind == ExprKind::Subscript) {
-      const Expr& owner = *e.operands[0];
-      if (owner.kind == ExprKind::Attribute && owner.name == "shape") return false;
-      if (owner.type->is_array()) return static_cast<int>(e.operands.size() - 1) == owner.type->ndim();
-      return IsPath(owner) || owner.type->is_array();
-    }
-    return false;
-  }
-
-  std::string Emit(const Expr& e) {
-    switch (e.kind) {
-      case ExprKind::Name:
-        return Local(e.name);
-      case ExprKind::Constant:
-        if (std::holds_alternative<std::string>(e.value)) return CppStringLiteral(std::get<std::string>(e.value));
-        return ConstantText(e);
-      case ExprKind::Binary: {
-        std::string a = Emit(*e.operands[0]);
-        std::string b = Emit(*e.operands[1]);
-        return Bind(e.type, Spell(e.callee, {a, b}));
-      }
-      case ExprKind::Unary: {
-        if (e.unary_op == ir::UnaryOp::kNeg && e.operands[0]->kind == ExprKind::Constant && e.type->is_scalar() &&
-            !std::holds_alternative<bool>(e.operands[0]->value)) {
-          // A negated literal: fold into one constant of the (possibly coerced) type.
-          Expr c;
-          c.kind = ExprKind::Constant;
-          c.type = e.type;
-          const auto& v = e.operands[0]->value;
-          if (auto* i = std::get_if<int64_t>(&v)) c.value = static_cast<int64_t>(0 - static_cast<uint64_t>(*i));
-          else if (auto* d = std::get_if<double>(&v)) c.value = -*d;
-          return ConstantText(c);
-        }
-        return Bind(e.type, Spell(e.callee, {Emit(*e.operands[0])}));
-      }
-      case ExprKind::Compare: {
-        std::string result = Temp();
-        std::string left = Emit(*e.operands[0]);
-        w_.Line("bool " + result + " = false;");
-        // a < b < c: each comparison only if the previous held; b evaluated once.
-        int opened = 0;
-        for (size_t i = 0; i < e.compare_ops.size(); ++i) {
-          std::string right = Emit(*e.operands[i + 1]);
-          w_.Line(result + " = " + Spell(e.callees[i], {left, right}) + ";");
-          if (i + 1 < e.compare_ops.size()) {
-            w_.Open("if (" + result + ") {");
-            ++opened;
-          }
-          left = right;
-        }
-        while (opened--) w_.Close();
-        return result;
-      }
-      case ExprKind::BoolOp: {
-        std::string result = Temp();
-        w_.Line("bool " + result + " = (bool)(" + Emit(*e.operands[0]) + ");");
-        int opened = 0;
-        for (size_t i = 1; i < e.operands.size(); ++i) {
-          w_.Open(e.bool_op == ir::BoolOpKind::kAnd ? "if (" + result + ") {" : "if (!" + result + ") {");
-          ++opened;
-          w_.Line(result + " = (bool)(" + Emit(*e.operands[i]) + ");");
-        }
-        while (opened--) w_.Close();
-        return result;
-      }
-      case ExprKind::Call:
-        return Call(e);
-      case ExprKind::Subscript: {
-        const Expr& owner = *e.operands[0];
-        if (owner.kind == ExprKind::Attribute && owner.name == "shape" && owner.operands[0]->type->is_array())
-          return "(" + Emit(*owner.operands[0]) + ").shape[" + std::to_string(std::get<int64_t>(e.operands[1]->value)) +
-                 "]";
-        if (owner.type->is_array()) {
-          std::string arr = Emit(owner);
-          std::vector<std::string> idx = Indices(e);
-          if (static_cast<int>(idx.size()) < owner.type->ndim()) {
-            // A slice: a view of the remaining dimensions (bounds-checked).
-            std::string v = Temp();
-            std::string args = "ctx, " + arr + ", " + Line(e.span);
-            for (const auto& i : idx) args += ", " + i;
-            w_.Line(e.type->CppName() + " " + v + ";");
-            w_.Line("if (WP_UNLIKELY(!wp::subview(" + args + ", &" + v + "))) " + fail_);
-            return v;
-          }
-          return Bind(e.type, "*" + Address(arr, idx, e.type, e.span));
-        }
-        if (owner.type->is_matrix() && e.operands.size() == 2) {
-          std::string m = Emit(owner);
-          return Bind(e.type, "wp::mat_row(" + m + ", " + IndexText(*e.operands[1], owner.type->rows()) + ")");
-        }
-        if (owner.type->is_matrix()) {
-          std::string m = Emit(owner);
-          std::string i = IndexText(*e.operands[1], owner.type->rows());
-          return Bind(e.type, m + ".c[" + i + "][" + IndexText(*e.operands[2], owner.type->cols()) + "]");
-        }
-        std::string v = Emit(owner);
-        if (owner.type->is_transform())
-          return Bind(e.type, "wp::transform_get(" + v + ", " + IndexText(*e.operands[1], 7) + ")");
-        return Bind(e.type, v + ".c[" + IndexText(*e.operands[1], owner.type->length()) + "]");
-      }
-      case ExprKind::Attribute: {
-        std::string v = Emit(*e.operands[0]);
-        TypeRef t = e.operands[0]->type;
-        if (t->is_struct()) return v + ".m_" + e.name;
-        if (t->is_transform()) return v + "." + e.name;
-        return v + ".c[" + std::to_string(ComponentIndex(e.name)) + "]";
-      }
-      case ExprKind::IfExp: {
-        std::string result = Temp();
-        w_.Line(e.type->CppName() + " " + result + "{};");
-        w_.Open("if (" + Emit(*e.operands[0]) + ") {");
-        w_.Line(result + " = " + Emit(*e.operands[1]) + ";");
-        w_.Reopen("} else {");
-        w_.Line(result + " = " + Emit(*e.operands[2]) + ";");
-        w_.Close();
-        return result;
-      }
-      case ExprKind::Tuple:
-      case ExprKind::TypeValue:
-        break;
-    }
-    return "/* unreachable */ {}";
-  }
-
-  std::string Call(const Expr& e) {
-    if (e.callee_kind == ir::CalleeKind::kFunction) {
-      const ir::Function& fn = m_.functions[e.function_index];
-      std::string args = "ctx, _tid";
-      for (const auto& a : e.operands) args += ", " + Emit(*a);
-      std::string call = FuncSymbol(fn.name) + "(" + args + ")";
-      std::string result;
-      if (fn.return_type->is_void()) {
-        w_.Line(call + ";");
-      } else {
-        result = Bind(fn.return_type, call);
-      }
-      w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
-      return result;
-    }
-    const builtins::Overload& o = *e.overload;
-    switch (o.form) {
-      case builtins::Form::kTid:
-        return "((wp::int32)_tid)";
-      case builtins::Form::kLen: {
-        TypeRef t = e.operands[0]->type;
-        if (t->is_array()) return "((wp::int32)(" + Emit(*e.operands[0]) + ").shape[0])";
-        return "((wp::int32)" + std::to_string(t->is_matrix() ? t->rows() : t->length()) + ")";
-      }
-      case builtins::Form::kAtomic: {
-        // Evaluate indices and values, then take the address (like a[i] += v).
-        size_t trailing = o.name == "atomic_cas" ? 2 : 1;
-        size_t nidx = e.operands.size() - 1 - trailing;
-        std::string arr = Emit(*e.operands[0]);
-        std::vector<std::string> idx;
-        for (size_t i = 1; i <= nidx; ++i) idx.push_back("(wp::int64)" + Emit(*e.operands[i]));
-        std::vector<std::string> vals;
-        for (size_t i = 1 + nidx; i < e.operands.size(); ++i) vals.push_back(Emit(*e.operands[i]));
-        std::string p = Address(arr, idx, e.type, e.span);
-        std::vector<std::string> args = {p};
-        args.insert(args.end(), vals.begin(), vals.end());
-        return Bind(e.type, Spell(e.callee, args));
-      }
-      case builtins::Form::kPrint:
-      case builtins::Form::kPrintf:
-        return PrintCall(e);
-      case builtins::Form::kRange:
-      case builtins::Form::kClient:
-      case builtins::Form::kCall:
-        break;
-    }
-    // Output arguments are passed as places (references); the rest as values.
+  void VisitBuiltin(const tir::Builtin& i) {
     std::vector<std::string> args;
-    const size_t npos = e.operands.size() - e.keywords.size();
-    for (size_t i = 0; i < npos; ++i) {
-      bool out = !o.hook && i < o.sig.params.size() && o.sig.params[i].out;
-      args.push_back(out ? Place(*e.operands[i]) : Emit(*e.operands[i]));
+    for (const tir::Arg& a : i.args) {
+      switch (a.mode) {
+        case tir::Arg::Mode::kValue: args.push_back(Op(a.value)); break;
+        case tir::Arg::Mode::kOut: args.push_back(PlaceText(a.place, true)); break;
+        case tir::Arg::Mode::kAddress: args.push_back(Name(a.value.var)); break;
+        case tir::Arg::Mode::kType: args.push_back("/* type */ {}"); break;
+      }
     }
-    std::string call = Spell(e.callee, args);
-    if (e.type->is_void()) {
+    std::string call = builtins::Spell(i.callee, {.args = &args});
+    if (i.dst == tir::kNoVar) {
       w_.Line(call + ";");
-      return "";
-    }
-    return Bind(e.type, call);
-  }
-
-  // print(), printf() and expect_near(): one output record of the call's
-  // site (print_sites.h, runtime/native/warpd/native/print.h). Operands are
-  // evaluated in order (string constants are text of the site, not values).
-  std::string PrintCall(const Expr& e) {
-    auto it = prints_.calls.find(&e);
-    if (it == prints_.calls.end()) return "";
-    const PrintCallSite& call = it->second;
-    std::vector<std::string> operands(e.operands.size());
-    for (size_t i = 0; i < e.operands.size(); ++i) {
-      const Expr& a = *e.operands[i];
-      if (a.kind == ExprKind::Constant && std::holds_alternative<std::string>(a.value)) continue;
-      operands[i] = Emit(a);
-      if (a.type->is_array())
-        operands[i] = "wp::print_shape<" + std::to_string(a.type->ndim()) + ">(" + operands[i] + ")";
-    }
-    // expect_near's difference is computed before the test that guards the record.
-    const bool expect = e.overload->name == "expect_near";
-    const std::string diff =
-        expect ? Bind(e.operands[2]->type, "wp::expect_near_diff(" + operands[0] + ", " + operands[1] + ")") : "";
-    std::string record = "wp::print_record<" + std::to_string(call.site) + "u, " +
-                         std::to_string(prints_.table.sites[call.site].payload) + "u>(ctx, _tid";
-    for (int v : call.values) record += ", " + (v == kExpectNearDiff ? diff : operands[v]);
-    record += ");";
-    w_.Line(expect ? "if (wp::expect_near_failed(" + diff + ", " + operands[2] + ")) " + record : record);
-    return "";
-  }
-
-  void Statement(const Stmt& s) {
-    switch (s.kind) {
-      case StmtKind::Assign:
-        return Assign(s);
-      case StmtKind::AugAssign:
-        return AugAssign(s);
-      case StmtKind::ExprStmt: {
-        std::string v = Emit(*s.value);
-        if (!v.empty() && !s.value->type->is_void()) w_.Line("(void)" + v + ";");
-        return;
-      }
-      case StmtKind::If: {
-        std::string c = Emit(*s.value);
-        w_.Open("if (" + c + ") {");
-        for (const auto& b : s.body) Statement(*b);
-        if (s.orelse.empty()) {
-          w_.Close();
-        } else {
-          w_.Reopen("} else {");
-          for (const auto& b : s.orelse) Statement(*b);
-          w_.Close();
-        }
-        return;
-      }
-      case StmtKind::For:
-        return For(s);
-      case StmtKind::While: {
-        w_.Open("for (;;) {");
-        std::string c = Emit(*s.value);
-        w_.Line("if (!(" + c + ")) break;");
-        w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
-        for (const auto& b : s.body) Statement(*b);
-        w_.Close();
-        return;
-      }
-      case StmtKind::Return:
-        if (s.value && f_.kind == ir::FunctionKind::kFunc) {
-          w_.Line("return " + Emit(*s.value) + ";");
-        } else {
-          w_.Line("return;");
-        }
-        return;
-      case StmtKind::Break:
-        w_.Line("break;");
-        return;
-      case StmtKind::Continue:
-        w_.Line("continue;");
-        return;
-      case StmtKind::Pass:
-        return;
-    }
-  }
-
-  void For(const Stmt& s) {
-    const Expr& range = *s.value;
-    std::string t = range.type->CppName();
-    std::string start = "0", stop, step = "1";
-    if (range.operands.size() == 1) {
-      stop = Emit(*range.operands[0]);
     } else {
-      start = Emit(*range.operands[0]);
-      stop = Emit(*range.operands[1]);
-      if (range.operands.size() == 3) step = Emit(*range.operands[2]);
+      Define(i.dst, call);
     }
-    // A 64-bit counter so `it += step` cannot overflow; step 0 runs no iterations.
-    std::string it = Temp(), lo = Temp(), hi = Temp(), st = Temp();
-    w_.Line("const wp::int64 " + lo + " = (wp::int64)" + start + ", " + hi + " = (wp::int64)" + stop + ", " + st +
-            " = (wp::int64)" + step + ";");
-    w_.Open("for (wp::int64 " + it + " = " + lo + "; " + st + " > 0 ? " + it + " < " + hi + " : (" + st + " < 0 && " +
-            it + " > " + hi + "); " + it + " += " + st + ") {");
+  }
+
+  void VisitCallFunc(const tir::CallFunc& i) {
+    std::string args = "ctx, _tid";
+    for (const auto& a : i.args) args += ", " + Op(a);
+    std::string call = FuncSymbol(m_.source->functions[static_cast<size_t>(i.function)].name) + "(" + args + ")";
+    if (i.dst == tir::kNoVar) {
+      w_.Line(call + ";");
+    } else {
+      Define(i.dst, call);
+    }
     w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
-    w_.Line(Local(s.target->name) + " = (" + t + ")" + it + ";");
-    for (const auto& b : s.body) Statement(*b);
+  }
+
+  void VisitElementAddr(const tir::ElementAddr& i) {
+    std::string args = "ctx, " + Op(i.array) + ", " + Line(i.span);
+    for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
+    w_.Line(Type(i.dst) + "* " + Name(i.dst) + " = wp::address(" + args + ");");
+    w_.Line("if (WP_UNLIKELY(!" + Name(i.dst) + ")) " + fail_);
+  }
+
+  void VisitSubview(const tir::Subview& i) {
+    std::string args = "ctx, " + Op(i.array) + ", " + Line(i.span);
+    for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
+    w_.Line(Type(i.dst) + " " + Name(i.dst) + ";");
+    w_.Line("if (WP_UNLIKELY(!wp::subview(" + args + ", &" + Name(i.dst) + "))) " + fail_);
+  }
+
+  void VisitArrayShape(const tir::ArrayShape& i) {
+    Define(i.dst, "(wp::int32)(" + Op(i.array) + ").shape[" + std::to_string(i.dim) + "]");
+  }
+
+  void VisitCheckIndex(const tir::CheckIndex& i) {
+    std::string k = Op(i.index), n = std::to_string(i.extent);
+    w_.Line("if (WP_UNLIKELY((wp::uint64)(" + k + ") >= " + n + "u)) { (void)wp::record_index_fault(ctx, " +
+            Line(i.span) + ", 0, (wp::int64)(" + k + "), " + n + "); " + fail_ + " }");
+  }
+
+  void VisitTid(const tir::Tid& i) { Define(i.dst, "(wp::int32)_tid"); }
+
+  void VisitTidCoords(const tir::TidCoords& i) {
+    std::string c = "tc" + std::to_string(next_coords_++);
+    std::string n = std::to_string(i.dsts.size());
+    w_.Line("wp::int32 " + c + "[" + n + "];");
+    w_.Line("wp::tid_coords(ctx->bounds, _tid, " + c + ", " + n + ");");
+    for (size_t k = 0; k < i.dsts.size(); ++k) w_.Line(Name(i.dsts[k]) + " = " + c + "[" + std::to_string(k) + "];");
+  }
+
+  // One output record of the site (runtime/native/warpd/native/print.h).
+  void VisitPrint(const tir::Print& i) {
+    std::vector<std::string> values;
+    for (const auto& v : i.values) {
+      std::string text = Op(v);
+      if (v.type->is_array()) text = "wp::print_shape<" + std::to_string(v.type->ndim()) + ">(" + text + ")";
+      values.push_back(text);
+    }
+    std::string diff;
+    if (i.expect_near) {
+      // The difference is computed before the test that guards the record.
+      diff = "tn" + std::to_string(next_coords_++);
+      w_.Line("const " + i.values[0].type->CppName() + " " + diff + " = wp::expect_near_diff(" + values[2] + ", " +
+              values[1] + ");");
+      values.push_back(diff);
+    }
+    std::string record = "wp::print_record<" + std::to_string(i.site) + "u, " +
+                         std::to_string(m_.prints.sites[i.site].payload) + "u>(ctx, _tid";
+    for (const auto& v : values) record += ", " + v;
+    record += ");";
+    w_.Line(i.expect_near ? "if (wp::expect_near_failed(" + diff + ", " + values[0] + ")) " + record : record);
+  }
+
+  void VisitIf(const tir::If& i) {
+    w_.Open("if (" + Op(i.cond) + ") {");
+    VisitBlock(i.then_body);
+    if (i.else_body.empty()) {
+      w_.Close();
+      return;
+    }
+    w_.Reopen("} else {");
+    VisitBlock(i.else_body);
     w_.Close();
   }
 
-  // Stores `value` into the place `target` (evaluated after the value).
-  void Store(const Expr& target, const std::string& value) {
-    if (target.kind == ExprKind::Subscript && target.operands[0]->type->is_matrix() && target.operands.size() == 2) {
-      std::string m = Place(*target.operands[0]);
-      w_.Line("wp::mat_set_row(" + m + ", " + IndexText(*target.operands[1], target.operands[0]->type->rows()) + ", " +
-              value + ");");
-      return;
-    }
-    w_.Line(Place(target) + " = " + value + ";");
+  void VisitFor(const tir::For& i) {
+    // A 64-bit counter so `it += step` cannot overflow; step 0 runs no iterations.
+    std::string it = "it" + std::to_string(next_coords_++);
+    std::string lo = it + "_lo", hi = it + "_hi", st = it + "_st";
+    w_.Line("const wp::int64 " + lo + " = (wp::int64)" + Op(i.start) + ", " + hi + " = (wp::int64)" + Op(i.stop) +
+            ", " + st + " = (wp::int64)" + Op(i.step) + ";");
+    w_.Open("for (wp::int64 " + it + " = " + lo + "; " + st + " > 0 ? " + it + " < " + hi + " : (" + st + " < 0 && " +
+            it + " > " + hi + "); " + it + " += " + st + ") {");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
+    w_.Line(Name(i.var) + " = (" + Type(i.var) + ")" + it + ";");
+    VisitBlock(i.body);
+    w_.Close();
   }
 
-  void Assign(const Stmt& s) {
-    const Expr& target = *s.target;
-    if (target.kind == ExprKind::Tuple) {
-      std::string c = Temp();
-      size_t n = target.operands.size();
-      w_.Line("wp::int32 " + c + "[" + std::to_string(n) + "];");
-      w_.Line("wp::tid_coords(ctx->bounds, _tid, " + c + ", " + std::to_string(n) + ");");
-      for (size_t i = 0; i < n; ++i) w_.Line(Local(target.operands[i]->name) + " = " + c + "[" + std::to_string(i) + "];");
-      return;
-    }
-    std::string value = Emit(*s.value);
-    Store(target, value);
+  void VisitWhile(const tir::While& i) {
+    w_.Open("for (;;) {");
+    VisitBlock(i.cond_body);
+    w_.Line("if (!(" + Op(i.cond) + ")) break;");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
+    VisitBlock(i.body);
+    w_.Close();
   }
 
-  void AugAssign(const Stmt& s) {
-    const Expr& target = *s.target;
-    std::string value = Emit(*s.value);
-    if (s.overload && s.overload->form == builtins::Form::kAtomic) {
-      // a[i] += v / a[i] -= v: atomic on the element.
-      const Expr& owner = *target.operands[0];
-      std::string arr = Emit(owner);
-      std::string p = Address(arr, Indices(target), target.type, target.span);
-      w_.Line("(void)" + Spell(s.callee, {p, value}) + ";");
-      return;
-    }
-    if (target.kind == ExprKind::Subscript && target.operands[0]->type->is_matrix() && target.operands.size() == 2) {
-      std::string m = Place(*target.operands[0]);
-      std::string i = IndexText(*target.operands[1], target.operands[0]->type->rows());
-      w_.Line("wp::mat_set_row(" + m + ", " + i + ", " + Spell(s.callee, {"wp::mat_row(" + m + ", " + i + ")", value}) +
-              ");");
-      return;
-    }
-    std::string place = Place(target);
-    if (target.kind == ExprKind::Name) {
-      w_.Line(place + " = " + Spell(s.callee, {place, value}) + ";");
-      return;
-    }
-    // Evaluate the place once: bind a reference to it.
-    std::string r = Temp();
-    w_.Line("auto& " + r + " = " + place + ";");
-    w_.Line(r + " = " + Spell(s.callee, {r, value}) + ";");
+  void VisitBreak(const tir::Break&) { w_.Line("break;"); }
+  void VisitContinue(const tir::Continue&) { w_.Line("continue;"); }
+  void VisitReturn(const tir::Return& i) { w_.Line(i.has_value ? "return " + Op(i.value) + ";" : "return;"); }
+
+ private:
+  std::string Line(const ir::Span& s) { return std::to_string(s.line); }
+  std::string Type(tir::VarId v) const { return f_.var(v).type->CppName(); }
+  std::string Name(tir::VarId v) const {
+    const tir::Var& var = f_.var(v);
+    if (var.kind == tir::VarKind::kParam || var.kind == tir::VarKind::kLocal) return Local(var.name);
+    return "t" + std::to_string(v);
+  }
+  // `const T tN = value;`
+  void Define(tir::VarId v, const std::string& value) { w_.Line("const " + Type(v) + " " + Name(v) + " = " + value + ";"); }
+
+  std::string Op(const tir::Operand& o) const { return o.is_var() ? Name(o.var) : ConstantText(o.value, o.type); }
+  // Constant indices print as plain numbers.
+  std::string IndexText(const tir::Operand& o) const {
+    if (const int64_t* k = std::get_if<int64_t>(&o.value); k && !o.is_var()) return std::to_string(*k);
+    return Op(o);
   }
 
-  const ir::Module& m_;
-  const ir::Function& f_;
+  // A place as C++: an lvalue for stores and output arguments, a value for
+  // loads (a matrix row or transform element read by value).
+  std::string PlaceText(const tir::Place& p, bool lvalue) const {
+    std::string s = f_.var(p.root).kind == tir::VarKind::kElementRef ? "(*" + Name(p.root) + ")" : Name(p.root);
+    for (const tir::Step& st : p.steps) {
+      switch (st.kind) {
+        case tir::Step::Kind::kComponent: s += ".c[" + IndexText(st.index) + "]"; break;
+        case tir::Step::Kind::kMatrixElement:
+          s += ".c[" + IndexText(st.index) + "][" + IndexText(st.index2) + "]";
+          break;
+        case tir::Step::Kind::kMatrixRow:
+          s = std::string(lvalue ? "wp::mat_row_ref(" : "wp::mat_row(") + s + ", " + IndexText(st.index) + ")";
+          break;
+        case tir::Step::Kind::kTransformIndex:
+          s = std::string(lvalue ? "wp::transform_ref(" : "wp::transform_get(") + s + ", " + IndexText(st.index) + ")";
+          break;
+        case tir::Step::Kind::kMember: s += ".m_" + st.name; break;
+        case tir::Step::Kind::kField: s += "." + st.name; break;
+      }
+    }
+    return s;
+  }
+
+  const tir::Module& m_;
+  const tir::Function& f_;
   Writer& w_;
-  const PrintSites& prints_;
   std::string fail_;
-  int next_temp_ = 0;
+  int next_coords_ = 0;
 };
 
 std::string FuncSignature(const ir::Function& f) {
@@ -576,8 +314,9 @@ std::string FuncSignature(const ir::Function& f) {
   return sig + ")";
 }
 
-void EmitKernel(const ir::Module& m, const ir::Function& k, Writer& w, const PrintSites& prints) {
-  compiler::KernelLayout layout = compiler::ComputeLayout(m, k);
+void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
+  const ir::Function& k = *f.source;
+  compiler::KernelLayout layout = compiler::ComputeLayout(*m.source, k);
   std::string args = ArgsStruct(k.name);
   // No file name here (client_text.h): the user's lines are numbers, and a
   // kernel moved to another file still hits the cache.
@@ -600,7 +339,7 @@ void EmitKernel(const ir::Module& m, const ir::Function& k, Writer& w, const Pri
   w.Open("static WP_DEVICE_FUNC void " + BodySymbol(k.name) + "(wp::launch_ctx* ctx, const " + args +
          "& args, wp::int64 _tid) {");
   for (const auto& p : k.params) w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
-  FunctionEmitter(m, k, w, prints).Body();
+  FunctionEmitter(m, f, w).Body();
   w.Close();
   w.Line("");
   w.Line("#if !WP_CUDA");
@@ -636,18 +375,21 @@ std::string CudaEntrySymbol(const std::string& kernel) { return "wpk_" + kernel 
 namespace {
 
 // What a module needs from runtime/native and which structs it defines.
-class ModuleUses {
+class ModuleUses : public tir::Visitor<ModuleUses> {
  public:
-  explicit ModuleUses(const ir::Module& m) {
+  explicit ModuleUses(const tir::Module& m) {
     for (const auto& f : m.functions) {
-      for (const auto& p : f.params) Type(p.type);
-      for (const auto& l : f.locals) Type(l.type);
-      if (f.return_type) Type(f.return_type);
-      Block(f.body);
+      for (const auto& v : f.vars) Type(v.type);
+      if (f.source->return_type) Type(f.source->return_type);
+      VisitBlock(f.body);
     }
   }
   const std::set<std::string>& headers() const { return headers_; }
   const std::vector<TypeRef>& structs() const { return structs_; }
+
+  void VisitBuiltin(const tir::Builtin& i) {
+    if (!i.overload->header.empty()) headers_.insert(std::string(i.overload->header));
+  }
 
  private:
   void Type(TypeRef t) {
@@ -664,20 +406,6 @@ class ModuleUses {
         structs_.push_back(t);
         break;
       default: break;
-    }
-  }
-  void Expr(const ir::Expr& e) {
-    Type(e.type);
-    if (e.overload && !e.overload->header.empty()) headers_.insert(std::string(e.overload->header));
-    for (const auto& o : e.operands) Expr(*o);
-  }
-  void Block(const ir::Block& b) {
-    for (const auto& s : b) {
-      if (s->target) Expr(*s->target);
-      if (s->value) Expr(*s->value);
-      if (s->overload && !s->overload->header.empty()) headers_.insert(std::string(s->overload->header));
-      Block(s->body);
-      Block(s->orelse);
     }
   }
 
@@ -701,9 +429,8 @@ void EmitStruct(TypeRef t, Writer& w) {
 
 }  // namespace
 
-std::string GenerateModule(const ir::Module& module) {
+std::string GenerateModule(const tir::Module& module) {
   ModuleUses uses(module);
-  const PrintSites prints = CollectPrintSites(module);
   Writer w;
   w.Line("// Generated by warpd codegen. Do not edit.");
   w.Line("#include \"warpd/native/builtin.h\"");
@@ -711,18 +438,18 @@ std::string GenerateModule(const ir::Module& module) {
   w.Line("");
   for (TypeRef t : uses.structs()) EmitStruct(t, w);
   for (const auto& f : module.functions)
-    if (f.kind == ir::FunctionKind::kFunc) w.Line(FuncSignature(f) + ";");
+    if (!f.is_kernel()) w.Line(FuncSignature(*f.source) + ";");
   w.Line("");
   for (const auto& f : module.functions) {
-    if (f.kind != ir::FunctionKind::kFunc) continue;
-    w.Line("// function " + f.name + " (line " + std::to_string(f.span.line) + ")");
-    w.Open(FuncSignature(f) + " {");
-    FunctionEmitter(module, f, w, prints).Body();
+    if (f.is_kernel()) continue;
+    w.Line("// function " + f.source->name + " (line " + std::to_string(f.source->span.line) + ")");
+    w.Open(FuncSignature(*f.source) + " {");
+    FunctionEmitter(module, f, w).Body();
     w.Close();
     w.Line("");
   }
   for (const auto& f : module.functions)
-    if (f.kind == ir::FunctionKind::kKernel) EmitKernel(module, f, w, prints);
+    if (f.is_kernel()) EmitKernel(module, f, w);
   return w.str();
 }
 

@@ -5,6 +5,7 @@
 #include "compiler/codegen/layout.h"
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
+#include "compiler/tir/lower.h"
 #include "compiler/testing/ir_builder.h"
 #include "google/protobuf/reflection.h"
 
@@ -21,6 +22,14 @@ std::unique_ptr<ir::Module> Typed(const v1::Module& proto) {
   return *std::move(m);
 }
 
+// from_proto, sema, lowering, codegen.
+std::string Source(const v1::Module& proto) {
+  auto m = Typed(proto);
+  auto t = tir::Lower(*m);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? GenerateModule(*t) : "";
+}
+
 TEST(LayoutTest, CStructRules) {
   // (int8, vec3f, float64, array, uint16) -> offsets 0, 4, 16, 24, 88; size 96.
   auto m = Typed(ModuleOf({Kernel("k", {{"a", Scalar(v1::SCALAR_INT8)}, {"b", Vec(3)}, {"c", Scalar(v1::SCALAR_FLOAT64)},
@@ -34,12 +43,12 @@ TEST(LayoutTest, CStructRules) {
 }
 
 TEST(CodegenTest, EmitsAbiAssertsEntryPointsAndBoundsChecks) {
-  auto m = Typed(ModuleOf({Kernel("scale", {{"a", Arr(F32())}, {"s", F32()}},
+  v1::Module proto = (ModuleOf({Kernel("scale", {{"a", Arr(F32())}, {"s", F32()}},
                                   {Assign(Name("i", 2), Call("tid", {}, 2), 2),
                                    Assign(Sub(Name("a", 3), {Name("i", 3)}, 3),
                                           Bin(v1::BINOP_MUL, Sub(Name("a", 3), {Name("i", 3)}, 3), Name("s", 3), 3), 3),
                                    For("j", {Int(4)}, {})})}));
-  std::string src = GenerateModule(*m);
+  std::string src = Source(proto);
   EXPECT_NE(src.find("#include \"warpd/native/builtin.h\""), std::string::npos);
   EXPECT_EQ(src.find("#include <"), std::string::npos);  // freestanding: nothing else
   EXPECT_NE(src.find("static_assert(__builtin_offsetof(wpa_scale, p_s) == 64"), std::string::npos) << src;
@@ -90,18 +99,41 @@ TEST(CodegenTest, GeneratedSourceHoldsNoClientText) {
   };
   v1::Module plain = TwoFunctionModule();
   plain.set_name("plain");
-  const std::string plain_src = GenerateModule(*Typed(plain));
+  const std::string plain_src = Source(plain);
   for (const std::string& p : payloads) {
     v1::Module hostile = TwoFunctionModule();
     hostile.set_name(p);
     SetAllFiles(&hostile, p);
     for (auto& f : *hostile.mutable_functions()) f.set_display_name(p.substr(0, 200));  // display names: <= 256
-    const std::string src = GenerateModule(*Typed(hostile));
+    const std::string src = Source(hostile);
     EXPECT_EQ(src.find(p), std::string::npos) << p;
     EXPECT_EQ(src.find("INJECTED"), std::string::npos) << p;
     EXPECT_EQ(src.find("system"), std::string::npos) << p;
     EXPECT_EQ(src, plain_src) << p;
   }
+}
+
+v1::Expr Str(const std::string& s, int line = 1) {
+  v1::Expr e;
+  *e.mutable_span() = Span(line);
+  e.mutable_constant()->set_string_value(s);
+  return e;
+}
+
+// Print calls become records of their sites: values only, no client text.
+TEST(CodegenTest, PrintRecordsHoldValuesNotClientText) {
+  v1::Stmt print, printf;
+  *print.mutable_span() = Span(2);
+  *print.mutable_expr()->mutable_value() = Call("print", {Str("x is", 2), Name("x", 2)}, 2);
+  *printf.mutable_span() = Span(6);
+  *printf.mutable_expr()->mutable_value() = Call("printf", {Str("FMT-%d-%s\n", 6), Name("i", 6), Str("secret", 6)}, 6);
+  const std::string src = Source(ModuleOf({Func("show", {{"x", F32()}}, {print}, 2),
+                                           Kernel("k", {}, {Assign(Name("i", 5), Call("tid", {}, 5), 5), printf}, 4)}));
+  EXPECT_NE(src.find("wp::print_record<0u, 4u>(ctx, _tid, v_x);"), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::print_record<1u, 4u>(ctx, _tid, v_i);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("FMT"), std::string::npos) << src;
+  EXPECT_EQ(src.find("secret"), std::string::npos) << src;
+  EXPECT_EQ(src.find("x is"), std::string::npos) << src;
 }
 
 }  // namespace

@@ -103,6 +103,7 @@ struct Expr {
   const builtins::Overload* overload = nullptr;  // resolved builtin (Call, Binary, Unary; Compare: per op)
   std::string callee;                            // its spelling from the table (Compare: see callees)
   std::vector<std::string> callees;              // Compare: one spelling per operator
+  std::vector<const builtins::Overload*> compare_overloads;  // Compare: one overload per operator
   int function_index = -1;                       // resolved user function (Call)
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
 };

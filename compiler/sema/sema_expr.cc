@@ -84,6 +84,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
     case ExprKind::Compare: {
       for (auto& o : e.operands) SEMA_TRY(ExprSema(*o));
       e.callees.clear();
+      e.compare_overloads.clear();
       for (size_t i = 0; i < e.compare_ops.size(); ++i) {
         // Untyped literals take the other side's scalar type (x < 1.0 with
         // x: float64), as Warp's comparisons accept.
@@ -99,6 +100,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
           return Err(e.span, Cat("cannot compare ", TypeText(args[0]), " ", ir::CompareOpSymbol(e.compare_ops[i]),
                                           " ", TypeText(args[1]), " (Warp does not convert implicitly)"));
         e.callees.push_back(r->cpp);
+        e.compare_overloads.push_back(r->overload);
       }
       e.type = types::Scalar(ScalarKind::kBool);
       return absl::OkStatus();

@@ -35,6 +35,13 @@ inline v1::TypeRef Vec(int n, v1::ScalarType t = v1::SCALAR_FLOAT32) {
   r.mutable_vector()->set_dtype(t);
   return r;
 }
+inline v1::TypeRef Mat(int rows, int cols, v1::ScalarType t = v1::SCALAR_FLOAT32) {
+  v1::TypeRef r;
+  r.mutable_matrix()->set_rows(rows);
+  r.mutable_matrix()->set_cols(cols);
+  r.mutable_matrix()->set_dtype(t);
+  return r;
+}
 inline v1::TypeRef Arr(v1::TypeRef dtype, int ndim = 1) {
   v1::TypeRef r;
   *r.mutable_array()->mutable_dtype() = std::move(dtype);
@@ -99,6 +106,30 @@ inline Expr Attr(Expr value, const std::string& attr, int line = 1) {
   e.mutable_attribute()->set_attr(attr);
   return e;
 }
+inline Expr BoolOp(v1::BoolOperator op, std::vector<Expr> values, int line = 1) {
+  Expr e;
+  *e.mutable_span() = Span(line);
+  e.mutable_bool_op()->set_op(op);
+  for (auto& v : values) *e.mutable_bool_op()->add_values() = std::move(v);
+  return e;
+}
+inline Expr IfExp(Expr test, Expr body, Expr orelse, int line = 1) {
+  Expr e;
+  *e.mutable_span() = Span(line);
+  *e.mutable_if_exp()->mutable_test() = std::move(test);
+  *e.mutable_if_exp()->mutable_body() = std::move(body);
+  *e.mutable_if_exp()->mutable_orelse() = std::move(orelse);
+  return e;
+}
+// a op1 b op2 c ...: `ops` and `comparators` pair up.
+inline Expr CmpChain(Expr left, std::vector<v1::CompareOperator> ops, std::vector<Expr> comparators, int line = 1) {
+  Expr e;
+  *e.mutable_span() = Span(line);
+  *e.mutable_compare()->mutable_left() = std::move(left);
+  for (auto op : ops) e.mutable_compare()->add_ops(op);
+  for (auto& c : comparators) *e.mutable_compare()->add_comparators() = std::move(c);
+  return e;
+}
 inline Expr TupleOf(std::vector<Expr> elts, int line = 1) {
   Expr e;
   *e.mutable_span() = Span(line);
@@ -135,6 +166,13 @@ inline Stmt For(const std::string& var, std::vector<Expr> range_args, std::vecto
   *s.mutable_for_stmt()->mutable_target() = Name(var, line);
   *s.mutable_for_stmt()->mutable_iter() = Call("range", std::move(range_args), line);
   for (auto& b : body) *s.mutable_for_stmt()->add_body() = std::move(b);
+  return s;
+}
+inline Stmt While(Expr test, std::vector<Stmt> body, int line = 1) {
+  Stmt s;
+  *s.mutable_span() = Span(line);
+  *s.mutable_while_stmt()->mutable_test() = std::move(test);
+  for (auto& b : body) *s.mutable_while_stmt()->add_body() = std::move(b);
   return s;
 }
 inline Stmt Return(Expr value, int line = 1) {

@@ -1,11 +1,11 @@
-#include "compiler/codegen/print_sites.h"
+#include "compiler/tir/print_sites.h"
 
 #include <variant>
 
 #include "compiler/builtins/builtins.h"
 #include "compiler/builtins/printf_format.h"
 
-namespace warpd::codegen {
+namespace warpd::tir {
 namespace {
 
 using abi::PrintSegment;
@@ -205,4 +205,4 @@ std::string PrintTableKey(const abi::PrintTable& table) {
   return out;
 }
 
-}  // namespace warpd::codegen
+}  // namespace warpd::tir

@@ -18,7 +18,7 @@
 #include "common/abi/print_table.h"
 #include "compiler/ir/ir.h"
 
-namespace warpd::codegen {
+namespace warpd::tir {
 
 // A call's site and the values its record holds, in payload order: operand
 // indices, or kExpectNearDiff for expect_near's computed difference.
@@ -40,4 +40,4 @@ PrintSites CollectPrintSites(const ir::Module& module);
 // A canonical text of the table (every byte of it matters), for cache keys.
 std::string PrintTableKey(const abi::PrintTable& table);
 
-}  // namespace warpd::codegen
+}  // namespace warpd::tir

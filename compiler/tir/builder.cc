@@ -1,0 +1,357 @@
+#include "compiler/tir/builder.h"
+
+#include "common/str_cat.h"
+#include "compiler/builtins/builtins.h"
+
+namespace warpd::tir {
+
+using types::ScalarKind;
+
+Builder::Builder(const ir::Module& module, Function& f) : m_(module), f_(f), block_(&f.body) {}
+
+void Builder::Fail(const ir::Span& span, std::string_view what) {
+  if (!status_.ok()) return;
+  status_ = absl::InternalError(Cat("ill-typed TIR at line ", span.line, " of '", f_.source->name, "': ", what));
+}
+
+template <class T>
+T& Builder::Append(const ir::Span& span) {
+  auto node = std::make_unique<T>();
+  node->span = span;
+  T& ref = *node;
+  (status_.ok() ? *block_ : discard_).push_back(std::move(node));
+  return ref;
+}
+
+VarId Builder::NewVar(VarKind kind, TypeRef type, std::string name) {
+  if (type == nullptr || type->is_void()) Fail(f_.source->span, "a variable without a value type");
+  f_.vars.push_back(Var{kind, type, std::move(name)});
+  return static_cast<VarId>(f_.vars.size() - 1);
+}
+
+TypeRef Builder::TypeOf(VarId v) const {
+  if (v < 0 || static_cast<size_t>(v) >= f_.vars.size()) return nullptr;
+  return f_.vars[static_cast<size_t>(v)].type;
+}
+
+VarId Builder::Slot(TypeRef type, const ir::Span& span) {
+  VarId v = NewVar(VarKind::kSlot, type);
+  Append<Declare>(span).var = v;
+  return v;
+}
+
+bool Builder::CheckOperand(const Operand& o, const ir::Span& span, std::string_view what) {
+  if (o.type == nullptr) {
+    Fail(span, Cat(what, " has no type"));
+    return false;
+  }
+  if (o.is_var()) {
+    TypeRef t = TypeOf(o.var);
+    if (t == nullptr || !types::SameType(t, o.type)) {
+      Fail(span, Cat(what, ": operand type ", o.type->ToString(), " differs from its variable's"));
+      return false;
+    }
+    return true;
+  }
+  if (!o.type->is_scalar() || std::holds_alternative<std::string>(o.value)) {
+    Fail(span, Cat(what, ": a constant must be a scalar, not ", o.type->ToString()));
+    return false;
+  }
+  return true;
+}
+
+bool Builder::CheckIndexOperand(const Operand& o, const ir::Span& span) {
+  if (!CheckOperand(o, span, "an index")) return false;
+  if (!o.type->is_int()) {
+    Fail(span, Cat("an index of type ", o.type->ToString()));
+    return false;
+  }
+  return true;
+}
+
+bool Builder::CheckArray(const Operand& a, const ir::Span& span) {
+  if (!CheckOperand(a, span, "an array") || !a.is_var() || !a.type->is_array()) {
+    Fail(span, "an array operand that is not an array variable");
+    return false;
+  }
+  return true;
+}
+
+// -------------------------------------------------------------------- places
+
+Place Builder::Root(VarId v) {
+  Place p;
+  p.root = v;
+  p.type = TypeOf(v);
+  if (p.type == nullptr) Fail(f_.source->span, "a place rooted at an unknown variable");
+  return p;
+}
+
+Place Builder::AddStep(Place p, Step s) {
+  p.type = s.type;
+  p.steps.push_back(std::move(s));
+  return p;
+}
+
+Place Builder::Component(Place p, Operand index) {
+  CheckIndexOperand(index, f_.source->span);
+  // m[i][j] and m[i].x: the element of the row, not a component of a copy.
+  if (!p.steps.empty() && p.steps.back().kind == Step::Kind::kMatrixRow) {
+    Operand row = p.steps.back().index;
+    TypeRef elem = types::Scalar(p.type->scalar());
+    p.steps.pop_back();
+    return AddStep(std::move(p), Step{Step::Kind::kMatrixElement, row, index, "", elem});
+  }
+  if (p.type == nullptr || !(p.type->is_vector() || p.type->is_quat())) {
+    Fail(f_.source->span, Cat("a component of ", p.type ? p.type->ToString() : "nothing"));
+    return p;
+  }
+  TypeRef elem = types::Scalar(p.type->scalar());
+  return AddStep(std::move(p), Step{Step::Kind::kComponent, index, {}, "", elem});
+}
+
+Place Builder::MatrixRow(Place p, Operand index) {
+  CheckIndexOperand(index, f_.source->span);
+  if (p.type == nullptr || !p.type->is_matrix()) {
+    Fail(f_.source->span, "a matrix row of a non-matrix");
+    return p;
+  }
+  TypeRef row = types::Vector(p.type->cols(), p.type->scalar());
+  return AddStep(std::move(p), Step{Step::Kind::kMatrixRow, index, {}, "", row});
+}
+
+Place Builder::MatrixElement(Place p, Operand row, Operand col) {
+  CheckIndexOperand(row, f_.source->span);
+  CheckIndexOperand(col, f_.source->span);
+  if (p.type == nullptr || !p.type->is_matrix()) {
+    Fail(f_.source->span, "a matrix element of a non-matrix");
+    return p;
+  }
+  TypeRef elem = types::Scalar(p.type->scalar());
+  return AddStep(std::move(p), Step{Step::Kind::kMatrixElement, row, col, "", elem});
+}
+
+Place Builder::TransformIndex(Place p, Operand index) {
+  CheckIndexOperand(index, f_.source->span);
+  if (p.type == nullptr || !p.type->is_transform()) {
+    Fail(f_.source->span, "a transform index of a non-transform");
+    return p;
+  }
+  TypeRef elem = types::Scalar(p.type->scalar());
+  return AddStep(std::move(p), Step{Step::Kind::kTransformIndex, index, {}, "", elem});
+}
+
+Place Builder::Member(Place p, const std::string& name) {
+  if (p.type != nullptr && p.type->is_struct()) {
+    if (const types::Member* m = p.type->FindMember(name)) {
+      TypeRef t = m->type;
+      return AddStep(std::move(p), Step{Step::Kind::kMember, {}, {}, name, t});
+    }
+  } else if (p.type != nullptr && p.type->is_transform() && (name == "p" || name == "q")) {
+    TypeRef t = name == "p" ? types::Vector(3, p.type->scalar()) : types::Quat(p.type->scalar());
+    return AddStep(std::move(p), Step{Step::Kind::kField, {}, {}, name, t});
+  }
+  Fail(f_.source->span, Cat("no member '", name, "' in ", p.type ? p.type->ToString() : "nothing"));
+  return p;
+}
+
+// -------------------------------------------------------------- instructions
+
+Operand Builder::Load(Place p, const ir::Span& span) {
+  if (p.type == nullptr || p.type->is_void()) {
+    Fail(span, "a load of a place without a value");
+    return Operand::Of(kNoVar, p.type);
+  }
+  if (p.steps.empty() && TypeOf(p.root) && f_.var(p.root).kind != VarKind::kElementRef)
+    return Operand::Of(p.root, p.type);
+  VarId dst = NewVar(VarKind::kTemp, p.type);
+  auto& l = Append<tir::Load>(span);
+  l.dst = dst;
+  l.place = std::move(p);
+  return Operand::Of(dst, TypeOf(dst));
+}
+
+void Builder::Store(Place p, Operand value, const ir::Span& span) {
+  if (!CheckOperand(value, span, "a stored value")) return;
+  if (p.type == nullptr || !types::SameType(p.type, value.type)) {
+    Fail(span, Cat("a store of ", value.type->ToString(), " into a place of ", p.type ? p.type->ToString() : "nothing"));
+    return;
+  }
+  if (p.steps.empty() && f_.var(p.root).kind == VarKind::kTemp) {
+    Fail(span, "a store into a temporary");
+    return;
+  }
+  auto& s = Append<tir::Store>(span);
+  s.place = std::move(p);
+  s.value = std::move(value);
+}
+
+Operand Builder::CallBuiltin(const builtins::Overload* overload, std::string callee, std::vector<Arg> args,
+                             TypeRef result, const ir::Span& span) {
+  if (overload == nullptr || callee.empty() || result == nullptr) {
+    Fail(span, "a builtin call without a resolved overload");
+    return Operand::Of(kNoVar, types::Void());
+  }
+  for (const Arg& a : args) {
+    switch (a.mode) {
+      case Arg::Mode::kValue:
+        CheckOperand(a.value, span, Cat("an argument of ", overload->name));
+        break;
+      case Arg::Mode::kOut:
+        if (a.place.type == nullptr) Fail(span, "an output argument without a place");
+        break;
+      case Arg::Mode::kAddress:
+        if (!a.value.is_var() || f_.var(a.value.var).kind != VarKind::kElementRef)
+          Fail(span, "an address argument that is not an element reference");
+        break;
+      case Arg::Mode::kType:
+        break;
+    }
+  }
+  VarId dst = result->is_void() ? kNoVar : NewVar(VarKind::kTemp, result);
+  auto& b = Append<tir::Builtin>(span);
+  b.dst = dst;
+  b.overload = overload;
+  b.callee = std::move(callee);
+  b.args = std::move(args);
+  return Operand::Of(dst, result);
+}
+
+Operand Builder::CallFunction(int function, std::vector<Operand> args, const ir::Span& span) {
+  if (function < 0 || static_cast<size_t>(function) >= m_.functions.size()) {
+    Fail(span, "a call of an unknown function");
+    return Operand::Of(kNoVar, types::Void());
+  }
+  const ir::Function& fn = m_.functions[static_cast<size_t>(function)];
+  if (fn.kind != ir::FunctionKind::kFunc || fn.return_type == nullptr || args.size() != fn.params.size()) {
+    Fail(span, Cat("a call of '", fn.name, "' that does not fit it"));
+    return Operand::Of(kNoVar, types::Void());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!CheckOperand(args[i], span, "a function argument")) break;
+    if (!types::SameType(args[i].type, fn.params[i].type))
+      Fail(span, Cat("argument ", i, " of '", fn.name, "' has type ", args[i].type->ToString()));
+  }
+  VarId dst = fn.return_type->is_void() ? kNoVar : NewVar(VarKind::kTemp, fn.return_type);
+  auto& c = Append<tir::CallFunc>(span);
+  c.dst = dst;
+  c.function = function;
+  c.args = std::move(args);
+  return Operand::Of(dst, fn.return_type);
+}
+
+VarId Builder::ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span) {
+  if (!CheckArray(array, span)) return kNoVar;
+  for (const auto& i : indices) CheckIndexOperand(i, span);
+  if (static_cast<int>(indices.size()) != array.type->ndim()) Fail(span, "an element address without all indices");
+  VarId dst = NewVar(VarKind::kElementRef, array.type->element());
+  auto& e = Append<tir::ElementAddr>(span);
+  e.dst = dst;
+  e.array = std::move(array);
+  e.indices = std::move(indices);
+  return dst;
+}
+
+Operand Builder::Subview(Operand array, std::vector<Operand> indices, const ir::Span& span) {
+  if (!CheckArray(array, span)) return Operand::Of(kNoVar, types::Void());
+  for (const auto& i : indices) CheckIndexOperand(i, span);
+  const int nd = array.type->ndim();
+  if (indices.empty() || static_cast<int>(indices.size()) >= nd) {
+    Fail(span, "a subview needs fewer indices than dimensions");
+    return Operand::Of(kNoVar, types::Void());
+  }
+  TypeRef view = m_.types->Array(array.type->element(), nd - static_cast<int>(indices.size()));
+  VarId dst = NewVar(VarKind::kTemp, view);
+  auto& s = Append<tir::Subview>(span);
+  s.dst = dst;
+  s.array = std::move(array);
+  s.indices = std::move(indices);
+  return Operand::Of(dst, view);
+}
+
+Operand Builder::ArrayShape(Operand array, int dim, const ir::Span& span) {
+  TypeRef i32 = types::Scalar(ScalarKind::kInt32);
+  if (!CheckArray(array, span)) return Operand::Of(kNoVar, i32);
+  if (dim < 0 || dim >= array.type->ndim()) Fail(span, "a shape index out of range");
+  VarId dst = NewVar(VarKind::kTemp, i32);
+  auto& s = Append<tir::ArrayShape>(span);
+  s.dst = dst;
+  s.array = std::move(array);
+  s.dim = dim;
+  return Operand::Of(dst, i32);
+}
+
+void Builder::CheckIndex(Operand index, int extent, const ir::Span& span) {
+  if (!CheckIndexOperand(index, span)) return;
+  if (extent <= 0) Fail(span, "an index check of an empty extent");
+  auto& c = Append<tir::CheckIndex>(span);
+  c.index = std::move(index);
+  c.extent = extent;
+}
+
+Operand Builder::Tid(const ir::Span& span) {
+  TypeRef i32 = types::Scalar(ScalarKind::kInt32);
+  VarId dst = NewVar(VarKind::kTemp, i32);
+  Append<tir::Tid>(span).dst = dst;
+  return Operand::Of(dst, i32);
+}
+
+void Builder::TidCoords(std::vector<VarId> dsts, const ir::Span& span) {
+  if (dsts.empty() || dsts.size() > 4) Fail(span, "thread coordinates of 1 to 4 dimensions");
+  for (VarId v : dsts)
+    if (TypeOf(v) == nullptr || !TypeOf(v)->is_scalar_of(ScalarKind::kInt32) || f_.var(v).kind != VarKind::kLocal)
+      Fail(span, "thread coordinates go into int32 locals");
+  Append<tir::TidCoords>(span).dsts = std::move(dsts);
+}
+
+void Builder::Print(uint32_t site, std::vector<Operand> values, bool expect_near, const ir::Span& span) {
+  for (const auto& v : values) CheckOperand(v, span, "a printed value");
+  if (expect_near && values.size() != 3) Fail(span, "expect_near records three values");
+  auto& p = Append<tir::Print>(span);
+  p.site = site;
+  p.values = std::move(values);
+  p.expect_near = expect_near;
+}
+
+If& Builder::MakeIf(Operand cond, const ir::Span& span) {
+  if (CheckOperand(cond, span, "a condition") && (!cond.type->is_scalar() || cond.type->is_scalar_of(ScalarKind::kFloat16)))
+    Fail(span, Cat("a condition of type ", cond.type->ToString()));
+  auto& i = Append<tir::If>(span);
+  i.cond = std::move(cond);
+  return i;
+}
+
+For& Builder::MakeFor(VarId var, Operand start, Operand stop, Operand step, const ir::Span& span) {
+  TypeRef t = TypeOf(var);
+  if (t == nullptr || !t->is_int()) Fail(span, "a loop variable that is not an integer");
+  for (const Operand* o : {&start, &stop, &step})
+    if (CheckOperand(*o, span, "a range bound") && t && !types::SameType(o->type, t))
+      Fail(span, "range bounds of another type than the loop variable");
+  auto& f = Append<tir::For>(span);
+  f.var = var;
+  f.start = std::move(start);
+  f.stop = std::move(stop);
+  f.step = std::move(step);
+  return f;
+}
+
+While& Builder::MakeWhile(const ir::Span& span) { return Append<tir::While>(span); }
+
+void Builder::MakeBreak(const ir::Span& span) { Append<tir::Break>(span); }
+void Builder::MakeContinue(const ir::Span& span) { Append<tir::Continue>(span); }
+
+void Builder::MakeReturn(const Operand* value, const ir::Span& span) {
+  TypeRef want = f_.source->return_type;
+  if (value == nullptr) {
+    if (!f_.is_kernel() && want && !want->is_void()) Fail(span, "a return without the function's value");
+    Append<tir::Return>(span);
+    return;
+  }
+  if (f_.is_kernel() || !CheckOperand(*value, span, "a returned value") || !types::SameType(value->type, want))
+    Fail(span, "a returned value of another type than the function's");
+  auto& r = Append<tir::Return>(span);
+  r.has_value = true;
+  r.value = *value;
+}
+
+}  // namespace warpd::tir

@@ -1,0 +1,397 @@
+// warpd compiler: the typed IR (TIR), what sema's checked AST lowers to
+// (lower.h) and what every emitter walks.
+//
+// A Function is a list of instructions over typed variables, with
+// structured control flow: If, For and While hold nested blocks. Each
+// instruction does one thing: read or write one place, call one resolved
+// builtin (the Overload and spelling sema chose), call one user function,
+// take one array element's address, check one index, write one print
+// record. Evaluation order, short-circuits, chained comparisons, bounds
+// checks and stop checks are explicit here, so an emitter only prints: the
+// forward emitter (codegen) with its CPU and CUDA entry points walks it, and
+// the adjoint emitter of the autodiff work will replay it backwards.
+//
+// The instruction kinds are listed once (WARPD_TIR_INSTS) and expanded into
+// the kind enum, the kind names, the Visitor and the Mutator below. Nodes
+// are built through Builder (builder.h), which checks their types, so
+// ill-typed TIR is an internal error at the point it is built.
+// Thread-compatible: one pass mutates a Function at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/abi/print_table.h"
+#include "compiler/ir/ir.h"
+
+namespace warpd::builtins {
+struct Overload;
+}
+
+namespace warpd::tir {
+
+using types::TypeRef;
+
+// ---------------------------------------------------------------- variables
+
+using VarId = int32_t;
+constexpr VarId kNoVar = -1;
+
+enum class VarKind : uint8_t {
+  kParam,       // a parameter (kernels: copied out of the argument block)
+  kLocal,       // a user variable: declared at the top, zero-initialized
+  kTemp,        // defined once, by the instruction naming it as its result
+  kSlot,        // a temporary declared by Declare, then stored in branches
+  kElementRef,  // an array element's address (ElementAddr); places root here
+};
+const char* VarKindName(VarKind k);
+
+struct Var {
+  VarKind kind = VarKind::kTemp;
+  TypeRef type = nullptr;
+  std::string name;  // params and locals: the user's (checked) identifier
+};
+
+// A value: a variable, or a scalar constant of `type` (bool, int64 or double
+// held, converted to `type` by the emitter).
+struct Operand {
+  VarId var = kNoVar;
+  ir::ConstantValue value = int64_t{0};
+  TypeRef type = nullptr;
+
+  bool is_var() const { return var != kNoVar; }
+  static Operand Of(VarId v, TypeRef t) { return Operand{v, int64_t{0}, t}; }
+  static Operand Constant(ir::ConstantValue v, TypeRef t) { return Operand{kNoVar, std::move(v), t}; }
+};
+
+// A place: a root variable (a param, local, temp or slot; or an element
+// reference, meaning the element it points at), then a path into it.
+struct Step {
+  enum class Kind : uint8_t {
+    kComponent,      // vector, quaternion or spatial component `index`
+    kMatrixRow,      // matrix row `index` (a vector)
+    kMatrixElement,  // matrix element (`index`, `index2`)
+    kTransformIndex, // transform element `index` of 7 (p then q)
+    kMember,         // struct member `name`
+    kField,          // transform field `name` (p or q)
+  };
+  Kind kind = Kind::kComponent;
+  Operand index, index2;  // int scalars; dynamic ones were checked (CheckIndex)
+  std::string name;       // kMember, kField
+  TypeRef type = nullptr; // the type after this step
+};
+const char* StepKindName(Step::Kind k);
+
+struct Place {
+  VarId root = kNoVar;
+  std::vector<Step> steps;
+  TypeRef type = nullptr;  // the root's type, or the last step's
+};
+
+// --------------------------------------------------------------- instructions
+
+// The instruction kinds, each a struct below. Fields named `dst` are the
+// result (kNoVar: none).
+//   Declare      var (a slot) comes into scope, zero-initialized
+//   Load         dst = place (a read)
+//   Store        place = value
+//   Builtin      dst = overload(args), spelled `callee`; dst kNoVar for void
+//   CallFunc     dst = function(args); then the caller stops if a fault or
+//                cancel happened inside
+//   ElementAddr  dst (an element ref) = &array[indices], bounds-checked
+//   Subview      dst = array[indices] (fewer indices than dims), checked
+//   ArrayShape   dst = (int32) array.shape[dim]
+//   CheckIndex   index in [0, extent), else a fault at `line`
+//   Tid          dst = the thread index (1-D)
+//   TidCoords    dsts = the thread's coordinates in the launch grid
+//   Print        one output record of a print site
+//   If           if (cond) then_body else else_body
+//   For          for var in range(start, stop, step): body
+//   While        while (cond_body; cond): body
+//   Break, Continue, Return
+// LEAF kinds hold no blocks; NESTED kinds hold blocks (visited by default).
+#define WARPD_TIR_INSTS(LEAF, NESTED) \
+  LEAF(Declare)                       \
+  LEAF(Load)                          \
+  LEAF(Store)                         \
+  LEAF(Builtin)                       \
+  LEAF(CallFunc)                      \
+  LEAF(ElementAddr)                   \
+  LEAF(Subview)                       \
+  LEAF(ArrayShape)                    \
+  LEAF(CheckIndex)                    \
+  LEAF(Tid)                           \
+  LEAF(TidCoords)                     \
+  LEAF(Print)                         \
+  NESTED(If)                          \
+  NESTED(For)                         \
+  NESTED(While)                       \
+  LEAF(Break)                         \
+  LEAF(Continue)                      \
+  LEAF(Return)
+#define WARPD_TIR_IGNORE(k)
+
+enum class InstKind : uint8_t {
+#define X(k) k,
+  WARPD_TIR_INSTS(X, X)
+#undef X
+};
+const char* InstKindName(InstKind k);
+
+struct Inst {
+  explicit Inst(InstKind k) : kind(k) {}
+  virtual ~Inst() = default;
+  Inst(const Inst&) = delete;
+  Inst& operator=(const Inst&) = delete;
+
+  const InstKind kind;
+  ir::Span span;
+};
+
+using InstPtr = std::unique_ptr<Inst>;
+using Block = std::vector<InstPtr>;
+
+// Each node knows its kind, so `Isa<Load>(i)` and `Cast<Load>(i)` need no RTTI.
+template <InstKind K>
+struct InstOf : Inst {
+  static constexpr InstKind kKind = K;
+  InstOf() : Inst(K) {}
+};
+
+struct Declare : InstOf<InstKind::Declare> {
+  VarId var = kNoVar;
+};
+
+struct Load : InstOf<InstKind::Load> {
+  VarId dst = kNoVar;
+  Place place;
+};
+
+struct Store : InstOf<InstKind::Store> {
+  Place place;
+  Operand value;
+};
+
+// How a builtin receives an argument.
+struct Arg {
+  enum class Mode : uint8_t {
+    kValue,    // `value`
+    kOut,      // `place`, by reference (an output parameter)
+    kAddress,  // the element reference `value.var` as a pointer (atomics)
+    kType,     // a type or shape argument (dtype=, shape=): read by typing only
+  };
+  Mode mode = Mode::kValue;
+  Operand value;
+  Place place;
+};
+
+struct Builtin : InstOf<InstKind::Builtin> {
+  VarId dst = kNoVar;
+  const builtins::Overload* overload = nullptr;
+  std::string callee;  // sema's spelling (builtins::Spell's argument phase is the emitter's)
+  std::vector<Arg> args;
+};
+
+struct CallFunc : InstOf<InstKind::CallFunc> {
+  VarId dst = kNoVar;
+  int function = -1;  // index into Module::functions
+  std::vector<Operand> args;
+};
+
+struct ElementAddr : InstOf<InstKind::ElementAddr> {
+  VarId dst = kNoVar;  // a kElementRef of the element type
+  Operand array;
+  std::vector<Operand> indices;  // one per dimension
+};
+
+struct Subview : InstOf<InstKind::Subview> {
+  VarId dst = kNoVar;
+  Operand array;
+  std::vector<Operand> indices;  // fewer than the array's ndim
+};
+
+struct ArrayShape : InstOf<InstKind::ArrayShape> {
+  VarId dst = kNoVar;
+  Operand array;
+  int dim = 0;
+};
+
+struct CheckIndex : InstOf<InstKind::CheckIndex> {
+  Operand index;
+  int extent = 0;
+};
+
+struct Tid : InstOf<InstKind::Tid> {
+  VarId dst = kNoVar;
+};
+
+struct TidCoords : InstOf<InstKind::TidCoords> {
+  std::vector<VarId> dsts;  // int32 variables, one per launch dimension
+};
+
+// A record of print site `site` (Module::prints) holding `values` in payload
+// order. expect_near's record is written only when the difference of
+// `actual` and `expected` exceeds `tolerance`; then `values` are
+// {tolerance, expected, actual} and the difference follows them.
+struct Print : InstOf<InstKind::Print> {
+  uint32_t site = 0;
+  std::vector<Operand> values;
+  bool expect_near = false;
+};
+
+struct If : InstOf<InstKind::If> {
+  Operand cond;  // a scalar (not float16): nonzero is true
+  Block then_body, else_body;
+};
+
+// The counter runs in int64 (so `+= step` cannot overflow); step 0 runs no
+// iterations. The loop variable (`var`, of the arguments' int type) takes
+// each value before the body; every iteration checks for a stop.
+struct For : InstOf<InstKind::For> {
+  VarId var = kNoVar;
+  Operand start, stop, step;
+  Block body;
+};
+
+// Each iteration runs cond_body, leaves when `cond` is false, checks for a
+// stop, then runs body.
+struct While : InstOf<InstKind::While> {
+  Block cond_body;
+  Operand cond;
+  Block body;
+};
+
+struct Break : InstOf<InstKind::Break> {};
+struct Continue : InstOf<InstKind::Continue> {};
+
+struct Return : InstOf<InstKind::Return> {
+  bool has_value = false;
+  Operand value;
+};
+
+template <class T>
+bool Isa(const Inst& i) {
+  return i.kind == T::kKind;
+}
+template <class T>
+T& Cast(Inst& i) {
+  return static_cast<T&>(i);
+}
+template <class T>
+const T& Cast(const Inst& i) {
+  return static_cast<const T&>(i);
+}
+
+// ------------------------------------------------------------------ functions
+
+struct Function {
+  const ir::Function* source = nullptr;  // name, kind, params, return type, span
+  std::vector<Var> vars;                 // params first (in order), then locals, then the rest
+  Block body;
+
+  const Var& var(VarId v) const { return vars[static_cast<size_t>(v)]; }
+  bool is_kernel() const { return source->kind == ir::FunctionKind::kKernel; }
+};
+
+struct Module {
+  const ir::Module* source = nullptr;  // outlives this Module
+  std::vector<Function> functions;     // as in source->functions
+  // What the module's print sites print (client text: part of the cache
+  // key, never of the generated source), and which kernels may print.
+  abi::PrintTable prints;
+};
+
+// ---------------------------------------------------------- visitor, mutator
+
+// Visits instructions by kind: Derived defines any of `void Visit<Kind>(const
+// Kind&)`; the defaults visit nested blocks in order (If: then, else; While:
+// cond_body, body) and do nothing else.
+template <class Derived>
+class Visitor {
+ public:
+  void VisitBlock(const Block& b) {
+    for (const auto& i : b) Visit(*i);
+  }
+  void Visit(const Inst& i) {
+    switch (i.kind) {
+#define X(k)        \
+  case InstKind::k: \
+    return self().Visit##k(Cast<k>(i));
+      WARPD_TIR_INSTS(X, X)
+#undef X
+    }
+  }
+
+#define X(k) \
+  void Visit##k(const k&) {}
+  WARPD_TIR_INSTS(X, WARPD_TIR_IGNORE)
+#undef X
+  void VisitIf(const If& i) {
+    self().VisitBlock(i.then_body);
+    self().VisitBlock(i.else_body);
+  }
+  void VisitFor(const For& i) { self().VisitBlock(i.body); }
+  void VisitWhile(const While& i) {
+    self().VisitBlock(i.cond_body);
+    self().VisitBlock(i.body);
+  }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
+// Rewrites blocks: Derived defines any of `void Mutate<Kind>(Kind&, Block&
+// out)`, appending the replacement of the instruction to `out`; the default
+// keeps it (after mutating nested blocks).
+template <class Derived>
+class Mutator {
+ public:
+  void MutateBlock(Block& b) {
+    Block out;
+    out.reserve(b.size());
+    for (auto& i : b) Mutate(std::move(i), out);
+    b = std::move(out);
+  }
+  void Mutate(InstPtr i, Block& out) {
+    switch (i->kind) {
+#define X(k)                                \
+  case InstKind::k:                         \
+    if (self().Mutate##k(Cast<k>(*i), out)) \
+      out.push_back(std::move(i));          \
+    return;
+      WARPD_TIR_INSTS(X, X)
+#undef X
+    }
+  }
+
+  // Returns true to keep the instruction (appended after whatever was added).
+#define X(k) \
+  bool Mutate##k(k&, Block&) { return true; }
+  WARPD_TIR_INSTS(X, WARPD_TIR_IGNORE)
+#undef X
+  bool MutateIf(If& i, Block&) {
+    self().MutateBlock(i.then_body);
+    self().MutateBlock(i.else_body);
+    return true;
+  }
+  bool MutateFor(For& i, Block&) {
+    self().MutateBlock(i.body);
+    return true;
+  }
+  bool MutateWhile(While& i, Block&) {
+    self().MutateBlock(i.cond_body);
+    self().MutateBlock(i.body);
+    return true;
+  }
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
+// A readable listing of a function (tests, debugging): one instruction per
+// line, nested blocks indented.
+std::string Dump(const Module& m, const Function& f);
+
+}  // namespace warpd::tir
