@@ -186,6 +186,8 @@ types::TypeRef Concrete(const builtins::Pattern& p, types::ScalarKind t, types::
       types::TypeRef el = p.value_var >= 0 ? types::Scalar(types::ScalarKind::kFloat32) : types::Scalar(dt);
       return types::TypeTable::Global().Array(el, p.dims[0] > 0 ? p.dims[0] : 1);
     }
+    case K::kTuple:
+      break;  // results only
   }
   return nullptr;
 }

@@ -118,6 +118,12 @@ bool SameType(TypeRef a, TypeRef b) {
       }
       return true;
     }
+    case Kind::kTuple: {
+      if (a->elements().size() != b->elements().size()) return false;
+      for (size_t i = 0; i < a->elements().size(); ++i)
+        if (!SameType(a->elements()[i], b->elements()[i])) return false;
+      return true;
+    }
     default:
       // Struct-free types are interned globally: distinct pointers differ.
       return false;
@@ -345,6 +351,51 @@ absl::StatusOr<TypeRef> TypeTable::Struct(std::string name, std::string display_
     types_.emplace(Key{Kind::kStruct, ScalarKind::kBool, 0, 0, nullptr, key_name}, std::move(t));
     return out;
   }
+}
+
+absl::StatusOr<TypeRef> TypeTable::Tuple(std::vector<TypeRef> elements) {
+  if (is_global()) return absl::InternalError("tuples belong in a local type table");
+  if (elements.empty() || elements.size() > kMaxTupleElements)
+    return absl::InvalidArgumentError(Cat("a tuple has 1 to ", kMaxTupleElements, " elements, not ", elements.size()));
+  std::string key_name, text = "tuple(", cpp = "wp::tuple_t<";
+  for (size_t i = 0; i < elements.size(); ++i) {
+    TypeRef e = elements[i];
+    if (!e || e->is_void() || e->is_array())
+      return absl::InvalidArgumentError("tuple elements must be values (not arrays or nothing)");
+    // Elements are interned (here or globally): their addresses identify them.
+    CatAppend(&key_name, reinterpret_cast<uintptr_t>(e), ",");
+    CatAppend(&text, i ? ", " : "", e->ToString());
+    CatAppend(&cpp, i ? ", " : "", e->CppName());
+  }
+  absl::MutexLock lock(&mu_);
+  Key key{Kind::kTuple, ScalarKind::kBool, static_cast<int>(elements.size()), 0, nullptr, key_name};
+  auto it = types_.find(key);
+  if (it != types_.end()) return it->second.get();
+  auto t = NewType();
+  t->kind_ = Kind::kTuple;
+  t->a_ = static_cast<int>(elements.size());
+  for (TypeRef e : elements) {
+    t->contains_struct_ |= e->contains_struct();
+    t->holds_array_ |= e->holds_array();
+  }
+  // wp::tuple_t<H, T...> is { H head; tuple_t<T...> tail; } and the empty
+  // tuple_t<> takes one byte: lay it out from the back, as C++ does.
+  uint64_t size = 1;
+  uint32_t align = 1;
+  for (size_t i = elements.size(); i-- > 0;) {
+    TypeRef e = elements[i];
+    const uint64_t tail_offset = RoundUp(e->size(), align);
+    align = std::max(align, e->align());
+    size = RoundUp(tail_offset + size, align);
+  }
+  t->size_ = size;
+  t->align_ = align;
+  t->elements_ = std::move(elements);
+  t->text_ = text + ")";
+  t->cpp_ = cpp + ">";
+  TypeRef out = t.get();
+  types_.emplace(std::move(key), std::move(t));
+  return out;
 }
 
 TypeRef TypeFromWarpName(std::string_view name) {

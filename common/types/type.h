@@ -71,7 +71,7 @@ std::string_view ScalarCppName(ScalarKind s);
 // Warp's suffix of named vector/matrix types: vec3f, vec3d, vec3h, vec3i, ...
 std::string_view ScalarSuffix(ScalarKind s);
 
-enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform, kStruct, kArray };
+enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform, kStruct, kArray, kTuple };
 
 class Type;
 using TypeRef = const Type*;
@@ -88,6 +88,7 @@ constexpr int kMaxMatrixDim = 64;
 constexpr int kMaxMatrixElements = 1024;
 constexpr int kMaxArrayDims = 4;
 constexpr int kMaxStructMembers = 256;
+constexpr int kMaxTupleElements = 16;
 constexpr uint64_t kMaxStructSize = 1 << 20;
 constexpr size_t kArrayDescriptorSize = 64;
 
@@ -102,6 +103,7 @@ class Type {
   bool is_transform() const { return kind_ == Kind::kTransform; }
   bool is_struct() const { return kind_ == Kind::kStruct; }
   bool is_array() const { return kind_ == Kind::kArray; }
+  bool is_tuple() const { return kind_ == Kind::kTuple; }
   bool is_scalar_of(ScalarKind s) const { return is_scalar() && scalar_ == s; }
   bool is_int() const { return is_scalar() && IsInteger(scalar_); }
   bool is_float() const { return is_scalar() && IsFloat(scalar_); }
@@ -129,6 +131,9 @@ class Type {
   const std::vector<Member>& members() const { return members_; }
   const Member* FindMember(std::string_view name) const;
   bool contains_struct() const { return contains_struct_; }
+  // Tuples (values of kernels and functions only: never arguments, array
+  // dtypes or struct members).
+  const std::vector<TypeRef>& elements() const { return elements_; }
   // A struct with an array member at any depth (its bytes hold array
   // descriptors, which clients must not supply raw).
   bool holds_array() const { return holds_array_; }
@@ -136,7 +141,8 @@ class Type {
   uint64_t size() const { return size_; }
   uint32_t align() const { return align_; }
   // Warp's spelling: "float32", "vec3f", "vector(length=5, dtype=float64)",
-  // "mat33f", "quatf", "transformf", "Particle", "array(dtype=vec3f, ndim=2)".
+  // "mat33f", "quatf", "transformf", "Particle", "array(dtype=vec3f, ndim=2)",
+  // "tuple(float32, vec3f)".
   const std::string& ToString() const { return text_; }
   // The C++ spelling in generated code: "wp::vec_t<3, wp::float32>".
   const std::string& CppName() const { return cpp_; }
@@ -158,6 +164,7 @@ class Type {
   uint32_t align_ = 1;
   std::string name_, display_;
   std::vector<Member> members_;
+  std::vector<TypeRef> elements_;
   std::string text_, cpp_;
 };
 
@@ -198,6 +205,11 @@ class TypeTable {
   // members is INVALID_ARGUMENT.
   absl::StatusOr<TypeRef> Struct(std::string name, std::string display_name,
                                  std::vector<std::pair<std::string, TypeRef>> members);
+  // A tuple of 1..kMaxTupleElements value types (not void, not arrays).
+  // Local tables only: which tuples exist is up to clients, so they must not
+  // accumulate in the table every tenant shares. INVALID_ARGUMENT when the
+  // limits are not met, INTERNAL in the global table.
+  absl::StatusOr<TypeRef> Tuple(std::vector<TypeRef> elements);
 
   // Number of types interned here (tests).
   size_t size() const;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "warpd/native/tuple.h"
+#include "warpd/native/vec.h"
+
 namespace warpd::types {
 namespace {
 
@@ -59,6 +62,35 @@ TEST(TypeTableTest, StructsFollowCLayoutAndLiveInTheirOwnTable) {
   EXPECT_NE(*again, *inner);
   EXPECT_TRUE(SameType(*again, *inner));
   EXPECT_FALSE(SameType(*again, *outer));
+}
+
+TEST(TypeTableTest, TuplesAreLocalInternedAndLaidOutLikeTupleH) {
+  TypeTable local, other;
+  TypeRef f16 = Scalar(ScalarKind::kFloat16), f64 = Scalar(ScalarKind::kFloat64), v3 = Vector(3, ScalarKind::kFloat32);
+  auto t = local.Tuple({f16, f64, v3});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->ToString(), "tuple(float16, float64, vec3f)");
+  EXPECT_EQ((*t)->CppName(), "wp::tuple_t<wp::half, wp::float64, wp::vec_t<3, wp::float32>>");
+  EXPECT_EQ((*t)->length(), 3);
+  // The layout of the native template, as this compiler lays it out.
+  EXPECT_EQ((*t)->size(), sizeof(wp::tuple_t<wp::half, wp::float64, wp::vec_t<3, wp::float32>>));
+  EXPECT_EQ((*t)->align(), alignof(wp::tuple_t<wp::half, wp::float64, wp::vec_t<3, wp::float32>>));
+  auto one = local.Tuple({f16});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ((*one)->size(), sizeof(wp::tuple_t<wp::half>));
+  // Interned per table; equal across tables.
+  EXPECT_EQ(*local.Tuple({f16, f64, v3}), *t);
+  auto t2 = other.Tuple({f16, f64, v3});
+  ASSERT_TRUE(t2.ok());
+  EXPECT_NE(*t2, *t);
+  EXPECT_TRUE(SameType(*t2, *t));
+  EXPECT_FALSE(SameType(*one, *t));
+  // Clients choose tuples: never in the table every tenant shares.
+  EXPECT_EQ(TypeTable::Global().Tuple({f16}).status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(local.Tuple({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(local.Tuple(std::vector<TypeRef>(kMaxTupleElements + 1, f16)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(local.Tuple({TypeTable::Global().Array(f16, 1)}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TypeTableTest, HoldsArrayAtAnyDepth) {

@@ -210,6 +210,8 @@ std::string SignatureText(const Overload& o) {
   bool uses[2] = {false, false};
   auto note = [&](const Pattern& p) {
     if (p.dtype_var >= 0) uses[p.dtype_var] = true;
+    for (const Pattern& e : p.elements)
+      if (e.dtype_var >= 0) uses[e.dtype_var] = true;
   };
   for (const Param& p : o.sig.params) {
     params.push_back(Cat(p.name, ": ", p.out ? "out " : "", PatternText(p.pattern)));

@@ -414,7 +414,7 @@ absl::StatusOr<HookResult> HookLen(const Overload&, Expr& call, types::TypeTable
   Args a(call);
   if (a.pos.size() != 1 || !a.kw.empty()) return Err("len() takes exactly one argument");
   TypeRef t = a.pos[0]->type;
-  if (!t || !(t->is_vector() || t->is_matrix() || t->is_quat() || t->is_transform() || t->is_array()))
+  if (!t || !(t->is_vector() || t->is_matrix() || t->is_quat() || t->is_transform() || t->is_array() || t->is_tuple()))
     return Err(Cat("len() of ", t ? t->ToString() : "no value", " is not defined"));
   return Done(types::Scalar(ScalarKind::kInt32), "");
 }

@@ -92,6 +92,17 @@ class Parser {
       return p;
     }
     if (!Eat('(')) return Error("expected '('");
+    if (w == "tuple") {
+      p.kind = Pattern::Kind::kTuple;
+      do {
+        auto e = Type();
+        if (!e.ok()) return e.status();
+        if (e->kind == Pattern::Kind::kTuple) return Error("nested tuple");
+        p.elements.push_back(*std::move(e));
+      } while (Eat(','));
+      if (!Eat(')')) return Error("expected ')'");
+      return p;
+    }
     if (w == "vec") {
       p.kind = Pattern::Kind::kVector;
       auto d = Dim();
@@ -175,7 +186,9 @@ bool MatchOne(const Signature& sig, const Pattern& p, TypeRef t, Bindings* b) {
       if (p.value_var >= 0) return BindValue(p.value_var, t->element(), b);
       return t->element()->is_scalar() && BindDType(sig, p, t->element()->scalar(), b);
     case K::kValue:
-      return t->is_value() && !t->is_array() && BindValue(p.value_var, t, b);
+      return t->is_value() && !t->is_array() && !t->is_tuple() && BindValue(p.value_var, t, b);
+    case K::kTuple:
+      return false;  // results only
   }
   return false;
 }
@@ -226,6 +239,7 @@ absl::StatusOr<Signature> ParseSignature(std::string_view params, std::string_vi
     }
     auto t = pp.Type();
     if (!t.ok()) return t.status();
+    if (t->kind == Pattern::Kind::kTuple) return pp.Error("tuples only as results");
     prm.pattern = *t;
     sig.params.push_back(std::move(prm));
     if (!pp.AtEnd() && !pp.Eat(',')) return pp.Error("expected ','");
@@ -278,6 +292,12 @@ TypeRef Instantiate(const Pattern& p, const Bindings& b, types::TypeTable& table
       return table.Array(elem, dim(p.dims[0]) ? dim(p.dims[0]) : 1);
     }
     case K::kValue: return b.values[p.value_var];
+    case K::kTuple: {
+      std::vector<TypeRef> elements;
+      for (const Pattern& e : p.elements) elements.push_back(Instantiate(e, b, table));
+      auto t = table.Tuple(std::move(elements));
+      return t.ok() ? *t : nullptr;
+    }
   }
   return nullptr;
 }
@@ -298,6 +318,11 @@ std::string PatternText(const Pattern& p) {
       if (p.dims[0] == 0) return Cat("array(", dtype, ")");
       return Cat("array(", dtype, ", ", DimText(p.dims[0], "Any"), ")");
     case K::kValue: return dtype;
+    case K::kTuple: {
+      std::string out = "tuple(";
+      for (size_t i = 0; i < p.elements.size(); ++i) CatAppend(&out, i ? ", " : "", PatternText(p.elements[i]));
+      return out + ")";
+    }
   }
   return "?";
 }

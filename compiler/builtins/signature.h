@@ -15,6 +15,7 @@
 //   bool, int32, float32, ...   a concrete scalar
 //   vec(len, dtype)  mat(rows, cols, dtype)  quat(dtype)  transform(dtype)
 //   array(dtype)          an array of any ndim; array(dtype, ndim)
+//   tuple(p1, p2, ...)    results only: several values (Warp's tuple returns)
 // A variable binds on first use; later uses must agree (no implicit
 // conversions: Warp has none).
 // Thread-compatible values.
@@ -43,7 +44,7 @@ bool InFamily(types::ScalarKind s, Family f);
 std::string_view FamilyName(Family f);
 
 struct Pattern {
-  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue };
+  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue, kTuple };
   Kind kind = Kind::kScalar;
   // The dtype: a concrete scalar (dtype_var < 0) or a variable (0: T, 1: S).
   int dtype_var = -1;
@@ -53,6 +54,8 @@ struct Pattern {
   int dims[2] = {0, 0};
   // kValue (V, W), or an array's element when it is a V/W: which one.
   int value_var = -1;
+  // kTuple (results only): the elements.
+  std::vector<Pattern> elements;
 };
 
 struct Param {

@@ -14,6 +14,7 @@ void AddQuaternionAndSpatial(Builder& b) {
   b.Add("quat_rotate_inv", "quat: quat(T), vec: vec(3, T)", "vec(3, T)", "T: Float");
   b.Add("quat_rpy", "roll: T, pitch: T, yaw: T", "quat(T)", "T: Float");
   b.Add("quat_slerp", "a: quat(T), b: quat(T), t: T", "quat(T)", "T: Float");
+  b.Add("quat_to_axis_angle", "quat: quat(T)", "tuple(vec(3, T), T)", "T: Float");
   b.Add("quat_to_axis_angle", "quat: quat(T), axis: out vec(3, T), angle: out T", "", "T: Float");
   b.Add("quat_to_euler", "q: quat(float32), i: int32, j: int32, k: int32", "vec(3, float32)");
   b.Add("quat_to_matrix", "quat: quat(T)", "mat(3, 3, T)", "T: Float");
@@ -25,8 +26,7 @@ void AddQuaternionAndSpatial(Builder& b) {
   b.Group("Transformations", "warpd/native/transform.h");
   b.Add("transform_compose", "position: vec(3, float32), rotation: quat(float32), scale: vec(3, float32)",
         "mat(4, 4, float32)");
-  b.Add("transform_decompose", "m: mat(4, 4, float32), position: out vec(3, float32), rotation: out quat(float32), "
-        "scale: out vec(3, float32)", "");
+  b.Add("transform_decompose", "m: mat(4, 4, float32)", "tuple(vec(3, float32), quat(float32), vec(3, float32))");
   b.Add("transform_from_matrix", "mat: mat(4, 4, float32)", "transform(float32)");
   b.Add("transform_get_rotation", "xform: transform(T)", "quat(T)", "T: Float");
   b.Add("transform_get_translation", "xform: transform(T)", "vec(3, T)", "T: Float");

@@ -151,6 +151,12 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
     }
   }
 
+  void VisitMakeTuple(const tir::MakeTuple& i) {
+    std::string els;
+    for (size_t k = 0; k < i.elements.size(); ++k) els += (k ? ", " : "") + Op(i.elements[k]);
+    Define(i.dst, "wp::tuple_make(" + els + ")");
+  }
+
   void VisitCallFunc(const tir::CallFunc& i) {
     std::string args = "ctx, _tid";
     for (const auto& a : i.args) args += ", " + Op(a);
@@ -295,6 +301,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
           break;
         case tir::Step::Kind::kMember: s += ".m_" + st.name; break;
         case tir::Step::Kind::kField: s += "." + st.name; break;
+        case tir::Step::Kind::kTupleElement: s = "wp::tuple_get<" + std::to_string(st.element) + ">(" + s + ")"; break;
       }
     }
     return s;
@@ -399,6 +406,10 @@ class ModuleUses : public tir::Visitor<ModuleUses> {
       case types::Kind::kQuat: headers_.insert("warpd/native/quat.h"); break;
       case types::Kind::kTransform: headers_.insert("warpd/native/transform.h"); break;
       case types::Kind::kArray: Type(t->element()); break;
+      case types::Kind::kTuple:
+        headers_.insert("warpd/native/tuple.h");
+        for (TypeRef e : t->elements()) Type(e);
+        break;
       case types::Kind::kStruct:
         for (TypeRef done : structs_)
           if (done == t) return;

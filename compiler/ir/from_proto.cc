@@ -495,6 +495,7 @@ v1::TypeRef TypeToProto(TypeRef type) {
       out.mutable_array()->set_ndim(type->ndim());
       break;
     case types::Kind::kVoid:
+    case types::Kind::kTuple:  // never a declared type
       break;
   }
   return out;

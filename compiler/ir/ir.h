@@ -106,6 +106,7 @@ struct Expr {
   std::vector<const builtins::Overload*> compare_overloads;  // Compare: one overload per operator
   int function_index = -1;                       // resolved user function (Call)
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
+  int element_index = -1;                        // Subscript of a tuple: the element (negative indices resolved)
 };
 
 using ExprPtr = std::unique_ptr<Expr>;

@@ -158,6 +158,7 @@ absl::Status FunctionSema::CheckPlace(Expr& target, const Span& span) {
   Expr* node = &target;
   while (node->kind == ExprKind::Subscript || node->kind == ExprKind::Attribute) {
     Expr& owner = *node->operands[0];
+    if (owner.type && owner.type->is_tuple()) return Err(span, "tuples are immutable: their elements cannot be assigned");
     if (owner.type && owner.type->is_array()) {
       if (node->kind == ExprKind::Attribute) return Err(span, "array attributes cannot be assigned");
       return absl::OkStatus();  // an array element (or a member path inside one)
@@ -172,10 +173,11 @@ absl::Status FunctionSema::CheckPlace(Expr& target, const Span& span) {
 absl::Status FunctionSema::Assign(Stmt& s) {
   Expr& target = *s.target;
   Expr& value = *s.value;
+  if (target.kind == ExprKind::Tuple &&
+      !(value.kind == ExprKind::Call && value.callee_kind == ir::CalleeKind::kBuiltin &&
+        (value.name == "tid" || value.name == "wp.tid")))
+    return Unpack(s);
   if (target.kind == ExprKind::Tuple) {
-    if (value.kind != ExprKind::Call || value.callee_kind != ir::CalleeKind::kBuiltin ||
-        (value.name != "tid" && value.name != "wp.tid"))
-      return Err(s.span, "tuple assignment is only supported for unpacking wp.tid()");
     int n = static_cast<int>(target.operands.size());
     if (n < 1 || n > 4) return Err(s.span, "wp.tid() unpacks into 1 to 4 variables");
     value.tuple_arity = n;
@@ -210,6 +212,36 @@ absl::Status FunctionSema::Assign(Stmt& s) {
   if (!types::SameType(target.type, value.type)) {
     return Err(s.span, Cat("cannot store a value of type ", value.type->ToString(), " into a place of type ",
                                     target.type->ToString(), " (no implicit conversion)"));
+  }
+  return absl::OkStatus();
+}
+
+// a, b = value: the value is a tuple of as many elements; each target (a
+// name or a place) takes its element.
+absl::Status FunctionSema::Unpack(Stmt& s) {
+  Expr& target = *s.target;
+  Expr& value = *s.value;
+  SEMA_TRY(ExprSema(value));
+  const size_t n = target.operands.size();
+  if (!value.type->is_tuple())
+    return Err(s.span, Cat("cannot unpack a value of type ", TypeText(value.type), " into ", n, " targets"));
+  const auto& elements = value.type->elements();
+  if (elements.size() != n)
+    return Err(s.span, Cat("cannot unpack a tuple of ", elements.size(), " values into ", n, " targets"));
+  for (size_t k = 0; k < n; ++k) {
+    Expr& t = *target.operands[k];
+    if (t.kind == ExprKind::Name) {
+      SEMA_TRY(AssignName(t, elements[k], t.span));
+      continue;
+    }
+    if (t.kind != ExprKind::Subscript && t.kind != ExprKind::Attribute)
+      return Err(t.span, Cat("cannot assign to a ", ir::ExprKindName(t.kind), " expression"));
+    SEMA_TRY(ExprSema(t));
+    SEMA_TRY(CheckPlace(t, t.span));
+    if (t.type->is_array()) return Err(t.span, "array slices cannot be assigned; assign their elements");
+    if (!types::SameType(t.type, elements[k]))
+      return Err(t.span, Cat("cannot store a value of type ", elements[k]->ToString(), " into a place of type ",
+                             t.type->ToString(), " (no implicit conversion)"));
   }
   return absl::OkStatus();
 }

@@ -128,8 +128,20 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
       e.type = e.operands[1]->type;
       return absl::OkStatus();
     }
-    case ExprKind::Tuple:
-      return Err(e.span, "tuples are not supported here (construct a vector, e.g. wp.vec3(x, y, z))");
+    case ExprKind::Tuple: {
+      // A tuple value: `return a, b`, `t = (x, y)`, `a, b = b, a`.
+      std::vector<TypeRef> elements;
+      for (auto& o : e.operands) {
+        SEMA_TRY(ExprSema(*o));
+        if (o->type->is_void() || o->type->is_array())
+          return Err(o->span, Cat("a tuple element must be a value, not ", o->type->is_void() ? "nothing" : "an array"));
+        elements.push_back(o->type);
+      }
+      auto t = table().Tuple(std::move(elements));
+      if (!t.ok()) return Err(e.span, std::string(t.status().message()));
+      e.type = *t;
+      return absl::OkStatus();
+    }
     case ExprKind::TypeValue:
       return Err(e.span, Cat("type ", TypeText(e.type_value), " used as a value"));
   }
@@ -162,6 +174,26 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     if (d < 0 || d >= nd) return Err(e.span, Cat("shape index ", d, " is out of range for an array with ndim=", nd));
     SEMA_TRY(ExprSema(idx));
     e.type = types::Scalar(ScalarKind::kInt32);
+    return absl::OkStatus();
+  }
+  if (owner.type->is_tuple()) {
+    // t[k]: k must be a constant (each element has its own type).
+    Expr& idx = *e.operands[1];
+    SEMA_TRY(ExprSema(idx));
+    const Expr* lit = &idx;
+    bool negated = false;
+    if (idx.kind == ExprKind::Unary && idx.unary_op == ir::UnaryOp::kNeg) {
+      lit = idx.operands[0].get();
+      negated = true;
+    }
+    const int64_t* k = lit->kind == ExprKind::Constant ? std::get_if<int64_t>(&lit->value) : nullptr;
+    if (n != 1 || k == nullptr) return Err(e.span, "a tuple must be indexed with one integer constant");
+    const int64_t size = static_cast<int64_t>(owner.type->elements().size());
+    const int64_t at = negated ? size - *k : *k;
+    if (at < 0 || at >= size)
+      return Err(e.span, Cat("index ", negated ? -*k : *k, " is out of range for ", owner.type->ToString()));
+    e.element_index = static_cast<int>(at);
+    e.type = owner.type->elements()[static_cast<size_t>(at)];
     return absl::OkStatus();
   }
   for (size_t i = 1; i <= n; ++i) {

@@ -41,6 +41,7 @@ class FunctionSema {
   absl::Status Assign(ir::Stmt& s);
   absl::Status AssignName(ir::Expr& target, ir::TypeRef t, const ir::Span& span);
   absl::Status AugAssign(ir::Stmt& s);
+  absl::Status Unpack(ir::Stmt& s);
   absl::Status ForSema(ir::Stmt& s);
   absl::Status ReturnSema(ir::Stmt& s);
   absl::Status Condition(ir::Expr& e, std::string_view what);

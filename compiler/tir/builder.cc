@@ -155,6 +155,19 @@ Place Builder::Member(Place p, const std::string& name) {
   return p;
 }
 
+Place Builder::TupleElement(Place p, int element) {
+  if (p.type == nullptr || !p.type->is_tuple() || element < 0 ||
+      static_cast<size_t>(element) >= p.type->elements().size()) {
+    Fail(f_.source->span, "a tuple element out of range");
+    return p;
+  }
+  Step s;
+  s.kind = Step::Kind::kTupleElement;
+  s.element = element;
+  s.type = p.type->elements()[static_cast<size_t>(element)];
+  return AddStep(std::move(p), std::move(s));
+}
+
 // -------------------------------------------------------------- instructions
 
 Operand Builder::Load(Place p, const ir::Span& span) {
@@ -238,6 +251,21 @@ Operand Builder::CallFunction(int function, std::vector<Operand> args, const ir:
   c.function = function;
   c.args = std::move(args);
   return Operand::Of(dst, fn.return_type);
+}
+
+Operand Builder::MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span) {
+  if (tuple == nullptr || !tuple->is_tuple() || tuple->elements().size() != elements.size()) {
+    Fail(span, "a tuple of another arity than its type");
+    return Operand::Of(kNoVar, tuple);
+  }
+  for (size_t i = 0; i < elements.size(); ++i)
+    if (CheckOperand(elements[i], span, "a tuple element") && !types::SameType(elements[i].type, tuple->elements()[i]))
+      Fail(span, Cat("tuple element ", i, " has type ", elements[i].type->ToString()));
+  VarId dst = NewVar(VarKind::kTemp, tuple);
+  auto& t = Append<tir::MakeTuple>(span);
+  t.dst = dst;
+  t.elements = std::move(elements);
+  return Operand::Of(dst, tuple);
 }
 
 VarId Builder::ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span) {

@@ -51,6 +51,7 @@ class Builder {
   Place MatrixElement(Place p, Operand row, Operand col);
   Place TransformIndex(Place p, Operand index);
   Place Member(Place p, const std::string& name);  // struct member, or transform p/q
+  Place TupleElement(Place p, int element);
 
   // Instructions. Makers with a result return it as an Operand (a var);
   // Load of a whole param/local/temp returns that var without an instruction.
@@ -60,6 +61,8 @@ class Builder {
   Operand CallBuiltin(const builtins::Overload* overload, std::string callee, std::vector<Arg> args, TypeRef result,
                       const ir::Span& span);
   Operand CallFunction(int function, std::vector<Operand> args, const ir::Span& span);
+  // `tuple` is the tuple type of the elements (made by sema in the module's table).
+  Operand MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span);
   VarId ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span);
   Operand Subview(Operand array, std::vector<Operand> indices, const ir::Span& span);
   Operand ArrayShape(Operand array, int dim, const ir::Span& span);

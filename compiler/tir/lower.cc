@@ -92,6 +92,15 @@ class FunctionLowering {
 
   void Assign(const ir::Stmt& s) {
     const Expr& target = *s.target;
+    if (target.kind == ExprKind::Tuple && s.value->type->is_tuple()) {  // a, b = tuple
+      Operand v = Value(*s.value);
+      if (!v.is_var()) return b_.Fail(s.span, "a tuple that is not a variable");
+      for (size_t k = 0; k < target.operands.size(); ++k) {
+        Operand element = b_.Load(b_.TupleElement(b_.Root(v.var), static_cast<int>(k)), s.span);
+        b_.Store(PlaceOf(*target.operands[k]), element, s.span);
+      }
+      return;
+    }
     if (target.kind == ExprKind::Tuple) {  // i, j = wp.tid()
       std::vector<VarId> dsts;
       for (const auto& t : target.operands) dsts.push_back(LocalVar(t->name, t->span));
@@ -175,6 +184,7 @@ class FunctionLowering {
         if (t->is_array() && static_cast<int>(e.operands.size() - 1) == t->ndim())
           return b_.Root(ElementOf(e));
         if (t->is_array()) break;  // a slice is a value
+        if (t->is_tuple()) return b_.TupleElement(PlaceOf(owner), e.element_index);
         if (t->is_matrix()) {
           Place base = PlaceOf(owner);
           Operand i = Index(*e.operands[1], t->rows());
@@ -276,7 +286,11 @@ class FunctionLowering {
         }
         return Operand::Of(r, e.type);
       }
-      case ExprKind::Tuple:
+      case ExprKind::Tuple: {
+        std::vector<Operand> elements;
+        for (const auto& o : e.operands) elements.push_back(Value(*o));
+        return b_.MakeTuple(e.type, std::move(elements), e.span);
+      }
       case ExprKind::TypeValue:
         break;
     }

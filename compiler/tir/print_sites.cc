@@ -84,7 +84,7 @@ class Collector {
       if (i > 0) Text(site, " ");
       if (IsStringConstant(a)) {
         Text(site, std::get<std::string>(a.value));
-      } else if (a.type->is_struct()) {
+      } else if (a.type->is_struct() || a.type->is_tuple()) {
         Text(site, "<type without print implementation>");
       } else {
         Value(site, a.type);

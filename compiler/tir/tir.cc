@@ -27,6 +27,7 @@ const char* StepKindName(Step::Kind k) {
     case Step::Kind::kTransformIndex: return "transform-index";
     case Step::Kind::kMember: return "member";
     case Step::Kind::kField: return "field";
+    case Step::Kind::kTupleElement: return "tuple-element";
   }
   return "?";
 }
@@ -81,6 +82,11 @@ class Dumper : public Visitor<Dumper> {
     }
     std::string call = Cat(i.overload->name, "(", args, ") [", i.callee, "]");
     Line(i.dst == kNoVar ? call : Cat(Def(i.dst), " = ", call));
+  }
+  void VisitMakeTuple(const MakeTuple& i) {
+    std::string els;
+    for (size_t k = 0; k < i.elements.size(); ++k) els += Cat(k ? ", " : "", Op(i.elements[k]));
+    Line(Cat(Def(i.dst), " = (", els, ")"));
   }
   void VisitCallFunc(const CallFunc& i) {
     std::string args;
@@ -175,6 +181,7 @@ class Dumper : public Visitor<Dumper> {
         case Step::Kind::kTransformIndex: s += Cat(".elem[", Op(st.index), "]"); break;
         case Step::Kind::kMember:
         case Step::Kind::kField: s += "." + st.name; break;
+        case Step::Kind::kTupleElement: s += Cat("<", st.element, ">"); break;
       }
     }
     return s;

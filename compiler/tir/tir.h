@@ -76,11 +76,13 @@ struct Step {
     kTransformIndex, // transform element `index` of 7 (p then q)
     kMember,         // struct member `name`
     kField,          // transform field `name` (p or q)
+    kTupleElement,   // tuple element `element`
   };
   Kind kind = Kind::kComponent;
   Operand index, index2;  // int scalars; dynamic ones were checked (CheckIndex)
   std::string name;       // kMember, kField
   TypeRef type = nullptr; // the type after this step
+  int element = 0;        // kTupleElement
 };
 const char* StepKindName(Step::Kind k);
 
@@ -98,6 +100,7 @@ struct Place {
 //   Load         dst = place (a read)
 //   Store        place = value
 //   Builtin      dst = overload(args), spelled `callee`; dst kNoVar for void
+//   MakeTuple    dst = (elements...)
 //   CallFunc     dst = function(args); then the caller stops if a fault or
 //                cancel happened inside
 //   ElementAddr  dst (an element ref) = &array[indices], bounds-checked
@@ -117,6 +120,7 @@ struct Place {
   LEAF(Load)                          \
   LEAF(Store)                         \
   LEAF(Builtin)                       \
+  LEAF(MakeTuple)                     \
   LEAF(CallFunc)                      \
   LEAF(ElementAddr)                   \
   LEAF(Subview)                       \
@@ -192,6 +196,11 @@ struct Builtin : InstOf<InstKind::Builtin> {
   const builtins::Overload* overload = nullptr;
   std::string callee;  // sema's spelling (builtins::Spell's argument phase is the emitter's)
   std::vector<Arg> args;
+};
+
+struct MakeTuple : InstOf<InstKind::MakeTuple> {
+  VarId dst = kNoVar;
+  std::vector<Operand> elements;
 };
 
 struct CallFunc : InstOf<InstKind::CallFunc> {

@@ -436,8 +436,6 @@ def decompositions_returning_tuples(a: wp.array2d(dtype=wp.vec3), out: wp.array2
     out[i, 3] = wp.max(wp.abs(wp.get_diag(wp.transpose(G) * G)))
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="svd3(A), svd2(A), qr3(A), eig3(A) returning tuples (Warp 1.19) are not in the "
-                                       "table, and sema assigns tuples only from wp.tid()")
 def test_decompositions_returning_tuples(wp):
     rng = np.random.default_rng(503)
     a = rng.uniform(-2, 2, (N, 3, 3)).astype(np.float32)

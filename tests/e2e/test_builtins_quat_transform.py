@@ -423,36 +423,6 @@ def test_transform_matrices(wp):
     close_up_to_sign(oq.numpy()[:, 0], a, err_msg="transform_from_matrix q", **tol)
 
 
-@wp.kernel
-def transform_decompose_out_params(p: wp.array(dtype=wp.vec3), a: wp.array(dtype=wp.vec4), s: wp.array(dtype=wp.vec3),
-                                   ov: wp.array2d(dtype=wp.vec3), oq: wp.array(dtype=wp.vec4)):
-    i = wp.tid()
-    m = wp.transform_compose(p[i], wp.quat(a[i][0], a[i][1], a[i][2], a[i][3]), s[i])
-    pos = wp.vec3()
-    rot = wp.quat()
-    scale = wp.vec3()
-    wp.transform_decompose(m, pos, rot, scale)
-    ov[i, 0] = pos
-    ov[i, 1] = scale
-    oq[i] = wp.vec4(rot[0], rot[1], rot[2], rot[3])
-
-
-def test_transform_decompose(wp):
-    """warpd's form with output arguments (Warp 1.19 returns a tuple: see the xfail test below)."""
-    rng = np.random.default_rng(305)
-    p = rng.uniform(-3, 3, (N, 3)).astype(np.float32)
-    a = unit_quats(rng, N).astype(np.float32)
-    s = rng.uniform(0.25, 3, (N, 3)).astype(np.float32)
-    ov = wp.zeros((N, 2), dtype=wp.vec3)
-    oq = wp.zeros(N, dtype=wp.vec4)
-    wp.launch(transform_decompose_out_params, dim=N,
-              inputs=[wp.array(p, dtype=wp.vec3), wp.array(a, dtype=wp.vec4), wp.array(s, dtype=wp.vec3), ov, oq])
-    tol = dict(rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(ov.numpy()[:, 0], p, err_msg="position", **tol)
-    np.testing.assert_allclose(ov.numpy()[:, 1], s, err_msg="scale", **tol)
-    close_up_to_sign(oq.numpy().astype(np.float64), a.astype(np.float64), err_msg="rotation", **tol)
-
-
 @wp.kernel(module="unique")
 def tuple_results(p: wp.array(dtype=wp.vec3), a: wp.array(dtype=wp.vec4), s: wp.array(dtype=wp.vec3),
                   ov: wp.array2d(dtype=wp.vec3), oq: wp.array(dtype=wp.vec4), oa: wp.array(dtype=float)):
@@ -467,10 +437,8 @@ def tuple_results(p: wp.array(dtype=wp.vec3), a: wp.array(dtype=wp.vec4), s: wp.
     oa[i] = angle
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="transform_decompose(m) and quat_to_axis_angle(q) returning tuples (Warp 1.19) "
-                                       "are not in the table (transform_decompose has only a non-Warp form with output "
-                                       "arguments), and sema assigns tuples only from wp.tid()")
 def test_tuple_results(wp):
+    """transform_decompose(m) (Warp 1.19's only form) and quat_to_axis_angle(q) return tuples."""
     rng = np.random.default_rng(306)
     p = rng.uniform(-3, 3, (N, 3)).astype(np.float32)
     a = unit_quats(rng, N)

@@ -473,8 +473,6 @@ def tuple_len(out: wp.array(dtype=float)):
     out[0] = float(len(t))
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="tuples as values (len(tuple), Warp 1.19) are not "
-                                                                "supported by sema")
 def test_len_of_tuple(wp):
     out = wp.zeros(1, dtype=float)
     wp.launch(tuple_len, dim=1, inputs=[out])

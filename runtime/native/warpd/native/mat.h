@@ -31,6 +31,7 @@
 // and the sign/basis freedom of singular vectors and eigenvectors.
 #pragma once
 
+#include "warpd/native/tuple.h"
 #include "warpd/native/vec.h"
 
 namespace wp {
@@ -761,6 +762,35 @@ WP_FUNC void eig3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& Q, vec_t<3, T>& d) {
   }
   Q = cast<mat_t<3, 3, T>>(v);
   d = vec_t<3, T>{{cast<T>(S.c[0][0]), cast<T>(S.c[1][1]), cast<T>(S.c[2][2])}};
+}
+
+// Warp's forms without output arguments return the results as a tuple.
+template <typename T>
+WP_FUNC tuple_t<mat_t<3, 3, T>, vec_t<3, T>, mat_t<3, 3, T>> svd3(const mat_t<3, 3, T>& A) {
+  tuple_t<mat_t<3, 3, T>, vec_t<3, T>, mat_t<3, 3, T>> r;
+  svd3(A, tuple_get<0>(r), tuple_get<1>(r), tuple_get<2>(r));
+  return r;
+}
+
+template <typename T>
+WP_FUNC tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>> svd2(const mat_t<2, 2, T>& A) {
+  tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>> r;
+  svd2(A, tuple_get<0>(r), tuple_get<1>(r), tuple_get<2>(r));
+  return r;
+}
+
+template <typename T>
+WP_FUNC tuple_t<mat_t<3, 3, T>, mat_t<3, 3, T>> qr3(const mat_t<3, 3, T>& A) {
+  tuple_t<mat_t<3, 3, T>, mat_t<3, 3, T>> r;
+  qr3(A, tuple_get<0>(r), tuple_get<1>(r));
+  return r;
+}
+
+template <typename T>
+WP_FUNC tuple_t<mat_t<3, 3, T>, vec_t<3, T>> eig3(const mat_t<3, 3, T>& A) {
+  tuple_t<mat_t<3, 3, T>, vec_t<3, T>> r;
+  eig3(A, tuple_get<0>(r), tuple_get<1>(r));
+  return r;
 }
 
 }  // namespace wp

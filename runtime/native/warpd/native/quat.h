@@ -235,6 +235,14 @@ WP_FUNC void quat_to_axis_angle(const quat_t<T>& q, vec_t<3, T>& axis, T& angle)
   angle = mul(cast<T>(2), atan2(length(v), abs(q.c[3])));
 }
 
+// Warp's form without output arguments: (axis, angle).
+template <typename T>
+WP_FUNC tuple_t<vec_t<3, T>, T> quat_to_axis_angle(const quat_t<T>& q) {
+  tuple_t<vec_t<3, T>, T> r;
+  quat_to_axis_angle(q, tuple_get<0>(r), tuple_get<1>(r));
+  return r;
+}
+
 // Roll about x, pitch about y, yaw about z, composed as
 // qz(yaw) * qy(pitch) * qx(roll): roll is applied first (Warp's formula).
 template <typename T>

@@ -250,7 +250,8 @@ WP_FUNC transform_t<T> transform_from_matrix(const mat_t<4, 4, T>& m) {
 
 // Inverse of transform_compose for positive scales: the scale is the length
 // of each column of the top-left 3x3; a zero column keeps its (zero) entries.
-// Warp returns a (position, rotation, scale) tuple; here they are outputs.
+// Warp's builtin returns a (position, rotation, scale) tuple (the form below);
+// this one writes them to outputs.
 template <typename T>
 WP_FUNC void transform_decompose(const mat_t<4, 4, T>& m, vec_t<3, T>& position, quat_t<T>& rotation,
                                  vec_t<3, T>& scale) {
@@ -263,6 +264,13 @@ WP_FUNC void transform_decompose(const mat_t<4, 4, T>& m, vec_t<3, T>& position,
     position.c[j] = m.c[j][3];
   }
   rotation = quat_from_matrix(r);
+}
+
+template <typename T>
+WP_FUNC tuple_t<vec_t<3, T>, quat_t<T>, vec_t<3, T>> transform_decompose(const mat_t<4, 4, T>& m) {
+  tuple_t<vec_t<3, T>, quat_t<T>, vec_t<3, T>> r;
+  transform_decompose(m, tuple_get<0>(r), tuple_get<1>(r), tuple_get<2>(r));
+  return r;
 }
 
 }  // namespace wp
