@@ -246,6 +246,46 @@ def test_function_chosen_by_a_factory(wp, op):
     np.testing.assert_allclose(launch(wp, make_operate(op), x=x), NUMPY_OPS[op](x, 3.0), rtol=1e-6)
 
 
+def make_shared_module_kernel(op, module):
+    @wp.kernel(module=module)
+    def combine(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = wp.static(OPS[op])(x[i], 3.0)
+
+    return combine
+
+
+@pytest.mark.parametrize("module", ["unique", "static_factories"])
+def test_factory_kernels_coexist(wp, module):
+    """All made first, launched after: each runs its own operation (Warp keeps every live
+    kernel of a name; their IR names differ by what they captured)."""
+    kernels = {op: make_shared_module_kernel(op, module) for op in sorted(OPS)}
+    assert len({k.ir_name for k in kernels.values()}) == len(OPS)
+    assert make_shared_module_kernel("add", module).ir_name == kernels["add"].ir_name  # same captures
+    x = np.linspace(-4.0, 4.0, N, dtype=np.float32)
+    for op, k in kernels.items():
+        np.testing.assert_allclose(launch(wp, k, x=x), NUMPY_OPS[op](x, 3.0), rtol=1e-6)
+
+
+def make_closure_func(scale, bias):
+    @wp.func
+    def affine(v: float):
+        return v * scale + wp.static(bias * 2.0)  # a closure constant and a static value
+
+    @wp.kernel(module="static_factories")
+    def apply(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        out[wp.tid()] = affine(x[wp.tid()])
+
+    return apply
+
+
+def test_factory_functions_coexist(wp):
+    kernels = [make_closure_func(2.0, 0.5), make_closure_func(-1.0, 3.0)]
+    x = np.linspace(-1.0, 1.0, N, dtype=np.float32)
+    np.testing.assert_allclose(launch(wp, kernels[0], x=x), 2.0 * x + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(launch(wp, kernels[1], x=x), -x + 6.0, rtol=1e-6)
+
+
 FUNCS = [op_add, op_sub, op_mul]
 USED = (0, 2)  # which FUNCS this kernel supports
 

@@ -43,7 +43,7 @@ import types as pytypes
 
 import numpy as np
 
-from . import staticexpr
+from . import identity, staticexpr
 from . import types as wt
 from .errors import CompileError
 from .v1 import ir_pb2
@@ -73,8 +73,13 @@ _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
 _MAX_UNROLL = 4096
 
 
-def mangle(func) -> str:
-    """A C identifier unique to func's definition: "<name>_<8 hex digits>"."""
+def mangle(func, declared=None) -> str:
+    """A C identifier unique to func's definition: "<name>_<8 hex digits>".
+
+    The hash covers the source and what the function was made with (its closure
+    variables and wp.static() values, identity.py), so kernels made by one
+    factory with different captures have different names.
+    """
     base = re.sub(r"[^A-Za-z0-9_]", "_", func.__name__.encode("ascii", "replace").decode())
     if not base or base[0].isdigit():
         base = "f_" + base
@@ -82,7 +87,11 @@ def mangle(func) -> str:
         src = inspect.getsource(func)
     except (OSError, TypeError):
         src = ""
-    h = hashlib.sha256(f"{func.__module__}\0{func.__qualname__}\0{src}".encode()).hexdigest()
+    made_with = [f"{name}={identity.fingerprint(v)}" for name, v in sorted(staticexpr.closure_of(func).items())]
+    if declared is not None:
+        made_with += [identity.fingerprint(v) for v in declared.values.values()]
+    text = "\0".join([func.__module__, func.__qualname__, src, *made_with])
+    h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{base}_{h[:8]}"
 
 

@@ -22,8 +22,8 @@ class Function:
     def __init__(self, func):
         self.func = func
         self.key = func.__name__
-        self.ir_name = frontend.mangle(func)
         self._declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
+        self.ir_name = frontend.mangle(func, self._declared)
         self._ir = None
         self._deps = None
         self._again = False
@@ -51,9 +51,9 @@ class Kernel:
         self.func = func
         self.key = func.__name__
         self.qualname = func.__qualname__
-        self.ir_name = frontend.mangle(func)
-        self.enable_backward = enable_backward
         self._declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
+        self.ir_name = frontend.mangle(func, self._declared)
+        self.enable_backward = enable_backward
         self._ir = None
         self._deps = None
         self._again = False
