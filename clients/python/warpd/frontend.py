@@ -174,6 +174,8 @@ class Translator:
         self.param_lengths: dict = {}  # parameter -> len() of its fixed-length type
         self.deferred_static = False  # a wp.static() was evaluated now, not at declaration
         self.static_cache: dict = {}  # id(call node) -> its latest static value
+        # Statements need the static bookkeeping below only where wp.static may be named.
+        self.static_statements = "static" in self.src.text
 
     # --------------------------------------------------------------- helpers
 
@@ -290,6 +292,8 @@ class Translator:
 
     def stmt(self, node) -> list:
         """IR statements for node; keeps self.consts (the locals' compile-time values) current."""
+        if not self.static_statements:
+            return self.stmt_ir(node)
         if isinstance(node, ast.If) and self.is_static_call(node.test):
             # As in Warp, only the branch taken is generated (the other one may not
             # even type-check: kernels specialized by a factory), inline.
