@@ -444,8 +444,6 @@ def static_expr(out: wp.array(dtype=float)):
     out[0] = wp.static(SCALE * 2.0)
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="the client does not evaluate wp.static() yet "
-                                                                "(the daemon rejects it by design)")
 def test_static(wp):
     out = wp.zeros(1, dtype=float)
     wp.launch(static_expr, dim=1, inputs=[out])

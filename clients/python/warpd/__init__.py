@@ -31,6 +31,7 @@ from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumen
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
 from .kernel import Function, Kernel, func, kernel
 from .launch import launch
+from .staticexpr import static
 from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,
                       quat_identity, quat_rotate, tid, transform_identity, transform_point,
                       transform_vector, transpose)

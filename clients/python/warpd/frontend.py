@@ -19,6 +19,13 @@ Name resolution, for a name that is not a local variable of the function:
   ``matrix`` builtins with ``length=``/``shape=`` and ``dtype=`` keywords;
 - anything else stays a Name for the daemon to report.
 
+``wp.static(expr)`` never reaches the daemon: its value (evaluated when the
+function was decorated, or here; staticexpr.py) replaces it as a constant, a
+string for print(), or the callee of a call. ``if wp.static(...)`` keeps only
+the branch taken; a for loop over a constant range() whose body uses its index
+in wp.static() is unrolled. For that, the translator follows which locals hold
+compile-time constants (``self.consts``), statement by statement.
+
 Every statement and expression carries its SourceSpan (file, absolute 1-based
 line and column). Syntax with no IR form (strings, lists, lambdas, slices)
 raises CompileError "file:line:col: error: ..." here.
@@ -36,6 +43,7 @@ import types as pytypes
 
 import numpy as np
 
+from . import identity, staticexpr
 from . import types as wt
 from .errors import CompileError
 from .v1 import ir_pb2
@@ -61,9 +69,17 @@ _PY_BUILTIN_NAMES = {builtins.float: "float32", builtins.int: "int32", builtins.
 
 _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
 
+# Most iterations of a loop unrolled for wp.static() (each one is a copy of the body).
+_MAX_UNROLL = 4096
 
-def mangle(func) -> str:
-    """A C identifier unique to func's definition: "<name>_<8 hex digits>"."""
+
+def mangle(func, declared=None) -> str:
+    """A C identifier unique to func's definition: "<name>_<8 hex digits>".
+
+    The hash covers the source and what the function was made with (its closure
+    variables and wp.static() values, identity.py), so kernels made by one
+    factory with different captures have different names.
+    """
     base = re.sub(r"[^A-Za-z0-9_]", "_", func.__name__.encode("ascii", "replace").decode())
     if not base or base[0].isdigit():
         base = "f_" + base
@@ -71,7 +87,11 @@ def mangle(func) -> str:
         src = inspect.getsource(func)
     except (OSError, TypeError):
         src = ""
-    h = hashlib.sha256(f"{func.__module__}\0{func.__qualname__}\0{src}".encode()).hexdigest()
+    made_with = [f"{name}={identity.fingerprint(v)}" for name, v in sorted(staticexpr.closure_of(func).items())]
+    if declared is not None:
+        made_with += [identity.fingerprint(v) for v in declared.values.values()]
+    text = "\0".join([func.__module__, func.__qualname__, src, *made_with])
+    h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{base}_{h[:8]}"
 
 
@@ -121,6 +141,7 @@ class SourceFunction:
             self.line_base = start - 2
         else:
             self.line_base = start - 1
+        self.text = src
         tree = ast.parse(src)
         body = tree.body[0].body if indented else tree.body
         defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -133,24 +154,28 @@ class SourceFunction:
 class Translator:
     """Translates one function. Use ``translate()``."""
 
-    def __init__(self, func, kind, ir_name: str, function_type):
+    def __init__(self, func, kind, ir_name: str, function_type, declared=None):
         self.func = func
         self.kind = kind
         self.ir_name = ir_name
         self.function_type = function_type  # warpd.kernel.Function, to recognize user functions
-        self.src = SourceFunction(func)
+        # The tree parsed at declaration, where the static values found then are keyed.
+        self.src = declared.src if declared is not None else SourceFunction(func)
+        self.static_values = declared.values if declared is not None else {}
         self.file = self.src.file
-        self.closure = {}
-        code = func.__code__
-        if func.__closure__:
-            for name, cell in zip(code.co_freevars, func.__closure__):
-                try:
-                    self.closure[name] = cell.cell_contents
-                except ValueError:
-                    pass
+        self.closure = staticexpr.closure_of(func)
         self.globals = func.__globals__
         self.locals: set[str] = set()
         self.deps: list = []
+        # Compile-time constants among the locals at the statement being translated
+        # (name -> Python value; a Function for `f = wp.static(func)`), for wp.static().
+        self.consts: dict = {}
+        self.function_aliases: set[str] = set()  # locals ever bound to a static function
+        self.param_lengths: dict = {}  # parameter -> len() of its fixed-length type
+        self.deferred_static = False  # a wp.static() was evaluated now, not at declaration
+        self.static_cache: dict = {}  # id(call node) -> its latest static value
+        # Statements need the static bookkeeping below only where wp.static may be named.
+        self.static_statements = "static" in self.src.text
 
     # --------------------------------------------------------------- helpers
 
@@ -245,6 +270,9 @@ class Translator:
             p = fn.params.add(name=a.arg, span=self.span(a))
             if a.arg in annotations:
                 p.type.CopyFrom(self.typeref_of(annotations[a.arg], a, f"parameter '{a.arg}'"))
+                n = staticexpr.fixed_length(self.evaluate_annotation(annotations[a.arg]))
+                if n is not None:
+                    self.param_lengths[a.arg] = n
         ret = annotations.get("return", None)
         if ret is not None and self.kind == ir_pb2.FUNCTION_FUNC:
             fn.return_type.CopyFrom(self.typeref_of(ret, node, "the return value"))
@@ -263,6 +291,36 @@ class Translator:
         return out
 
     def stmt(self, node) -> list:
+        """IR statements for node; keeps self.consts (the locals' compile-time values) current."""
+        if not self.static_statements:
+            return self.stmt_ir(node)
+        if isinstance(node, ast.If) and self.is_static_call(node.test):
+            # As in Warp, only the branch taken is generated (the other one may not
+            # even type-check: kernels specialized by a factory), inline.
+            taken = node.body if self.static_truth(node.test) else node.orelse
+            return self.block(taken)
+        if isinstance(node, ast.For):
+            unrolled = self.unroll(node)
+            if unrolled is not None:
+                return unrolled
+        written = staticexpr.written_names(node)
+        if isinstance(node, (ast.For, ast.While)):
+            self.forget(written)  # a value may differ from one iteration to the next
+        out = self.stmt_ir(node)
+        self.forget(written)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = self.constant_of(node.value)
+            if value is not _MISSING:
+                self.consts[node.targets[0].id] = value
+                if self.static_kind(value) == "function":
+                    self.function_aliases.add(node.targets[0].id)
+        return out
+
+    def forget(self, names):
+        for n in names:
+            self.consts.pop(n, None)
+
+    def stmt_ir(self, node) -> list:
         span = self.span(node)
         if isinstance(node, ast.Assign):
             return self.assign(node, span)
@@ -294,7 +352,9 @@ class Translator:
         if isinstance(node, ast.If):
             s = ir_pb2.Stmt(span=span)
             s.if_stmt.test.CopyFrom(self.expr(node.test))
+            before = dict(self.consts)
             s.if_stmt.body.extend(self.block(node.body))
+            self.consts = before  # the else branch starts from the constants before the if
             s.if_stmt.orelse.extend(self.block(node.orelse))
             return [s]
         if isinstance(node, ast.For):
@@ -339,6 +399,15 @@ class Translator:
 
     def assign(self, node, span) -> list:
         first = node.targets[0]
+        if len(node.targets) == 1 and isinstance(first, ast.Name) and self.is_static_call(node.value):
+            value = self.static_value(node.value)
+            if self.static_kind(value) == "function":
+                return []  # `f = wp.static(func)`: f names the function from here on (see stmt)
+            s = ir_pb2.Stmt(span=span)
+            s.assign.target.CopyFrom(self.target(first))
+            s.assign.value.span.CopyFrom(self.span(node.value))
+            self.static_expr(s.assign.value, node.value, value)
+            return [s]
         s = ir_pb2.Stmt(span=span)
         s.assign.target.CopyFrom(self.target(first))
         s.assign.value.CopyFrom(self.expr(node.value))
@@ -387,6 +456,9 @@ class Translator:
         e = ir_pb2.Expr(span=self.span(node))
         if isinstance(node, ast.Name):
             if node.id in self.locals:
+                if self.static_kind(self.consts.get(node.id)) == "function":
+                    raise self.error(node, f"'{node.id}' is a function (bound by wp.static()); it "
+                                           f"can only be called")
                 e.name.id = node.id
                 return e
             obj = self.lookup(node.id)
@@ -434,13 +506,18 @@ class Translator:
             e.bool_op.values.extend(self.expr(v) for v in node.values)
             return e
         if isinstance(node, ast.Call):
-            self.call(e, node)
+            if self.is_static_call(node):
+                self.static_expr(e, node, self.static_value(node))
+            else:
+                self.call(e, node)
             return e
         if isinstance(node, ast.Subscript):
             e.subscript.value.CopyFrom(self.expr(node.value))
             e.subscript.indices.extend(self.indices(node))
             return e
         if isinstance(node, ast.IfExp):
+            if self.is_static_call(node.test):
+                return self.expr(node.body if self.static_truth(node.test) else node.orelse)
             e.if_exp.test.CopyFrom(self.expr(node.test))
             e.if_exp.body.CopyFrom(self.expr(node.body))
             e.if_exp.orelse.CopyFrom(self.expr(node.orelse))
@@ -469,29 +546,36 @@ class Translator:
         elif isinstance(v, float):
             e.constant.float_value = v
         elif isinstance(v, str):
-            # Strings are arguments of print() and wp.printf() only (the daemon
-            # checks this too); found once per function: the calls' string arguments.
-            allowed = self.__dict__.get("_print_string_args")
-            if allowed is None:
-                allowed = set()
-                for call in ast.walk(self.src.node):
-                    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
-                        continue
-                    obj = self.resolve(call.func)
-                    name = builtin_name(obj) if obj is not _LOCAL and obj is not _MISSING else None
-                    if (name or self.unresolved_warp_attr(call.func)) in ("print", "printf"):
-                        allowed.update(id(a) for a in call.args if isinstance(a, ast.Constant))
-                self._print_string_args = allowed
-            if id(node) not in allowed:
+            if id(node) not in self.print_string_args():
                 raise self.error(node, "string constants are supported only as arguments of print() and "
                                        "wp.printf()")
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                raise self.error(node, "string constants must be valid Unicode text") from None
-            e.constant.string_value = v
+            self.string(e, v, node)
         else:
             raise self.error(node, f"the constant {v!r} is not supported in warpd kernels and functions")
+
+    def print_string_args(self) -> set:
+        """ids of the nodes that may be strings: the string constants and wp.static() calls
+        that are arguments of print() and wp.printf() (the daemon checks this too)."""
+        allowed = self.__dict__.get("_print_string_args")
+        if allowed is None:
+            allowed = set()
+            for call in ast.walk(self.src.node):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+                    continue
+                obj = self.resolve(call.func)
+                name = builtin_name(obj) if obj is not _LOCAL and obj is not _MISSING else None
+                if (name or self.unresolved_warp_attr(call.func)) in ("print", "printf"):
+                    allowed.update(id(a) for a in call.args
+                                   if isinstance(a, ast.Constant) or self.is_static_call(a))
+            self._print_string_args = allowed
+        return allowed
+
+    def string(self, e, v, node):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise self.error(node, "string constants must be valid Unicode text") from None
+        e.constant.string_value = v
 
     def value(self, e, obj) -> bool:
         """Fills e with the inlined value of a Python object; False if it has none."""
@@ -553,10 +637,24 @@ class Translator:
     def call(self, e, node):
         call = e.call
         f = node.func
-        obj = self.resolve(f) if isinstance(f, (ast.Name, ast.Attribute)) else _LOCAL
-        if not isinstance(f, (ast.Name, ast.Attribute)):
+        if self.is_static_call(f):
+            obj = self.static_value(f)
+            if self.static_kind(obj) != "function":
+                raise self.error(node, f"wp.static({self.source_of(staticexpr.argument(f))}) is called, "
+                                       f"but it gives {_short_repr(obj)}, not a function")
+        elif isinstance(f, ast.Name) and f.id in self.locals and f.id in self.function_aliases:
+            obj = self.consts.get(f.id, _MISSING)
+            if self.static_kind(obj) != "function":
+                raise self.error(node, f"'{f.id}' names a function (bound by wp.static()) only on some "
+                                       f"paths to this call; bind it once, before any branch or loop")
+        elif isinstance(f, (ast.Name, ast.Attribute)):
+            obj = self.resolve(f)
+        else:
             raise self.error(node, "only calls of named functions are supported")
-        if isinstance(obj, self.function_type):
+        if isinstance(obj, staticexpr.Builtin):
+            call.kind = ir_pb2.CALLEE_BUILTIN
+            call.callee = obj.name
+        elif isinstance(obj, self.function_type):
             call.kind = ir_pb2.CALLEE_FUNCTION
             call.callee = obj.ir_name
             if obj not in self.deps:
@@ -585,6 +683,178 @@ class Translator:
             k = call.keywords.add(name=kw.arg)
             k.value.CopyFrom(self.expr(kw.value))
 
+    # ------------------------------------------------------------ wp.static
+
+    def is_static_call(self, node) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+            and self.resolve(node.func) is staticexpr.static
+
+    def source_of(self, node) -> str:
+        text = ast.get_source_segment(self.src.text, node) or ast.unparse(node)
+        return " ".join(text.split())
+
+    def static_value(self, node):
+        """The value of the wp.static() call node: found at declaration, else evaluated now."""
+        if id(node) in self.static_values:
+            value = self.static_values[id(node)]
+        else:
+            try:
+                arg = staticexpr.argument(node)
+            except staticexpr.StaticError as err:
+                raise self.error(node, str(err)) from None
+            name = self.unresolved_warp_attr(arg)
+            if name is not None:
+                value = staticexpr.Builtin(name)  # wp.sin: a builtin warpd has no Python object for
+            else:
+                value = self.evaluate_static(node, arg)
+        self.static_cache[id(node)] = value  # for constant_of, right after the statement
+        return value
+
+    def evaluate_static(self, node, arg):
+        self.deferred_static = True
+        ns = staticexpr.namespace(self.globals, self.closure, self.consts)
+        expr = staticexpr.substitute_len(arg, self.param_lengths)
+        what = f"wp.static({self.source_of(arg)})"
+        try:
+            value = staticexpr.evaluate(expr, self.file, ns)
+        except staticexpr.StaticError as err:
+            msg = f"{what} raised {err}"
+            unknown = sorted(staticexpr.names_in(arg) & self.locals - self.consts.keys())
+            if unknown:
+                msg += (f" ({', '.join(repr(n) for n in unknown)}: a local variable whose value is not "
+                        f"known before the kernel runs; wp.static() sees globals, closure variables and "
+                        f"locals assigned a literal or a static value, and the index of a for loop over "
+                        f"range() with constant bounds)")
+            raise self.error(node, msg) from None
+        try:
+            staticexpr.check(value, self.function_type)
+        except staticexpr.StaticError as err:
+            raise self.error(node, f"{what}: {err}") from None
+        return value
+
+    def static_kind(self, value) -> str | None:
+        """"constant", "string" or "function" for a static value; None for anything else."""
+        if value is None or value is _MISSING:
+            return None
+        try:
+            return staticexpr.check(value, self.function_type)
+        except staticexpr.StaticError:
+            return None
+
+    def static_truth(self, node) -> bool:
+        """The truth of ``if wp.static(...)``: a number or bool."""
+        value = self.static_value(node)
+        if not staticexpr.is_number(value):
+            raise self.error(node, f"wp.static({self.source_of(staticexpr.argument(node))}) used as a "
+                                   f"condition gives {_short_repr(value)}; expected a bool or a number")
+        return staticexpr.truth(value)
+
+    def static_expr(self, e, node, value):
+        """Fills e with a static value used as an expression."""
+        what = f"wp.static({self.source_of(staticexpr.argument(node))})"
+        kind = self.static_kind(value)
+        if kind == "string":
+            if id(node) not in self.print_string_args():
+                raise self.error(node, f"{what} gives a string; strings are supported only as "
+                                       f"arguments of print() and wp.printf()")
+            self.string(e, value, node)
+        elif kind == "function":
+            raise self.error(node, f"{what} gives the function {_short_repr(value)}; a function can "
+                                   f"only be called: {what}(...)")
+        elif not self.value(e, value):
+            raise self.error(node, f"{what} gives {_short_repr(value)}, which does not fit in 64 bits")
+
+    def constant_of(self, node):
+        """The compile-time value of an assignment's right side, as Warp 1.19 tracks it; _MISSING
+        if none: a literal number, a constant reached by attribute (``Color.RED``) or a
+        wp.static() value (just evaluated). A name is copied (``m = n`` is not constant, in
+        Warp too), and anything computed (``int(3)``, ``-1``, ``a + b``) is not constant.
+        """
+        if isinstance(node, ast.Constant):
+            return node.value if staticexpr.is_number(node.value) else _MISSING
+        if self.is_static_call(node):
+            return self.static_cache.get(id(node), _MISSING)
+        if isinstance(node, ast.Attribute):
+            obj = self.resolve(node)
+            if obj is not _LOCAL and obj is not _MISSING and staticexpr.is_constant(obj):
+                return obj
+        return _MISSING
+
+    def known_value(self, node):
+        """The compile-time value of an expression read here; _MISSING if it has none:
+        a literal, a wp.static() value, a local constant or a constant global."""
+        if self.is_static_call(node):
+            return self.static_value(node)
+        if isinstance(node, ast.Constant):
+            return node.value if staticexpr.is_number(node.value) else _MISSING
+        if isinstance(node, ast.Name) and node.id in self.locals:
+            return self.consts.get(node.id, _MISSING)
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            obj = self.resolve(node)
+            if obj is not _LOCAL and obj is not _MISSING and staticexpr.is_constant(obj):
+                return obj
+        return _MISSING
+
+    def unroll(self, node) -> list | None:
+        """A for loop whose body uses its index in wp.static(), unrolled; None for other loops.
+
+        The loop must run over range() with constant bounds (literals, constant
+        globals or locals, wp.static()). Each copy of the body is preceded by
+        ``i = <value>`` and sees i as a compile-time constant, as in Warp; after
+        the loop i keeps its last value, as in Python.
+        """
+        target = node.target
+        if not isinstance(target, ast.Name) or node.orelse:
+            return None
+        uses_index = any(self.is_static_call(n) and target.id in staticexpr.names_in(n)
+                         for stmt in node.body for n in ast.walk(stmt))
+        it = node.iter
+        if not uses_index or not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))
+                                  and self.resolve(it.func) is builtins.range
+                                  and not it.keywords and 1 <= len(it.args) <= 3):
+            return None
+        bounds = []
+        for a in it.args:
+            v = self.known_value(a)
+            if isinstance(v, wt._Scalar):
+                v = v.value
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
+                return None  # not a constant range: the loop stays, and wp.static(i) fails
+            bounds.append(int(v))
+        try:
+            values = range(*bounds)
+        except ValueError as err:
+            raise self.error(it, f"range(): {err}") from None
+        if len(values) > _MAX_UNROLL:
+            raise self.error(node, f"this loop uses its index in wp.static(), so it is unrolled, but it "
+                                   f"has {len(values)} iterations (at most {_MAX_UNROLL})")
+        for stmt in node.body:
+            jump = staticexpr.loop_jump(stmt)
+            if jump is not None:
+                raise self.error(jump, f"'{'break' if isinstance(jump, ast.Break) else 'continue'}' is not "
+                                       f"supported in a loop unrolled for wp.static() (one that uses its "
+                                       f"index in wp.static())")
+        out = []
+        for v in values:
+            s = ir_pb2.Stmt(span=self.span(target))
+            s.assign.target.CopyFrom(self.target(target))
+            s.assign.value.span.CopyFrom(self.span(target))
+            self.value(s.assign.value, v)
+            out.append(s)
+            self.consts[target.id] = v
+            out.extend(self.block(node.body))
+        return out
+
+
+def _short_repr(value) -> str:
+    if isinstance(value, staticexpr.Builtin):
+        return f"wp.{value.name}"
+    if hasattr(value, "func") and hasattr(value, "ir_name"):
+        return f"'{value.func.__qualname__}'"
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
 
 def _annotation_object(tr: Translator, node):
     """Evaluates an annotation expression in the function's namespace."""
@@ -605,8 +875,20 @@ def _wrap_int64(v: int) -> int:
     return v - (1 << 64) if v >= (1 << 63) else v
 
 
-def translate(func, kind, ir_name: str, function_type):
-    """(ir_pb2.Function, [user Function objects it calls]) for a Python function."""
-    t = Translator(func, kind, ir_name, function_type)
+def declare(func):
+    """What translation needs from the time func is decorated: its wp.static() values.
+
+    None when func uses no wp.static(). See staticexpr.py.
+    """
+    return staticexpr.declare(func, SourceFunction)
+
+
+def translate(func, kind, ir_name: str, function_type, declared=None):
+    """(ir_pb2.Function, [user Function objects it calls], again) for a Python function.
+
+    ``again``: some wp.static() was evaluated now rather than at declaration, so
+    the function must be translated again whenever its module is rebuilt.
+    """
+    t = Translator(func, kind, ir_name, function_type, declared)
     fn = t.translate()
-    return fn, t.deps
+    return fn, t.deps, t.deferred_static

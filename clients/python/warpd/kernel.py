@@ -22,16 +22,19 @@ class Function:
     def __init__(self, func):
         self.func = func
         self.key = func.__name__
-        self.ir_name = frontend.mangle(func)
+        self._declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
+        self.ir_name = frontend.mangle(func, self._declared)
         self._ir = None
         self._deps = None
+        self._again = False
         functools.update_wrapper(self, func)
 
     def build(self):
-        """(ir_pb2.Function, [Function]) — translated once."""
-        if self._ir is None:
-            self._ir, self._deps = frontend.translate(self.func, ir_pb2.FUNCTION_FUNC, self.ir_name,
-                                                      Function)
+        """(ir_pb2.Function, [Function]) — translated once, or per module build when a
+        wp.static() could only be evaluated at translation (as Warp does)."""
+        if self._ir is None or self._again:
+            self._ir, self._deps, self._again = frontend.translate(
+                self.func, ir_pb2.FUNCTION_FUNC, self.ir_name, Function, self._declared)
         return self._ir, self._deps
 
     def __call__(self, *args, **kwargs):
@@ -48,10 +51,12 @@ class Kernel:
         self.func = func
         self.key = func.__name__
         self.qualname = func.__qualname__
-        self.ir_name = frontend.mangle(func)
+        self._declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
+        self.ir_name = frontend.mangle(func, self._declared)
         self.enable_backward = enable_backward
         self._ir = None
         self._deps = None
+        self._again = False
         # (runtime, device name) -> (module version, launch plan); see launch.py.
         self._plans: dict = {}
         if module == "unique":
@@ -66,10 +71,11 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     def build(self):
-        """(ir_pb2.Function, [Function]) — translated once."""
-        if self._ir is None:
-            self._ir, self._deps = frontend.translate(self.func, ir_pb2.FUNCTION_KERNEL, self.ir_name,
-                                                      Function)
+        """(ir_pb2.Function, [Function]) — translated once, or per module build when a
+        wp.static() could only be evaluated at translation (as Warp does)."""
+        if self._ir is None or self._again:
+            self._ir, self._deps, self._again = frontend.translate(
+                self.func, ir_pb2.FUNCTION_KERNEL, self.ir_name, Function, self._declared)
         return self._ir, self._deps
 
     def __call__(self, *args, **kwargs):

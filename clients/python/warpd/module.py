@@ -1,10 +1,13 @@
 """Kernel modules: the unit the daemon compiles and loads, as in Warp.
 
 All kernels of one Python module (plus the user functions they call, from any
-module) form one ``warpd.v1.Module``. It is built and sent with LoadModule on
-the first launch of any of its kernels on a device, and cached by the SHA-256
-of its serialized IR: a launch after new kernels were defined builds a new
-module; identical content is never loaded twice per device. Compile errors are
+module) form one ``warpd.v1.Module``: as in Warp, the latest kernel of each
+qualified name and any other kernel object still referenced (kernels made by
+one factory share their qualified name; their IR names differ, frontend.mangle).
+It is built and sent with LoadModule on the first launch of any of its kernels
+on a device, and cached by the SHA-256 of its serialized IR: a launch after new
+kernels were defined builds a new module; identical content is never loaded
+twice per device. Compile errors are
 cached the same way and raised again without another round trip.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 
 from .errors import CompileError
 from .v1 import ir_pb2, runtime_pb2
@@ -32,7 +36,10 @@ class LoadedModule:
 class Module:
     def __init__(self, name: str):
         self.name = name
-        self.kernels: dict = {}  # qualname -> Kernel
+        self.kernels: dict = {}  # qualname -> the latest Kernel of that name (kept alive)
+        # IR name -> a Kernel of that IR name while one is referenced (older definitions,
+        # other kernels of a factory); the first one registered stays while it lives.
+        self._live = weakref.WeakValueDictionary()
         self.version = 0  # bumped whenever a kernel is (re)defined
         self._lock = threading.Lock()
         self._built = None  # (version, ir_pb2.Module, content hash)
@@ -40,6 +47,8 @@ class Module:
     def register(self, kernel):
         with self._lock:
             self.kernels[kernel.qualname] = kernel
+            if self._live.get(kernel.ir_name) is None:
+                self._live[kernel.ir_name] = kernel
             self.version += 1
 
     def build(self):
@@ -48,7 +57,11 @@ class Module:
             if self._built is not None and self._built[0] == self.version:
                 return self._built[1], self._built[2]
             version = self.version
-            kernels = list(self.kernels.values())
+            kernels, names = [], set()
+            for k in [*self.kernels.values(), *self._live.values()]:
+                if k.ir_name not in names:
+                    names.add(k.ir_name)
+                    kernels.append(k)
         funcs, seen = [], set()
 
         def add_function(f):
