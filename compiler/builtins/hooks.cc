@@ -121,16 +121,14 @@ absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view 
       return Err(Cat(fn, "() cannot convert ", from->ToString(), " to ", t->ToString()));
     return Done(t, "wp::cast<$R>($0)");
   }
-  // Rows given as vectors (Warp 1.19 builds a matrix from row vectors).
-  if (n == static_cast<size_t>(r) && a.pos[0]->type && a.pos[0]->type->is_vector()) {
-    for (Expr* v : a.pos)
-      if (!v->type || !types::SameType(v->type, types::Vector(c, t->scalar())))
-        return Err(Cat(fn, "() rows must be ", types::Vector(c, t->scalar())->ToString(), ", got ",
-                                v->type ? v->type->ToString() : "no value"));
-    return Done(t, "wp::matrix_from_rows($*)");
-  }
+  // Warp 1.19 refuses vectors here in kernels (rows or columns would be a
+  // guess); its Python scope takes rows, which the client does.
+  for (Expr* v : a.pos)
+    if (v->type && v->type->is_vector())
+      return Err(Cat(fn, "(): passing vectors to a matrix constructor is not supported (as in Warp 1.19); use "
+                         "wp.matrix_from_rows() or wp.matrix_from_cols()"));
   if (n != 1 && n != static_cast<size_t>(r * c))
-    return Err(Cat(fn, "() takes 0, 1, ", r, " row vectors or ", r * c, " scalars, got ", n, " arguments"));
+    return Err(Cat(fn, "() takes 0, 1 or ", r * c, " scalars, got ", n, " arguments"));
   if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
   if (n == 1) return Done(t, Cat("wp::mat_splat<", r, ", ", c, ", ", dt, ">($0)"));
   return Done(t, "$R{{$*}}");

@@ -36,6 +36,14 @@ void AddUtility(Builder& b) {
   b.Add("smoothstep", "a: T, b: T, x: T", "T", "T: Float");
   b.Add("expect_near", "a: T, b: T, tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
   b.Add("expect_near", "a: vec(N, T), b: vec(N, T), tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
+  b.Add("expect_near", "a: quat(T), b: quat(T), tolerance: T", "", "T: Float")
+      .NoDiff()
+      .Form(Form::kPrint)
+      .Header("warpd/native/quat.h");
+  b.Add("expect_near", "a: mat(R, C, T), b: mat(R, C, T), tolerance: T", "", "T: Float")
+      .NoDiff()
+      .Form(Form::kPrint)
+      .Header("warpd/native/mat.h");
   b.Add("block_dim", "", "int32").NoDiff().Cpp("((wp::int32)1)");
   b.Add("breakpoint", "", "").NoDiff().Cpp("((void)0)");
   b.Hook("array", HookUnsupported, "ptr: uint64, shape: tuple, dtype: Any").NoDiff();

@@ -130,7 +130,7 @@ class Collector {
     Value(site, e.operands[1]->type);
     Text(site, "\n    Actual: ");
     Value(site, actual.type);
-    Text(site, actual.type->is_vector() ? "\n    Max absolute difference: " : "\n    Absolute difference: ");
+    Text(site, actual.type->is_scalar() ? "\n    Absolute difference: " : "\n    Max absolute difference: ");
     Value(site, scalar);
     Text(site, "\n");
     Add(e, std::move(site), PrintCallSite{0, {2, 1, 0, kExpectNearDiff}});

@@ -442,3 +442,16 @@ def test_decompositions_returning_tuples(wp):
     out = wp.zeros((N, 4), dtype=float)
     wp.launch(decompositions_returning_tuples, dim=N, inputs=[wp.array(a, dtype=wp.vec3), out])
     assert np.all(out.numpy() < 1e-4)
+
+
+@wp.kernel(module="unique")
+def matrix_from_vectors(out: wp.array(dtype=wp.mat22)):
+    out[0] = wp.mat22(wp.vec2(1.0, 2.0), wp.vec2(3.0, 4.0))
+
+
+def test_matrix_constructor_refuses_vectors(wp):
+    """Warp 1.19 refuses vectors in a matrix constructor inside kernels (rows or columns?) and points to
+    matrix_from_rows/matrix_from_cols; warpd does the same."""
+    with pytest.raises(wp.CompileError, match=r"mat22\(\): passing vectors .* wp\.matrix_from_rows\(\) or "
+                                              r"wp\.matrix_from_cols\(\)"):
+        wp.launch(matrix_from_vectors, dim=1, inputs=[wp.zeros(1, dtype=wp.mat22)])

@@ -332,3 +332,49 @@ def test_strings_with_any_bytes_reach_the_output_verbatim(wp, capsys):
     wp.synchronize()
     assert capsys.readouterr().out == ("tab\there \"quoted\" back\\slash \u00e9\u4e2d \x01\x7f\n"
                                        "%d %n %s|%d|\\n\n")
+
+
+class _FakeEvents:
+    """IPython's shell.events as far as warpd uses it."""
+
+    def __init__(self):
+        self.hooks = {}
+
+    def register(self, event, fn):
+        self.hooks.setdefault(event, []).append(fn)
+
+    def unregister(self, event, fn):
+        self.hooks[event].remove(fn)
+
+    def trigger(self, event):
+        for fn in list(self.hooks.get(event, [])):
+            fn(None)
+
+
+class _FakeShell:
+    def __init__(self):
+        self.events = _FakeEvents()
+
+
+def test_cell_end_is_a_sync_point_in_ipython(wp, capsys):
+    """In a notebook, a cell that only launches still shows its kernel's output: the end of the cell
+    (IPython's post_run_cell event) runs the queued work. No IPython here, so the shell is a stand-in
+    with IPython's events interface."""
+    rt = context.runtime()
+    shell = _FakeShell()
+    assert context.register_cell_sync(rt, shell)
+    try:
+        wp.synchronize()
+        capsys.readouterr()
+        out = wp.zeros(3, dtype=int)
+        wp.launch(prints_tagged, dim=3, inputs=[7, out])  # queued: nothing printed yet
+        assert rt.has_pending_work()
+        assert capsys.readouterr().out == ""
+        shell.events.trigger("post_run_cell")             # the cell ends
+        assert capsys.readouterr().out == "".join(f"launch 7 thread {i}\n" for i in range(3))
+        assert not rt.has_pending_work()
+        shell.events.trigger("post_run_cell")             # nothing queued: no round trip, no output
+        assert capsys.readouterr().out == ""
+    finally:
+        shell.events.unregister("post_run_cell", rt.cell_hook[1])
+        rt.cell_hook = None

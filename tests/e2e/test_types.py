@@ -84,7 +84,7 @@ def mat_ops(m: wp.array(dtype=wp.mat33), v: wp.array(dtype=wp.vec3), s: float,
     mm[i] = a @ a
     mt[i] = wp.transpose(a)
     ms[i] = a * s - a / 2.0 + wp.identity(n=3, dtype=float)
-    rows[i] = wp.mat33(a[2], a[0], a[1])
+    rows[i] = wp.matrix_from_rows(a[2], a[0], a[1])
     det[i] = wp.determinant(a)
     elems[i, 0] = a[0, 1]
     elems[i, 1] = a[2][0]
@@ -138,8 +138,8 @@ def constructors(out_v5: wp.array(dtype=vec5d), out_vk: wp.array(dtype=vec5d),
     out_mi[0] = MI_CONST
     out_c[0] = M_CONST * 2.0
     out_t[0] = T_CONST
-    out_rows[0] = wp.mat22d(wp.vec2d(wp.float64(1.0), wp.float64(2.0)),
-                            wp.vec2d(wp.float64(3.0), wp.float64(4.0)))
+    out_rows[0] = wp.matrix_from_rows(wp.vec2d(wp.float64(1.0), wp.float64(2.0)),
+                                      wp.vec2d(wp.float64(3.0), wp.float64(4.0)))
     out_spv[0] = wp.spatial_vector(wp.vec3(1.0, 2.0, 3.0), wp.vec3(4.0, 5.0, 6.0))
 
 

@@ -8,9 +8,11 @@ and their errors converted into WarpdErrors.
 Kernel output: what ``print``/``wp.printf`` in kernels printed comes back
 with the answers to Submit, Synchronize and Download (after an error, from
 ReadOutput) and is written to ``sys.stdout`` at once, so it appears in launch
-order at the next sync point, in a notebook's cell output too. At exit (and
-``wp.shutdown()``), queued work is run and its output printed before the
-session closes.
+order at the next sync point. In IPython/Jupyter the end of each cell is a
+sync point when the cell left work queued, so a cell's kernel output shows
+in that cell (as with Warp, whose CPU launches finish before the cell ends).
+At exit (and ``wp.shutdown()``), queued work is run and its output printed
+before the session closes.
 
 Thread-safety: ``Runtime.lock`` (re-entrant) guards the streams and the
 module-load caches; RPCs themselves are thread-safe in gRPC.
@@ -59,6 +61,7 @@ class Runtime:
         # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
         self.loaded_modules: dict = {}
         self.closed = False
+        self.cell_hook = None  # (IPython shell, hook) while registered
 
     # ---------------------------------------------------------------- RPCs
 
@@ -197,10 +200,21 @@ class Runtime:
         finally:
             self.lock.release()
 
+    def has_pending_work(self) -> bool:
+        with self.lock:
+            return any(s.queued or s.in_flight for s in self.streams.values())
+
     def close(self):
         if self.closed:
             return
         self.closed = True
+        if self.cell_hook is not None:
+            shell, hook = self.cell_hook
+            self.cell_hook = None
+            try:
+                shell.events.unregister("post_run_cell", hook)
+            except Exception:
+                pass
         try:
             self._finish_work()
         except BaseException:  # e.g. Ctrl-C while waiting: close anyway
@@ -220,6 +234,35 @@ class Runtime:
             pass
         if self.private is not None:
             self.private.stop()
+
+
+def register_cell_sync(rt: Runtime, shell) -> bool:
+    """Makes the end of each IPython cell a sync point when the cell left work
+    queued (so its kernel output shows in that cell). A kernel fault found
+    there is raised in the hook, which IPython reports under the cell."""
+    events = getattr(shell, "events", None)
+    if events is None:
+        return False
+
+    def sync_at_cell_end(*_):
+        if not rt.closed and rt.has_pending_work():
+            rt.synchronize()
+
+    events.register("post_run_cell", sync_at_cell_end)
+    rt.cell_hook = (shell, sync_at_cell_end)
+    return True
+
+
+def _register_notebook_sync(rt: Runtime):
+    ipython = sys.modules.get("IPython")  # only when the process already runs IPython
+    if ipython is None:
+        return
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return
+    if shell is not None:
+        register_cell_sync(rt, shell)
 
 
 def _banner(rt: Runtime) -> str:
@@ -311,6 +354,7 @@ def init():
                           f"{config.kernel_cache_dir!r} on the shared daemon: {e}", stacklevel=2)
             config.kernel_cache_dir = rt.info.kernel_cache_dir
         atexit.register(rt.close)
+        _register_notebook_sync(rt)
         _runtime = rt
         if not config.quiet:
             print(_banner(rt), flush=True)

@@ -764,6 +764,20 @@ WP_FUNC void eig3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& Q, vec_t<3, T>& d) {
   d = vec_t<3, T>{{cast<T>(S.c[0][0]), cast<T>(S.c[1][1]), cast<T>(S.c[2][2])}};
 }
 
+// wp.expect_near(actual, expected, tolerance) on matrices: the largest
+// absolute difference of the elements (print.h has the scalar and vector
+// forms and the test).
+template <int R, int C, typename T>
+WP_FUNC T expect_near_diff(const mat_t<R, C, T>& actual, const mat_t<R, C, T>& expected) {
+  T d = abs(sub(actual.c[0][0], expected.c[0][0]));
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C; ++j) {
+      const T dij = abs(sub(actual.c[i][j], expected.c[i][j]));
+      if (gt(dij, d)) d = dij;
+    }
+  return d;
+}
+
 // Warp's forms without output arguments return the results as a tuple.
 template <typename T>
 WP_FUNC tuple_t<mat_t<3, 3, T>, vec_t<3, T>, mat_t<3, 3, T>> svd3(const mat_t<3, 3, T>& A) {

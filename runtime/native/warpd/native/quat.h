@@ -235,6 +235,18 @@ WP_FUNC void quat_to_axis_angle(const quat_t<T>& q, vec_t<3, T>& axis, T& angle)
   angle = mul(cast<T>(2), atan2(length(v), abs(q.c[3])));
 }
 
+// wp.expect_near(actual, expected, tolerance) on quaternions: the largest
+// absolute difference of the components (print.h has the test).
+template <typename T>
+WP_FUNC T expect_near_diff(const quat_t<T>& actual, const quat_t<T>& expected) {
+  T d = abs(sub(actual.c[0], expected.c[0]));
+  for (int i = 1; i < 4; ++i) {
+    const T di = abs(sub(actual.c[i], expected.c[i]));
+    if (gt(di, d)) d = di;
+  }
+  return d;
+}
+
 // Warp's form without output arguments: (axis, angle).
 template <typename T>
 WP_FUNC tuple_t<vec_t<3, T>, T> quat_to_axis_angle(const quat_t<T>& q) {
