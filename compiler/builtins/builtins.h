@@ -40,6 +40,7 @@ enum class Form : uint8_t {
   kPrint,     // print(value): formatted by the value's type
   kPrintf,    // printf(fmt, args...)
   kLen,       // len(x): a constant for values, the extent for arrays
+  kLocalArray,  // zeros(shape, dtype): a zeroed array in the thread's own storage
   kClient,    // evaluated by the client (wp.static): never reaches the server
 };
 
@@ -118,6 +119,14 @@ std::string AtomicCallee(std::string_view name, types::TypeRef elem);
 // matrices and quaternions; float16 for add/sub only; bitwise ops on
 // integers; exch/cas on scalars; no transforms, no quaternion min/max).
 bool AtomicSupports(std::string_view name, types::TypeRef elem);
+
+// Local arrays (wp.zeros(shape, dtype) in kernels): their storage is part of
+// a thread's stack frame, so a module may hold at most this many bytes of
+// them in all (no recursion: a chain of calls holds each function once).
+constexpr uint64_t kMaxLocalArrayBytes = 64 << 10;
+// The shape of a zeros() call that sema accepted (its `shape` argument: an
+// int constant or a tuple of 1-4 of them).
+std::vector<int> LocalArrayShape(const ir::Expr& call);
 
 // "dot(a: vec(N, T), b: vec(N, T)) -> T  [T: Scalar]" for docs and messages.
 std::string SignatureText(const Overload& o);

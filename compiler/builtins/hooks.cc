@@ -434,6 +434,65 @@ absl::StatusOr<HookResult> HookCast(const Overload&, Expr& call, types::TypeTabl
   return Done(to, "wp::same_bits<$R>($0)");
 }
 
+namespace {
+
+// The shape argument of zeros(): an int constant or a tuple of them.
+const Expr* ZerosShapeArg(const Expr& call) {
+  const size_t npos = call.operands.size() - call.keywords.size();
+  for (size_t i = npos; i < call.operands.size(); ++i)
+    if (call.keywords[i - npos] == "shape") return call.operands[i].get();
+  return npos > 0 ? call.operands[0].get() : nullptr;
+}
+
+absl::StatusOr<std::vector<int>> ZerosShape(const Expr* shape) {
+  if (!shape) return Err("zeros(): shape is required");
+  std::vector<const Expr*> dims;
+  if (shape->kind == ExprKind::Tuple) {
+    for (const auto& d : shape->operands) dims.push_back(d.get());
+  } else {
+    dims.push_back(shape);
+  }
+  if (dims.empty() || dims.size() > types::kMaxArrayDims)
+    return Err(Cat("zeros(): a local array has 1 to ", types::kMaxArrayDims, " dimensions"));
+  std::vector<int> out;
+  for (const Expr* d : dims) {
+    auto n = IntConstant(d, "zeros(): in kernels, each dimension of shape");
+    if (!n.ok()) return n.status();
+    if (*n < 1 || *n > static_cast<int64_t>(kMaxLocalArrayBytes))
+      return Err(Cat("zeros(): dimension ", *n, " is out of range"));
+    out.push_back(static_cast<int>(*n));
+  }
+  return out;
+}
+
+}  // namespace
+
+// zeros(shape, dtype) in a kernel: a zeroed array of constant shape in the
+// thread's own storage (Warp 1.19's local arrays).
+absl::StatusOr<HookResult> HookZeros(const Overload&, Expr& call, types::TypeTable& table) {
+  Args a(call);
+  if (auto st = a.OnlyKeywords("zeros", {"shape", "dtype"}); !st.ok()) return st;
+  if (a.pos.size() > 2) return Err("zeros() takes shape and dtype");
+  auto shape = ZerosShape(ZerosShapeArg(call));
+  if (!shape.ok()) return shape.status();
+  Expr* dtype = a.Keyword("dtype");
+  if (!dtype && a.pos.size() == 2) dtype = a.pos[1];
+  TypeRef elem = types::Scalar(ScalarKind::kFloat32);
+  if (dtype) {
+    if (dtype->kind != ExprKind::TypeValue || !dtype->type_value)
+      return Err("zeros(): dtype must be a type such as wp.float32 or wp.vec3");
+    elem = dtype->type_value;
+  }
+  if (elem->is_void() || elem->is_array() || elem->holds_array())
+    return Err(Cat("zeros(): local arrays of ", elem->ToString(), " are not supported"));
+  uint64_t bytes = elem->size();
+  for (int n : *shape) bytes *= static_cast<uint64_t>(n);
+  if (bytes > kMaxLocalArrayBytes)
+    return Err(Cat("zeros(): a local array of ", bytes, " bytes is larger than the ", kMaxLocalArrayBytes,
+                   " bytes a module may hold in local arrays"));
+  return Done(table.Array(elem, static_cast<int>(shape->size())), "");
+}
+
 absl::StatusOr<HookResult> HookUnsupported(const Overload& o, Expr&, types::TypeTable&) {
   if (o.name == "static")
     return Err("wp.static() must be evaluated by the client (it never reaches the server); update the client");
@@ -444,3 +503,12 @@ absl::StatusOr<HookResult> HookUnsupported(const Overload& o, Expr&, types::Type
 }
 
 }  // namespace warpd::builtins::internal
+
+namespace warpd::builtins {
+
+std::vector<int> LocalArrayShape(const ir::Expr& call) {
+  auto shape = internal::ZerosShape(internal::ZerosShapeArg(call));
+  return shape.ok() ? *std::move(shape) : std::vector<int>{};
+}
+
+}  // namespace warpd::builtins

@@ -20,6 +20,7 @@ absl::StatusOr<HookResult> HookPrintf(const Overload& o, ir::Expr& call, types::
 absl::StatusOr<HookResult> HookLen(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookCast(const Overload& o, ir::Expr& call, types::TypeTable& table);
 // Builtins warpd refuses with a reason (raw pointers, client-side ones).
+absl::StatusOr<HookResult> HookZeros(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookUnsupported(const Overload& o, ir::Expr& call, types::TypeTable& table);
 
 // The names HookConstruct handles, for the table.

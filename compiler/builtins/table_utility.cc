@@ -47,7 +47,9 @@ void AddUtility(Builder& b) {
   b.Add("block_dim", "", "int32").NoDiff().Cpp("((wp::int32)1)");
   b.Add("breakpoint", "", "").NoDiff().Cpp("((void)0)");
   b.Hook("array", HookUnsupported, "ptr: uint64, shape: tuple, dtype: Any").NoDiff();
-  b.Hook("zeros", HookUnsupported, "shape: tuple, dtype: Any").NoDiff();
+  b.Hook("zeros", HookZeros, "shape: int | tuple, dtype: Any", "array(dtype, len(shape))")
+      .NoDiff()
+      .Form(Form::kLocalArray);
 
   b.Group("Other");
   b.Add("lower_bound", "arr: array(T, 1), value: T", "int32").NoDiff().Cpp("wp::lower_bound(ctx, $0, $1)");

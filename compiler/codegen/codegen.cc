@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -113,6 +114,20 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   void Body() {
     for (const auto& v : f_.vars)
       if (v.kind == tir::VarKind::kLocal) w_.Line(v.type->CppName() + " " + Local(v.name) + "{};");
+    // Local arrays' storage lives as long as the frame (their variables are
+    // function-scoped, wherever the wp.zeros() call sits).
+    struct Storage : tir::Visitor<Storage> {
+      std::vector<const tir::LocalArray*> arrays;
+      void VisitLocalArray(const tir::LocalArray& i) { arrays.push_back(&i); }
+    } storage;
+    storage.VisitBlock(f_.body);
+    for (const tir::LocalArray* a : storage.arrays) {
+      int n = 1;
+      for (int d : a->shape) n *= d;
+      const std::string name = "ls" + std::to_string(storage_.size());
+      w_.Line(f_.var(a->dst).type->element()->CppName() + " " + name + "[" + std::to_string(n) + "];");
+      storage_[a] = name;
+    }
     VisitBlock(f_.body);
     if (!f_.is_kernel() && !f_.source->return_type->is_void()) w_.Line("return {};");
   }
@@ -181,6 +196,12 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
     for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
     w_.Line(Type(i.dst) + " " + Name(i.dst) + ";");
     w_.Line("if (WP_UNLIKELY(!wp::subview(" + args + ", &" + Name(i.dst) + "))) " + fail_);
+  }
+
+  void VisitLocalArray(const tir::LocalArray& i) {
+    std::string args = storage_.at(&i) + ", " + std::to_string(i.shape.size());
+    for (size_t d = 0; d < 4; ++d) args += ", " + std::to_string(d < i.shape.size() ? i.shape[d] : 0);
+    Define(i.dst, "wp::local_array(" + args + ")");
   }
 
   void VisitArrayShape(const tir::ArrayShape& i) {
@@ -312,6 +333,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   Writer& w_;
   std::string fail_;
   int next_coords_ = 0;
+  std::map<const tir::LocalArray*, std::string> storage_;  // the storage of each local array
 };
 
 std::string FuncSignature(const ir::Function& f) {

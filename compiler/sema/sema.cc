@@ -35,6 +35,15 @@ absl::Status ModuleSema::Ensure(int i, const Expr* call) {
   return absl::OkStatus();
 }
 
+absl::Status ModuleSema::AddLocalArray(uint64_t bytes, const Expr& call) {
+  local_array_bytes_ += bytes;
+  if (local_array_bytes_ > builtins::kMaxLocalArrayBytes)
+    return absl::InvalidArgumentError(Cat(m_.Where(call.span), ": error: the module's local arrays (wp.zeros) take ",
+                                          local_array_bytes_, " bytes; at most ", builtins::kMaxLocalArrayBytes,
+                                          " bytes are allowed per module"));
+  return absl::OkStatus();
+}
+
 absl::Status FunctionSema::Run() {
   for (const auto& p : f_.params) {
     // A struct argument's array members are resolved by the server; arrays
@@ -56,6 +65,10 @@ absl::Status FunctionSema::Run() {
                                        " but has no return statement with a value"));
     f_.return_type = f_.declared_return;
   }
+  // A local array lives in this function's frame: it must not leave it.
+  if (local_array_ && (f_.return_type->is_array() || f_.return_type->holds_array()))
+    return Err(local_array_->span, Cat("a function that makes a local array (wp.zeros) cannot return ",
+                                       f_.return_type->ToString(), ": the array lives only until the function returns"));
   return absl::OkStatus();
 }
 

@@ -71,6 +71,12 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
     if (first.form == builtins::Form::kTid && e.tuple_arity == 0 && f_.kind == ir::FunctionKind::kKernel &&
         f_.tid_ndim == 0)
       f_.tid_ndim = 1;
+    if (first.form == builtins::Form::kLocalArray) {
+      uint64_t bytes = e.type->element()->size();
+      for (int n : builtins::LocalArrayShape(e)) bytes *= static_cast<uint64_t>(n);
+      SEMA_TRY(ms_.AddLocalArray(bytes, e));
+      if (!local_array_) local_array_ = &e;
+    }
     return absl::OkStatus();
   }
   if (!e.keywords.empty()) return Err(e.span, Cat(std::string(name), "() takes no keyword arguments"));

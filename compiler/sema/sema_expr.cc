@@ -112,9 +112,19 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
       return absl::OkStatus();
     case ExprKind::Call:
       return CallSema(e);
-    case ExprKind::Subscript:
-      SEMA_TRY(ExprSema(*e.operands[0]));
+    case ExprKind::Subscript: {
+      Expr& owner = *e.operands[0];
+      if (owner.kind == ExprKind::Attribute && owner.name == "shape") {
+        // a.shape[d]: `a.shape` alone is not a value (see SubscriptSema).
+        SEMA_TRY(ExprSema(*owner.operands[0]));
+        if (owner.operands[0]->type->is_array()) {
+          owner.type = types::Void();
+          return SubscriptSema(e);
+        }
+      }
+      SEMA_TRY(ExprSema(owner));
       return SubscriptSema(e);
+    }
     case ExprKind::Attribute:
       SEMA_TRY(ExprSema(*e.operands[0]));
       return AttributeSema(e);

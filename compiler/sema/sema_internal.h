@@ -77,6 +77,7 @@ class FunctionSema {
   ir::Function& f_;
   int loop_depth_ = 0;
   bool saw_return_value_ = false;
+  const ir::Expr* local_array_ = nullptr;  // the first wp.zeros() call here
 };
 
 class ModuleSema {
@@ -97,11 +98,15 @@ class ModuleSema {
   // recursion, which kernels may not use.
   absl::Status Ensure(int i, const ir::Expr* call);
 
+  // Counts a local array's bytes against the module's limit.
+  absl::Status AddLocalArray(uint64_t bytes, const ir::Expr& call);
+
  private:
   enum State { kNone, kActive, kDone };
   ir::Module& m_;
   std::vector<State> state_;
   std::unordered_map<std::string, int> by_name_;
+  uint64_t local_array_bytes_ = 0;
 };
 
 // The printable name of a possibly missing type.

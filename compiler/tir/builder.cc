@@ -297,6 +297,20 @@ Operand Builder::Subview(Operand array, std::vector<Operand> indices, const ir::
   return Operand::Of(dst, view);
 }
 
+Operand Builder::LocalArray(TypeRef array, std::vector<int> shape, const ir::Span& span) {
+  if (array == nullptr || !array->is_array() || static_cast<int>(shape.size()) != array->ndim()) {
+    Fail(span, "a local array whose shape does not fit its type");
+    return Operand::Of(kNoVar, array);
+  }
+  for (int n : shape)
+    if (n < 1) Fail(span, "a local array with an empty dimension");
+  VarId dst = NewVar(VarKind::kTemp, array);
+  auto& l = Append<tir::LocalArray>(span);
+  l.dst = dst;
+  l.shape = std::move(shape);
+  return Operand::Of(dst, array);
+}
+
 Operand Builder::ArrayShape(Operand array, int dim, const ir::Span& span) {
   TypeRef i32 = types::Scalar(ScalarKind::kInt32);
   if (!CheckArray(array, span)) return Operand::Of(kNoVar, i32);

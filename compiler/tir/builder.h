@@ -65,6 +65,7 @@ class Builder {
   Operand MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span);
   VarId ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span);
   Operand Subview(Operand array, std::vector<Operand> indices, const ir::Span& span);
+  Operand LocalArray(TypeRef array, std::vector<int> shape, const ir::Span& span);
   Operand ArrayShape(Operand array, int dim, const ir::Span& span);
   void CheckIndex(Operand index, int extent, const ir::Span& span);
   Operand Tid(const ir::Span& span);

@@ -372,6 +372,8 @@ class FunctionLowering {
         args[0] = AddressArg(p, e.type);
         return b_.CallBuiltin(e.overload, e.callee, std::move(args), e.type, e.span);
       }
+      case builtins::Form::kLocalArray:
+        return b_.LocalArray(e.type, builtins::LocalArrayShape(e), e.span);
       case builtins::Form::kPrint:
       case builtins::Form::kPrintf:
         PrintCall(e);

@@ -96,6 +96,11 @@ class Dumper : public Visitor<Dumper> {
   }
   void VisitElementAddr(const ElementAddr& i) { Line(Cat(Def(i.dst), " = &", Op(i.array), Indices(i.indices))); }
   void VisitSubview(const Subview& i) { Line(Cat(Def(i.dst), " = view ", Op(i.array), Indices(i.indices))); }
+  void VisitLocalArray(const LocalArray& i) {
+    std::string shape;
+    for (size_t k = 0; k < i.shape.size(); ++k) shape += Cat(k ? ", " : "", i.shape[k]);
+    Line(Cat(Def(i.dst), " = local_array(", shape, ")"));
+  }
   void VisitArrayShape(const ArrayShape& i) { Line(Cat(Def(i.dst), " = ", Op(i.array), ".shape[", i.dim, "]")); }
   void VisitCheckIndex(const CheckIndex& i) { Line(Cat("check ", Op(i.index), " < ", i.extent)); }
   void VisitTid(const Tid& i) { Line(Cat(Def(i.dst), " = tid")); }

@@ -105,6 +105,8 @@ struct Place {
 //                cancel happened inside
 //   ElementAddr  dst (an element ref) = &array[indices], bounds-checked
 //   Subview      dst = array[indices] (fewer indices than dims), checked
+//   LocalArray   dst = a zeroed array of constant shape in the function's
+//                own storage (wp.zeros in kernels)
 //   ArrayShape   dst = (int32) array.shape[dim]
 //   CheckIndex   index in [0, extent), else a fault at `line`
 //   Tid          dst = the thread index (1-D)
@@ -124,6 +126,7 @@ struct Place {
   LEAF(CallFunc)                      \
   LEAF(ElementAddr)                   \
   LEAF(Subview)                       \
+  LEAF(LocalArray)                    \
   LEAF(ArrayShape)                    \
   LEAF(CheckIndex)                    \
   LEAF(Tid)                           \
@@ -219,6 +222,13 @@ struct Subview : InstOf<InstKind::Subview> {
   VarId dst = kNoVar;
   Operand array;
   std::vector<Operand> indices;  // fewer than the array's ndim
+};
+
+// The storage lives as long as the function's frame (sema keeps the array
+// from being returned); each execution zeroes it again.
+struct LocalArray : InstOf<InstKind::LocalArray> {
+  VarId dst = kNoVar;
+  std::vector<int> shape;  // 1-4 positive extents
 };
 
 struct ArrayShape : InstOf<InstKind::ArrayShape> {

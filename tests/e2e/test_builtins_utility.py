@@ -448,8 +448,6 @@ def local_zeros(out: wp.array(dtype=float)):
     out[0] = a[0] + a[1] + float(len(a))
 
 
-@pytest.mark.xfail(strict=True, raises=wp.CompileError, reason="wp.zeros() in kernels (fixed-size local arrays) is "
-                                                                "HookUnsupported in hooks.cc")
 def test_local_zeros(wp):
     out = wp.zeros(1, dtype=float)
     wp.launch(local_zeros, dim=1, inputs=[out])

@@ -466,3 +466,32 @@ def test_vector_constants_and_component_stores(wp):
     want = np.stack([i * 1.0, np.full(5, 4.0), i * 3.0 - 1.0], axis=1)
     np.testing.assert_array_equal(out.numpy(), want)
     np.testing.assert_array_equal(d.numpy(), 1.25 + np.arange(5))
+
+
+@wp.func
+def row_sum(a: wp.array2d(dtype=float), i: int):
+    s = float(0.0)
+    for j in range(a.shape[1]):
+        s += a[i, j]
+    return s
+
+
+@wp.kernel
+def shapes_in_kernels(a: wp.array2d(dtype=float), out: wp.array(dtype=float), dims: wp.array(dtype=int)):
+    i = wp.tid()
+    n = a.shape[0]
+    out[i] = row_sum(a, i) + float(n)
+    if i == 0:
+        dims[0] = a.shape[0]
+        dims[1] = a.shape[1]
+
+
+def test_array_shape_in_kernels_and_functions(wp):
+    """a.shape[k] in a kernel, as a statement (n = a.shape[0]), and as a loop bound in a function."""
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (5, 7)).astype(np.float32)
+    out = wp.zeros(5, dtype=float)
+    dims = wp.zeros(2, dtype=int)
+    wp.launch(shapes_in_kernels, dim=5, inputs=[wp.array(a, dtype=float), out, dims])
+    np.testing.assert_allclose(out.numpy(), a.sum(axis=1) + 5, rtol=1e-5)
+    np.testing.assert_array_equal(dims.numpy(), [5, 7])

@@ -149,4 +149,25 @@ WP_FUNC int32 lower_bound(launch_ctx* ctx, const array_t<T>& a, T value) {
   return lower_bound(ctx, a, 0, a.shape[0], value);
 }
 
+// wp.zeros(shape, dtype) in a kernel: zeroes `data` (the function's own
+// storage for it) and describes it as a contiguous row-major array.
+template <typename T, int N>
+WP_FUNC array_t<T> local_array(T (&data)[N], int32 ndim, int32 s0, int32 s1, int32 s2, int32 s3) {
+  for (int i = 0; i < N; ++i) data[i] = T{};
+  array_t<T> a;
+  a.data = data;
+  a.shape[0] = s0;
+  a.shape[1] = s1;
+  a.shape[2] = s2;
+  a.shape[3] = s3;
+  a.ndim = ndim;
+  a.reserved = 0;
+  int64 stride = (int64)sizeof(T);
+  for (int d = 3; d >= 0; --d) {
+    a.strides[d] = d < ndim ? stride : 0;
+    if (d < ndim) stride *= a.shape[d];
+  }
+  return a;
+}
+
 }  // namespace wp
