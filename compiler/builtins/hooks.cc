@@ -355,9 +355,7 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
   return Done(elem, AtomicCallee(o.name, elem));
 }
 
-static bool IsStringConstant(const Expr* e) {
-  return e->kind == ExprKind::Constant && std::holds_alternative<std::string>(e->value);
-}
+static bool IsStringConstant(const Expr* e) { return ir::IsStringConstant(*e); }
 
 static absl::Status CheckPrintPayload(const std::vector<Expr*>& values, std::string_view fn) {
   uint64_t payload = 0;

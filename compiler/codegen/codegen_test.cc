@@ -7,20 +7,13 @@
 #include "compiler/sema/sema.h"
 #include "compiler/tir/lower.h"
 #include "compiler/testing/ir_builder.h"
+#include "compiler/testing/typed_module.h"
 #include "google/protobuf/reflection.h"
 
 namespace warpd::codegen {
 namespace {
 
 using namespace warpd::testing;
-
-std::unique_ptr<ir::Module> Typed(const v1::Module& proto) {
-  auto m = ir::ModuleFromProto(proto);
-  EXPECT_TRUE(m.ok()) << m.status();
-  auto st = sema::Analyze(**m);
-  EXPECT_TRUE(st.ok()) << st;
-  return *std::move(m);
-}
 
 // from_proto, sema, lowering, codegen.
 std::string Source(const v1::Module& proto) {

@@ -111,6 +111,12 @@ struct Expr {
 
 using ExprPtr = std::unique_ptr<Expr>;
 
+// A string constant: an argument of print()/printf() (text of the call's
+// site, never a value).
+inline bool IsStringConstant(const Expr& e) {
+  return e.kind == ExprKind::Constant && std::holds_alternative<std::string>(e.value);
+}
+
 // Statement kinds and their fields:
 //   Assign     target (Name | Subscript | Attribute | Tuple of Names), value,
 //              annotation (optional)

@@ -15,9 +15,7 @@ using ir::ExprKind;
 using ir::StmtKind;
 using types::ScalarKind;
 
-bool IsStringConstant(const Expr& e) {
-  return e.kind == ExprKind::Constant && std::holds_alternative<std::string>(e.value);
-}
+using ir::IsStringConstant;
 
 class FunctionLowering {
  public:

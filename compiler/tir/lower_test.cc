@@ -5,20 +5,13 @@
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
 #include "compiler/testing/ir_builder.h"
+#include "compiler/testing/typed_module.h"
 #include "compiler/tir/builder.h"
 
 namespace warpd::tir {
 namespace {
 
 using namespace warpd::testing;
-
-std::unique_ptr<ir::Module> Typed(const v1::Module& proto) {
-  auto m = ir::ModuleFromProto(proto);
-  EXPECT_TRUE(m.ok()) << m.status();
-  auto st = sema::Analyze(**m);
-  EXPECT_TRUE(st.ok()) << st;
-  return *std::move(m);
-}
 
 // The listing of every function of a lowered module.
 std::string Listing(const v1::Module& proto) {

@@ -13,9 +13,7 @@ using abi::PrintSite;
 using ir::Expr;
 using ir::ExprKind;
 
-bool IsStringConstant(const Expr& e) {
-  return e.kind == ExprKind::Constant && std::holds_alternative<std::string>(e.value);
-}
+using ir::IsStringConstant;
 
 void Text(PrintSite& site, std::string_view text) {
   if (!site.segments.empty() && site.segments.back().type == nullptr) {

@@ -6,6 +6,7 @@
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
 #include "compiler/testing/ir_builder.h"
+#include "compiler/testing/typed_module.h"
 
 namespace warpd::tir {
 namespace {
@@ -26,12 +27,7 @@ v1::Stmt Do(v1::Expr e, int line = 1) {
   return s;
 }
 
-absl::StatusOr<std::unique_ptr<ir::Module>> Typed(const v1::Module& proto) {
-  auto m = ir::ModuleFromProto(proto);
-  if (!m.ok()) return m.status();
-  if (auto st = sema::Analyze(**m); !st.ok()) return st;
-  return *std::move(m);
-}
+
 
 // show(x: float32): print("x is", x)
 // k_prints(): i = tid(); printf("i=%d %s\n", i, "secret"); show(1.5)
@@ -47,7 +43,7 @@ v1::Module PrintingModule(const std::string& format = "i=%d %s\n") {
 }
 
 TEST(PrintSitesTest, DescribesEachCallAndWhichKernelsPrint) {
-  auto m = Typed(PrintingModule());
+  auto m = TypedModule(PrintingModule());
   ASSERT_TRUE(m.ok()) << m.status();
   PrintSites p = CollectPrintSites(**m);
   ASSERT_EQ(p.table.sites.size(), 2u);
@@ -73,9 +69,9 @@ TEST(PrintSitesTest, DescribesEachCallAndWhichKernelsPrint) {
 TEST(PrintSitesTest, TableKeyCoversEveryByteOfText) {
   // Equal sources, different text: different keys (so the module cache never
   // hands one session's format strings to another).
-  auto a = Typed(PrintingModule("i=%d %s\n"));
-  auto b = Typed(PrintingModule("j=%d %s\n"));
-  auto c = Typed(PrintingModule("i=%d %s\n"));
+  auto a = TypedModule(PrintingModule("i=%d %s\n"));
+  auto b = TypedModule(PrintingModule("j=%d %s\n"));
+  auto c = TypedModule(PrintingModule("i=%d %s\n"));
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   auto ta = Lower(**a), tb = Lower(**b);
   ASSERT_TRUE(ta.ok() && tb.ok());
@@ -87,7 +83,7 @@ TEST(PrintSitesTest, TableKeyCoversEveryByteOfText) {
 }
 
 TEST(PrintSitesTest, BadFormatIsACompileErrorNamingTheLine) {
-  auto m = Typed(ModuleOf({Kernel("k", {}, {Do(Call("printf", {Str("%f\n", 3), Int(1, 3)}, 3), 3)})}));
+  auto m = TypedModule(ModuleOf({Kernel("k", {}, {Do(Call("printf", {Str("%f\n", 3), Int(1, 3)}, 3), 3)})}));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(m.status().message().find(":3:"), std::string::npos) << m.status();
