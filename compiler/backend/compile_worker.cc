@@ -19,6 +19,9 @@
 #include "common/posix_error.h"
 #include "compiler/backend/clang_compile.h"
 #include "compiler/backend/compile_protocol.h"
+#include "compiler/backend/native_pch.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -108,15 +111,24 @@ absl::Status ConfineCompileWorker(const WorkerLimits& limits) {
   return InstallSeccompFilter();
 }
 
-int ServeCompileRequests(int in_fd, int out_fd) {
+void SetUpWorkerLogging(std::string_view level) {
+  auto logger = spdlog::stderr_logger_mt("warpd-compile-worker");
+  logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] warpd-compile-worker %P: %v");
+  logger->set_level(spdlog::level::from_str(std::string(level)));
+  spdlog::set_default_logger(std::move(logger));
+}
+
+int ServeCompileRequests(int in_fd, int out_fd, const WorkerOptions& options) {
   InitializeNativeLlvm();
+  NativePchCache* pch = options.precompiled_header ? &NativePchCache::Shared() : nullptr;
+  if (pch != nullptr && options.pch_target) (void)pch->Get(*options.pch_target);  // failure: logged, compiles parse
   for (;;) {
     absl::StatusOr<std::string> frame = ReadFrame(in_fd, kMaxCompileFrame, absl::InfiniteFuture());
     if (!frame.ok()) return absl::IsUnavailable(frame.status()) ? 0 : 1;
     absl::StatusOr<CompileRequest> request = DecodeCompileRequest(*frame);
     frame->clear();
     absl::StatusOr<std::string> object =
-        request.ok() ? CompileCppToObject(request->target, request->source, request->unit_name) : request.status();
+        request.ok() ? CompileCppToObject(request->target, request->source, request->unit_name, pch) : request.status();
     if (!WriteFrame(out_fd, EncodeCompileReply(object)).ok()) return 1;
   }
 }

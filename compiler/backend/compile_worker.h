@@ -15,11 +15,20 @@
 //   - a seccomp filter refusing (EPERM) sockets, exec, ptrace and the other
 //     system calls a compiler never needs.
 // The daemon enforces the wall-clock limit by killing the worker.
+//
+// A worker keeps the precompiled runtime header (native_pch.h) of each
+// target it compiles for, and builds the one for `WorkerOptions::pch_target`
+// as soon as it starts, so that its first compile does not pay for it.
+// It logs (a PCH it could not build) to stderr, never to fd 1, which carries
+// replies.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "compiler/backend/cpu_target.h"
 
 namespace warpd::compiler {
 
@@ -32,11 +41,21 @@ struct WorkerLimits {
   uint64_t memory_bytes = 0;  // address space; 0: unlimited
 };
 
+struct WorkerOptions {
+  bool precompiled_header = true;       // false: parse the runtime headers in every compile
+  std::optional<CpuTarget> pch_target;  // build its PCH before the first request
+};
+
+// Makes the process's default logger write to stderr at `level` ("warn",
+// ...; an unknown name is "off"). Call first: spdlog's own default writes
+// to stdout, the reply channel.
+void SetUpWorkerLogging(std::string_view level);
+
 // Confines the calling process as described above (process-wide, once).
 absl::Status ConfineCompileWorker(const WorkerLimits& limits);
 
 // Serves requests from `in_fd`, replies on `out_fd`, until `in_fd` closes.
 // Returns the process exit status.
-int ServeCompileRequests(int in_fd, int out_fd);
+int ServeCompileRequests(int in_fd, int out_fd, const WorkerOptions& options = {});
 
 }  // namespace warpd::compiler
