@@ -68,6 +68,38 @@ TEST(CompilePoolTest, CompilesObjectsThatRun) {
   EXPECT_EQ(f(16.0f), 8.0f);
 }
 
+TEST(CompilePoolTest, WorkersWithAndWithoutThePchMakeTheSameObject) {
+  auto plain = CpuJit::Create(Host(), nullptr);
+  ASSERT_TRUE(plain.ok());
+  auto expected = (*plain)->CompileToObject(kSmall, "small");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (bool pch : {true, false}) {
+    CompilePool::Options o = Opts(1);
+    o.precompiled_header = pch;
+    o.pch_target = Host();  // built at start when pch
+    auto pool = CompilePool::Create(o);
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    auto obj = (*pool)->Compile(Host(), kSmall, "small", "a test module");
+    ASSERT_TRUE(obj.ok()) << obj.status();
+    EXPECT_TRUE(*obj == *expected) << "pch " << pch;
+  }
+}
+
+TEST(CompilePoolTest, AWorkerThatCannotBuildThePchLogsAndStillCompiles) {
+  CompilePool::Options o = Opts(1);
+  o.pch_target = Host();
+  o.pch_target->cpu = "no-such-cpu";  // clang refuses it: a warning on stderr, not on the reply socket
+  auto pool = CompilePool::Create(o);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  const pid_t pid = (*pool)->WorkerPids().at(0);
+  for (int i = 0; i < 2; ++i) {
+    auto obj = (*pool)->Compile(Host(), kSmall, "small", "a test module");
+    ASSERT_TRUE(obj.ok()) << obj.status();
+    EXPECT_EQ(obj->substr(0, 4), "\x7f" "ELF");
+  }
+  EXPECT_EQ((*pool)->WorkerPids().at(0), pid);
+}
+
 TEST(CompilePoolTest, ConcurrentCompilesShareTheWorkers) {
   auto pool = CompilePool::Create(Opts(2));
   ASSERT_TRUE(pool.ok()) << pool.status();
