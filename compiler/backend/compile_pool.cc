@@ -60,7 +60,7 @@ absl::StatusOr<CompilePool::Worker> CompilePool::Spawn() const {
   // close-on-exec); stderr stays the daemon's, for LLVM's fatal messages.
   posix_spawn_file_actions_adddup2(&actions, sv[1], 0);
   posix_spawn_file_actions_adddup2(&actions, sv[1], 1);
-  // The worker logs to the daemon's stderr at the daemon's level.
+  // The worker sends what it logs at the daemon's level with its replies.
   const auto level = spdlog::level::to_string_view(spdlog::get_level());
   std::vector<std::string> args = {options_.worker_path, "--memory-bytes", std::to_string(options_.memory_bytes),
                                    "--log-level", std::string(level.data(), level.size())};
@@ -195,7 +195,11 @@ absl::StatusOr<std::string> CompilePool::Compile(const CpuTarget& target, std::s
     absl::StatusOr<std::string> reply = ReadFrame(w.fd, kMaxCompileFrame, deadline);
     if (reply.ok()) {
       Release(w);
-      return DecodeCompileReply(*reply);
+      std::vector<WorkerLog> logs;
+      absl::StatusOr<std::string> object = DecodeCompileReply(*reply, &logs);
+      for (const WorkerLog& log : logs)
+        spdlog::log(static_cast<spdlog::level::level_enum>(log.level), "compile worker {}: {}", w.pid, log.text);
+      return object;
     }
     int code = 0;
     if (absl::IsDeadlineExceeded(reply.status())) {

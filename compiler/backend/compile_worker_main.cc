@@ -14,13 +14,12 @@ int main(int argc, char** argv) {
   warpd::compiler::WorkerLimits limits;
   warpd::compiler::WorkerOptions options;
   warpd::compiler::CpuTarget pch_target;
-  std::string log_level = "warn";
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--memory-bytes") == 0 && has_value) {
       limits.memory_bytes = std::strtoull(argv[++i], nullptr, 10);
     } else if (std::strcmp(argv[i], "--log-level") == 0 && has_value) {
-      log_level = argv[++i];
+      options.log_level = argv[++i];
     } else if (std::strcmp(argv[i], "--no-pch") == 0) {
       options.precompiled_header = false;
     } else if (std::strcmp(argv[i], "--pch-triple") == 0 && has_value) {
@@ -34,7 +33,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  warpd::compiler::SetUpWorkerLogging(log_level);
   if (absl::Status s = warpd::compiler::ConfineCompileWorker(limits); !s.ok()) {
     std::fprintf(stderr, "warpd-compile-worker: %s\n", std::string(s.message()).c_str());
     return warpd::compiler::kExitSandboxFailed;
