@@ -4,7 +4,10 @@ Starts a private daemon (build/bin/warpd or $WARPD_BIN) with an empty kernel
 cache on a Unix socket and reports, each as a median of repeated trials:
 
   rpc floor        GetServerInfo round trip (the cost of any RPC here)
-  cold compile     LoadModule of a one-kernel module never seen before
+  cold compile     LoadModule of a one-kernel module never seen before: axpy
+                   (runtime/native/builtin.h only) and a transform kernel (also
+                   mat.h, quat.h, transform.h); then the same with the headers
+                   parsed in every compile (--no-compile-pch), for comparison
   memory hit       LoadModule of the same module from another session
   disk hit         LoadModule after restarting the daemon on the same cache
   launch + sync    wp.launch(dim=1) followed by wp.synchronize()
@@ -42,20 +45,26 @@ def axpy(x: wp.array(dtype=float), y: wp.array(dtype=float), a: float):
 
 
 @wp.kernel
+def xform(t: wp.array(dtype=wp.transform), v: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v[i] = wp.transform_point(t[i], v[i])
+
+
+@wp.kernel
 def tiny(x: wp.array(dtype=float)):
     i = wp.tid()
     x[i] = x[i] + 1.0
 
 
 class Daemon:
-    def __init__(self, binary, workdir):
-        self.binary, self.dir = binary, Path(workdir)
+    def __init__(self, binary, workdir, *flags):
+        self.binary, self.dir, self.flags = binary, Path(workdir), list(flags)
         self.address = f"unix:{self.dir / 'warpd.sock'}"
         self.proc = None
 
     def start(self):
         self.proc = subprocess.Popen([self.binary, "--listen", self.address, "--cache-dir",
-                                      str(self.dir / "cache"), "--log-level", "warn"],
+                                      str(self.dir / "cache"), "--log-level", "warn"] + self.flags,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         stub = runtime_pb2_grpc.RuntimeStub(grpc.insecure_channel(self.address))
         stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=30, wait_for_ready=True)
@@ -91,6 +100,18 @@ def session(stub):
     return stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="bench")).session
 
 
+def cold_compiles(stub, base, trials, first):
+    """Medians of (client ms, server compile_ms) over LoadModules of new variants of `base`."""
+    sess = session(stub)
+    cold, server_ms = [], []
+    for k in range(first, first + trials):
+        ms, resp = load(stub, sess, module_variant(base, k))
+        assert not resp.cache_hit
+        cold.append(ms)
+        server_ms.append(resp.compile_ms)
+    return statistics.median(cold), statistics.median(server_ms)
+
+
 def load(stub, sess, module):
     t0 = time.perf_counter()
     resp = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=sess, module=module, devices=["cpu"]))
@@ -111,15 +132,11 @@ def main():
         rows.append(("rpc floor (GetServerInfo)", floor, ""))
 
         base = single_kernel_module(axpy)
-        sess = session(stub)
-        cold, server_ms = [], []
-        for k in range(trials):
-            ms, resp = load(stub, sess, module_variant(base, k))
-            assert not resp.cache_hit
-            cold.append(ms)
-            server_ms.append(resp.compile_ms)
-        rows.append(("cold compile, one kernel", statistics.median(cold) * 1e3,
-                     f"server compile_ms {statistics.median(server_ms):.1f}"))
+        ms, server = cold_compiles(stub, base, trials, 0)
+        rows.append(("cold compile, one kernel", ms * 1e3, f"server compile_ms {server:.1f}"))
+        xbase = single_kernel_module(xform)
+        ms, server = cold_compiles(stub, xbase, trials, 0)
+        rows.append(("cold compile, one transform kernel", ms * 1e3, f"server compile_ms {server:.1f}"))
         hits = []
         for _ in range(20):
             ms, resp = load(stub, session(stub), module_variant(base, 0))
@@ -136,6 +153,16 @@ def main():
             disk.append(ms)
             d.stop()
         rows.append(("disk-cache hit (restarted daemon)", statistics.median(disk) * 1e3, ""))
+
+        plain = Daemon(binary, Path(tmp) / "plain", "--no-compile-pch")
+        plain.dir.mkdir()
+        stub = plain.start()
+        ms, server = cold_compiles(stub, base, trials, 1000)
+        rows.append(("cold compile, one kernel, --no-compile-pch", ms * 1e3, f"server compile_ms {server:.1f}"))
+        ms, server = cold_compiles(stub, xbase, trials, 1000)
+        rows.append(("cold compile, one transform kernel, --no-compile-pch", ms * 1e3,
+                     f"server compile_ms {server:.1f}"))
+        plain.stop()
 
         stub = d.start()
         os.environ["WARPD_ADDRESS"] = d.address
@@ -184,9 +211,9 @@ def main():
         wp.shutdown()
         d.stop()
 
-    print(f"{'measurement':48s} {'median':>12s} {'x rpc floor':>12s}")
+    print(f"{'measurement':52s} {'median':>12s} {'x rpc floor':>12s}")
     for name, us, note in rows:
-        print(f"{name:48s} {us:10.1f} us {us / floor:11.2f}x  {note}")
+        print(f"{name:52s} {us:10.1f} us {us / floor:11.2f}x  {note}")
 
 
 def single_kernel_module(kernel) -> ir_pb2.Module:

@@ -82,7 +82,8 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
   impl->host = DetectHostCpu();
   auto jit = CpuJit::Create(options.forced_cpu_target.empty()
                                 ? SelectCpuTarget(impl->host)
-                                : ParseForcedCpuTarget(impl->host.triple, options.forced_cpu_target));
+                                : ParseForcedCpuTarget(impl->host.triple, options.forced_cpu_target),
+                            options.precompiled_header ? &NativePchCache::Shared() : nullptr);
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
   impl->headers_digest = HeadersDigest();
@@ -92,6 +93,8 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
     pool_options.workers = options.compile_workers;
     pool_options.timeout = options.compile_timeout;
     pool_options.memory_bytes = options.compile_memory_bytes;
+    pool_options.precompiled_header = options.precompiled_header;
+    pool_options.pch_target = impl->jit->target();
     auto pool = CompilePool::Create(pool_options);
     if (!pool.ok()) return pool.status();
     impl->pool = *std::move(pool);

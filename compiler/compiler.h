@@ -60,6 +60,9 @@ class Compiler {
     int compile_workers = 2;
     absl::Duration compile_timeout = absl::Seconds(60);
     uint64_t compile_memory_bytes = uint64_t{4} << 30;
+    // Load warpd/native/builtin.h precompiled (backend/native_pch.h): the
+    // same objects, faster. False parses it in every compile.
+    bool precompiled_header = true;
     // Test hook (WARPD_TEST_CPU_TARGET): compile for this target, unchecked
     // ("cpu" or "cpu:+f1,-f2"), instead of the one chosen for the host.
     std::string forced_cpu_target;

@@ -56,6 +56,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   options.compile_workers = flags.compile_workers;
   options.compile_timeout = flags.compile_timeout;
   options.compile_memory_bytes = flags.compile_memory_bytes;
+  options.precompiled_header = flags.compile_pch;
   absl::StatusOr<std::unique_ptr<compiler::Compiler>> compiler =
       compiler::Compiler::Create(options);
   if (!compiler.ok()) return compiler.status();

@@ -243,6 +243,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
     } else if (name == "--verify-cuda") {
       s = no_value();
       flags.verify_cuda = true;
+    } else if (name == "--no-compile-pch") {
+      s = no_value();
+      flags.compile_pch = false;
     } else if (name == "--version") {
       s = no_value();
       flags.version = true;
@@ -288,6 +291,9 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
   --compile-memory N        address-space limit of a compile worker (default 4G)
   --compile-worker PATH     the worker binary (default: warpd-compile-worker
                             beside warpd)
+  --no-compile-pch          parse the runtime headers in every kernel compile
+                            instead of loading them precompiled (slower; for
+                            diagnosing the compiler)
   --parent-pid PID          shut down when process PID, which started the daemon,
                             exits (private daemons of a client; Linux)
   --version                 print the version and exit

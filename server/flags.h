@@ -4,7 +4,7 @@
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N] [--max-memory N]
 //         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
 //         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
-//         [--parent-pid PID]
+//         [--no-compile-pch] [--parent-pid PID]
 //         [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
@@ -42,6 +42,9 @@ struct Flags {
   int compile_workers = 2;
   absl::Duration compile_timeout = absl::Seconds(60);
   uint64_t compile_memory_bytes = uint64_t{4} << 30;
+  // Load the runtime header precompiled (compiler/backend/native_pch.h);
+  // --no-compile-pch parses it in every compile (slower; for diagnosis).
+  bool compile_pch = true;
   // The process that started this daemon; its exit shuts the daemon down
   // (a parent-death signal, set by the daemon itself). 0: none.
   int parent_pid = 0;

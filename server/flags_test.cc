@@ -26,6 +26,7 @@ TEST(FlagsTest, DefaultsFromXdg) {
   EXPECT_EQ(f->log_level, "info");
   EXPECT_FALSE(f->allow_client_cache_dir);
   EXPECT_FALSE(f->verify_cuda);
+  EXPECT_TRUE(f->compile_pch);
   EXPECT_EQ(f->max_array_bytes, uint64_t{16} << 30);
 }
 
@@ -39,7 +40,7 @@ TEST(FlagsTest, DefaultsWithoutXdg) {
 TEST(FlagsTest, ExplicitValuesBothSpellings) {
   auto f = ParseFlags({"--listen", "unix:/tmp/a.sock", "--listen=127.0.0.1:0", "--cache-dir=/c",
                        "--log-level", "DEBUG", "--allow-client-cache-dir", "--verify-cuda",
-                       "--max-array-bytes", "64M", "--cpu-threads=3"},
+                       "--max-array-bytes", "64M", "--cpu-threads=3", "--no-compile-pch"},
                       FakeEnv({}));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->listen, (std::vector<std::string>{"unix:/tmp/a.sock", "127.0.0.1:0"}));
@@ -49,6 +50,7 @@ TEST(FlagsTest, ExplicitValuesBothSpellings) {
   EXPECT_TRUE(f->verify_cuda);
   EXPECT_EQ(f->max_array_bytes, uint64_t{64} << 20);
   EXPECT_EQ(f->cpu_threads, 3);
+  EXPECT_FALSE(f->compile_pch);
 }
 
 TEST(FlagsTest, VersionAndHelp) {
@@ -72,6 +74,7 @@ TEST(FlagsTest, Errors) {
       {{"--log-level", "loud"},
        "--log-level 'loud': expected one of trace, debug, info, warn, error, critical, off"},
       {{"--verify-cuda=yes"}, "--verify-cuda takes no value"},
+      {{"--no-compile-pch=1"}, "--no-compile-pch takes no value"},
       {{"--max-array-bytes", "12Q"}, "--max-array-bytes: bad byte size '12Q'"},
       {{"--max-array-bytes", "99999999999T"}, "--max-array-bytes: byte size '99999999999T' is too large"},
       {{"--cache-dir="}, "--cache-dir must not be empty"},

@@ -1,28 +1,48 @@
 #include "compiler/backend/clang_compile.h"
 
-#include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/DiagnosticOptions.h>
 #include <clang/CodeGen/CodeGenAction.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
-#include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "warpd/embedded_headers.h"
+#include "compiler/backend/clang_frontend.h"
 
 namespace warpd::compiler {
 namespace {
 
-constexpr char kHeaderRoot[] = "/warpd-native";
-constexpr char kSourceRoot[] = "/warpd-src";
+// One compile; `pch` null: parse every header.
+absl::StatusOr<std::string> Compile(const CpuTarget& target, std::string_view source, std::string_view name,
+                                    const NativePch* pch) {
+  auto fs = internal::NativeHeaderFileSystem();
+  std::string src_path = absl::StrCat(internal::kSourceRoot, "/", std::string(name), ".cc");
+  fs->addFile(src_path, 0, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()), src_path));
+
+  std::vector<std::string> args = internal::Cc1BaseArgs(target);
+  args.insert(args.end(), {"-emit-obj", "-main-file-name", src_path});
+  if (pch != nullptr) {
+    // Shared, not copied: the PCH outlives this compile (the caller holds
+    // it). clang checks that the files it was made from are unchanged.
+    const std::string prefix_path = absl::StrCat(internal::kPchRoot, "/prefix.h");
+    fs->addFile(prefix_path, 0, llvm::MemoryBuffer::getMemBufferCopy(PchPrefixSource(pch->headers), prefix_path));
+    const std::string pch_path = absl::StrCat(internal::kPchRoot, "/native.pch");
+    fs->addFile(pch_path, 0, llvm::MemoryBuffer::getMemBuffer(pch->data, pch_path, /*RequiresNullTerminator=*/false));
+    args.insert(args.end(), {"-include-pch", pch_path});
+  }
+  args.insert(args.end(), {"-x", "c++", "-o", "-", src_path});
+
+  llvm::SmallString<0> object;
+  llvm::LLVMContext context;
+  clang::EmitObjAction action(&context);
+  std::string diagnostics;
+  if (!internal::RunClang(args, fs, action, std::make_unique<llvm::raw_svector_ostream>(object), &diagnostics))
+    return absl::InternalError(absl::StrCat("generated code for '", std::string(name), "' failed to compile:\n", diagnostics));
+  return std::string(object.data(), object.size());
+}
 
 }  // namespace
 
@@ -31,56 +51,23 @@ std::string_view CppCompileOptions() {
 }
 
 absl::StatusOr<std::string> CompileCppToObject(const CpuTarget& target, std::string_view source,
-                                               std::string_view name) {
-  // Headers and source live in an in-memory file system: no install path, and
-  // no chance of picking up system headers.
-  auto memfs = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  for (const auto& h : native::EmbeddedHeaders())
-    memfs->addFile(absl::StrCat(kHeaderRoot, "/", h.path), 0,
-                   llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(h.contents, h.size), h.path, false));
-  std::string src_path = absl::StrCat(kSourceRoot, "/", std::string(name), ".cc");
-  memfs->addFile(src_path, 0, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()), src_path));
-
-  std::vector<std::string> args = {
-      "-triple", target.triple, "-emit-obj", "-O2", "-std=c++17", "-x", "c++", "-ffreestanding", "-nostdsysteminc",
-      "-nobuiltininc", "-fno-rtti", "-ffp-contract=off", "-mrelocation-model", "pic",
-      "-pic-level", "2", "-w", "-fgnuc-version=4.2.1", "-target-cpu", target.cpu, "-I", kHeaderRoot,
-      "-main-file-name", src_path, "-o", "-", src_path};
-  for (const auto& f : target.features) {
-    args.push_back("-target-feature");
-    args.push_back(f);
+                                               std::string_view name, NativePchCache* pch_cache) {
+  std::shared_ptr<const NativePch> pch;
+  if (pch_cache != nullptr) {
+    const std::vector<std::string> headers = NativePchCache::LeadingHeaders(source);
+    if (!headers.empty()) pch = pch_cache->Get(target, headers);
   }
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-
-  std::string diag_text;
-  llvm::raw_string_ostream diag_os(diag_text);
-  auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  auto* printer = new clang::TextDiagnosticPrinter(diag_os, diag_opts.get());
-  auto diags = llvm::makeIntrusiveRefCnt<clang::DiagnosticsEngine>(
-      llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_opts, printer, /*ShouldOwnClient=*/true);
-
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv, *diags)) {
-    diag_os.flush();
-    return absl::InternalError(absl::StrCat("invalid clang arguments: ", diag_text));
+  if (pch == nullptr) return Compile(target, source, name, nullptr);
+  absl::StatusOr<std::string> object = Compile(target, source, name, pch.get());
+  if (object.ok()) return object;
+  // Generated code that fails to compile is a bug either way; the PCH must
+  // not be the reason. Without it, the error (if any) reads as usual.
+  absl::StatusOr<std::string> plain = Compile(target, source, name, nullptr);
+  if (plain.ok()) {
+    pch_cache->Disable(*pch, absl::StrCat("a compile failed with it and succeeded without it. ",
+                                          std::string(object.status().message().substr(0, 2000))));
   }
-  clang::CompilerInstance ci;
-  ci.setInvocation(std::move(invocation));
-  ci.setDiagnostics(diags.get());
-  ci.createFileManager(memfs);
-  ci.createSourceManager(ci.getFileManager());
-  ci.setVerboseOutputStream(diag_os);  // "N errors generated" goes with the diagnostics
-
-  llvm::SmallString<0> object;
-  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  llvm::LLVMContext context;
-  clang::EmitObjAction action(&context);
-  bool ok = ci.ExecuteAction(action);
-  diag_os.flush();
-  if (!ok || diags->hasErrorOccurred())
-    return absl::InternalError(absl::StrCat("generated code for '", std::string(name), "' failed to compile:\n", diag_text));
-  return std::string(object.data(), object.size());
+  return plain;
 }
 
 }  // namespace warpd::compiler

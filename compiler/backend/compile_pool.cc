@@ -12,9 +12,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/posix_error.h"
 #include "compiler/backend/compile_protocol.h"
 #include "compiler/backend/compile_worker.h"
+#include "spdlog/spdlog.h"
 
 extern char** environ;
 
@@ -58,11 +60,21 @@ absl::StatusOr<CompilePool::Worker> CompilePool::Spawn() const {
   // close-on-exec); stderr stays the daemon's, for LLVM's fatal messages.
   posix_spawn_file_actions_adddup2(&actions, sv[1], 0);
   posix_spawn_file_actions_adddup2(&actions, sv[1], 1);
-  const std::string memory = std::to_string(options_.memory_bytes);
-  const char* argv[] = {options_.worker_path.c_str(), "--memory-bytes", memory.c_str(), nullptr};
+  // The worker sends what it logs at the daemon's level with its replies.
+  const auto level = spdlog::level::to_string_view(spdlog::get_level());
+  std::vector<std::string> args = {options_.worker_path, "--memory-bytes", std::to_string(options_.memory_bytes),
+                                   "--log-level", std::string(level.data(), level.size())};
+  if (!options_.precompiled_header) {
+    args.push_back("--no-pch");
+  } else if (options_.pch_target) {
+    args.insert(args.end(), {"--pch-triple", options_.pch_target->triple, "--pch-cpu", options_.pch_target->cpu,
+                             "--pch-features", absl::StrJoin(options_.pch_target->features, ",")});
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = -1;
-  const int err = posix_spawn(&pid, options_.worker_path.c_str(), &actions, nullptr, const_cast<char**>(argv),
-                              environ);
+  const int err = posix_spawn(&pid, options_.worker_path.c_str(), &actions, nullptr, argv.data(), environ);
   if (err != 0) {
     close(sv[0]);
     return PosixError(absl::StrCat("spawning ", options_.worker_path), err);
@@ -183,7 +195,11 @@ absl::StatusOr<std::string> CompilePool::Compile(const CpuTarget& target, std::s
     absl::StatusOr<std::string> reply = ReadFrame(w.fd, kMaxCompileFrame, deadline);
     if (reply.ok()) {
       Release(w);
-      return DecodeCompileReply(*reply);
+      std::vector<WorkerLog> logs;
+      absl::StatusOr<std::string> object = DecodeCompileReply(*reply, &logs);
+      for (const WorkerLog& log : logs)
+        spdlog::log(static_cast<spdlog::level::level_enum>(log.level), "compile worker {}: {}", w.pid, log.text);
+      return object;
     }
     int code = 0;
     if (absl::IsDeadlineExceeded(reply.status())) {

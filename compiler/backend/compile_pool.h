@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,10 @@ class CompilePool {
     int workers = 2;
     absl::Duration timeout = absl::Seconds(60);
     uint64_t memory_bytes = uint64_t{4} << 30;  // address space per worker; 0: unlimited
+    // Workers load the runtime header precompiled (native_pch.h); each
+    // builds the PCH for `pch_target` (when set) as soon as it starts.
+    bool precompiled_header = true;
+    std::optional<CpuTarget> pch_target;
   };
 
   // Starts the workers. FAILED_PRECONDITION when the binary cannot be run.

@@ -1,7 +1,10 @@
 #include "compiler/backend/compile_pool.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -11,10 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/backend/cpu_jit.h"
+#include "spdlog/sinks/ringbuffer_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace warpd::compiler {
 namespace {
@@ -66,6 +73,63 @@ TEST(CompilePoolTest, CompilesObjectsThatRun) {
   ASSERT_TRUE(mod.ok()) << mod.status();
   auto f = reinterpret_cast<float (*)(float)>(*(*mod)->Lookup("wp_pool_f"));
   EXPECT_EQ(f(16.0f), 8.0f);
+}
+
+TEST(CompilePoolTest, WorkersWithAndWithoutThePchMakeTheSameObject) {
+  auto plain = CpuJit::Create(Host(), nullptr);
+  ASSERT_TRUE(plain.ok());
+  auto expected = (*plain)->CompileToObject(kSmall, "small");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (bool pch : {true, false}) {
+    CompilePool::Options o = Opts(1);
+    o.precompiled_header = pch;
+    o.pch_target = Host();  // built at start when pch
+    auto pool = CompilePool::Create(o);
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    auto obj = (*pool)->Compile(Host(), kSmall, "small", "a test module");
+    ASSERT_TRUE(obj.ok()) << obj.status();
+    EXPECT_TRUE(*obj == *expected) << "pch " << pch;
+  }
+}
+
+TEST(CompilePoolTest, AWorkerThatCannotBuildThePchWarnsThroughTheDaemonAndStillCompiles) {
+  // What the pool logs, captured.
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  absl::Cleanup restore_logger = [&] { spdlog::set_default_logger(previous); };
+  // The worker's stderr is a regular file, which its RLIMIT_FSIZE 0 forbids
+  // writing: a worker that logged there would die of SIGXFSZ.
+  char path[] = "/tmp/warpd-pool-test-XXXXXX";
+  const int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  const int saved_stderr = dup(2);
+  dup2(file, 2);
+  absl::Cleanup restore_stderr = [&] {
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    close(file);
+  };
+
+  CompilePool::Options o = Opts(1);
+  o.pch_target = Host();
+  o.pch_target->cpu = "no-such-cpu";  // clang refuses it: the worker warns
+  auto pool = CompilePool::Create(o);
+  ASSERT_TRUE(pool.ok()) << pool.status();
+  const pid_t pid = (*pool)->WorkerPids().at(0);
+  for (int i = 0; i < 2; ++i) {
+    auto obj = (*pool)->Compile(Host(), kSmall, "small", "a test module");
+    ASSERT_TRUE(obj.ok()) << obj.status();
+    EXPECT_EQ(obj->substr(0, 4), "\x7f" "ELF");
+  }
+  EXPECT_EQ((*pool)->WorkerPids().at(0), pid);
+  EXPECT_EQ(lseek(file, 0, SEEK_END), 0) << "the worker wrote to its stderr";
+  std::string logged = absl::StrJoin(sink->last_formatted(), "");
+  EXPECT_NE(logged.find(absl::StrCat("compile worker ", pid, ": precompiled header: none for no-such-cpu")),
+            std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("[warning]"), std::string::npos) << logged;
 }
 
 TEST(CompilePoolTest, ConcurrentCompilesShareTheWorkers) {

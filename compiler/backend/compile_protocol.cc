@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -65,21 +66,39 @@ absl::StatusOr<CompileRequest> DecodeCompileRequest(std::string_view data) {
   return r;
 }
 
-std::string EncodeCompileReply(const absl::StatusOr<std::string>& result) {
+std::string EncodeCompileReply(const absl::StatusOr<std::string>& result, const std::vector<WorkerLog>& logs) {
   std::string out;
   PutU64(&out, static_cast<uint64_t>(result.status().code()));
   const absl::string_view message = result.status().message();
   PutString(&out, result.ok() ? std::string_view(*result) : std::string_view(message.data(), message.size()));
+  const size_t n = std::min(logs.size(), kMaxWorkerLogs);
+  PutU64(&out, n);
+  for (size_t i = 0; i < n; ++i) {
+    PutU64(&out, static_cast<uint64_t>(logs[i].level));
+    PutString(&out, std::string_view(logs[i].text).substr(0, kMaxWorkerLogBytes));
+  }
   return out;
 }
 
-absl::StatusOr<std::string> DecodeCompileReply(std::string_view data) {
-  if (data.size() < 8) return absl::InternalError("malformed compile reply");
+absl::StatusOr<std::string> DecodeCompileReply(std::string_view data, std::vector<WorkerLog>* logs) {
+  const absl::Status malformed = absl::InternalError("malformed compile reply");
+  if (data.size() < 8) return malformed;
   const uint64_t code = GetU64(data.data());
   data.remove_prefix(8);
   std::string payload;
-  if (!TakeString(&data, &payload) || !data.empty() || code > 16)
-    return absl::InternalError("malformed compile reply");
+  if (!TakeString(&data, &payload) || code > 16 || data.size() < 8) return malformed;
+  const uint64_t n = GetU64(data.data());
+  data.remove_prefix(8);
+  if (n > kMaxWorkerLogs) return malformed;
+  for (uint64_t i = 0; i < n; ++i) {
+    WorkerLog log;
+    if (data.size() < 8) return malformed;
+    log.level = static_cast<int>(std::min<uint64_t>(GetU64(data.data()), 6));
+    data.remove_prefix(8);
+    if (!TakeString(&data, &log.text) || log.text.size() > kMaxWorkerLogBytes) return malformed;
+    if (logs != nullptr) logs->push_back(std::move(log));
+  }
+  if (!data.empty()) return malformed;
   if (code == 0) return payload;
   return absl::Status(static_cast<absl::StatusCode>(code), payload);
 }

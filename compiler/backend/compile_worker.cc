@@ -12,13 +12,19 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/posix_error.h"
 #include "compiler/backend/clang_compile.h"
 #include "compiler/backend/compile_protocol.h"
+#include "compiler/backend/native_pch.h"
+#include "spdlog/sinks/base_sink.h"
+#include "spdlog/spdlog.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -86,6 +92,25 @@ absl::Status InstallSeccompFilter() {
   return absl::OkStatus();
 }
 
+// Keeps what the worker logs until the next reply takes it.
+class ReplyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::vector<WorkerLog> Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(logs_, {});
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (logs_.size() >= kMaxWorkerLogs) return;
+    logs_.push_back(WorkerLog{static_cast<int>(msg.level), std::string(msg.payload.data(), msg.payload.size())});
+  }
+  void flush_() override {}
+
+ private:
+  std::vector<WorkerLog> logs_;
+};
+
 }  // namespace
 
 absl::Status ConfineCompileWorker(const WorkerLimits& limits) {
@@ -108,16 +133,22 @@ absl::Status ConfineCompileWorker(const WorkerLimits& limits) {
   return InstallSeccompFilter();
 }
 
-int ServeCompileRequests(int in_fd, int out_fd) {
+int ServeCompileRequests(int in_fd, int out_fd, const WorkerOptions& options) {
+  auto sink = std::make_shared<ReplyLogSink>();
+  auto logger = std::make_shared<spdlog::logger>("warpd-compile-worker", sink);
+  logger->set_level(spdlog::level::from_str(options.log_level));
+  spdlog::set_default_logger(std::move(logger));
   InitializeNativeLlvm();
+  NativePchCache* pch = options.precompiled_header ? &NativePchCache::Shared() : nullptr;
+  if (pch != nullptr && options.pch_target) (void)pch->Get(*options.pch_target);  // failure: logged, compiles parse
   for (;;) {
     absl::StatusOr<std::string> frame = ReadFrame(in_fd, kMaxCompileFrame, absl::InfiniteFuture());
     if (!frame.ok()) return absl::IsUnavailable(frame.status()) ? 0 : 1;
     absl::StatusOr<CompileRequest> request = DecodeCompileRequest(*frame);
     frame->clear();
     absl::StatusOr<std::string> object =
-        request.ok() ? CompileCppToObject(request->target, request->source, request->unit_name) : request.status();
-    if (!WriteFrame(out_fd, EncodeCompileReply(object)).ok()) return 1;
+        request.ok() ? CompileCppToObject(request->target, request->source, request->unit_name, pch) : request.status();
+    if (!WriteFrame(out_fd, EncodeCompileReply(object, sink->Take())).ok()) return 1;
   }
 }
 

@@ -15,11 +15,22 @@
 //   - a seccomp filter refusing (EPERM) sockets, exec, ptrace and the other
 //     system calls a compiler never needs.
 // The daemon enforces the wall-clock limit by killing the worker.
+//
+// A worker keeps the precompiled runtime headers (native_pch.h) of the
+// targets and include lists it compiles, and builds builtin.h's for
+// `WorkerOptions::pch_target` as soon as it starts, so that its first compile
+// does not pay for it. What it logs (a PCH it could not build) goes to the
+// daemon with its next reply (compile_protocol.h), which logs it: not to fd
+// 1, which carries replies, nor to stderr, which may be a file that
+// RLIMIT_FSIZE 0 forbids writing (SIGXFSZ).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
+#include "compiler/backend/cpu_target.h"
 
 namespace warpd::compiler {
 
@@ -32,11 +43,18 @@ struct WorkerLimits {
   uint64_t memory_bytes = 0;  // address space; 0: unlimited
 };
 
+struct WorkerOptions {
+  bool precompiled_header = true;       // false: parse the runtime headers in every compile
+  std::optional<CpuTarget> pch_target;  // build its PCH before the first request
+  std::string log_level = "warn";       // the least spdlog level passed to the daemon
+};
+
 // Confines the calling process as described above (process-wide, once).
 absl::Status ConfineCompileWorker(const WorkerLimits& limits);
 
 // Serves requests from `in_fd`, replies on `out_fd`, until `in_fd` closes.
+// Makes the process's default logger collect messages for the replies.
 // Returns the process exit status.
-int ServeCompileRequests(int in_fd, int out_fd);
+int ServeCompileRequests(int in_fd, int out_fd, const WorkerOptions& options = {});
 
 }  // namespace warpd::compiler

@@ -23,10 +23,11 @@ std::string_view CpuJit::OptionsDescription() { return CppCompileOptions(); }
 
 absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create() { return Create(SelectCpuTarget(DetectHostCpu())); }
 
-absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(CpuTarget target) {
+absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(CpuTarget target, NativePchCache* pch) {
   InitializeNativeLlvm();
   std::unique_ptr<CpuJit> jit(new CpuJit());
   jit->target_ = std::move(target);
+  jit->pch_ = pch;
   jit->target_description_ = absl::StrCat("llvm=", LLVM_VERSION_STRING, " ", jit->target_.Description());
 
   auto built = llvm::orc::LLJITBuilder().create();
@@ -39,7 +40,7 @@ absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(CpuTarget target) {
 CpuJit::~CpuJit() = default;
 
 absl::StatusOr<std::string> CpuJit::CompileToObject(std::string_view source, std::string_view name) const {
-  return CompileCppToObject(target_, source, name);
+  return CompileCppToObject(target_, source, name, pch_);
 }
 
 absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Load(std::string_view object, std::string_view name) {

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "compiler/backend/cpu_target.h"
+#include "compiler/backend/native_pch.h"
 
 namespace llvm::orc {
 class LLJIT;
@@ -51,9 +52,12 @@ class JitModule {
 
 class CpuJit {
  public:
-  // Compiles for `target` (default: SelectCpuTarget(DetectHostCpu())).
+  // Compiles for `target` (default: SelectCpuTarget(DetectHostCpu())) with
+  // the precompiled runtime header from `pch` (default: the process's
+  // NativePchCache::Shared(); null: none). `pch` must outlive the CpuJit.
   static absl::StatusOr<std::unique_ptr<CpuJit>> Create();
-  static absl::StatusOr<std::unique_ptr<CpuJit>> Create(CpuTarget target);
+  static absl::StatusOr<std::unique_ptr<CpuJit>> Create(CpuTarget target,
+                                                        NativePchCache* pch = &NativePchCache::Shared());
   ~CpuJit();
 
   const CpuTarget& target() const { return target_; }
@@ -77,6 +81,7 @@ class CpuJit {
 
   CpuTarget target_;
   std::string target_description_;
+  NativePchCache* pch_ = nullptr;
   absl::Mutex mu_;
   std::unique_ptr<llvm::orc::LLJIT> jit_ ABSL_GUARDED_BY(mu_);
   uint64_t next_dylib_ ABSL_GUARDED_BY(mu_) = 0;
