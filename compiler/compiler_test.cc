@@ -104,6 +104,43 @@ TEST(CompilerTest, ScaleKernelRunsOnCpu) {
   EXPECT_EQ(a, expect);
 }
 
+// Overloads and generic functions compile and run: the template is not
+// emitted, its instances and the chosen overloads are.
+TEST(CompilerTest, OverloadsAndGenericInstancesRun) {
+  auto call = [](const char* f, std::vector<v1::Expr> args) {
+    return Call(f, std::move(args), 1, v1::CALLEE_FUNCTION);
+  };
+  // out[0] = twice(1.5) + area(2.0) + area(2.0, 3.0); out[1] = float32(twice(21))
+  auto proto = ModuleOf(
+      {Func("twice", {{"x", AnyT()}}, {Return(Bin(v1::BINOP_ADD, Name("x"), Name("x")))}),
+       Overload(Func("area_r", {{"r", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("r"), Name("r")))}), "area"),
+       Overload(Func("area_wh", {{"w", F32()}, {"h", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("w"), Name("h")))}),
+                "area"),
+       Kernel("k", {{"out", Arr(F32())}},
+              {Assign(Sub(Name("out"), {Int(0)}),
+                      Bin(v1::BINOP_ADD,
+                          Bin(v1::BINOP_ADD, call("twice", {Float(1.5)}), call("area", {Float(2.0)})),
+                          call("area", {Float(2.0), Float(3.0)}))),
+               Assign(Sub(Name("out"), {Int(1)}), Call("float32", {call("twice", {Int(21)})}))})});
+  auto c = MakeCompiler();
+  auto m = ir::ModuleFromProto(proto);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto g = Compiler::Generate(**m);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->source.find("f_twice("), std::string::npos);  // the template itself
+  EXPECT_NE(g->source.find("f_twice_wpi0("), std::string::npos) << g->source;
+  EXPECT_NE(g->source.find("f_twice_wpi1("), std::string::npos) << g->source;
+  auto r = Compile(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<float> out(2, 0.0f);
+  struct {
+    wp::array_t<float> out;
+  } args{View(out)};
+  auto ctx = RunKernel(*r->module, "k", &args, 1);
+  EXPECT_EQ(ctx.fault.flag, 0);
+  EXPECT_EQ(out, (std::vector<float>{3.0f + 4.0f + 6.0f, 42.0f}));
+}
+
 TEST(CompilerTest, OutOfBoundsRecordsFaultWithLine) {
   // bad(a): i = tid(); a[i + 1] = 1.0  (line 7)
   auto proto = ModuleOf({Kernel("bad", {{"a", Arr(F32())}},

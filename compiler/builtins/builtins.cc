@@ -271,7 +271,8 @@ std::string_view CompareOpBuiltin(ir::CompareOp op) {
 }
 
 bool IsLiteral(const ir::Expr& e) {
-  if (e.kind == ir::ExprKind::Constant) return !e.const_dtype && !std::holds_alternative<bool>(e.value);
+  if (e.kind == ir::ExprKind::Constant)  // untyped numbers (not bools, not strings)
+    return !e.const_dtype && (std::holds_alternative<int64_t>(e.value) || std::holds_alternative<double>(e.value));
   if (e.kind == ir::ExprKind::Unary && (e.unary_op == ir::UnaryOp::kNeg || e.unary_op == ir::UnaryOp::kPos))
     return IsLiteral(*e.operands[0]);
   return false;

@@ -471,10 +471,10 @@ std::string GenerateModule(const tir::Module& module) {
   w.Line("");
   for (TypeRef t : uses.structs()) EmitStruct(t, w);
   for (const auto& f : module.functions)
-    if (!f.is_kernel()) w.Line(FuncSignature(*f.source) + ";");
+    if (!f.is_kernel() && !f.source->is_generic()) w.Line(FuncSignature(*f.source) + ";");
   w.Line("");
   for (const auto& f : module.functions) {
-    if (f.is_kernel()) continue;
+    if (f.is_kernel() || f.source->is_generic()) continue;
     w.Line("// function " + f.source->name + " (line " + std::to_string(f.source->span.line) + ")");
     w.Open(FuncSignature(*f.source) + " {");
     FunctionEmitter(module, f, w).Body();

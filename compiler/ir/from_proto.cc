@@ -350,6 +350,11 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       return Error(f.span(), absl::StrCat("duplicate function name '", f.name(), "'"));
     Function fn;
     fn.name = f.name();
+    fn.overload_set = f.overload_set().empty() ? f.name() : f.overload_set();
+    if (!f.overload_set().empty()) {
+      WARPD_RETURN_IF_ERROR(CheckIdentifier(f.span(), f.overload_set(), "overload set name"));
+      if (f.kind() != v1::FUNCTION_FUNC) return Error(f.span(), "only @wp.func functions have overloads");
+    }
     fn.display_name = f.display_name().empty() ? f.name() : f.display_name();
     if (fn.display_name.size() > static_cast<size_t>(limits_.max_identifier))
       return Error(f.span(), "display name too long");
@@ -373,6 +378,13 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       if (!p.has_type() || p.type().kind_case() == v1::TypeRef::KIND_NOT_SET)
         return Error(span, absl::StrCat("parameter '", p.name(), "' of '", f.name(),
                                         "' needs a type annotation"));
+      if (p.type().kind_case() == v1::TypeRef::kAny) {
+        if (fn.kind == FunctionKind::kKernel)
+          return Error(span, absl::StrCat("parameter '", p.name(), "': kernels need concrete parameter types "
+                                          "(typing.Any is for @wp.func parameters)"));
+        fn.params.push_back(Param{p.name(), nullptr, ToSpan(span), true});
+        continue;
+      }
       auto t = TypeFromProto(p.type(), *module->types);
       if (!t.ok())
         return Error(span, absl::StrCat("parameter '", p.name(), "': ", t.status().message()));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -169,8 +170,9 @@ struct Stmt {
 
 struct Param {
   std::string name;
-  TypeRef type = nullptr;
+  TypeRef type = nullptr;  // null when generic
   Span span;
+  bool generic = false;    // typing.Any: set per instance (Function::generic_source)
 };
 
 enum class FunctionKind : uint8_t { kKernel, kFunc };
@@ -185,17 +187,31 @@ struct Local {
 struct Function {
   std::string name;          // unique C identifier in the module
   std::string display_name;  // what the user wrote (messages); never empty
+  std::string overload_set;  // what calls name (== name unless overloaded)
   FunctionKind kind = FunctionKind::kFunc;
   std::vector<Param> params;
   TypeRef declared_return = nullptr;
   Block body;
   Span span;
 
+  // A function with generic parameters is a template: never analysed or
+  // emitted itself; sema adds an instance (a copy with concrete parameter
+  // types) per distinct argument types it is called with.
+  bool is_generic() const {
+    for (const auto& p : params)
+      if (p.generic) return true;
+    return false;
+  }
+
   // Filled by sema.
   TypeRef return_type = nullptr;
   std::vector<Local> locals;  // params first, then assigned names in order of appearance
   int tid_ndim = 0;           // kernels: targets wp.tid() unpacks into (0: unused)
 };
+
+// A deep copy of a function's parameters and body (sema's instances of
+// generic functions); sema's annotations are not copied.
+Function CopyForInstance(const Function& f);
 
 struct Module {
   // Struct types of this module (and arrays of them); struct-free types are
@@ -204,7 +220,9 @@ struct Module {
   std::shared_ptr<types::TypeTable> types = std::make_shared<types::TypeTable>();
   std::string name;
   std::vector<std::string> files;  // Span::file indexes this
-  std::vector<Function> functions;
+  // A deque: sema appends instances of generic functions while it holds
+  // references to functions under analysis.
+  std::deque<Function> functions;
 
   const std::string& FileOf(const Span& s) const {
     static const std::string kUnknown = "<unknown>";

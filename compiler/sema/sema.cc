@@ -19,13 +19,54 @@ using ir::TypeRef;
 using types::ScalarKind;
 
 absl::Status ModuleSema::Run() {
-  for (size_t i = 0; i < m_.functions.size(); ++i) SEMA_TRY(Ensure(static_cast<int>(i), nullptr));
+  // Templates (generic functions) are analysed through their instances only;
+  // instances are appended as calls need them, and analysed there.
+  const size_t declared = m_.functions.size();
+  for (size_t i = 0; i < declared; ++i)
+    if (!m_.functions[i].is_generic()) SEMA_TRY(Ensure(static_cast<int>(i), nullptr));
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> ModuleSema::Instance(int tmpl, const std::vector<TypeRef>& args, const Expr& call) {
+  // Types are interned (globally, or in this module's table): their
+  // addresses identify them.
+  std::string key = Cat(tmpl, ":");
+  for (TypeRef t : args) CatAppend(&key, reinterpret_cast<uintptr_t>(t), ",");
+  if (auto it = instances_.find(key); it != instances_.end()) return it->second;
+  const ir::Function& t = m_.functions[static_cast<size_t>(tmpl)];
+  // An instance of `tmpl` under analysis that needs another one: recursion
+  // (each step could ask for new types forever).
+  for (size_t i = 0; i < state_.size(); ++i)
+    if (instance_of_[i] == tmpl && state_[i] == kActive)
+      return absl::InvalidArgumentError(
+          Cat(m_.Where(call.span), ": error: recursive call of '", t.display_name,
+              "': recursion is not supported in kernels and functions"));
+  if (instances_.size() >= kMaxInstances)
+    return absl::InvalidArgumentError(Cat(m_.Where(call.span), ": error: more than ", kMaxInstances,
+                                          " instances of generic functions in one module"));
+  ir::Function inst = ir::CopyForInstance(t);
+  // A C identifier no function of the module has.
+  for (int n = static_cast<int>(instances_.size());; ++n) {
+    inst.name = Cat(t.name, "_wpi", n);
+    if (!by_name_.count(inst.name)) break;
+  }
+  for (size_t i = 0; i < inst.params.size(); ++i) {
+    if (!inst.params[i].generic) continue;
+    inst.params[i].type = args[i];
+    inst.params[i].generic = false;
+  }
+  const int index = static_cast<int>(m_.functions.size());
+  by_name_[inst.name] = index;
+  m_.functions.push_back(std::move(inst));
+  state_.push_back(kNone);
+  instance_of_.push_back(tmpl);
+  instances_[key] = index;
+  return index;
 }
 
 absl::Status ModuleSema::Ensure(int i, const Expr* call) {
   if (state_[i] == kDone) return absl::OkStatus();
-  if (state_[i] == kActive)
+  if (state_[static_cast<size_t>(i)] == kActive)
     return absl::InvalidArgumentError(
         Cat(m_.Where(call->span), ": error: recursive call of '", m_.functions[i].display_name,
                      "': recursion is not supported in kernels and functions"));

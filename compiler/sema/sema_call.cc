@@ -14,27 +14,85 @@ absl::Status FunctionSema::CallSema(Expr& e) {
   return BuiltinCall(e);
 }
 
-absl::Status FunctionSema::UserCall(Expr& e) {
-  int callee = ms_.Find(e.name);
-  if (callee < 0) return Err(e.span, Cat("unknown function '", e.name, "'"));
-  if (!e.keywords.empty()) return Err(e.span, "keyword arguments to user functions are not supported");
-  ir::Function& fn = m_.functions[callee];
-  if (fn.kind == ir::FunctionKind::kKernel)
-    return Err(e.span, Cat("'", fn.display_name, "' is a kernel; kernels cannot be called, only launched"));
-  SEMA_TRY(ms_.Ensure(callee, &e));
-  if (e.operands.size() != fn.params.size())
-    return Err(e.span, Cat("'", fn.display_name, "' takes ", fn.params.size(), " argument",
-                                    fn.params.size() == 1 ? "" : "s", " but ", e.operands.size(), " were given"));
-  for (size_t i = 0; i < e.operands.size(); ++i) {
-    SEMA_TRY(ExprSema(*e.operands[i]));
-    if (types::SameType(e.operands[i]->type, fn.params[i].type)) continue;
-    return Err(e.operands[i]->span,
-               Cat("argument '", fn.params[i].name, "' of '", fn.display_name, "' expects ",
-                            fn.params[i].type->ToString(), " but got ", TypeText(e.operands[i]->type),
-                            " (no implicit conversion)"));
+namespace {
+
+// "f(x: float32, v: Any)" for messages.
+std::string FunctionSignatureText(const ir::Function& f) {
+  std::vector<std::string> params;
+  for (const auto& p : f.params) params.push_back(Cat(p.name, ": ", p.generic ? "Any" : p.type->ToString()));
+  return Cat(f.display_name, "(", Join(params, ", "), ")");
+}
+
+// How many generic parameters take the arguments, or -1 when `f` does not
+// fit them (Warp: exact types; a generic parameter takes any value).
+int Fit(const ir::Function& f, const std::vector<TypeRef>& args) {
+  if (f.params.size() != args.size()) return -1;
+  int generic = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (f.params[i].generic) {
+      if (args[i]->is_void()) return -1;
+      ++generic;
+    } else if (!types::SameType(args[i], f.params[i].type)) {
+      return -1;
+    }
   }
+  return generic;
+}
+
+}  // namespace
+
+absl::Status FunctionSema::UserCall(Expr& e) {
+  const std::vector<int>& candidates = ms_.Overloads(e.name);
+  if (candidates.empty()) {
+    int k = ms_.Find(e.name);
+    if (k >= 0 && m_.functions[static_cast<size_t>(k)].kind == ir::FunctionKind::kKernel)
+      return Err(e.span, Cat("'", m_.functions[static_cast<size_t>(k)].display_name,
+                             "' is a kernel; kernels cannot be called, only launched"));
+    return Err(e.span, Cat("unknown function '", e.name, "'"));
+  }
+  if (!e.keywords.empty()) return Err(e.span, "keyword arguments to user functions are not supported");
+  // The arguments' types choose the overload (and a generic function's instance).
+  std::vector<TypeRef> args;
+  for (auto& a : e.operands) {
+    SEMA_TRY(ExprSema(*a));
+    args.push_back(a->type);
+  }
+  // As Warp 1.19 chooses: an overload without generic parameters first, else
+  // the first fitting generic one in definition order.
+  int callee = -1, generic = 0;
+  for (int c : candidates) {
+    const int g = Fit(m_.functions[static_cast<size_t>(c)], args);
+    if (g < 0 || (callee >= 0 && (generic == 0 || g > 0))) continue;
+    callee = c;
+    generic = g;
+  }
+  if (callee < 0) {
+    const ir::Function& only = m_.functions[static_cast<size_t>(candidates.front())];
+    if (candidates.size() == 1 && only.params.size() != args.size())
+      return Err(e.span, Cat("'", only.display_name, "' takes ", only.params.size(), " argument",
+                             only.params.size() == 1 ? "" : "s", " but ", args.size(), " were given"));
+    if (candidates.size() == 1) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (only.params[i].generic || types::SameType(args[i], only.params[i].type)) continue;
+        return Err(e.operands[i]->span,
+                   Cat("argument '", only.params[i].name, "' of '", only.display_name, "' expects ",
+                       only.params[i].type->ToString(), " but got ", TypeText(args[i]), " (no implicit conversion)"));
+      }
+    }
+    std::vector<std::string> got, sigs;
+    for (TypeRef a : args) got.push_back(TypeText(a));
+    for (int c : candidates) sigs.push_back(FunctionSignatureText(m_.functions[static_cast<size_t>(c)]));
+    return Err(e.span, Cat("no overload of ", only.display_name, "() takes (", Join(got, ", "),
+                           "); Warp does not convert implicitly. Candidates: ", Join(sigs, "; ")));
+  }
+  if (generic > 0) {
+    auto inst = ms_.Instance(callee, args, e);
+    if (!inst.ok()) return inst.status();
+    callee = *inst;
+  }
+  SEMA_TRY(ms_.Ensure(callee, &e));
   e.function_index = callee;
-  e.type = fn.return_type;
+  e.type = m_.functions[static_cast<size_t>(callee)].return_type;
   return absl::OkStatus();
 }
 

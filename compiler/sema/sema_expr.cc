@@ -132,6 +132,8 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
       SEMA_TRY(Condition(*e.operands[0], "a conditional expression's test"));
       SEMA_TRY(ExprSema(*e.operands[1]));
       SEMA_TRY(ExprSema(*e.operands[2]));
+      if (e.operands[1]->type->is_void())
+        return Err(e.span, "the branches of a conditional expression must be values");
       if (!types::SameType(e.operands[1]->type, e.operands[2]->type))
         return Err(e.span, Cat("both branches of a conditional expression must have one type; got ",
                                         e.operands[1]->type->ToString(), " and ", e.operands[2]->type->ToString()));

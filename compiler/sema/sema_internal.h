@@ -82,8 +82,12 @@ class FunctionSema {
 
 class ModuleSema {
  public:
-  explicit ModuleSema(ir::Module& m) : m_(m), state_(m.functions.size(), kNone) {
-    for (size_t i = 0; i < m.functions.size(); ++i) by_name_[m.functions[i].name] = static_cast<int>(i);
+  explicit ModuleSema(ir::Module& m) : m_(m), state_(m.functions.size(), kNone), instance_of_(m.functions.size(), -1) {
+    for (size_t i = 0; i < m.functions.size(); ++i) {
+      by_name_[m.functions[i].name] = static_cast<int>(i);
+      if (m.functions[i].kind == ir::FunctionKind::kFunc)
+        overloads_[m.functions[i].overload_set].push_back(static_cast<int>(i));
+    }
   }
 
   absl::Status Run();
@@ -92,6 +96,15 @@ class ModuleSema {
     auto it = by_name_.find(name);
     return it == by_name_.end() ? -1 : it->second;
   }
+  // The functions a call of `set` may mean (its overloads), in module order.
+  const std::vector<int>& Overloads(const std::string& set) const {
+    static const std::vector<int> kNone;
+    auto it = overloads_.find(set);
+    return it == overloads_.end() ? kNone : it->second;
+  }
+  // The instance of generic function `tmpl` for argument types `args` (made
+  // and appended to the module on first use).
+  absl::StatusOr<int> Instance(int tmpl, const std::vector<ir::TypeRef>& args, const ir::Expr& call);
 
   // Analyzes function `i` if needed (callees before callers, so inferred
   // return types are known); a call back into a function under analysis is
@@ -103,9 +116,13 @@ class ModuleSema {
 
  private:
   enum State { kNone, kActive, kDone };
+  static constexpr size_t kMaxInstances = 256;
   ir::Module& m_;
   std::vector<State> state_;
   std::unordered_map<std::string, int> by_name_;
+  std::unordered_map<std::string, std::vector<int>> overloads_;
+  std::vector<int> instance_of_;                     // the template of each instance; -1 otherwise
+  std::unordered_map<std::string, int> instances_;   // (template, argument types) -> instance
   uint64_t local_array_bytes_ = 0;
 };
 

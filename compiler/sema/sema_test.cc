@@ -155,5 +155,90 @@ TEST(SemaTest, UserErrors) {
   }
 }
 
+// @wp.func overloads: the call's argument types choose (exactly; Warp has
+// no implicit conversions), by type and by arity.
+TEST(SemaTest, OverloadsAreChosenByArgumentTypes) {
+  auto fcall = [](std::vector<v1::Expr> args) { return Call("area", std::move(args), 1, v1::CALLEE_FUNCTION); };
+  auto m = Check(K({Assign(Name("a1"), fcall({Float(2.0)})), Assign(Name("a2"), fcall({Float(2.0), Float(3.0)})),
+                    Assign(Name("a3"), fcall({Name("v")}))},
+                   {Overload(Func("area_1", {{"r", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("r"), Name("r")))}), "area"),
+                    Overload(Func("area_2", {{"w", F32()}, {"h", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("w"), Name("h")))}),
+                             "area"),
+                    Overload(Func("area_3", {{"v", Vec(3)}}, {Return(Call("length", {Name("v")}))}), "area")}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const ir::Function& k = (*m)->functions[3];
+  ASSERT_EQ(k.name, "k");
+  std::vector<std::string> callees;
+  for (const auto& s : k.body) callees.push_back((*m)->functions[s->value->function_index].name);
+  EXPECT_EQ(callees, (std::vector<std::string>{"area_1", "area_2", "area_3"}));
+
+  auto bad = Check(K({Assign(Name("x"), fcall({Int(2)}))},
+                     {Overload(Func("area_1", {{"r", F32()}}, {Return(Name("r"))}), "area"),
+                      Overload(Func("area_2", {{"w", F32()}, {"h", F32()}}, {Return(Name("w"))}), "area")}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no overload of area_1() takes (int32); Warp does not convert implicitly. "
+                                        "Candidates: area_1(r: float32); area_2(w: float32, h: float32)"),
+            std::string::npos)
+      << bad.status();
+}
+
+// typing.Any parameters: one instance per distinct argument types; the
+// template itself is never analysed or emitted.
+TEST(SemaTest, GenericFunctionsAreInstantiatedPerArgumentTypes) {
+  auto twice = [](v1::Expr x) { return Call("twice", {std::move(x)}, 1, v1::CALLEE_FUNCTION); };
+  auto m = Check(K({Assign(Name("ra"), twice(Float(1.5))), Assign(Name("rb"), twice(Name("n"))),
+                    Assign(Name("rc"), twice(Name("v"))), Assign(Name("rd"), twice(Float(0.5)))},
+                   {Func("twice", {{"x", AnyT()}}, {Return(Bin(v1::BINOP_ADD, Name("x"), Name("x")))})}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const ir::Module& mod = **m;
+  ASSERT_EQ(mod.functions.size(), 5u);  // twice, k, and three instances (float32 twice shares one)
+  EXPECT_TRUE(mod.functions[0].is_generic());
+  std::vector<std::string> types;
+  for (size_t i = 2; i < 5; ++i) {
+    EXPECT_FALSE(mod.functions[i].is_generic());
+    EXPECT_EQ(mod.functions[i].display_name, "twice");
+    types.push_back(mod.functions[i].return_type->ToString());
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{"float32", "int32", "vec3f"}));
+  EXPECT_EQ(mod.functions[1].body[0]->value->function_index, mod.functions[1].body[3]->value->function_index);
+}
+
+// A concrete overload beats a generic one; a generic function calling itself
+// is recursion, even with other types each time.
+TEST(SemaTest, ConcreteOverloadsWinAndGenericRecursionIsRejected) {
+  auto call = [](const char* f, v1::Expr x) { return Call(f, {std::move(x)}, 1, v1::CALLEE_FUNCTION); };
+  auto m = Check(K({Assign(Name("ra"), call("g", Float(1.0))), Assign(Name("rb"), call("g", Name("n")))},
+                   {Overload(Func("g_any", {{"x", AnyT()}}, {Return(Name("x"))}), "g"),
+                    Overload(Func("g_f32", {{"x", F32()}}, {Return(Name("x"))}), "g")}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const ir::Function& k = (*m)->functions[2];
+  EXPECT_EQ((*m)->functions[k.body[0]->value->function_index].name, "g_f32");
+  EXPECT_EQ((*m)->functions[k.body[1]->value->function_index].display_name, "g_any");
+
+  auto rec = Check(K({Assign(Name("ra"), call("r", Float(1.0)))},
+                     {Func("r", {{"x", AnyT()}}, {Return(call("r", Call("vec2", {Name("x"), Name("x")}, 7)))})}));
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.status().message().find("recursive call of 'r'"), std::string::npos) << rec.status();
+}
+
+TEST(SemaTest, KernelsNeedConcreteParameterTypes) {
+  auto m = Check(ModuleOf({Kernel("k", {{"x", AnyT()}}, {})}));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("kernels need concrete parameter types"), std::string::npos) << m.status();
+}
+
+// A string constant never takes a number's type (the IR fuzzer once got
+// `x > "range"` through sema to an INTERNAL error in lowering).
+TEST(SemaTest, StringsNeverTakeANumbersType) {
+  v1::Expr str;
+  *str.mutable_span() = Span(3);
+  str.mutable_constant()->set_string_value("range");
+  auto m = Check(K({Assign(Name("b", 3), Cmp(v1::CMP_GT, Float(1.0, 3), str, 3), 3)}));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(m.status().message().find("test.py:3:1: error: cannot compare float32 > None"), std::string::npos)
+      << m.status();
+}
+
 }  // namespace
 }  // namespace warpd::sema

@@ -42,6 +42,12 @@ inline v1::TypeRef Mat(int rows, int cols, v1::ScalarType t = v1::SCALAR_FLOAT32
   r.mutable_matrix()->set_dtype(t);
   return r;
 }
+// typing.Any (a generic @wp.func parameter).
+inline v1::TypeRef AnyT() {
+  v1::TypeRef r;
+  r.mutable_any();
+  return r;
+}
 inline v1::TypeRef Arr(v1::TypeRef dtype, int ndim = 1) {
   v1::TypeRef r;
   *r.mutable_array()->mutable_dtype() = std::move(dtype);
@@ -207,6 +213,12 @@ inline v1::Function Kernel(const std::string& name, std::vector<P> params, std::
 }
 inline v1::Function Func(const std::string& name, std::vector<P> params, std::vector<Stmt> body, int line = 1) {
   return Fn(name, v1::FUNCTION_FUNC, std::move(params), std::move(body), line);
+}
+
+// An overload of `set`: a @wp.func defined again with other parameter types.
+inline v1::Function Overload(v1::Function f, const std::string& set) {
+  f.set_overload_set(set);
+  return f;
 }
 
 inline v1::Module ModuleOf(std::vector<v1::Function> fns, const std::string& name = "test") {

@@ -51,7 +51,9 @@ class FunctionLowering {
     switch (s.kind) {
       case StmtKind::Assign: return Assign(s);
       case StmtKind::AugAssign: return AugAssign(s);
-      case StmtKind::ExprStmt: (void)Value(*s.value); return;
+      case StmtKind::ExprStmt:
+        if (!IsStringConstant(*s.value)) (void)Value(*s.value);  // a string statement (docstring) does nothing
+        return;
       case StmtKind::If: {
         Operand c = Value(*s.value);
         If& i = b_.MakeIf(c, s.span);
@@ -434,6 +436,7 @@ absl::StatusOr<Module> Lower(const ir::Module& module) {
   out.functions.resize(module.functions.size());
   for (size_t i = 0; i < module.functions.size(); ++i) {
     out.functions[i].source = &module.functions[i];
+    if (module.functions[i].is_generic()) continue;  // a template: its instances are functions of their own
     if (auto st = FunctionLowering(module, prints, out.functions[i]).Run(); !st.ok()) return st;
   }
   out.prints = prints.table;

@@ -37,6 +37,7 @@ class Collector {
 
   PrintSites Run() {
     for (size_t f = 0; f < m_.functions.size(); ++f) {
+      if (m_.functions[f].is_generic()) continue;  // untyped; its instances have the sites
       current_ = static_cast<int>(f);
       Block(m_.functions[f].body);
     }

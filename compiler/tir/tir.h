@@ -305,6 +305,8 @@ const T& Cast(const Inst& i) {
 
 // ------------------------------------------------------------------ functions
 
+// A generic function (a template; ir::Function::is_generic) keeps an empty
+// body: emitters skip it and call its instances.
 struct Function {
   const ir::Function* source = nullptr;  // name, kind, params, return type, span
   std::vector<Var> vars;                 // params first (in order), then locals, then the rest

@@ -476,3 +476,30 @@ def test_submit_errors_surface_as_warpd_errors(wp, serving):
         wp.synchronize()
     a.handle = None  # already freed
     assert serving()
+
+
+def test_strings_are_not_numbers(wp, serving):
+    """Strings are print() text only (the server checks the same: sema_test StringsNeverTakeANumbersType);
+    a string statement (a docstring) does nothing."""
+
+    @wp.kernel(module="unique")
+    def compares_a_string(a: wp.array(dtype=float)):
+        """A docstring."""
+        i = wp.tid()
+        if a[i] > "range":
+            a[i] = 1.0
+
+    with pytest.raises(wp.CompileError, match=r"string constants are supported only as arguments of print\(\)") as info:
+        wp.launch(compares_a_string, dim=1, inputs=[wp.zeros(1, dtype=float)])
+    assert_names_line(str(info.value), compares_a_string.func, '"range"')
+
+    @wp.kernel(module="unique")
+    def has_docstring(a: wp.array(dtype=float)):
+        """Docstrings are fine."""
+        i = wp.tid()
+        a[i] = 2.0
+
+    a = wp.zeros(1, dtype=float)
+    wp.launch(has_docstring, dim=1, inputs=[a])
+    assert a.numpy()[0] == 2.0
+    assert serving()

@@ -29,7 +29,8 @@ from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_d
 from .device import Device
 from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
-from .kernel import Function, Kernel, func, kernel
+from .function import Function, func
+from .kernel import Kernel, kernel
 from .launch import launch
 from .staticexpr import static
 from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,

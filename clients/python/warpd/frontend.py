@@ -4,8 +4,9 @@ The front end translates syntax and resolves Python names; it does not
 type-check (the daemon does, and reports errors with the user's file:line).
 Name resolution, for a name that is not a local variable of the function:
 
-- user functions (@wp.func) become CALLEE_FUNCTION calls by their IR name and
-  are returned as dependencies so the module includes them;
+- user functions (@wp.func) become CALLEE_FUNCTION calls by the name of their
+  overload set (function.py; the daemon picks the overload) and are returned
+  as dependencies so the module includes them;
 - Warp builtins (``wp.dot``, ``wp.tid``, ``float``, ``range``, ``wp.vec3``)
   become CALLEE_BUILTIN calls by Warp's builtin name; an attribute of the
   warpd package that Python does not define (``wp.sin``) is a builtin of that
@@ -26,6 +27,9 @@ the branch taken; a for loop over a constant range() whose body uses its index
 in wp.static() is unrolled. For that, the translator follows which locals hold
 compile-time constants (``self.consts``), statement by statement.
 
+A parameter annotated ``typing.Any`` is generic (TypeRef ``any``) in a
+@wp.func and an error in a kernel; ``-> typing.Any`` is no return type.
+
 Every statement and expression carries its SourceSpan (file, absolute 1-based
 line and column). Syntax with no IR form (strings, lists, lambdas, slices)
 raises CompileError "file:line:col: error: ..." here.
@@ -40,6 +44,7 @@ import inspect
 import numbers
 import re
 import types as pytypes
+import typing
 
 import numpy as np
 
@@ -73,16 +78,22 @@ _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
 _MAX_UNROLL = 4096
 
 
+def c_identifier(name: str) -> str:
+    """name made a C identifier (what mangled names start with)."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", name.encode("ascii", "replace").decode())
+    if not base or base[0].isdigit():
+        base = "f_" + base
+    return base
+
+
 def mangle(func, declared=None) -> str:
     """A C identifier unique to func's definition: "<name>_<8 hex digits>".
 
-    The hash covers the source and what the function was made with (its closure
-    variables and wp.static() values, identity.py), so kernels made by one
-    factory with different captures have different names.
+    The hash covers the source, the parameter and return types (a factory or a
+    loop may give one source different annotations) and what the function was
+    made with (its closure variables and wp.static() values, identity.py), so
+    kernels made by one factory with different captures have different names.
     """
-    base = re.sub(r"[^A-Za-z0-9_]", "_", func.__name__.encode("ascii", "replace").decode())
-    if not base or base[0].isdigit():
-        base = "f_" + base
     try:
         src = inspect.getsource(func)
     except (OSError, TypeError):
@@ -90,9 +101,45 @@ def mangle(func, declared=None) -> str:
     made_with = [f"{name}={identity.fingerprint(v)}" for name, v in sorted(staticexpr.closure_of(func).items())]
     if declared is not None:
         made_with += [identity.fingerprint(v) for v in declared.values.values()]
-    text = "\0".join([func.__module__, func.__qualname__, src, *made_with])
+    types = [*signature(func), annotation_key(func, getattr(func, "__annotations__", {}).get("return"))]
+    text = "\0".join([func.__module__, func.__qualname__, src, *types, *made_with])
     h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{base}_{h[:8]}"
+    return f"{c_identifier(func.__name__)}_{h[:8]}"
+
+
+# The signature() key of a typing.Any parameter: a generic one.
+ANY = "any"
+
+
+def signature(func) -> tuple:
+    """func's parameter types as text, one key per parameter (annotation_key).
+
+    What tells the overloads of a @wp.func apart, as Warp's signatures do:
+    the parameter types in order, not their names.
+    """
+    code = func.__code__
+    annotations = getattr(func, "__annotations__", {})
+    return tuple(annotation_key(func, annotations.get(name))
+                 for name in code.co_varnames[:code.co_argcount])
+
+
+def annotation_key(func, ann) -> str:
+    """ANY for typing.Any, the serialized TypeRef of a type, "" when there is no
+    annotation; an annotation that cannot be evaluated yet is keyed by its text
+    (translation reports it)."""
+    if ann is None:
+        return ""
+    if isinstance(ann, str):
+        try:
+            ann = eval(ann, staticexpr.namespace(func.__globals__, staticexpr.closure_of(func)))  # noqa: S307
+        except Exception:  # noqa: BLE001 - the translator reports it, with file:line
+            return "text:" + ann
+    if ann is typing.Any:
+        return ANY
+    tr = wt.to_typeref(ann)
+    if tr is not None:
+        return tr.SerializeToString(deterministic=True).hex()
+    return "other:" + identity.fingerprint(ann)
 
 
 def _is_warp_module(obj) -> bool:
@@ -158,7 +205,7 @@ class Translator:
         self.func = func
         self.kind = kind
         self.ir_name = ir_name
-        self.function_type = function_type  # warpd.kernel.Function, to recognize user functions
+        self.function_type = function_type  # warpd.function.Function, to recognize user functions
         # The tree parsed at declaration, where the static values found then are keyed.
         self.src = declared.src if declared is not None else SourceFunction(func)
         self.static_values = declared.values if declared is not None else {}
@@ -235,6 +282,13 @@ class Translator:
             return eval(ann, ns)  # noqa: S307 - the user's own annotation
         return ann
 
+    def is_any(self, ann, node, what) -> bool:
+        """Whether an annotation is typing.Any (a generic parameter; as a return type: none given)."""
+        try:
+            return self.evaluate_annotation(ann) is typing.Any
+        except Exception as e:
+            raise self.error(node, f"cannot evaluate the type annotation of {what}: {e}") from None
+
     def typeref_of(self, ann, node, what) -> ir_pb2.TypeRef:
         try:
             obj = self.evaluate_annotation(ann)
@@ -268,13 +322,19 @@ class Translator:
         annotations = getattr(self.func, "__annotations__", {})
         for a in args.args:
             p = fn.params.add(name=a.arg, span=self.span(a))
-            if a.arg in annotations:
+            if a.arg in annotations and self.is_any(annotations[a.arg], a, f"parameter '{a.arg}'"):
+                if self.kind == ir_pb2.FUNCTION_KERNEL:
+                    raise self.error(a, f"kernel parameter '{a.arg}' is annotated typing.Any: kernels need "
+                                        f"concrete parameter types (generic parameters are supported in "
+                                        f"@wp.func only)")
+                p.type.any.SetInParent()  # generic: the daemon instantiates the function per argument types
+            elif a.arg in annotations:
                 p.type.CopyFrom(self.typeref_of(annotations[a.arg], a, f"parameter '{a.arg}'"))
                 n = staticexpr.fixed_length(self.evaluate_annotation(annotations[a.arg]))
                 if n is not None:
                     self.param_lengths[a.arg] = n
         ret = annotations.get("return", None)
-        if ret is not None and self.kind == ir_pb2.FUNCTION_FUNC:
+        if ret is not None and self.kind == ir_pb2.FUNCTION_FUNC and not self.is_any(ret, node, "the return value"):
             fn.return_type.CopyFrom(self.typeref_of(ret, node, "the return value"))
         body = node.body
         if body and _is_docstring(body[0]):

@@ -8,13 +8,15 @@ different IR names, or one module would hold one of them under both names
 equal plain values (numbers, strings, Warp values and types, functions by IR
 name, containers of those) give the same text in every process, which keeps
 the daemon's module cache useful; any other object is written with its id,
-unique while the kernel (which references it) lives.
+unique while the kernel (which references it) lives. A @wp.func's IR name is
+that of its overload set, which hashes all of its overloads (function.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import types as pytypes
+import typing
 
 import numpy as np
 
@@ -32,8 +34,10 @@ def fingerprint(value, depth: int = 0) -> str:
     if isinstance(value, (wt._Scalar, wt.Value)):
         return f"{fingerprint(type(value), depth)}:{value!r}"
     ir_name = getattr(value, "ir_name", None)
-    if isinstance(ir_name, str):  # a @wp.func or a kernel
+    if isinstance(ir_name, str):  # a kernel, or a @wp.func: the name of its overload set covers them all
         return f"fn:{ir_name}"
+    if value is typing.Any:  # a class since Python 3.11; its id differs from one process to the next
+        return "type:typing.Any"
     if isinstance(value, type):
         tr = wt.to_typeref(value) if wt.is_value_type(value) else None
         if tr is not None:

@@ -1,10 +1,10 @@
-"""``@wp.kernel`` and ``@wp.func``: Python functions that run in the daemon.
+"""``@wp.kernel``: Python functions launched in the daemon (``@wp.func``: function.py).
 
 A Kernel belongs to a Module (by default its Python module, as in Warp; or a
 module of its own with ``@wp.kernel(module="unique")``). Its IR is built on
 first use, not at decoration, so it may call functions defined later in the
-file. A Function (``@wp.func``) is included in every module whose kernels
-call it, directly or through other functions.
+file. A Function (``@wp.func``, with all of its overloads) is included in
+every module whose kernels call it, directly or through other functions.
 """
 
 from __future__ import annotations
@@ -12,36 +12,9 @@ from __future__ import annotations
 import functools
 
 from . import frontend
+from .function import Function, callee_names
 from .module import get_module, unique_module
 from .v1 import ir_pb2
-
-
-class Function:
-    """A user function callable from kernels (and, as plain Python, from Python)."""
-
-    def __init__(self, func):
-        self.func = func
-        self.key = func.__name__
-        self._declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
-        self.ir_name = frontend.mangle(func, self._declared)
-        self._ir = None
-        self._deps = None
-        self._again = False
-        functools.update_wrapper(self, func)
-
-    def build(self):
-        """(ir_pb2.Function, [Function]) — translated once, or per module build when a
-        wp.static() could only be evaluated at translation (as Warp does)."""
-        if self._ir is None or self._again:
-            self._ir, self._deps, self._again = frontend.translate(
-                self.func, ir_pb2.FUNCTION_FUNC, self.ir_name, Function, self._declared)
-        return self._ir, self._deps
-
-    def __call__(self, *args, **kwargs):
-        return self.func(*args, **kwargs)
-
-    def __repr__(self):
-        return f"<warpd function {self.func.__module__}.{self.func.__qualname__}>"
 
 
 class Kernel:
@@ -55,7 +28,8 @@ class Kernel:
         self.ir_name = frontend.mangle(func, self._declared)
         self.enable_backward = enable_backward
         self._ir = None
-        self._deps = None
+        self._deps = ()
+        self._callees = ()
         self._again = False
         # (runtime, device name) -> (module version, launch plan); see launch.py.
         self._plans: dict = {}
@@ -71,12 +45,15 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     def build(self):
-        """(ir_pb2.Function, [Function]) — translated once, or per module build when a
-        wp.static() could only be evaluated at translation (as Warp does)."""
-        if self._ir is None or self._again:
-            self._ir, self._deps, self._again = frontend.translate(
+        """(ir_pb2.Function, [Function]) — translated once, again per module build when a
+        wp.static() could only be evaluated at translation (as Warp does), or when a
+        function it calls got another overload (its set was renamed, function.py)."""
+        if self._ir is None or self._again or self._callees != callee_names(self._deps):
+            self._ir, deps, self._again = frontend.translate(
                 self.func, ir_pb2.FUNCTION_KERNEL, self.ir_name, Function, self._declared)
-        return self._ir, self._deps
+            self._deps = tuple(deps)
+            self._callees = callee_names(self._deps)
+        return self._ir, list(self._deps)
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"kernel '{self.key}' cannot be called directly; launch it with "
@@ -90,13 +67,5 @@ def kernel(f=None, *, enable_backward=None, module=None):
     """Decorator: ``@wp.kernel`` or ``@wp.kernel(module="unique")``."""
     def wrap(func):
         return Kernel(func, module=module, enable_backward=enable_backward)
-
-    return wrap(f) if f is not None else wrap
-
-
-def func(f=None):
-    """Decorator: ``@wp.func``."""
-    def wrap(fn):
-        return Function(fn)
 
     return wrap(f) if f is not None else wrap

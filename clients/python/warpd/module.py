@@ -1,13 +1,14 @@
 """Kernel modules: the unit the daemon compiles and loads, as in Warp.
 
 All kernels of one Python module (plus the user functions they call, from any
-module) form one ``warpd.v1.Module``: as in Warp, the latest kernel of each
-qualified name and any other kernel object still referenced (kernels made by
-one factory share their qualified name; their IR names differ, frontend.mangle).
-It is built and sent with LoadModule on the first launch of any of its kernels
-on a device, and cached by the SHA-256 of its serialized IR: a launch after new
-kernels were defined builds a new module; identical content is never loaded
-twice per device. Compile errors are
+module, each with all of its overloads) form one ``warpd.v1.Module``: as in
+Warp, the latest kernel of each qualified name and any other kernel object
+still referenced (kernels made by one factory share their qualified name;
+their IR names differ, frontend.mangle). It is built and sent with LoadModule
+on the first launch of any of its kernels on a device, and cached by the
+SHA-256 of its serialized IR: a launch after new kernels were defined (or an
+overload added to a function) builds a new module; identical content is never
+loaded twice per device. Compile errors are
 cached the same way and raised again without another round trip.
 """
 
@@ -22,6 +23,16 @@ from .v1 import ir_pb2, runtime_pb2
 
 _registry: dict[str, Module] = {}
 _registry_lock = threading.Lock()
+# Bumped when a @wp.func gets another overload in place (function.py): the IR of
+# every module that reaches it may change, though none of its kernels did.
+_functions_epoch = 0
+
+
+def functions_changed():
+    """Drops every module's cached build (a @wp.func was given another overload)."""
+    global _functions_epoch
+    with _registry_lock:
+        _functions_epoch += 1
 
 
 class LoadedModule:
@@ -40,7 +51,7 @@ class Module:
         # IR name -> a Kernel of that IR name while one is referenced (older definitions,
         # other kernels of a factory); the first one registered stays while it lives.
         self._live = weakref.WeakValueDictionary()
-        self.version = 0  # bumped whenever a kernel is (re)defined
+        self._kernels_version = 0  # bumped whenever a kernel is (re)defined
         self._lock = threading.Lock()
         self._built = None  # (version, ir_pb2.Module, content hash)
 
@@ -49,7 +60,12 @@ class Module:
             self.kernels[kernel.qualname] = kernel
             if self._live.get(kernel.ir_name) is None:
                 self._live[kernel.ir_name] = kernel
-            self.version += 1
+            self._kernels_version += 1
+
+    @property
+    def version(self) -> tuple:
+        """Changes whenever the module's IR may have: a kernel (re)defined, an overload added."""
+        return (self._kernels_version, _functions_epoch)
 
     def build(self):
         """(ir_pb2.Module, content hash) for the current kernels; cached per version."""
@@ -65,13 +81,14 @@ class Module:
         funcs, seen = [], set()
 
         def add_function(f):
+            # Every overload of a function a kernel reaches (the daemon picks among them).
             if f.ir_name in seen:
                 return
             seen.add(f.ir_name)
-            ir, deps = f.build()
+            irs, deps = f.build()
             for d in deps:
                 add_function(d)
-            funcs.append(ir)
+            funcs.extend(irs)
 
         kernel_irs = []
         for k in kernels:

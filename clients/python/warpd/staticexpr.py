@@ -301,6 +301,6 @@ def declare(func, parse) -> Declared | None:
 
 
 def _function_type():
-    from .kernel import Function
+    from .function import Function
 
     return Function

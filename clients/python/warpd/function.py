@@ -1,0 +1,226 @@
+"""``@wp.func``: user functions, overloaded by parameter types as in Warp 1.19.
+
+    @wp.func
+    def scale(x: float):
+        return x * 2.0
+
+    @wp.func
+    def scale(x: wp.vec3):        # a second overload: `scale` now names both
+        return x * 3.0
+
+    @wp.func
+    def twice(x: typing.Any):     # generic: one instance per argument types
+        return x + x
+
+A Function is an overload set. Defining a @wp.func under a name that its scope
+(the module, class or function body it is defined in) already binds to a
+Function of the same module and qualified name adds an overload to that
+Function, which the name keeps. A definition with the parameter types of an
+existing overload (types in order; names do not count) replaces it; when that
+is the overload the Function was made with, the name is bound to a new
+Function holding the other overloads too and the old object keeps its own, as
+in Warp. A Function defined elsewhere (imported) is never extended: the name
+is simply rebound.
+
+Kernels call the set; the daemon picks, as Warp 1.19 does, the overload whose
+parameter types match the argument types exactly, else the first (in definition
+order) that fits with its ``typing.Any`` parameters matching anything, and
+instantiates generic overloads per argument types.
+Called from Python, a Function picks its overload the same way (Warp 1.19
+binds such calls to the first definition's parameters, so it cannot pick by
+arity there).
+
+IR names are deterministic, so the daemon's module cache works across processes:
+
+- a set of one overload is that definition's mangled name (frontend.mangle),
+  and its IR function has that ``name`` and an empty ``overload_set``;
+- a set of several is "<name>_<8 hex digits of its overloads' mangled names>";
+  overload i is the IR function "<set>_<i>" with ``overload_set`` = the set.
+
+A set's name (``Function.ir_name``, what calls and kernel identities use)
+thus covers all of its overloads. Adding one renames the set: callers that were
+translated before are translated again (their callee names are checked at each
+build), and every module's cached build is dropped (module.functions_changed).
+Definitions are expected at import time or between launches, not concurrently
+with launches from other threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import numbers
+import sys
+
+import numpy as np
+
+from . import frontend
+from . import types as wt
+from .module import functions_changed
+from .v1 import ir_pb2
+
+
+def callee_names(deps) -> tuple:
+    """The names the calls of a translated function used (to notice a renamed set)."""
+    return tuple(d.ir_name for d in deps)
+
+
+class _Overload:
+    """One definition of a @wp.func: a Python function and its translation."""
+
+    def __init__(self, func):
+        self.func = func
+        self.declared = frontend.declare(func)  # wp.static() values, evaluated now as in Warp
+        self.signature = frontend.signature(func)
+        self.generic_params = sum(1 for k in self.signature if k == frontend.ANY)
+        self.ir_name = frontend.mangle(func, self.declared)
+        self._ir = None
+        self._deps = ()
+        self._callees = ()
+        self._again = False
+
+    def build(self):
+        """(ir_pb2.Function named by its mangled name, [Function]) — translated once, again
+        per module build when a wp.static() could only be evaluated at translation (as
+        Warp does), or when a function it calls got another overload."""
+        if self._ir is None or self._again or self._callees != callee_names(self._deps):
+            self._ir, deps, self._again = frontend.translate(
+                self.func, ir_pb2.FUNCTION_FUNC, self.ir_name, Function, self.declared)
+            self._deps = tuple(deps)
+            self._callees = callee_names(self._deps)
+        return self._ir, self._deps
+
+
+class Function:
+    """A user function (an overload set) callable from kernels and, as plain Python, from Python."""
+
+    def __init__(self, func, _first=None, _others=None):
+        first = _first if _first is not None else _Overload(func)
+        self.func = func  # the definition this Function was made with
+        self.key = func.__name__
+        self._top = first.signature
+        overloads = dict(_others) if _others else {}
+        overloads[first.signature] = first  # a replaced overload keeps its place
+        self._overloads: dict[tuple, _Overload] = overloads  # signature -> overload, in definition order
+        self._name = None
+        functools.update_wrapper(self, func)
+
+    @property
+    def ir_name(self) -> str:
+        """The name of the overload set: what calls name."""
+        if self._name is None:
+            ovs = list(self._overloads.values())
+            if len(ovs) == 1:
+                self._name = ovs[0].ir_name
+            else:
+                h = hashlib.sha256("\0".join(o.ir_name for o in ovs).encode()).hexdigest()
+                self._name = f"{frontend.c_identifier(self.key)}_{h[:8]}"
+        return self._name
+
+    @property
+    def overloads(self) -> list:
+        """The Python functions of the overloads, in definition order."""
+        return [o.func for o in self._overloads.values()]
+
+    def _add(self, overload: _Overload):
+        self._overloads[overload.signature] = overload
+        self._name = None
+
+    def build(self):
+        """([ir_pb2.Function], [Function]): every overload, named for this set (see the
+        module docstring), and the functions they call."""
+        ovs = list(self._overloads.values())
+        if len(ovs) == 1:
+            ir, deps = ovs[0].build()
+            return [ir], list(deps)
+        name = self.ir_name
+        irs, deps = [], []
+        for i, ov in enumerate(ovs):
+            ir, ov_deps = ov.build()
+            named = ir_pb2.Function()
+            named.CopyFrom(ir)
+            named.name = f"{name}_{i}"
+            named.overload_set = name
+            irs.append(named)
+            deps.extend(d for d in ov_deps if d not in deps)
+        return irs, deps
+
+    def __call__(self, *args, **kwargs):
+        if len(self._overloads) == 1:
+            return next(iter(self._overloads.values())).func(*args, **kwargs)
+        return self._select(args, kwargs).func(*args, **kwargs)
+
+    def _select(self, args, kwargs) -> _Overload:
+        """The overload a call from Python takes, by the types of its arguments (as a kernel's
+        call would: exact types; Python float is float32, int int32; an overload without
+        generic parameters first, then definition order)."""
+        for ov in sorted(self._overloads.values(), key=lambda o: o.generic_params > 0):
+            try:
+                bound = inspect.signature(ov.func).bind(*args, **kwargs)
+            except TypeError:
+                continue
+            if all(key in (frontend.ANY, "") or key == _value_key(v)
+                   for key, v in zip(ov.signature, bound.arguments.values())):
+                return ov
+        raise RuntimeError(f"Error calling function '{self.key}', no overload found for arguments {args}")
+
+    def __repr__(self):
+        n = len(self._overloads)
+        more = f" ({n} overloads)" if n > 1 else ""
+        return f"<warpd function {self.func.__module__}.{self.func.__qualname__}{more}>"
+
+
+def _value_key(v) -> str | None:
+    """frontend.annotation_key of the type of a Python value; None if it has no Warp type."""
+    t = None
+    if isinstance(v, (bool, np.bool_)):
+        t = wt.bool_
+    elif isinstance(v, (np.integer, np.floating)):
+        t = wt.scalar_from_numpy(v.dtype)
+    elif isinstance(v, numbers.Integral):
+        t = wt.int32
+    elif isinstance(v, numbers.Real):
+        t = wt.float32
+    elif isinstance(v, (wt._Scalar, wt.Value, wt.Struct)):
+        t = type(v)
+    if t is not None:
+        tr = wt.to_typeref(t)
+    elif getattr(v, "_wp_array_", False) and getattr(v, "dtype", None) is not None:
+        inner = wt.to_typeref(v.dtype)
+        tr = ir_pb2.TypeRef(array=ir_pb2.ArrayType(dtype=inner, ndim=v.ndim)) if inner is not None else None
+    else:
+        tr = None
+    return tr.SerializeToString(deterministic=True).hex() if tr is not None else None
+
+
+def define(fn, scope) -> Function:
+    """The Function that ``@wp.func`` on fn gives, in a scope (a dict of the names bound
+    where fn is defined): a new one, or an existing one with fn added as an overload."""
+    overload = _Overload(fn)
+    existing = scope.get(fn.__name__) if scope is not None else None
+    if not isinstance(existing, Function) or (existing.func.__module__, existing.func.__qualname__) \
+            != (fn.__module__, fn.__qualname__):
+        return Function(fn, overload)
+    if overload.signature == existing._top:
+        # Warp: the redefinition becomes the Function the name is bound to; the old one is left as it was.
+        return Function(fn, overload, existing._overloads)
+    existing._add(overload)
+    functools.update_wrapper(existing, fn)
+    functions_changed()
+    return existing
+
+
+def func(f=None):
+    """Decorator: ``@wp.func``. A name already bound to a @wp.func of the same module and
+    qualified name gets another overload (see the module docstring)."""
+    frame = sys._getframe(1)
+    try:
+        scope = frame.f_locals  # where the decorator is written: module, class or function body
+    finally:
+        del frame
+
+    def wrap(fn):
+        return define(fn, scope)
+
+    return wrap(f) if f is not None else wrap
