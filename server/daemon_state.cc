@@ -5,6 +5,7 @@
 #include <fstream>
 #include <thread>
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include "runtime/device/cpu_device.h"
@@ -45,9 +46,42 @@ std::string BesideThisBinary(const std::string& name) {
   return self.substr(0, self.rfind('/') + 1) + name;
 }
 
+std::string UserName(uid_t uid) {
+  char buf[4096];
+  passwd pw, *found = nullptr;
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found != nullptr) return found->pw_name;
+  return "local";
+}
+
 }  // namespace
 
+TenantLimits DaemonState::BuiltinTenantLimits(const Flags& flags) {
+  TenantLimits limits;
+  limits.memory_bytes = 0;  // the daemon's --max-memory bounds every tenant
+  limits.arrays = uint64_t{1} << 20;
+  limits.sessions = std::min<uint64_t>(256, flags.max_sessions);
+  limits.queued_commands = uint64_t{1} << 20;
+  limits.compiles = static_cast<uint64_t>(std::max(1, flags.compile_workers));
+  return limits;
+}
+
+TenantRegistry::Options DaemonState::TenantOptions(const Flags& flags) {
+  TenantRegistry::Options options;
+  options.tenants_file = flags.tenants_file;
+  options.default_limits = BuiltinTenantLimits(flags);
+  options.owner_uid = static_cast<uint32_t>(geteuid());
+  options.owner_name = UserName(geteuid());
+  return options;
+}
+
+std::shared_ptr<runtime::MemoryAccount> DaemonState::GlobalMemory(const Flags& flags) {
+  return runtime::MemoryAccount::Create("the daemon (--max-memory)", MemoryLimit(flags));
+}
+
 absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& flags) {
+  std::shared_ptr<runtime::MemoryAccount> memory = GlobalMemory(flags);
+  absl::StatusOr<std::unique_ptr<TenantRegistry>> tenants = TenantRegistry::Create(TenantOptions(flags), memory);
+  if (!tenants.ok()) return tenants.status();
   compiler::Compiler::Options options;
   options.cache_dir = flags.cache_dir;
   options.verify_cuda = flags.verify_cuda;
@@ -63,7 +97,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   const compiler::CpuTarget& target = (*compiler)->cpu_target();
   spdlog::info("CPU kernels: compiling for {} on {}: {}", target.Summary(), target.triple, target.reason);
   spdlog::debug("CPU target: {}", target.Description());
-  auto state = std::make_unique<DaemonState>(flags, *std::move(compiler));
+  auto state = std::make_unique<DaemonState>(flags, *std::move(compiler), *std::move(tenants), std::move(memory));
   // A daemon that cannot compile must not report healthy and fail every launch.
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
@@ -74,14 +108,17 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   return state;
 }
 
-DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler)
+DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler,
+                         std::unique_ptr<TenantRegistry> tenants, std::shared_ptr<runtime::MemoryAccount> memory)
     : flags_(flags),
+      memory_(memory ? std::move(memory) : GlobalMemory(flags)),
+      tenants_(tenants ? std::move(tenants) : *TenantRegistry::Create(TenantOptions(flags), memory_)),
       allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
       compiler_(std::move(compiler)),
       // One drain per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
-      sessions_(&stream_executor_),
+      sessions_(&stream_executor_, flags.max_sessions, flags.session_grace),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",

@@ -19,7 +19,9 @@
 #include "runtime/device/thread_pool.h"
 #include "runtime/memory/cpu_allocator.h"
 #include "server/flags.h"
+#include "runtime/memory/memory_account.h"
 #include "server/session_manager.h"
+#include "server/tenants/tenant_registry.h"
 
 namespace warpd::server {
 
@@ -28,20 +30,33 @@ class DaemonState {
   // Probes devices and creates the compiler (its cache dir is created).
   static absl::StatusOr<std::unique_ptr<DaemonState>> Create(const Flags& flags);
 
-  // For tests: `compiler` may be null (LoadModule then fails UNAVAILABLE).
-  DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler);
+  // For tests: `compiler` may be null (LoadModule then fails UNAVAILABLE);
+  // `tenants` null: the default mode (this user only).
+  DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler,
+              std::unique_ptr<TenantRegistry> tenants = nullptr,
+              std::shared_ptr<runtime::MemoryAccount> memory = nullptr);
+
+  // The limits a tenant gets when the tenants file names none.
+  static TenantLimits BuiltinTenantLimits(const Flags& flags);
+  static TenantRegistry::Options TenantOptions(const Flags& flags);
+  // The daemon-wide CPU memory account (--max-memory).
+  static std::shared_ptr<runtime::MemoryAccount> GlobalMemory(const Flags& flags);
 
   const Flags& flags() const { return flags_; }
   compiler::Compiler* compiler() const { return compiler_.get(); }
   const runtime::DeviceRegistry& devices() const { return devices_; }
   runtime::CpuAllocator& allocator() { return allocator_; }
   SessionManager& sessions() { return sessions_; }
+  TenantRegistry& tenants() { return *tenants_; }
+  const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".
   const std::string& cuda_driver() const { return cuda_driver_; }
 
  private:
   const Flags flags_;
+  std::shared_ptr<runtime::MemoryAccount> memory_;
+  std::unique_ptr<TenantRegistry> tenants_;
   // The allocator outlives the devices that allocate from it.
   runtime::CpuAllocator allocator_;
   runtime::DeviceRegistry devices_;

@@ -30,6 +30,20 @@ std::vector<std::string> DefaultListen(const FlagEnvironment& env) {
   return {"127.0.0.1:7788", "unix:" + socket};
 }
 
+std::string DefaultTokenFile(const FlagEnvironment& env) {
+  const std::string runtime_dir = Env(env, "XDG_RUNTIME_DIR");
+  return runtime_dir.empty() ? absl::StrCat("/tmp/warpd-", env.uid, ".token")
+                             : absl::StrCat(runtime_dir, "/warpd.token");
+}
+
+std::string DefaultStateDir(const FlagEnvironment& env) {
+  const std::string xdg = Env(env, "XDG_STATE_HOME");
+  if (!xdg.empty()) return xdg + "/warpd";
+  const std::string home = Env(env, "HOME");
+  if (!home.empty()) return home + "/.local/state/warpd";
+  return absl::StrCat("/tmp/warpd-state-", env.uid);
+}
+
 std::string DefaultCacheDir(const FlagEnvironment& env) {
   const std::string xdg = Env(env, "XDG_CACHE_HOME");
   if (!xdg.empty()) return xdg + "/warpd";
@@ -69,6 +83,12 @@ absl::Status CheckListenAddress(const std::string& address) {
     return absl::InvalidArgumentError(absl::StrCat("--listen '", address, "': unbalanced '['"));
   }
   return absl::OkStatus();
+}
+
+bool IsLocalAddress(const std::string& address) {
+  if (absl::StartsWith(address, "unix:")) return true;
+  const std::string host = address.substr(0, address.rfind(':'));
+  return host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.");
 }
 
 namespace {
@@ -237,6 +257,43 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
       if (s.ok() && (!absl::SimpleAtoi(text, &flags.parent_pid) || flags.parent_pid <= 1)) {
         s = absl::InvalidArgumentError(absl::StrCat("--parent-pid '", text, "': expected a process id > 1"));
       }
+    } else if (name == "--tenants" || name == "--token-file" || name == "--tls-cert" || name == "--tls-key" ||
+               name == "--state-dir") {
+      std::string* out = name == "--tenants"      ? &flags.tenants_file
+                         : name == "--token-file" ? &flags.token_file
+                         : name == "--tls-cert"   ? &flags.tls_cert
+                         : name == "--tls-key"    ? &flags.tls_key
+                                                  : &flags.state_dir;
+      s = take(out);
+      if (s.ok() && (out->empty() || (*out)[0] != '/')) {
+        s = absl::InvalidArgumentError(absl::StrCat(name, " must be an absolute path"));
+      }
+    } else if (name == "--session-grace") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) s = ParseTimeout(name, text, /*zero_ok=*/false, &flags.session_grace);
+    } else if (name == "--max-sessions") {
+      std::string text;
+      s = take(&text);
+      if (s.ok() && (!absl::SimpleAtoi(text, &flags.max_sessions) || flags.max_sessions < 1 ||
+                     flags.max_sessions > 1000000)) {
+        s = absl::InvalidArgumentError(absl::StrCat("--max-sessions '", text, "': expected a number in [1, 1000000]"));
+      }
+    } else if (name == "--socket-group") {
+      s = take(&flags.socket_group);
+      if (s.ok() && flags.socket_group.empty()) s = absl::InvalidArgumentError("--socket-group must not be empty");
+    } else if (name == "--metrics-listen") {
+      s = take(&flags.metrics_listen);
+      if (s.ok()) s = CheckListenAddress(flags.metrics_listen);
+      if (s.ok() && absl::StartsWith(flags.metrics_listen, "unix:")) {
+        s = absl::InvalidArgumentError("--metrics-listen takes HOST:PORT");
+      }
+    } else if (name == "--print-config") {
+      s = no_value();
+      flags.print_config = true;
+    } else if (name == "--new-token") {
+      s = no_value();
+      flags.new_token = true;
     } else if (name == "--allow-client-cache-dir") {
       s = no_value();
       flags.allow_client_cache_dir = true;
@@ -259,6 +316,20 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
   }
   if (flags.listen.empty()) flags.listen = DefaultListen(env);
   if (!cache_dir_set) flags.cache_dir = DefaultCacheDir(env);
+  if (flags.token_file.empty()) flags.token_file = DefaultTokenFile(env);
+  if (flags.state_dir.empty()) flags.state_dir = DefaultStateDir(env);
+  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (flags.tls_cert.empty()) {
+    for (const std::string& a : flags.listen) {
+      if (!IsLocalAddress(a)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--listen ", a, " is reachable beyond this machine: serving it needs TLS (--tls-cert and "
+            "--tls-key); loopback addresses and Unix sockets do not"));
+      }
+    }
+  }
   flags.test_cpu_target = Env(env, "WARPD_TEST_CPU_TARGET");
   return flags;
 }
@@ -296,6 +367,28 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
                             diagnosing the compiler)
   --parent-pid PID          shut down when process PID, which started the daemon,
                             exits (private daemons of a client; Linux)
+
+Tenants and access (docs/operations.md):
+  --tenants FILE            tenants, token hashes, local uids, weights and limits
+                            (JSON; reloaded on SIGHUP). Default: serve only this
+                            user, with a token in --token-file for TCP clients
+  --token-file PATH         where the default mode writes its token (0600).
+                            Default: $XDG_RUNTIME_DIR/warpd.token, else
+                            /tmp/warpd-$UID.token
+  --session-grace TIME      close a session this long after its client went away
+                            (no HoldSession stream and no call); default 60s
+  --max-sessions N          open sessions of all tenants together (default 4096)
+  --socket-group NAME       Unix sockets 0660 owned by group NAME (default 0600)
+  --tls-cert FILE           TLS certificate chain (PEM) for TCP listeners;
+  --tls-key FILE            and its key. Required to listen beyond loopback
+  --state-dir DIR           where durable persistent arrays are kept. Default:
+                            $XDG_STATE_HOME/warpd, else ~/.local/state/warpd
+  --metrics-listen ADDR     serve Prometheus metrics at http://ADDR/metrics
+                            (e.g. 127.0.0.1:9788; default off)
+  --print-config            print the effective settings and exit
+  --new-token               print a new random token and its SHA-256 (for a
+                            tenants file) and exit
+
   --version                 print the version and exit
   --help                    print this help and exit
 )";

@@ -4,7 +4,10 @@
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N] [--max-memory N]
 //         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
 //         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
-//         [--no-compile-pch] [--parent-pid PID]
+//         [--no-compile-pch] [--parent-pid PID] [--tenants FILE] [--token-file PATH]
+//         [--session-grace DURATION] [--max-sessions N] [--socket-group NAME]
+//         [--tls-cert FILE --tls-key FILE] [--state-dir DIR] [--metrics-listen ADDR]
+//         [--print-config] [--new-token]
 //         [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
@@ -48,6 +51,28 @@ struct Flags {
   // The process that started this daemon; its exit shuts the daemon down
   // (a parent-death signal, set by the daemon itself). 0: none.
   int parent_pid = 0;
+
+  // Tenants (server/tenants/tenant_registry.h). Empty: the daemon's own user
+  // only, with a token written to token_file for loopback TCP clients.
+  std::string tenants_file;
+  std::string token_file;  // default: $XDG_RUNTIME_DIR/warpd.token, else /tmp/warpd-$UID.token
+  // Sessions: a session without a HoldSession stream or a call for this long
+  // is closed and its objects freed.
+  absl::Duration session_grace = absl::Seconds(60);
+  size_t max_sessions = 4096;  // all tenants together
+  // Unix sockets are 0600; with a group, 0660 and owned by that group.
+  std::string socket_group;
+  // TLS for TCP listeners (required for addresses beyond loopback).
+  std::string tls_cert;
+  std::string tls_key;
+  // Durable persistent arrays live here. Default: $XDG_STATE_HOME/warpd,
+  // else ~/.local/state/warpd.
+  std::string state_dir;
+  // Prometheus metrics over HTTP ("127.0.0.1:9788"); empty: off.
+  std::string metrics_listen;
+
+  bool print_config = false;
+  bool new_token = false;
   bool version = false;
   bool help = false;
   // Test hook, from $WARPD_TEST_CPU_TARGET (not a flag: not for operators):
@@ -72,6 +97,10 @@ std::string UsageText();
 // "127.0.0.1:7788", "[::1]:0", "localhost:80", "unix:/abs/or/relative". Returns
 // INVALID_ARGUMENT naming the address otherwise.
 absl::Status CheckListenAddress(const std::string& address);
+
+// True for TCP addresses on the loopback interface (127.0.0.0/8, [::1],
+// localhost) and for Unix sockets.
+bool IsLocalAddress(const std::string& address);
 
 // "1024", "64K", "16G", "2GiB" (binary multiples).
 absl::StatusOr<uint64_t> ParseByteSize(const std::string& text);

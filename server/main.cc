@@ -3,6 +3,7 @@
 // shuts down cleanly and exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -25,7 +26,11 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/auth/login_socket.h"
+#include "server/auth/token.h"
+#include "server/auth/token_file.h"
 #include "server/daemon_state.h"
+#include "server/print_config.h"
 #include "server/flags.h"
 #include "server/listen.h"
 #include "server/logging.h"
@@ -59,6 +64,41 @@ bool WatchParent(int parent_pid) {
   return getppid() == parent_pid;
 }
 
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  std::string out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0 && out.size() < (16 << 20)) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+// TLS for TCP listeners when --tls-cert/--tls-key are set, else plaintext
+// (flags.cc allows that only on loopback; every call still needs a token).
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> TcpCredentials(const Flags& flags) {
+  if (flags.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  absl::StatusOr<std::string> cert = ReadFile(flags.tls_cert);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadFile(flags.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(options);
+}
+
+// The group Unix sockets are made for (--socket-group), or -1.
+absl::StatusOr<gid_t> SocketGroup(const Flags& flags) {
+  if (flags.socket_group.empty()) return static_cast<gid_t>(-1);
+  char buf[16384];
+  group g, *found = nullptr;
+  if (getgrnam_r(flags.socket_group.c_str(), &g, buf, sizeof(buf), &found) != 0 || found == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--socket-group: no group named '", flags.socket_group, "'"));
+  }
+  return found->gr_gid;
+}
+
 int Serve(const Flags& flags, const sigset_t& signals) {
   if (flags.parent_pid != 0 && !WatchParent(flags.parent_pid)) {
     spdlog::info("parent process {} is gone; not starting", flags.parent_pid);
@@ -70,12 +110,27 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     return 1;
   }
   RuntimeService service(state->get());
+  TenantRegistry& tenants = (*state)->tenants();
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials = TcpCredentials(flags);
+  absl::StatusOr<gid_t> socket_group = SocketGroup(flags);
+  if (!tcp_credentials.ok() || !socket_group.ok()) {
+    spdlog::critical("cannot start: {}", std::string((!tcp_credentials.ok() ? tcp_credentials.status() : socket_group.status()).message()));
+    return 1;
+  }
+  const mode_t socket_mode = flags.socket_group.empty() ? 0600 : 0660;
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // HTTP/2 keepalive: a client that vanished without closing its connection
+  // (a network partition, a suspended VM) drops its HoldSession stream
+  // within a minute, so its session's lease can lapse.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   std::vector<int> ports(flags.listen.size(), 0);
   std::vector<std::string> unix_paths;
   for (size_t i = 0; i < flags.listen.size(); ++i) {
@@ -87,7 +142,8 @@ int Serve(const Flags& flags, const sigset_t& signals) {
       }
       unix_paths.push_back(path);
     }
-    builder.AddListeningPort(flags.listen[i], grpc::InsecureServerCredentials(), &ports[i]);
+    builder.AddListeningPort(flags.listen[i],
+                             path.empty() ? *tcp_credentials : grpc::InsecureServerCredentials(), &ports[i]);
   }
   builder.RegisterService(&service);
   // Unix sockets are created 0600 (only the daemon's user may connect),
@@ -114,12 +170,57 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     for (const auto& p : unix_paths) RemoveUnixSocket(p);
     return 1;
   }
+  // Unix sockets: exactly 0600 (or 0660 for --socket-group), and a login
+  // socket beside each, where local users get their tenant's token.
+  std::vector<std::unique_ptr<LoginSocket>> logins;
+  for (const auto& p : unix_paths) {
+    absl::Status s = SetSocketAccess(p, socket_mode, *socket_group);
+    absl::StatusOr<std::unique_ptr<LoginSocket>> login;
+    if (s.ok()) {
+      login = LoginSocket::Start(LoginSocketPath(p), socket_mode, *socket_group,
+                                 [&tenants](uint32_t uid) -> absl::StatusOr<std::string> {
+                                   std::shared_ptr<Tenant> t = tenants.ForUid(uid);
+                                   if (t == nullptr) {
+                                     return absl::PermissionDeniedError(
+                                         absl::StrCat("uid ", uid, " is not a tenant of this daemon"));
+                                   }
+                                   return tenants.PeerToken(*t);
+                                 });
+      s = login.status();
+    }
+    if (!s.ok()) {
+      spdlog::critical("cannot serve unix:{}: {}", p, std::string(s.message()));
+      server->Shutdown();
+      for (const auto& q : unix_paths) RemoveUnixSocket(q);
+      return 1;
+    }
+    logins.push_back(*std::move(login));
+  }
+  // The default mode's token, for loopback TCP clients of this user.
+  std::string file_token;
+  if (tenants.default_mode()) {
+    file_token = tenants.PeerToken(*tenants.All().front());
+    if (absl::Status s = WriteTokenFile(flags.token_file, file_token); !s.ok()) {
+      spdlog::warn("cannot write the token file ({}); TCP clients need WARPD_TOKEN", std::string(s.message()));
+      file_token.clear();
+    } else {
+      spdlog::info("token for TCP clients: {}", flags.token_file);
+    }
+  } else {
+    spdlog::info("tenants: {} from {}", tenants.All().size(), flags.tenants_file);
+  }
   server->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info("warpd {} listening on {}", kVersion, absl::StrJoin(bound, ", "));
   spdlog::info("kernel cache: {}", (*state)->compiler()->cache_dir());
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    if (absl::Status s = tenants.Reload(); !s.ok()) {
+      spdlog::error("SIGHUP: keeping the current tenants: {}", std::string(s.message()));
+    }
+  }
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   server->GetHealthCheckService()->SetServingStatus(false);
 
@@ -141,7 +242,9 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   server.reset();
   (*state)->sessions().CloseAll();
   state->reset();
+  logins.clear();
   for (const auto& p : unix_paths) RemoveUnixSocket(p);
+  if (!file_token.empty()) RemoveTokenFile(flags.token_file, file_token);
   spdlog::info("warpd stopped");
   return 0;
 }
@@ -157,6 +260,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -168,6 +272,24 @@ int main(int argc, char** argv) {
   }
   if (flags->help) {
     std::fputs(UsageText().c_str(), stdout);
+    return 0;
+  }
+  if (flags->new_token) {
+    absl::StatusOr<std::string> token = NewToken();
+    if (!token.ok()) {
+      std::fprintf(stderr, "warpd: %s\n", std::string(token.status().message()).c_str());
+      return 1;
+    }
+    std::printf("token:  %s\nsha256: %s\n", token->c_str(), Sha256Hex(*token).c_str());
+    return 0;
+  }
+  if (flags->print_config) {
+    absl::StatusOr<std::string> text = EffectiveConfig(*flags);
+    if (!text.ok()) {
+      std::fprintf(stderr, "warpd: %s\n", std::string(text.status().message()).c_str());
+      return 2;
+    }
+    std::fputs(text->c_str(), stdout);
     return 0;
   }
   if (flags->version) {

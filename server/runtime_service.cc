@@ -11,7 +11,9 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "runtime/device/device.h"
 #include "runtime/objects/array.h"
+#include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
+#include "server/lease.h"
 #include "server/load_module_request.h"
 #include "server/raw_messages.h"
 #include "common/status_macros.h"
@@ -43,10 +45,17 @@ void LogFailure(const char* rpc, const absl::Status& status) {
 template <typename Req, typename Resp>
 class UnaryCall {
  public:
-  // Null when `in` does not parse: the call was answered INVALID_ARGUMENT.
-  static UnaryCall* Start(grpc::ServerUnaryReactor* reactor, const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
-                          const char* rpc) {
+  // Null when the caller is not authenticated (UNAUTHENTICATED) or `in` does
+  // not parse (INVALID_ARGUMENT): the call was answered.
+  static UnaryCall* Start(DaemonState* state, grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
+                          const grpc::ByteBuffer* in, grpc::ByteBuffer* out, const char* rpc) {
     auto* call = new UnaryCall(reactor, out, rpc);
+    absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state->tenants(), *ctx);
+    if (!tenant.ok()) {
+      call->Finish(tenant.status());
+      return nullptr;
+    }
+    call->tenant = *std::move(tenant);
     if (absl::Status s = ParseMessage(*in, &call->request, rpc); !s.ok()) {
       call->Finish(std::move(s));
       return nullptr;
@@ -63,6 +72,12 @@ class UnaryCall {
 
   Req request;
   Resp response;
+  std::shared_ptr<Tenant> tenant;  // the caller
+
+  // The request's session, if it is the caller's.
+  absl::StatusOr<std::shared_ptr<Session>> GetSession(DaemonState* state, const std::string& token) const {
+    return state->sessions().Get(token, *tenant);
+  }
 
  private:
   UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out, const char* rpc)
@@ -80,7 +95,7 @@ template <typename Req, typename Resp, typename Fn>
 grpc::ServerUnaryReactor* Respond(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
                                   grpc::ByteBuffer* out, const char* rpc, Run where, Fn fn) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  UnaryCall<Req, Resp>* call = UnaryCall<Req, Resp>::Start(reactor, in, out, rpc);
+  UnaryCall<Req, Resp>* call = UnaryCall<Req, Resp>::Start(state, ctx, reactor, in, out, rpc);
   if (call == nullptr) return reactor;
   auto work = [call, fn = std::move(fn)]() mutable { call->Finish(fn(call)); };
   if (where == Run::kOnPool) {
@@ -100,9 +115,9 @@ void FillDeviceInfo(const runtime::DeviceInfo& in, v1::DeviceInfo* out) {
   out->set_memory_bytes(in.memory_bytes);
 }
 
-absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req,
+absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateArrayRequest& req,
                            v1::CreateArrayResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   if (req.init() != v1::ARRAY_INIT_UNSPECIFIED && req.init() != v1::ARRAY_INIT_EMPTY &&
       req.init() != v1::ARRAY_INIT_ZEROS) {
@@ -118,7 +133,15 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
   // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
                          device->Allocate(layout.size_bytes, "array"));
-  auto array = std::make_shared<const runtime::Array>(device->name(), layout, std::move(buffer));
+  // The tenant's array count goes down when the last holder (a handle, a
+  // queued command, a persistent name) lets go.
+  WARPD_RETURN_IF_ERROR(tenant.arrays().Acquire());
+  std::shared_ptr<const runtime::Array> array(
+      new runtime::Array(device->name(), layout, std::move(buffer)),
+      [owner = session->tenant()](const runtime::Array* a) {
+        delete a;
+        owner->arrays().Release();
+      });
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);
   resp->set_size_bytes(layout.size_bytes);
@@ -126,8 +149,9 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
   return absl::OkStatus();
 }
 
-absl::Status DoLoadModule(DaemonState* state, LoadModuleInput req, v1::LoadModuleResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session));
+absl::Status DoLoadModule(DaemonState* state, const Tenant& tenant, LoadModuleInput req,
+                          v1::LoadModuleResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session, tenant));
   for (const std::string& name : req.devices) {
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
     if (device->target() != compiler::Target::kCpu) {
@@ -165,9 +189,9 @@ absl::Status DoLoadModule(DaemonState* state, LoadModuleInput req, v1::LoadModul
 }
 
 // Validates and queues the batch; returns the stream it went to.
-absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, const v1::SubmitRequest& req,
-                                                          v1::SubmitResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
+absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, const Tenant& tenant,
+                                                          const v1::SubmitRequest& req, v1::SubmitResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
@@ -178,8 +202,8 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, co
 
 // The streams a Synchronize request waits for: the named device's, or all.
 absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchronize(
-    DaemonState* state, const v1::SynchronizeRequest& req) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
+    DaemonState* state, const Tenant& tenant, const v1::SynchronizeRequest& req) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   if (req.device().empty()) return session->Streams();
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   std::vector<std::shared_ptr<runtime::Stream>> out;
@@ -261,7 +285,7 @@ ServerUnaryReactor* RuntimeService::GetServerInfo(CallbackServerContext* ctx, co
 ServerUnaryReactor* RuntimeService::OpenSession(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<OpenSessionRequest, OpenSessionResponse>(state_, ctx, in, out, "OpenSession", Run::kInline,
                                                           [this, ctx](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->request.client_name()));
+    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->tenant, call->request.client_name()));
     call->response.set_session(token);
     spdlog::info("session opened for '{}' from {} ({} open)", absl::CHexEscape(call->request.client_name()), ctx->peer(),
                  state_->sessions().size());
@@ -273,8 +297,43 @@ ServerUnaryReactor* RuntimeService::CloseSession(CallbackServerContext* ctx, con
   // Closing cancels and waits for the session's streams: may block.
   return Respond<CloseSessionRequest, CloseSessionResponse>(state_, ctx, in, out, "CloseSession", Run::kOnPool,
                                                             [this](auto* call) {
-    WARPD_RETURN_IF_ERROR(state_->sessions().Close(call->request.session()));
+    WARPD_RETURN_IF_ERROR(state_->sessions().Close(call->request.session(), *call->tenant));
     spdlog::info("session closed ({} open)", state_->sessions().size());
+    return absl::OkStatus();
+  });
+}
+
+ServerUnaryReactor* RuntimeService::RenewSession(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<v1::RenewSessionRequest, v1::RenewSessionResponse>(
+      state_, ctx, in, out, "RenewSession", Run::kInline, [this](auto* call) {
+        WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
+        call->response.set_grace_seconds(absl::ToDoubleSeconds(state_->sessions().grace()));
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerWriteReactor<ByteBuffer>* RuntimeService::HoldSession(CallbackServerContext* ctx, const ByteBuffer* in) {
+  return StartHoldSession(state_, ctx, in);
+}
+
+ServerUnaryReactor* RuntimeService::GetUsage(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  return Respond<v1::GetUsageRequest, v1::Usage>(state_, ctx, in, out, "GetUsage", Run::kInline, [this](auto* call) {
+    WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
+    Tenant& t = *call->tenant;
+    v1::Usage& usage = call->response;
+    usage.set_tenant(t.name());
+    const TenantLimits limits = t.limits();
+    auto add = [&](const char* resource, uint64_t used, uint64_t limit) {
+      v1::Quota* q = usage.add_quotas();
+      q->set_resource(resource);
+      q->set_used(used);
+      q->set_limit(limit);
+    };
+    add("memory_bytes", t.memory()->used(), limits.memory_bytes);
+    add("arrays", t.arrays().used(), limits.arrays);
+    add("sessions", t.sessions().used(), limits.sessions);
+    add("compiles", t.compiles_running(), limits.compiles);
+    add("queued_commands", 0, limits.queued_commands);
     return absl::OkStatus();
   });
 }
@@ -282,7 +341,7 @@ ServerUnaryReactor* RuntimeService::CloseSession(CallbackServerContext* ctx, con
 ServerUnaryReactor* RuntimeService::CreateArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<CreateArrayRequest, CreateArrayResponse>(
       state_, ctx, in, out, "CreateArray", Run::kOnPool,
-      [this](auto* call) { return DoCreateArray(state_, call->request, &call->response); });
+      [this](auto* call) { return DoCreateArray(state_, *call->tenant, call->request, &call->response); });
 }
 
 grpc::ServerReadReactor<ByteBuffer>* RuntimeService::Upload(CallbackServerContext* ctx, ByteBuffer* out) {
@@ -290,7 +349,7 @@ grpc::ServerReadReactor<ByteBuffer>* RuntimeService::Upload(CallbackServerContex
 }
 
 grpc::ServerWriteReactor<ByteBuffer>* RuntimeService::Download(CallbackServerContext* ctx, const ByteBuffer* in) {
-  return StartDownload(state_, in);
+  return StartDownload(state_, ctx, in);
 }
 
 ServerUnaryReactor* RuntimeService::FreeArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
@@ -298,7 +357,7 @@ ServerUnaryReactor* RuntimeService::FreeArray(CallbackServerContext* ctx, const 
   // hold it, so its memory goes when the last of them is done.
   return Respond<FreeArrayRequest, FreeArrayResponse>(state_, ctx, in, out, "FreeArray", Run::kInline,
                                                       [this](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
     return session->arrays().Remove(call->request.handle()).status();
   });
 }
@@ -306,26 +365,42 @@ ServerUnaryReactor* RuntimeService::FreeArray(CallbackServerContext* ctx, const 
 ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   // Read by ReadLoadModuleRequest (bounded memory), not by UnaryCall's parse.
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  state_->rpc_pool().Schedule([this, reactor, in, out] {
-    absl::Status status = [&]() -> absl::Status {
-      WARPD_ASSIGN_OR_RETURN(LoadModuleInput req, ReadLoadModuleRequest(*in, [this](const std::string& session) {
-                               return state_->sessions().Get(session).status();
-                             }));
-      v1::LoadModuleResponse resp;
-      WARPD_RETURN_IF_ERROR(DoLoadModule(state_, std::move(req), &resp));
-      return SerializeMessage(resp, out);
-    }();
-    LogFailure("LoadModule", status);
-    reactor->Finish(ToGrpcStatus(status));
+  absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state_->tenants(), *ctx);
+  if (!tenant.ok()) {
+    LogFailure("LoadModule", tenant.status());
+    reactor->Finish(ToGrpcStatus(tenant.status()));
+    return reactor;
+  }
+  // At most the tenant's compile limit run at once; more wait in the
+  // tenant's queue, not on the RPC pool.
+  absl::Status queued = (*tenant)->StartCompile([this, reactor, in, out, tenant = *tenant]() mutable {
+    state_->rpc_pool().Schedule([this, reactor, in, out, tenant = std::move(tenant)] {
+      absl::Status status = [&]() -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(LoadModuleInput req,
+                               ReadLoadModuleRequest(*in, [this, &tenant](const std::string& session) {
+                                 return state_->sessions().Get(session, *tenant).status();
+                               }));
+        v1::LoadModuleResponse resp;
+        WARPD_RETURN_IF_ERROR(DoLoadModule(state_, *tenant, std::move(req), &resp));
+        return SerializeMessage(resp, out);
+      }();
+      tenant->CompileDone();
+      LogFailure("LoadModule", status);
+      reactor->Finish(ToGrpcStatus(status));
+    });
   });
+  if (!queued.ok()) {
+    LogFailure("LoadModule", queued);
+    reactor->Finish(ToGrpcStatus(queued));
+  }
   return reactor;
 }
 
 ServerUnaryReactor* RuntimeService::Submit(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  auto* call = UnaryCall<SubmitRequest, SubmitResponse>::Start(reactor, in, out, "Submit");
+  auto* call = UnaryCall<SubmitRequest, SubmitResponse>::Start(state_, ctx, reactor, in, out, "Submit");
   if (call == nullptr) return reactor;
-  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, call->request, &call->response);
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, *call->tenant, call->request, &call->response);
   if (!stream.ok() || !call->request.synchronize()) {
     // What finished launches printed so far comes back at once.
     if (stream.ok()) call->response.set_output((*stream)->TakeOutput());
@@ -346,9 +421,9 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
   // Never blocks a gRPC thread: the call finishes from the thread that drains
   // the last busy stream (or here, when all are idle).
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  auto* call = UnaryCall<SynchronizeRequest, SynchronizeResponse>::Start(reactor, in, out, "Synchronize");
+  auto* call = UnaryCall<SynchronizeRequest, SynchronizeResponse>::Start(state_, ctx, reactor, in, out, "Synchronize");
   if (call == nullptr) return reactor;
-  auto streams = StreamsToSynchronize(state_, call->request);
+  auto streams = StreamsToSynchronize(state_, *call->tenant, call->request);
   if (!streams.ok() || streams->empty()) {
     call->Finish(streams.status());
     return reactor;
@@ -368,7 +443,7 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
 ServerUnaryReactor* RuntimeService::ReadOutput(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<ReadOutputRequest, ReadOutputResponse>(state_, ctx, in, out, "ReadOutput", Run::kInline,
                                                         [this](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
     std::vector<std::shared_ptr<runtime::Stream>> streams;
     if (call->request.device().empty()) {
       streams = session->Streams();
@@ -385,7 +460,7 @@ ServerUnaryReactor* RuntimeService::SetKernelCacheDir(CallbackServerContext* ctx
                                                       ByteBuffer* out) {
   return Respond<SetKernelCacheDirRequest, SetKernelCacheDirResponse>(
       state_, ctx, in, out, "SetKernelCacheDir", Run::kOnPool, [this](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
     if (!state_->flags().allow_client_cache_dir) {
       return absl::PermissionDeniedError(
           "this server does not let clients change the kernel cache directory (start it with "
@@ -410,7 +485,7 @@ ServerUnaryReactor* RuntimeService::ClearKernelCache(CallbackServerContext* ctx,
                                                      ByteBuffer* out) {
   return Respond<ClearKernelCacheRequest, ClearKernelCacheResponse>(
       state_, ctx, in, out, "ClearKernelCache", Run::kOnPool, [this](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state_->sessions().Get(call->request.session()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
     if (state_->compiler() == nullptr) {
       return absl::UnavailableError("this server has no kernel compiler");
     }

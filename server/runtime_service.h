@@ -1,6 +1,8 @@
 // warpd server: the warpd.v1.Runtime gRPC service (callback API).
 //
-// Each RPC checks its session token (UNAUTHENTICATED when unknown), does its
+// Each RPC authenticates its caller (the bearer token's tenant, else
+// UNAUTHENTICATED), checks its session token against that tenant
+// (UNAUTHENTICATED when unknown or another tenant's), does its
 // work through the runtime and compiler, and answers with a status made by
 // ToGrpcStatus. RPCs that may block (compiles, synchronizes, allocation,
 // transfers) run on the daemon's RPC pool, never on gRPC's callback threads;
@@ -24,14 +26,16 @@ namespace warpd::server {
 // INVALID_ARGUMENT with a message, and LoadModule is read within bounded
 // memory (load_module_request.h). Each method's request and response types
 // are those of warpd.v1.Runtime in runtime.proto.
-using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_GetServerInfo<
+using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_RenewSession<
+    v1::Runtime::WithRawCallbackMethod_HoldSession<v1::Runtime::WithRawCallbackMethod_GetUsage<
+    v1::Runtime::WithRawCallbackMethod_GetServerInfo<
     v1::Runtime::WithRawCallbackMethod_OpenSession<v1::Runtime::WithRawCallbackMethod_CloseSession<
         v1::Runtime::WithRawCallbackMethod_CreateArray<v1::Runtime::WithRawCallbackMethod_Upload<
             v1::Runtime::WithRawCallbackMethod_Download<v1::Runtime::WithRawCallbackMethod_FreeArray<
                 v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::WithRawCallbackMethod_Submit<
                     v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_ReadOutput<
                         v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
-                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>;
+                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>>>>;
 
 class RuntimeService final : public RawRuntimeService {
  public:
@@ -43,6 +47,8 @@ class RuntimeService final : public RawRuntimeService {
   WARPD_RAW_UNARY(GetServerInfo);
   WARPD_RAW_UNARY(OpenSession);
   WARPD_RAW_UNARY(CloseSession);
+  WARPD_RAW_UNARY(RenewSession);
+  WARPD_RAW_UNARY(GetUsage);
   WARPD_RAW_UNARY(CreateArray);
   WARPD_RAW_UNARY(FreeArray);
   WARPD_RAW_UNARY(LoadModule);
@@ -54,6 +60,8 @@ class RuntimeService final : public RawRuntimeService {
 #undef WARPD_RAW_UNARY
   grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,
                                                     grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* HoldSession(grpc::CallbackServerContext* ctx,
+                                                          const grpc::ByteBuffer* request) override;
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Download(grpc::CallbackServerContext* ctx,
                                                        const grpc::ByteBuffer* request) override;
 

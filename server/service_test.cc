@@ -64,6 +64,12 @@ class ServiceTest : public ::testing::Test {
     channel_ = server_->InProcessChannel(grpc::ChannelArguments());
     stub_ = v1::Runtime::NewStub(channel_);
   }
+  // Every call carries the owner tenant's token (the default mode).
+  void Auth(grpc::ClientContext* ctx) {
+    ctx->AddMetadata("authorization", "Bearer " + state_->tenants().PeerToken(*Owner()));
+  }
+  std::shared_ptr<Tenant> Owner() { return state_->tenants().All().front(); }
+
   void TearDown() override {
     server_->Shutdown();
     server_->Wait();
@@ -74,6 +80,7 @@ class ServiceTest : public ::testing::Test {
 
   std::string Open() {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::OpenSessionRequest req;
     req.set_client_name("test");
     v1::OpenSessionResponse resp;
@@ -84,6 +91,7 @@ class ServiceTest : public ::testing::Test {
   grpc::Status Create(const std::string& session, std::vector<int64_t> shape, uint64_t* handle,
                       v1::ScalarType dtype = v1::SCALAR_FLOAT32, const std::string& device = "cpu") {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::CreateArrayRequest req;
     req.set_session(session);
     req.set_device(device);
@@ -99,6 +107,7 @@ class ServiceTest : public ::testing::Test {
   grpc::Status Upload(const std::string& session, uint64_t handle, const std::string& data,
                       size_t chunk, uint64_t offset = 0, uint64_t* written = nullptr) {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::UploadResponse resp;
     auto writer = stub_->Upload(&ctx, &resp);
     for (size_t pos = 0; pos < data.size(); pos += chunk) {
@@ -120,6 +129,7 @@ class ServiceTest : public ::testing::Test {
   grpc::Status Download(const std::string& session, uint64_t handle, std::string* out,
                         std::vector<size_t>* chunk_sizes = nullptr) {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::DownloadRequest req;
     req.set_session(session);
     req.set_handle(handle);
@@ -134,7 +144,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   uint64_t AddFakeModule(const std::string& session) {
-    auto s = state_->sessions().Get(session);
+    auto s = state_->sessions().Get(session, *Owner());
     EXPECT_TRUE(s.ok());
     auto h = (*s)->AddModule(std::make_shared<FakeModule>());
     EXPECT_TRUE(h.ok());
@@ -144,6 +154,7 @@ class ServiceTest : public ::testing::Test {
   grpc::Status SubmitInc(const std::string& session, uint64_t module, uint64_t array,
                          std::vector<int64_t> dims, float amount) {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::SubmitRequest req;
     req.set_session(session);
     req.set_device("cpu");
@@ -159,6 +170,7 @@ class ServiceTest : public ::testing::Test {
 
   grpc::Status Sync(const std::string& session) {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     v1::SynchronizeRequest req;
     req.set_session(session);
     v1::SynchronizeResponse resp;
@@ -174,6 +186,7 @@ class ServiceTest : public ::testing::Test {
 
 TEST_F(ServiceTest, ServerInfo) {
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::ServerInfo info;
   ASSERT_TRUE(stub_->GetServerInfo(&ctx, v1::GetServerInfoRequest(), &info).ok());
   EXPECT_EQ(info.version(), kVersion);
@@ -245,6 +258,7 @@ TEST_F(ServiceTest, HandlesAreScopedToSessions) {
   EXPECT_EQ(Download("0123", a, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(Download("", a, &out).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::CloseSessionRequest close;
   close.set_session(s1);
   v1::CloseSessionResponse closed;
@@ -259,6 +273,7 @@ TEST_F(ServiceTest, BatchIsAllOrNothing) {
   ASSERT_TRUE(Create(s, {4}, &a).ok());
   const uint64_t m = AddFakeModule(s);
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::SubmitRequest req;
   req.set_session(s);
   req.set_device("cpu");
@@ -281,6 +296,7 @@ TEST_F(ServiceTest, BatchIsAllOrNothing) {
   // Now without the launch: fill then free in order.
   req.mutable_commands()->RemoveLast();
   grpc::ClientContext ctx2;
+  Auth(&ctx2);
   ASSERT_TRUE(stub_->Submit(&ctx2, req, &resp).ok());
   EXPECT_EQ(resp.sequence(), 2u);
   ASSERT_TRUE(Sync(s).ok());
@@ -303,6 +319,7 @@ TEST_F(ServiceTest, BadLaunchArguments) {
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // An unknown device.
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::SubmitRequest req;
   req.set_session(s);
   req.set_device("cuda:7");
@@ -342,6 +359,7 @@ TEST_F(ServiceTest, TransferBoundsAndChunks) {
 
   // Empty upload stream.
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::UploadResponse resp;
   auto writer = stub_->Upload(&ctx, &resp);
   writer->WritesDone();
@@ -361,6 +379,7 @@ TEST_F(ServiceTest, TransferBoundsAndChunks) {
 TEST_F(ServiceTest, CacheDirNeedsPermissionAndCompilerIsReported) {
   const std::string s = Open();
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::SetKernelCacheDirRequest req;
   req.set_session(s);
   req.set_path("/tmp/elsewhere");
@@ -368,6 +387,7 @@ TEST_F(ServiceTest, CacheDirNeedsPermissionAndCompilerIsReported) {
   grpc::Status st = stub_->SetKernelCacheDir(&ctx, req, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   grpc::ClientContext ctx2;
+  Auth(&ctx2);
   v1::LoadModuleRequest load;
   load.set_session(s);
   v1::LoadModuleResponse loaded;
@@ -382,6 +402,7 @@ TEST_F(ServiceTest, TooDeepModuleIsInvalidArgument) {
   for (int i = 0; i < 1200; ++i) e = e->mutable_unary()->mutable_operand();
   e->mutable_constant()->set_int_value(1);
   grpc::ClientContext ctx;
+  Auth(&ctx);
   v1::LoadModuleResponse loaded;
   grpc::Status st = stub_->LoadModule(&ctx, load, &loaded);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -397,6 +418,7 @@ TEST_F(ServiceTest, GarbageRequestsAreInvalidArgumentWithAMessage) {
   for (const char* method : {"GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule",
                              "Submit", "Synchronize", "SetKernelCacheDir", "ClearKernelCache"}) {
     grpc::ClientContext ctx;
+    Auth(&ctx);
     grpc::Slice slice(garbage);
     grpc::ByteBuffer request(&slice, 1), response;
     grpc::GenericStub generic(channel_);
@@ -413,5 +435,27 @@ TEST_F(ServiceTest, GarbageRequestsAreInvalidArgumentWithAMessage) {
   }
 }
 
+// Every method wants the caller's bearer token before it reads the request.
+TEST_F(ServiceTest, CallsWithoutAValidTokenAreUnauthenticated) {
+  const std::string session = Open();
+  for (const char* token : {"", "Bearer nope", "Basic abc"}) {
+    grpc::ClientContext ctx;
+    if (*token) ctx.AddMetadata("authorization", token);
+    v1::CreateArrayRequest req;
+    req.set_session(session);
+    req.set_device("cpu");
+    req.mutable_dtype()->set_scalar(v1::SCALAR_FLOAT32);
+    req.add_shape(4);
+    v1::CreateArrayResponse resp;
+    grpc::Status st = stub_->CreateArray(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << token;
+  }
+  grpc::ClientContext ctx;
+  v1::OpenSessionRequest req;
+  v1::OpenSessionResponse resp;
+  EXPECT_EQ(stub_->OpenSession(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
 }  // namespace
 }  // namespace warpd::server
+

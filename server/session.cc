@@ -2,8 +2,8 @@
 
 namespace warpd::server {
 
-Session::Session(std::string client_name, runtime::ThreadPool* executor)
-    : client_name_(std::move(client_name)), executor_(executor) {}
+Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor)
+    : client_name_(std::move(client_name)), tenant_(std::move(tenant)), executor_(executor) {}
 
 Session::~Session() { Close(); }
 
@@ -45,14 +45,24 @@ std::vector<std::shared_ptr<runtime::Stream>> Session::Streams() {
   return out;
 }
 
+bool Session::AddCloseListener(absl::AnyInvocable<void() &&> listener) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return false;
+  close_listeners_.push_back(std::move(listener));
+  return true;
+}
+
 void Session::Close() {
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
+  std::vector<absl::AnyInvocable<void() &&>> listeners;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
     streams.swap(streams_);
+    listeners.swap(close_listeners_);
   }
+  for (auto& l : listeners) std::move(l)();
   // Stop the work first, then drop the objects; the last references (and
   // the munmaps) happen here, outside any lock.
   for (auto& [name, s] : streams) s->Cancel();

@@ -6,33 +6,55 @@
 // tables are cleared (memory goes once no command holds it any more).
 // After Close, adding objects or streams fails with UNAUTHENTICATED, the same
 // as an unknown session.
+// A session belongs to one tenant (only that tenant's token reaches it) and
+// holds a lease: it lives while a HoldSession stream of it is open
+// (AddHolder/RemoveHolder) or its last call was less than the grace period
+// ago (Touch); SessionManager closes it when the lease lapses.
 // Thread-safe; requests of one session may run concurrently.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
 #include "runtime/device/thread_pool.h"
 #include "runtime/exec/stream.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/handle_table.h"
+#include "server/tenants/tenant.h"
 
 namespace warpd::server {
 
 class Session {
  public:
   // `executor` runs the session's streams and must outlive the session.
-  Session(std::string client_name, runtime::ThreadPool* executor);
+  Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor);
   ~Session();
 
   const std::string& client_name() const { return client_name_; }
+  const std::shared_ptr<Tenant>& tenant() const { return tenant_; }
+
+  // Lease. Times are absl::Now() in nanoseconds since the epoch.
+  void Touch() { last_active_ns_.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed); }
+  void AddHolder() { holders_.fetch_add(1, std::memory_order_relaxed); }
+  void RemoveHolder() {
+    Touch();  // the grace period counts from when the client went away
+    holders_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // True when nothing holds the lease and the last call was before `deadline_ns`.
+  bool Lapsed(int64_t deadline_ns) const {
+    return holders_.load(std::memory_order_relaxed) == 0 &&
+           last_active_ns_.load(std::memory_order_relaxed) < deadline_ns;
+  }
 
   absl::StatusOr<uint64_t> AddArray(std::shared_ptr<const runtime::Array> array);
   absl::StatusOr<uint64_t> AddModule(std::shared_ptr<const compiler::CompiledModule> module);
@@ -47,6 +69,11 @@ class Session {
   std::shared_ptr<runtime::Stream> FindStream(const std::string& device);
   std::vector<std::shared_ptr<runtime::Stream>> Streams();
 
+  // Calls `listener` (once, without locks held) when the session closes;
+  // false, without calling it, when it is already closed. The listener must
+  // not block.
+  bool AddCloseListener(absl::AnyInvocable<void() &&> listener);
+
   // Idempotent.
   void Close();
 
@@ -54,7 +81,10 @@ class Session {
   absl::Status ClosedError() const;
 
   const std::string client_name_;
+  const std::shared_ptr<Tenant> tenant_;
   runtime::ThreadPool* const executor_;
+  std::atomic<int64_t> last_active_ns_{absl::GetCurrentTimeNanos()};
+  std::atomic<int> holders_{0};
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
 
@@ -63,6 +93,7 @@ class Session {
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::server

@@ -1,9 +1,14 @@
 #include "server/session_manager.h"
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/objects/secure_random.h"
+#include "spdlog/spdlog.h"
 
 namespace warpd::server {
 
@@ -15,40 +20,65 @@ absl::Status UnknownSession() {
 
 }  // namespace
 
-absl::StatusOr<std::string> SessionManager::Open(const std::string& client_name) {
-  auto session = std::make_shared<Session>(client_name.substr(0, 256), executor_);
+SessionManager::SessionManager(runtime::ThreadPool* executor, size_t max_sessions, absl::Duration grace)
+    : executor_(executor), max_sessions_(max_sessions), grace_(grace) {
+  if (grace_ > absl::ZeroDuration()) reaper_ = std::thread([this] { ReaperLoop(); });
+}
+
+SessionManager::~SessionManager() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (reaper_.joinable()) reaper_.join();
+  CloseAll();
+}
+
+absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name) {
+  if (absl::Status s = tenant->sessions().Acquire(); !s.ok()) return s;
+  auto session = std::make_shared<Session>(client_name.substr(0, 256), tenant, executor_);
   absl::MutexLock lock(&mu_);
   if (sessions_.size() >= max_sessions_) {
+    tenant->sessions().Release();
     return absl::ResourceExhaustedError(
-        absl::StrCat("too many open sessions (limit ", max_sessions_, ")"));
+        absl::StrCat("too many open sessions on this daemon (limit ", max_sessions_, ", --max-sessions)"));
   }
   for (;;) {
     absl::StatusOr<std::string> token = runtime::SecureRandomHex(16);
-    if (!token.ok()) return token.status();
+    if (!token.ok()) {
+      tenant->sessions().Release();
+      return token.status();
+    }
     if (sessions_.try_emplace(*token, session).second) return *token;
   }
 }
 
-absl::StatusOr<std::shared_ptr<Session>> SessionManager::Get(const std::string& token) const {
+absl::StatusOr<std::shared_ptr<Session>> SessionManager::Get(const std::string& token, const Tenant& caller) const {
   if (token.empty()) {
     return absl::UnauthenticatedError("request names no session (call OpenSession first)");
   }
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(token);
-  if (it == sessions_.end()) return UnknownSession();
+  if (it == sessions_.end() || it->second->tenant().get() != &caller) return UnknownSession();
+  it->second->Touch();
   return it->second;
 }
 
-absl::Status SessionManager::Close(const std::string& token) {
+void SessionManager::Remove(const std::shared_ptr<Session>& session) {
+  session->Close();
+  session->tenant()->sessions().Release();
+}
+
+absl::Status SessionManager::Close(const std::string& token, const Tenant& caller) {
   std::shared_ptr<Session> session;
   {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(token);
-    if (it == sessions_.end()) return UnknownSession();
+    if (it == sessions_.end() || it->second->tenant().get() != &caller) return UnknownSession();
     session = std::move(it->second);
     sessions_.erase(it);
   }
-  session->Close();
+  Remove(session);
   return absl::OkStatus();
 }
 
@@ -59,12 +89,47 @@ void SessionManager::CloseAll() {
     for (auto& [token, s] : sessions_) all.push_back(std::move(s));
     sessions_.clear();
   }
-  for (auto& s : all) s->Close();
+  for (auto& s : all) Remove(s);
 }
 
 size_t SessionManager::size() const {
   absl::MutexLock lock(&mu_);
   return sessions_.size();
+}
+
+size_t SessionManager::ExpireLapsed(absl::Time now) {
+  const int64_t deadline = absl::ToUnixNanos(now - grace_);
+  std::vector<std::shared_ptr<Session>> lapsed;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (it->second->Lapsed(deadline) || it->second->tenant()->removed()) {
+        lapsed.push_back(std::move(it->second));
+        sessions_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& s : lapsed) {
+    spdlog::info("session of '{}' ({}) closed: {}", absl::CHexEscape(s->client_name()), s->tenant()->label(),
+                 s->tenant()->removed() ? "its tenant was removed" : "its lease lapsed");
+    Remove(s);
+  }
+  return lapsed.size();
+}
+
+void SessionManager::ReaperLoop() {
+  pthread_setname_np(pthread_self(), "warpd-leases");
+  const absl::Duration period = std::clamp(grace_ / 4, absl::Milliseconds(50), absl::Seconds(5));
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), period);
+    if (stopping_) return;
+    mu_.Unlock();
+    ExpireLapsed(absl::Now());
+    mu_.Lock();
+  }
 }
 
 }  // namespace warpd::server

@@ -1,42 +1,72 @@
-// warpd server: the open sessions, by token.
+// warpd server: the open sessions, by token, and their leases.
 //
-// A token is 128 random bits (getrandom) in hex; knowing it is what grants
-// access to the session. Unknown, empty or closed tokens are UNAUTHENTICATED.
+// A session token is 128 random bits (getrandom) in hex; it is valid only
+// together with the bearer token of the tenant that opened the session: a
+// token that is unknown, empty, closed, or another tenant's is
+// UNAUTHENTICATED with one and the same message, so a caller learns nothing
+// about other tenants' sessions.
+//
+// Limits: at most max_sessions open in all, and each tenant's own sessions
+// quota, so one tenant's flood cannot lock the others out.
+//
+// Leases: a thread wakes a few times per grace period and closes every
+// session whose lease lapsed (Session::Lapsed) or whose tenant was removed
+// from the configuration; closing cancels its queued and running work and
+// frees its objects (persistent arrays are held by the tenant's store).
 // Thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "runtime/device/thread_pool.h"
 #include "server/session.h"
+#include "server/tenants/tenant.h"
 
 namespace warpd::server {
 
 class SessionManager {
  public:
   // `executor` runs the sessions' streams and must outlive the manager.
-  explicit SessionManager(runtime::ThreadPool* executor, size_t max_sessions = 4096)
-      : executor_(executor), max_sessions_(max_sessions) {}
-  ~SessionManager() { CloseAll(); }
+  // `grace`: how long a session outlives its client (zero: no lease reaper,
+  // for tests that drive ExpireLapsed themselves).
+  SessionManager(runtime::ThreadPool* executor, size_t max_sessions = 4096,
+                 absl::Duration grace = absl::ZeroDuration());
+  ~SessionManager();
 
-  // A new session's token; RESOURCE_EXHAUSTED past max_sessions.
-  absl::StatusOr<std::string> Open(const std::string& client_name);
-  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& token) const;
+  // A new session's token; RESOURCE_EXHAUSTED past max_sessions or the
+  // tenant's sessions quota.
+  absl::StatusOr<std::string> Open(std::shared_ptr<Tenant> tenant, const std::string& client_name);
+  // The session `token` names, if `caller` owns it; renews its lease.
+  absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& token, const Tenant& caller) const;
   // Frees everything the session owns.
-  absl::Status Close(const std::string& token);
+  absl::Status Close(const std::string& token, const Tenant& caller);
   void CloseAll();
   size_t size() const;
+  absl::Duration grace() const { return grace_; }
+
+  // Closes the sessions whose lease lapsed before `now` (or whose tenant was
+  // removed); returns how many. The reaper thread calls it.
+  size_t ExpireLapsed(absl::Time now);
 
  private:
+  void Remove(const std::shared_ptr<Session>& session);
+  void ReaperLoop();
+
   runtime::ThreadPool* const executor_;
   const size_t max_sessions_;
+  const absl::Duration grace_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread reaper_;
 };
 
 }  // namespace warpd::server

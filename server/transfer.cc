@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/memory/size_math.h"
+#include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/raw_messages.h"
 #include "common/status_macros.h"
@@ -78,8 +79,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
  private:
   absl::Status Begin() {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, AuthenticateCall(state_->tenants(), *ctx_));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state_->sessions().Get(chunk_.session()));
+                           state_->sessions().Get(chunk_.session(), *tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
                            session->arrays().Get(chunk_.handle()));
     if (chunk_.offset() > array->size_bytes()) {
@@ -129,13 +131,18 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
 class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  DownloadReactor(DaemonState* state, const grpc::ByteBuffer* request) {
+  DownloadReactor(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request) {
+    absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state->tenants(), *ctx);
+    if (!tenant.ok()) {
+      Fail(tenant.status());
+      return;
+    }
     v1::DownloadRequest req;
     if (absl::Status s = ParseMessage(*request, &req, "Download"); !s.ok()) {
       Fail(s);
       return;
     }
-    absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin(state, req);
+    absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin(state, **tenant, req);
     if (!stream.ok()) {
       Fail(stream.status());
       return;
@@ -169,10 +176,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
  private:
   // Resolves the request; returns the stream to synchronize first (null when
   // the session has none on the array's device).
-  absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin(DaemonState* state,
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin(DaemonState* state, const Tenant& tenant,
                                                          const v1::DownloadRequest& req) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state->sessions().Get(req.session()));
+                           state->sessions().Get(req.session(), tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
                            session->arrays().Get(req.handle()));
     const uint64_t size = array->size_bytes();
@@ -242,8 +249,9 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc:
   return new UploadReactor(state, ctx, response);
 }
 
-grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, const grpc::ByteBuffer* request) {
-  return new DownloadReactor(state, request);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, grpc::CallbackServerContext* ctx,
+                                                          const grpc::ByteBuffer* request) {
+  return new DownloadReactor(state, ctx, request);
 }
 
 }  // namespace warpd::server

@@ -32,6 +32,7 @@ inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 // serialized v1::DownloadChunk. The reactors delete themselves when done.
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);
-grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, const grpc::ByteBuffer* request);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, grpc::CallbackServerContext* ctx,
+                                                          const grpc::ByteBuffer* request);
 
 }  // namespace warpd::server

@@ -1,0 +1,52 @@
+// warpd server: a bounded count of things a tenant holds (sessions, arrays,
+// compiles running).
+//
+// Acquire reserves n units all-or-nothing and fails with RESOURCE_EXHAUSTED
+// naming the owner, the resource, the use and the limit; Release returns
+// them. The limit may change at run time (a config reload): lowering it
+// below the current use only refuses new acquisitions. Limit 0: unlimited.
+// Thread-safe (lock-free).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace warpd::server {
+
+class CountQuota {
+ public:
+  // `resource` names the units in messages: "sessions", "arrays".
+  CountQuota(std::string owner, std::string resource, uint64_t limit)
+      : owner_(std::move(owner)), resource_(std::move(resource)), limit_(limit) {}
+
+  absl::Status Acquire(uint64_t n = 1) {
+    uint64_t current = used_.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t limit = limit_.load(std::memory_order_relaxed);
+      if (limit != 0 && (n > limit || current > limit - n)) {
+        return absl::ResourceExhaustedError(absl::StrCat(owner_, " ", resource_, " limit: ", current,
+                                                         " of ", limit, " in use, ", n, " more requested"));
+      }
+      if (used_.compare_exchange_weak(current, current + n, std::memory_order_relaxed)) {
+        return absl::OkStatus();
+      }
+    }
+  }
+  void Release(uint64_t n = 1) { used_.fetch_sub(n, std::memory_order_relaxed); }
+
+  uint64_t used() const { return used_.load(std::memory_order_relaxed); }
+  uint64_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  void set_limit(uint64_t limit) { limit_.store(limit, std::memory_order_relaxed); }
+
+ private:
+  const std::string owner_;
+  const std::string resource_;
+  std::atomic<uint64_t> used_{0};
+  std::atomic<uint64_t> limit_;
+};
+
+}  // namespace warpd::server

@@ -1,0 +1,81 @@
+// warpd server: the tenants a daemon serves, and who a caller is.
+//
+// Two modes:
+//   - No tenants file (the default, like Jupyter): one tenant, named after
+//     the daemon's user, for that user only. Its token is made at start-up,
+//     held in memory, written to a 0600 file for loopback TCP clients
+//     (token_file.h) and handed to the daemon's own uid on the login socket
+//     (login_socket.h).
+//   - --tenants FILE (config.proto's TenantsFile, JSON): tenants with hashed
+//     bearer tokens and local uids. Reload() re-reads it (on SIGHUP): tenants
+//     keep their identity (and sessions) by name, limits and tokens change,
+//     dropped tenants are marked removed. A file that does not load leaves
+//     the running config in place.
+// Every tenant also has a per-run "peer token" (random, in memory only) that
+// the login socket gives to the local users mapped to it.
+//
+// Authenticate maps an `authorization` metadata value to a tenant:
+// UNAUTHENTICATED when there is none or it is not a known token.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/memory/memory_account.h"
+#include "server/tenants/tenant.h"
+
+namespace warpd::server {
+
+class TenantRegistry {
+ public:
+  struct Options {
+    std::string tenants_file;   // empty: the daemon's own user only
+    TenantLimits default_limits;  // built-in defaults (a file's default_limits override)
+    uint32_t owner_uid = 0;
+    std::string owner_name;     // the owner tenant's name (default mode)
+  };
+
+  static absl::StatusOr<std::unique_ptr<TenantRegistry>> Create(
+      const Options& options, std::shared_ptr<runtime::MemoryAccount> global_memory);
+
+  // Re-reads the tenants file; a no-op in default mode.
+  absl::Status Reload();
+
+  absl::StatusOr<std::shared_ptr<Tenant>> Authenticate(std::string_view authorization) const;
+  // The tenant of a local user (peer uid), or null.
+  std::shared_ptr<Tenant> ForUid(uint32_t uid) const;
+  // The token the login socket gives the users of `tenant`.
+  std::string PeerToken(const Tenant& tenant) const;
+  std::vector<std::shared_ptr<Tenant>> All() const;
+  bool default_mode() const { return options_.tenants_file.empty(); }
+  // The limits a tenant gets when its config names none.
+  TenantLimits default_limits() const;
+
+  static absl::Status CheckTenantName(std::string_view name);
+
+ private:
+  struct Config;
+  TenantRegistry(const Options& options, std::shared_ptr<runtime::MemoryAccount> global_memory)
+      : options_(options), global_memory_(std::move(global_memory)) {}
+  absl::StatusOr<Config> ReadConfig() const;
+  absl::Status Apply(Config config);
+
+  const Options options_;
+  const std::shared_ptr<runtime::MemoryAccount> global_memory_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Tenant>> by_name_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Tenant>> by_token_hash_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint32_t, std::shared_ptr<Tenant>> by_uid_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> peer_tokens_ ABSL_GUARDED_BY(mu_);  // tenant -> token
+  TenantLimits defaults_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace warpd::server
