@@ -44,6 +44,14 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def open_channel(address, options=()):
+    """A channel to the daemon at `address` whose calls carry this user's token
+    (from the daemon's login socket, see warpd.auth)."""
+    from warpd import auth
+
+    return auth.open_channel(address, options=options)
+
+
 class Daemon:
     def __init__(self, binary, workdir: Path, extra_args=(), client_owns_cache=True):
         self.binary = binary
@@ -63,11 +71,11 @@ class Daemon:
         self.proc = subprocess.Popen(
             [self.binary, "--listen", self.address, "--cache-dir", str(self.cache_dir),
              "--verify-cuda", "--log-level", "info",
+             "--token-file", str(self.dir / "warpd.token"), "--state-dir", str(self.dir / "state"),
              *(["--allow-client-cache-dir"] if self.client_owns_cache else []), *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        channel = grpc.insecure_channel(self.address)
-        stub = runtime_pb2_grpc.RuntimeStub(channel)
+        channel = None
         deadline = time.monotonic() + timeout
         try:
             while True:
@@ -78,15 +86,20 @@ class Daemon:
                     self.stop()
                     pytest.fail(f"warpd did not answer within {timeout} s:\n{self.log_tail()}",
                                 pytrace=False)
-                if self.socket.exists():
+                # The login socket appears once the daemon serves.
+                if channel is None and Path(str(self.socket) + ".login").exists():
+                    channel = open_channel(self.address)
+                if channel is not None:
                     try:
-                        stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=2)
+                        runtime_pb2_grpc.RuntimeStub(channel).GetServerInfo(
+                            runtime_pb2.GetServerInfoRequest(), timeout=2)
                         return
                     except grpc.RpcError:
                         pass
                 time.sleep(0.05)
         finally:
-            channel.close()
+            if channel is not None:
+                channel.close()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -117,7 +130,7 @@ def own_daemon(workdir: Path, sessions=(), **daemon_args):
 
     d = Daemon(daemon_binary(), workdir, **daemon_args)
     d.start()
-    channel = grpc.insecure_channel(d.address)
+    channel = open_channel(d.address)
     try:
         stub = runtime_pb2_grpc.RuntimeStub(channel)
         tokens = [stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=n)).session for n in sessions]

@@ -7,7 +7,7 @@ import grpc
 
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import open_channel, Daemon, daemon_binary
 
 
 def _varint(n):
@@ -47,7 +47,7 @@ def _rss_mib(pid):
 def test_oversized_modules_cost_little_and_memory_returns(tmp_path):
     d = Daemon(daemon_binary(), tmp_path)
     d.start()
-    channel = grpc.insecure_channel(d.address, options=[("grpc.max_send_message_length", 128 << 20)])
+    channel = open_channel(d.address, options=[("grpc.max_send_message_length", 128 << 20)])
     try:
         stub = runtime_pb2_grpc.RuntimeStub(channel)
         load = channel.unary_unary("/warpd.v1.Runtime/LoadModule", request_serializer=None,

@@ -11,7 +11,7 @@ import warpd as wp
 from warpd import module as module_mod
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary, own_daemon
+from conftest import open_channel, Daemon, daemon_binary, own_daemon
 
 
 def _set_dir(stub, session, path):
@@ -71,7 +71,7 @@ def test_planted_and_truncated_objects_are_recompiled(tmp_path):
     try:
         log = d.log_tail()
         assert "it will be compiled again" in log, log
-        stub_channel = grpc.insecure_channel(d.address)
+        stub_channel = open_channel(d.address)
         stub = runtime_pb2_grpc.RuntimeStub(stub_channel)
         session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="trust")).session
         mod, _ = module_mod.get_module("cache_trust").build()

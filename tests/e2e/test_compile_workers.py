@@ -11,7 +11,7 @@ import numpy as np
 import warpd as wp
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary, pid_alive
+from conftest import open_channel, Daemon, daemon_binary, pid_alive
 
 
 def _children(pid):
@@ -61,7 +61,7 @@ def _run(stub, session, mod, k):
 
 
 def _connect(d):
-    channel = grpc.insecure_channel(d.address)
+    channel = open_channel(d.address)
     stub = runtime_pb2_grpc.RuntimeStub(channel)
     return channel, stub, stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="cw")).session
 

@@ -11,7 +11,7 @@ import pytest
 import warpd as wp
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary, is_repeated
+from conftest import open_channel, Daemon, daemon_binary, is_repeated
 
 from google.protobuf.descriptor import FieldDescriptor
 
@@ -124,7 +124,7 @@ def fuzz_daemon(tmp_path_factory):
     """A daemon of its own with a short launch time limit: mutated loops may never end."""
     d = Daemon(daemon_binary(), tmp_path_factory.mktemp("fuzz"), extra_args=["--kernel-timeout", "250ms"])
     d.start()
-    channel = grpc.insecure_channel(d.address)
+    channel = open_channel(d.address)
     stub = runtime_pb2_grpc.RuntimeStub(channel)
     session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="fuzz")).session
     yield d, stub, session

@@ -9,6 +9,8 @@ import sys
 import textwrap
 
 import grpc
+
+from conftest import open_channel
 import numpy as np
 import pytest
 
@@ -259,7 +261,7 @@ def test_bad_printf_format_is_rejected_naming_the_line(wp, tmp_path, call, messa
 
 def test_second_session_sees_none_of_this_sessions_output(wp, capsys):
     rt = context.runtime()
-    channel = grpc.insecure_channel(rt.address)
+    channel = open_channel(rt.address)
     try:
         stub = runtime_pb2_grpc.RuntimeStub(channel)
         other = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="other")).session

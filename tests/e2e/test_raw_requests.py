@@ -8,7 +8,7 @@ import pytest
 
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import open_channel, Daemon, daemon_binary
 
 GARBAGE = b"\xff\xff\xff\xff\x0f garbage"
 UNARY = ["GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule", "Submit",
@@ -19,7 +19,7 @@ UNARY = ["GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArr
 def daemon(tmp_path_factory):
     d = Daemon(daemon_binary(), tmp_path_factory.mktemp("raw"), extra_args=["--log-level", "debug"])
     d.start()
-    channel = grpc.insecure_channel(d.address)
+    channel = open_channel(d.address)
     yield d, channel, runtime_pb2_grpc.RuntimeStub(channel)
     channel.close()
     alive = d.alive()

@@ -18,7 +18,7 @@ import time
 
 import grpc
 
-from conftest import Daemon, daemon_binary, own_daemon, pid_alive
+from conftest import open_channel, Daemon, daemon_binary, own_daemon, pid_alive
 
 CYCLES = int(os.environ.get("WARPD_TEST_START_CYCLES", "200"))
 
@@ -28,7 +28,7 @@ def _busy_grpc_threads(address, stop, n=2):
     from warpd.v1 import runtime_pb2, runtime_pb2_grpc
 
     def spin():
-        channel = grpc.insecure_channel(address)
+        channel = open_channel(address)
         stub = runtime_pb2_grpc.RuntimeStub(channel)
         while not stop.is_set():
             try:
@@ -101,7 +101,7 @@ def test_sigterm_under_load_exits_cleanly(tmp_path):
         launches = []
 
         def client(k):
-            channel = grpc.insecure_channel(d.address)
+            channel = open_channel(d.address)
             stub = runtime_pb2_grpc.RuntimeStub(channel)
             try:
                 sess = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=f"load{k}"),

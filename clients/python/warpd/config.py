@@ -31,6 +31,19 @@ print_launches: bool = False
 #: WARPD_ADDRESS environment variable, else a local daemon, else a private one.
 address: Optional[str] = None
 
+#: Bearer token for the daemon (also WARPD_TOKEN). None: the daemon's login
+#: socket for Unix-socket addresses, its token file for loopback TCP (see
+#: ``warpd.auth``).
+token: Optional[str] = None
+
+#: Token file of a local daemon without a tenants file (None: the default,
+#: ``$XDG_RUNTIME_DIR/warpd.token`` or ``/tmp/warpd-$UID.token``).
+token_file: Optional[str] = None
+
+#: PEM file of the CA that signed the daemon's TLS certificate (also
+#: WARPD_TLS_CA); TCP connections then use TLS.
+tls_ca: Optional[str] = None
+
 #: Always start a private daemon instead of looking for a local one
 #: (also WARPD_PRIVATE_DAEMON=1).
 private_daemon: bool = False

@@ -25,10 +25,11 @@ import os
 import platform
 import sys
 import threading
+import time
 
 import grpc
 
-from . import config
+from . import auth, config
 from . import daemon as daemon_mod
 from .device import Device, resolve
 from .errors import DaemonStartError, UnavailableError, WarpdError, from_rpc_error
@@ -47,11 +48,8 @@ class Runtime:
     def __init__(self, address: str, private: daemon_mod.PrivateDaemon | None = None):
         self.address = address
         self.private = private
-        self.channel = grpc.insecure_channel(address, options=[
-            ("grpc.max_send_message_length", _MAX_MESSAGE),
-            ("grpc.max_receive_message_length", _MAX_MESSAGE),
-        ])
-        self.stub = runtime_pb2_grpc.RuntimeStub(self.channel)
+        self.channel = None
+        self.stub = None
         self.lock = threading.RLock()
         self.session = ""
         self.info: runtime_pb2.ServerInfo | None = None
@@ -61,6 +59,7 @@ class Runtime:
         # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
         self.loaded_modules: dict = {}
         self.closed = False
+        self.lease: auth.LeaseHolder | None = None
         self.cell_hook = None  # (IPython shell, hook) while registered
 
     # ---------------------------------------------------------------- RPCs
@@ -116,7 +115,29 @@ class Runtime:
             return
         self.emit_output(resp.output)
 
+    def _open(self, timeout: float):
+        """Gets this user's token (retrying while the daemon starts) and opens the channel."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                token = auth.token_for(self.address)
+                break
+            except UnavailableError as e:
+                if time.monotonic() >= deadline or e.code == grpc.StatusCode.PERMISSION_DENIED:
+                    raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
+                                           f"{e.message}", e.code) from None
+                time.sleep(0.05)
+        self.channel = auth.open_channel(self.address, token=token or "", options=[
+            ("grpc.max_send_message_length", _MAX_MESSAGE),
+            ("grpc.max_receive_message_length", _MAX_MESSAGE),
+            # Keep the connection (and so the session's lease) alive.
+            ("grpc.keepalive_time_ms", 30000),
+            ("grpc.keepalive_permit_without_calls", 1),
+        ])
+        self.stub = runtime_pb2_grpc.RuntimeStub(self.channel)
+
     def connect(self, timeout: float):
+        self._open(timeout)
         try:
             self.info = self.stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(),
                                                 timeout=timeout, wait_for_ready=True)
@@ -127,6 +148,7 @@ class Runtime:
         resp = self.call("OpenSession", runtime_pb2.OpenSessionRequest(
             client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))
         self.session = resp.session
+        self.lease = auth.LeaseHolder(self.stub, self.session, runtime_pb2.HoldSessionRequest)
         self._set_devices(self.info)
 
     def _set_devices(self, info):
@@ -223,13 +245,16 @@ class Runtime:
             with self.lock:
                 for s in self.streams.values():
                     s.drop()
+            if self.lease is not None:
+                self.lease.stop()
             if self.session:
                 self.stub.CloseSession(runtime_pb2.CloseSessionRequest(session=self.session),
                                        timeout=2.0)
         except Exception:
             pass
         try:
-            self.channel.close()
+            if self.channel is not None:
+                self.channel.close()
         except Exception:
             pass
         if self.private is not None:

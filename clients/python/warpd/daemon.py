@@ -32,7 +32,8 @@ from pathlib import Path
 
 import grpc
 
-from .errors import DaemonStartError
+from . import auth
+from .errors import DaemonStartError, UnavailableError
 from .v1 import runtime_pb2, runtime_pb2_grpc
 
 
@@ -65,7 +66,10 @@ def default_addresses() -> list[str]:
 
 def probe(address: str, timeout: float) -> runtime_pb2.ServerInfo | None:
     """ServerInfo of the daemon at address if it answers within timeout, else None."""
-    channel = grpc.insecure_channel(address)
+    try:
+        channel = auth.open_channel(address)
+    except (UnavailableError, OSError):
+        return None
     try:
         stub = runtime_pb2_grpc.RuntimeStub(channel)
         return stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=timeout)
@@ -85,7 +89,9 @@ class PrivateDaemon:
         self.address = "unix:" + self.socket
         self.log_path = os.path.join(self.dir, "warpd.log")
         args = [binary, "--listen", self.address, "--allow-client-cache-dir",
-                "--log-level", log_level]
+                "--log-level", log_level,
+                # Its own token file, not the user's shared daemon's.
+                "--token-file", os.path.join(self.dir, "warpd.token")]
         if cache_dir:
             args += ["--cache-dir", str(cache_dir)]
         self.args = args
@@ -114,9 +120,8 @@ class PrivateDaemon:
             log.close()
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
-        channel = grpc.insecure_channel(self.address)
+        channel = None
         try:
-            stub = runtime_pb2_grpc.RuntimeStub(channel)
             while True:
                 if self.proc.poll() is not None:
                     raise DaemonStartError(
@@ -129,15 +134,23 @@ class PrivateDaemon:
                     raise DaemonStartError(
                         f"the warpd daemon '{self.binary}' did not answer on {self.address} within "
                         f"{timeout:.0f} s:\n{tail}")
-                if os.path.exists(self.socket):
+                # The login socket appears once the daemon serves.
+                if channel is None and os.path.exists(self.socket + ".login"):
                     try:
+                        channel = auth.open_channel(self.address)
+                    except UnavailableError:
+                        pass
+                if channel is not None:
+                    try:
+                        stub = runtime_pb2_grpc.RuntimeStub(channel)
                         return stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(),
                                                   timeout=min(2.0, max(left, 0.1)))
                     except grpc.RpcError:
                         pass
                 time.sleep(0.02)
         finally:
-            channel.close()
+            if channel is not None:
+                channel.close()
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
