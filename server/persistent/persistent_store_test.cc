@@ -550,6 +550,27 @@ TEST_F(PersistentStoreTest, ForeignAndUnsafeFilesAreSkipped) {
   EXPECT_TRUE(fs::exists(EntryPath("bob", "wide")));
 }
 
+TEST_F(PersistentStoreTest, AnotherUsersFilesAreSkipped) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  {
+    PersistentStore store(state_, {});
+    ASSERT_TRUE(store.Put("t", "theirs", MakeArray(F32(), {4}), true).ok());
+    ASSERT_TRUE(store.Put("t", "mine", MakeArray(F32(), {4}), true).ok());
+    ASSERT_TRUE(store.Put("u", "x", MakeArray(F32(), {4}), true).ok());
+  }
+  ASSERT_EQ(chown(EntryPath("t", "theirs").c_str(), 12345, 12345), 0);
+  ASSERT_EQ(chown(TenantDir("u").c_str(), 12345, 12345), 0);
+  auto store = Reload();
+  EXPECT_EQ(store->size("t"), 1u);
+  EXPECT_TRUE(store->Get("t", "mine").ok());
+  EXPECT_EQ(store->size("u"), 0u);
+  // A persistent/ directory of another user makes the whole store unusable.
+  ASSERT_EQ(chown((fs::path(state_) / "persistent").c_str(), 12345, 12345), 0);
+  PersistentStore other(state_, {});
+  EXPECT_EQ(other.LoadAll(CpuAllocate()).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(other.Put("t", "new", MakeArray(F32(), {4}), true).code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(PersistentStoreTest, InterruptedWritesAreCleanedUp) {
   {
     PersistentStore store(state_, {});
