@@ -10,6 +10,8 @@
 
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/cuda_probe.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/self_test.h"
 #include "spdlog/spdlog.h"
 
@@ -98,6 +100,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   spdlog::info("CPU kernels: compiling for {} on {}: {}", target.Summary(), target.triple, target.reason);
   spdlog::debug("CPU target: {}", target.Description());
   auto state = std::make_unique<DaemonState>(flags, *std::move(compiler), *std::move(tenants), std::move(memory));
+  state->LoadPersistent();
   // A daemon that cannot compile must not report healthy and fail every launch.
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
@@ -119,6 +122,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
       sessions_(&stream_executor_, flags.max_sessions, flags.session_grace),
+      persistent_(flags.state_dir, PersistentStore::Limits{}),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
@@ -136,6 +140,31 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
                    d.ordinal, d.name, d.cc_major, d.cc_minor, cuda.driver_version_text);
     }
   }
+}
+
+void DaemonState::LoadPersistent() {
+  absl::Status s = persistent_.LoadAll([this](const std::string& tenant_name, const runtime::ArrayLayout& layout,
+                                               const std::string& device_name)
+                                           -> absl::StatusOr<std::shared_ptr<const runtime::Array>> {
+    std::shared_ptr<Tenant> tenant;
+    for (auto& t : tenants_->All()) {
+      if (t->name() == tenant_name) tenant = t;
+    }
+    if (tenant == nullptr) return absl::NotFoundError(absl::StrCat("no tenant '", tenant_name, "' any more"));
+    WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.Find(device_name));
+    WARPD_RETURN_IF_ERROR(tenant->arrays().Acquire());
+    absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer = device->Allocate(layout.size_bytes, "persistent");
+    if (!buffer.ok()) {
+      tenant->arrays().Release();
+      return buffer.status();
+    }
+    return std::shared_ptr<const runtime::Array>(new runtime::Array(device->name(), layout, *std::move(buffer)),
+                                                 [tenant](const runtime::Array* a) {
+                                                   delete a;
+                                                   tenant->arrays().Release();
+                                                 });
+  });
+  if (!s.ok()) spdlog::warn("persistent arrays in {} not loaded: {}", flags_.state_dir, std::string(s.message()));
 }
 
 }  // namespace warpd::server

@@ -20,6 +20,7 @@
 #include "runtime/memory/cpu_allocator.h"
 #include "server/flags.h"
 #include "runtime/memory/memory_account.h"
+#include "server/persistent/persistent_store.h"
 #include "server/session_manager.h"
 #include "server/tenants/tenant_registry.h"
 
@@ -48,6 +49,9 @@ class DaemonState {
   runtime::CpuAllocator& allocator() { return allocator_; }
   SessionManager& sessions() { return sessions_; }
   TenantRegistry& tenants() { return *tenants_; }
+  PersistentStore& persistent() { return persistent_; }
+  // Reads the durable persistent arrays of --state-dir (at start-up).
+  void LoadPersistent();
   const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".
@@ -63,6 +67,8 @@ class DaemonState {
   std::unique_ptr<compiler::Compiler> compiler_;
   runtime::ThreadPool stream_executor_;
   SessionManager sessions_;
+  // Persistent arrays hold memory: released before the devices go.
+  PersistentStore persistent_;
   runtime::ThreadPool rpc_pool_;
   std::string cuda_driver_;
 };

@@ -27,6 +27,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/auth/login_socket.h"
+#include "common/sha256.h"
 #include "server/auth/token.h"
 #include "server/auth/token_file.h"
 #include "server/daemon_state.h"
@@ -241,6 +242,10 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   watchdog.join();
   server.reset();
   (*state)->sessions().CloseAll();
+  // Durable persistent arrays keep what the sessions last wrote.
+  if (absl::Status s = (*state)->persistent().SaveAll(); !s.ok()) {
+    spdlog::error("saving persistent arrays: {}", std::string(s.message()));
+  }
   state->reset();
   logins.clear();
   for (const auto& p : unix_paths) RemoveUnixSocket(p);
@@ -280,7 +285,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "warpd: %s\n", std::string(token.status().message()).c_str());
       return 1;
     }
-    std::printf("token:  %s\nsha256: %s\n", token->c_str(), Sha256Hex(*token).c_str());
+    std::printf("token:  %s\nsha256: %s\n", token->c_str(), HexSha256(*token).c_str());
     return 0;
   }
   if (flags->print_config) {

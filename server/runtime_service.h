@@ -26,7 +26,9 @@ namespace warpd::server {
 // INVALID_ARGUMENT with a message, and LoadModule is read within bounded
 // memory (load_module_request.h). Each method's request and response types
 // are those of warpd.v1.Runtime in runtime.proto.
-using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_RenewSession<
+using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_PersistArray<
+    v1::Runtime::WithRawCallbackMethod_ListPersistent<v1::Runtime::WithRawCallbackMethod_AttachPersistent<
+    v1::Runtime::WithRawCallbackMethod_DeletePersistent<v1::Runtime::WithRawCallbackMethod_RenewSession<
     v1::Runtime::WithRawCallbackMethod_HoldSession<v1::Runtime::WithRawCallbackMethod_GetUsage<
     v1::Runtime::WithRawCallbackMethod_GetServerInfo<
     v1::Runtime::WithRawCallbackMethod_OpenSession<v1::Runtime::WithRawCallbackMethod_CloseSession<
@@ -35,7 +37,7 @@ using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_RenewSession<
                 v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::WithRawCallbackMethod_Submit<
                     v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_ReadOutput<
                         v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
-                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>>>>;
+                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>>>>>>>>;
 
 class RuntimeService final : public RawRuntimeService {
  public:
@@ -49,6 +51,11 @@ class RuntimeService final : public RawRuntimeService {
   WARPD_RAW_UNARY(CloseSession);
   WARPD_RAW_UNARY(RenewSession);
   WARPD_RAW_UNARY(GetUsage);
+  // persistent_rpcs.cc
+  WARPD_RAW_UNARY(PersistArray);
+  WARPD_RAW_UNARY(ListPersistent);
+  WARPD_RAW_UNARY(AttachPersistent);
+  WARPD_RAW_UNARY(DeletePersistent);
   WARPD_RAW_UNARY(CreateArray);
   WARPD_RAW_UNARY(FreeArray);
   WARPD_RAW_UNARY(LoadModule);

@@ -1,25 +1,17 @@
 #include "server/auth/token.h"
 
-#include <openssl/sha.h>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "common/sha256.h"
 #include "runtime/objects/secure_random.h"
 
 namespace warpd::server {
 
 absl::StatusOr<std::string> NewToken() { return runtime::SecureRandomHex(32); }
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
-}
-
-bool IsSha256Hex(std::string_view text) {
-  if (text.size() != 2 * SHA256_DIGEST_LENGTH) return false;
+bool IsHexSha256(std::string_view text) {
+  if (text.size() != 2 * Sha256::kSize) return false;
   for (char c : text) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   }

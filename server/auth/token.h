@@ -18,11 +18,8 @@ namespace warpd::server {
 // A new random token (64 lower-case hex characters).
 absl::StatusOr<std::string> NewToken();
 
-// Lower-case hex SHA-256 of `data`.
-std::string Sha256Hex(std::string_view data);
-
 // True for 64 lower-case hex characters (the form token hashes are kept in).
-bool IsSha256Hex(std::string_view text);
+bool IsHexSha256(std::string_view text);
 
 // The token of an `authorization` metadata value "Bearer <token>" (the
 // scheme is case-insensitive); empty when the value has another form.

@@ -1,3 +1,4 @@
+#include "common/sha256.h"
 #include "server/auth/token.h"
 
 #include "gtest/gtest.h"
@@ -7,8 +8,8 @@ namespace {
 
 TEST(TokenTest, Sha256MatchesKnownVectors) {
   // FIPS 180-2 test vectors.
-  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(HexSha256(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(HexSha256("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(TokenTest, NewTokensAreHexAndDistinct) {
@@ -16,9 +17,9 @@ TEST(TokenTest, NewTokensAreHexAndDistinct) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->size(), 64u);
   EXPECT_NE(*a, *b);
-  EXPECT_TRUE(IsSha256Hex(*a));  // same shape: 64 lower-case hex digits
-  EXPECT_FALSE(IsSha256Hex("ABC"));
-  EXPECT_FALSE(IsSha256Hex(std::string(64, 'g')));
+  EXPECT_TRUE(IsHexSha256(*a));  // same shape: 64 lower-case hex digits
+  EXPECT_FALSE(IsHexSha256("ABC"));
+  EXPECT_FALSE(IsHexSha256(std::string(64, 'g')));
 }
 
 TEST(TokenTest, BearerTokenParsing) {

@@ -34,7 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/objects/array.h"
-#include "server/persistent/sha256.h"
+#include "common/sha256.h"
 
 namespace warpd::server {
 

@@ -17,7 +17,7 @@
 #include "common/posix_error.h"
 #include "common/status_macros.h"
 #include "server/persistent/array_file.h"
-#include "server/persistent/sha256.h"
+#include "common/sha256.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {

@@ -21,7 +21,7 @@
 #include "compiler/ir/from_proto.h"
 #include "gtest/gtest.h"
 #include "runtime/memory/cpu_allocator.h"
-#include "server/persistent/sha256.h"
+#include "common/sha256.h"
 #include "warpd/v1/ir.pb.h"
 
 namespace warpd::server {

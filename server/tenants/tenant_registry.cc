@@ -11,6 +11,7 @@
 #include "common/posix_error.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
+#include "common/sha256.h"
 #include "server/auth/token.h"
 #include "server/flags.h"
 #include "spdlog/spdlog.h"
@@ -145,7 +146,7 @@ absl::StatusOr<TenantRegistry::Config> TenantRegistry::ReadConfig() const {
     }
     WARPD_ASSIGN_OR_RETURN(e.limits, MergeLimits(t.limits(), config.defaults, here));
     for (const std::string& h : t.token_sha256()) {
-      if (!IsSha256Hex(h)) {
+      if (!IsHexSha256(h)) {
         return absl::InvalidArgumentError(absl::StrCat(
             here, ": token_sha256 entries are 64 lower-case hex digits (`warpd --new-token` prints one)"));
       }
@@ -188,7 +189,7 @@ absl::Status TenantRegistry::Apply(Config config) {
       } else {
         WARPD_ASSIGN_OR_RETURN(peer, NewToken());
       }
-      by_token_hash[Sha256Hex(peer)] = tenant;
+      by_token_hash[HexSha256(peer)] = tenant;
       peer_tokens[e.name] = std::move(peer);
       for (const std::string& h : e.token_hashes) by_token_hash[h] = tenant;
       for (uint32_t uid : e.uids) by_uid[uid] = tenant;
@@ -229,7 +230,7 @@ absl::StatusOr<std::shared_ptr<Tenant>> TenantRegistry::Authenticate(std::string
   if (token.empty()) {
     return absl::UnauthenticatedError("the 'authorization' metadata must be 'Bearer <token>'");
   }
-  const std::string hash = Sha256Hex(token);
+  const std::string hash = HexSha256(token);
   absl::MutexLock lock(&mu_);
   auto it = by_token_hash_.find(hash);
   if (it == by_token_hash_.end() || it->second->removed()) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "common/sha256.h"
 #include "server/auth/token.h"
 
 namespace warpd::server {
@@ -63,8 +64,8 @@ TEST_F(TenantRegistryTest, DefaultModeServesTheOwnerOnly) {
 TEST_F(TenantRegistryTest, TokensMapToTheirTenantAndReloadKeepsIdentity) {
   const std::string ta = *NewToken(), tb = *NewToken();
   Write(R"({"default_limits": {"memory": "64M"}, "tenants": [
-    {"name": "a", "token_sha256": [")" + Sha256Hex(ta) + R"("], "uids": [1001], "weight": 3},
-    {"name": "b", "tokenSha256": [")" + Sha256Hex(tb) + R"("], "limits": {"memory": "1G", "sessions": 2}}]})");
+    {"name": "a", "token_sha256": [")" + HexSha256(ta) + R"("], "uids": [1001], "weight": 3},
+    {"name": "b", "tokenSha256": [")" + HexSha256(tb) + R"("], "limits": {"memory": "1G", "sessions": 2}}]})");
   auto r = Load();
   ASSERT_TRUE(r.ok()) << r.status();
   auto a = (*r)->Authenticate("Bearer " + ta);
@@ -84,8 +85,8 @@ TEST_F(TenantRegistryTest, TokensMapToTheirTenantAndReloadKeepsIdentity) {
 
   // Reload: a's limits change in place, b is dropped, c appears.
   const std::string tc = *NewToken();
-  Write(R"({"tenants": [{"name": "a", "token_sha256": [")" + Sha256Hex(ta) +
-        R"("], "limits": {"sessions": 5}}, {"name": "c", "token_sha256": [")" + Sha256Hex(tc) + R"("]}]})");
+  Write(R"({"tenants": [{"name": "a", "token_sha256": [")" + HexSha256(ta) +
+        R"("], "limits": {"sessions": 5}}, {"name": "c", "token_sha256": [")" + HexSha256(tc) + R"("]}]})");
   ASSERT_TRUE((*r)->Reload().ok());
   auto a2 = (*r)->Authenticate("Bearer " + ta);
   ASSERT_TRUE(a2.ok());
@@ -103,7 +104,7 @@ TEST_F(TenantRegistryTest, TokensMapToTheirTenantAndReloadKeepsIdentity) {
 }
 
 TEST_F(TenantRegistryTest, RejectsBadFiles) {
-  const std::string h = Sha256Hex("x");
+  const std::string h = HexSha256("x");
   struct Case {
     std::string text, error;
   } cases[] = {

@@ -1,11 +1,11 @@
-#include "server/persistent/sha256.h"
+#include "common/sha256.h"
 
 #include <openssl/evp.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace warpd::server {
+namespace warpd {
 namespace {
 
 void Check(int ok, const char* what) {
@@ -51,4 +51,4 @@ std::string HexSha256(std::string_view bytes) {
   return out;
 }
 
-}  // namespace warpd::server
+}  // namespace warpd

@@ -1,5 +1,5 @@
-// warpd server: SHA-256 through OpenSSL's libcrypto, for the persistent
-// store's file names and file checksums.
+// warpd: SHA-256 through OpenSSL's libcrypto: the persistent store's file
+// names and checksums, and the hashes bearer tokens are kept as.
 //
 //   Sha256 h;
 //   h.Update(header);
@@ -21,7 +21,7 @@
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
 
-namespace warpd::server {
+namespace warpd {
 
 class Sha256 {
  public:
@@ -45,4 +45,4 @@ class Sha256 {
 // The SHA-256 of `bytes` as 64 lowercase hex digits.
 std::string HexSha256(std::string_view bytes);
 
-}  // namespace warpd::server
+}  // namespace warpd

@@ -1,0 +1,84 @@
+// warpd server: the persistent-array RPCs of warpd.v1.Runtime (PersistArray,
+// ListPersistent, AttachPersistent, DeletePersistent): the service edge of
+// server/persistent/persistent_store.h. Names are per tenant: one tenant's
+// names are invisible to another (NOT_FOUND, as for a name never made).
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "compiler/ir/from_proto.h"
+#include "server/runtime_service.h"
+#include "server/unary_call.h"
+
+namespace warpd::server {
+
+namespace {
+
+void FillInfo(const std::string& name, const runtime::Array& array, bool durable, v1::PersistentArrayInfo* out) {
+  out->set_name(name);
+  *out->mutable_dtype() = ir::TypeToProto(array.dtype());
+  for (int64_t s : array.shape()) out->add_shape(s);
+  out->set_size_bytes(array.size_bytes());
+  out->set_durable(durable);
+  out->set_device(array.device());
+}
+
+}  // namespace
+
+using grpc::ByteBuffer;
+using grpc::CallbackServerContext;
+using grpc::ServerUnaryReactor;
+
+ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  // A durable array is written to disk after the session's stream drains.
+  return Respond<v1::PersistArrayRequest, v1::PersistArrayResponse>(
+      state_, ctx, in, out, "PersistArray", Run::kOnPool, [this](auto* call) -> absl::Status {
+        const v1::PersistArrayRequest& req = call->request;
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
+        WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
+        if (req.durable()) {
+          if (auto stream = session->FindStream(array->device())) stream->WaitIdle();
+        }
+        return state_->persistent().Put(call->tenant->name(), req.name(), std::move(array), req.durable());
+      });
+}
+
+ServerUnaryReactor* RuntimeService::ListPersistent(CallbackServerContext* ctx, const ByteBuffer* in,
+                                                   ByteBuffer* out) {
+  return Respond<v1::ListPersistentRequest, v1::ListPersistentResponse>(
+      state_, ctx, in, out, "ListPersistent", Run::kInline, [this](auto* call) -> absl::Status {
+        WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
+        for (const PersistentStore::Entry& e : state_->persistent().List(call->tenant->name())) {
+          FillInfo(e.name, *e.array, e.durable, call->response.add_arrays());
+        }
+        return absl::OkStatus();
+      });
+}
+
+ServerUnaryReactor* RuntimeService::AttachPersistent(CallbackServerContext* ctx, const ByteBuffer* in,
+                                                     ByteBuffer* out) {
+  return Respond<v1::AttachPersistentRequest, v1::AttachPersistentResponse>(
+      state_, ctx, in, out, "AttachPersistent", Run::kInline, [this](auto* call) -> absl::Status {
+        const v1::AttachPersistentRequest& req = call->request;
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
+        WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
+        WARPD_ASSIGN_OR_RETURN(PersistentStore::Entry e, state_->persistent().Get(call->tenant->name(), req.name()));
+        WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(e.array));
+        call->response.set_handle(handle);
+        FillInfo(e.name, *e.array, e.durable, call->response.mutable_info());
+        for (int64_t s : e.array->strides()) call->response.add_strides(s);
+        return absl::OkStatus();
+      });
+}
+
+ServerUnaryReactor* RuntimeService::DeletePersistent(CallbackServerContext* ctx, const ByteBuffer* in,
+                                                     ByteBuffer* out) {
+  // Removes the file of a durable array: on the pool.
+  return Respond<v1::DeletePersistentRequest, v1::DeletePersistentResponse>(
+      state_, ctx, in, out, "DeletePersistent", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
+        WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(call->request.name()));
+        return state_->persistent().Delete(call->tenant->name(), call->request.name());
+      });
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,106 @@
+// warpd server: one unary call of a raw-registered method, and Respond, the
+// way every unary RPC of warpd.v1.Runtime is answered: authenticate the
+// caller (its tenant), parse the request, run the method's work inline or on
+// the RPC pool, serialize the response, answer with a status made by
+// ToGrpcStatus. Used by runtime_service.cc and persistent_rpcs.cc.
+// A UnaryCall deletes itself when it finishes. Thread-compatible per call.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "server/auth/authenticate.h"
+#include "server/daemon_state.h"
+#include "server/grpc_status.h"
+#include "server/raw_messages.h"
+#include "spdlog/spdlog.h"
+
+namespace warpd::server {
+
+enum class Run { kInline, kOnPool };
+
+// Error messages quote client text (file names, identifiers): escaped, so a
+// client cannot forge log lines with newlines or control bytes.
+inline void LogFailure(const char* rpc, const absl::Status& status) {
+  if (status.ok()) return;
+  if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
+    spdlog::warn("{}: {}", rpc, absl::CHexEscape(status.ToString()));
+  } else {
+    spdlog::debug("{}: {}", rpc, absl::CHexEscape(status.ToString()));
+  }
+}
+
+// One unary call of a raw-registered method: its parsed request, the
+// response being built, and the reactor that answers. Finish serializes the
+// response (when OK), answers, and deletes the call.
+template <typename Req, typename Resp>
+class UnaryCall {
+ public:
+  // Null when the caller is not authenticated (UNAUTHENTICATED) or `in` does
+  // not parse (INVALID_ARGUMENT): the call was answered.
+  static UnaryCall* Start(DaemonState* state, grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
+                          const grpc::ByteBuffer* in, grpc::ByteBuffer* out, const char* rpc) {
+    auto* call = new UnaryCall(reactor, out, rpc);
+    absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state->tenants(), *ctx);
+    if (!tenant.ok()) {
+      call->Finish(tenant.status());
+      return nullptr;
+    }
+    call->tenant = *std::move(tenant);
+    if (absl::Status s = ParseMessage(*in, &call->request, rpc); !s.ok()) {
+      call->Finish(std::move(s));
+      return nullptr;
+    }
+    return call;
+  }
+
+  void Finish(absl::Status status) {
+    if (status.ok()) status = SerializeMessage(response, out_);
+    LogFailure(rpc_, status);
+    reactor_->Finish(ToGrpcStatus(status));
+    delete this;
+  }
+
+  Req request;
+  Resp response;
+  std::shared_ptr<Tenant> tenant;  // the caller
+
+  // The request's session, if it is the caller's.
+  absl::StatusOr<std::shared_ptr<Session>> GetSession(DaemonState* state, const std::string& token) const {
+    return state->sessions().Get(token, *tenant);
+  }
+
+ private:
+  UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out, const char* rpc)
+      : reactor_(reactor), out_(out), rpc_(rpc) {}
+
+  grpc::ServerUnaryReactor* const reactor_;
+  grpc::ByteBuffer* const out_;
+  const char* const rpc_;
+};
+
+// Parses the request, runs `fn(call)` (returning absl::Status) inline or on
+// the RPC pool, and answers with its status. The call (request, response)
+// stays valid until then, so `fn` may use it from the pool.
+template <typename Req, typename Resp, typename Fn>
+grpc::ServerUnaryReactor* Respond(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out, const char* rpc, Run where, Fn fn) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  UnaryCall<Req, Resp>* call = UnaryCall<Req, Resp>::Start(state, ctx, reactor, in, out, rpc);
+  if (call == nullptr) return reactor;
+  auto work = [call, fn = std::move(fn)]() mutable { call->Finish(fn(call)); };
+  if (where == Run::kOnPool) {
+    state->rpc_pool().Schedule(std::move(work));
+  } else {
+    work();
+  }
+  return reactor;
+}
+
+
+}  // namespace warpd::server
