@@ -23,9 +23,10 @@ DaemonMetrics::DaemonMetrics(std::string_view version, std::function<Clock::time
       tenant_memory_limit_bytes(registry.AddCollectedGauge(
           "warpd_tenant_memory_limit_bytes",
           "The tenant's memory quota in bytes (no sample: unlimited).", {"tenant"})),
-      sessions_open(registry.AddGauge("warpd_sessions_open", "Sessions open.", {"tenant"})),
-      arrays_live(registry.AddGauge("warpd_arrays_live", "Arrays allocated and not yet freed.",
-                                    {"tenant"})),
+      sessions_open(
+          registry.AddCollectedGauge("warpd_sessions_open", "Sessions open.", {"tenant"})),
+      arrays_live(registry.AddCollectedGauge(
+          "warpd_arrays_live", "Arrays allocated and not yet freed.", {"tenant"})),
       queued_commands(registry.AddGauge(
           "warpd_queued_commands", "Commands submitted and not yet finished.", {"tenant"})),
       launches(registry.AddCounter("warpd_launches_total", "Kernel launches run.", {"tenant"})),
@@ -63,8 +64,6 @@ DaemonMetrics::DaemonMetrics(std::string_view version, std::function<Clock::time
 TenantMetrics DaemonMetrics::ForTenant(std::string_view tenant) {
   const LabelValues t{std::string(tenant)};
   return TenantMetrics{
-      .sessions_open = sessions_open.With(t),
-      .arrays_live = arrays_live.With(t),
       .queued_commands = queued_commands.With(t),
       .launches = launches.With(t),
       .launch_faults = launch_faults.With(t),
@@ -83,8 +82,6 @@ Counter& DaemonMetrics::Rpc(std::string_view method, absl::StatusCode code) {
 
 void DaemonMetrics::RemoveTenant(std::string_view tenant) {
   const LabelValues t{std::string(tenant)};
-  sessions_open.Remove(t);
-  arrays_live.Remove(t);
   queued_commands.Remove(t);
   launches.Remove(t);
   launch_faults.Remove(t);
@@ -96,29 +93,32 @@ void DaemonMetrics::RemoveTenant(std::string_view tenant) {
   module_cache_misses.Remove(t);
 }
 
-void DaemonMetrics::SetTenantMemorySource(std::function<std::vector<TenantMemory>()> source) {
-  std::shared_ptr<const std::function<std::vector<TenantMemory>()>> shared;
+void DaemonMetrics::SetTenantUsageSource(std::function<std::vector<TenantUsage>()> source) {
+  std::shared_ptr<const std::function<std::vector<TenantUsage>()>> shared;
   if (source) {
-    shared = std::make_shared<const std::function<std::vector<TenantMemory>()>>(std::move(source));
+    shared = std::make_shared<const std::function<std::vector<TenantUsage>()>>(std::move(source));
   }
   absl::MutexLock lock(&mu_);
-  memory_source_ = std::move(shared);
+  usage_source_ = std::move(shared);
 }
 
 void DaemonMetrics::Collect(Emitter& emitter) const {
   emitter.Emit(uptime_seconds, {},
                std::chrono::duration<double>(now_() - start_).count());
-  std::shared_ptr<const std::function<std::vector<TenantMemory>()>> source;
+  std::shared_ptr<const std::function<std::vector<TenantUsage>()>> source;
   {
     absl::MutexLock lock(&mu_);
-    source = memory_source_;
+    source = usage_source_;
   }
   if (source == nullptr) return;
-  for (const TenantMemory& m : (*source)()) {
-    emitter.Emit(tenant_memory_bytes, {m.tenant}, static_cast<double>(m.used_bytes));
-    if (m.limit_bytes != 0) {
-      emitter.Emit(tenant_memory_limit_bytes, {m.tenant}, static_cast<double>(m.limit_bytes));
+  for (const TenantUsage& u : (*source)()) {
+    const LabelValues t{u.tenant};
+    emitter.Emit(tenant_memory_bytes, t, static_cast<double>(u.memory_bytes));
+    if (u.memory_limit_bytes != 0) {
+      emitter.Emit(tenant_memory_limit_bytes, t, static_cast<double>(u.memory_limit_bytes));
     }
+    emitter.Emit(sessions_open, t, static_cast<double>(u.sessions));
+    emitter.Emit(arrays_live, t, static_cast<double>(u.arrays));
   }
 }
 

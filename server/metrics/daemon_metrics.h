@@ -7,8 +7,8 @@
 //   per tenant (label tenant)
 //     warpd_tenant_memory_bytes               gauge      read at scrape time
 //     warpd_tenant_memory_limit_bytes         gauge      read at scrape time
-//     warpd_sessions_open                     gauge
-//     warpd_arrays_live                       gauge
+//     warpd_sessions_open                     gauge      read at scrape time
+//     warpd_arrays_live                       gauge      read at scrape time
 //     warpd_queued_commands                   gauge
 //     warpd_launches_total                    counter
 //     warpd_launch_faults_total               counter
@@ -23,13 +23,17 @@
 //     warpd_uptime_seconds                    gauge      read at scrape time
 //     warpd_build_info{version}               gauge      always 1
 //
-// Hot paths should not look children up per event (that takes a lock): take
-// a tenant's cells once with ForTenant() and keep the TenantMetrics beside
-// the tenant's account; for RPCs, cache Rpc() per (method, code) or accept
-// one short lock per call. Everything stays valid for the DaemonMetrics'
-// lifetime, also after RemoveTenant.
+// What the tenants' accounts already count (memory, sessions, arrays) is
+// read when scraped from a usage source (SetTenantUsageSource), so nothing
+// is counted twice and a tenant that is gone simply stops appearing. The
+// rest are cells the daemon updates as things happen. Hot paths should not
+// look cells up per event (that takes a lock): take a tenant's cells once
+// with ForTenant() and keep the TenantMetrics beside the tenant; for RPCs,
+// cache Rpc() per (method, code) or accept one short lock per call.
+// Everything stays valid for the DaemonMetrics' lifetime, also after
+// RemoveTenant.
 //
-// Thread-safe. The memory source runs on the scraping thread; whatever it
+// Thread-safe. The usage source runs on the scraping thread; whatever it
 // reads must outlive the last Render() (stop the HTTP server first).
 #pragma once
 
@@ -48,17 +52,17 @@
 
 namespace warpd::server::metrics {
 
-// One tenant's memory, as its account reports it when scraped.
-struct TenantMemory {
+// One tenant's use as its account reports it when scraped.
+struct TenantUsage {
   std::string tenant;
-  uint64_t used_bytes = 0;
-  uint64_t limit_bytes = 0;  // 0: no limit (then no limit sample)
+  uint64_t memory_bytes = 0;
+  uint64_t memory_limit_bytes = 0;  // 0: no limit (then no limit sample)
+  uint64_t sessions = 0;
+  uint64_t arrays = 0;
 };
 
 // One tenant's cells, looked up once.
 struct TenantMetrics {
-  Gauge& sessions_open;
-  Gauge& arrays_live;
   Gauge& queued_commands;
   Counter& launches;
   Counter& launch_faults;
@@ -88,13 +92,16 @@ class DaemonMetrics {
   // lock.
   Counter& Rpc(std::string_view method, absl::StatusCode code);
 
-  // Stops exporting the tenant's series (a tenant dropped on config reload).
-  // Cells already taken stay valid but are no longer exported.
+  // Stops exporting the tenant's cells (a tenant dropped on config reload);
+  // its usage series go when the usage source stops listing it. Cells
+  // already taken stay valid but are no longer exported.
   void RemoveTenant(std::string_view tenant);
 
-  // Where warpd_tenant_memory_bytes and _limit_bytes come from: called at
-  // each scrape. Replaces the previous source; an empty function removes it.
-  void SetTenantMemorySource(std::function<std::vector<TenantMemory>()> source)
+  // Where warpd_tenant_memory_bytes, _memory_limit_bytes, warpd_sessions_open
+  // and warpd_arrays_live come from: called at each scrape, one entry per
+  // tenant to export. Replaces the previous source; an empty function
+  // removes it.
+  void SetTenantUsageSource(std::function<std::vector<TenantUsage>()> source)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The text exposition format (for MetricsHttpServer).
@@ -108,8 +115,8 @@ class DaemonMetrics {
 
   const CollectedFamily& tenant_memory_bytes;
   const CollectedFamily& tenant_memory_limit_bytes;
-  Family<Gauge>& sessions_open;
-  Family<Gauge>& arrays_live;
+  const CollectedFamily& sessions_open;
+  const CollectedFamily& arrays_live;
   Family<Gauge>& queued_commands;
   Family<Counter>& launches;
   Family<Counter>& launch_faults;
@@ -128,7 +135,7 @@ class DaemonMetrics {
   const std::function<Clock::time_point()> now_;
   const Clock::time_point start_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<const std::function<std::vector<TenantMemory>()>> memory_source_
+  std::shared_ptr<const std::function<std::vector<TenantUsage>()>> usage_source_
       ABSL_GUARDED_BY(mu_);
 };
 

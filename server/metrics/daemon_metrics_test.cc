@@ -38,12 +38,10 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
   FakeClock clock;
   DaemonMetrics metrics("1.2.3", clock.Fn());
   clock.now += std::chrono::milliseconds(90500);
-  metrics.SetTenantMemorySource([] {
-    return std::vector<TenantMemory>{{"alice", 1048576, 4294967296}, {"bob", 0, 0}};
+  metrics.SetTenantUsageSource([] {
+    return std::vector<TenantUsage>{{"alice", 1048576, 4294967296, 2, 3}, {"bob", 0, 0, 0, 0}};
   });
   TenantMetrics alice = metrics.ForTenant("alice");
-  alice.sessions_open.Add(2);
-  alice.arrays_live.Set(3);
   alice.queued_commands.Set(1);
   alice.launches.Increment(10);
   alice.launch_faults.Increment(1);
@@ -64,6 +62,7 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
             "# HELP warpd_arrays_live Arrays allocated and not yet freed.\n"
             "# TYPE warpd_arrays_live gauge\n"
             "warpd_arrays_live{tenant=\"alice\"} 3\n"
+            "warpd_arrays_live{tenant=\"bob\"} 0\n"
             "# HELP warpd_build_info The daemon's version; always 1.\n"
             "# TYPE warpd_build_info gauge\n"
             "warpd_build_info{version=\"1.2.3\"} 1\n"
@@ -117,6 +116,7 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
             "# HELP warpd_sessions_open Sessions open.\n"
             "# TYPE warpd_sessions_open gauge\n"
             "warpd_sessions_open{tenant=\"alice\"} 2\n"
+            "warpd_sessions_open{tenant=\"bob\"} 0\n"
             "# HELP warpd_tenant_memory_bytes Bytes of array memory the tenant holds.\n"
             "# TYPE warpd_tenant_memory_bytes gauge\n"
             "warpd_tenant_memory_bytes{tenant=\"alice\"} 1048576\n"
@@ -148,19 +148,21 @@ TEST(DaemonMetricsTest, RemoveTenantDropsItsSeries) {
   EXPECT_EQ(metrics.ForTenant("alice").launches.Value(), 0u);
 }
 
-TEST(DaemonMetricsTest, MemorySourceCanBeReplacedAndRemoved) {
+TEST(DaemonMetricsTest, UsageSourceCanBeReplacedAndRemoved) {
   FakeClock clock;
   DaemonMetrics metrics("1.2.3", clock.Fn());
-  metrics.SetTenantMemorySource([] { return std::vector<TenantMemory>{{"a", 1, 2}}; });
+  metrics.SetTenantUsageSource([] { return std::vector<TenantUsage>{{"a", 1, 2, 3, 4}}; });
   EXPECT_TRUE(absl::StrContains(metrics.Render(), "warpd_tenant_memory_bytes{tenant=\"a\"} 1\n"));
-  metrics.SetTenantMemorySource([] { return std::vector<TenantMemory>{{"b", 3, 0}}; });
+  // A tenant the source no longer lists is gone from the next scrape.
+  metrics.SetTenantUsageSource([] { return std::vector<TenantUsage>{{"b", 3, 0, 1, 0}}; });
   std::string text = metrics.Render();
   EXPECT_FALSE(absl::StrContains(text, "tenant=\"a\"")) << text;
   EXPECT_TRUE(absl::StrContains(text, "warpd_tenant_memory_bytes{tenant=\"b\"} 3\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "warpd_sessions_open{tenant=\"b\"} 1\n")) << text;
   EXPECT_FALSE(absl::StrContains(text, "warpd_tenant_memory_limit_bytes")) << text;
-  metrics.SetTenantMemorySource(nullptr);
+  metrics.SetTenantUsageSource(nullptr);
   text = metrics.Render();
-  EXPECT_FALSE(absl::StrContains(text, "warpd_tenant_memory")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "tenant=")) << text;
 }
 
 // Prometheus naming: the warpd_ prefix, counters end in _total, units in
@@ -168,7 +170,7 @@ TEST(DaemonMetricsTest, MemorySourceCanBeReplacedAndRemoved) {
 TEST(DaemonMetricsTest, NamesFollowPrometheusConventions) {
   FakeClock clock;
   DaemonMetrics metrics("1.2.3", clock.Fn());
-  metrics.SetTenantMemorySource([] { return std::vector<TenantMemory>{{"t", 1, 2}}; });
+  metrics.SetTenantUsageSource([] { return std::vector<TenantUsage>{{"t", 1, 2, 3, 4}}; });
   metrics.ForTenant("t");
   metrics.Rpc("M", absl::StatusCode::kOk);
   std::set<std::string> helped;
