@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/self_test.h"
+#include "server/version.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -114,6 +115,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
 DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler,
                          std::unique_ptr<TenantRegistry> tenants, std::shared_ptr<runtime::MemoryAccount> memory)
     : flags_(flags),
+      metrics_(kVersion),
       memory_(memory ? std::move(memory) : GlobalMemory(flags)),
       tenants_(tenants ? std::move(tenants) : *TenantRegistry::Create(TenantOptions(flags), memory_)),
       allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
@@ -128,6 +130,14 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
                static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
                flags.max_memory_bytes != 0 ? "set" : "half of the memory this daemon may use");
+  metrics_.SetTenantUsageSource([this] {
+    std::vector<metrics::TenantUsage> out;
+    for (const auto& t : tenants_->All()) {
+      if (t->removed()) continue;
+      out.push_back({t->name(), t->memory()->used(), t->memory()->limit(), t->sessions().used(), t->arrays().used()});
+    }
+    return out;
+  });
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout, &allocator_));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
   cuda_driver_ = cuda.driver_version_text;

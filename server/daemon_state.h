@@ -20,6 +20,7 @@
 #include "runtime/memory/cpu_allocator.h"
 #include "server/flags.h"
 #include "runtime/memory/memory_account.h"
+#include "server/metrics/daemon_metrics.h"
 #include "server/persistent/persistent_store.h"
 #include "server/session_manager.h"
 #include "server/tenants/tenant_registry.h"
@@ -50,6 +51,7 @@ class DaemonState {
   SessionManager& sessions() { return sessions_; }
   TenantRegistry& tenants() { return *tenants_; }
   PersistentStore& persistent() { return persistent_; }
+  metrics::DaemonMetrics& metrics() { return metrics_; }
   // Reads the durable persistent arrays of --state-dir (at start-up).
   void LoadPersistent();
   const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
@@ -59,6 +61,8 @@ class DaemonState {
 
  private:
   const Flags flags_;
+  // First, so it outlives everything that counts into it.
+  metrics::DaemonMetrics metrics_;
   std::shared_ptr<runtime::MemoryAccount> memory_;
   std::unique_ptr<TenantRegistry> tenants_;
   // The allocator outlives the devices that allocate from it.

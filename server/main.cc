@@ -31,6 +31,7 @@
 #include "server/auth/token.h"
 #include "server/auth/token_file.h"
 #include "server/daemon_state.h"
+#include "server/metrics/http_server.h"
 #include "server/print_config.h"
 #include "server/flags.h"
 #include "server/listen.h"
@@ -111,6 +112,17 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     return 1;
   }
   RuntimeService service(state->get());
+  std::unique_ptr<metrics::MetricsHttpServer> metrics_server;
+  if (!flags.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> m = metrics::MetricsHttpServer::Start(
+        flags.metrics_listen, [m = &(*state)->metrics()] { return m->Render(); });
+    if (!m.ok()) {
+      spdlog::critical("cannot serve metrics on {}: {}", flags.metrics_listen, std::string(m.status().message()));
+      return 1;
+    }
+    metrics_server = *std::move(m);
+    spdlog::info("metrics: http://{}/metrics", metrics_server->address());
+  }
   TenantRegistry& tenants = (*state)->tenants();
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials = TcpCredentials(flags);
   absl::StatusOr<gid_t> socket_group = SocketGroup(flags);
@@ -241,6 +253,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   stopped.Notify();
   watchdog.join();
   server.reset();
+  metrics_server.reset();
   (*state)->sessions().CloseAll();
   // Durable persistent arrays keep what the sessions last wrote.
   if (absl::Status s = (*state)->persistent().SaveAll(); !s.ok()) {
@@ -285,7 +298,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "warpd: %s\n", std::string(token.status().message()).c_str());
       return 1;
     }
-    std::printf("token:  %s\nsha256: %s\n", token->c_str(), HexSha256(*token).c_str());
+    std::printf("token:  %s\nsha256: %s\n", token->c_str(), warpd::HexSha256(*token).c_str());
     return 0;
   }
   if (flags->print_config) {

@@ -84,7 +84,20 @@ absl::Status DoLoadModule(DaemonState* state, const Tenant& tenant, LoadModuleIn
     return absl::UnavailableError("this server has no kernel compiler");
   }
   std::unique_ptr<ir::Module>& module = req.module;
-  WARPD_ASSIGN_OR_RETURN(compiler::CompileResult result, state->compiler()->Compile(*module, compiler::Target::kCpu));
+  const metrics::TenantMetrics m = state->metrics().ForTenant(tenant.name());
+  absl::StatusOr<compiler::CompileResult> compiled = state->compiler()->Compile(*module, compiler::Target::kCpu);
+  if (!compiled.ok()) {
+    m.compiles_failed.Increment();
+    return compiled.status();
+  }
+  compiler::CompileResult& result = *compiled;
+  if (result.cache_hit) {
+    m.module_cache_hits.Increment();
+  } else {
+    m.module_cache_misses.Increment();
+    m.compiles_ok.Increment();
+    m.compile_seconds.Observe(result.compile_ms / 1000.0);
+  }
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddModule(result.module));
   resp->set_module(handle);
   resp->set_cache_key(result.module->cache_key());
@@ -117,7 +130,10 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, co
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
                          PrepareBatch(*session, device->name(), req.commands()));
+  uint64_t launches = 0;
+  for (const v1::Command& c : req.commands()) launches += c.has_launch();
   resp->set_sequence(stream->Submit(std::move(batch)));
+  state->metrics().ForTenant(tenant.name()).launches.Increment(launches);
   return stream;
 }
 
@@ -137,6 +153,17 @@ std::string TakeOutput(const std::vector<std::shared_ptr<runtime::Stream>>& stre
   std::string out;
   for (const auto& stream : streams) out += stream->TakeOutput();
   return out;
+}
+
+// A stream's sticky error, as it is reported: a kernel fault, or a launch
+// stopped (timed out or cancelled).
+void CountStreamError(DaemonState* state, const Tenant& tenant, const absl::Status& s) {
+  if (s.ok()) return;
+  const metrics::TenantMetrics m = state->metrics().ForTenant(tenant.name());
+  if (s.code() == absl::StatusCode::kOutOfRange) m.launch_faults.Increment();
+  if (s.code() == absl::StatusCode::kDeadlineExceeded || s.code() == absl::StatusCode::kCancelled) {
+    m.launches_cancelled.Increment();
+  }
 }
 
 // Finishes a Synchronize call once every stream it waits for has reported;
@@ -331,7 +358,8 @@ ServerUnaryReactor* RuntimeService::Submit(CallbackServerContext* ctx, const Byt
   // Submit and wait: finishes from the thread that drains the stream, like
   // Synchronize, so no gRPC thread blocks. On an error the output stays for
   // ReadOutput (an error status carries no response).
-  (*stream)->SynchronizeAsync([call, stream = *stream](absl::Status s) {
+  (*stream)->SynchronizeAsync([this, call, stream = *stream](absl::Status s) {
+    CountStreamError(state_, *call->tenant, s);
     if (s.ok()) call->response.set_output(stream->TakeOutput());
     call->Finish(std::move(s));
   });
@@ -350,7 +378,8 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
     return reactor;
   }
   auto join = std::make_shared<SyncJoin>(
-      [call, streams = *streams](absl::Status s) {
+      [this, call, streams = *streams](absl::Status s) {
+        CountStreamError(state_, *call->tenant, s);
         if (s.ok()) call->response.set_output(TakeOutput(streams));
         call->Finish(std::move(s));
       },

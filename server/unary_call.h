@@ -45,7 +45,7 @@ class UnaryCall {
   // not parse (INVALID_ARGUMENT): the call was answered.
   static UnaryCall* Start(DaemonState* state, grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
                           const grpc::ByteBuffer* in, grpc::ByteBuffer* out, const char* rpc) {
-    auto* call = new UnaryCall(reactor, out, rpc);
+    auto* call = new UnaryCall(state, reactor, out, rpc);
     absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state->tenants(), *ctx);
     if (!tenant.ok()) {
       call->Finish(tenant.status());
@@ -62,6 +62,7 @@ class UnaryCall {
   void Finish(absl::Status status) {
     if (status.ok()) status = SerializeMessage(response, out_);
     LogFailure(rpc_, status);
+    state_->metrics().Rpc(rpc_, status.code()).Increment();
     reactor_->Finish(ToGrpcStatus(status));
     delete this;
   }
@@ -76,9 +77,10 @@ class UnaryCall {
   }
 
  private:
-  UnaryCall(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out, const char* rpc)
-      : reactor_(reactor), out_(out), rpc_(rpc) {}
+  UnaryCall(DaemonState* state, grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* out, const char* rpc)
+      : state_(state), reactor_(reactor), out_(out), rpc_(rpc) {}
 
+  DaemonState* const state_;
   grpc::ServerUnaryReactor* const reactor_;
   grpc::ByteBuffer* const out_;
   const char* const rpc_;
