@@ -68,7 +68,9 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
   const auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu); !s.ok()) return s;
+  runtime::SegmentPool self_test_memory(runtime::MemoryAccount::Create("self-test", 0, state->memory()),
+                                        runtime::SegmentPoolOptions{flags.max_array_bytes});
+  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu, self_test_memory); !s.ok()) return s;
   spdlog::debug("self-test passed in {:.1f} ms",
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return state;
@@ -76,18 +78,18 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
 
 DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler> compiler)
     : flags_(flags),
-      allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
+      memory_(runtime::MemoryAccount::Create("the daemon's CPU", MemoryLimit(flags))),
       compiler_(std::move(compiler)),
       // One drain per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
-      sessions_(&stream_executor_),
+      sessions_(&stream_executor_, memory_, runtime::SegmentPoolOptions{flags.max_array_bytes}),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
-               static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
+               static_cast<double>(memory_->limit()) / (1 << 30),
                flags.max_memory_bytes != 0 ? "set" : "half of the memory this daemon may use");
-  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout, &allocator_));
+  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
   cuda_driver_ = cuda.driver_version_text;
   if (cuda.devices.empty()) {

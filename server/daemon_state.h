@@ -1,6 +1,6 @@
 // warpd server: everything the daemon shares between requests.
 //
-// Owns, in construction order: the CPU allocator, the devices, the compiler,
+// Owns, in construction order: the daemon-wide memory account, the devices, the compiler,
 // the executor that runs command streams, the sessions, and the pool that runs
 // RPC work which may block (compiles, synchronizes). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
@@ -17,7 +17,7 @@
 #include "compiler/compiler.h"
 #include "runtime/device/device_registry.h"
 #include "runtime/device/thread_pool.h"
-#include "runtime/memory/cpu_allocator.h"
+#include "runtime/memory/memory_account.h"
 #include "server/flags.h"
 #include "server/session_manager.h"
 
@@ -34,7 +34,8 @@ class DaemonState {
   const Flags& flags() const { return flags_; }
   compiler::Compiler* compiler() const { return compiler_.get(); }
   const runtime::DeviceRegistry& devices() const { return devices_; }
-  runtime::CpuAllocator& allocator() { return allocator_; }
+  // The account every session's memory account is under (--max-memory).
+  const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   SessionManager& sessions() { return sessions_; }
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".
@@ -42,8 +43,9 @@ class DaemonState {
 
  private:
   const Flags flags_;
-  // The allocator outlives the devices that allocate from it.
-  runtime::CpuAllocator allocator_;
+  // CPU memory of all sessions together; segments hold it, so it outlives
+  // everything.
+  const std::shared_ptr<runtime::MemoryAccount> memory_;
   runtime::DeviceRegistry devices_;
   std::unique_ptr<compiler::Compiler> compiler_;
   runtime::ThreadPool stream_executor_;

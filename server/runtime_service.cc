@@ -117,7 +117,7 @@ absl::Status DoCreateArray(DaemonState* state, const v1::CreateArrayRequest& req
       runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
   // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         device->Allocate(layout.size_bytes, "array"));
+                         device->Allocate(layout.size_bytes, "array", &session->pool()));
   auto array = std::make_shared<const runtime::Array>(device->name(), layout, std::move(buffer));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);

@@ -2,8 +2,9 @@
 
 namespace warpd::server {
 
-Session::Session(std::string client_name, runtime::ThreadPool* executor)
-    : client_name_(std::move(client_name)), executor_(executor) {}
+Session::Session(std::string client_name, runtime::ThreadPool* executor,
+                 std::shared_ptr<runtime::MemoryAccount> memory, const runtime::SegmentPoolOptions& pool_options)
+    : client_name_(std::move(client_name)), executor_(executor), pool_(std::move(memory), pool_options) {}
 
 Session::~Session() { Close(); }
 

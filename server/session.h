@@ -5,7 +5,9 @@
 // it all: queued commands are dropped, a running kernel is cancelled, the
 // tables are cleared (memory goes once no command holds it any more).
 // After Close, adding objects or streams fails with UNAUTHENTICATED, the same
-// as an unknown session.
+// as an unknown session. The session's CPU memory comes from its own pool
+// (runtime/memory/segment_pool.h), charged to its memory account; arrays
+// that outlive the session keep their memory.
 // Thread-safe; requests of one session may run concurrently.
 #pragma once
 
@@ -21,6 +23,8 @@
 #include "runtime/device/device.h"
 #include "runtime/device/thread_pool.h"
 #include "runtime/exec/stream.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/handle_table.h"
 
@@ -29,10 +33,14 @@ namespace warpd::server {
 class Session {
  public:
   // `executor` runs the session's streams and must outlive the session.
-  Session(std::string client_name, runtime::ThreadPool* executor);
+  // The session's arrays are charged to `memory` (its own account).
+  Session(std::string client_name, runtime::ThreadPool* executor, std::shared_ptr<runtime::MemoryAccount> memory,
+          const runtime::SegmentPoolOptions& pool_options);
   ~Session();
 
   const std::string& client_name() const { return client_name_; }
+  // Where the session's CPU arrays are allocated (Device::Allocate).
+  runtime::SegmentPool& pool() { return pool_; }
 
   absl::StatusOr<uint64_t> AddArray(std::shared_ptr<const runtime::Array> array);
   absl::StatusOr<uint64_t> AddModule(std::shared_ptr<const compiler::CompiledModule> module);
@@ -55,6 +63,7 @@ class Session {
 
   const std::string client_name_;
   runtime::ThreadPool* const executor_;
+  runtime::SegmentPool pool_;
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
 

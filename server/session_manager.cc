@@ -16,7 +16,8 @@ absl::Status UnknownSession() {
 }  // namespace
 
 absl::StatusOr<std::string> SessionManager::Open(const std::string& client_name) {
-  auto session = std::make_shared<Session>(client_name.substr(0, 256), executor_);
+  auto session = std::make_shared<Session>(client_name.substr(0, 256), executor_,
+                                           runtime::MemoryAccount::Create("session", 0, memory_), pool_options_);
   absl::MutexLock lock(&mu_);
   if (sessions_.size() >= max_sessions_) {
     return absl::ResourceExhaustedError(

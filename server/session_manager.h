@@ -13,6 +13,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 #include "server/session.h"
 
 namespace warpd::server {
@@ -20,8 +22,11 @@ namespace warpd::server {
 class SessionManager {
  public:
   // `executor` runs the sessions' streams and must outlive the manager.
-  explicit SessionManager(runtime::ThreadPool* executor, size_t max_sessions = 4096)
-      : executor_(executor), max_sessions_(max_sessions) {}
+  // Each session gets a memory account under `memory` (the daemon's) and a
+  // pool with `pool_options`.
+  SessionManager(runtime::ThreadPool* executor, std::shared_ptr<runtime::MemoryAccount> memory,
+                 const runtime::SegmentPoolOptions& pool_options, size_t max_sessions = 4096)
+      : executor_(executor), memory_(std::move(memory)), pool_options_(pool_options), max_sessions_(max_sessions) {}
   ~SessionManager() { CloseAll(); }
 
   // A new session's token; RESOURCE_EXHAUSTED past max_sessions.
@@ -34,6 +39,8 @@ class SessionManager {
 
  private:
   runtime::ThreadPool* const executor_;
+  const std::shared_ptr<runtime::MemoryAccount> memory_;
+  const runtime::SegmentPoolOptions pool_options_;
   const size_t max_sessions_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
