@@ -106,7 +106,9 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
   const auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu); !s.ok()) return s;
+  runtime::SegmentPool self_test_memory(runtime::MemoryAccount::Create("self-test", 0, state->memory()),
+                                        runtime::SegmentPoolOptions{flags.max_array_bytes});
+  if (absl::Status s = RunSelfTest(*state->compiler(), **cpu, self_test_memory); !s.ok()) return s;
   spdlog::debug("self-test passed in {:.1f} ms",
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return state;
@@ -118,17 +120,17 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       metrics_(kVersion),
       memory_(memory ? std::move(memory) : GlobalMemory(flags)),
       tenants_(tenants ? std::move(tenants) : *TenantRegistry::Create(TenantOptions(flags), memory_)),
-      allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
       compiler_(std::move(compiler)),
       // One drain per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads.
       stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
-      sessions_(&stream_executor_, flags.max_sessions, flags.session_grace),
+      sessions_(&stream_executor_, runtime::SegmentPoolOptions{flags.max_array_bytes}, flags.max_sessions,
+                flags.session_grace),
       persistent_(flags.state_dir, PersistentStore::Limits{}),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
-               static_cast<double>(allocator_.options().max_total_bytes) / (1 << 30),
+               static_cast<double>(memory_->limit()) / (1 << 30),
                flags.max_memory_bytes != 0 ? "set" : "half of the memory this daemon may use");
   metrics_.SetTenantUsageSource([this] {
     std::vector<metrics::TenantUsage> out;
@@ -138,7 +140,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
     }
     return out;
   });
-  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout, &allocator_));
+  devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
   cuda_driver_ = cuda.driver_version_text;
   if (cuda.devices.empty()) {
@@ -163,7 +165,11 @@ void DaemonState::LoadPersistent() {
     if (tenant == nullptr) return absl::NotFoundError(absl::StrCat("no tenant '", tenant_name, "' any more"));
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.Find(device_name));
     WARPD_RETURN_IF_ERROR(tenant->arrays().Acquire());
-    absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer = device->Allocate(layout.size_bytes, "persistent");
+    // A pool of its own (blocks outlive their pool), charged to the tenant.
+    runtime::SegmentPool pool(runtime::MemoryAccount::Create("persistent", 0, tenant->memory()),
+                              runtime::SegmentPoolOptions{flags_.max_array_bytes});
+    absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer =
+        device->Allocate(layout.size_bytes, "persistent", &pool);
     if (!buffer.ok()) {
       tenant->arrays().Release();
       return buffer.status();

@@ -1,6 +1,6 @@
 // warpd server: everything the daemon shares between requests.
 //
-// Owns, in construction order: the CPU allocator, the devices, the compiler,
+// Owns, in construction order: the daemon-wide memory account, the devices, the compiler,
 // the executor that runs command streams, the sessions, and the pool that runs
 // RPC work which may block (compiles, synchronizes). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
@@ -17,7 +17,7 @@
 #include "compiler/compiler.h"
 #include "runtime/device/device_registry.h"
 #include "runtime/device/thread_pool.h"
-#include "runtime/memory/cpu_allocator.h"
+#include "runtime/memory/memory_account.h"
 #include "server/flags.h"
 #include "runtime/memory/memory_account.h"
 #include "server/metrics/daemon_metrics.h"
@@ -47,14 +47,14 @@ class DaemonState {
   const Flags& flags() const { return flags_; }
   compiler::Compiler* compiler() const { return compiler_.get(); }
   const runtime::DeviceRegistry& devices() const { return devices_; }
-  runtime::CpuAllocator& allocator() { return allocator_; }
+  // The account every session's memory account is under (--max-memory).
+  const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   SessionManager& sessions() { return sessions_; }
   TenantRegistry& tenants() { return *tenants_; }
   PersistentStore& persistent() { return persistent_; }
   metrics::DaemonMetrics& metrics() { return metrics_; }
   // Reads the durable persistent arrays of --state-dir (at start-up).
   void LoadPersistent();
-  const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".
   const std::string& cuda_driver() const { return cuda_driver_; }
@@ -63,10 +63,10 @@ class DaemonState {
   const Flags flags_;
   // First, so it outlives everything that counts into it.
   metrics::DaemonMetrics metrics_;
-  std::shared_ptr<runtime::MemoryAccount> memory_;
+  // CPU memory of all sessions together; segments hold it, so it outlives
+  // everything.
+  const std::shared_ptr<runtime::MemoryAccount> memory_;
   std::unique_ptr<TenantRegistry> tenants_;
-  // The allocator outlives the devices that allocate from it.
-  runtime::CpuAllocator allocator_;
   runtime::DeviceRegistry devices_;
   std::unique_ptr<compiler::Compiler> compiler_;
   runtime::ThreadPool stream_executor_;

@@ -53,7 +53,7 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
       runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
   // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         device->Allocate(layout.size_bytes, "array"));
+                         device->Allocate(layout.size_bytes, "array", &session->pool()));
   // The tenant's array count goes down when the last holder (a handle, a
   // queued command, a persistent name) lets go.
   WARPD_RETURN_IF_ERROR(tenant.arrays().Acquire());

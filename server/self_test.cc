@@ -99,7 +99,7 @@ constexpr char kSelfTestModule[] = R"pb(
 constexpr int64_t kThreads = 37;  // not a multiple of any chunk size
 constexpr float kX = 0.5f;
 
-absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu) {
+absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu, runtime::SegmentPool& pool) {
   v1::Module proto;
   if (!google::protobuf::TextFormat::ParseFromString(kSelfTestModule, &proto))
     return absl::InternalError("the self-test module does not parse");
@@ -111,7 +111,7 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu) {
   const ir::TypeRef f32 = types::Scalar(types::ScalarKind::kFloat32);
   absl::StatusOr<runtime::ArrayLayout> layout = runtime::MakeArrayLayout(f32, {kThreads});
   if (!layout.ok()) return layout.status();
-  auto buffer = cpu.Allocate(layout->size_bytes, "self-test");
+  auto buffer = cpu.Allocate(layout->size_bytes, "self-test", &pool);
   if (!buffer.ok()) return buffer.status();
   auto out = std::make_shared<const runtime::Array>(cpu.name(), *layout, *buffer);
 
@@ -137,8 +137,8 @@ absl::Status CompileAndRun(compiler::Compiler& compiler, runtime::Device& cpu) {
 
 }  // namespace
 
-absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu) {
-  absl::Status s = CompileAndRun(compiler, cpu);
+absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu, runtime::SegmentPool& pool) {
+  absl::Status s = CompileAndRun(compiler, cpu, pool);
   if (s.ok()) return s;
   const compiler::HostCpu& host = compiler.host_cpu();
   const compiler::CpuTarget& target = compiler.cpu_target();

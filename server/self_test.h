@@ -15,10 +15,11 @@
 #include "absl/status/status.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
+#include "runtime/memory/segment_pool.h"
 
 namespace warpd::server {
 
-// Allocates its array on `cpu` (Device::Allocate) and frees it.
-absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu);
+// Allocates its array on `cpu` (Device::Allocate) from `pool` and frees it.
+absl::Status RunSelfTest(compiler::Compiler& compiler, runtime::Device& cpu, runtime::SegmentPool& pool);
 
 }  // namespace warpd::server

@@ -11,8 +11,9 @@ namespace warpd::server {
 namespace {
 
 struct Fixture {
-  runtime::CpuAllocator allocator{runtime::CpuAllocator::Options{}};
-  runtime::CpuDevice cpu{2, absl::ZeroDuration(), &allocator};
+  std::shared_ptr<runtime::MemoryAccount> memory = runtime::MemoryAccount::Create("self-test", 0);
+  runtime::SegmentPool pool{memory};
+  runtime::CpuDevice cpu{2, absl::ZeroDuration()};
 };
 
 std::unique_ptr<compiler::Compiler> MakeCompiler(const std::string& forced_target = "") {
@@ -27,16 +28,17 @@ TEST(SelfTest, PassesOnTheHostTarget) {
   Fixture f;
   auto compiler = MakeCompiler();
   ASSERT_NE(compiler, nullptr);
-  EXPECT_TRUE(RunSelfTest(*compiler, f.cpu).ok());
+  EXPECT_TRUE(RunSelfTest(*compiler, f.cpu, f.pool).ok());
   // The arrays it used are gone again.
-  EXPECT_EQ(f.allocator.bytes_in_use(), 0u);
+  EXPECT_EQ(f.pool.stats().blocks_live, 0u);
+  EXPECT_EQ(f.memory->used(), 0u);
 }
 
 TEST(SelfTest, RejectedTargetNamesTheHostTheTargetAndTheCompilerError) {
   Fixture f;
   auto compiler = MakeCompiler("no-such-cpu:+sse2");
   ASSERT_NE(compiler, nullptr);
-  absl::Status s = RunSelfTest(*compiler, f.cpu);
+  absl::Status s = RunSelfTest(*compiler, f.cpu, f.pool);
   ASSERT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   const std::string msg(s.message());
   EXPECT_NE(msg.find("CPU '" + compiler->host_cpu().name + "'"), std::string::npos) << msg;

@@ -2,8 +2,12 @@
 
 namespace warpd::server {
 
-Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor)
-    : client_name_(std::move(client_name)), tenant_(std::move(tenant)), executor_(executor) {}
+Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor,
+                 const runtime::SegmentPoolOptions& pool_options)
+    : client_name_(std::move(client_name)),
+      tenant_(std::move(tenant)),
+      executor_(executor),
+      pool_(runtime::MemoryAccount::Create("session", 0, tenant_->memory()), pool_options) {}
 
 Session::~Session() { Close(); }
 

@@ -5,7 +5,9 @@
 // it all: queued commands are dropped, a running kernel is cancelled, the
 // tables are cleared (memory goes once no command holds it any more).
 // After Close, adding objects or streams fails with UNAUTHENTICATED, the same
-// as an unknown session.
+// as an unknown session. The session's CPU memory comes from its own pool
+// (runtime/memory/segment_pool.h), charged to its memory account (below its
+// tenant's); arrays that outlive the session keep their memory.
 // A session belongs to one tenant (only that tenant's token reaches it) and
 // holds a lease: it lives while a HoldSession stream of it is open
 // (AddHolder/RemoveHolder) or its last call was less than the grace period
@@ -28,6 +30,8 @@
 #include "runtime/device/device.h"
 #include "runtime/device/thread_pool.h"
 #include "runtime/exec/stream.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/handle_table.h"
 #include "server/tenants/tenant.h"
@@ -37,7 +41,9 @@ namespace warpd::server {
 class Session {
  public:
   // `executor` runs the session's streams and must outlive the session.
-  Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor);
+  // The session's arrays are charged to its own account below its tenant's.
+  Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor,
+          const runtime::SegmentPoolOptions& pool_options);
   ~Session();
 
   const std::string& client_name() const { return client_name_; }
@@ -55,6 +61,8 @@ class Session {
     return holders_.load(std::memory_order_relaxed) == 0 &&
            last_active_ns_.load(std::memory_order_relaxed) < deadline_ns;
   }
+  // Where the session's CPU arrays are allocated (Device::Allocate).
+  runtime::SegmentPool& pool() { return pool_; }
 
   absl::StatusOr<uint64_t> AddArray(std::shared_ptr<const runtime::Array> array);
   absl::StatusOr<uint64_t> AddModule(std::shared_ptr<const compiler::CompiledModule> module);
@@ -85,6 +93,7 @@ class Session {
   runtime::ThreadPool* const executor_;
   std::atomic<int64_t> last_active_ns_{absl::GetCurrentTimeNanos()};
   std::atomic<int> holders_{0};
+  runtime::SegmentPool pool_;
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
 

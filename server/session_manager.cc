@@ -20,8 +20,9 @@ absl::Status UnknownSession() {
 
 }  // namespace
 
-SessionManager::SessionManager(runtime::ThreadPool* executor, size_t max_sessions, absl::Duration grace)
-    : executor_(executor), max_sessions_(max_sessions), grace_(grace) {
+SessionManager::SessionManager(runtime::ThreadPool* executor, const runtime::SegmentPoolOptions& pool_options,
+                               size_t max_sessions, absl::Duration grace)
+    : executor_(executor), pool_options_(pool_options), max_sessions_(max_sessions), grace_(grace) {
   if (grace_ > absl::ZeroDuration()) reaper_ = std::thread([this] { ReaperLoop(); });
 }
 
@@ -36,7 +37,7 @@ SessionManager::~SessionManager() {
 
 absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name) {
   if (absl::Status s = tenant->sessions().Acquire(); !s.ok()) return s;
-  auto session = std::make_shared<Session>(client_name.substr(0, 256), tenant, executor_);
+  auto session = std::make_shared<Session>(client_name.substr(0, 256), tenant, executor_, pool_options_);
   absl::MutexLock lock(&mu_);
   if (sessions_.size() >= max_sessions_) {
     tenant->sessions().Release();

@@ -27,6 +27,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 #include "server/session.h"
 #include "server/tenants/tenant.h"
 
@@ -35,10 +37,11 @@ namespace warpd::server {
 class SessionManager {
  public:
   // `executor` runs the sessions' streams and must outlive the manager.
-  // `grace`: how long a session outlives its client (zero: no lease reaper,
-  // for tests that drive ExpireLapsed themselves).
-  SessionManager(runtime::ThreadPool* executor, size_t max_sessions = 4096,
-                 absl::Duration grace = absl::ZeroDuration());
+  // Each session gets a memory account under its tenant's and a pool with
+  // `pool_options`. `grace`: how long a session outlives its client (zero:
+  // no lease reaper, for tests that drive ExpireLapsed themselves).
+  SessionManager(runtime::ThreadPool* executor, const runtime::SegmentPoolOptions& pool_options,
+                 size_t max_sessions = 4096, absl::Duration grace = absl::ZeroDuration());
   ~SessionManager();
 
   // A new session's token; RESOURCE_EXHAUSTED past max_sessions or the
@@ -61,6 +64,7 @@ class SessionManager {
   void ReaperLoop();
 
   runtime::ThreadPool* const executor_;
+  const runtime::SegmentPoolOptions pool_options_;
   const size_t max_sessions_;
   const absl::Duration grace_;
   mutable absl::Mutex mu_;

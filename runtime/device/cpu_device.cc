@@ -50,10 +50,9 @@ uint64_t PhysicalMemoryBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
-CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit, CpuAllocator* allocator)
+CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit)
     : pool_(num_threads > 0 ? num_threads : DefaultThreads(), "warpd-cpu"),
-      launch_time_limit_(launch_time_limit),
-      allocator_(allocator) {
+      launch_time_limit_(launch_time_limit) {
   info_.name = "cpu";
   info_.kind = "cpu";
   info_.alias = CpuModelName();
@@ -62,9 +61,10 @@ CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit, CpuAlloc
   info_.memory_bytes = PhysicalMemoryBytes();
 }
 
-absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag) {
-  if (allocator_ == nullptr) return absl::FailedPreconditionError("the CPU device has no memory allocator");
-  return allocator_->Allocate(bytes, absl::string_view(tag.data(), tag.size()));
+absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag,
+                                                              SegmentPool* pool) {
+  if (pool == nullptr) return absl::FailedPreconditionError("no memory pool to allocate CPU memory from");
+  return pool->Allocate(bytes, tag);
 }
 
 absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) {

@@ -12,21 +12,20 @@
 #include "runtime/device/device.h"
 #include "runtime/device/thread_pool.h"
 #include "runtime/device/watchdog.h"
-#include "runtime/memory/cpu_allocator.h"
+#include "runtime/memory/segment_pool.h"
 
 namespace warpd::runtime {
 
 class CpuDevice final : public Device {
  public:
   // num_threads <= 0: one worker per online core. A launch running longer
-  // than `launch_time_limit` is stopped (zero: no limit). Arrays come from
-  // `allocator` (which must outlive the device's use; null: Allocate fails).
-  explicit CpuDevice(int num_threads = 0, absl::Duration launch_time_limit = absl::ZeroDuration(),
-                     CpuAllocator* allocator = nullptr);
+  // than `launch_time_limit` is stopped (zero: no limit).
+  explicit CpuDevice(int num_threads = 0, absl::Duration launch_time_limit = absl::ZeroDuration());
 
   const DeviceInfo& info() const override { return info_; }
   abi::Target target() const override { return abi::Target::kCpu; }
-  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag) override;
+  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
+                                                      SegmentPool* pool) override;
   absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 
@@ -40,7 +39,6 @@ class CpuDevice final : public Device {
   ThreadPool pool_;
   const absl::Duration launch_time_limit_;
   Watchdog watchdog_;
-  CpuAllocator* const allocator_;
 };
 
 // "model name" from /proc/cpuinfo ("" when unknown), uname machine, RAM.

@@ -28,6 +28,7 @@ struct DeviceInfo {
 };
 
 class CpuBuffer;
+class SegmentPool;
 
 // The operations the rest of the runtime and the server use; nothing
 // downcasts to a device kind.
@@ -40,9 +41,12 @@ class Device {
   // What modules for this device are compiled for.
   virtual abi::Target target() const = 0;
 
-  // Zero-filled memory of `bytes` for an array on this device, counted
-  // against the daemon's limits. `tag` names the use in errors.
-  virtual absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag) = 0;
+  // Zero-filled memory of `bytes` for an array on this device, taken from
+  // `pool` (the session's; it charges the session's memory account, so the
+  // bytes count against every limit above it). `tag` labels the memory.
+  // FAILED_PRECONDITION when `pool` is null.
+  virtual absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
+                                                              SegmentPool* pool) = 0;
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with
   // `kernel`'s entry point for this device and returns when all have run or

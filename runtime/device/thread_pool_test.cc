@@ -61,13 +61,15 @@ TEST(CpuDeviceTest, DescribesItself) {
   EXPECT_EQ(cpu.info().arch, CpuArch());
   EXPECT_GT(cpu.info().memory_bytes, 0u);
   EXPECT_EQ(cpu.target(), abi::Target::kCpu);
-  // Without an allocator, Allocate fails cleanly; with one, memory is zeroed.
-  EXPECT_EQ(cpu.Allocate(16, "t").status().code(), absl::StatusCode::kFailedPrecondition);
-  CpuAllocator alloc({});
-  CpuDevice with_memory(1, absl::ZeroDuration(), &alloc);
-  auto buf = with_memory.Allocate(64, "t");
+  // Without a pool, Allocate fails cleanly; with one, memory is zeroed and
+  // comes from (and is charged to) that pool.
+  EXPECT_EQ(cpu.Allocate(16, "t", nullptr).status().code(), absl::StatusCode::kFailedPrecondition);
+  SegmentPool pool(MemoryAccount::Create("test", 0));
+  auto buf = cpu.Allocate(64, "t", &pool);
   ASSERT_TRUE(buf.ok()) << buf.status();
   for (uint64_t i = 0; i < 64; ++i) EXPECT_EQ((*buf)->data()[i], std::byte{0});
+  EXPECT_EQ(pool.stats().blocks_live, 1u);
+  EXPECT_GT(pool.account()->used(), 0u);
   std::atomic<int64_t> sum{0};
   cpu.ParallelFor(12345, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) sum += i;

@@ -139,7 +139,7 @@ class StreamTest : public ::testing::Test {
   std::shared_ptr<const Array> MakeArray(TypeRef dtype, std::vector<int64_t> shape) {
     auto layout = MakeArrayLayout(dtype, shape);
     EXPECT_TRUE(layout.ok()) << layout.status();
-    auto buf = alloc_.Allocate(layout->size_bytes, "test");
+    auto buf = pool_.Allocate(layout->size_bytes, "test");
     EXPECT_TRUE(buf.ok()) << buf.status();
     return std::make_shared<Array>("cpu", *layout, *buf);
   }
@@ -154,7 +154,7 @@ class StreamTest : public ::testing::Test {
     return PrepareLaunch(module_, kernel, dims, std::move(args), "cpu");
   }
 
-  CpuAllocator alloc_{CpuAllocator::Options{}};
+  SegmentPool pool_{MemoryAccount::Create("test", 0)};
   CpuDevice cpu_{4};
   ThreadPool executor_{2, "exec"};
   std::shared_ptr<const CompiledModule> module_ = std::make_shared<FakeModule>();

@@ -5,7 +5,7 @@
 // bytes. Its contents are mutated only by the command stream of its device.
 //
 //   ASSIGN_OR_RETURN(ArrayLayout layout, MakeArrayLayout(dtype, {3, 4}));
-//   ASSIGN_OR_RETURN(auto buffer, allocator.Allocate(layout.size_bytes, "array"));
+//   ASSIGN_OR_RETURN(auto buffer, session_pool.Allocate(layout.size_bytes, "array"));
 //   auto array = std::make_shared<Array>("cpu", layout, std::move(buffer));
 //
 // Ownership: an Array holds a shared_ptr to its buffer; launches and copies
@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/types/type.h"
-#include "runtime/memory/cpu_allocator.h"
+#include "runtime/memory/segment_pool.h"
 
 namespace warpd::runtime {
 

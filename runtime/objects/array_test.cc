@@ -67,10 +67,10 @@ TEST(ArrayLayoutTest, ZeroExtentIsEmpty) {
 }
 
 TEST(ArrayTest, DescriptorMatchesNativeLayout) {
-  CpuAllocator alloc({});
+  SegmentPool pool(MemoryAccount::Create("test", 0));
   auto layout = MakeArrayLayout(types::Scalar(ScalarKind::kFloat64), {3, 5});
   ASSERT_TRUE(layout.ok());
-  auto buf = alloc.Allocate(layout->size_bytes, "t");
+  auto buf = pool.Allocate(layout->size_bytes, "t");
   ASSERT_TRUE(buf.ok());
   Array a("cpu", *layout, *buf);
   EXPECT_EQ(a.TypeName(), "array(dtype=float64, ndim=2)");

@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/from_proto.h"
 #include "gtest/gtest.h"
-#include "runtime/memory/cpu_allocator.h"
+#include "runtime/memory/segment_pool.h"
 #include "common/sha256.h"
 #include "warpd/v1/ir.pb.h"
 
@@ -35,8 +35,8 @@ using ArrayPtr = std::shared_ptr<const Array>;
 
 // The one place that knows the allocator API (it is changing; adapt here).
 absl::StatusOr<ArrayPtr> AllocateArray(const ArrayLayout& layout, const std::string& device) {
-  static runtime::CpuAllocator* allocator = new runtime::CpuAllocator({});
-  absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer = allocator->Allocate(layout.size_bytes, "test");
+  static runtime::SegmentPool* pool = new runtime::SegmentPool(runtime::MemoryAccount::Create("test", 0));
+  absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer = pool->Allocate(layout.size_bytes, "test");
   if (!buffer.ok()) return buffer.status();
   return std::make_shared<const Array>(device, layout, *std::move(buffer));
 }

@@ -87,15 +87,23 @@ class Daemon:
                     pytest.fail(f"warpd did not answer within {timeout} s:\n{self.log_tail()}",
                                 pytrace=False)
                 # The login socket appears once the daemon serves.
+                # (A daemon whose tenants file does not map this user
+                # refuses the login: its UNAUTHENTICATED answer shows it is up.)
                 if channel is None and Path(str(self.socket) + ".login").exists():
-                    channel = open_channel(self.address)
+                    from warpd.errors import UnavailableError
+
+                    try:
+                        channel = open_channel(self.address)
+                    except UnavailableError:
+                        channel = grpc.insecure_channel(self.address)
                 if channel is not None:
                     try:
                         runtime_pb2_grpc.RuntimeStub(channel).GetServerInfo(
                             runtime_pb2.GetServerInfoRequest(), timeout=2)
                         return
-                    except grpc.RpcError:
-                        pass
+                    except grpc.RpcError as e:
+                        if e.code() == grpc.StatusCode.UNAUTHENTICATED:
+                            return
                 time.sleep(0.05)
         finally:
             if channel is not None:

@@ -44,19 +44,24 @@ def daemon(tmp_path):
     assert d.stop() == 0 and alive, d.log_tail()
 
 
-def run_client(d, body, ready_marker):
+def run_client(d, body, ready_marker, tmp_path):
     script = textwrap.dedent("""
         import sys, numpy as np, warpd as wp
         wp.config.quiet = True
     """) + textwrap.dedent(body)
     env = dict(os.environ, WARPD_ADDRESS=d.address)
-    proc = subprocess.Popen([sys.executable, "-u", "-c", script], env=env, stdout=subprocess.PIPE,
+    path = tmp_path / "client.py"  # kernels need a source file
+    path.write_text(script)
+    proc = subprocess.Popen([sys.executable, "-u", str(path)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+    seen = []
     for line in proc.stdout:
         if ready_marker in line:
             return proc
+        seen.append(line)
     proc.wait()
-    pytest.fail(f"client exited early ({proc.returncode})")
+    print("".join(seen))
+    pytest.fail(f"client exited early ({proc.returncode})")  # its output was read above
 
 
 def wait_for(cond, timeout):
@@ -68,7 +73,7 @@ def wait_for(cond, timeout):
     return cond()
 
 
-def test_killed_mid_batch_frees_memory_and_stops_work(daemon):
+def test_killed_mid_batch_frees_memory_and_stops_work(daemon, tmp_path):
     d, memory = daemon
     proc = run_client(d, """
         @wp.kernel
@@ -86,7 +91,7 @@ def test_killed_mid_batch_frees_memory_and_stops_work(daemon):
         c.runtime().flush_all()                     # sent, not waited for
         print("READY", flush=True)
         import time; time.sleep(600)
-    """, "READY")
+    """, "READY", tmp_path)
     assert wait_for(lambda: memory() >= 64 << 20, 10)
     time.sleep(0.5)
     busy0 = cpu_seconds(d.proc.pid)
@@ -103,7 +108,7 @@ def test_killed_mid_batch_frees_memory_and_stops_work(daemon):
     assert cpu_seconds(d.proc.pid) - busy1 < 0.3
 
 
-def test_killed_mid_upload_frees_memory(daemon):
+def test_killed_mid_upload_frees_memory(daemon, tmp_path):
     d, memory = daemon
     proc = run_client(d, """
         a = wp.zeros(256 << 20, dtype=wp.uint8)
@@ -111,7 +116,7 @@ def test_killed_mid_upload_frees_memory(daemon):
         print("READY", flush=True)
         while True:
             a.assign(data)                          # uploads, again and again
-    """, "READY")
+    """, "READY", tmp_path)
     assert wait_for(lambda: memory() >= 256 << 20, 10)
     time.sleep(0.3)
     proc.send_signal(signal.SIGKILL)

@@ -244,7 +244,7 @@ def test_default_limits_follow_the_machines_memory(tmp_path):
     s = stub.OpenSession(runtime_pb2.OpenSessionRequest()).session
     for _ in range(2):
         try:
-            stub.CreateArray(runtime_pb2.CreateArrayRequest(session=s, device="cpu", dtype=U8, shape=[16 << 30]),
+            stub.CreateArray(runtime_pb2.CreateArrayRequest(session=s, device="cpu", dtype=U8, shape=[16, 1 << 30]),
                              timeout=120)
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.details()

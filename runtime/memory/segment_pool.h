@@ -1,0 +1,149 @@
+// warpd runtime: per-session pools of CPU memory: memfd-backed segments,
+// sub-allocated into blocks (CpuBuffer, the memory of one array).
+//
+// A segment is an anonymous memory file (memfd_create, MFD_CLOEXEC) whose
+// pages are committed up front (posix_fallocate, so running out of memory is
+// a RESOURCE_EXHAUSTED at Allocate time instead of a SIGBUS when a kernel
+// first touches the page) and mapped MAP_SHARED. Keeping the fd lets a later
+// stage hand a segment to the session's authenticated local client
+// (SCM_RIGHTS) for zero-copy views; nothing is reachable by name. A segment
+// only ever holds blocks of the pool that made it, so one session's segment
+// never shows another session's data.
+//
+// Layout choices:
+//   - Blocks under kLargeBlockBytes (1 MiB, after rounding up to 64 bytes)
+//     share segments: so 10,000 tiny arrays cost a handful of fds and
+//     mappings, not 10,000. Their offsets are multiples of kBlockAlignment
+//     (64 bytes: a cache line, and more than any element type needs).
+//   - Blocks of kLargeBlockBytes or more get a segment of their own, rounded
+//     up to whole pages (so page aligned, offset 0): freeing one returns its
+//     memory to the system at once, and rounding wastes under 0.4%. At worst
+//     a pool uses one fd and one mapping per MiB it holds.
+//   - Each new shared segment is as large as all the pool's shared segments
+//     together, clamped to [kMinSegmentBytes, kMaxSharedSegmentBytes] (64 KiB
+//     to 4 MiB), and at least as large as the block that needs it: the pool
+//     doubles while small, so n tiny blocks need O(log n) segments, and the
+//     free headroom a session is charged for stays below what it uses (plus
+//     one segment).
+//   - Free ranges of shared segments are kept coalesced; a block takes the
+//     smallest free range that fits (best fit, across all segments).
+//   - A segment is unmapped, closed and its charge released as soon as its
+//     last block is freed (no cache of empty segments), so freed memory is
+//     back under the limits at once.
+//
+// Guarantees:
+//   - every block starts zero-filled: new segments read as zeros, and a
+//     freed block of a shared segment is zeroed before its range can be
+//     reused (memset on free, outside the pool's lock; such blocks are under
+//     1 MiB, and a block freed last in its segment is not zeroed at all);
+//   - size 0 allocates nothing: data() is null and fd() is -1;
+//   - limits are checked before any system call: a block may not exceed
+//     Options::max_allocation_bytes, and the pool's segments are charged to
+//     its MemoryAccount (and so to every ancestor) before they are created.
+//     Both are RESOURCE_EXHAUSTED; the account names the level that refused.
+//     The account is charged whole segments: what is really committed,
+//     including free space inside shared segments.
+//
+// Ownership: blocks are shared_ptr. A block keeps its segment (the mapping
+// and fd) and the pool's bookkeeping alive, so blocks may outlive the
+// SegmentPool (an array made persistent outlives its session); once the pool
+// is destroyed, freed ranges are no longer reused and a segment goes with its
+// last block. A segment keeps its MemoryAccount until it is unmapped.
+// Thread-safe: Allocate, stats and freeing blocks may run concurrently (one
+// mutex per pool, never held across a system call or a memset). A block's
+// contents are synchronized by its users (command streams).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "runtime/memory/memory_account.h"
+
+namespace warpd::runtime {
+
+namespace segment_pool_internal {
+struct PoolState;
+struct Segment;
+}  // namespace segment_pool_internal
+
+// One block of a SegmentPool: the memory of one array.
+class CpuBuffer {
+ public:
+  ~CpuBuffer();
+  CpuBuffer(const CpuBuffer&) = delete;
+  CpuBuffer& operator=(const CpuBuffer&) = delete;
+
+  // At least 64-byte aligned (page aligned for blocks of 1 MiB or more);
+  // null when size() is 0.
+  std::byte* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  // The memfd of the segment holding the block, owned by the segment (valid
+  // while this block lives; shared with the session's other blocks in that
+  // segment); -1 when size() is 0.
+  int fd() const { return fd_; }
+  // Byte offset of data() in the segment's file.
+  uint64_t offset() const { return offset_; }
+
+ private:
+  friend class SegmentPool;
+  CpuBuffer(std::shared_ptr<segment_pool_internal::PoolState> pool,
+            std::shared_ptr<segment_pool_internal::Segment> segment, uint64_t segment_id, int fd,
+            std::byte* data, uint64_t offset, uint64_t size, uint64_t reserved);
+
+  const std::shared_ptr<segment_pool_internal::PoolState> pool_;  // null when size 0
+  const std::shared_ptr<segment_pool_internal::Segment> segment_;
+  const uint64_t segment_id_;  // the shared segment's id; 0: a segment of its own
+  const int fd_;
+  std::byte* const data_;
+  const uint64_t offset_;
+  const uint64_t size_;
+  const uint64_t reserved_;  // bytes taken from the segment (size rounded up)
+};
+
+struct SegmentPoolOptions {
+  // The largest block (--max-array-bytes).
+  uint64_t max_allocation_bytes = uint64_t{16} << 30;  // 16 GiB
+};
+
+// A snapshot; counts change as blocks come and go.
+struct SegmentPoolStats {
+  uint64_t segments = 0;         // live segments: one memfd and one mapping each
+  uint64_t committed_bytes = 0;  // their bytes: what the pool's account is charged
+  uint64_t blocks_live = 0;      // blocks not yet freed (size-0 blocks are not counted)
+  uint64_t block_bytes = 0;      // bytes those blocks take (sizes rounded up)
+};
+
+class SegmentPool {
+ public:
+  using Options = SegmentPoolOptions;
+
+  static constexpr uint64_t kBlockAlignment = 64;
+  static constexpr uint64_t kLargeBlockBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMinSegmentBytes = uint64_t{64} << 10;
+  static constexpr uint64_t kMaxSharedSegmentBytes = uint64_t{4} << 20;
+
+  // Segments are charged to `account` (not null).
+  explicit SegmentPool(std::shared_ptr<MemoryAccount> account, Options options = Options());
+  // Blocks still alive stay valid (see Ownership).
+  ~SegmentPool();
+  SegmentPool(const SegmentPool&) = delete;
+  SegmentPool& operator=(const SegmentPool&) = delete;
+
+  // A new zero-filled block of `size` bytes. `tag` labels a dedicated
+  // segment's memfd (shows in /proc/<pid>/fd). RESOURCE_EXHAUSTED when a
+  // limit is exceeded or the system is out of memory (or fds); INTERNAL for
+  // other system errors.
+  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t size, std::string_view tag);
+
+  SegmentPoolStats stats() const;
+  const std::shared_ptr<MemoryAccount>& account() const;
+  const Options& options() const;
+
+ private:
+  const std::shared_ptr<segment_pool_internal::PoolState> state_;
+};
+
+}  // namespace warpd::runtime
