@@ -78,7 +78,7 @@ TenantRegistry::Options DaemonState::TenantOptions(const Flags& flags) {
 }
 
 std::shared_ptr<runtime::MemoryAccount> DaemonState::GlobalMemory(const Flags& flags) {
-  return runtime::MemoryAccount::Create("the daemon (--max-memory)", MemoryLimit(flags));
+  return runtime::MemoryAccount::Create("the daemon's CPU", MemoryLimit(flags));
 }
 
 absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& flags) {
