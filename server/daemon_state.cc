@@ -78,9 +78,10 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
     : flags_(flags),
       allocator_(runtime::CpuAllocator::Options{flags.max_array_bytes, MemoryLimit(flags)}),
       compiler_(std::move(compiler)),
-      // One drain per busy stream; kernels themselves run on the CPU device's
-      // own pool, so this needs few threads.
-      stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
+      // One turn per busy stream; kernels themselves run on the CPU device's
+      // own pool, so this needs few threads. One group (session) holds at
+      // most all but one, so another always finds a thread.
+      stream_executor_(runtime::StreamScheduler::Options{.threads = std::max(4, HardwareThreads())}),
       sessions_(&stream_executor_),
       // RPC work that may block (compiles, synchronizes, transfers).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {

@@ -1,7 +1,7 @@
 // warpd server: everything the daemon shares between requests.
 //
 // Owns, in construction order: the CPU allocator, the devices, the compiler,
-// the executor that runs command streams, the sessions, and the pool that runs
+// the executor that runs command streams (fairly between sessions), the sessions, and the pool that runs
 // RPC work which may block (compiles, synchronizes). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
 // and drain), then streams' executor stops; modules are released before the
@@ -17,6 +17,7 @@
 #include "compiler/compiler.h"
 #include "runtime/device/device_registry.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "runtime/memory/cpu_allocator.h"
 #include "server/flags.h"
 #include "server/session_manager.h"
@@ -46,7 +47,7 @@ class DaemonState {
   runtime::CpuAllocator allocator_;
   runtime::DeviceRegistry devices_;
   std::unique_ptr<compiler::Compiler> compiler_;
-  runtime::ThreadPool stream_executor_;
+  runtime::StreamScheduler stream_executor_;
   SessionManager sessions_;
   runtime::ThreadPool rpc_pool_;
   std::string cuda_driver_;

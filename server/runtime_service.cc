@@ -170,9 +170,12 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, co
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session()));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
+  // Before PrepareBatch, which already removes the handles the batch frees.
+  WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
                          PrepareBatch(*session, device->name(), req.commands()));
-  resp->set_sequence(stream->Submit(std::move(batch)));
+  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch)));
+  resp->set_sequence(sequence);
   return stream;
 }
 

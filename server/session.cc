@@ -2,8 +2,8 @@
 
 namespace warpd::server {
 
-Session::Session(std::string client_name, runtime::ThreadPool* executor)
-    : client_name_(std::move(client_name)), executor_(executor) {}
+Session::Session(std::string client_name, runtime::StreamScheduler* scheduler)
+    : client_name_(std::move(client_name)), group_(scheduler->CreateGroup(client_name_, 1)) {}
 
 Session::~Session() { Close(); }
 
@@ -28,7 +28,7 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Dev
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   auto& stream = streams_[device->name()];
-  if (stream == nullptr) stream = runtime::Stream::Create(device, executor_);
+  if (stream == nullptr) stream = runtime::Stream::Create(device, group_);
   return stream;
 }
 

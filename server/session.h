@@ -19,7 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
-#include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/handle_table.h"
@@ -28,8 +28,10 @@ namespace warpd::server {
 
 class Session {
  public:
-  // `executor` runs the session's streams and must outlive the session.
-  Session(std::string client_name, runtime::ThreadPool* executor);
+  // `scheduler` runs the session's streams and must outlive the session.
+  // Until tenants exist the session is its own scheduling group (weight 1):
+  // sessions share the executor fairly.
+  Session(std::string client_name, runtime::StreamScheduler* scheduler);
   ~Session();
 
   const std::string& client_name() const { return client_name_; }
@@ -54,7 +56,7 @@ class Session {
   absl::Status ClosedError() const;
 
   const std::string client_name_;
-  runtime::ThreadPool* const executor_;
+  const std::shared_ptr<runtime::StreamGroup> group_;
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
 

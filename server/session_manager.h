@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "server/session.h"
 
 namespace warpd::server {
@@ -20,7 +20,7 @@ namespace warpd::server {
 class SessionManager {
  public:
   // `executor` runs the sessions' streams and must outlive the manager.
-  explicit SessionManager(runtime::ThreadPool* executor, size_t max_sessions = 4096)
+  explicit SessionManager(runtime::StreamScheduler* executor, size_t max_sessions = 4096)
       : executor_(executor), max_sessions_(max_sessions) {}
   ~SessionManager() { CloseAll(); }
 
@@ -33,7 +33,7 @@ class SessionManager {
   size_t size() const;
 
  private:
-  runtime::ThreadPool* const executor_;
+  runtime::StreamScheduler* const executor_;
   const size_t max_sessions_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
