@@ -13,6 +13,9 @@ namespace {
 // measurable time (skipped commands, a fake clock) still count.
 constexpr int64_t kMinChargeNs = 1000;
 
+// An extra thread (beyond the base ones) that waited this long for work ends.
+constexpr absl::Duration kExtraThreadIdle = absl::Seconds(1);
+
 }  // namespace
 
 StreamGroup::~StreamGroup() { scheduler_->RemoveGroup(id_); }
@@ -20,16 +23,19 @@ StreamGroup::~StreamGroup() { scheduler_->RemoveGroup(id_); }
 void StreamGroup::Wake(std::shared_ptr<Schedulable> task) { scheduler_->Wake(id_, std::move(task)); }
 
 StreamScheduler::StreamScheduler(Options options)
-    : slice_(options.slice), clock_(options.clock ? std::move(options.clock) : [] { return absl::Now(); }) {
-  const int threads = std::max(options.threads, 1);
+    : slice_(options.slice),
+      clock_(options.clock ? std::move(options.clock) : [] { return absl::Now(); }),
+      grow_after_(options.grow_after) {
+  base_threads_ = std::max(options.threads, 1);
+  max_threads_ = std::max(options.max_threads > 0 ? options.max_threads : 4 * base_threads_, base_threads_);
   max_per_group_ = options.max_threads_per_group > 0 ? options.max_threads_per_group
-                                                     : (threads >= 2 ? threads - 1 : 1);
-  max_per_group_ = std::clamp(max_per_group_, 1, threads);
-  threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] { WorkerLoop(); });
-    std::string label = "warpd-stream-" + std::to_string(i);
-    pthread_setname_np(threads_.back().native_handle(), label.substr(0, 15).c_str());
+                                                     : (base_threads_ >= 2 ? base_threads_ - 1 : 1);
+  max_per_group_ = std::clamp(max_per_group_, 1, base_threads_);
+  absl::MutexLock lock(&mu_);
+  for (int i = 0; i < base_threads_; ++i) StartWorkerLocked();
+  if (max_threads_ > base_threads_) {
+    monitor_ = std::thread([this] { MonitorLoop(); });
+    pthread_setname_np(monitor_.native_handle(), "warpd-stream-m");
   }
 }
 
@@ -38,7 +44,39 @@ StreamScheduler::~StreamScheduler() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  for (auto& t : threads_) t.join();
+  if (monitor_.joinable()) monitor_.join();
+  // No thread starts any more. Workers touch only their own entry's other
+  // fields (under mu_), never `thread`, and splicing keeps the entries.
+  std::list<Worker> workers;
+  {
+    absl::MutexLock lock(&mu_);
+    workers.splice(workers.begin(), workers_);
+  }
+  for (Worker& w : workers) w.thread.join();
+}
+
+void StreamScheduler::StartWorkerLocked() {
+  // Join the threads of extra workers that ended: they have left mu_ for
+  // good (`exited` is the last thing they set), so this waits only for
+  // their final return.
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (!it->exited) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = workers_.erase(it);
+  }
+  Worker* w = &workers_.emplace_back();
+  ++live_;
+  w->thread = std::thread([this, w] { WorkerLoop(w); });
+  const std::string label = "warpd-stream-" + std::to_string(started_++);
+  pthread_setname_np(w->thread.native_handle(), label.substr(0, 15).c_str());
+}
+
+int StreamScheduler::threads() const {
+  absl::MutexLock lock(&mu_);
+  return live_;
 }
 
 std::shared_ptr<StreamGroup> StreamScheduler::CreateGroup(std::string name, int weight) {
@@ -105,23 +143,76 @@ bool StreamScheduler::CanRunLocked() const {
   return false;
 }
 
-void StreamScheduler::WorkerLoop() {
+bool StreamScheduler::WantThreadLocked() const {
+  return !stopping_ && idle_ == 0 && live_ < max_threads_ && CanRunLocked();
+}
+
+void StreamScheduler::MonitorLoop() {
+  absl::MutexLock lock(&mu_);
+  for (;;) {
+    mu_.Await(absl::Condition(
+        +[](StreamScheduler* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+          return s->stopping_ || s->WantThreadLocked();
+        },
+        this));
+    if (stopping_) return;
+    // Every thread is busy. One between turns is about to pick (maybe the
+    // waiting group), so it counts as a turn beginning now.
+    const absl::Time now = absl::Now();
+    absl::Time youngest = absl::InfinitePast();
+    for (const Worker& w : workers_) {
+      if (!w.exited) youngest = std::max(youngest, w.in_turn ? w.turn_start : now);
+    }
+    const absl::Time grow_at = youngest + grow_after_;
+    if (now >= grow_at) {
+      StartWorkerLocked();
+      continue;
+    }
+    mu_.AwaitWithDeadline(absl::Condition(
+                              +[](StreamScheduler* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+                                return !s->WantThreadLocked();
+                              },
+                              this),
+                          grow_at);
+  }
+}
+
+void StreamScheduler::WorkerLoop(Worker* self) {
+  const absl::Condition ready(
+      +[](StreamScheduler* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+        return s->CanRunLocked() || (s->stopping_ && s->queued_tasks_ == 0);
+      },
+      this);
   for (;;) {
     std::shared_ptr<Schedulable> task;
     GroupState* g;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](StreamScheduler* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-            return s->CanRunLocked() || (s->stopping_ && s->queued_tasks_ == 0);
-          },
-          this));
-      g = PickLocked();
-      if (g == nullptr) return;  // stopping, and every queued turn has run
+      ++idle_;
+      bool woke = true;
+      if (live_ > base_threads_) {
+        woke = mu_.AwaitWithTimeout(ready, kExtraThreadIdle);
+      } else {
+        mu_.Await(ready);
+      }
+      --idle_;
+      g = woke ? PickLocked() : nullptr;
+      if (g == nullptr) {
+        // Stopping with every queued turn run, or an extra thread with
+        // nothing to do (unless others ended meanwhile).
+        if (woke || live_ > base_threads_) {
+          --live_;
+          self->exited = true;
+          return;
+        }
+        continue;
+      }
       task = std::move(g->queue.front());
       g->queue.pop_front();
       --queued_tasks_;
       ++g->running;
+      self->in_turn = true;
+      self->turn_start = absl::Now();
       min_vtime_ = std::max(min_vtime_, g->vtime);
       if (g->queue.empty()) {
         g->active = false;
@@ -134,6 +225,7 @@ void StreamScheduler::WorkerLoop() {
     const int64_t used = std::max<int64_t>(absl::ToInt64Nanoseconds(clock_() - start), 0);
     {
       absl::MutexLock lock(&mu_);
+      self->in_turn = false;
       --g->running;
       ++g->turns;
       g->busy_ns += used;

@@ -12,12 +12,18 @@
 //     credit while idle);
 //   - within a group, its runnable streams take turns round-robin;
 //   - a group holds at most `max_threads_per_group` executor threads at once
-//     (default: all but one when there are two or more), so another group
-//     always finds a thread within one turn, even while one tenant's long
-//     kernels occupy the rest.
+//     (default: all but one of the base threads when there are two or
+//     more), so another group finds a thread within one turn, even while
+//     one tenant's long kernels occupy the rest;
+//   - when every thread is in a turn that began more than `grow_after` ago
+//     (long kernels of as many groups as there are threads) while a group
+//     that may run waits, one more thread starts, up to `max_threads`; an
+//     extra thread that finds nothing to do for a second ends.
 // A turn is never preempted: a command that runs for a minute holds its
-// thread for a minute (the kernel time limit bounds it); the per-group cap is
-// what keeps the others going meanwhile.
+// thread for a minute (the kernel time limit bounds it); the per-group cap
+// and the extra threads are what keep the others going meanwhile. Only when
+// more groups run long kernels than `max_threads` does a group wait for a
+// turn to end.
 //
 //   StreamScheduler scheduler({.threads = 4});
 //   std::shared_ptr<StreamGroup> tenant = scheduler.CreateGroup("alice", 2);
@@ -32,6 +38,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -93,7 +100,12 @@ class StreamGroup {
 class StreamScheduler {
  public:
   struct Options {
-    int threads = 4;  // >= 1
+    int threads = 4;  // >= 1: the base threads, always there
+    // Extra threads start while every thread has been in its turn for
+    // `grow_after` and a group that may run waits, up to `max_threads` in
+    // all (0: 4 * threads; `threads`: a fixed pool).
+    int max_threads = 0;
+    absl::Duration grow_after = absl::Milliseconds(5);
     // Executor threads one group may hold at once; 0: threads - 1 when
     // threads >= 2, else 1. Clamped to [1, threads].
     int max_threads_per_group = 0;
@@ -124,7 +136,9 @@ class StreamScheduler {
   std::shared_ptr<StreamGroup> CreateGroup(std::string name, int weight = 1);
 
   GroupUsage Usage(const StreamGroup& group) const;
-  int threads() const { return static_cast<int>(threads_.size()); }
+  // Executor threads running now (base and extra).
+  int threads() const;
+  int max_threads() const { return max_threads_; }
   int max_threads_per_group() const { return max_per_group_; }
 
  private:
@@ -144,9 +158,22 @@ class StreamScheduler {
     uint64_t activated = 0;  // order of activation, for ties
   };
 
+  // One executor thread; every field but `thread` is guarded by mu_.
+  struct Worker {
+    std::thread thread;
+    bool in_turn = false;
+    absl::Time turn_start;  // real time (not `clock`): when to grow
+    bool exited = false;
+  };
+
   void Wake(uint64_t group, std::shared_ptr<Schedulable> task);
   void RemoveGroup(uint64_t group);
-  void WorkerLoop();
+  void StartWorkerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WorkerLoop(Worker* self);
+  // Starts extra threads when every thread is held by a long turn.
+  void MonitorLoop();
+  // A group could run, no thread is free for it, and one more may start.
+  bool WantThreadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The group to run next (lowest virtual time among those with a queued
   // task and a free thread), or null.
   GroupState* PickLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -154,6 +181,9 @@ class StreamScheduler {
 
   const absl::Duration slice_;
   const std::function<absl::Time()> clock_;
+  const absl::Duration grow_after_;
+  int base_threads_ = 1;
+  int max_threads_ = 1;
   int max_per_group_ = 1;
 
   mutable absl::Mutex mu_;
@@ -166,7 +196,11 @@ class StreamScheduler {
   int64_t min_vtime_ ABSL_GUARDED_BY(mu_) = 0;
   size_t queued_tasks_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_;
+  std::list<Worker> workers_ ABSL_GUARDED_BY(mu_);  // a list: Worker addresses stay put
+  int live_ ABSL_GUARDED_BY(mu_) = 0;  // workers not exited
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;  // workers waiting for work
+  uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;  // threads ever started, for names
+  std::thread monitor_;
 };
 
 }  // namespace warpd::runtime

@@ -102,11 +102,12 @@ TEST_F(SchedulerTest, FloodHoldsAtMostItsThreadsAndVictimStillRuns) {
   EXPECT_EQ(most.load(), 2);
 }
 
-// With a single executor thread the cap cannot help; virtual time does: the
-// victim's command is the next to start after the flood's running one.
+// With a single executor thread (and no extra ones) the cap cannot help;
+// virtual time does: the victim's command is the next to start after the
+// flood's running one.
 TEST_F(SchedulerTest, VictimStartsNextOnASingleThread) {
   // A zero slice: one command per turn, however quickly it ran.
-  StreamScheduler scheduler({.threads = 1, .slice = absl::ZeroDuration()});
+  StreamScheduler scheduler({.threads = 1, .max_threads = 1, .slice = absl::ZeroDuration()});
   auto flood = scheduler.CreateGroup("flood");
   auto victim = scheduler.CreateGroup("victim");
   StartLog log;
@@ -141,6 +142,58 @@ TEST_F(SchedulerTest, VictimStartsNextOnASingleThread) {
   std::vector<std::string> order = log.Get();
   ASSERT_EQ(order.size(), 81u);
   EXPECT_EQ(order[1], "victim");
+}
+
+// When as many groups as there are threads hold them with long commands, an
+// extra thread starts for a group that waits; it ends once idle.
+TEST_F(SchedulerTest, ExtraThreadWhenLongTurnsHoldEveryThread) {
+  StreamScheduler scheduler({.threads = 2, .max_threads = 3, .grow_after = absl::Milliseconds(1)});
+  absl::Notification gate;
+  std::atomic<int> started{0};
+  std::vector<std::shared_ptr<Stream>> flood;
+  for (const char* name : {"a", "b"}) {
+    flood.push_back(Stream::Create(&cpu_, scheduler.CreateGroup(name)));
+    ASSERT_TRUE(flood.back()
+                    ->Submit(Batch(2,
+                                   [&](int) {
+                                     ++started;
+                                     gate.WaitForNotification();
+                                     return absl::OkStatus();
+                                   }))
+                    .ok());
+  }
+  while (started.load() < 2) absl::SleepFor(absl::Milliseconds(1));
+  auto victim = Stream::Create(&cpu_, scheduler.CreateGroup("victim"));
+  ASSERT_TRUE(victim->Submit(Batch(1, [](int) { return absl::OkStatus(); })).ok());
+  EXPECT_TRUE(victim->Synchronize().ok());  // while both gates are closed
+  EXPECT_EQ(scheduler.threads(), 3);
+  // At the maximum: one more waiting group waits for a turn to end.
+  auto late = Stream::Create(&cpu_, scheduler.CreateGroup("late"));
+  std::atomic<int> late_ran{0};
+  // Hold the third thread too.
+  auto holder = Stream::Create(&cpu_, scheduler.CreateGroup("holder"));
+  ASSERT_TRUE(holder->Submit(Batch(1, [&](int) {
+                       ++started;
+                       gate.WaitForNotification();
+                       return absl::OkStatus();
+                     }))
+                  .ok());
+  while (started.load() < 3) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(late->Submit(Batch(1, [&](int) {
+                     ++late_ran;
+                     return absl::OkStatus();
+                   }))
+                  .ok());
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(late_ran.load(), 0);
+  EXPECT_EQ(scheduler.threads(), 3);
+  gate.Notify();
+  EXPECT_TRUE(late->Synchronize().ok());
+  for (auto& s : flood) EXPECT_TRUE(s->Synchronize().ok());
+  EXPECT_TRUE(holder->Synchronize().ok());
+  // The extra thread ends after a second without work.
+  for (int i = 0; i < 100 && scheduler.threads() > 2; ++i) absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(scheduler.threads(), 2);
 }
 
 // Commands of one stream start in submission order and never overlap, with
@@ -187,6 +240,7 @@ TEST_F(SchedulerTest, PerStreamOrderIsKept) {
 TEST_F(SchedulerTest, WeightsShareTimeProportionally) {
   std::atomic<int64_t> fake_ns{0};
   StreamScheduler scheduler({.threads = 1,
+                             .max_threads = 1,
                              .slice = absl::Milliseconds(1),
                              .clock = [&] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns.load()); }});
   auto blocker = scheduler.CreateGroup("blocker");
@@ -246,6 +300,7 @@ TEST_F(SchedulerTest, WeightsShareTimeProportionally) {
 TEST_F(SchedulerTest, IdleGroupDoesNotBankCredit) {
   std::atomic<int64_t> fake_ns{0};
   StreamScheduler scheduler({.threads = 1,
+                             .max_threads = 1,
                              .slice = absl::Milliseconds(1),
                              .clock = [&] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns.load()); }});
   auto busy = scheduler.CreateGroup("busy");
