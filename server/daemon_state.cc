@@ -121,9 +121,10 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       memory_(memory ? std::move(memory) : GlobalMemory(flags)),
       tenants_(tenants ? std::move(tenants) : *TenantRegistry::Create(TenantOptions(flags), memory_)),
       compiler_(std::move(compiler)),
-      // One drain per busy stream; kernels themselves run on the CPU device's
-      // own pool, so this needs few threads.
-      stream_executor_(std::max(4, HardwareThreads()), "warpd-stream"),
+      // One turn per busy stream; kernels themselves run on the CPU device's
+      // own pool, so this needs few threads. One group (tenant) holds at
+      // most all but one, so another always finds a thread.
+      stream_executor_(runtime::StreamScheduler::Options{.threads = std::max(4, HardwareThreads())}),
       sessions_(&stream_executor_, runtime::SegmentPoolOptions{flags.max_array_bytes}, flags.max_sessions,
                 flags.session_grace),
       persistent_(flags.state_dir, PersistentStore::Limits{}),
@@ -136,7 +137,8 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
     std::vector<metrics::TenantUsage> out;
     for (const auto& t : tenants_->All()) {
       if (t->removed()) continue;
-      out.push_back({t->name(), t->memory()->used(), t->memory()->limit(), t->sessions().used(), t->arrays().used()});
+      out.push_back({t->name(), t->memory()->used(), t->memory()->limit(), t->sessions().used(), t->arrays().used(),
+                     t->queued_commands()->used()});
     }
     return out;
   });
@@ -154,14 +156,21 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
   }
 }
 
+absl::Status DaemonState::ReloadTenants() {
+  const std::vector<std::shared_ptr<Tenant>> before = tenants_->All();
+  WARPD_RETURN_IF_ERROR(tenants_->Reload());
+  sessions_.RefreshWeights();
+  for (const auto& t : before) {
+    if (t->removed()) metrics_.RemoveTenant(t->name());
+  }
+  return absl::OkStatus();
+}
+
 void DaemonState::LoadPersistent() {
   absl::Status s = persistent_.LoadAll([this](const std::string& tenant_name, const runtime::ArrayLayout& layout,
                                                const std::string& device_name)
                                            -> absl::StatusOr<std::shared_ptr<const runtime::Array>> {
-    std::shared_ptr<Tenant> tenant;
-    for (auto& t : tenants_->All()) {
-      if (t->name() == tenant_name) tenant = t;
-    }
+    std::shared_ptr<Tenant> tenant = tenants_->Find(tenant_name);
     if (tenant == nullptr) return absl::NotFoundError(absl::StrCat("no tenant '", tenant_name, "' any more"));
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.Find(device_name));
     WARPD_RETURN_IF_ERROR(tenant->arrays().Acquire());

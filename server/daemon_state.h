@@ -1,7 +1,7 @@
 // warpd server: everything the daemon shares between requests.
 //
 // Owns, in construction order: the daemon-wide memory account, the devices, the compiler,
-// the executor that runs command streams, the sessions, and the pool that runs
+// the executor that runs command streams (fairly between tenants), the sessions, and the pool that runs
 // RPC work which may block (compiles, synchronizes). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
 // and drain), then streams' executor stops; modules are released before the
@@ -17,9 +17,9 @@
 #include "compiler/compiler.h"
 #include "runtime/device/device_registry.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "runtime/memory/memory_account.h"
 #include "server/flags.h"
-#include "runtime/memory/memory_account.h"
 #include "server/metrics/daemon_metrics.h"
 #include "server/persistent/persistent_store.h"
 #include "server/session_manager.h"
@@ -55,6 +55,10 @@ class DaemonState {
   metrics::DaemonMetrics& metrics() { return metrics_; }
   // Reads the durable persistent arrays of --state-dir (at start-up).
   void LoadPersistent();
+  // Re-reads the tenants file (SIGHUP): new weights reach the executor, and
+  // removed tenants' metrics stop being exported. A file that does not load
+  // changes nothing.
+  absl::Status ReloadTenants();
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".
   const std::string& cuda_driver() const { return cuda_driver_; }
@@ -69,7 +73,7 @@ class DaemonState {
   std::unique_ptr<TenantRegistry> tenants_;
   runtime::DeviceRegistry devices_;
   std::unique_ptr<compiler::Compiler> compiler_;
-  runtime::ThreadPool stream_executor_;
+  runtime::StreamScheduler stream_executor_;
   SessionManager sessions_;
   // Persistent arrays hold memory: released before the devices go.
   PersistentStore persistent_;

@@ -230,7 +230,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   for (;;) {
     sigwait(&signals, &sig);
     if (sig != SIGHUP) break;
-    if (absl::Status s = tenants.Reload(); !s.ok()) {
+    if (absl::Status s = (*state)->ReloadTenants(); !s.ok()) {
       spdlog::error("SIGHUP: keeping the current tenants: {}", std::string(s.message()));
     }
   }

@@ -28,18 +28,37 @@ using grpc::CallbackServerContext;
 using grpc::ServerUnaryReactor;
 
 ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
-  // A durable array is written to disk after the session's stream drains.
-  return Respond<v1::PersistArrayRequest, v1::PersistArrayResponse>(
-      state_, ctx, in, out, "PersistArray", Run::kOnPool, [this](auto* call) -> absl::Status {
-        const v1::PersistArrayRequest& req = call->request;
-        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
-        WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
-        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
-        if (req.durable()) {
-          if (auto stream = session->FindStream(array->device())) stream->WaitIdle();
-        }
-        return state_->persistent().Put(call->tenant->name(), req.name(), std::move(array), req.durable());
-      });
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  using Call = UnaryCall<v1::PersistArrayRequest, v1::PersistArrayResponse>;
+  Call* call = Call::Start(state_, ctx, reactor, in, out, "PersistArray");
+  if (call == nullptr) return reactor;
+  auto lookup = [&]() -> absl::StatusOr<std::pair<std::shared_ptr<const runtime::Array>, std::shared_ptr<runtime::Stream>>> {
+    const v1::PersistArrayRequest& req = call->request;
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
+    WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
+    std::shared_ptr<runtime::Stream> stream = req.durable() ? session->FindStream(array->device()) : nullptr;
+    return std::make_pair(std::move(array), std::move(stream));
+  };
+  auto found = lookup();
+  if (!found.ok()) {
+    call->Finish(found.status());
+    return reactor;
+  }
+  auto [array, stream] = *std::move(found);
+  // The store may touch files: on the RPC pool. A durable array is written
+  // once the commands queued before this call have run (a callback from the
+  // stream, so no thread waits for the stream meanwhile).
+  auto put = [this, call, array = std::move(array)]() mutable {
+    call->Finish(state_->persistent().Put(call->tenant->name(), call->request.name(), std::move(array),
+                                          call->request.durable()));
+  };
+  if (stream == nullptr) {
+    state_->rpc_pool().Schedule(std::move(put));
+  } else {
+    stream->WhenIdle([this, put = std::move(put)]() mutable { state_->rpc_pool().Schedule(std::move(put)); });
+  }
+  return reactor;
 }
 
 ServerUnaryReactor* RuntimeService::ListPersistent(CallbackServerContext* ctx, const ByteBuffer* in,

@@ -128,11 +128,14 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, co
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
+  // Before PrepareBatch, which already removes the handles the batch frees.
+  WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
                          PrepareBatch(*session, device->name(), req.commands()));
   uint64_t launches = 0;
   for (const v1::Command& c : req.commands()) launches += c.has_launch();
-  resp->set_sequence(stream->Submit(std::move(batch)));
+  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch)));
+  resp->set_sequence(sequence);
   state->metrics().ForTenant(tenant.name()).launches.Increment(launches);
   return stream;
 }
@@ -281,7 +284,7 @@ ServerUnaryReactor* RuntimeService::GetUsage(CallbackServerContext* ctx, const B
     add("arrays", t.arrays().used(), limits.arrays);
     add("sessions", t.sessions().used(), limits.sessions);
     add("compiles", t.compiles_running(), limits.compiles);
-    add("queued_commands", 0, limits.queued_commands);
+    add("queued_commands", t.queued_commands()->used(), limits.queued_commands);
     return absl::OkStatus();
   });
 }

@@ -2,11 +2,11 @@
 
 namespace warpd::server {
 
-Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor,
-                 const runtime::SegmentPoolOptions& pool_options)
+Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant,
+                 std::shared_ptr<runtime::StreamGroup> group, const runtime::SegmentPoolOptions& pool_options)
     : client_name_(std::move(client_name)),
       tenant_(std::move(tenant)),
-      executor_(executor),
+      group_(std::move(group)),
       pool_(runtime::MemoryAccount::Create("session", 0, tenant_->memory()), pool_options) {}
 
 Session::~Session() { Close(); }
@@ -32,7 +32,9 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Dev
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   auto& stream = streams_[device->name()];
-  if (stream == nullptr) stream = runtime::Stream::Create(device, executor_);
+  if (stream == nullptr) {
+    stream = runtime::Stream::Create(device, group_, runtime::Stream::kDefaultMaxQueued, tenant_->queued_commands());
+  }
   return stream;
 }
 

@@ -28,7 +28,7 @@
 #include "absl/time/clock.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
-#include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/segment_pool.h"
@@ -40,14 +40,17 @@ namespace warpd::server {
 
 class Session {
  public:
-  // `executor` runs the session's streams and must outlive the session.
-  // The session's arrays are charged to its own account below its tenant's.
-  Session(std::string client_name, std::shared_ptr<Tenant> tenant, runtime::ThreadPool* executor,
+  // `group` is the tenant's share of the stream executor, which runs the
+  // session's streams; the executor must outlive the session. The session's
+  // arrays are charged to its own account below its tenant's, and its
+  // queued commands to the tenant's queued-commands quota.
+  Session(std::string client_name, std::shared_ptr<Tenant> tenant, std::shared_ptr<runtime::StreamGroup> group,
           const runtime::SegmentPoolOptions& pool_options);
   ~Session();
 
   const std::string& client_name() const { return client_name_; }
   const std::shared_ptr<Tenant>& tenant() const { return tenant_; }
+  runtime::StreamGroup& group() const { return *group_; }
 
   // Lease. Times are absl::Now() in nanoseconds since the epoch.
   void Touch() { last_active_ns_.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed); }
@@ -90,7 +93,7 @@ class Session {
 
   const std::string client_name_;
   const std::shared_ptr<Tenant> tenant_;
-  runtime::ThreadPool* const executor_;
+  const std::shared_ptr<runtime::StreamGroup> group_;
   std::atomic<int64_t> last_active_ns_{absl::GetCurrentTimeNanos()};
   std::atomic<int> holders_{0};
   runtime::SegmentPool pool_;

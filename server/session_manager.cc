@@ -20,7 +20,7 @@ absl::Status UnknownSession() {
 
 }  // namespace
 
-SessionManager::SessionManager(runtime::ThreadPool* executor, const runtime::SegmentPoolOptions& pool_options,
+SessionManager::SessionManager(runtime::StreamScheduler* executor, const runtime::SegmentPoolOptions& pool_options,
                                size_t max_sessions, absl::Duration grace)
     : executor_(executor), pool_options_(pool_options), max_sessions_(max_sessions), grace_(grace) {
   if (grace_ > absl::ZeroDuration()) reaper_ = std::thread([this] { ReaperLoop(); });
@@ -37,8 +37,9 @@ SessionManager::~SessionManager() {
 
 absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name) {
   if (absl::Status s = tenant->sessions().Acquire(); !s.ok()) return s;
-  auto session = std::make_shared<Session>(client_name.substr(0, 256), tenant, executor_, pool_options_);
+  std::shared_ptr<Session> session;  // destroyed (on failure) after the lock
   absl::MutexLock lock(&mu_);
+  session = std::make_shared<Session>(client_name.substr(0, 256), tenant, GroupFor(*tenant), pool_options_);
   if (sessions_.size() >= max_sessions_) {
     tenant->sessions().Release();
     return absl::ResourceExhaustedError(
@@ -51,6 +52,27 @@ absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant,
       return token.status();
     }
     if (sessions_.try_emplace(*token, session).second) return *token;
+  }
+}
+
+std::shared_ptr<runtime::StreamGroup> SessionManager::GroupFor(const Tenant& tenant) {
+  std::weak_ptr<runtime::StreamGroup>& slot = groups_[tenant.name()];
+  std::shared_ptr<runtime::StreamGroup> group = slot.lock();
+  const int weight = static_cast<int>(tenant.weight());
+  if (group == nullptr) {
+    group = executor_->CreateGroup(tenant.label(), weight);
+    slot = group;
+  } else if (group->weight() != weight) {
+    group->SetWeight(weight);
+  }
+  return group;
+}
+
+void SessionManager::RefreshWeights() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [token, s] : sessions_) {
+    const int weight = static_cast<int>(s->tenant()->weight());
+    if (s->group().weight() != weight) s->group().SetWeight(weight);
   }
 }
 

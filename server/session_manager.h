@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "runtime/device/thread_pool.h"
+#include "runtime/exec/scheduler.h"
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/segment_pool.h"
 #include "server/session.h"
@@ -37,10 +37,13 @@ namespace warpd::server {
 class SessionManager {
  public:
   // `executor` runs the sessions' streams and must outlive the manager.
-  // Each session gets a memory account under its tenant's and a pool with
-  // `pool_options`. `grace`: how long a session outlives its client (zero:
-  // no lease reaper, for tests that drive ExpireLapsed themselves).
-  SessionManager(runtime::ThreadPool* executor, const runtime::SegmentPoolOptions& pool_options,
+  // The sessions of one tenant share one StreamGroup of the executor,
+  // weighted by the tenant's weight, so tenants share it by weight and a
+  // tenant's sessions take turns within its share. Each session gets a
+  // memory account under its tenant's and a pool with `pool_options`.
+  // `grace`: how long a session outlives its client (zero: no lease reaper,
+  // for tests that drive ExpireLapsed themselves).
+  SessionManager(runtime::StreamScheduler* executor, const runtime::SegmentPoolOptions& pool_options,
                  size_t max_sessions = 4096, absl::Duration grace = absl::ZeroDuration());
   ~SessionManager();
 
@@ -59,16 +62,26 @@ class SessionManager {
   // removed); returns how many. The reaper thread calls it.
   size_t ExpireLapsed(absl::Time now);
 
+  // Gives every tenant's group its tenant's current weight (after a config
+  // reload).
+  void RefreshWeights();
+
  private:
   void Remove(const std::shared_ptr<Session>& session);
   void ReaperLoop();
+  // The tenant's group (made on first use; kept while a session or stream
+  // holds it), with the tenant's current weight.
+  std::shared_ptr<runtime::StreamGroup> GroupFor(const Tenant& tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  runtime::ThreadPool* const executor_;
+  runtime::StreamScheduler* const executor_;
   const runtime::SegmentPoolOptions pool_options_;
   const size_t max_sessions_;
   const absl::Duration grace_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
+  // By tenant name (one entry per tenant ever seen, so bounded by the
+  // configuration).
+  absl::flat_hash_map<std::string, std::weak_ptr<runtime::StreamGroup>> groups_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;
 };

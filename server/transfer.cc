@@ -16,11 +16,6 @@ namespace warpd::server {
 
 namespace {
 
-// Waits for the session's stream on the array's device, if it has one.
-void WaitForStream(Session& session, const runtime::Array& array) {
-  if (auto stream = session.FindStream(array.device())) stream->WaitIdle();
-}
-
 class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   UploadReactor(DaemonState* state, grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response)
@@ -56,18 +51,27 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return;
     }
     if (array_ == nullptr) {
-      // Resolving and draining the stream may block: not on a gRPC thread.
-      state_->rpc_pool().Schedule([this] {
-        absl::Status s = Begin();
-        if (s.ok()) s = WriteChunk();
-        if (!s.ok()) {
-          Fail(s);
-          return;
-        }
-        StartRead(&buffer_);
-      });
-      return;
+      absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = Begin();
+      if (!stream.ok()) {
+        Fail(stream.status());
+        return;
+      }
+      if (*stream != nullptr) {
+        // Commands queued before the upload may still use the array: write
+        // once they have run. Nothing waits meanwhile: this continues on the
+        // executor thread that finishes the stream's last command (or here,
+        // when the stream is idle).
+        (*stream)->WhenIdle([this] { WriteAndReadNext(); });
+        return;
+      }
     }
+    WriteAndReadNext();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void WriteAndReadNext() {
     if (absl::Status s = WriteChunk(); !s.ok()) {
       Fail(s);
       return;
@@ -75,10 +79,10 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     StartRead(&buffer_);
   }
 
-  void OnDone() override { delete this; }
-
- private:
-  absl::Status Begin() {
+  // Resolves the first chunk's session and array (lookups, nothing that
+  // waits); returns the stream to wait for (null when the session has none
+  // on the array's device).
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin() {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, AuthenticateCall(state_->tenants(), *ctx_));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
                            state_->sessions().Get(chunk_.session(), *tenant));
@@ -89,10 +93,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                                                      " is past the end of the array (",
                                                      array->size_bytes(), " bytes)"));
     }
-    WaitForStream(*session, *array);
     position_ = chunk_.offset();
     array_ = std::move(array);
-    return absl::OkStatus();
+    return session->FindStream(array_->device());
   }
 
   absl::Status WriteChunk() {

@@ -1,9 +1,14 @@
 #include "runtime/device/thread_pool.h"
 
 #include <atomic>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/cuda_probe.h"
@@ -51,6 +56,41 @@ TEST(ThreadPoolTest, NestedAndConcurrentParallelForsFinish) {
   }
   done.Wait();
   EXPECT_EQ(total.load(), 40000);
+}
+
+// A small job started while a huge one has every worker still gets
+// workers: they take chunks from the active jobs in turn instead of staying
+// with the job that came first.
+TEST(ThreadPoolTest, SmallJobGetsWorkersBesideAHugeOne) {
+  ThreadPool pool(4, "test");
+  constexpr int64_t kBigChunks = 20000;
+  std::atomic<int64_t> big_done{0};
+  std::atomic<bool> stop{false};
+  absl::Notification big_started;
+  std::thread big([&] {
+    pool.ParallelFor(kBigChunks, 1, [&](int64_t, int64_t) {
+      if (!stop.load()) absl::SleepFor(absl::Microseconds(200));
+      if (big_done.fetch_add(1) == 8) big_started.Notify();
+    });
+  });
+  big_started.WaitForNotification();
+  absl::Mutex mu;
+  std::set<std::thread::id> helpers;
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.ParallelFor(64, 1, [&](int64_t, int64_t) {
+    absl::SleepFor(absl::Milliseconds(1));
+    if (std::this_thread::get_id() != caller) {
+      absl::MutexLock lock(&mu);
+      helpers.insert(std::this_thread::get_id());
+    }
+  });
+  const int64_t big_when_small_done = big_done.load();
+  stop = true;
+  big.join();
+  EXPECT_EQ(big_done.load(), kBigChunks);
+  EXPECT_LT(big_when_small_done, kBigChunks);
+  absl::MutexLock lock(&mu);
+  EXPECT_GE(helpers.size(), 2u) << "the small job ran on its caller and " << helpers.size() << " worker(s)";
 }
 
 TEST(CpuDeviceTest, DescribesItself) {

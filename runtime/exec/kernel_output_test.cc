@@ -314,15 +314,16 @@ class KernelOutputStreamTest : public ::testing::Test {
     return out;
   }
   CpuDevice cpu_{4};
-  ThreadPool executor_{2, "exec"};
+  StreamScheduler scheduler_{{.threads = 2}};
+  std::shared_ptr<StreamGroup> group_ = scheduler_.CreateGroup("test");
 };
 
 TEST_F(KernelOutputStreamTest, LaunchesPrintInSubmissionAndThreadOrder) {
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(Talk(1000, 10));  // chunks on 4 workers
   batch.push_back(Talk(1000, 20));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   const std::string out = stream->TakeOutput();
   EXPECT_TRUE(out == Expect(1000, 10) + Expect(1000, 20)) << out.substr(0, 2000);
@@ -330,12 +331,12 @@ TEST_F(KernelOutputStreamTest, LaunchesPrintInSubmissionAndThreadOrder) {
 }
 
 TEST_F(KernelOutputStreamTest, OutputBeforeAFaultIsKept) {
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(Talk(1, 7));
   batch.push_back(Talk(6, -1));   // thread 5 faults after printing
   batch.push_back(Talk(1, 30));   // skipped: the error is sticky
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   EXPECT_EQ(stream->Synchronize().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(stream->TakeOutput(), Expect(1, 7) + Expect(6, -1));
 }
@@ -343,10 +344,10 @@ TEST_F(KernelOutputStreamTest, OutputBeforeAFaultIsKept) {
 TEST_F(KernelOutputStreamTest, KernelsThatCannotPrintGetNoBuffer) {
   // A kernel the compiler says never prints runs without a buffer: its
   // records (impossible in real code) are dropped, and only counted.
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(Talk(2, 1, /*may_print=*/false));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(stream->TakeOutput(), "");
 }
@@ -354,11 +355,11 @@ TEST_F(KernelOutputStreamTest, KernelsThatCannotPrintGetNoBuffer) {
 TEST_F(KernelOutputStreamTest, PendingOutputIsBoundedWithANote) {
   // 40 launches of ~48 KiB of text each wait unread: 1 MiB is kept, the
   // rest dropped until the next TakeOutput, whose text ends with a note.
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   const std::string one = Expect(1500, 1);
   std::vector<std::unique_ptr<Command>> batch;
   for (int i = 0; i < 40; ++i) batch.push_back(Talk(1500, 1));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   const size_t kept = Stream::kMaxPendingOutput / one.size();
   std::string expect;
@@ -369,7 +370,7 @@ TEST_F(KernelOutputStreamTest, PendingOutputIsBoundedWithANote) {
   // Reading it makes room again.
   batch.clear();
   batch.push_back(Talk(2, 3));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(stream->TakeOutput(), Expect(2, 3));
 }

@@ -4,50 +4,91 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace warpd::runtime {
 
-std::shared_ptr<Stream> Stream::Create(Device* device, ThreadPool* executor) {
-  return std::shared_ptr<Stream>(new Stream(device, executor));
+std::shared_ptr<Stream> Stream::Create(Device* device, std::shared_ptr<StreamGroup> group, size_t max_queued,
+                                       std::shared_ptr<CountQuota> queue_quota) {
+  return std::shared_ptr<Stream>(
+      new Stream(device, std::move(group), std::max<size_t>(max_queued, 1), std::move(queue_quota)));
 }
 
-// A scheduled drain holds a reference, so none is running when this runs.
-Stream::~Stream() = default;
+// The scheduler holds a reference while a turn is queued or running, so
+// none is when this runs (and the queue is empty unless the scheduler
+// stopped first).
+Stream::~Stream() {
+  absl::MutexLock lock(&mu_);
+  ReleaseQueued(queue_.size());
+}
 
-uint64_t Stream::Submit(std::vector<std::unique_ptr<Command>> batch) {
-  bool start = false;
+absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch) {
+  bool wake = false;
   uint64_t last;
   {
     absl::MutexLock lock(&mu_);
+    // On failure `batch` (and the arrays its commands hold) is dropped
+    // after the lock.
+    if (absl::Status s = CheckRoomLocked(batch.size()); !s.ok()) return s;
+    if (queue_quota_ != nullptr && !batch.empty()) {
+      if (absl::Status s = queue_quota_->Acquire(batch.size()); !s.ok()) return QueueQuotaError(s);
+    }
     for (auto& c : batch) queue_.push_back(Entry{next_sequence_++, std::move(c)});
     last = next_sequence_ - 1;
-    if (!draining_ && !queue_.empty()) {
-      draining_ = true;
-      start = true;
+    if (!scheduled_ && !queue_.empty()) {
+      scheduled_ = true;
+      wake = true;
     }
   }
-  if (start) executor_->Schedule([self = shared_from_this()] { self->Drain(); });
+  if (wake) group_->Wake(shared_from_this());
   return last;
 }
 
-void Stream::Drain() {
+absl::Status Stream::CheckRoom(size_t commands) const {
+  absl::MutexLock lock(&mu_);
+  return CheckRoomLocked(commands);
+}
+
+absl::Status Stream::QueueQuotaError(const absl::Status& refusal) {
+  return absl::ResourceExhaustedError(absl::StrCat("too much queued work: ", refusal.message(),
+                                                   " (synchronize first, or submit fewer commands at a time)"));
+}
+
+absl::Status Stream::CheckRoomLocked(size_t commands) const {
+  if (commands <= max_queued_ - std::min(queue_.size(), max_queued_)) {
+    if (queue_quota_ == nullptr) return absl::OkStatus();
+    absl::Status s = queue_quota_->Check(commands);
+    return s.ok() ? s : QueueQuotaError(s);
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "too much queued work: the stream on ", device_->name(), " has ", queue_.size(),
+      " commands queued, and ", commands, " more would pass its limit of ", max_queued_,
+      " (synchronize first, or submit fewer commands at a time)"));
+}
+
+bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
+  bool ran = false;
+  bool more_time = true;
   for (;;) {
     Entry entry;
     bool skip;
     {
       absl::ReleasableMutexLock lock(&mu_);
+      busy_ = false;
       if (queue_.empty()) {
-        draining_ = false;
-        if (idle_waiters_.empty()) return;
-        // Every waiter registered before now sees the same (cleared) error.
-        auto waiters = std::move(idle_waiters_);
-        idle_waiters_.clear();
-        absl::Status error = std::exchange(error_, absl::OkStatus());
+        scheduled_ = false;
+        absl::Status status;
+        std::vector<IdleWaiter> waiters = TakeIdleWaitersLocked(&status);
         lock.Release();
-        for (auto& w : waiters) std::move(w)(error);
-        return;
+        RunIdleWaiters(std::move(waiters), status);
+        return false;
       }
+      // The scheduler requeues the stream behind the other runnable ones.
+      if (ran && !more_time) return true;
       entry = std::move(queue_.front());
       queue_.pop_front();
+      ReleaseQueued(1);
+      busy_ = true;
       skip = !error_.ok();
       if (skip) {
         completed_ = std::max(completed_, entry.sequence);
@@ -65,9 +106,25 @@ void Stream::Drain() {
       if (!status.ok() && error_.ok()) error_ = std::move(status);
     }
     // Dropping the command releases its arrays and module (maybe unmapping
-    // memory), so it happens outside the lock.
+    // memory), so it happens outside the lock, and before the stream counts
+    // as idle: whoever waited for it sees the memory released.
     entry.command.reset();
+    ran = true;
+    more_time = within_slice();
   }
+}
+
+std::vector<Stream::IdleWaiter> Stream::TakeIdleWaitersLocked(absl::Status* status) {
+  std::vector<IdleWaiter> waiters = std::move(idle_waiters_);
+  idle_waiters_.clear();
+  // Every SynchronizeAsync registered before now sees the same error, once.
+  const bool clears = std::any_of(waiters.begin(), waiters.end(), [](const IdleWaiter& w) { return w.clears; });
+  *status = clears ? std::exchange(error_, absl::OkStatus()) : absl::OkStatus();
+  return waiters;
+}
+
+void Stream::RunIdleWaiters(std::vector<IdleWaiter> waiters, const absl::Status& status) {
+  for (auto& w : waiters) std::move(w.done)(w.clears ? status : absl::OkStatus());
 }
 
 void Stream::AppendOutput(std::string text) {
@@ -103,17 +160,25 @@ absl::Status Stream::Synchronize() {
   return std::exchange(error_, absl::OkStatus());
 }
 
-void Stream::SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done) {
+void Stream::AddIdleWaiter(IdleWaiter waiter) {
   absl::Status error;
   {
     absl::MutexLock lock(&mu_);
     if (!Idle()) {
-      idle_waiters_.push_back(std::move(done));
+      idle_waiters_.push_back(std::move(waiter));
       return;
     }
-    error = std::exchange(error_, absl::OkStatus());
+    if (waiter.clears) error = std::exchange(error_, absl::OkStatus());
   }
-  std::move(done)(std::move(error));
+  std::move(waiter.done)(std::move(error));
+}
+
+void Stream::SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done) {
+  AddIdleWaiter(IdleWaiter{true, std::move(done)});
+}
+
+void Stream::WhenIdle(absl::AnyInvocable<void() &&> done) {
+  AddIdleWaiter(IdleWaiter{false, [done = std::move(done)](absl::Status) mutable { std::move(done)(); }});
 }
 
 void Stream::WaitIdle() {
@@ -123,22 +188,41 @@ void Stream::WaitIdle() {
 
 void Stream::Cancel() {
   std::deque<Entry> dropped;
+  std::vector<IdleWaiter> waiters;
+  absl::Status status;
   {
     absl::MutexLock lock(&mu_);
     dropped.swap(queue_);
+    ReleaseQueued(dropped.size());
     if (!dropped.empty()) completed_ = dropped.back().sequence;
     if (running_ != nullptr) running_->Cancel();
+    // Only the running command is waited for. When none runs, the stream may
+    // still be queued in the scheduler (maybe behind its group's other
+    // streams); that turn will find nothing to do.
     mu_.Await(absl::Condition(this, &Stream::Idle));
+    // Waiters left now were registered while commands were queued but not
+    // running: this is the moment the stream becomes idle for them.
+    waiters = TakeIdleWaitersLocked(&status);
+    if (status.ok() && !dropped.empty()) {
+      status = absl::CancelledError(
+          absl::StrCat("the stream was cancelled; ", dropped.size(), " queued commands did not run"));
+    }
     error_ = absl::OkStatus();
     output_.clear();
     output_dropped_ = 0;
   }
-  dropped.clear();  // outside the lock, see Drain
+  RunIdleWaiters(std::move(waiters), status);
+  dropped.clear();  // outside the lock, see RunTurn
 }
 
 uint64_t Stream::completed() const {
   absl::MutexLock lock(&mu_);
   return completed_;
+}
+
+size_t Stream::queued() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
 }
 
 }  // namespace warpd::runtime

@@ -2,11 +2,19 @@
 //
 // Like a CUDA stream: Submit appends a batch of prepared commands and returns
 // at once; the commands run asynchronously, one after another in submission
-// order, on a shared executor pool (at most one drain of a stream runs at a
-// time, which is what keeps the order). The first failing command makes its
-// status the stream's sticky error: later commands are skipped (dropped, so
-// the arrays they held are released) until Synchronize reports the error and
-// clears it.
+// order, on the shared stream executor (scheduler.h). The stream belongs to a
+// StreamGroup (its tenant): the executor gives it turns of a bounded length
+// (one command, or several up to a small time budget), fairly between groups
+// by weight, and never runs two turns of one stream at once, which is what
+// keeps the order. The first failing command makes its status the stream's
+// sticky error: later commands are skipped (dropped, so the arrays they held
+// are released) until Synchronize reports the error and clears it.
+//
+// Queue limits: at most `max_queued` commands wait (not counting the running
+// one), and, when the stream is given a shared `queue_quota` (its tenant's),
+// the commands waiting on all the streams sharing it stay within that
+// quota's limit; a Submit that would pass either fails with
+// RESOURCE_EXHAUSTED and queues nothing.
 //
 // Output: the text a command printed (kernel print()/printf(), see
 // kernel_output.h) is appended to the stream's pending output when the
@@ -14,12 +22,18 @@
 // At most kMaxPendingOutput bytes wait: past that, output is dropped until
 // the next TakeOutput, whose text then ends with one note saying how much.
 //
-//   auto stream = Stream::Create(device, executor);
-//   stream->Submit(std::move(commands));
+//   auto stream = Stream::Create(device, scheduler.CreateGroup("alice", 1));
+//   WARPD_ASSIGN_OR_RETURN(uint64_t last, stream->Submit(std::move(commands)));
 //   absl::Status s = stream->Synchronize();  // e.g. OUT_OF_RANGE from a fault
 //
-// Ownership: streams are shared_ptr (a queued drain holds one); the device
-// and executor must outlive every stream. Thread-safe.
+// Waiting: Synchronize and WaitIdle block the caller; SynchronizeAsync and
+// WhenIdle never block: their callbacks run at once when the stream is idle,
+// else on the executor thread that finishes the stream's last command. Code
+// on shared threads (gRPC, RPC pools) must use the callback forms.
+//
+// Ownership: streams are shared_ptr (the scheduler holds one while the stream
+// is queued or running); a stream holds its group. The device and the
+// group's scheduler must outlive every stream. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,76 +44,130 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/count_quota.h"
 #include "runtime/device/device.h"
-#include "runtime/device/thread_pool.h"
 #include "runtime/exec/command.h"
+#include "runtime/exec/scheduler.h"
 
 namespace warpd::runtime {
 
-class Stream : public std::enable_shared_from_this<Stream> {
+class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
  public:
-  static std::shared_ptr<Stream> Create(Device* device, ThreadPool* executor);
-  ~Stream();
+  static constexpr size_t kDefaultMaxQueued = size_t{1} << 18;
+  static constexpr size_t kMaxPendingOutput = 1 << 20;
+
+  // `group` (not null) is the tenant whose share of the executor the stream
+  // runs in. `max_queued` >= 1. `queue_quota` (may be null) counts the
+  // commands waiting on this stream together with those of other streams.
+  static std::shared_ptr<Stream> Create(Device* device, std::shared_ptr<StreamGroup> group,
+                                        size_t max_queued = kDefaultMaxQueued,
+                                        std::shared_ptr<CountQuota> queue_quota = nullptr);
+  ~Stream() override;
 
   Device* device() const { return device_; }
+  StreamGroup& group() const { return *group_; }
 
   // Queues the batch in order; returns the sequence number of its last
   // command (sequence numbers start at 1; an empty batch returns the last
-  // number handed out).
-  uint64_t Submit(std::vector<std::unique_ptr<Command>> batch);
+  // number handed out). RESOURCE_EXHAUSTED, queueing nothing, when the
+  // queue would then hold more than max_queued commands.
+  absl::StatusOr<uint64_t> Submit(std::vector<std::unique_ptr<Command>> batch);
+
+  // The RESOURCE_EXHAUSTED that Submit would give a batch of `commands` now,
+  // or OK. For callers whose preparation of a batch has side effects (the
+  // server removes freed handles): check, prepare, then Submit (which checks
+  // again; a concurrent Submit may have taken the room meanwhile).
+  absl::Status CheckRoom(size_t commands) const;
 
   // Waits until every submitted command has run (or been skipped), then
-  // returns the sticky error, if any, and clears it.
+  // returns the sticky error, if any, and clears it. Blocks the caller.
   absl::Status Synchronize();
 
   // Like Synchronize, without blocking: calls `done` with the sticky error
   // (then cleared) once every command submitted so far has run, either at
-  // once on this thread or later on the thread that drains the stream.
-  // `done` must not block, and must not call into this stream except
+  // once on this thread or later on the executor thread that drains the
+  // stream. `done` must not block, and must not call into this stream except
   // TakeOutput (it runs without the stream's lock).
   void SynchronizeAsync(absl::AnyInvocable<void(absl::Status) &&> done);
+
+  // Like SynchronizeAsync, but leaves the sticky error in place: calls
+  // `done` once every command submitted so far has run. Same rules for
+  // `done`.
+  void WhenIdle(absl::AnyInvocable<void() &&> done);
 
   // Returns and clears the output of the commands finished so far (never
   // waits for running ones).
   std::string TakeOutput();
 
   // Waits until every submitted command has run; leaves the error in place.
+  // Blocks the caller.
   void WaitIdle();
 
   // Drops the queued commands, asks the running one to stop, and waits until
-  // the stream is idle. For closing a session; the error is cleared.
+  // it has (never for other streams' turns). For closing a session; the
+  // error is cleared. Pending SynchronizeAsync callbacks get the sticky
+  // error, or CANCELLED when commands were dropped.
   void Cancel();
 
   uint64_t completed() const;
-
-  static constexpr size_t kMaxPendingOutput = 1 << 20;
+  // Commands waiting to run (not counting a running one), for metrics.
+  size_t queued() const;
+  size_t max_queued() const { return max_queued_; }
 
  private:
-  Stream(Device* device, ThreadPool* executor) : device_(device), executor_(executor) {}
-  void Drain();
-  void AppendOutput(std::string text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !draining_ && queue_.empty(); }
+  Stream(Device* device, std::shared_ptr<StreamGroup> group, size_t max_queued,
+         std::shared_ptr<CountQuota> queue_quota)
+      : device_(device), group_(std::move(group)), max_queued_(max_queued), queue_quota_(std::move(queue_quota)) {}
 
   struct Entry {
     uint64_t sequence;
     std::unique_ptr<Command> command;
   };
+  // A callback waiting for the stream to go idle; `clears` when it is a
+  // SynchronizeAsync (takes the sticky error).
+  struct IdleWaiter {
+    bool clears;
+    absl::AnyInvocable<void(absl::Status) &&> done;
+  };
+
+  bool RunTurn(absl::FunctionRef<bool()> within_slice) override;
+  absl::Status CheckRoomLocked(size_t commands) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static absl::Status QueueQuotaError(const absl::Status& refusal);
+  void AddIdleWaiter(IdleWaiter waiter);
+  // Takes the idle waiters and the status they get (clearing the error when
+  // one of them is a SynchronizeAsync).
+  std::vector<IdleWaiter> TakeIdleWaitersLocked(absl::Status* status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void RunIdleWaiters(std::vector<IdleWaiter> waiters, const absl::Status& status);
+  void AppendOutput(std::string text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseQueued(size_t commands) {
+    if (queue_quota_ != nullptr && commands != 0) queue_quota_->Release(commands);
+  }
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !busy_ && queue_.empty(); }
 
   Device* const device_;
-  ThreadPool* const executor_;
+  const std::shared_ptr<StreamGroup> group_;
+  const size_t max_queued_;
+  // Holds queue_.size() units while it is set.
+  const std::shared_ptr<CountQuota> queue_quota_;
   mutable absl::Mutex mu_;
   std::deque<Entry> queue_ ABSL_GUARDED_BY(mu_);
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  // Queued in the scheduler or running a turn (woken once, requeued by the
+  // scheduler while a turn reports more work).
+  bool scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  // A turn has taken a command and not yet dropped it.
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
   Command* running_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   std::string output_ ABSL_GUARDED_BY(mu_);
   uint64_t output_dropped_ ABSL_GUARDED_BY(mu_) = 0;  // bytes, since the last TakeOutput
-  // SynchronizeAsync callbacks waiting for the stream to go idle.
-  std::vector<absl::AnyInvocable<void(absl::Status) &&>> idle_waiters_ ABSL_GUARDED_BY(mu_);
+  // Always empty while the stream is idle: they run when it becomes idle.
+  std::vector<IdleWaiter> idle_waiters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::runtime

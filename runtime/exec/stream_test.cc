@@ -156,20 +156,21 @@ class StreamTest : public ::testing::Test {
 
   SegmentPool pool_{MemoryAccount::Create("test", 0)};
   CpuDevice cpu_{4};
-  ThreadPool executor_{2, "exec"};
+  StreamScheduler scheduler_{{.threads = 2}};
+  std::shared_ptr<StreamGroup> group_ = scheduler_.CreateGroup("test");
   std::shared_ptr<const CompiledModule> module_ = std::make_shared<FakeModule>();
 };
 
 TEST_F(StreamTest, LaunchFillCopyRunInOrder) {
   auto a = MakeArray(kF32, {1000});
   auto b = MakeArray(kF32, {1000});
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*PrepareFill(a, F32Bytes(1.5f), "cpu"));
   batch.push_back(*Launch("inc", {1000}, {a, F32Bytes(2.0f)}));
   batch.push_back(*PrepareCopy(b, a, "cpu"));
   batch.push_back(*Launch("inc", {1000}, {b, F32Bytes(10.0f)}));
-  EXPECT_EQ(stream->Submit(std::move(batch)), 4u);
+  EXPECT_EQ(*stream->Submit(std::move(batch)), 4u);
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(stream->completed(), 4u);
   std::vector<float> va = Read(*a), vb = Read(*b);
@@ -181,11 +182,11 @@ TEST_F(StreamTest, LaunchFillCopyRunInOrder) {
 
 TEST_F(StreamTest, FaultIsStickyUntilSynchronize) {
   auto a = MakeArray(kF32, {10});
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*Launch("inc", {11}, {a, F32Bytes(1.0f)}));   // thread 10 is out of bounds
   batch.push_back(*PrepareFill(a, F32Bytes(7.0f), "cpu"));       // skipped
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   absl::Status s = stream->Synchronize();
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(s.message(),
@@ -198,17 +199,17 @@ TEST_F(StreamTest, FaultIsStickyUntilSynchronize) {
   EXPECT_TRUE(stream->Synchronize().ok());
   std::vector<std::unique_ptr<Command>> again;
   again.push_back(*PrepareFill(a, F32Bytes(7.0f), "cpu"));
-  stream->Submit(std::move(again));
+  ASSERT_TRUE(stream->Submit(std::move(again)).ok());
   EXPECT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(Read(*a)[9], 7.0f);
 }
 
 TEST_F(StreamTest, TwoDimensionalLaunch) {
   auto a = MakeArray(kF32, {3, 4});
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*Launch("grid", {3, 4}, {a}));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   std::vector<float> v = Read(*a);
   EXPECT_EQ(v[0], 0.0f);
@@ -217,7 +218,7 @@ TEST_F(StreamTest, TwoDimensionalLaunch) {
   // Two-dimensional fault: dims larger than the array.
   std::vector<std::unique_ptr<Command>> bad;
   bad.push_back(*Launch("grid", {3, 5}, {a}));
-  stream->Submit(std::move(bad));
+  ASSERT_TRUE(stream->Submit(std::move(bad)).ok());
   absl::Status s = stream->Synchronize();
   EXPECT_EQ(s.message(),
             "kernel 'grid' at /path/grid.py:30: index 4 out of bounds for dimension 1 "
@@ -225,7 +226,7 @@ TEST_F(StreamTest, TwoDimensionalLaunch) {
 }
 
 TEST_F(StreamTest, FreeQueuedAfterLaunchKeepsMemoryAlive) {
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   auto a = MakeArray(kF32, {100000});
   std::weak_ptr<const Array> weak = a;
   std::vector<std::unique_ptr<Command>> batch;
@@ -233,7 +234,7 @@ TEST_F(StreamTest, FreeQueuedAfterLaunchKeepsMemoryAlive) {
   auto keep = a;  // read the result after the stream is done
   batch.push_back(*PrepareFree(a, "cpu"));
   a.reset();  // the session's handle is gone; only commands hold the array
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(Read(*keep)[99999], 20.0f);
   keep.reset();
@@ -241,13 +242,13 @@ TEST_F(StreamTest, FreeQueuedAfterLaunchKeepsMemoryAlive) {
 }
 
 TEST_F(StreamTest, CancelStopsRunningKernelAndDropsQueue) {
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   auto a = MakeArray(kF32, {4});
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*Launch("spin", {1}, {}));
   batch.push_back(*PrepareFill(a, F32Bytes(5.0f), "cpu"));
   g_spinning = 0;
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   while (g_spinning.load() == 0) std::this_thread::yield();
   stream->Cancel();
   EXPECT_EQ(Read(*a)[0], 0.0f);
@@ -305,17 +306,17 @@ TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
 }
 
 TEST_F(StreamTest, VectorIndexFault) {
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*Launch("vec", {1}, {}));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   EXPECT_EQ(stream->Synchronize().message(),
             "kernel 'vec' at /path/vec.py:7: index 5 out of bounds for a vector of length 3");
 }
 
 TEST_F(StreamTest, SynchronizeAsyncReportsOnceWhenIdle) {
   auto a = MakeArray(kF32, {10});
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   // Idle: the callback runs at once.
   bool called = false;
   stream->SynchronizeAsync([&](absl::Status s) {
@@ -329,7 +330,7 @@ TEST_F(StreamTest, SynchronizeAsyncReportsOnceWhenIdle) {
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*Launch("gate", {1}, {}));
   batch.push_back(*Launch("inc", {11}, {a, F32Bytes(1.0f)}));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   absl::Notification n1, n2;
   absl::Status s1, s2;
   stream->SynchronizeAsync([&](absl::Status s) { s1 = s; n1.Notify(); });
@@ -361,10 +362,10 @@ TEST_F(StreamTest, StructArgumentsResolveTheirArrayMembers) {
   };
   auto cmd = PrepareLaunch(module_, "sarr", {6}, {bytes(2.5f, 7)}, "cpu", &lookup);
   ASSERT_TRUE(cmd.ok()) << cmd.status();
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*std::move(cmd));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(Read(*a), std::vector<float>(6, 2.5f));
 
@@ -382,7 +383,7 @@ TEST_F(StreamTest, StructArgumentsResolveTheirArrayMembers) {
   ASSERT_TRUE(none.ok()) << none.status();
   batch.clear();
   batch.push_back(*std::move(none));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   EXPECT_EQ(stream->Synchronize().code(), absl::StatusCode::kOutOfRange);
 }
 
@@ -403,10 +404,10 @@ TEST_F(StreamTest, CopyAndFillValidation) {
 TEST_F(StreamTest, FillVectorElements) {
   auto v = MakeArray(types::Vector(3, ScalarKind::kFloat32), {5});
   float value[3] = {1.0f, 2.0f, 3.0f};
-  auto stream = Stream::Create(&cpu_, &executor_);
+  auto stream = Stream::Create(&cpu_, group_);
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*PrepareFill(v, std::string(reinterpret_cast<char*>(value), 12), "cpu"));
-  stream->Submit(std::move(batch));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   std::vector<float> out = Read(*v);
   ASSERT_EQ(out.size(), 15u);

@@ -27,8 +27,9 @@ DaemonMetrics::DaemonMetrics(std::string_view version, std::function<Clock::time
           registry.AddCollectedGauge("warpd_sessions_open", "Sessions open.", {"tenant"})),
       arrays_live(registry.AddCollectedGauge(
           "warpd_arrays_live", "Arrays allocated and not yet freed.", {"tenant"})),
-      queued_commands(registry.AddGauge(
-          "warpd_queued_commands", "Commands submitted and not yet finished.", {"tenant"})),
+      queued_commands(registry.AddCollectedGauge(
+          "warpd_queued_commands", "Commands waiting in the tenant's streams (not counting running ones).",
+          {"tenant"})),
       launches(registry.AddCounter("warpd_launches_total", "Kernel launches run.", {"tenant"})),
       launch_faults(registry.AddCounter(
           "warpd_launch_faults_total",
@@ -64,7 +65,6 @@ DaemonMetrics::DaemonMetrics(std::string_view version, std::function<Clock::time
 TenantMetrics DaemonMetrics::ForTenant(std::string_view tenant) {
   const LabelValues t{std::string(tenant)};
   return TenantMetrics{
-      .queued_commands = queued_commands.With(t),
       .launches = launches.With(t),
       .launch_faults = launch_faults.With(t),
       .launches_cancelled = launches_cancelled.With(t),
@@ -82,7 +82,6 @@ Counter& DaemonMetrics::Rpc(std::string_view method, absl::StatusCode code) {
 
 void DaemonMetrics::RemoveTenant(std::string_view tenant) {
   const LabelValues t{std::string(tenant)};
-  queued_commands.Remove(t);
   launches.Remove(t);
   launch_faults.Remove(t);
   launches_cancelled.Remove(t);
@@ -119,6 +118,7 @@ void DaemonMetrics::Collect(Emitter& emitter) const {
     }
     emitter.Emit(sessions_open, t, static_cast<double>(u.sessions));
     emitter.Emit(arrays_live, t, static_cast<double>(u.arrays));
+    emitter.Emit(queued_commands, t, static_cast<double>(u.queued_commands));
   }
 }
 

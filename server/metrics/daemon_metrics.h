@@ -9,7 +9,7 @@
 //     warpd_tenant_memory_limit_bytes         gauge      read at scrape time
 //     warpd_sessions_open                     gauge      read at scrape time
 //     warpd_arrays_live                       gauge      read at scrape time
-//     warpd_queued_commands                   gauge
+//     warpd_queued_commands                   gauge      read at scrape time
 //     warpd_launches_total                    counter
 //     warpd_launch_faults_total               counter
 //     warpd_launches_cancelled_total          counter
@@ -23,7 +23,8 @@
 //     warpd_uptime_seconds                    gauge      read at scrape time
 //     warpd_build_info{version}               gauge      always 1
 //
-// What the tenants' accounts already count (memory, sessions, arrays) is
+// What the tenants' accounts already count (memory, sessions, arrays, queued
+// commands) is
 // read when scraped from a usage source (SetTenantUsageSource), so nothing
 // is counted twice and a tenant that is gone simply stops appearing. The
 // rest are cells the daemon updates as things happen. Hot paths should not
@@ -59,11 +60,11 @@ struct TenantUsage {
   uint64_t memory_limit_bytes = 0;  // 0: no limit (then no limit sample)
   uint64_t sessions = 0;
   uint64_t arrays = 0;
+  uint64_t queued_commands = 0;
 };
 
 // One tenant's cells, looked up once.
 struct TenantMetrics {
-  Gauge& queued_commands;
   Counter& launches;
   Counter& launch_faults;
   Counter& launches_cancelled;
@@ -97,8 +98,8 @@ class DaemonMetrics {
   // already taken stay valid but are no longer exported.
   void RemoveTenant(std::string_view tenant);
 
-  // Where warpd_tenant_memory_bytes, _memory_limit_bytes, warpd_sessions_open
-  // and warpd_arrays_live come from: called at each scrape, one entry per
+  // Where warpd_tenant_memory_bytes, _memory_limit_bytes, warpd_sessions_open,
+  // warpd_arrays_live and warpd_queued_commands come from: called at each scrape, one entry per
   // tenant to export. Replaces the previous source; an empty function
   // removes it.
   void SetTenantUsageSource(std::function<std::vector<TenantUsage>()> source)
@@ -117,7 +118,7 @@ class DaemonMetrics {
   const CollectedFamily& tenant_memory_limit_bytes;
   const CollectedFamily& sessions_open;
   const CollectedFamily& arrays_live;
-  Family<Gauge>& queued_commands;
+  const CollectedFamily& queued_commands;
   Family<Counter>& launches;
   Family<Counter>& launch_faults;
   Family<Counter>& launches_cancelled;

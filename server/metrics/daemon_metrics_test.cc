@@ -39,10 +39,9 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
   DaemonMetrics metrics("1.2.3", clock.Fn());
   clock.now += std::chrono::milliseconds(90500);
   metrics.SetTenantUsageSource([] {
-    return std::vector<TenantUsage>{{"alice", 1048576, 4294967296, 2, 3}, {"bob", 0, 0, 0, 0}};
+    return std::vector<TenantUsage>{{"alice", 1048576, 4294967296, 2, 3, 1}, {"bob", 0, 0, 0, 0, 0}};
   });
   TenantMetrics alice = metrics.ForTenant("alice");
-  alice.queued_commands.Set(1);
   alice.launches.Increment(10);
   alice.launch_faults.Increment(1);
   alice.launches_cancelled.Increment(2);
@@ -105,9 +104,11 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
             "# HELP warpd_module_cache_misses_total LoadModule calls that needed a compile.\n"
             "# TYPE warpd_module_cache_misses_total counter\n"
             "warpd_module_cache_misses_total{tenant=\"alice\"} 5\n"
-            "# HELP warpd_queued_commands Commands submitted and not yet finished.\n"
+            "# HELP warpd_queued_commands Commands waiting in the tenant's streams (not counting running "
+            "ones).\n"
             "# TYPE warpd_queued_commands gauge\n"
             "warpd_queued_commands{tenant=\"alice\"} 1\n"
+            "warpd_queued_commands{tenant=\"bob\"} 0\n"
             "# HELP warpd_rpcs_total RPCs finished, by method and status code.\n"
             "# TYPE warpd_rpcs_total counter\n"
             "warpd_rpcs_total{method=\"LoadModule\",code=\"INVALID_ARGUMENT\"} 1\n"

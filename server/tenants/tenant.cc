@@ -14,7 +14,7 @@ Tenant::Tenant(std::string name, uint32_t weight, const TenantLimits& limits,
       memory_(runtime::MemoryAccount::Create(label_, limits.memory_bytes, std::move(global_memory))),
       sessions_(label_, "sessions", limits.sessions),
       arrays_(label_, "arrays", limits.arrays),
-      queued_commands_(limits.queued_commands),
+      queued_commands_(std::make_shared<CountQuota>(label_, "queued commands", limits.queued_commands)),
       compile_limit_(limits.compiles) {}
 
 TenantLimits Tenant::limits() const {
@@ -22,7 +22,7 @@ TenantLimits Tenant::limits() const {
   out.memory_bytes = memory_->limit();
   out.arrays = arrays_.limit();
   out.sessions = sessions_.limit();
-  out.queued_commands = queued_commands_limit();
+  out.queued_commands = queued_commands_->limit();
   absl::MutexLock lock(&mu_);
   out.compiles = compile_limit_;
   return out;
@@ -33,7 +33,7 @@ void Tenant::Update(uint32_t weight, const TenantLimits& limits) {
   memory_->set_limit(limits.memory_bytes);
   sessions_.set_limit(limits.sessions);
   arrays_.set_limit(limits.arrays);
-  queued_commands_.store(limits.queued_commands, std::memory_order_relaxed);
+  queued_commands_->set_limit(limits.queued_commands);
   std::deque<absl::AnyInvocable<void() &&>> start;
   {
     absl::MutexLock lock(&mu_);

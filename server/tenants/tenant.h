@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/memory/memory_account.h"
-#include "server/tenants/count_quota.h"
+#include "common/count_quota.h"
 
 namespace warpd::server {
 
@@ -56,7 +56,9 @@ class Tenant {
   const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
   CountQuota& sessions() { return sessions_; }
   CountQuota& arrays() { return arrays_; }
-  uint64_t queued_commands_limit() const { return queued_commands_.load(std::memory_order_relaxed); }
+  // Commands queued on all the tenant's streams together (shared with the
+  // streams, which may outlive their session for a moment).
+  const std::shared_ptr<CountQuota>& queued_commands() const { return queued_commands_; }
 
   // Compile concurrency. Runs `start` now when fewer than the limit of this
   // tenant's compiles run, else queues it (at most kMaxWaitingCompiles, then
@@ -76,7 +78,7 @@ class Tenant {
   std::shared_ptr<runtime::MemoryAccount> memory_;
   CountQuota sessions_;
   CountQuota arrays_;
-  std::atomic<uint64_t> queued_commands_;
+  const std::shared_ptr<CountQuota> queued_commands_;
 
   mutable absl::Mutex mu_;
   uint64_t compile_limit_ ABSL_GUARDED_BY(mu_);

@@ -259,6 +259,12 @@ std::vector<std::shared_ptr<Tenant>> TenantRegistry::All() const {
   return out;
 }
 
+std::shared_ptr<Tenant> TenantRegistry::Find(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
 TenantLimits TenantRegistry::default_limits() const {
   absl::MutexLock lock(&mu_);
   return defaults_;

@@ -54,7 +54,10 @@ class TenantRegistry {
   std::shared_ptr<Tenant> ForUid(uint32_t uid) const;
   // The token the login socket gives the users of `tenant`.
   std::string PeerToken(const Tenant& tenant) const;
+  // Every configured tenant, by name.
   std::vector<std::shared_ptr<Tenant>> All() const;
+  // The configured tenant named `name`, or null.
+  std::shared_ptr<Tenant> Find(std::string_view name) const;
   bool default_mode() const { return options_.tenants_file.empty(); }
   // The limits a tenant gets when its config names none.
   TenantLimits default_limits() const;

@@ -1,5 +1,5 @@
-// warpd server: a bounded count of things a tenant holds (sessions, arrays,
-// compiles running).
+// warpd common: a bounded count of things a tenant holds (sessions, arrays,
+// queued commands).
 //
 // Acquire reserves n units all-or-nothing and fails with RESOURCE_EXHAUSTED
 // naming the owner, the resource, the use and the limit; Release returns
@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace warpd::server {
+namespace warpd {
 
 class CountQuota {
  public:
@@ -27,10 +27,7 @@ class CountQuota {
     uint64_t current = used_.load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t limit = limit_.load(std::memory_order_relaxed);
-      if (limit != 0 && (n > limit || current > limit - n)) {
-        return absl::ResourceExhaustedError(absl::StrCat(owner_, " ", resource_, " limit: ", current,
-                                                         " of ", limit, " in use, ", n, " more requested"));
-      }
+      if (Exceeds(current, n, limit)) return Refusal(current, n, limit);
       if (used_.compare_exchange_weak(current, current + n, std::memory_order_relaxed)) {
         return absl::OkStatus();
       }
@@ -38,15 +35,31 @@ class CountQuota {
   }
   void Release(uint64_t n = 1) { used_.fetch_sub(n, std::memory_order_relaxed); }
 
+  // The error Acquire(n) would give now, acquiring nothing (a concurrent
+  // Acquire may take the room before the caller does).
+  absl::Status Check(uint64_t n = 1) const {
+    const uint64_t current = used_.load(std::memory_order_relaxed);
+    const uint64_t limit = limit_.load(std::memory_order_relaxed);
+    return Exceeds(current, n, limit) ? Refusal(current, n, limit) : absl::OkStatus();
+  }
+
   uint64_t used() const { return used_.load(std::memory_order_relaxed); }
   uint64_t limit() const { return limit_.load(std::memory_order_relaxed); }
   void set_limit(uint64_t limit) { limit_.store(limit, std::memory_order_relaxed); }
 
  private:
+  static bool Exceeds(uint64_t current, uint64_t n, uint64_t limit) {
+    return limit != 0 && (n > limit || current > limit - n);
+  }
+  absl::Status Refusal(uint64_t current, uint64_t n, uint64_t limit) const {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(owner_, " ", resource_, " limit: ", current, " of ", limit, " in use, ", n, " more requested"));
+  }
+
   const std::string owner_;
   const std::string resource_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> limit_;
 };
 
-}  // namespace warpd::server
+}  // namespace warpd
