@@ -1,10 +1,12 @@
 """warpd fairness benchmark through a real daemon: one tenant's small requests
 alone vs while another tenant floods the daemon, side by side in one run.
 
-The flood is the one from issue 9: session F launches a long kernel (about
---flood-seconds) and then makes 10 uploads at once to arrays of its own
-(each must wait for F's stream), plus --flood-sessions more sessions each
-queueing long kernels. Meanwhile the victim, session V, measures:
+The daemon gets a tenants file with two tenants, "flood" and "victim" (equal
+weights). The flood is the one from issue 9: the flood tenant's session F
+launches a long kernel (about --flood-seconds) and then makes 10 uploads at
+once to arrays of its own (each must wait for F's stream), plus
+--flood-sessions more sessions of that tenant each queueing long kernels.
+Meanwhile the victim tenant's session V measures:
 
   CreateArray      a 16-element array (runs on the daemon's RPC pool)
   launch + sync    a dim=1 kernel submitted with synchronize=true
@@ -16,7 +18,10 @@ Run it against two daemons to compare builds:
 """
 
 import argparse
+import hashlib
+import json
 import os
+import secrets
 import statistics
 import struct
 import subprocess
@@ -55,9 +60,17 @@ def tiny(a: wp.array(dtype=float)):
 class Tenant:
     """One session, spoken to with raw stubs (any number of threads)."""
 
-    def __init__(self, stub, name):
-        self.stub = stub
-        self.session = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=name)).session
+    def __init__(self, stub, token, name):
+        # Every call carries the tenant's token.
+        md = [("authorization", "Bearer " + token)]
+
+        class Authorized:
+            def __getattr__(self, method):
+                fn = getattr(stub, method)
+                return lambda request, **kw: fn(request, metadata=md, **kw)
+
+        self.stub = Authorized()
+        self.session = self.stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name=name)).session
         self.modules = {}
 
     def array(self, n):
@@ -116,39 +129,45 @@ def main():
     ap.add_argument("--samples", type=int, default=20)
     args = ap.parse_args()
     binary = os.environ.get("WARPD_BIN") or str(REPO / "build" / "bin" / "warpd")
+    tokens = {"flood": secrets.token_hex(32), "victim": secrets.token_hex(32)}
     with tempfile.TemporaryDirectory(prefix="warpd-fair-") as tmp:
         address = f"unix:{tmp}/warpd.sock"
+        with open(f"{tmp}/tenants.json", "w") as f:
+            json.dump({"tenants": [{"name": n, "token_sha256": [hashlib.sha256(t.encode()).hexdigest()]}
+                                   for n, t in tokens.items()]}, f)
         proc = subprocess.Popen([binary, "--listen", address, "--cache-dir", f"{tmp}/cache",
+                                 "--tenants", f"{tmp}/tenants.json", "--state-dir", f"{tmp}/state",
                                  "--log-level", "warn"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             stub = runtime_pb2_grpc.RuntimeStub(grpc.insecure_channel(address))
-            stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=60, wait_for_ready=True)
-            run(stub, args, binary)
+            md = [("authorization", "Bearer " + tokens["victim"])]
+            stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(), timeout=60, wait_for_ready=True, metadata=md)
+            run(stub, tokens, args, binary)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
 
 
-def run(stub, args, binary):
+def run(stub, tokens, args, binary):
     n = 1 << 14
     # Calibrate the long kernel to about --flood-seconds.
-    cal = Tenant(stub, "calibrate")
+    cal = Tenant(stub, tokens["flood"], "calibrate")
     a = cal.array(n)
     it = 2000
     cal.module(slow)  # compile outside the timing
     ms = timed(lambda: cal.launch(slow, n, [("array", a), struct.pack("<i", it)], synchronize=True))
     iters = max(1, int(it * args.flood_seconds * 1e3 / max(ms, 1e-3)))
 
-    v = Tenant(stub, "victim")
+    v = Tenant(stub, tokens["victim"], "victim")
     varr = v.array(16)
     v.launch(tiny, 1, [("array", varr)], synchronize=True)  # compile outside the timing
     alone_c, alone_l = victim_samples(v, varr, args.samples)
 
-    flood = Tenant(stub, "flood")
+    flood = Tenant(stub, tokens["flood"], "flood")
     fa = flood.array(n)
     small = [flood.array(1 << 16) for _ in range(10)]
-    others = [Tenant(stub, f"flood-{i}") for i in range(args.flood_sessions)]
+    others = [Tenant(stub, tokens["flood"], f"flood-{i}") for i in range(args.flood_sessions)]
     other_arrays = [o.array(n) for o in others]
     for o in others:
         o.module(slow)
@@ -167,7 +186,7 @@ def run(stub, args, binary):
     for u in uploads:
         u.join()
     upload_s = time.monotonic() - t0
-    stub.Synchronize(runtime_pb2.SynchronizeRequest(session=flood.session))
+    flood.stub.Synchronize(runtime_pb2.SynchronizeRequest(session=flood.session))
 
     print(f"daemon {binary}")
     print(f"flood: session F runs a {ms * iters / it / 1e3:.1f} s kernel + 10 uploads "
