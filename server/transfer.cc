@@ -42,6 +42,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
         Fail(s);
         return;
       }
+      state_->metrics().Rpc("Upload", absl::StatusCode::kOk).Increment();
       Finish(grpc::Status::OK);
       return;
     }
@@ -119,6 +120,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       spdlog::debug("Upload: {}", s.ToString());
     }
     array_.reset();
+    state_->metrics().Rpc("Upload", s.code()).Increment();
     Finish(ToGrpcStatus(s));
   }
 
@@ -134,7 +136,8 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
 class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  DownloadReactor(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request) {
+  DownloadReactor(DaemonState* state, grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request)
+      : state_(state) {
     absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state->tenants(), *ctx);
     if (!tenant.ok()) {
       Fail(tenant.status());
@@ -217,6 +220,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   // next must see its memory released.
   void Done(grpc::Status status) {
     array_.reset();
+    state_->metrics().Rpc("Download", static_cast<absl::StatusCode>(status.error_code())).Increment();
     Finish(std::move(status));
   }
 
@@ -237,6 +241,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     StartWrite(&out_);
   }
 
+  DaemonState* const state_;
   v1::DownloadChunk chunk_;
   grpc::ByteBuffer out_;
   std::string output_;  // kernel output for the first chunk

@@ -18,7 +18,9 @@
 //     warpd_module_cache_hits_total           counter
 //     warpd_module_cache_misses_total         counter
 //   per RPC
-//     warpd_rpcs_total{method,code}           counter    code "OK", "NOT_FOUND", ...
+//     warpd_rpcs_total{method,code}           counter    code "OK", "NOT_FOUND", ...; unary
+//                                                        RPCs, Upload and Download (not the
+//                                                        session-long HoldSession stream)
 //   process
 //     warpd_uptime_seconds                    gauge      read at scrape time
 //     warpd_build_info{version}               gauge      always 1

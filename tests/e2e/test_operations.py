@@ -31,8 +31,13 @@ def test_metrics_endpoint_reports_tenant_usage(tmp_path):
     stub = runtime_pb2_grpc.RuntimeStub(channel)
     s = stub.OpenSession(runtime_pb2.OpenSessionRequest()).session
     tenant = stub.GetUsage(runtime_pb2.GetUsageRequest(session=s)).tenant
-    stub.CreateArray(runtime_pb2.CreateArrayRequest(session=s, device="cpu", shape=[3 << 20],
-                                                    dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8)))
+    h = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=s, device="cpu", shape=[3 << 20],
+                                                        dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_UINT8))).handle
+    stub.Upload(iter([runtime_pb2.UploadChunk(session=s, handle=h, data=b"\x07" * 1000)]))
+    data = b"".join(c.data for c in stub.Download(runtime_pb2.DownloadRequest(session=s, handle=h)))
+    assert data[:1000] == b"\x07" * 1000 and len(data) == 3 << 20
+    with pytest.raises(grpc.RpcError):
+        list(stub.Download(runtime_pb2.DownloadRequest(session=s, handle=h + 99)))
     with urllib.request.urlopen(url, timeout=10) as r:
         assert r.status == 200
         assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -41,6 +46,10 @@ def test_metrics_endpoint_reports_tenant_usage(tmp_path):
     assert metric(text, "warpd_sessions_open", tenant=tenant) == 1
     assert metric(text, "warpd_arrays_live", tenant=tenant) == 1
     assert metric(text, "warpd_rpcs_total", method="CreateArray", code="OK") == 1
+    assert metric(text, "warpd_rpcs_total", method="Upload", code="OK") == 1
+    assert metric(text, "warpd_rpcs_total", method="Download", code="OK") == 1
+    assert metric(text, "warpd_rpcs_total", method="Download", code="NOT_FOUND") == 1
+    assert metric(text, "warpd_queued_commands", tenant=tenant) == 0
     assert metric(text, "warpd_uptime_seconds") >= 0
     assert re.search(r'^warpd_build_info\{version="[^"]+"\} 1$', text, re.M)
     with pytest.raises(urllib.error.HTTPError) as e:
