@@ -123,8 +123,12 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       compiler_(std::move(compiler)),
       // One turn per busy stream; kernels themselves run on the CPU device's
       // own pool, so this needs few threads. One group (tenant) holds at
-      // most all but one, so another always finds a thread.
-      stream_executor_(runtime::StreamScheduler::Options{.threads = std::max(4, HardwareThreads())}),
+      // most all but one, so another always finds a thread. Extra threads
+      // start only for turns held 50 ms (long kernels): on a loaded machine
+      // ordinary 1 ms turns often last several ms of wall time, and growing
+      // for them would only add threads and undo the weights.
+      stream_executor_(runtime::StreamScheduler::Options{.threads = std::max(4, HardwareThreads()),
+                                                         .grow_after = absl::Milliseconds(50)}),
       sessions_(&stream_executor_, runtime::SegmentPoolOptions{flags.max_array_bytes}, flags.max_sessions,
                 flags.session_grace),
       persistent_(flags.state_dir, PersistentStore::Limits{}),

@@ -319,6 +319,7 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
   absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state_->tenants(), *ctx);
   if (!tenant.ok()) {
     LogFailure("LoadModule", tenant.status());
+    state_->metrics().Rpc("LoadModule", tenant.status().code()).Increment();
     reactor->Finish(ToGrpcStatus(tenant.status()));
     return reactor;
   }
@@ -337,11 +338,13 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
       }();
       tenant->CompileDone();
       LogFailure("LoadModule", status);
+      state_->metrics().Rpc("LoadModule", status.code()).Increment();
       reactor->Finish(ToGrpcStatus(status));
     });
   });
   if (!queued.ok()) {
     LogFailure("LoadModule", queued);
+    state_->metrics().Rpc("LoadModule", queued.code()).Increment();
     reactor->Finish(ToGrpcStatus(queued));
   }
   return reactor;
