@@ -396,6 +396,21 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
   return reactor;
 }
 
+ServerUnaryReactor* RuntimeService::CreateGraph(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
+  // Validation and packing only, like Submit: inline.
+  return Respond<v1::CreateGraphRequest, v1::CreateGraphResponse>(
+      state_, ctx, in, out, "CreateGraph", Run::kInline, [this](auto* call) -> absl::Status {
+        const v1::CreateGraphRequest& req = call->request;
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
+        WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state_->devices().Find(req.device()));
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Graph> graph,
+                               PrepareGraph(*session, device->name(), req.commands()));
+        WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddGraph(std::move(graph)));
+        call->response.set_graph(handle);
+        return absl::OkStatus();
+      });
+}
+
 ServerUnaryReactor* RuntimeService::ReadOutput(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<ReadOutputRequest, ReadOutputResponse>(state_, ctx, in, out, "ReadOutput", Run::kInline,
                                                         [this](auto* call) {

@@ -28,6 +28,12 @@ absl::StatusOr<uint64_t> Session::AddModule(
   return modules_.Insert(std::move(module));
 }
 
+absl::StatusOr<uint64_t> Session::AddGraph(std::shared_ptr<runtime::Graph> graph) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  return graphs_.Insert(std::move(graph));
+}
+
 absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device) {
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
@@ -73,6 +79,7 @@ void Session::Close() {
   // the munmaps) happen here, outside any lock.
   for (auto& [name, s] : streams) s->Cancel();
   streams.clear();
+  graphs_.Clear();  // graphs hold arrays and modules
   arrays_.Clear();
   modules_.Clear();
 }

@@ -28,6 +28,7 @@
 #include "absl/time/clock.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device.h"
+#include "runtime/exec/graph.h"
 #include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
 #include "runtime/memory/memory_account.h"
@@ -69,10 +70,12 @@ class Session {
 
   absl::StatusOr<uint64_t> AddArray(std::shared_ptr<const runtime::Array> array);
   absl::StatusOr<uint64_t> AddModule(std::shared_ptr<const compiler::CompiledModule> module);
+  absl::StatusOr<uint64_t> AddGraph(std::shared_ptr<runtime::Graph> graph);
 
   // Lookups and removal (NOT_FOUND for unknown handles).
   runtime::HandleTable<const runtime::Array>& arrays() { return arrays_; }
   runtime::HandleTable<const compiler::CompiledModule>& modules() { return modules_; }
+  runtime::HandleTable<runtime::Graph>& graphs() { return graphs_; }
 
   // The session's stream on `device`, made on first use.
   absl::StatusOr<std::shared_ptr<runtime::Stream>> StreamFor(runtime::Device* device);
@@ -99,6 +102,7 @@ class Session {
   runtime::SegmentPool pool_;
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
+  runtime::HandleTable<runtime::Graph> graphs_{"graph", 4096};
 
   // Held while adding objects, so nothing is added after Close cleared the
   // tables.

@@ -11,7 +11,8 @@ namespace {
 using runtime::Array;
 using runtime::Command;
 
-// Resolves array handles, treating those freed earlier in the batch as gone.
+// Resolves array and graph handles, treating those freed earlier in the
+// batch as gone.
 class ArrayResolver {
  public:
   explicit ArrayResolver(Session& session) : session_(session) {}
@@ -20,12 +21,34 @@ class ArrayResolver {
     if (freed_.contains(handle)) return session_.arrays().NotFound(handle);
     return session_.arrays().Get(handle);
   }
+  absl::StatusOr<std::shared_ptr<runtime::Graph>> GetGraph(uint64_t handle) const {
+    if (freed_graphs_.contains(handle)) return session_.graphs().NotFound(handle);
+    return session_.graphs().Get(handle);
+  }
   void MarkFreed(uint64_t handle) { freed_.insert(handle); }
+  void MarkGraphFreed(uint64_t handle) { freed_graphs_.insert(handle); }
   const absl::flat_hash_set<uint64_t>& freed() const { return freed_; }
+  const absl::flat_hash_set<uint64_t>& freed_graphs() const { return freed_graphs_; }
 
  private:
   Session& session_;
   absl::flat_hash_set<uint64_t> freed_;
+  absl::flat_hash_set<uint64_t> freed_graphs_;
+};
+
+// Drops its reference to an object when it runs, in stream order (a graph
+// freed after replays queued before it).
+class ReleaseCommand final : public Command {
+ public:
+  explicit ReleaseCommand(std::shared_ptr<void> held) : held_(std::move(held)) {}
+  absl::Status Execute(runtime::Device&) override {
+    held_.reset();
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return "free graph"; }
+
+ private:
+  std::shared_ptr<void> held_;
 };
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
@@ -84,8 +107,23 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
       if (prepared.ok()) arrays.MarkFreed(command.free().array());
       return prepared;
     }
+    case v1::Command::kReplay: {
+      auto graph = arrays.GetGraph(command.replay().graph());
+      if (!graph.ok()) return graph.status();
+      if ((*graph)->device() != device) {
+        return absl::InvalidArgumentError(absl::StrCat("graph ", command.replay().graph(), " was captured on '",
+                                                       (*graph)->device(), "', not '", device, "'"));
+      }
+      return (*graph)->MakeReplay();
+    }
+    case v1::Command::kFreeGraph: {
+      auto graph = arrays.GetGraph(command.free_graph().graph());
+      if (!graph.ok()) return graph.status();
+      arrays.MarkGraphFreed(command.free_graph().graph());
+      return std::make_unique<ReleaseCommand>(*std::move(graph));
+    }
     default:
-      return absl::InvalidArgumentError("command has no kind (launch, copy, fill or free)");
+      return absl::InvalidArgumentError("command has no kind (launch, copy, fill, free, replay or free_graph)");
   }
 }
 
@@ -110,7 +148,32 @@ absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
   // memory itself goes when the free command runs in stream order. A handle
   // freed meanwhile by a concurrent FreeArray is already gone, which is fine.
   for (uint64_t h : arrays.freed()) (void)session.arrays().Remove(h);
+  for (uint64_t h : arrays.freed_graphs()) (void)session.graphs().Remove(h);
   return out;
+}
+
+absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
+    Session& session, const std::string& device, const google::protobuf::RepeatedPtrField<v1::Command>& commands) {
+  if (commands.size() > static_cast<int>(runtime::Graph::kMaxCommands)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a graph holds at most ", runtime::Graph::kMaxCommands, " commands, got ", commands.size()));
+  }
+  ArrayResolver arrays(session);
+  std::vector<std::unique_ptr<Command>> out;
+  out.reserve(commands.size());
+  for (int i = 0; i < commands.size(); ++i) {
+    const v1::Command& c = commands[i];
+    if (c.kind_case() != v1::Command::kLaunch && c.kind_case() != v1::Command::kCopy &&
+        c.kind_case() != v1::Command::kFill) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "captured command ", i, ": a graph holds launches, copies and fills only (free arrays and "
+          "graphs, and replay graphs, outside a capture)"));
+    }
+    auto prepared = PrepareOne(session, device, c, arrays);
+    if (!prepared.ok()) return prepared.status();
+    out.push_back(*std::move(prepared));
+  }
+  return runtime::Graph::Create(device, std::move(out));
 }
 
 }  // namespace warpd::server

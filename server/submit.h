@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/exec/command.h"
+#include "runtime/exec/graph.h"
 #include "server/session.h"
 #include "warpd/v1/runtime.pb.h"
 
@@ -25,5 +26,11 @@ inline constexpr int kMaxCommandsPerBatch = 1 << 16;
 absl::StatusOr<std::vector<std::unique_ptr<runtime::Command>>> PrepareBatch(
     Session& session, const std::string& device,
     const google::protobuf::RepeatedPtrField<v1::Command>& commands);
+
+// A graph of `commands` (launches, copies and fills only, else
+// INVALID_ARGUMENT), prepared like a batch; nothing runs. Errors as for
+// PrepareBatch.
+absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
+    Session& session, const std::string& device, const google::protobuf::RepeatedPtrField<v1::Command>& commands);
 
 }  // namespace warpd::server

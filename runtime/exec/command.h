@@ -29,6 +29,10 @@ class Command {
   // Asks a running Execute to stop early (it then returns CANCELLED).
   // Commands that finish quickly ignore it.
   virtual void Cancel() {}
+  // Clears what one Execute left behind (a fault, a cancel), so the command
+  // can run again: a graph (graph.h) runs its commands once per replay.
+  // Not concurrent with Execute or Cancel.
+  virtual void Rearm() {}
   // The text the command printed (kernel print()/printf() output, already
   // formatted and bounded; kernel_output.h), taken once after Execute.
   virtual std::string TakeOutput() { return {}; }

@@ -81,6 +81,12 @@ class LaunchCommand final : public Command {
 
   void Cancel() override { __atomic_store_n(&ctx_.cancel, kCancelShutdown, __ATOMIC_RELAXED); }
 
+  void Rearm() override {
+    std::memset(&ctx_.fault, 0, sizeof(ctx_.fault));
+    __atomic_store_n(&ctx_.cancel, 0, __ATOMIC_RELAXED);
+    output_.clear();
+  }
+
   std::string TakeOutput() override { return std::move(output_); }
 
   std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.display_name); }

@@ -7,6 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "runtime/device/cpu_device.h"
+#include "runtime/exec/graph.h"
 #include "runtime/exec/launch.h"
 #include "runtime/exec/test_kernels.h"
 #include "warpd/native/array.h"
@@ -253,6 +254,89 @@ TEST_F(StreamTest, CancelStopsRunningKernelAndDropsQueue) {
   stream->Cancel();
   EXPECT_EQ(Read(*a)[0], 0.0f);
   EXPECT_TRUE(stream->Synchronize().ok());
+}
+
+// A graph's commands run only when it is replayed, in order, once per replay.
+TEST_F(StreamTest, GraphReplaysRunTheCapturedCommandsEachTime) {
+  auto a = MakeArray(kF32, {1000});
+  auto b = MakeArray(kF32, {1000});
+  std::vector<std::unique_ptr<Command>> captured;
+  captured.push_back(*Launch("inc", {1000}, {a, F32Bytes(1.0f)}));
+  captured.push_back(*PrepareCopy(b, a, "cpu"));
+  captured.push_back(*Launch("inc", {1000}, {b, F32Bytes(0.5f)}));
+  auto graph = Graph::Create("cpu", std::move(captured));
+  ASSERT_TRUE(graph.ok());
+  EXPECT_EQ((*graph)->size(), 3u);
+  auto stream = Stream::Create(&cpu_, group_);
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(Read(*a)[0], 0.0f);  // capturing ran nothing
+  std::vector<std::unique_ptr<Command>> batch;
+  for (int i = 0; i < 3; ++i) batch.push_back((*graph)->MakeReplay());
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+  ASSERT_TRUE(stream->Synchronize().ok());
+  std::vector<float> va = Read(*a), vb = Read(*b);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(va[i], 3.0f) << i;
+    ASSERT_EQ(vb[i], 3.5f) << i;  // copied from a after its third increment
+  }
+  EXPECT_EQ(Graph::Create("cpu", {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A fault in a replay stops it and is the stream's sticky error; the next
+// replay starts clean and faults (or not) on its own.
+TEST_F(StreamTest, GraphReplayFaultsAreReportedPerReplay) {
+  auto a = MakeArray(kF32, {10});
+  std::vector<std::unique_ptr<Command>> captured;
+  captured.push_back(*PrepareFill(a, F32Bytes(2.0f), "cpu"));
+  captured.push_back(*Launch("inc", {11}, {a, F32Bytes(1.0f)}));  // thread 10 is out of bounds
+  captured.push_back(*PrepareFill(a, F32Bytes(9.0f), "cpu"));     // not reached
+  auto graph = *Graph::Create("cpu", std::move(captured));
+  auto stream = Stream::Create(&cpu_, group_);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::unique_ptr<Command>> batch;
+    batch.push_back(graph->MakeReplay());
+    ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+    absl::Status s = stream->Synchronize();
+    EXPECT_EQ(s.message(),
+              "kernel 'inc' at /path/file.py:12: index 10 out of bounds for dimension 0 (shape (10,))")
+        << round;
+    EXPECT_NE(Read(*a)[0], 9.0f);
+  }
+  std::vector<std::unique_ptr<Command>> good;
+  good.push_back(*Launch("inc", {10}, {a, F32Bytes(1.0f)}));
+  auto ok_graph = *Graph::Create("cpu", std::move(good));
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(ok_graph->MakeReplay());
+  batch.push_back(ok_graph->MakeReplay());
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+  EXPECT_TRUE(stream->Synchronize().ok());
+}
+
+// Cancelling the stream stops a replay in its running kernel; the graph can
+// be replayed again afterwards.
+TEST_F(StreamTest, CancelStopsAGraphReplay) {
+  auto a = MakeArray(kF32, {4});
+  std::vector<std::unique_ptr<Command>> captured;
+  captured.push_back(*Launch("spin", {1}, {}));
+  captured.push_back(*PrepareFill(a, F32Bytes(5.0f), "cpu"));
+  auto graph = *Graph::Create("cpu", std::move(captured));
+  auto stream = Stream::Create(&cpu_, group_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(graph->MakeReplay());
+  g_spinning = 0;
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+  while (g_spinning.load() == 0) std::this_thread::yield();
+  stream->Cancel();
+  EXPECT_EQ(Read(*a)[0], 0.0f);
+  EXPECT_TRUE(stream->Synchronize().ok());
+  // Rearmed: the spin runs again (until cancelled again).
+  std::vector<std::unique_ptr<Command>> again;
+  again.push_back(graph->MakeReplay());
+  g_spinning = 0;
+  ASSERT_TRUE(stream->Submit(std::move(again)).ok());
+  while (g_spinning.load() == 0) std::this_thread::yield();
+  stream->Cancel();
+  EXPECT_EQ(Read(*a)[0], 0.0f);
 }
 
 TEST_F(StreamTest, ValidationNamesKernelAndParameter) {

@@ -30,6 +30,7 @@ from .device import Device
 from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
 from .function import Function, func
+from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .kernel import Kernel, kernel
 from .launch import launch
 from .staticexpr import static

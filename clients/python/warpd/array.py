@@ -356,7 +356,7 @@ class array:
 
     def _fill_bytes_(self, data: bytes):
         with self._rt.lock:
-            cmd = self._stream.add()
+            cmd = self._stream.add(keep=(self,))
             cmd.fill.array = self.handle
             cmd.fill.value = data
 
@@ -555,6 +555,6 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0):
         dest._upload(src.numpy())
         return
     with dest._rt.lock:
-        cmd = dest._stream.add()
+        cmd = dest._stream.add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle

@@ -182,7 +182,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if 0 in dims:
         return
     with rt.lock:
-        cmd = rt.stream(dev).add()
+        cmd = rt.stream(dev).add(keep=args)
         la = cmd.launch
         la.module = plan.module
         la.kernel = plan.name

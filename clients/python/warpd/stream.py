@@ -28,6 +28,10 @@ class Stream:
         self.device = device
         self._req = self._new_request()
         self._frees: collections.deque = collections.deque()
+        self._graph_frees: collections.deque = collections.deque()
+        # While a graph is captured: the commands recorded so far (graph.py).
+        self._capture = None
+        self._capture_refs = []
         # True when commands were submitted that no Synchronize has waited for.
         self.in_flight = False
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
@@ -39,8 +43,14 @@ class Stream:
     def queued(self) -> int:
         return len(self._req.commands)
 
-    def add(self) -> runtime_pb2.Command:
-        """A new Command appended to the batch, for the caller to fill in."""
+    def add(self, keep=()) -> runtime_pb2.Command:
+        """A new Command appended to the batch (or to the graph being
+        captured), for the caller to fill in. While capturing, the objects in
+        `keep` (the command's arrays) stay referenced until the capture ends,
+        so their handles are not freed before the graph holds them."""
+        if self._capture is not None:
+            self._capture_refs.extend(keep)
+            return self._capture.commands.add()
         if len(self._req.commands) >= config.max_batch_commands:
             self.flush()
         return self._req.commands.add()
@@ -48,6 +58,34 @@ class Stream:
     def free_later(self, handle: int):
         """Queues a free of `handle` (safe from finalizers, without the lock)."""
         self._frees.append(handle)
+
+    def free_graph_later(self, handle: int):
+        """Queues a free of graph `handle` (safe from finalizers)."""
+        self._graph_frees.append(handle)
+
+    @property
+    def capturing(self) -> bool:
+        return self._capture is not None
+
+    def begin_capture(self):
+        """Records commands instead of sending them; queued work goes first."""
+        if self._capture is not None:
+            raise RuntimeError(f"a graph capture is already active on device '{self.device}'")
+        self.flush()
+        self._capture = runtime_pb2.CreateGraphRequest()
+        self._capture_refs = []
+
+    def end_capture(self):
+        """Stops recording; returns the recorded commands."""
+        if self._capture is None:
+            raise RuntimeError(f"no graph capture is active on device '{self.device}' "
+                               f"(call wp.capture_begin first)")
+        commands = self._capture.commands
+        self._capture = None
+        # Returned with the commands: the caller holds them until the daemon
+        # has the graph.
+        refs, self._capture_refs = self._capture_refs, []
+        return commands, refs
 
     def flush(self, wait: bool = False) -> bool:
         """Sends the queued commands (and frees) in one Submit; no-op when empty.
@@ -62,6 +100,12 @@ class Stream:
             except IndexError:
                 break
             req.commands.add().free.array = h
+        while self._graph_frees:
+            try:
+                h = self._graph_frees.popleft()
+            except IndexError:
+                break
+            req.commands.add().free_graph.graph = h
         if not req.commands:
             return False
         self._req = self._new_request()
@@ -92,4 +136,6 @@ class Stream:
         """Forgets everything queued (the session is gone)."""
         self._req = self._new_request()
         self._frees.clear()
+        self._graph_frees.clear()
+        self._capture = None
         self.in_flight = False

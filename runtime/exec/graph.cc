@@ -1,0 +1,64 @@
+#include "runtime/exec/graph.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace warpd::runtime {
+
+class Graph::Replay final : public Command {
+ public:
+  explicit Replay(std::shared_ptr<Graph> graph) : graph_(std::move(graph)) {}
+
+  absl::Status Execute(Device& device) override {
+    absl::MutexLock run(&graph_->run_mu_);
+    for (const std::unique_ptr<Command>& command : graph_->commands_) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (cancelled_) return absl::CancelledError("graph replay was cancelled");
+        running_ = command.get();
+        // Under the lock: a Cancel from now on reaches this command.
+        command->Rearm();
+      }
+      absl::Status status = command->Execute(device);
+      output_ += command->TakeOutput();
+      {
+        absl::MutexLock lock(&mu_);
+        running_ = nullptr;
+      }
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+
+  void Cancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    if (running_ != nullptr) running_->Cancel();
+  }
+
+  std::string TakeOutput() override { return std::move(output_); }
+
+  std::string Describe() const override { return absl::StrCat("graph replay (", graph_->size(), " commands)"); }
+
+ private:
+  const std::shared_ptr<Graph> graph_;
+  std::string output_;
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  Command* running_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+absl::StatusOr<std::shared_ptr<Graph>> Graph::Create(std::string device,
+                                                     std::vector<std::unique_ptr<Command>> commands) {
+  if (commands.empty()) return absl::InvalidArgumentError("a graph needs at least one captured command");
+  if (commands.size() > kMaxCommands) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a graph holds at most ", kMaxCommands, " commands, got ", commands.size()));
+  }
+  return std::shared_ptr<Graph>(new Graph(std::move(device), std::move(commands)));
+}
+
+std::unique_ptr<Command> Graph::MakeReplay() { return std::make_unique<Replay>(shared_from_this()); }
+
+}  // namespace warpd::runtime

@@ -1,0 +1,59 @@
+// warpd runtime: a captured graph of commands, replayed as one command.
+//
+// Like a CUDA graph: the client captures a sequence of launches, copies and
+// fills (wp.capture_begin/capture_end); the server prepares them once, with
+// every handle resolved and every argument block built, into a Graph. A
+// replay is then a single stream command (MakeReplay) that runs the prepared
+// commands in order, stopping at the first error, which becomes the
+// stream's sticky error like any command's. Nothing is resolved, validated
+// or allocated per replay (beyond a print buffer for kernels that print).
+//
+//   WARPD_ASSIGN_OR_RETURN(auto graph, Graph::Create("cpu", std::move(commands)));
+//   stream->Submit({graph->MakeReplay(), graph->MakeReplay()});  // runs it twice
+//
+// Ownership: a graph owns its commands, which hold their arrays and modules,
+// so freeing an array's handle does not free memory a graph still uses. A
+// replay command holds its graph. Thread-safe: replays of one graph
+// serialize (a session's graph runs on its one stream per device anyway).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/exec/command.h"
+
+namespace warpd::runtime {
+
+class Graph : public std::enable_shared_from_this<Graph> {
+ public:
+  // At most this many commands per graph.
+  static constexpr size_t kMaxCommands = size_t{1} << 16;
+
+  // `commands` were prepared for `device` and must be re-runnable (launches,
+  // copies, fills; not frees). INVALID_ARGUMENT when empty or too many.
+  static absl::StatusOr<std::shared_ptr<Graph>> Create(std::string device,
+                                                       std::vector<std::unique_ptr<Command>> commands);
+
+  const std::string& device() const { return device_; }
+  size_t size() const { return commands_.size(); }
+
+  // A command that runs the whole graph once.
+  std::unique_ptr<Command> MakeReplay();
+
+ private:
+  class Replay;
+  Graph(std::string device, std::vector<std::unique_ptr<Command>> commands)
+      : device_(std::move(device)), commands_(std::move(commands)) {}
+
+  const std::string device_;
+  const std::vector<std::unique_ptr<Command>> commands_;
+  // Held by a running replay: the commands keep per-run state.
+  absl::Mutex run_mu_;
+};
+
+}  // namespace warpd::runtime
