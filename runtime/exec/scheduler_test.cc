@@ -55,7 +55,42 @@ class StartLog {
 
 class SchedulerTest : public ::testing::Test {
  protected:
+  // One executor thread and 1 ms turns on a clock that moves only by Tick
+  // commands (1 ms each): every turn is one command, so the order in which
+  // commands run is the scheduler's choice alone.
+  StreamScheduler::Options FakeClockOptions() {
+    return {.threads = 1,
+            .max_threads = 1,
+            .slice = absl::Milliseconds(1),
+            .clock = [this] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns_.load()); }};
+  }
+  std::function<absl::Status(int)> Tick(StartLog* log, std::string label) {
+    return [this, log, label](int) {
+      log->Add(label);
+      fake_ns_ += 1000000;
+      return absl::OkStatus();
+    };
+  }
+  // A stream of `group` whose one command holds its executor thread until
+  // `gate` opens; returns once the command runs.
+  std::shared_ptr<Stream> Hold(const std::shared_ptr<StreamGroup>& group, absl::Notification* gate) {
+    // Shared: the command may still be inside Notify when Hold returns.
+    auto started = std::make_shared<absl::Notification>();
+    auto stream = Stream::Create(&cpu_, group);
+    EXPECT_TRUE(stream
+                    ->Submit(Batch(1,
+                                   [started, gate](int) {
+                                     started->Notify();
+                                     gate->WaitForNotification();
+                                     return absl::OkStatus();
+                                   }))
+                    .ok());
+    started->WaitForNotification();
+    return stream;
+  }
+
   CpuDevice cpu_{1};
+  std::atomic<int64_t> fake_ns_{0};
 };
 
 // A tenant with 8 streams of commands that never finish on their own holds
@@ -240,24 +275,13 @@ TEST_F(SchedulerTest, PerStreamOrderIsKept) {
 // takes one millisecond of a fake clock, the slice is one millisecond, so
 // every turn is one command). Within a group, streams take turns.
 TEST_F(SchedulerTest, WeightsShareTimeProportionally) {
-  std::atomic<int64_t> fake_ns{0};
-  StreamScheduler scheduler({.threads = 1,
-                             .max_threads = 1,
-                             .slice = absl::Milliseconds(1),
-                             .clock = [&] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns.load()); }});
+  StreamScheduler scheduler(FakeClockOptions());
   auto blocker = scheduler.CreateGroup("blocker");
   auto light = scheduler.CreateGroup("light", 1);
   auto heavy = scheduler.CreateGroup("heavy", 3);
   // Hold the only thread until everything is queued.
-  absl::Notification started, gate;
-  auto b = Stream::Create(&cpu_, blocker);
-  ASSERT_TRUE(b->Submit(Batch(1, [&](int) {
-                 started.Notify();
-                 gate.WaitForNotification();
-                 return absl::OkStatus();
-               }))
-                  .ok());
-  started.WaitForNotification();
+  absl::Notification gate;
+  auto b = Hold(blocker, &gate);
   StartLog log;
   std::vector<std::shared_ptr<Stream>> streams;
   for (auto [group, name] : {std::pair{light, "L"}, std::pair{heavy, "H"}}) {
@@ -265,12 +289,7 @@ TEST_F(SchedulerTest, WeightsShareTimeProportionally) {
       streams.push_back(Stream::Create(&cpu_, group));
       const std::string label = std::string(name) + std::to_string(s);
       ASSERT_TRUE(streams.back()
-                      ->Submit(Batch(100,
-                                     [&, label](int) {
-                                       log.Add(label);
-                                       fake_ns += 1000000;
-                                       return absl::OkStatus();
-                                     }))
+                      ->Submit(Batch(100, Tick(&log, label)))
                       .ok());
     }
   }
@@ -300,11 +319,7 @@ TEST_F(SchedulerTest, WeightsShareTimeProportionally) {
 // A group that was idle does not bank credit: after a long idle spell it
 // shares the thread with a busy group by weight, it does not monopolize it.
 TEST_F(SchedulerTest, IdleGroupDoesNotBankCredit) {
-  std::atomic<int64_t> fake_ns{0};
-  StreamScheduler scheduler({.threads = 1,
-                             .max_threads = 1,
-                             .slice = absl::Milliseconds(1),
-                             .clock = [&] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns.load()); }});
+  StreamScheduler scheduler(FakeClockOptions());
   auto busy = scheduler.CreateGroup("busy");
   auto late = scheduler.CreateGroup("late");
   StartLog log;
@@ -318,25 +333,13 @@ TEST_F(SchedulerTest, IdleGroupDoesNotBankCredit) {
                                    late_started.Notify();
                                    gate.WaitForNotification();
                                  }
-                                 log.Add("B");
-                                 fake_ns += 1000000;
-                                 return absl::OkStatus();
+                                 return Tick(&log, "B")(i);
                                }))
                   .ok());
-  ASSERT_TRUE(s1->Submit(Batch(50, [&](int) {
-                   log.Add("B");
-                   fake_ns += 1000000;
-                   return absl::OkStatus();
-                 }))
-                  .ok());
+  ASSERT_TRUE(s1->Submit(Batch(50, Tick(&log, "B"))).ok());
   late_started.WaitForNotification();
   auto s2 = Stream::Create(&cpu_, late);
-  ASSERT_TRUE(s2->Submit(Batch(50, [&](int) {
-                   log.Add("L");
-                   fake_ns += 1000000;
-                   return absl::OkStatus();
-                 }))
-                  .ok());
+  ASSERT_TRUE(s2->Submit(Batch(50, Tick(&log, "L"))).ok());
   gate.Notify();
   EXPECT_TRUE(s1->Synchronize().ok());
   EXPECT_TRUE(s2->Synchronize().ok());
@@ -448,11 +451,7 @@ TEST_F(SchedulerTest, SharedQueueQuotaSpansStreams) {
 
 // SetWeight changes the share from then on.
 TEST_F(SchedulerTest, SetWeightChangesTheShare) {
-  std::atomic<int64_t> fake_ns{0};
-  StreamScheduler scheduler({.threads = 1,
-                             .max_threads = 1,
-                             .slice = absl::Milliseconds(1),
-                             .clock = [&] { return absl::UnixEpoch() + absl::Nanoseconds(fake_ns.load()); }});
+  StreamScheduler scheduler(FakeClockOptions());
   auto blocker = scheduler.CreateGroup("blocker");
   auto light = scheduler.CreateGroup("light", 1);
   auto heavy = scheduler.CreateGroup("heavy", 1);
@@ -460,27 +459,13 @@ TEST_F(SchedulerTest, SetWeightChangesTheShare) {
   EXPECT_EQ(heavy->weight(), 4);
   light->SetWeight(0);  // clamped
   EXPECT_EQ(light->weight(), 1);
-  absl::Notification started, gate;
-  auto b = Stream::Create(&cpu_, blocker);
-  ASSERT_TRUE(b->Submit(Batch(1, [&](int) {
-                 started.Notify();
-                 gate.WaitForNotification();
-                 return absl::OkStatus();
-               }))
-                  .ok());
-  started.WaitForNotification();
+  absl::Notification gate;
+  auto b = Hold(blocker, &gate);
   StartLog log;
   auto l = Stream::Create(&cpu_, light);
   auto h = Stream::Create(&cpu_, heavy);
   for (auto [stream, name] : {std::pair{l, "L"}, std::pair{h, "H"}}) {
-    ASSERT_TRUE(stream
-                    ->Submit(Batch(100,
-                                   [&, name = std::string(name)](int) {
-                                     log.Add(name);
-                                     fake_ns += 1000000;
-                                     return absl::OkStatus();
-                                   }))
-                    .ok());
+    ASSERT_TRUE(stream->Submit(Batch(100, Tick(&log, name))).ok());
   }
   gate.Notify();
   EXPECT_TRUE(l->Synchronize().ok());

@@ -321,22 +321,17 @@ TEST_F(StreamTest, CancelStopsAGraphReplay) {
   captured.push_back(*PrepareFill(a, F32Bytes(5.0f), "cpu"));
   auto graph = *Graph::Create("cpu", std::move(captured));
   auto stream = Stream::Create(&cpu_, group_);
-  std::vector<std::unique_ptr<Command>> batch;
-  batch.push_back(graph->MakeReplay());
-  g_spinning = 0;
-  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
-  while (g_spinning.load() == 0) std::this_thread::yield();
-  stream->Cancel();
-  EXPECT_EQ(Read(*a)[0], 0.0f);
-  EXPECT_TRUE(stream->Synchronize().ok());
-  // Rearmed: the spin runs again (until cancelled again).
-  std::vector<std::unique_ptr<Command>> again;
-  again.push_back(graph->MakeReplay());
-  g_spinning = 0;
-  ASSERT_TRUE(stream->Submit(std::move(again)).ok());
-  while (g_spinning.load() == 0) std::this_thread::yield();
-  stream->Cancel();
-  EXPECT_EQ(Read(*a)[0], 0.0f);
+  // Twice: rearmed, the spin runs again (until cancelled again).
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::unique_ptr<Command>> batch;
+    batch.push_back(graph->MakeReplay());
+    g_spinning = 0;
+    ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+    while (g_spinning.load() == 0) std::this_thread::yield();
+    stream->Cancel();
+    EXPECT_EQ(Read(*a)[0], 0.0f);
+    EXPECT_TRUE(stream->Synchronize().ok());
+  }
 }
 
 TEST_F(StreamTest, ValidationNamesKernelAndParameter) {
