@@ -581,7 +581,7 @@ def test_launch_options_warpd_does_not_implement(wp):
                                            wp.bool, mat23i)]
     for option, value, name in [("adjoint", True, "adjoint"), ("adj_inputs", [None], "adj_inputs"),
                                 ("adj_outputs", [None], "adj_outputs"),
-                                ("stream", object(), "stream"), ("record_cmd", True, "record_cmd"),
+                                ("stream", object(), "stream"),
                                 ("max_blocks", 8, "max_blocks"), ("block_dim", 64, "block_dim")]:
         with pytest.raises(NotImplementedError, match=f"{name}.* is not supported by warpd"):
             wp.launch(value_args, dim=1, inputs=args + outs, **{option: value})

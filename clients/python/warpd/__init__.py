@@ -32,7 +32,7 @@ from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumen
 from .function import Function, func
 from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .kernel import Kernel, kernel
-from .launch import launch
+from .launch import Launch, launch
 from .staticexpr import static
 from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,
                       quat_identity, quat_rotate, tid, transform_identity, transform_point,

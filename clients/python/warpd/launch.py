@@ -9,9 +9,10 @@ sequence of 3 numbers, not a vec3d; a struct only an instance of its
 layout, structs with their padding) and must come out at the size the daemon
 gives the parameter. Nothing is sent until a sync point (see stream.py).
 
-Launch options of Warp that warpd does not implement (adjoint launches,
-streams, recorded commands, CUDA block sizes) raise NotImplementedError
-naming the option; none is silently ignored.
+``record_cmd=True`` returns a ``Launch`` (checked and packed once, queued
+again by ``Launch.launch()``). Launch options of Warp that warpd does not
+implement (adjoint launches, streams, CUDA block sizes) raise
+NotImplementedError naming the option; none is silently ignored.
 """
 
 from __future__ import annotations
@@ -139,8 +140,6 @@ def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, m
         why = "adj_outputs (adjoint launches)"
     elif stream is not None:
         why = "stream= (launches run on the session's stream for the device)"
-    elif record_cmd:
-        why = "record_cmd=True (recorded launch objects)"
     elif max_blocks:
         why = "max_blocks= (a CUDA grid limit)"
     elif block_dim is not None:
@@ -179,17 +178,98 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         raise ValueError(f"kernel '{kernel.key}' unpacks wp.tid() into {plan.tid_ndim} indices, "
                          f"but was launched with {len(dims)}-D dim {dims}")
     packed = [p.pack(a, dev) for p, a in zip(params, args)]
+    if record_cmd:
+        return Launch(kernel, rt, dev, plan, dims, args, packed)
     if 0 in dims:
         return
     with rt.lock:
-        cmd = rt.stream(dev).add(keep=args)
-        la = cmd.launch
-        la.module = plan.module
-        la.kernel = plan.name
-        la.dim.extend(dims)
-        for is_array, v in packed:
-            arg = la.args.add()
-            if is_array:
-                arg.array = v
-            else:
-                arg.bytes = v
+        _fill(rt.stream(dev).add(keep=args).launch, plan, dims, packed)
+
+
+def _fill(la, plan, dims, packed):
+    la.module = plan.module
+    la.kernel = plan.name
+    la.dim.extend(dims)
+    for is_array, v in packed:
+        arg = la.args.add()
+        if is_array:
+            arg.array = v
+        else:
+            arg.bytes = v
+
+
+class Launch:
+    """A recorded launch (``wp.launch(..., record_cmd=True)``): checked and
+    packed once; ``launch()`` queues it again without re-checking anything,
+    and ``set_param_*``/``set_dim`` change one part of it (checked like the
+    original argument)."""
+
+    def __init__(self, kernel, rt, device, plan, dims, args, packed):
+        self.kernel = kernel
+        self.device = device
+        self._rt = rt
+        self._session = rt.session
+        self._plan = plan
+        self._dims = tuple(dims)
+        self._args = list(args)  # keeps the arrays alive while recorded
+        self._packed = list(packed)
+        self._template = None
+
+    def _command(self):
+        if self._template is None:
+            from .v1 import runtime_pb2
+
+            self._template = runtime_pb2.Command()
+            _fill(self._template.launch, self._plan, self._dims, self._packed)
+        return self._template
+
+    def launch(self, stream=None):
+        """Queues the recorded launch on its device's stream."""
+        if stream is not None:
+            raise NotImplementedError("Launch.launch: stream= is not supported by warpd yet")
+        if self._rt.session != self._session:
+            raise RuntimeError(f"this recorded launch of kernel '{self.kernel.key}' belongs to an "
+                               f"earlier session of the daemon; record it again")
+        if 0 in self._dims:
+            return
+        cmd = self._command()
+        with self._rt.lock:
+            self._rt.stream(self.device).add(keep=self._args).CopyFrom(cmd)
+
+    def set_dim(self, dim):
+        dims = _dims(self.kernel, dim)
+        if self._plan.tid_ndim > 1 and self._plan.tid_ndim != len(dims):
+            raise ValueError(f"kernel '{self.kernel.key}' unpacks wp.tid() into {self._plan.tid_ndim} "
+                             f"indices, but was given {len(dims)}-D dim {dims}")
+        self._dims = dims
+        self._template = None
+
+    def set_param_at_index(self, index: int, value, adjoint: bool = False):
+        if adjoint:
+            raise NotImplementedError("Launch.set_param_at_index: adjoint parameters are not supported by warpd yet")
+        params = self._plan.params
+        if not -len(params) <= index < len(params):
+            raise IndexError(f"kernel '{self.kernel.key}' has {len(params)} parameters, no index {index}")
+        self._packed[index] = params[index].pack(value, self.device)
+        self._args[index] = value
+        self._template = None
+
+    def set_param_by_name(self, name: str, value, adjoint: bool = False):
+        for i, p in enumerate(self._plan.params):
+            if p.name == name:
+                self.set_param_at_index(i, value, adjoint)
+                return
+        raise ValueError(f"Argument '{name}' not found in kernel '{self.kernel.key}'")
+
+    def set_params(self, values):
+        for i, v in enumerate(values):
+            self.set_param_at_index(i, v)
+
+    def set_param_at_index_from_ctype(self, index, value, adjoint=False):
+        raise NotImplementedError("Launch: ctypes parameters are not supported by warpd (pass the value)")
+
+    def set_param_by_name_from_ctype(self, name, value):
+        raise NotImplementedError("Launch: ctypes parameters are not supported by warpd (pass the value)")
+
+    def set_params_from_ctypes(self, values):
+        raise NotImplementedError("Launch: ctypes parameters are not supported by warpd (pass the values)")
