@@ -1,5 +1,5 @@
 // warpd common: a bounded count of things a tenant holds (sessions, arrays,
-// queued commands).
+// queued commands, graph commands).
 //
 // Acquire reserves n units all-or-nothing and fails with RESOURCE_EXHAUSTED
 // naming the owner, the resource, the use and the limit; Release returns
@@ -10,9 +10,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
 namespace warpd {
@@ -60,6 +63,41 @@ class CountQuota {
   const std::string resource_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> limit_;
+};
+
+// Units of a shared quota held by an object for its lifetime (a graph's
+// captured commands): acquired by Take, released by the destructor.
+// Move-only; a default-constructed hold holds nothing.
+class QuotaHold {
+ public:
+  QuotaHold() = default;
+  static absl::StatusOr<QuotaHold> Take(std::shared_ptr<CountQuota> quota, uint64_t n) {
+    if (absl::Status s = quota->Acquire(n); !s.ok()) return s;
+    return QuotaHold(std::move(quota), n);
+  }
+  QuotaHold(QuotaHold&& o) noexcept : quota_(std::move(o.quota_)), n_(std::exchange(o.n_, 0)) {}
+  QuotaHold& operator=(QuotaHold&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      quota_ = std::move(o.quota_);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  ~QuotaHold() { Reset(); }
+
+  uint64_t count() const { return n_; }
+
+ private:
+  QuotaHold(std::shared_ptr<CountQuota> quota, uint64_t n) : quota_(std::move(quota)), n_(n) {}
+  void Reset() {
+    if (quota_ != nullptr && n_ != 0) quota_->Release(n_);
+    quota_.reset();
+    n_ = 0;
+  }
+
+  std::shared_ptr<CountQuota> quota_;
+  uint64_t n_ = 0;
 };
 
 }  // namespace warpd

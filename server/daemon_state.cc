@@ -64,6 +64,7 @@ TenantLimits DaemonState::BuiltinTenantLimits(const Flags& flags) {
   limits.arrays = uint64_t{1} << 20;
   limits.sessions = std::min<uint64_t>(256, flags.max_sessions);
   limits.queued_commands = uint64_t{1} << 20;
+  limits.graph_commands = uint64_t{1} << 18;
   limits.compiles = static_cast<uint64_t>(std::max(1, flags.compile_workers));
   return limits;
 }

@@ -20,7 +20,8 @@ std::string Count(uint64_t n) { return n == 0 ? "unlimited" : absl::StrCat(n); }
 
 std::string Limits(const TenantLimits& l) {
   return absl::StrCat("memory=", Bytes(l.memory_bytes), " arrays=", Count(l.arrays), " sessions=", Count(l.sessions),
-                      " queued_commands=", Count(l.queued_commands), " compiles=", Count(l.compiles));
+                      " queued_commands=", Count(l.queued_commands), " compiles=", Count(l.compiles),
+                      " graph_commands=", Count(l.graph_commands));
 }
 
 }  // namespace

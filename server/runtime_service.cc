@@ -285,6 +285,7 @@ ServerUnaryReactor* RuntimeService::GetUsage(CallbackServerContext* ctx, const B
     add("sessions", t.sessions().used(), limits.sessions);
     add("compiles", t.compiles_running(), limits.compiles);
     add("queued_commands", t.queued_commands()->used(), limits.queued_commands);
+    add("graph_commands", t.graph_commands()->used(), limits.graph_commands);
     return absl::OkStatus();
   });
 }

@@ -2,6 +2,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/count_quota.h"
+#include "common/status_macros.h"
 #include "runtime/exec/launch.h"
 
 namespace warpd::server {
@@ -158,6 +160,10 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
     return absl::InvalidArgumentError(
         absl::StrCat("a graph holds at most ", runtime::Graph::kMaxCommands, " commands, got ", commands.size()));
   }
+  // Charged before anything is prepared; given back if preparing fails, or
+  // when the graph is destroyed.
+  WARPD_ASSIGN_OR_RETURN(QuotaHold hold,
+                         QuotaHold::Take(session.tenant()->graph_commands(), static_cast<uint64_t>(commands.size())));
   ArrayResolver arrays(session);
   std::vector<std::unique_ptr<Command>> out;
   out.reserve(commands.size());
@@ -173,7 +179,7 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
     if (!prepared.ok()) return prepared.status();
     out.push_back(*std::move(prepared));
   }
-  return runtime::Graph::Create(device, std::move(out));
+  return runtime::Graph::Create(device, std::move(out), std::move(hold));
 }
 
 }  // namespace warpd::server

@@ -50,13 +50,14 @@ class Graph::Replay final : public Command {
 };
 
 absl::StatusOr<std::shared_ptr<Graph>> Graph::Create(std::string device,
-                                                     std::vector<std::unique_ptr<Command>> commands) {
+                                                     std::vector<std::unique_ptr<Command>> commands,
+                                                     QuotaHold hold) {
   if (commands.empty()) return absl::InvalidArgumentError("a graph needs at least one captured command");
   if (commands.size() > kMaxCommands) {
     return absl::InvalidArgumentError(
         absl::StrCat("a graph holds at most ", kMaxCommands, " commands, got ", commands.size()));
   }
-  return std::shared_ptr<Graph>(new Graph(std::move(device), std::move(commands)));
+  return std::shared_ptr<Graph>(new Graph(std::move(device), std::move(commands), std::move(hold)));
 }
 
 std::unique_ptr<Command> Graph::MakeReplay() { return std::make_unique<Replay>(shared_from_this()); }

@@ -25,6 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/count_quota.h"
 #include "runtime/exec/command.h"
 
 namespace warpd::runtime {
@@ -36,8 +37,11 @@ class Graph : public std::enable_shared_from_this<Graph> {
 
   // `commands` were prepared for `device` and must be re-runnable (launches,
   // copies, fills; not frees). INVALID_ARGUMENT when empty or too many.
+  // `hold` (the owner's quota units for these commands) is released when
+  // the graph is destroyed.
   static absl::StatusOr<std::shared_ptr<Graph>> Create(std::string device,
-                                                       std::vector<std::unique_ptr<Command>> commands);
+                                                       std::vector<std::unique_ptr<Command>> commands,
+                                                       QuotaHold hold = {});
 
   const std::string& device() const { return device_; }
   size_t size() const { return commands_.size(); }
@@ -47,10 +51,12 @@ class Graph : public std::enable_shared_from_this<Graph> {
 
  private:
   class Replay;
-  Graph(std::string device, std::vector<std::unique_ptr<Command>> commands)
-      : device_(std::move(device)), commands_(std::move(commands)) {}
+  Graph(std::string device, std::vector<std::unique_ptr<Command>> commands, QuotaHold hold)
+      : device_(std::move(device)), hold_(std::move(hold)), commands_(std::move(commands)) {}
 
   const std::string device_;
+  // Declared before commands_, so it is released after they are destroyed.
+  const QuotaHold hold_;
   const std::vector<std::unique_ptr<Command>> commands_;
   // Held by a running replay: the commands keep per-run state.
   absl::Mutex run_mu_;

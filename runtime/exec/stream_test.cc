@@ -282,6 +282,29 @@ TEST_F(StreamTest, GraphReplaysRunTheCapturedCommandsEachTime) {
   EXPECT_EQ(Graph::Create("cpu", {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A graph holds its owner's quota units until the graph (and every replay
+// command holding it) is gone; a graph that is refused gives them back.
+TEST_F(StreamTest, GraphHoldsItsQuotaUntilDestroyed) {
+  auto quota = std::make_shared<CountQuota>("tenant 't'", "graph commands", 5);
+  auto a = MakeArray(kF32, {4});
+  std::vector<std::unique_ptr<Command>> captured;
+  for (int i = 0; i < 3; ++i) captured.push_back(*PrepareFill(a, F32Bytes(1.0f), "cpu"));
+  auto hold = QuotaHold::Take(quota, captured.size());
+  ASSERT_TRUE(hold.ok());
+  auto graph = Graph::Create("cpu", std::move(captured), *std::move(hold));
+  ASSERT_TRUE(graph.ok());
+  EXPECT_EQ(quota->used(), 3u);
+  EXPECT_EQ(QuotaHold::Take(quota, 3).status().code(), absl::StatusCode::kResourceExhausted);
+  std::unique_ptr<Command> replay = (*graph)->MakeReplay();
+  graph->reset();
+  EXPECT_EQ(quota->used(), 3u);  // the replay still holds the graph
+  replay.reset();
+  EXPECT_EQ(quota->used(), 0u);
+  auto refused = Graph::Create("cpu", {}, *QuotaHold::Take(quota, 2));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(quota->used(), 0u);
+}
+
 // A fault in a replay stops it and is the stream's sticky error; the next
 // replay starts clean and faults (or not) on its own.
 TEST_F(StreamTest, GraphReplayFaultsAreReportedPerReplay) {

@@ -15,6 +15,7 @@ Tenant::Tenant(std::string name, uint32_t weight, const TenantLimits& limits,
       sessions_(label_, "sessions", limits.sessions),
       arrays_(label_, "arrays", limits.arrays),
       queued_commands_(std::make_shared<CountQuota>(label_, "queued commands", limits.queued_commands)),
+      graph_commands_(std::make_shared<CountQuota>(label_, "graph commands", limits.graph_commands)),
       compile_limit_(limits.compiles) {}
 
 TenantLimits Tenant::limits() const {
@@ -23,6 +24,7 @@ TenantLimits Tenant::limits() const {
   out.arrays = arrays_.limit();
   out.sessions = sessions_.limit();
   out.queued_commands = queued_commands_->limit();
+  out.graph_commands = graph_commands_->limit();
   absl::MutexLock lock(&mu_);
   out.compiles = compile_limit_;
   return out;
@@ -34,6 +36,7 @@ void Tenant::Update(uint32_t weight, const TenantLimits& limits) {
   sessions_.set_limit(limits.sessions);
   arrays_.set_limit(limits.arrays);
   queued_commands_->set_limit(limits.queued_commands);
+  graph_commands_->set_limit(limits.graph_commands);
   std::deque<absl::AnyInvocable<void() &&>> start;
   {
     absl::MutexLock lock(&mu_);

@@ -5,8 +5,8 @@
 // sessions hold together: array memory (a MemoryAccount below the daemon's
 // global one, so a charge must fit both), live arrays, open sessions, module
 // compiles running at once (more wait in the tenant's own queue, bounded),
-// and commands queued per device stream. Its weight is its share of the
-// executor when tenants compete.
+// commands queued on its streams, and commands held by its captured graphs.
+// Its weight is its share of the executor when tenants compete.
 //
 // A config reload updates limits and weight in place (sessions keep their
 // tenant); a tenant dropped from the config is marked removed, its tokens
@@ -36,6 +36,7 @@ struct TenantLimits {
   uint64_t sessions = 0;
   uint64_t queued_commands = 0;
   uint64_t compiles = 0;
+  uint64_t graph_commands = 0;
 };
 
 class Tenant {
@@ -59,6 +60,9 @@ class Tenant {
   // Commands queued on all the tenant's streams together (shared with the
   // streams, which may outlive their session for a moment).
   const std::shared_ptr<CountQuota>& queued_commands() const { return queued_commands_; }
+  // Commands held by the tenant's captured graphs (each holds its prepared
+  // argument blocks until the graph is freed).
+  const std::shared_ptr<CountQuota>& graph_commands() const { return graph_commands_; }
 
   // Compile concurrency. Runs `start` now when fewer than the limit of this
   // tenant's compiles run, else queues it (at most kMaxWaitingCompiles, then
@@ -79,6 +83,7 @@ class Tenant {
   CountQuota sessions_;
   CountQuota arrays_;
   const std::shared_ptr<CountQuota> queued_commands_;
+  const std::shared_ptr<CountQuota> graph_commands_;
 
   mutable absl::Mutex mu_;
   uint64_t compile_limit_ ABSL_GUARDED_BY(mu_);

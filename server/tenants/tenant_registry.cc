@@ -64,6 +64,7 @@ absl::StatusOr<TenantLimits> MergeLimits(const v1::TenantLimits& in, const Tenan
   if (in.sessions() != 0) out.sessions = in.sessions();
   if (in.queued_commands() != 0) out.queued_commands = in.queued_commands();
   if (in.compiles() != 0) out.compiles = in.compiles();
+  if (in.graph_commands() != 0) out.graph_commands = in.graph_commands();
   return out;
 }
 

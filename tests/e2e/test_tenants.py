@@ -77,7 +77,7 @@ def tenants(tmp_path):
         "default_limits": {"sessions": 16},
         "tenants": [
             {"name": "a", "token_sha256": [sha(tokens["a"])], "weight": 2,
-             "limits": {"memory": "64M", "sessions": 4, "arrays": 100}},
+             "limits": {"memory": "64M", "sessions": 4, "arrays": 100, "graph_commands": 10}},
             {"name": "b", "token_sha256": [sha(tokens["b"])]},
             {"name": "me", "uids": [os.getuid()]},
         ],
@@ -149,6 +149,51 @@ def test_array_count_quota(tenants):
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "tenant 'a' arrays limit: 100 of 100" in msg, msg
     a("FreeArray", runtime_pb2.FreeArrayRequest(session=s, handle=handles[0]))
     a.create(s, 4)
+
+
+def test_graph_commands_quota(tenants):
+    """Captured graphs hold prepared commands until freed: they count against
+    the tenant's graph_commands quota across its sessions, are refused whole
+    past it, and give the room back when freed or when their session closes."""
+    _, clients, *_ = tenants
+    a, b = clients["a"], clients["b"]
+    s1, s2 = a.open(), a.open()
+    arr1, arr2 = a.create(s1, 16).handle, a.create(s2, 16).handle
+
+    def fills(arr, n, value):
+        return [runtime_pb2.Command(fill=runtime_pb2.FillArray(array=arr, value=bytes([value]))) for _ in range(n)]
+
+    def capture(c, s, arr, n, value=7):
+        return c("CreateGraph", runtime_pb2.CreateGraphRequest(session=s, device="cpu",
+                                                              commands=fills(arr, n, value))).graph
+
+    g1 = capture(a, s1, arr1, 6)
+    assert a.usage(s1)["graph_commands"] == (6, 10)
+    # The other session of the tenant shares the quota; a graph past it is refused whole.
+    code, msg = code_of(lambda: capture(a, s2, arr2, 5))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, msg
+    assert "tenant 'a' graph commands limit: 6 of 10 in use, 5 more requested" in msg, msg
+    assert a.usage(s2)["graph_commands"] == (6, 10)
+    g2 = capture(a, s2, arr2, 4)
+    assert a.usage(s1)["graph_commands"] == (10, 10)
+    # Another tenant is not affected.
+    sb = b.open()
+    capture(b, sb, b.create(sb, 16).handle, 8)
+    # The graph runs: replaying it fills the array.
+    a("Submit", runtime_pb2.SubmitRequest(session=s1, device="cpu", synchronize=True,
+                                          commands=[runtime_pb2.Command(replay=runtime_pb2.ReplayGraph(graph=g1))]))
+    data = b"".join(c.data for c in a.stub.Download(runtime_pb2.DownloadRequest(session=s1, handle=arr1),
+                                                      metadata=a.md, timeout=30))
+    assert data == bytes([7]) * 16
+    # Freeing a graph (in stream order) gives its room back.
+    a("Submit", runtime_pb2.SubmitRequest(session=s1, device="cpu", synchronize=True,
+                                          commands=[runtime_pb2.Command(free_graph=runtime_pb2.FreeGraph(graph=g1))]))
+    assert a.usage(s1)["graph_commands"] == (4, 10)
+    capture(a, s1, arr1, 6)
+    # Closing a session frees its graphs.
+    a("CloseSession", runtime_pb2.CloseSessionRequest(session=s1))
+    assert a.usage(s2)["graph_commands"] == (4, 10)
+    assert g2
 
 
 def test_a_session_flood_does_not_lock_out_another_tenant(tenants):
