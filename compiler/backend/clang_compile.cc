@@ -47,7 +47,7 @@ absl::StatusOr<std::string> Compile(const CpuTarget& target, std::string_view so
 }  // namespace
 
 std::string_view CppCompileOptions() {
-  return "-O2 -std=c++17 -ffreestanding -fno-exceptions -fno-rtti -fno-math-errno -ffp-contract=off -fPIC";
+  return "-O2 -vectorize-loops -vectorize-slp -std=c++17 -ffreestanding -fno-exceptions -fno-rtti -fno-math-errno -ffp-contract=off -fPIC";
 }
 
 absl::StatusOr<std::string> CompileCppToObject(const CpuTarget& target, std::string_view source,

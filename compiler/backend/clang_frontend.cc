@@ -23,7 +23,8 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> NativeHeaderFileSystem()
 
 std::vector<std::string> Cc1BaseArgs(const CpuTarget& target) {
   std::vector<std::string> args = {
-      "-triple", target.triple, "-O2", "-std=c++17", "-ffreestanding", "-nostdsysteminc", "-nobuiltininc",
+      // -vectorize-*: what the clang driver adds at -O2 (cc1 alone does not).
+      "-triple", target.triple, "-O2", "-vectorize-loops", "-vectorize-slp", "-std=c++17", "-ffreestanding", "-nostdsysteminc", "-nobuiltininc",
       "-fno-rtti", "-ffp-contract=off", "-mrelocation-model", "pic", "-pic-level", "2", "-w",
       "-fgnuc-version=4.2.1", "-target-cpu", target.cpu, "-I", kHeaderRoot};
   for (const auto& f : target.features) {

@@ -11,6 +11,7 @@
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/client_text.h"
 #include "compiler/codegen/layout.h"
+#include "compiler/codegen/thread_index.h"
 #include "compiler/tir/tir.h"
 
 namespace warpd::codegen {
@@ -106,7 +107,11 @@ std::string ConstantText(const ir::ConstantValue& value, TypeRef type) {
 // block) per instruction.
 class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
  public:
-  FunctionEmitter(const tir::Module& m, const tir::Function& f, Writer& w) : m_(m), f_(f), w_(w) {
+  // `unchecked`: accesses emitted without a bounds check (a fast block's
+  // thread-indexed ones; thread_index.h), as contiguous pointer arithmetic.
+  FunctionEmitter(const tir::Module& m, const tir::Function& f, Writer& w,
+                  const std::set<const tir::ElementAddr*>* unchecked = nullptr)
+      : m_(m), f_(f), w_(w), unchecked_(unchecked) {
     const ir::Function& src = *f.source;
     fail_ = src.kind == ir::FunctionKind::kKernel || src.return_type->is_void() ? "return;" : "return {};";
   }
@@ -185,6 +190,11 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   }
 
   void VisitElementAddr(const tir::ElementAddr& i) {
+    if (unchecked_ != nullptr && unchecked_->contains(&i)) {
+      w_.Line(Type(i.dst) + "* " + Name(i.dst) + " = wp::element_in_block(" + Op(i.array) + ", (wp::int64)" +
+              Op(i.indices[0]) + ");");
+      return;
+    }
     std::string args = "ctx, " + Op(i.array) + ", " + Line(i.span);
     for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
     w_.Line(Type(i.dst) + "* " + Name(i.dst) + " = wp::address(" + args + ");");
@@ -331,6 +341,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   const tir::Module& m_;
   const tir::Function& f_;
   Writer& w_;
+  const std::set<const tir::ElementAddr*>* unchecked_;
   std::string fail_;
   int next_coords_ = 0;
   std::map<const tir::LocalArray*, std::string> storage_;  // the storage of each local array
@@ -372,15 +383,47 @@ void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
   w.Close();
   w.Line("");
   w.Line("#if !WP_CUDA");
+  // A block of thread ids within every thread-indexed array runs a body
+  // whose thread-indexed accesses are unchecked (thread_index.h).
+  const ThreadIndexed fast = FindThreadIndexed(f);
+  if (!fast.accesses.empty()) {
+    w.Open("static WP_DEVICE_FUNC void " + BodySymbol(k.name) + "_in_block(wp::launch_ctx* ctx, const " + args +
+           "& args, wp::int64 _tid) {");
+    for (const auto& p : k.params) w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
+    FunctionEmitter(m, f, w, &fast.accesses).Body();
+    w.Close();
+    w.Line("");
+  }
   w.Open("extern \"C\" void " + CpuEntrySymbol(k.name) +
          "(wp::launch_ctx* ctx, const void* args, wp::int64 begin, wp::int64 end) {");
-  w.Line("const " + args + "& a = *(const " + args + "*)args;");
+  // A copy: stores through array pointers cannot alias it, so descriptors
+  // stay in registers.
+  w.Line("const " + args + " a = *(const " + args + "*)args;");
+  if (!fast.accesses.empty()) {
+    // Thread ids below fast_end index every thread-indexed array in bounds
+    // (0 when one of them is not contiguous).
+    std::string contiguous, length;
+    for (const std::string& name : fast.arrays) {
+      contiguous += (contiguous.empty() ? "" : " && ") + std::string("wp::contiguous(a.p_") + name + ")";
+      length += (length.empty() ? "" : ", ") + std::string("a.p_") + name + ".shape[0]";
+    }
+    w.Line("const wp::int64 fast_end = (" + contiguous + ") ? wp::min_length({" + length + "}) : 0;");
+  }
   // Faults and cancels are polled once per block of thread ids, not per id:
   // the poll is two atomic loads, and per id it cost about a third of a
   // memory-bound kernel's time. Loops inside the body still poll per iteration.
   w.Open("for (wp::int64 block = begin; block < end; block += 256) {");
   w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
   w.Line("const wp::int64 block_end = end - block < 256 ? end : block + 256;");
+  if (!fast.accesses.empty()) {
+    // In a fast block, an int32 counter (thread ids there are below an
+    // array length, an int32) keeps indices affine for the vectorizer.
+    w.Open("if (block_end <= fast_end) {");
+    w.Line("for (wp::int32 t = (wp::int32)block; t < (wp::int32)block_end; ++t) " + BodySymbol(k.name) +
+           "_in_block(ctx, a, t);");
+    w.Line("continue;");
+    w.Close();
+  }
   w.Line("for (wp::int64 t = block; t < block_end; ++t) " + BodySymbol(k.name) + "(ctx, a, t);");
   w.Close();
   w.Close();

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/codegen/layout.h"
+#include "compiler/codegen/thread_index.h"
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
 #include "compiler/tir/lower.h"
@@ -51,6 +54,39 @@ TEST(CodegenTest, EmitsAbiAssertsEntryPointsAndBoundsChecks) {
   EXPECT_NE(src.find("wp::address(ctx, v_a, 3, "), std::string::npos) << src;  // line 3 recorded
   EXPECT_NE(src.find("wp::mul("), std::string::npos);                          // from the builtin table
   EXPECT_NE(src.find("wp::should_stop(ctx)"), std::string::npos);               // loop back-edge check
+}
+
+// Accesses indexed by a variable that only ever holds the thread id (or 0)
+// are checked per block; any other index keeps its per-access check.
+TEST(ThreadIndexTest, FindsAccessesIndexedByTheThreadId) {
+  v1::Module proto = ModuleOf({Kernel(
+      "k", {{"a", Arr(F32())}, {"b", Arr(F32())}, {"s", F32()}},
+      {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+       Assign(Sub(Name("a", 3), {Name("i", 3)}, 3), Bin(v1::BINOP_MUL, Sub(Name("a", 3), {Name("i", 3)}, 3),
+                                                         Name("s", 3), 3), 3),
+       Assign(Name("j", 4), Bin(v1::BINOP_ADD, Name("i", 4), Int(1, 4), 4), 4),
+       Assign(Sub(Name("a", 5), {Name("j", 5)}, 5), Name("s", 5), 5),
+       Assign(Name("k", 6), Int(0, 6), 6),
+       If(Cmp(v1::CMP_GT, Name("s", 7), Float(0.0, 7), 7), {Assign(Name("k", 8), Name("i", 8), 8)}, {}, 7),
+       Assign(Sub(Name("b", 9), {Name("k", 9)}, 9), Name("s", 9), 9),
+       Assign(Name("m", 10), Name("i", 10), 10),
+       Assign(Name("m", 11), Int(5, 11), 11),
+       Assign(Sub(Name("b", 12), {Name("m", 12)}, 12), Name("s", 12), 12)})});
+  auto m = Typed(proto);
+  auto t = tir::Lower(*m);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ThreadIndexed found = FindThreadIndexed(t->functions[0]);
+  std::vector<int> lines;
+  for (const tir::ElementAddr* a : found.accesses) lines.push_back(a->span.line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<int>{3, 3, 9}));  // not a[j] (line 5) nor b[m] (line 12)
+  EXPECT_EQ(found.arrays, (std::vector<std::string>{"a", "b"}));
+
+  std::string src = GenerateModule(*t);
+  EXPECT_NE(src.find("wpb_k_in_block("), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::element_in_block(v_a, (wp::int64)v_i)"), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::contiguous(a.p_a) && wp::contiguous(a.p_b)"), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::address(ctx, v_a, 5, "), std::string::npos) << src;
 }
 
 // Sets `file` on every SourceSpan in `msg`, recursively.

@@ -85,11 +85,13 @@ absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_
 
 void CpuDevice::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn) {
   // About 8 chunks per worker balances uneven per-thread work; below a
-  // minimum grain the chunk bookkeeping would cost more than the work.
+  // minimum grain the chunk bookkeeping would cost more than the work. A
+  // multiple of 64 ids: two chunks of a 1-D launch over 4-byte (or larger)
+  // elements never write one cache line, and vector loops start aligned.
   constexpr int64_t kMinGrain = 64;
   const int64_t target_chunks = int64_t{8} * (pool_.num_threads() + 1);
   int64_t grain = (n + target_chunks - 1) / target_chunks;
-  if (grain < kMinGrain) grain = kMinGrain;
+  grain = (grain + kMinGrain - 1) / kMinGrain * kMinGrain;
   pool_.ParallelFor(n, grain, fn);
 }
 

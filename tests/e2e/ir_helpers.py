@@ -1,6 +1,8 @@
 """Helpers shared by the e2e suites: IR inspection and source positions."""
 
 import inspect
+import os
+import re
 
 
 def line_of(func, text, nth=0):
@@ -14,6 +16,13 @@ def line_of(func, text, nth=0):
                 return start + i, col + 1
             seen += 1
     raise AssertionError(f"{text!r} not in the source of {func.__name__}")
+
+
+def assert_names_line(message, func, text):
+    """The message names func's file and the line of `text` in it."""
+    line, _ = line_of(func, text)
+    path = os.path.abspath(inspect.getsourcefile(func))
+    assert re.search(re.escape(path) + rf":{line}(:\d+)?", message), f"expected {path}:{line} in: {message}"
 
 
 def walk(msg):

@@ -1,9 +1,6 @@
 """Bad input of every kind: the right exception, a message naming the user's
 file and line where there is one, and a daemon that keeps serving."""
 
-import os
-import re
-
 import grpc
 import numpy as np
 import pytest
@@ -11,15 +8,7 @@ import pytest
 import warpd as wp
 from warpd.v1 import ir_pb2, runtime_pb2
 
-from ir_helpers import line_of
-
-FILE = os.path.abspath(__file__)
-
-
-def assert_names_line(message, func, text):
-    line, _ = line_of(func, text)
-    assert re.search(re.escape(FILE) + rf":{line}(:\d+)?", message), (
-        f"expected {FILE}:{line} in: {message}")
+from ir_helpers import assert_names_line
 
 
 # ------------------------------------------------------------ compile errors

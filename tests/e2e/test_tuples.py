@@ -5,17 +5,12 @@ it: [5, 9, 3, 1, 9, 7, 3, -2] and [-4, -1, -4, 0]). The builtins that return
 tuples (svd3, qr3, eig3, svd2, quat_to_axis_angle, transform_decompose) are
 in test_builtins_matrix.py and test_builtins_quat_transform.py."""
 
-import os
-import re
-
 import numpy as np
 import pytest
 
 import warpd as wp
 
-from ir_helpers import line_of
-
-FILE = os.path.abspath(__file__)
+from ir_helpers import assert_names_line
 
 
 @wp.func
@@ -125,11 +120,6 @@ def test_tuple_returned_through_functions(wp):
 
 
 # ------------------------------------------------------------ errors
-
-
-def assert_names_line(message, func, text):
-    line, _ = line_of(func, text)
-    assert re.search(re.escape(FILE) + rf":{line}(:\d+)?", message), f"expected {FILE}:{line} in: {message}"
 
 
 def test_unpacking_arity_mismatch(wp, serving):

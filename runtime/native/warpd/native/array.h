@@ -82,6 +82,28 @@ WP_FUNC T* address(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, in
               l * a.strides[3]);
 }
 
+// Whether a 1-D array's elements are back to back (a view with a step is not).
+template <typename T>
+WP_FUNC bool contiguous(const array_t<T>& a) {
+  return a.strides[0] == (int64)sizeof(T);
+}
+
+// The shortest of some array lengths.
+template <int N>
+WP_FUNC int64 min_length(const int32 (&lengths)[N]) {
+  int64 m = lengths[0];
+  for (int i = 1; i < N; ++i) m = lengths[i] < m ? lengths[i] : m;
+  return m;
+}
+
+// Element i of a contiguous 1-D array, unchecked: for accesses indexed by
+// the thread id in a block of ids the kernel's entry has checked against
+// the array's length at once (compiler/codegen/thread_index.h).
+template <typename T>
+WP_FUNC T* element_in_block(const array_t<T>& a, int64 i) {
+  return a.data + i;
+}
+
 // A slice a[i] (a[i, j], a[i, j, k]) of an array with more dimensions: a
 // view of the remaining ones, sharing the data. Returns false after recording
 // the fault when an index is out of range.

@@ -1,0 +1,36 @@
+// warpd codegen: which array accesses of a kernel index a 1-D array by the
+// thread id itself, so a whole block of thread ids can be checked at once.
+//
+// A variable "holds the thread id" when every value it can take is either
+// the thread id or 0: the result of wp.tid() in a 1-D view (a Tid), a plain
+// copy of such a variable, or a local or slot (zero-initialized) whose every
+// write is a plain store of such a variable or of the constant 0. An access `a[i]` qualifies when
+// `i` holds the thread id and `a` is a 1-D array parameter the kernel never
+// reassigns. For a block of thread ids [b, e) with 0 <= b and e <= the
+// array's length, every such access is in bounds whatever the path through
+// the kernel; codegen then emits it without a per-access check (and, for
+// contiguous arrays, as plain pointer arithmetic the loop vectorizer sees
+// through), and keeps the precise check everywhere else.
+//
+//   ThreadIndexed t = FindThreadIndexed(kernel);
+//   if (t.accesses.contains(&element_addr)) ...  // unchecked in fast blocks
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/tir/tir.h"
+
+namespace warpd::codegen {
+
+struct ThreadIndexed {
+  std::set<const tir::ElementAddr*> accesses;
+  // The kernel parameters (names, in parameter order) those accesses index:
+  // a block is fast when it ends within all of their lengths.
+  std::vector<std::string> arrays;
+};
+
+ThreadIndexed FindThreadIndexed(const tir::Function& kernel);
+
+}  // namespace warpd::codegen
