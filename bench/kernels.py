@@ -35,6 +35,12 @@ def sincos(x: wp.array(dtype=float), iters: int):
 
 
 @wp.kernel(module="unique")
+def xform(t: wp.array(dtype=wp.transform), v: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v[i] = wp.transform_point(t[i], v[i])
+
+
+@wp.kernel(module="unique")
 def tiny(x: wp.array(dtype=float)):
     i = wp.tid()
     x[i] = x[i] + 1.0

@@ -99,6 +99,8 @@ def build(raw: dict, plan: dict) -> list[Row]:
           Target("value", "<=", 25), skip=no_warp,
           note=lambda: f"bare GetServerInfo round trip on the same channel: "
                        f"{_get(wd, 'echo', 'us'):.1f} us")
+    b.add("local numpy() of a 1-element array", "us", lambda: _get(wd, "small_numpy", "us"),
+          lambda: _get(wd, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]))
     b.add("remote launch + sync (TCP) vs echo", "us", lambda: _get(rem, "launch_sync", "us"),
           lambda: _get(rem, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]),
           Target("ratio", "<=", 1.2), skip="no TCP run")
@@ -120,6 +122,11 @@ def build(raw: dict, plan: dict) -> list[Row]:
           "Warp, fresh cache", ("warpd/Warp", slower[1]), Target("ratio", "<=", 0.5), skip=no_warp,
           note="first launch + sync of a second module in the same process (Warp's compiler "
                "already loaded; warpd's daemon always is)")
+    b.add("cold LoadModule RPC: transform kernel", "ms", lambda: _get(wd, "cold_load_module_xform", "ms"),
+          lambda: _get(wd, "cold_load_module", "ms"), "saxpy", ("warpd/ref", slower[1]),
+          note=lambda: "a new module's compile alone (no client translation), also mat.h, quat.h, "
+                       f"transform.h; server compile_ms "
+                       f"{_get(wd, 'cold_load_module_xform', 'server_compile_ms'):.1f}")
     b.add("disk-cache hit (daemon restarted)", "ms", lambda: _disk_hit(raw),
           lambda: _get(wd, "cold_load_module", "ms"), "cold LoadModule", ("warpd/ref", slower[1]),
           Target("value", "<=", 10),

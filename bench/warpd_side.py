@@ -6,9 +6,10 @@ Connects to the daemon at $WARPD_ADDRESS (the daemon bench/run.py started;
 $BENCH_TOKEN_FILE is its token file, for TCP) and writes its measurements to
 OUT.json. MODE:
 
-  local     everything: cold compile, cache hits, the kernels, launch
-            rates, graph replay, launch + sync, transfers (Unix socket)
-  remote    launch + sync beside a bare RPC echo, transfers (TCP)
+  local     everything: cold compile (first launches; LoadModule RPCs of
+            saxpy and of a transform kernel), cache hits, the kernels,
+            launch rates, graph replay, round trips, transfers (Unix socket)
+  remote    round trips (launch + sync beside a bare RPC echo), transfers (TCP)
   disk-hit  one LoadModule of a module compiled by an earlier daemon on
             the same cache (the daemon was just restarted)
 
@@ -60,7 +61,8 @@ def main():
 def run_local(plan, r):
     measure(r, "cold_compile", lambda: w.cold_first_launch(wp, k.saxpy))
     measure(r, "cold_compile_again", lambda: w.cold_first_launch(wp, k.saxpy_again))
-    measure(r, "cold_load_module", lambda: cold_load_modules(plan["compile_trials"]))
+    measure(r, "cold_load_module", lambda: cold_load_modules(k.saxpy, plan["compile_trials"]))
+    measure(r, "cold_load_module_xform", lambda: cold_load_modules(k.xform, plan["compile_trials"]))
     measure(r, "memory_hit", lambda: memory_hits(plan["hit_repeats"]))
     reps = plan["repeats"]
     for n in plan["sizes"]:
@@ -78,11 +80,18 @@ def run_transport(plan, r):
     """What differs between the Unix socket and TCP: round trips and bulk transfers."""
     measure(r, "echo", lambda: {"us": median_s(echo, plan["sync_repeats"], warmup=3) * 1e6})
     measure(r, "launch_sync", lambda: w.launch_sync(wp, k, plan["sync_repeats"]))
+    measure(r, "small_numpy", lambda: small_numpy(plan["sync_repeats"]))
     measure(r, "transfer", lambda: transfers(plan["transfer_bytes"], plan["transfer_repeats"]))
 
 
 def echo():
     runtime().stub.GetServerInfo(runtime_pb2.GetServerInfoRequest())
+
+
+def small_numpy(repeats: int) -> dict:
+    """numpy() of a 1-element array (a submit and a download), in us."""
+    x = wp.zeros(1, dtype=float, device="cpu")
+    return {"us": median_s(x.numpy, repeats, warmup=3) * 1e6}
 
 
 def graph_replay(launches: int, replays: int, repeats: int) -> dict:
@@ -93,13 +102,17 @@ def graph_replay(launches: int, replays: int, repeats: int) -> dict:
         for _ in range(launches):
             wp.launch(k.tiny, dim=1, inputs=[x], device="cpu")
 
+    runs = 0
+
     def run():
+        nonlocal runs
         for _ in range(replays):
             wp.capture_launch(capture.graph)
         wp.synchronize()
+        runs += 1
 
     t = median_s(run, repeats)
-    w.check(x.numpy()[:1], [float(launches * replays * (repeats + 1))], "graph replay", rel=0)
+    w.check(x.numpy()[:1], [float(launches * replays * runs)], "graph replay", rel=0)
     return {"us_per_launch": t / (launches * replays) * 1e6}
 
 
@@ -124,9 +137,9 @@ def transfers(nbytes: int, repeats: int) -> dict:
             "memcpy_gbs": gb / t_copy}
 
 
-def saxpy_module() -> ir_pb2.Module:
-    """The IR module the client sends for saxpy alone (it calls no functions)."""
-    ir, _ = k.saxpy.build()
+def single_kernel_module(kernel) -> ir_pb2.Module:
+    """The IR module the client sends for `kernel` alone (it calls no functions)."""
+    ir, _ = kernel.build()
     m = ir_pb2.Module(name="bench")
     m.functions.append(ir)
     return m
@@ -152,10 +165,10 @@ def load(session: str, module: ir_pb2.Module):
     return (time.perf_counter() - t0) * 1e3, resp
 
 
-def cold_load_modules(trials: int) -> dict:
-    """LoadModule RPCs of new variants of saxpy's module: the compile without the
-    client's translation; variant 0 is what the disk-hit runs load later."""
-    base = saxpy_module()
+def cold_load_modules(kernel, trials: int) -> dict:
+    """LoadModule RPCs of new variants of `kernel`'s module: the compile without the
+    client's translation (saxpy's variant 0 is what the disk-hit runs load later)."""
+    base = single_kernel_module(kernel)
     client, server = [], []
     for key in range(trials):
         ms, resp = load(runtime().session, module_variant(base, key))
@@ -169,7 +182,7 @@ def cold_load_modules(trials: int) -> dict:
 def memory_hits(repeats: int) -> dict:
     """LoadModule of saxpy's module (variant 0) by another session: memory-cache hits."""
     rt = runtime()
-    module = module_variant(saxpy_module(), 0)
+    module = module_variant(single_kernel_module(k.saxpy), 0)
     times = []
     for _ in range(repeats):
         sess = rt.stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="bench-hit")).session
@@ -182,7 +195,7 @@ def memory_hits(repeats: int) -> dict:
 
 
 def disk_hit(plan) -> dict:
-    ms, resp = load(runtime().session, module_variant(saxpy_module(), 0))
+    ms, resp = load(runtime().session, module_variant(single_kernel_module(k.saxpy), 0))
     if not resp.cache_hit:
         raise AssertionError("the module compiled by the previous daemon was not a disk-cache hit")
     return {"ms": ms, "server_compile_ms": resp.compile_ms}
