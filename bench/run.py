@@ -129,7 +129,7 @@ def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
                                capture_output=True, text=True)
     if probe is None or probe.returncode != 0:
         why = "no bench venv" if probe is None else "warp-lang not importable"
-        raw["skips"]["warp"] = f"Warp skipped: {why}"
+        raw["skips"]["warp"] = f"no Warp: {why}"
         log(f"Warp skipped: {why} ({py}); scripts/bench.sh installs warp-lang in .venv-bench")
         return
     meta["warp"] = probe.stdout.strip()
@@ -139,7 +139,7 @@ def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
     out = tmp / "warp.json"
     raw["warp"] = run_side(peer + [str(out)], out, env)
     if "error" in raw["warp"] and len(raw["warp"]) == 1:
-        raw["skips"]["warp"] = f"Warp failed: {raw['warp']['error']}"
+        raw["skips"]["warp"] = f"no Warp: failed: {raw['warp']['error']}"
         raw["warp"] = None
         return
     raw["warp_cold"] = [raw["warp"].get("cold_compile", {"error": "not measured"})]
