@@ -1,0 +1,172 @@
+"""The issue's rows and targets (issue 10), from the raw measurements.
+
+``build(raw, plan)`` turns what the sides measured (warpd over the Unix
+socket and over TCP, the disk-hit runs, Warp, the native loops; see run.py)
+into report.Rows. Each row names what its reference is and how its ratio is
+taken; the ratio is oriented so that the target reads as in the issue.
+"""
+
+import statistics
+
+from report import Row, Target
+
+
+class _Failed(Exception):
+    pass
+
+
+def _get(side, key, field):
+    """side[key][field]; None when the side was skipped; _Failed when it failed."""
+    if side is None:
+        return None
+    entry = side.get(key)
+    if entry is None:
+        raise _Failed(f"{key} not measured")
+    if "error" in entry:
+        raise _Failed(entry["error"])
+    return entry[field]
+
+
+class _Builder:
+    def __init__(self, raw):
+        self.raw = raw
+        self.rows = []
+
+    def add(self, name, unit, value, ref=None, ref_name="", ratio=None, target=None, note="", skip=""):
+        """value and ref are thunks (they may raise _Failed); ratio is
+        (name, fn(value, ref)) or None."""
+        row = Row(name=name, unit=unit, ref_name=ref_name, target=target)
+        try:
+            row.value = value()
+            row.ref = ref() if ref else None
+            if row.ref is None:
+                row.skip = skip
+            if ratio and row.value is not None and row.ref is not None:
+                row.ratio_name = ratio[0]
+                row.ratio = ratio[1](row.value, row.ref)
+            row.note = note() if callable(note) else note
+        except _Failed as e:
+            row.error = str(e)
+        self.rows.append(row.judge())
+
+
+def _pow2(n: int) -> str:
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+
+
+def build(raw: dict, plan: dict) -> list[Row]:
+    b = _Builder(raw)
+    wd, rem, warp, nat = raw["warpd"], raw.get("warpd_remote"), raw.get("warp"), raw.get("native")
+    no_warp, no_native = raw["skips"].get("warp", ""), raw["skips"].get("native", "")
+    faster = ("ref/warpd", lambda v, r: r / v)     # times: > 1 means warpd is faster
+    slower = ("warpd/ref", lambda v, r: v / r)
+
+    for n in plan["sizes"]:
+        for kern in ("saxpy", "vec3"):
+            key = f"{kern}_{n}"
+            b.add(f"{kern} {_pow2(n)}, launch + sync", "ms", lambda: _get(wd, key, "ms"),
+                  lambda: _get(nat, key, "ms"), "native", ("native/warpd", faster[1]),
+                  Target("ratio", ">=", 0.8), skip=no_native)
+            b.add(f"{kern} {_pow2(n)} vs Warp", "ms", lambda: _get(wd, key, "ms"),
+                  lambda: _get(warp, key, "ms"), "Warp", ("Warp/warpd", faster[1]), skip=no_warp)
+
+    sc = f"sincos {_pow2(plan['sincos_threads'])} x {plan['sincos_iters']}"
+    b.add(f"{sc} vs Warp", "ms", lambda: _get(wd, "sincos", "ms"), lambda: _get(warp, "sincos", "ms"),
+          "Warp", ("Warp/warpd", faster[1]), Target("ratio", ">=", 3), skip=no_warp)
+    b.add(f"{sc} vs native vector math", "ms", lambda: _get(wd, "sincos", "ms"),
+          lambda: _get(nat, "sincos_simd", "ms"), "native libmvec", ("native/warpd", faster[1]),
+          Target("ratio", ">=", 0.8), skip=no_native)
+    b.add(f"{sc} vs native scalar libm", "ms", lambda: _get(wd, "sincos", "ms"),
+          lambda: _get(nat, "sincos_scalar", "ms"), "native libm", ("native/warpd", faster[1]),
+          skip=no_native)
+
+    up = ("warpd/ref", lambda v, r: v / r)       # rates: > 1 means warpd is faster
+    b.add(f"queued dim=1 launches ({plan['launches']} + 1 sync)", "/s",
+          lambda: _get(wd, "queued_launches", "per_s"), lambda: _get(warp, "queued_launches", "per_s"),
+          "Warp", ("warpd/Warp", up[1]), Target("value", ">=", 400_000), skip=no_warp)
+    b.add(f"wp.Launch re-launches ({plan['launches']} + 1 sync)", "/s",
+          lambda: _get(wd, "recorded_launches", "per_s"),
+          lambda: _get(warp, "recorded_launches", "per_s"), "Warp", ("warpd/Warp", up[1]),
+          Target("value", ">=", 1_000_000), skip=no_warp)
+    b.add(f"graph replay ({plan['graph_launches']} captured launches)", "us/launch",
+          lambda: _get(wd, "graph_replay", "us_per_launch"),
+          lambda: _get(wd, "queued_launches", "us_per_launch"), "queued launch", ("warpd/ref", slower[1]),
+          Target("value", "<=", 2),
+          note="Warp captures graphs on CUDA only; the reference is warpd's own queued launch")
+
+    b.add("local launch + sync (Unix socket)", "us", lambda: _get(wd, "launch_sync", "us"),
+          lambda: _get(warp, "launch_sync", "us"), "Warp, in process", ("warpd/Warp", slower[1]),
+          Target("value", "<=", 25), skip=no_warp,
+          note=lambda: f"bare GetServerInfo round trip on the same channel: "
+                       f"{_get(wd, 'echo', 'us'):.1f} us")
+    b.add("local numpy() of a 1-element array", "us", lambda: _get(wd, "small_numpy", "us"),
+          lambda: _get(wd, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]))
+    b.add("remote launch + sync (TCP) vs echo", "us", lambda: _get(rem, "launch_sync", "us"),
+          lambda: _get(rem, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]),
+          Target("ratio", "<=", 1.2), skip="no TCP run")
+
+    mb = plan["transfer_bytes"] / 2**20
+    for where, side, target in (("local", wd, Target("ratio", ">=", 0.8)),
+                                ("remote", rem, Target("value", ">=", 1.5))):
+        for what, field in (("upload wp.array(numpy)", "upload_gbs"), ("numpy()", "download_gbs")):
+            b.add(f"{where} {what}, {mb:.0f} MiB", "GB/s", lambda: _get(side, "transfer", field),
+                  lambda: _get(side, "transfer", "memcpy_gbs"), "np.copyto", ("warpd/memcpy", up[1]),
+                  target)
+
+    b.add("cold compile: saxpy, first module of the process", "ms",
+          lambda: _get(wd, "cold_compile", "ms"), lambda: _warp_cold(raw), "Warp, fresh cache",
+          ("warpd/Warp", slower[1]), Target("ratio", "<=", 0.5), skip=no_warp,
+          note=lambda: _cold_note(raw))
+    b.add("cold compile: saxpy again as its own module", "ms",
+          lambda: _get(wd, "cold_compile_again", "ms"), lambda: _get(warp, "cold_compile_again", "ms"),
+          "Warp, fresh cache", ("warpd/Warp", slower[1]), Target("ratio", "<=", 0.5), skip=no_warp,
+          note="first launch + sync of a second module in the same process (Warp's compiler "
+               "already loaded; warpd's daemon always is)")
+    b.add("cold LoadModule RPC: transform kernel", "ms", lambda: _get(wd, "cold_load_module_xform", "ms"),
+          lambda: _get(wd, "cold_load_module", "ms"), "saxpy", ("warpd/ref", slower[1]),
+          note=lambda: "a new module's compile alone (no client translation), also mat.h, quat.h, "
+                       f"transform.h; server compile_ms "
+                       f"{_get(wd, 'cold_load_module_xform', 'server_compile_ms'):.1f}")
+    b.add("disk-cache hit (daemon restarted)", "ms", lambda: _disk_hit(raw),
+          lambda: _get(wd, "cold_load_module", "ms"), "cold LoadModule", ("warpd/ref", slower[1]),
+          Target("value", "<=", 10),
+          note="client-side LoadModule RPC after a restart on the same cache, median of "
+               f"{len(raw.get('warpd_disk_hit', []))} restarts")
+    b.add("memory-cache hit (another session)", "ms", lambda: _get(wd, "memory_hit", "ms"),
+          lambda: _get(wd, "echo", "us") / 1e3, "GetServerInfo echo", ("warpd/echo", slower[1]),
+          Target("value", "<=", 0.2),
+          note="client-side LoadModule RPC, so it includes one round trip (the echo); the target "
+               "is server-side, judged here on the client-side figure")
+    return b.rows
+
+
+def _warp_cold(raw):
+    runs = raw.get("warp_cold")
+    if runs is None:
+        return None
+    ok = [r["ms"] for r in runs if "error" not in r]
+    if not ok:
+        raise _Failed(runs[0]["error"] if runs else "no Warp cold-compile run")
+    return statistics.median(ok)
+
+
+def _disk_hit(raw):
+    runs = raw.get("warpd_disk_hit", [])
+    ok = [r["ms"] for r in runs if "error" not in r]
+    if not ok:
+        raise _Failed(runs[0]["error"] if runs else "not measured")
+    return statistics.median(ok)
+
+
+def _cold_note(raw):
+    wd = raw["warpd"]
+    text = "first launch + sync of saxpy with a fresh kernel cache, arrays made beforehand"
+    runs = raw.get("warp_cold")
+    if runs:
+        text += f"; Warp: median of {len(runs)} fresh processes"
+    try:
+        text += (f"; warpd LoadModule RPC of a new module alone: {_get(wd, 'cold_load_module', 'ms'):.1f} ms "
+                 f"(server compile_ms {_get(wd, 'cold_load_module', 'server_compile_ms'):.1f})")
+    except _Failed:
+        pass
+    return text

@@ -1,0 +1,139 @@
+"""Measurements written once against the Warp API, run by warpd and by Warp.
+
+Each function takes the package as ``wp`` (warpd or warp), the kernels
+module (bench/kernels.py, imported for that package) and the plan (sizes and
+repeats from bench/run.py), and returns plain numbers for JSON. Results are
+checked where it is cheap, so that a row never reports a kernel that did
+not compute.
+"""
+
+import numpy as np
+
+from timing import median_s, once_s
+
+_EXPECT_TOL = 1e-4
+
+
+def sincos_reference(x: np.ndarray, iters: int) -> np.ndarray:
+    v = x.astype(np.float32).copy()
+    for _ in range(iters):
+        v = np.sin(v) * np.float32(0.5) + np.cos(v) * np.float32(0.25)
+    return v
+
+
+def cold_first_launch(wp, kernel) -> dict:
+    """The first launch + synchronize of `kernel` (saxpy's signature) in this
+    process (its module translated, compiled and loaded then), in ms; arrays
+    made beforehand."""
+    x = wp.array(np.ones(1024, dtype=np.float32), dtype=float, device="cpu")
+    y = wp.zeros(1024, dtype=float, device="cpu")
+    wp.synchronize()
+
+    def first():
+        wp.launch(kernel, dim=1024, inputs=[x, y, 2.0], device="cpu")
+        wp.synchronize()
+
+    return {"ms": once_s(first) * 1e3}
+
+
+def saxpy(wp, k, n: int, repeats: int) -> dict:
+    xs = np.random.default_rng(1).random(n, dtype=np.float32)
+    x = wp.array(xs, dtype=float, device="cpu")
+    y = wp.zeros(n, dtype=float, device="cpu")
+    calls = 0
+
+    def run():
+        nonlocal calls
+        wp.launch(k.saxpy, dim=n, inputs=[x, y, 2.0], device="cpu")
+        wp.synchronize()
+        calls += 1
+
+    t = median_s(run, repeats)
+    got = y.numpy()
+    check(got[[0, n // 2, n - 1]], 2.0 * calls * xs[[0, n // 2, n - 1]], "saxpy", rel=1e-4)
+    return {"ms": t * 1e3}
+
+
+def vec3(wp, k, n: int, repeats: int) -> dict:
+    rng = np.random.default_rng(2)
+    an = rng.random((n, 3), dtype=np.float32)
+    bn = rng.random((n, 3), dtype=np.float32)
+    a = wp.array(an, dtype=wp.vec3, device="cpu")
+    b = wp.array(bn, dtype=wp.vec3, device="cpu")
+    c = wp.zeros(n, dtype=float, device="cpu")
+
+    def run():
+        wp.launch(k.vec3, dim=n, inputs=[a, b, c], device="cpu")
+        wp.synchronize()
+
+    t = median_s(run, repeats)
+    idx = [0, n // 2, n - 1]
+    want = (an[idx] * bn[idx]).sum(axis=1) + np.linalg.norm(an[idx], axis=1)
+    check(c.numpy()[idx], want, "vec3", rel=1e-5)
+    return {"ms": t * 1e3}
+
+
+def sincos(wp, k, n: int, iters: int, repeats: int) -> dict:
+    x0 = np.random.default_rng(3).random(n, dtype=np.float32)
+    x = wp.array(x0, dtype=float, device="cpu")
+
+    def run():
+        wp.launch(k.sincos, dim=n, inputs=[x, iters], device="cpu")
+        wp.synchronize()
+
+    run()  # the checked launch (and the warm-up)
+    check(x.numpy()[:64], sincos_reference(x0[:64], iters), "sincos", rel=1e-4)
+    return {"ms": median_s(run, repeats, warmup=0) * 1e3}
+
+
+def queued_launches(wp, k, count: int, repeats: int) -> dict:
+    """dim=1 launches per second: `count` launches, then one synchronize."""
+    x = wp.zeros(1, dtype=float, device="cpu")
+    runs = 0
+
+    def run():
+        nonlocal runs
+        for _ in range(count):
+            wp.launch(k.tiny, dim=1, inputs=[x], device="cpu")
+        wp.synchronize()
+        runs += 1
+
+    t = median_s(run, repeats)
+    check(x.numpy()[:1], [float(count * runs)], "queued launches", rel=0)
+    return {"per_s": count / t, "us_per_launch": t / count * 1e6}
+
+
+def recorded_launches(wp, k, count: int, repeats: int) -> dict:
+    """wp.Launch re-launches per second: cmd.launch() `count` times, then one synchronize."""
+    x = wp.zeros(1, dtype=float, device="cpu")
+    cmd = wp.launch(k.tiny, dim=1, inputs=[x], device="cpu", record_cmd=True)
+    runs = 0
+
+    def run():
+        nonlocal runs
+        for _ in range(count):
+            cmd.launch()
+        wp.synchronize()
+        runs += 1
+
+    t = median_s(run, repeats)
+    check(x.numpy()[:1], [float(count * runs)], "recorded launches", rel=0)
+    return {"per_s": count / t, "us_per_launch": t / count * 1e6}
+
+
+def launch_sync(wp, k, repeats: int) -> dict:
+    """One dim=1 launch + synchronize, in us."""
+    x = wp.zeros(1, dtype=float, device="cpu")
+
+    def run():
+        wp.launch(k.tiny, dim=1, inputs=[x], device="cpu")
+        wp.synchronize()
+
+    return {"us": median_s(run, repeats, warmup=3) * 1e6}
+
+
+def check(got, want, what: str, rel: float):
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if not np.allclose(got, want, rtol=rel, atol=_EXPECT_TOL if rel else 0):
+        raise AssertionError(f"{what}: wrong result {got.tolist()}, expected {want.tolist()}")
