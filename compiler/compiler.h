@@ -83,7 +83,8 @@ class Compiler {
   // whose message lists diagnostics as "file:line:col: error: ...".
   // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
   // CUDA devices exist (the CUDA source is verified with --verify-cuda).
-  // Blocks the calling thread until the result is ready.
+  // Blocks the calling thread until the result is ready (so never call it
+  // from a CompileCallback: that runs on a compile thread).
   absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target);
 
   // Compile without waiting. Sema, lowering and codegen (and user errors)

@@ -140,6 +140,9 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
         v1::LoadModuleResponse resp;
         absl::Status status = FinishLoadModule(state, *tenant, *session, std::move(compiled), &resp);
         if (status.ok()) status = SerializeMessage(resp, out);
+        // Let go of the session before the call ends: once the last call
+        // has ended the daemon may be tearing sessions down.
+        session.reset();
         std::move(finish)(status);
       });
 }
