@@ -4,9 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "compiler/backend/compile_pool.h"
 #include "compiler/backend/cpu_jit.h"
 #include "compiler/cache/module_cache.h"
+#include "compiler/compile_queue.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
@@ -72,6 +74,17 @@ struct Compiler::Impl {
   ModuleCache<CompiledModule> cache{""};
   std::string headers_digest;
   bool verify_cuda = false;
+  // Last, so it is destroyed first: its jobs use everything above.
+  std::unique_ptr<CompileQueue> queue;
+};
+
+// One compile request, shared by its cache creation and its callback.
+struct Compiler::Request {
+  std::shared_ptr<ir::Module> module;
+  std::chrono::steady_clock::time_point t0;
+  Generated generated;
+  std::string key;
+  bool disk_hit = false;  // written by Build, read after it
 };
 
 Compiler::Compiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -100,6 +113,7 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
     impl->pool = *std::move(pool);
   }
   impl->verify_cuda = options.verify_cuda;
+  impl->queue = std::make_unique<CompileQueue>(options.compile_workers);
 #if !WARPD_WITH_CUDA
   if (options.verify_cuda)
     return absl::FailedPreconditionError("verify_cuda needs a build with WARPD_WITH_CUDA");
@@ -122,76 +136,108 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
 }
 
 absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target target) {
+  absl::Notification ready;
+  absl::StatusOr<CompileResult> out = absl::UnknownError("unset");
+  // The caller's module, not owned: this waits until the compile is done.
+  CompileAsync(std::shared_ptr<ir::Module>(std::shared_ptr<ir::Module>(), &module), target,
+               [&](absl::StatusOr<CompileResult> result) {
+                 out = std::move(result);
+                 ready.Notify();
+               });
+  ready.WaitForNotification();
+  return out;
+}
+
+void Compiler::CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done) {
   switch (target) {
     case Target::kCpu:
-      return CompileCpu(module);
+      return CompileCpu(std::move(module), std::move(done));
     case Target::kCuda:
       break;
   }
-  return absl::UnimplementedError("compiling modules for CUDA devices is not supported yet");
+  std::move(done)(absl::UnimplementedError("compiling modules for CUDA devices is not supported yet"));
 }
 
-absl::StatusOr<CompileResult> Compiler::CompileCpu(ir::Module& module) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto generated = Generate(module);
-  if (!generated.ok()) return generated.status();
-  const std::string* source = &generated->source;
+void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done) {
+  auto request = std::make_shared<Request>();
+  request->t0 = std::chrono::steady_clock::now();
+  request->module = std::move(module);
+  auto generated = Generate(*request->module);
+  if (!generated.ok()) return std::move(done)(generated.status());
+  request->generated = *std::move(generated);
+  const std::string& source = request->generated.source;
   // What print calls print is client text that the source does not hold:
   // part of the key, so modules share an entry only when they print alike
   // (no session ever formats its output with another session's text).
-  const std::shared_ptr<const abi::PrintTable>& prints = generated->prints;
-  std::vector<std::string_view> key_parts = {kCompilerAbi, *source, impl_->jit->TargetDescription(),
+  const abi::PrintTable& prints = *request->generated.prints;
+  std::vector<std::string_view> key_parts = {kCompilerAbi, source, impl_->jit->TargetDescription(),
                                              CpuJit::OptionsDescription(), impl_->headers_digest};
-  const std::string print_key = prints->sites.empty() ? "" : tir::PrintTableKey(*prints);
+  const std::string print_key = prints.sites.empty() ? "" : tir::PrintTableKey(prints);
   if (!print_key.empty()) key_parts.push_back(print_key);
-  const std::string key = CacheKey(key_parts);
-  bool disk_hit = false;
+  request->key = CacheKey(key_parts);
+  // One creation per key at a time (the cache's single flight), and it waits
+  // on a compile thread; requests that join it only leave a callback.
+  impl_->cache.GetOrCreateAsync(
+      request->key,
+      [this, request](ModuleCache<CompiledModule>::Completion completion) {
+        impl_->queue->Schedule([this, request, completion = std::move(completion)]() mutable {
+          std::move(completion).Finish(Build(*request));
+        });
+      },
+      [request, done = std::move(done)](absl::StatusOr<std::shared_ptr<const CompiledModule>> compiled,
+                                        bool memory_hit) mutable {
+        if (!compiled.ok()) return std::move(done)(compiled.status());
+        CompileResult result;
+        result.module = *std::move(compiled);
+        // disk_hit was written by Build, on this thread, for the request
+        // that created the entry; false for the others.
+        result.cache_hit = memory_hit || request->disk_hit;
+        result.compile_ms = MsSince(request->t0);
+        std::move(done)(std::move(result));
+      });
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& request) {
+  const ir::Module& module = *request.module;
+  const std::string& key = request.key;
+  const std::string& source = request.generated.source;
+  const std::shared_ptr<const abi::PrintTable>& prints = request.generated.prints;
   // The translation unit's name (a file name inside the compilers) comes
   // from the key, never from the client's module name.
   const std::string unit_name = "module_" + key.substr(0, 16);
-  auto create = [&]() -> absl::StatusOr<std::shared_ptr<const CompiledModule>> {
-    const std::string dir = impl_->cache.dir();
-    std::optional<std::string> object = DiskCache::Read(dir, key, kObjectExt);
-    disk_hit = object.has_value();
-    if (!object) {
+  const std::string dir = impl_->cache.dir();
+  std::optional<std::string> object = DiskCache::Read(dir, key, kObjectExt);
+  request.disk_hit = object.has_value();
+  if (!object) {
 #if WARPD_WITH_CUDA
-      if (impl_->verify_cuda) {
-        auto nvrtc = Nvrtc::Load();
-        if (!nvrtc.ok()) return nvrtc.status();
-        auto ptx = (*nvrtc)->CompileToPtx(*source, unit_name + ".cu", kVerifyArch);
-        if (!ptx.ok()) return ptx.status();
-        if (auto st = VerifyPtx(*ptx, kVerifyArch); !st.ok()) return st;
-      }
+    if (impl_->verify_cuda) {
+      auto nvrtc = Nvrtc::Load();
+      if (!nvrtc.ok()) return nvrtc.status();
+      auto ptx = (*nvrtc)->CompileToPtx(source, unit_name + ".cu", kVerifyArch);
+      if (!ptx.ok()) return ptx.status();
+      if (auto st = VerifyPtx(*ptx, kVerifyArch); !st.ok()) return st;
+    }
 #endif
-      auto compiled = impl_->pool ? impl_->pool->Compile(impl_->jit->target(), *source, unit_name, Describe(module))
-                                  : impl_->jit->CompileToObject(*source, unit_name);
-      if (!compiled.ok()) return compiled.status();
-      object = *std::move(compiled);
-      // A cache that cannot be written only costs time later.
-      (void)DiskCache::Write(dir, key, kObjectExt, *object);
-    }
-    auto code = impl_->jit->Load(*object, key.substr(0, 16));
-    if (!code.ok()) return code.status();
-    std::vector<CompiledKernel> kernels;
-    for (const auto& f : module.functions) {
-      if (f.kind != ir::FunctionKind::kKernel) continue;
-      auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
-      if (!sym.ok()) return sym.status();
-      CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};
-      for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
-      kernels.push_back(std::move(kernel));
-    }
-    return std::shared_ptr<const CompiledModule>(
-        std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types, prints));
-  };
-  bool memory_hit = false;
-  auto compiled = impl_->cache.GetOrCreate(key, create, &memory_hit);
-  if (!compiled.ok()) return compiled.status();
-  CompileResult result;
-  result.module = *std::move(compiled);
-  result.cache_hit = memory_hit || disk_hit;
-  result.compile_ms = MsSince(t0);
-  return result;
+    auto compiled = impl_->pool ? impl_->pool->Compile(impl_->jit->target(), source, unit_name, Describe(module))
+                                : impl_->jit->CompileToObject(source, unit_name);
+    if (!compiled.ok()) return compiled.status();
+    object = *std::move(compiled);
+    // A cache that cannot be written only costs time later.
+    (void)DiskCache::Write(dir, key, kObjectExt, *object);
+  }
+  auto code = impl_->jit->Load(*object, key.substr(0, 16));
+  if (!code.ok()) return code.status();
+  std::vector<CompiledKernel> kernels;
+  for (const auto& f : module.functions) {
+    if (f.kind != ir::FunctionKind::kKernel) continue;
+    auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
+    if (!sym.ok()) return sym.status();
+    CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};
+    for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
+    kernels.push_back(std::move(kernel));
+  }
+  return std::shared_ptr<const CompiledModule>(
+      std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types, prints));
 }
 
 const HostCpu& Compiler::host_cpu() const { return impl_->host; }

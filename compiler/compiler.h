@@ -8,8 +8,9 @@
 // launches hold a shared_ptr while they run, so a module stays loaded until
 // its last user drops it. Every CompiledModule must be released before the
 // Compiler that made it.
-// Thread-safe: Compile() may be called from any number of threads; identical
-// concurrent compiles are done once.
+// Thread-safe: Compile() and CompileAsync() may be called from any number of
+// threads; identical concurrent compiles are done once (the module cache's
+// single flight: one compile, whatever the number of requests).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
@@ -38,6 +40,9 @@ struct CompileResult {
   double compile_ms = 0.0;    // wall time of this call's compile work
 };
 
+// Receives a compile's result; runs once (see Compiler::CompileAsync).
+using CompileCallback = absl::AnyInvocable<void(absl::StatusOr<CompileResult> result) &&>;
+
 }  // namespace warpd::compiler
 
 namespace warpd::ir {
@@ -57,6 +62,8 @@ class Compiler {
     // The compile worker binary (warpd-compile-worker). Empty: clang runs in
     // this process (unit tests and tools; the daemon always uses workers).
     std::string compile_worker;
+    // Compile worker processes, and the threads that wait on them (the
+    // same number, also when clang runs in this process).
     int compile_workers = 2;
     absl::Duration compile_timeout = absl::Seconds(60);
     uint64_t compile_memory_bytes = uint64_t{4} << 30;
@@ -76,7 +83,20 @@ class Compiler {
   // whose message lists diagnostics as "file:line:col: error: ...".
   // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
   // CUDA devices exist (the CUDA source is verified with --verify-cuda).
+  // Blocks the calling thread until the result is ready (so never call it
+  // from a CompileCallback: that runs on a compile thread).
   absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target);
+
+  // Compile without waiting. Sema, lowering and codegen (and user errors)
+  // happen on the calling thread; what may wait (a compile worker, clang,
+  // the JIT, or another request's compile of the same module) happens on
+  // the compiler's compile threads, so the caller's thread is never held.
+  // `done` runs exactly once: before CompileAsync returns for errors found
+  // before compiling and for memory-cache hits, else on a compile thread
+  // when the compile this request needs (its own, or an identical one
+  // already in flight) has ended. `done` must not block: compile threads are
+  // few. The compiler keeps `module` until then.
+  void CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done);
 
   // The front and middle of the pipeline, for Compile, tests and tools:
   // sema (annotating `module` in place), lowering to TIR, codegen. The C++
@@ -102,7 +122,10 @@ class Compiler {
  private:
   struct Impl;
   explicit Compiler(std::unique_ptr<Impl> impl);
-  absl::StatusOr<CompileResult> CompileCpu(ir::Module& module);
+  struct Request;
+  void CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done);
+  // The cache miss path: disk cache, compile, JIT. Blocks; on a compile thread.
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> Build(Request& request);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/sema/sema.h"
@@ -468,15 +470,68 @@ TEST(CompilerTest, CacheKeysDependOnTheCpuTarget) {
 TEST(CompilerTest, ConcurrentIdenticalCompilesShareOneModule) {
   auto c = MakeCompiler();
   std::vector<std::shared_ptr<const CompiledModule>> got(4);
+  std::atomic<int> compiled{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       auto r = Compile(*c, ScaleModule());
       ASSERT_TRUE(r.ok()) << r.status();
       got[t] = r->module;
+      compiled += !r->cache_hit;
     });
   for (auto& t : threads) t.join();
   for (int t = 1; t < 4; ++t) EXPECT_EQ(got[t].get(), got[0].get());
+  EXPECT_EQ(compiled.load(), 1);
+}
+
+// Many requests for one new module at once: one compile, on a compile
+// thread; the callers' threads only hand the work over and return.
+TEST(CompilerTest, CompileAsyncCompilesOnceOffTheCallersThread) {
+  auto c = MakeCompiler();
+  constexpr int kRequests = 16;
+  struct Got {
+    absl::StatusOr<CompileResult> result = absl::UnknownError("no result");
+    std::thread::id thread;
+  };
+  std::vector<Got> got(kRequests);
+  absl::Mutex mu;
+  int answered = 0;
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int i = 0; i < kRequests; ++i) {
+    auto m = ir::ModuleFromProto(ScaleModule());
+    ASSERT_TRUE(m.ok()) << m.status();
+    c->CompileAsync(std::shared_ptr<ir::Module>(*std::move(m)), Target::kCpu,
+                    [&, i](absl::StatusOr<CompileResult> r) {
+                      absl::MutexLock lock(&mu);
+                      got[i] = {std::move(r), std::this_thread::get_id()};
+                      ++answered;
+                    });
+  }
+  {
+    absl::MutexLock lock(&mu);
+    auto all = [&] { return answered == kRequests; };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all), absl::Seconds(120)));
+  }
+  int compiled = 0;
+  for (const Got& g : got) {
+    ASSERT_TRUE(g.result.ok()) << g.result.status();
+    EXPECT_EQ(g.result->module.get(), got[0].result->module.get());
+    if (!g.result->cache_hit) {
+      ++compiled;
+      EXPECT_NE(g.thread, caller) << "the compile ran on the caller's thread";
+    }
+  }
+  EXPECT_EQ(compiled, 1);
+  // Results come the same way for a user error: at once, on the caller.
+  auto m = ir::ModuleFromProto(
+      ModuleOf({Kernel("k", {}, {Assign(Name("x", 12), Bin(v1::BINOP_ADD, Float(1.0, 12), Int(2, 12), 12), 12)})}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  bool errored = false;
+  c->CompileAsync(std::shared_ptr<ir::Module>(*std::move(m)), Target::kCpu, [&](absl::StatusOr<CompileResult> r) {
+    errored = true;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  });
+  EXPECT_TRUE(errored);
 }
 
 }  // namespace

@@ -133,7 +133,8 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
       sessions_(&stream_executor_, runtime::SegmentPoolOptions{flags.max_array_bytes}, flags.max_sessions,
                 flags.session_grace),
       persistent_(flags.state_dir, PersistentStore::Limits{}),
-      // RPC work that may block (compiles, synchronizes, transfers).
+      // RPC work that may block briefly (allocation, a module's front half;
+      // compiles wait on the compiler's compile threads).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {
   spdlog::info("CPU array memory limit: {:.1f} GiB ({}; --max-memory)",
                static_cast<double>(memory_->limit()) / (1 << 30),

@@ -2,7 +2,8 @@
 //
 // Owns, in construction order: the daemon-wide memory account, the devices, the compiler,
 // the executor that runs command streams (fairly between tenants), the sessions, and the pool that runs
-// RPC work which may block (compiles, synchronizes). Destruction runs in
+// RPC work which may block briefly (allocation, reading and checking a module;
+// compiles themselves wait on the compiler's own threads). Destruction runs in
 // reverse, so RPC work finishes first, then sessions close (streams cancel
 // and drain), then streams' executor stops; modules are released before the
 // compiler and devices outlive everything that runs on them.

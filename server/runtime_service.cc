@@ -1,9 +1,11 @@
 #include "server/runtime_service.h"
 
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -70,22 +72,10 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   return absl::OkStatus();
 }
 
-absl::Status DoLoadModule(DaemonState* state, const Tenant& tenant, LoadModuleInput req,
-                          v1::LoadModuleResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session, tenant));
-  for (const std::string& name : req.devices) {
-    WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
-    if (device->target() != compiler::Target::kCpu) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("compiling for device '", name, "' is not supported yet"));
-    }
-  }
-  if (state->compiler() == nullptr) {
-    return absl::UnavailableError("this server has no kernel compiler");
-  }
-  std::unique_ptr<ir::Module>& module = req.module;
+// Fills the response for a compiled module and adds it to the session.
+absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session& session,
+                              absl::StatusOr<compiler::CompileResult> compiled, v1::LoadModuleResponse* resp) {
   const metrics::TenantMetrics m = state->metrics().ForTenant(tenant.name());
-  absl::StatusOr<compiler::CompileResult> compiled = state->compiler()->Compile(*module, compiler::Target::kCpu);
   if (!compiled.ok()) {
     m.compiles_failed.Increment();
     return compiled.status();
@@ -98,7 +88,7 @@ absl::Status DoLoadModule(DaemonState* state, const Tenant& tenant, LoadModuleIn
     m.compiles_ok.Increment();
     m.compile_seconds.Observe(result.compile_ms / 1000.0);
   }
-  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddModule(result.module));
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddModule(result.module));
   resp->set_module(handle);
   resp->set_cache_key(result.module->cache_key());
   resp->set_cache_hit(result.cache_hit);
@@ -120,6 +110,41 @@ absl::Status DoLoadModule(DaemonState* state, const Tenant& tenant, LoadModuleIn
                 result.module->kernels().size(), result.module->cache_key(),
                 result.cache_hit ? "cache hit" : "compiled", result.compile_ms);
   return absl::OkStatus();
+}
+
+// Checks the request and hands the module to the compiler, which calls
+// `finish` exactly once with the serialized response in *out or an error
+// (now, or from a compile thread: nothing here waits for a compile).
+void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadModuleInput req, grpc::ByteBuffer* out,
+                     absl::AnyInvocable<void(absl::Status) &&> finish) {
+  absl::StatusOr<std::shared_ptr<Session>> session = state->sessions().Get(req.session, *tenant);
+  absl::Status checked = [&]() -> absl::Status {
+    if (!session.ok()) return session.status();
+    for (const std::string& name : req.devices) {
+      WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
+      if (device->target() != compiler::Target::kCpu) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("compiling for device '", name, "' is not supported yet"));
+      }
+    }
+    if (state->compiler() == nullptr) {
+      return absl::UnavailableError("this server has no kernel compiler");
+    }
+    return absl::OkStatus();
+  }();
+  if (!checked.ok()) return std::move(finish)(checked);
+  state->compiler()->CompileAsync(
+      std::shared_ptr<ir::Module>(std::move(req.module)), compiler::Target::kCpu,
+      [state, tenant = std::move(tenant), session = *std::move(session), out,
+       finish = std::move(finish)](absl::StatusOr<compiler::CompileResult> compiled) mutable {
+        v1::LoadModuleResponse resp;
+        absl::Status status = FinishLoadModule(state, *tenant, *session, std::move(compiled), &resp);
+        if (status.ok()) status = SerializeMessage(resp, out);
+        // Let go of the session before the call ends: once the last call
+        // has ended the daemon may be tearing sessions down.
+        session.reset();
+        std::move(finish)(status);
+      });
 }
 
 // Validates and queues the batch; returns the stream it went to.
@@ -325,22 +350,24 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
     return reactor;
   }
   // At most the tenant's compile limit run at once; more wait in the
-  // tenant's queue, not on the RPC pool.
+  // tenant's queue, not on the RPC pool. The RPC pool reads and checks the
+  // request and generates code; the compile itself (and any wait for a
+  // compile worker or for the same module's compile in flight) happens on
+  // the compiler's compile threads, which finish the call.
   absl::Status queued = (*tenant)->StartCompile([this, reactor, in, out, tenant = *tenant]() mutable {
-    state_->rpc_pool().Schedule([this, reactor, in, out, tenant = std::move(tenant)] {
-      absl::Status status = [&]() -> absl::Status {
-        WARPD_ASSIGN_OR_RETURN(LoadModuleInput req,
-                               ReadLoadModuleRequest(*in, [this, &tenant](const std::string& session) {
-                                 return state_->sessions().Get(session, *tenant).status();
-                               }));
-        v1::LoadModuleResponse resp;
-        WARPD_RETURN_IF_ERROR(DoLoadModule(state_, *tenant, std::move(req), &resp));
-        return SerializeMessage(resp, out);
-      }();
-      tenant->CompileDone();
-      LogFailure("LoadModule", status);
-      state_->metrics().Rpc("LoadModule", status.code()).Increment();
-      reactor->Finish(ToGrpcStatus(status));
+    state_->rpc_pool().Schedule([this, reactor, in, out, tenant = std::move(tenant)]() mutable {
+      auto finish = [this, reactor, tenant](absl::Status status) {
+        tenant->CompileDone();
+        LogFailure("LoadModule", status);
+        state_->metrics().Rpc("LoadModule", status.code()).Increment();
+        reactor->Finish(ToGrpcStatus(status));
+      };
+      absl::StatusOr<LoadModuleInput> req =
+          ReadLoadModuleRequest(*in, [this, &tenant](const std::string& session) {
+            return state_->sessions().Get(session, *tenant).status();
+          });
+      if (!req.ok()) return finish(req.status());
+      StartLoadModule(state_, std::move(tenant), *std::move(req), out, std::move(finish));
     });
   });
   if (!queued.ok()) {

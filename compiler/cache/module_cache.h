@@ -7,27 +7,38 @@
 //           renamed, so readers never see a partial file and concurrent
 //           daemons sharing a directory are safe; see DiskCache for what
 //           makes an entry trusted.
-// GetOrCreate is single-flight: concurrent requests for one key wait for the
-// first one's result instead of compiling again. A failed compile is not
-// cached. The memory level keeps at most `capacity` entries, dropping the
-// least recently used finished one (its users keep it alive; only the cache
-// forgets it). Thread-safe.
+// The memory level is single-flight: while a key's value is being created,
+// every other request for the key joins that creation instead of creating
+// again. GetOrCreateAsync never waits: a request that joins registers a
+// callback, run when the creation ends (no thread is held meanwhile);
+// GetOrCreate is the blocking form. A failed creation is not cached (its
+// waiters get its error). The memory level keeps at most `capacity`
+// entries, dropping the least recently used finished one (its users keep it
+// alive; only the cache forgets it); entries being created are never
+// dropped, so their waiters and later requests still share one creation.
+// Thread-safe.
+//
+//   cache.GetOrCreateAsync(key,
+//       [](ModuleCache<M>::Completion c) { queue.Schedule([c = std::move(c)]() mutable {
+//         std::move(c).Finish(Build()); }); },
+//       [](absl::StatusOr<ModuleCache<M>::Value> v, bool hit) { ... });
 #pragma once
 
 #include <cstdint>
-#include <chrono>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 
 namespace warpd::compiler {
 
@@ -38,47 +49,104 @@ template <typename T>
 class ModuleCache {
  public:
   using Value = std::shared_ptr<const T>;
-  using Factory = std::function<absl::StatusOr<Value>()>;
+  using Result = absl::StatusOr<Value>;
+  using Factory = std::function<Result()>;
+  // Receives the value (or the creation's error) and whether it came from
+  // memory (false only for the request that created it).
+  using Done = absl::AnyInvocable<void(Result result, bool hit) &&>;
+
+  // What a creation hands its result to: Finish() stores a success in
+  // memory and runs the creator's and every waiter's Done, on the calling
+  // thread, outside the cache's lock. Move-only; a Completion destroyed
+  // unfinished finishes with ABORTED, so no waiter is left hanging.
+  class Completion {
+   public:
+    Completion(Completion&& other) noexcept
+        : cache_(std::exchange(other.cache_, nullptr)), key_(std::move(other.key_)), id_(other.id_),
+          done_(std::move(other.done_)) {}
+    Completion& operator=(Completion&&) = delete;
+    ~Completion() {
+      if (cache_ != nullptr) std::move(*this).Finish(absl::AbortedError("a module's creation was abandoned"));
+    }
+    void Finish(Result result) && {
+      ModuleCache* cache = std::exchange(cache_, nullptr);
+      cache->Complete(key_, id_, std::move(result), std::move(done_));
+    }
+
+   private:
+    friend class ModuleCache;
+    Completion(ModuleCache* cache, std::string key, uint64_t id, Done done)
+        : cache_(cache), key_(std::move(key)), id_(id), done_(std::move(done)) {}
+    ModuleCache* cache_;
+    std::string key_;
+    uint64_t id_;
+    Done done_;
+  };
+  // Starts creating a key's value: must (eventually, on any thread) call
+  // Finish on the Completion exactly once. Must not block the caller.
+  using AsyncFactory = absl::AnyInvocable<void(Completion completion) &&>;
 
   static constexpr size_t kDefaultCapacity = 512;
 
   explicit ModuleCache(std::string dir, size_t capacity = kDefaultCapacity)
       : dir_(std::move(dir)), capacity_(capacity < 1 ? 1 : capacity) {}
 
-  // The cached value for `key`, or the result of `create` (run once per key
-  // at a time). *hit is true when the value came from memory.
-  absl::StatusOr<Value> GetOrCreate(const std::string& key, const Factory& create, bool* hit) {
-    std::shared_future<absl::StatusOr<Value>> future;
-    std::promise<absl::StatusOr<Value>> promise;
-    bool owner = false;
+  // Runs done(value, true) now when `key` is in memory; registers done to
+  // run when the key's creation in flight ends; or else calls create (on
+  // this thread), whose Completion then runs done(value, false) and every
+  // waiter's done. Never waits. The cache must outlive every creation.
+  void GetOrCreateAsync(const std::string& key, AsyncFactory create, Done done) {
+    bool found = false;
+    Value value;
+    uint64_t id = 0;
     {
       absl::MutexLock lock(&mu_);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
-        future = it->second.value;
         it->second.last_use = ++clock_;
+        if (!it->second.ready) {
+          it->second.waiters.push_back(std::move(done));
+          return;
+        }
+        found = true;
+        value = it->second.value;
       } else {
         EvictIfFull();
-        future = promise.get_future().share();
-        entries_.emplace(key, Entry{future, ++clock_});
-        owner = true;
+        id = ++next_id_;
+        Entry& entry = entries_[key];
+        entry.id = id;
+        entry.last_use = ++clock_;
       }
     }
-    *hit = !owner;
-    if (!owner) return future.get();
-    absl::StatusOr<Value> result = create();
-    if (!result.ok()) {
-      absl::MutexLock lock(&mu_);
-      entries_.erase(key);
+    if (found) {
+      std::move(done)(std::move(value), /*hit=*/true);
+      return;
     }
-    promise.set_value(result);
-    return result;
+    std::move(create)(Completion(this, key, id, std::move(done)));
   }
 
-  // Drops every memory entry (values stay alive while their users hold them).
+  // The cached value for `key`, or the result of `create` (run on this
+  // thread, once per key at a time; other callers wait for it). *hit is true
+  // when the value came from memory.
+  Result GetOrCreate(const std::string& key, const Factory& create, bool* hit) {
+    absl::Notification ready;
+    Result out = absl::UnknownError("unset");
+    GetOrCreateAsync(
+        key, [&create](Completion c) { std::move(c).Finish(create()); },
+        [&](Result result, bool from_memory) {
+          out = std::move(result);
+          *hit = from_memory;
+          ready.Notify();
+        });
+    ready.WaitForNotification();
+    return out;
+  }
+
+  // Drops every finished memory entry (values stay alive while their users
+  // hold them); creations in flight stay, for their waiters.
   void ClearMemory() {
     absl::MutexLock lock(&mu_);
-    entries_.clear();
+    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.ready ? entries_.erase(it) : std::next(it);
   }
 
   size_t size() const {
@@ -97,18 +165,40 @@ class ModuleCache {
 
  private:
   struct Entry {
-    std::shared_future<absl::StatusOr<Value>> value;
-    uint64_t last_use;
+    uint64_t id = 0;  // which creation made it (a failed one removes only its own)
+    bool ready = false;
+    Value value;                 // when ready
+    std::vector<Done> waiters;   // while not ready
+    uint64_t last_use = 0;
   };
 
+  void Complete(const std::string& key, uint64_t id, Result result, Done done) {
+    std::vector<Done> waiters;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = entries_.find(key);
+      if (it != entries_.end() && it->second.id == id) {
+        waiters = std::move(it->second.waiters);
+        it->second.waiters.clear();
+        if (result.ok()) {
+          it->second.ready = true;
+          it->second.value = *result;
+        } else {
+          entries_.erase(it);
+        }
+      }
+    }
+    std::move(done)(result, /*hit=*/false);
+    for (Done& w : waiters) std::move(w)(result, /*hit=*/true);
+  }
+
   // Drops the least recently used finished entry while at capacity (entries
-  // still compiling are never dropped: their waiters need them).
+  // still being created are never dropped: their waiters need them).
   void EvictIfFull() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     while (entries_.size() >= capacity_) {
       auto victim = entries_.end();
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        bool ready = it->second.value.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-        if (ready && (victim == entries_.end() || it->second.last_use < victim->second.last_use)) victim = it;
+        if (it->second.ready && (victim == entries_.end() || it->second.last_use < victim->second.last_use)) victim = it;
       }
       if (victim == entries_.end()) return;  // all in flight: grow past capacity for now
       entries_.erase(victim);
@@ -120,6 +210,7 @@ class ModuleCache {
   const size_t capacity_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Disk half of the cache. What it holds is loaded as code into the daemon,
