@@ -1,9 +1,15 @@
 """The client half of a session's command stream on one device.
 
-Launches, copies, fills and frees are appended to a pending SubmitRequest and
-sent in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
+Launches, copies, fills and frees are appended to a pending batch and sent
+in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
 ``numpy()``, an upload into an array that pending work may touch) or when the
 batch reaches ``config.max_batch_commands``. Never one RPC per launch.
+
+The batch is a list of commands entries: launches arrive already serialized
+(``add_wire``, bytes made by wire.py), other commands as ``Command`` messages
+(``add``) serialized at the flush. The Submit request's bytes are the
+request's own fields followed by the entries (wire.py says why that is a
+valid SubmitRequest), sent without building a SubmitRequest message.
 
 Frees of garbage-collected arrays are queued lock-free (they may run inside a
 garbage collection anywhere, even while this stream's lock is held) and are
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import collections
 
-from . import config
+from . import config, wire
 from .v1 import runtime_pb2
 
 
@@ -26,7 +32,8 @@ class Stream:
     def __init__(self, runtime, device: str):
         self._runtime = runtime
         self.device = device
-        self._req = self._new_request()
+        # Commands entries: bytes (wire.py) or runtime_pb2.Command.
+        self._batch: list = []
         self._frees: collections.deque = collections.deque()
         self._graph_frees: collections.deque = collections.deque()
         # While a graph is captured: the commands recorded so far (graph.py).
@@ -36,12 +43,9 @@ class Stream:
         self.in_flight = False
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
 
-    def _new_request(self):
-        return runtime_pb2.SubmitRequest(session=self._runtime.session, device=self.device)
-
     @property
     def queued(self) -> int:
-        return len(self._req.commands)
+        return len(self._batch)
 
     def add(self, keep=()) -> runtime_pb2.Command:
         """A new Command appended to the batch (or to the graph being
@@ -51,9 +55,26 @@ class Stream:
         if self._capture is not None:
             self._capture_refs.extend(keep)
             return self._capture.commands.add()
-        if len(self._req.commands) >= config.max_batch_commands:
+        if len(self._batch) >= config.max_batch_commands:
             self.flush()
-        return self._req.commands.add()
+        cmd = runtime_pb2.Command()
+        self._batch.append(cmd)
+        return cmd
+
+    def add_wire(self, entry: bytes, keep=()):
+        """Appends a serialized commands entry (wire.launch_command), like
+        `add` but without a message: the launch hot path."""
+        if self._capture is not None:
+            self._capture_refs.extend(keep)
+            # The entry is field `commands` of CreateGraphRequest too: merging
+            # it appends one command.
+            self._capture.MergeFromString(entry)
+            return
+        batch = self._batch
+        if len(batch) >= config.max_batch_commands:
+            self.flush()
+            batch = self._batch
+        batch.append(entry)
 
     def free_later(self, handle: int):
         """Queues a free of `handle` (safe from finalizers, without the lock)."""
@@ -93,28 +114,38 @@ class Stream:
         With `wait`, the Submit also waits for the stream to drain and raises
         its sticky error. Returns whether a Submit was sent.
         """
-        req = self._req
+        batch = self._batch
         while self._frees:
             try:
                 h = self._frees.popleft()
             except IndexError:
                 break
-            req.commands.add().free.array = h
+            cmd = runtime_pb2.Command()
+            cmd.free.array = h
+            batch.append(cmd)
         while self._graph_frees:
             try:
                 h = self._graph_frees.popleft()
             except IndexError:
                 break
-            req.commands.add().free_graph.graph = h
-        if not req.commands:
+            cmd = runtime_pb2.Command()
+            cmd.free_graph.graph = h
+            batch.append(cmd)
+        if not batch:
             return False
-        self._req = self._new_request()
+        self._batch = []
         self.in_flight = not wait
         self.submits += 1
-        req.synchronize = wait
+        head = runtime_pb2.SubmitRequest(session=self._runtime.session,
+                                         device=self.device).SerializeToString()
+        parts = [head]
+        for c in batch:
+            parts.append(c if c.__class__ is bytes else wire.command(c.SerializeToString()))
+        if wait:
+            parts.append(wire.SUBMIT_SYNCHRONIZE)
         # The answer brings the kernel output of finished launches (all of
         # them with `wait`), printed by call_stream.
-        self._runtime.call_stream("Submit", req, self.device)
+        self._runtime.call_stream("Submit", b"".join(parts), self.device)
         return True
 
     def synchronize(self):
@@ -134,7 +165,7 @@ class Stream:
 
     def drop(self):
         """Forgets everything queued (the session is gone)."""
-        self._req = self._new_request()
+        self._batch = []
         self._frees.clear()
         self._graph_frees.clear()
         self._capture = None
