@@ -240,3 +240,46 @@ def test_recorded_launches_cross_batches_in_order(wp):
             inc.launch()
             want += 1
     assert a.numpy()[0] == want
+
+
+def test_full_batches_are_sent_without_waiting_and_in_order(wp, monkeypatch):
+    from warpd import context
+
+    monkeypatch.setattr(wp.config, "max_batch_commands", 7)
+    stream = context.runtime().stream("cpu")
+    a = wp.zeros(1, dtype=float)
+    wp.synchronize()
+    before = stream.submits
+    cmd = wp.launch(add_f, dim=1, inputs=[a, 0.0], record_cmd=True)
+    want = 0.0
+    for i in range(100):  # each launch's value depends on the order of all before it
+        if i % 3:
+            wp.launch(add_f, dim=1, inputs=[a, 1.0])
+            want += 1
+        else:
+            cmd.set_param_at_index(1, want)  # doubles a[0] if run in order
+            cmd.launch()
+            want *= 2
+    assert stream.submits == before + 14  # 14 full batches of 7; 2 launches still queued
+    assert a.numpy()[0] == want
+
+
+def test_a_failed_submit_in_flight_is_raised_at_the_next_sync_point(wp, monkeypatch):
+    from warpd import context
+
+    monkeypatch.setattr(wp.config, "max_batch_commands", 4)
+    a = wp.zeros(1, dtype=float)
+    ghost = wp.zeros(1, dtype=float)
+    wp.synchronize()
+    real, ghost.handle = ghost.handle, 12345  # not an array of this session: the batch is refused
+    wp.launch(add_f, dim=1, inputs=[ghost, 1.0])
+    for _ in range(3):
+        wp.launch(add_f, dim=1, inputs=[a, 1.0])
+    wp.launch(add_f, dim=1, inputs=[a, 1.0])  # sends the full batch, does not wait for it
+    with pytest.raises(wp.NotFoundError, match="kernel 'add_f.*argument 0: array handle .* not found"):
+        wp.synchronize()
+    ghost.handle = real
+    assert context.runtime().stream("cpu").queued == 1  # the launch after the refused batch
+    wp.launch(add_f, dim=1, inputs=[a, 1.0])
+    # The refused batch queued nothing; the launch queued after it, and this one, ran.
+    assert a.numpy()[0] == 2.0

@@ -90,6 +90,23 @@ class Runtime:
         self.emit_output(resp.output)
         return resp
 
+    def start_stream_call(self, method: str, request: bytes):
+        """Starts `method` (one of `_raw`) without waiting; returns the future
+        for finish_stream_call."""
+        return self._raw[method].future(request)
+
+    def finish_stream_call(self, future, device: str = ""):
+        """Waits for a call from start_stream_call; like call_stream's end
+        (prints its kernel output; failures become WarpdErrors)."""
+        try:
+            resp = future.result()
+        except grpc.RpcError as e:
+            err = from_rpc_error(e)
+            self.read_output(device, after=err)
+            raise err from None
+        self.emit_output(resp.output)
+        return resp
+
     def emit_output(self, data: bytes):
         """Writes kernel output to sys.stdout (decoded as UTF-8, bad bytes replaced)."""
         if not data:

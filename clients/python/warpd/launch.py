@@ -254,7 +254,12 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     rt = context._runtime
     if rt is None:
         rt = runtime()
-    dev = rt.default_device if device is None else rt.device(device)
+    if device is None:
+        dev = rt.default_device
+    else:
+        dev = rt.devices.get(device) if device.__class__ is str else None
+        if dev is None:
+            dev = rt.device(device)
     last = kernel._last_plan
     if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
         plan = last[3]
@@ -277,12 +282,21 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if record_cmd:
         packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
         return Launch(kernel, rt, dev, plan, dims, args, packed)
-    entry = wire.launch_command(plan.header + dim_field +
-                                b"".join([enc(a, dev) for enc, a in zip(encoders, args)]))
+    body = [plan.header, dim_field]
+    for enc, a in zip(encoders, args):
+        body.append(enc(a, dev))
+    entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return
-    with rt.lock:
-        rt.stream(dev).add_wire(entry, args)
+    stream = rt.streams.get(dev.name)
+    if stream is None:
+        stream = rt.stream(dev)
+    lock = rt.lock
+    lock.acquire()
+    try:
+        stream.add_wire(entry, args)
+    finally:
+        lock.release()
 
 
 def _launch_entry(plan, dims, packed) -> bytes:
@@ -323,8 +337,12 @@ class Launch:
             if 0 in self._dims:
                 return
             entry = self._entry = _launch_entry(self._plan, self._dims, self._packed)
-        with self._rt.lock:
+        lock = self._rt.lock
+        lock.acquire()
+        try:
             self._stream.add_wire(entry, self._args)
+        finally:
+            lock.release()
 
     def set_dim(self, dim):
         dims = _dims(self.kernel, dim)

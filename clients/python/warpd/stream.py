@@ -5,6 +5,16 @@ in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
 ``numpy()``, an upload into an array that pending work may touch) or when the
 batch reaches ``config.max_batch_commands``. Never one RPC per launch.
 
+A batch sent because it is full does not wait for the answer: its Submit
+stays in flight while the next batch is filled (the daemon validates and
+queues one batch while Python packs the next), and is waited for before
+anything else is sent from this stream (the next Submit, Synchronize) and by
+every ``flush()``, so Submits reach the daemon in order, one at a time, and
+whatever must follow queued work (uploads, downloads, captures, module
+releases: each flushes first) still does. A failure of that Submit is raised
+by the call that waits for it: the next launch that fills a batch, or the
+next sync point.
+
 The batch is a list of commands entries: launches arrive already serialized
 (``add_wire``, bytes made by wire.py), other commands as ``Command`` messages
 (``add``) serialized at the flush. The Submit request's bytes are the
@@ -42,6 +52,8 @@ class Stream:
         # True when commands were submitted that no Synchronize has waited for.
         self.in_flight = False
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
+        # The future of a Submit sent without waiting (a full batch), if any.
+        self._pending = None
 
     @property
     def queued(self) -> int:
@@ -56,7 +68,7 @@ class Stream:
             self._capture_refs.extend(keep)
             return self._capture.commands.add()
         if len(self._batch) >= config.max_batch_commands:
-            self.flush()
+            self._flush_full()
         cmd = runtime_pb2.Command()
         self._batch.append(cmd)
         return cmd
@@ -72,7 +84,7 @@ class Stream:
             return
         batch = self._batch
         if len(batch) >= config.max_batch_commands:
-            self.flush()
+            self._flush_full()
             batch = self._batch
         batch.append(entry)
 
@@ -111,9 +123,36 @@ class Stream:
     def flush(self, wait: bool = False) -> bool:
         """Sends the queued commands (and frees) in one Submit; no-op when empty.
 
-        With `wait`, the Submit also waits for the stream to drain and raises
-        its sticky error. Returns whether a Submit was sent.
+        Waits for the answer (and for a Submit still in flight) before it
+        returns. With `wait`, the Submit also waits for the stream to drain
+        and raises its sticky error. Returns whether a Submit was sent.
         """
+        self.wait_pending()
+        data = self._take_request(wait)
+        if data is None:
+            return False
+        # The answer brings the kernel output of finished launches (all of
+        # them with `wait`), printed by call_stream.
+        self._runtime.call_stream("Submit", data, self.device)
+        return True
+
+    def _flush_full(self):
+        """Sends a full batch without waiting for the answer (see the module doc)."""
+        self.wait_pending()
+        data = self._take_request(False)
+        if data is not None:
+            self._pending = self._runtime.start_stream_call("Submit", data)
+
+    def wait_pending(self):
+        """Waits for the Submit in flight, if any; raises its failure."""
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._runtime.finish_stream_call(pending, self.device)
+
+    def _take_request(self, wait: bool):
+        """The serialized Submit of the batch and the queued frees (the batch
+        is then empty), or None when there is nothing to send."""
         batch = self._batch
         while self._frees:
             try:
@@ -132,7 +171,7 @@ class Stream:
             cmd.free_graph.graph = h
             batch.append(cmd)
         if not batch:
-            return False
+            return None
         self._batch = []
         self.in_flight = not wait
         self.submits += 1
@@ -143,10 +182,7 @@ class Stream:
             parts.append(c if c.__class__ is bytes else wire.command(c.SerializeToString()))
         if wait:
             parts.append(wire.SUBMIT_SYNCHRONIZE)
-        # The answer brings the kernel output of finished launches (all of
-        # them with `wait`), printed by call_stream.
-        self._runtime.call_stream("Submit", b"".join(parts), self.device)
-        return True
+        return b"".join(parts)
 
     def synchronize(self):
         """Sends the queued commands and waits for the device stream to drain.
@@ -155,7 +191,7 @@ class Stream:
         nothing queued, a Synchronize. Raises the stream's sticky error (e.g.
         KernelError for a fault).
         """
-        if self.flush(wait=True):
+        if self.flush(wait=True):  # also waits for a Submit in flight
             return
         self.in_flight = False
         self._runtime.call_stream("Synchronize",
@@ -166,6 +202,7 @@ class Stream:
     def drop(self):
         """Forgets everything queued (the session is gone)."""
         self._batch = []
+        self._pending = None
         self._frees.clear()
         self._graph_frees.clear()
         self._capture = None

@@ -81,9 +81,16 @@ def arg_array(handle: int) -> bytes:
     return _delimited(_LAUNCH_ARG, _ARG_ARRAY + varint(handle))
 
 
+# The two tags and lengths before a launch body of n < 126 bytes (both lengths one byte).
+_LAUNCH_PREFIX = [_COMMANDS + bytes([n + 2]) + _COMMAND_LAUNCH + bytes([n]) for n in range(126)]
+
+
 def launch_command(launch_body: bytes) -> bytes:
     """The commands entry for a Command whose launch is `launch_body`
     (a concatenation of launch_header, launch_dims and arg entries)."""
+    n = len(launch_body)
+    if n < 126:
+        return _LAUNCH_PREFIX[n] + launch_body
     return _delimited(_COMMANDS, _delimited(_COMMAND_LAUNCH, launch_body))
 
 
