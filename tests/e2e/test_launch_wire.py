@@ -283,3 +283,14 @@ def test_a_failed_submit_in_flight_is_raised_at_the_next_sync_point(wp, monkeypa
     wp.launch(add_f, dim=1, inputs=[a, 1.0])
     # The refused batch queued nothing; the launch queued after it, and this one, ran.
     assert a.numpy()[0] == 2.0
+
+
+def test_dims_of_every_accepted_form_and_refused_ones(wp):
+    a = wp.zeros(4, dtype=float)
+    for dim in [4, (4,), [4], np.int64(4), (np.int32(4),), (4.0,), 3, (3,), True, (True,)]:
+        wp.launch(add_f, dim=dim, inputs=[a, 1.0])
+    for dim, err in [(4.0, TypeError), ("4", TypeError), (([4],), TypeError), ((-1,), ValueError),
+                     (-1, ValueError), ((1, 1, 1, 1, 1), ValueError), ((), ValueError)]:
+        with pytest.raises(err, match="launch of kernel 'add_f': "):
+            wp.launch(add_f, dim=dim, inputs=[a, 1.0])
+    np.testing.assert_array_equal(a.numpy(), [10, 8, 8, 6])

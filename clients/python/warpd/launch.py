@@ -74,6 +74,7 @@ class _Param:
             self.elem_type = wt.from_typeref(info.type.array.dtype)
             self.type = None
             self.encode = self._encode_array
+            self.spec = (True, self.elem_type, self.ndim, None, None, self)
             return
         self.type = wt.from_typeref(info.type)
         if self.type is None:
@@ -97,6 +98,8 @@ class _Param:
                 self._fast = {int: packer}
             elif kind == "bool":
                 self._fast = {bool: packer}
+        # What wp.launch's loop reads to run encode's fast paths inline.
+        self.spec = (False, None, 0, self._prefix, self._fast, self)
 
     def encode(self, value, device) -> bytes:
         packer = self._fast.get(value.__class__)
@@ -151,24 +154,29 @@ class LaunchPlan:
         self.name = info.name
         self.tid_ndim = info.tid_ndim
         self.params = [_Param(kernel.key, i, p) for i, p in enumerate(info.params)]
-        self.encoders = tuple(p.encode for p in self.params)
+        self.specs = tuple(p.spec for p in self.params)
         self.header = wire.launch_header(self.module, self.name)
-        self._dims = {}  # `dim` as given -> (dims, Launch.dim field)
+        # Launch.dim fields: int_dims by an int `dim` (read inline by
+        # wp.launch), _dims by a tuple of ints (see dims()).
+        self.int_dims = {}
+        self._dims = {}
 
     def dims(self, kernel, dim):
         """(dims tuple, its Launch.dim field) for a launch's `dim`, checked by _dims."""
-        try:
-            hit = self._dims.get(dim)
-        except TypeError:  # unhashable: a list
-            hit = None
-        if hit is not None and hit[0].__class__ is dim.__class__:  # 1 and 1.0 hash alike
-            return hit[1]
+        cls = dim.__class__
+        # Only ints and tuples of ints are cached: other numbers can equal them.
+        ints = cls is int or (cls is tuple and all(d.__class__ is int for d in dim))
+        if ints:
+            cache = self.int_dims if cls is int else self._dims
+            hit = cache.get(dim)
+            if hit is not None:
+                return hit
         dims = _dims(kernel, dim)
         out = (dims, wire.launch_dims(dims))
-        if dim.__class__ in (int, tuple) and all(d.__class__ is int for d in dims):
-            if len(self._dims) >= 256:
-                self._dims.clear()
-            self._dims[dim] = (dim, out)
+        if ints:
+            if len(cache) >= 256:
+                cache.clear()
+            cache[dim] = out
         return out
 
 
@@ -266,12 +274,13 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     else:
         _dims(kernel, dim)  # a bad dim is reported before the module is loaded
         plan = _plan(kernel, rt, dev)
-    dims, dim_field = plan.dims(kernel, dim)
+    hit = plan.int_dims.get(dim) if dim.__class__ is int else None
+    dims, dim_field = hit if hit is not None else plan.dims(kernel, dim)
     args = list(inputs)
     if outputs is not _EMPTY:
         args += list(outputs)
-    encoders = plan.encoders
-    if len(args) != len(encoders):
+    specs = plan.specs
+    if len(args) != len(specs):
         params = plan.params
         names = ", ".join(p.name for p in params)
         raise TypeError(f"kernel '{kernel.key}' takes {len(params)} arguments ({names}), "
@@ -283,8 +292,25 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
         return Launch(kernel, rt, dev, plan, dims, args, packed)
     body = [plan.header, dim_field]
-    for enc, a in zip(encoders, args):
-        body.append(enc(a, dev))
+    append = body.append
+    for (is_array, etype, ndim, prefix, fast, param), a in zip(specs, args):
+        # _Param.encode's fast paths, inline: a call per argument is a good
+        # part of a launch's time. Anything they do not take goes to encode.
+        if is_array:
+            if a.__class__ is array and a.dtype is etype and a.ndim == ndim and a.device is dev:
+                entry = _array_args.get(a.handle)
+                if entry is not None:
+                    append(entry)
+                    continue
+        else:
+            packer = fast.get(a.__class__)
+            if packer is not None:
+                try:
+                    append(prefix + packer(a))
+                    continue
+                except _PACK_ERRORS:
+                    pass
+        append(param.encode(a, dev))
     entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return
