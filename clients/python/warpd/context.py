@@ -50,6 +50,7 @@ class Runtime:
         self.private = private
         self.channel = None
         self.stub = None
+        self._raw: dict = {}
         self.lock = threading.RLock()
         self.session = ""
         self.info: runtime_pb2.ServerInfo | None = None
@@ -65,8 +66,11 @@ class Runtime:
     # ---------------------------------------------------------------- RPCs
 
     def call(self, method: str, request, *, compiling: bool = False, timeout=None):
-        """Unary RPC `method`; failures become WarpdErrors."""
+        """Unary RPC `method`; failures become WarpdErrors. `request` is a
+        message, or its serialized bytes for the methods in `_raw`."""
         try:
+            if request.__class__ is bytes:
+                return self._raw[method](request, timeout=timeout)
             return getattr(self.stub, method)(request, timeout=timeout)
         except grpc.RpcError as e:
             raise from_rpc_error(e, compiling=compiling) from None
@@ -83,6 +87,23 @@ class Runtime:
         except WarpdError as err:
             self.read_output(device, after=err)
             raise
+        self.emit_output(resp.output)
+        return resp
+
+    def start_stream_call(self, method: str, request: bytes):
+        """Starts `method` (one of `_raw`) without waiting; returns the future
+        for finish_stream_call."""
+        return self._raw[method].future(request)
+
+    def finish_stream_call(self, future, device: str = ""):
+        """Waits for a call from start_stream_call; like call_stream's end
+        (prints its kernel output; failures become WarpdErrors)."""
+        try:
+            resp = future.result()
+        except grpc.RpcError as e:
+            err = from_rpc_error(e)
+            self.read_output(device, after=err)
+            raise err from None
         self.emit_output(resp.output)
         return resp
 
@@ -135,6 +156,11 @@ class Runtime:
             ("grpc.keepalive_permit_without_calls", 1),
         ])
         self.stub = runtime_pb2_grpc.RuntimeStub(self.channel)
+        # Methods that take already serialized requests (stream.py builds
+        # Submit requests from pre-serialized commands).
+        self._raw = {"Submit": self.channel.unary_unary(
+            "/warpd.v1.Runtime/Submit", request_serializer=None,
+            response_deserializer=runtime_pb2.SubmitResponse.FromString)}
 
     def connect(self, timeout: float):
         self._open(timeout)

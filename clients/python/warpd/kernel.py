@@ -33,6 +33,8 @@ class Kernel:
         self._again = False
         # (runtime, device name) -> (module version, launch plan); see launch.py.
         self._plans: dict = {}
+        # (runtime, Device, module version, plan) of the latest launch: wp.launch's fast check.
+        self._last_plan = None
         if module == "unique":
             self.module = unique_module(self)
         elif isinstance(module, str) and module:

@@ -18,17 +18,48 @@ NotImplementedError naming the option; none is silently ignored.
 from __future__ import annotations
 
 import numbers
+import struct
 
 import numpy as np
 
+from . import context, wire
 from . import types as wt
 from .array import array
 from .context import runtime
 from .kernel import Kernel
 
+# Launch.args entries of array handles (wire.arg_array), by handle; cleared
+# when it grows past _MAX_CACHED (handles are random, so a stale entry is
+# still right: the bytes depend only on the handle).
+_array_args: dict = {}
+_MAX_CACHED = 4096
+# Launch.dim fields by the `dim` a launch gave (an int or a tuple), per plan.
+_EMPTY = ()
+# The errors a struct packer raises for a value that it cannot pack; the
+# checked path then decides (and words the error) as before.
+_PACK_ERRORS = (struct.error, OverflowError, TypeError, ValueError)
+
+
+def _array_arg(handle: int) -> bytes:
+    entry = _array_args.get(handle)
+    if entry is None:
+        if len(_array_args) >= _MAX_CACHED:
+            _array_args.clear()
+        entry = _array_args[handle] = wire.arg_array(handle)
+    return entry
+
 
 class _Param:
-    """Checks and packs one argument. ``pack`` returns (is_array, handle or bytes)."""
+    """Checks and packs one argument. ``pack`` returns (is_array, handle or bytes);
+    ``encode`` returns the argument's Launch.args entry (wire.py).
+
+    ``encode`` first tries what is known to give the same bytes as ``pack``
+    without its checks: for an array, one of this parameter's dtype and
+    ndim on the launch's device; for a float32/float64/integer parameter, a
+    Python float or int packed by a precompiled ``struct.Struct`` (a value it
+    cannot pack, such as an out-of-range int, goes through ``pack``, which
+    raises the same error as before). Everything else goes through ``pack``.
+    """
 
     def __init__(self, kernel_name: str, index: int, info):
         self.kernel = kernel_name
@@ -37,10 +68,13 @@ class _Param:
         self.size = info.size
         self.which = info.type.WhichOneof("kind")
         self.want = wt.describe(info.type)
+        self._fast = {}  # value class -> struct packer (see encode)
         if self.which == "array":
             self.ndim = info.type.array.ndim
             self.elem_type = wt.from_typeref(info.type.array.dtype)
             self.type = None
+            self.encode = self._encode_array
+            self.spec = (True, self.elem_type, self.ndim, None, None, self)
             return
         self.type = wt.from_typeref(info.type)
         if self.type is None:
@@ -52,6 +86,35 @@ class _Param:
             raise RuntimeError(f"kernel '{kernel_name}' parameter '{self.name}' ({self.want}): the "
                                f"daemon lays it out in {self.size} bytes, this client in "
                                f"{wt.type_size(self.type)}")
+        self._prefix = wire.arg_bytes_prefix(self.size)
+        fmt = getattr(self.type, "_fmt_", "") if isinstance(self.type, type) and issubclass(
+            self.type, wt._Scalar) else ""
+        kind = getattr(self.type, "_kind_", "")
+        if fmt and struct.calcsize("<" + fmt) == self.size:
+            packer = struct.Struct("<" + fmt).pack
+            if kind == "float" and fmt in ("f", "d"):  # not float16: numpy rounds it
+                self._fast = {float: packer, int: packer}
+            elif kind == "int":
+                self._fast = {int: packer}
+            elif kind == "bool":
+                self._fast = {bool: packer}
+        # What wp.launch's loop reads to run encode's fast paths inline.
+        self.spec = (False, None, 0, self._prefix, self._fast, self)
+
+    def encode(self, value, device) -> bytes:
+        packer = self._fast.get(value.__class__)
+        if packer is not None:
+            try:
+                return self._prefix + packer(value)
+            except _PACK_ERRORS:
+                pass
+        return wire.arg_bytes(self.pack(value, device)[1])
+
+    def _encode_array(self, value, device) -> bytes:
+        if (value.__class__ is array and value.device is device and value.dtype is self.elem_type
+                and value.ndim == self.ndim and value.handle is not None):
+            return _array_arg(value.handle)
+        return _array_arg(self._pack_array(value, device))
 
     def where(self) -> str:
         return f"argument '{self.name}' of kernel '{self.kernel}'"
@@ -91,14 +154,39 @@ class LaunchPlan:
         self.name = info.name
         self.tid_ndim = info.tid_ndim
         self.params = [_Param(kernel.key, i, p) for i, p in enumerate(info.params)]
+        self.specs = tuple(p.spec for p in self.params)
+        self.header = wire.launch_header(self.module, self.name)
+        # Launch.dim fields: int_dims by an int `dim` (read inline by
+        # wp.launch), _dims by a tuple of ints (see dims()).
+        self.int_dims = {}
+        self._dims = {}
+
+    def dims(self, kernel, dim):
+        """(dims tuple, its Launch.dim field) for a launch's `dim`, checked by _dims."""
+        cls = dim.__class__
+        # Only ints and tuples of ints are cached: other numbers can equal them.
+        ints = cls is int or (cls is tuple and all(d.__class__ is int for d in dim))
+        if ints:
+            cache = self.int_dims if cls is int else self._dims
+            hit = cache.get(dim)
+            if hit is not None:
+                return hit
+        dims = _dims(kernel, dim)
+        out = (dims, wire.launch_dims(dims))
+        if ints:
+            if len(cache) >= 256:
+                cache.clear()
+            cache[dim] = out
+        return out
 
 
 def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
     key = (id(rt), device.name)
     cached = kernel._plans.get(key)
-    if cached is not None and cached[0] == kernel.module.version and cached[1] is rt:
-        return cached[2]
     version = kernel.module.version
+    if cached is not None and cached[0] == version and cached[1] is rt:
+        kernel._last_plan = (rt, device, version, cached[2])
+        return cached[2]
     loaded = kernel.module.load(rt, device)
     info = loaded.kernels.get(kernel.ir_name)
     if info is None:
@@ -106,6 +194,7 @@ def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
                            f"'{kernel.ir_name}' (it returned: {', '.join(loaded.kernels) or 'none'})")
     plan = LaunchPlan(kernel, loaded, info)
     kernel._plans[key] = (version, rt, plan)
+    kernel._last_plan = (rt, device, version, plan)
     return plan
 
 
@@ -159,43 +248,87 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     `record_tape` matters only while a wp.Tape records, and warpd has no Tape
     yet, so both values mean the same here; the other options of Warp's launch
     raise NotImplementedError unless left at their defaults.
+
+    The launch is queued as its serialized command (wire.py): the plan's
+    fixed fields, the dims' field (cached per `dim`) and one entry per
+    argument (_Param.encode), so no protobuf message is built.
     """
-    if not isinstance(kernel, Kernel):
+    if kernel.__class__ is not Kernel and not isinstance(kernel, Kernel):
         raise TypeError(f"wp.launch expects a @wp.kernel, got {type(kernel).__name__}")
-    _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
-                 block_dim)
-    rt = runtime()
-    dev = rt.device(device)
-    dims = _dims(kernel, dim)
-    plan = _plan(kernel, rt, dev)
-    args = list(inputs) + list(outputs)
-    params = plan.params
-    if len(args) != len(params):
+    if (adjoint or stream is not None or max_blocks or block_dim is not None
+            or adj_inputs is not _EMPTY or adj_outputs is not _EMPTY):
+        _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
+                     block_dim)
+    rt = context._runtime
+    if rt is None:
+        rt = runtime()
+    if device is None:
+        dev = rt.default_device
+    else:
+        dev = rt.devices.get(device) if device.__class__ is str else None
+        if dev is None:
+            dev = rt.device(device)
+    last = kernel._last_plan
+    if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
+        plan = last[3]
+    else:
+        _dims(kernel, dim)  # a bad dim is reported before the module is loaded
+        plan = _plan(kernel, rt, dev)
+    hit = plan.int_dims.get(dim) if dim.__class__ is int else None
+    dims, dim_field = hit if hit is not None else plan.dims(kernel, dim)
+    args = list(inputs)
+    if outputs is not _EMPTY:
+        args += list(outputs)
+    specs = plan.specs
+    if len(args) != len(specs):
+        params = plan.params
         names = ", ".join(p.name for p in params)
         raise TypeError(f"kernel '{kernel.key}' takes {len(params)} arguments ({names}), "
                         f"but {len(args)} were given")
     if plan.tid_ndim > 1 and plan.tid_ndim != len(dims):
         raise ValueError(f"kernel '{kernel.key}' unpacks wp.tid() into {plan.tid_ndim} indices, "
                          f"but was launched with {len(dims)}-D dim {dims}")
-    packed = [p.pack(a, dev) for p, a in zip(params, args)]
     if record_cmd:
+        packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
         return Launch(kernel, rt, dev, plan, dims, args, packed)
+    body = [plan.header, dim_field]
+    append = body.append
+    for (is_array, etype, ndim, prefix, fast, param), a in zip(specs, args):
+        # _Param.encode's fast paths, inline: a call per argument is a good
+        # part of a launch's time. Anything they do not take goes to encode.
+        if is_array:
+            if a.__class__ is array and a.dtype is etype and a.ndim == ndim and a.device is dev:
+                entry = _array_args.get(a.handle)
+                if entry is not None:
+                    append(entry)
+                    continue
+        else:
+            packer = fast.get(a.__class__)
+            if packer is not None:
+                try:
+                    append(prefix + packer(a))
+                    continue
+                except _PACK_ERRORS:
+                    pass
+        append(param.encode(a, dev))
+    entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return
-    with rt.lock:
-        _fill(rt.stream(dev).add(keep=args).launch, plan, dims, packed)
+    stream = rt.streams.get(dev.name)
+    if stream is None:
+        stream = rt.stream(dev)
+    lock = rt.lock
+    lock.acquire()
+    try:
+        stream.add_wire(entry, args)
+    finally:
+        lock.release()
 
 
-def _fill(la, plan, dims, packed):
-    la.module = plan.module
-    la.kernel = plan.name
-    la.dim.extend(dims)
-    for is_array, v in packed:
-        arg = la.args.add()
-        if is_array:
-            arg.array = v
-        else:
-            arg.bytes = v
+def _launch_entry(plan, dims, packed) -> bytes:
+    """The commands entry of a launch from checked, packed arguments."""
+    return wire.launch_command(plan.header + wire.launch_dims(dims) + b"".join(
+        [_array_arg(v) if is_array else wire.arg_bytes(v) for is_array, v in packed]))
 
 
 class Launch:
@@ -209,19 +342,14 @@ class Launch:
         self.device = device
         self._rt = rt
         self._session = rt.session
+        self._stream = rt.stream(device)  # a runtime keeps its streams for its lifetime
         self._plan = plan
         self._dims = tuple(dims)
         self._args = list(args)  # keeps the arrays alive while recorded
         self._packed = list(packed)
-        self._template = None
-
-    def _command(self):
-        if self._template is None:
-            from .v1 import runtime_pb2
-
-            self._template = runtime_pb2.Command()
-            _fill(self._template.launch, self._plan, self._dims, self._packed)
-        return self._template
+        # The serialized command (wire.py), made again after a set_*; None
+        # also while a dimension is 0 (nothing to queue).
+        self._entry = None
 
     def launch(self, stream=None):
         """Queues the recorded launch on its device's stream."""
@@ -230,11 +358,17 @@ class Launch:
         if self._rt.session != self._session:
             raise RuntimeError(f"this recorded launch of kernel '{self.kernel.key}' belongs to an "
                                f"earlier session of the daemon; record it again")
-        if 0 in self._dims:
-            return
-        cmd = self._command()
-        with self._rt.lock:
-            self._rt.stream(self.device).add(keep=self._args).CopyFrom(cmd)
+        entry = self._entry
+        if entry is None:
+            if 0 in self._dims:
+                return
+            entry = self._entry = _launch_entry(self._plan, self._dims, self._packed)
+        lock = self._rt.lock
+        lock.acquire()
+        try:
+            self._stream.add_wire(entry, self._args)
+        finally:
+            lock.release()
 
     def set_dim(self, dim):
         dims = _dims(self.kernel, dim)
@@ -242,7 +376,7 @@ class Launch:
             raise ValueError(f"kernel '{self.kernel.key}' unpacks wp.tid() into {self._plan.tid_ndim} "
                              f"indices, but was given {len(dims)}-D dim {dims}")
         self._dims = dims
-        self._template = None
+        self._entry = None
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False):
         if adjoint:
@@ -252,7 +386,7 @@ class Launch:
             raise IndexError(f"kernel '{self.kernel.key}' has {len(params)} parameters, no index {index}")
         self._packed[index] = params[index].pack(value, self.device)
         self._args[index] = value
-        self._template = None
+        self._entry = None
 
     def set_param_by_name(self, name: str, value, adjoint: bool = False):
         for i, p in enumerate(self._plan.params):

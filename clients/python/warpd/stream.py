@@ -1,9 +1,25 @@
 """The client half of a session's command stream on one device.
 
-Launches, copies, fills and frees are appended to a pending SubmitRequest and
-sent in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
+Launches, copies, fills and frees are appended to a pending batch and sent
+in one ``Submit`` RPC when a sync point needs them (``synchronize()``,
 ``numpy()``, an upload into an array that pending work may touch) or when the
 batch reaches ``config.max_batch_commands``. Never one RPC per launch.
+
+A batch sent because it is full does not wait for the answer: its Submit
+stays in flight while the next batch is filled (the daemon validates and
+queues one batch while Python packs the next), and is waited for before
+anything else is sent from this stream (the next Submit, Synchronize) and by
+every ``flush()``, so Submits reach the daemon in order, one at a time, and
+whatever must follow queued work (uploads, downloads, captures, module
+releases: each flushes first) still does. A failure of that Submit is raised
+by the call that waits for it: the next launch that fills a batch, or the
+next sync point.
+
+The batch is a list of commands entries: launches arrive already serialized
+(``add_wire``, bytes made by wire.py), other commands as ``Command`` messages
+(``add``) serialized at the flush. The Submit request's bytes are the
+request's own fields followed by the entries (wire.py says why that is a
+valid SubmitRequest), sent without building a SubmitRequest message.
 
 Frees of garbage-collected arrays are queued lock-free (they may run inside a
 garbage collection anywhere, even while this stream's lock is held) and are
@@ -18,7 +34,7 @@ from __future__ import annotations
 
 import collections
 
-from . import config
+from . import config, wire
 from .v1 import runtime_pb2
 
 
@@ -26,7 +42,8 @@ class Stream:
     def __init__(self, runtime, device: str):
         self._runtime = runtime
         self.device = device
-        self._req = self._new_request()
+        # Commands entries: bytes (wire.py) or runtime_pb2.Command.
+        self._batch: list = []
         self._frees: collections.deque = collections.deque()
         self._graph_frees: collections.deque = collections.deque()
         # While a graph is captured: the commands recorded so far (graph.py).
@@ -35,13 +52,12 @@ class Stream:
         # True when commands were submitted that no Synchronize has waited for.
         self.in_flight = False
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
-
-    def _new_request(self):
-        return runtime_pb2.SubmitRequest(session=self._runtime.session, device=self.device)
+        # The future of a Submit sent without waiting (a full batch), if any.
+        self._pending = None
 
     @property
     def queued(self) -> int:
-        return len(self._req.commands)
+        return len(self._batch)
 
     def add(self, keep=()) -> runtime_pb2.Command:
         """A new Command appended to the batch (or to the graph being
@@ -51,9 +67,26 @@ class Stream:
         if self._capture is not None:
             self._capture_refs.extend(keep)
             return self._capture.commands.add()
-        if len(self._req.commands) >= config.max_batch_commands:
-            self.flush()
-        return self._req.commands.add()
+        if len(self._batch) >= config.max_batch_commands:
+            self._flush_full()
+        cmd = runtime_pb2.Command()
+        self._batch.append(cmd)
+        return cmd
+
+    def add_wire(self, entry: bytes, keep=()):
+        """Appends a serialized commands entry (wire.launch_command), like
+        `add` but without a message: the launch hot path."""
+        if self._capture is not None:
+            self._capture_refs.extend(keep)
+            # The entry is field `commands` of CreateGraphRequest too: merging
+            # it appends one command.
+            self._capture.MergeFromString(entry)
+            return
+        batch = self._batch
+        if len(batch) >= config.max_batch_commands:
+            self._flush_full()
+            batch = self._batch
+        batch.append(entry)
 
     def free_later(self, handle: int):
         """Queues a free of `handle` (safe from finalizers, without the lock)."""
@@ -90,32 +123,66 @@ class Stream:
     def flush(self, wait: bool = False) -> bool:
         """Sends the queued commands (and frees) in one Submit; no-op when empty.
 
-        With `wait`, the Submit also waits for the stream to drain and raises
-        its sticky error. Returns whether a Submit was sent.
+        Waits for the answer (and for a Submit still in flight) before it
+        returns. With `wait`, the Submit also waits for the stream to drain
+        and raises its sticky error. Returns whether a Submit was sent.
         """
-        req = self._req
+        self.wait_pending()
+        data = self._take_request(wait)
+        if data is None:
+            return False
+        # The answer brings the kernel output of finished launches (all of
+        # them with `wait`), printed by call_stream.
+        self._runtime.call_stream("Submit", data, self.device)
+        return True
+
+    def _flush_full(self):
+        """Sends a full batch without waiting for the answer (see the module doc)."""
+        self.wait_pending()
+        data = self._take_request(False)
+        if data is not None:
+            self._pending = self._runtime.start_stream_call("Submit", data)
+
+    def wait_pending(self):
+        """Waits for the Submit in flight, if any; raises its failure."""
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._runtime.finish_stream_call(pending, self.device)
+
+    def _take_request(self, wait: bool):
+        """The serialized Submit of the batch and the queued frees (the batch
+        is then empty), or None when there is nothing to send."""
+        batch = self._batch
         while self._frees:
             try:
                 h = self._frees.popleft()
             except IndexError:
                 break
-            req.commands.add().free.array = h
+            cmd = runtime_pb2.Command()
+            cmd.free.array = h
+            batch.append(cmd)
         while self._graph_frees:
             try:
                 h = self._graph_frees.popleft()
             except IndexError:
                 break
-            req.commands.add().free_graph.graph = h
-        if not req.commands:
-            return False
-        self._req = self._new_request()
+            cmd = runtime_pb2.Command()
+            cmd.free_graph.graph = h
+            batch.append(cmd)
+        if not batch:
+            return None
+        self._batch = []
         self.in_flight = not wait
         self.submits += 1
-        req.synchronize = wait
-        # The answer brings the kernel output of finished launches (all of
-        # them with `wait`), printed by call_stream.
-        self._runtime.call_stream("Submit", req, self.device)
-        return True
+        head = runtime_pb2.SubmitRequest(session=self._runtime.session,
+                                         device=self.device).SerializeToString()
+        parts = [head]
+        for c in batch:
+            parts.append(c if c.__class__ is bytes else wire.command(c.SerializeToString()))
+        if wait:
+            parts.append(wire.SUBMIT_SYNCHRONIZE)
+        return b"".join(parts)
 
     def synchronize(self):
         """Sends the queued commands and waits for the device stream to drain.
@@ -124,7 +191,7 @@ class Stream:
         nothing queued, a Synchronize. Raises the stream's sticky error (e.g.
         KernelError for a fault).
         """
-        if self.flush(wait=True):
+        if self.flush(wait=True):  # also waits for a Submit in flight
             return
         self.in_flight = False
         self._runtime.call_stream("Synchronize",
@@ -134,7 +201,8 @@ class Stream:
 
     def drop(self):
         """Forgets everything queued (the session is gone)."""
-        self._req = self._new_request()
+        self._batch = []
+        self._pending = None
         self._frees.clear()
         self._graph_frees.clear()
         self._capture = None

@@ -1,0 +1,99 @@
+"""Hand-encoded protobuf bytes for the commands a launch queues (the hot path).
+
+A launch is queued as the serialized bytes of one entry of the repeated
+``commands`` field (field 3 of both ``SubmitRequest`` and
+``CreateGraphRequest``): tag, length, then the ``Command`` message. In
+protobuf's wire format a message's serialization is the concatenation of its
+fields, and a repeated message field is one such (tag, length, bytes) entry
+per element, so a stream can build a Submit request by concatenating the
+request's own fields with the entries it has queued (stream.py); the daemon
+parses the result exactly like one built with the protobuf classes. Only
+this file knows the field numbers it writes; they are those of
+proto/warpd/v1/runtime.proto (``tests/e2e/test_launch_wire.py`` checks the
+bytes against the protobuf classes).
+
+Encoders here do not check values: callers pass handles and dims that are
+non-negative and below 2**64, and argument bytes already packed.
+"""
+
+from __future__ import annotations
+
+# (field number << 3) | wire type; 0 = varint, 2 = length-delimited.
+_COMMANDS = b"\x1a"           # SubmitRequest/CreateGraphRequest.commands = 3
+_COMMAND_LAUNCH = b"\x0a"     # Command.launch = 1
+_LAUNCH_MODULE = b"\x08"      # Launch.module = 1
+_LAUNCH_KERNEL = b"\x12"      # Launch.kernel = 2
+_LAUNCH_DIM = b"\x1a"         # Launch.dim = 3 (packed int64)
+_LAUNCH_ARG = b"\x22"         # Launch.args = 4
+_ARG_BYTES = b"\x0a"          # LaunchArg.bytes = 1
+_ARG_ARRAY = b"\x10"          # LaunchArg.array = 2
+SUBMIT_SYNCHRONIZE = b"\x20\x01"  # SubmitRequest.synchronize = 4, true
+
+_SMALL = [bytes([i]) for i in range(128)]
+
+
+def varint(n: int) -> bytes:
+    """Base-128 varint of a non-negative int below 2**64."""
+    if n < 128:
+        return _SMALL[n]
+    out = bytearray()
+    while n >= 128:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _delimited(tag: bytes, payload: bytes) -> bytes:
+    n = len(payload)
+    return tag + (_SMALL[n] if n < 128 else varint(n)) + payload
+
+
+def launch_header(module: int, kernel: str) -> bytes:
+    """The Launch fields that are the same for every launch of a kernel."""
+    out = b""
+    if module:
+        out += _LAUNCH_MODULE + varint(module)
+    if kernel:
+        out += _delimited(_LAUNCH_KERNEL, kernel.encode())
+    return out
+
+
+def launch_dims(dims) -> bytes:
+    """Launch.dim as a packed field (empty for no dims, like protobuf)."""
+    if not dims:
+        return b""
+    return _delimited(_LAUNCH_DIM, b"".join(varint(d) for d in dims))
+
+
+def arg_bytes_prefix(size: int) -> bytes:
+    """What precedes `size` packed bytes in a Launch.args entry (LaunchArg.bytes)."""
+    return _LAUNCH_ARG + varint(size + 1 + len(varint(size))) + _ARG_BYTES + varint(size)
+
+
+def arg_bytes(data: bytes) -> bytes:
+    """A Launch.args entry holding packed value bytes."""
+    return arg_bytes_prefix(len(data)) + data
+
+
+def arg_array(handle: int) -> bytes:
+    """A Launch.args entry holding an array handle."""
+    return _delimited(_LAUNCH_ARG, _ARG_ARRAY + varint(handle))
+
+
+# The two tags and lengths before a launch body of n < 126 bytes (both lengths one byte).
+_LAUNCH_PREFIX = [_COMMANDS + bytes([n + 2]) + _COMMAND_LAUNCH + bytes([n]) for n in range(126)]
+
+
+def launch_command(launch_body: bytes) -> bytes:
+    """The commands entry for a Command whose launch is `launch_body`
+    (a concatenation of launch_header, launch_dims and arg entries)."""
+    n = len(launch_body)
+    if n < 126:
+        return _LAUNCH_PREFIX[n] + launch_body
+    return _delimited(_COMMANDS, _delimited(_COMMAND_LAUNCH, launch_body))
+
+
+def command(serialized_command: bytes) -> bytes:
+    """The commands entry for an already serialized Command message."""
+    return _delimited(_COMMANDS, serialized_command)
