@@ -11,8 +11,48 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/posix_error.h"
+#include "common/status_macros.h"
 
 namespace warpd::server {
+
+absl::Status SetSocketAccess(const std::string& path, mode_t mode, gid_t group) {
+  if (group != static_cast<gid_t>(-1) && chown(path.c_str(), static_cast<uid_t>(-1), group) != 0) {
+    return PosixError(absl::StrCat("setting the group of ", path), errno);
+  }
+  if (chmod(path.c_str(), mode) != 0) return PosixError(absl::StrCat("chmod ", path), errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ListenUnixSocket(const std::string& path, mode_t mode, gid_t group) {
+  WARPD_RETURN_IF_ERROR(PrepareUnixSocket(path));
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return PosixError("socket(AF_UNIX)", errno);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  // Nobody may connect before the mode is set: bind under a umask that
+  // leaves only the owner, then widen to `mode` if asked.
+  const mode_t old_umask = umask(0177);
+  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int bind_errno = errno;
+  umask(old_umask);
+  if (bound != 0) {
+    close(fd);
+    return PosixError(absl::StrCat("bind ", path), bind_errno);
+  }
+  if (absl::Status s = SetSocketAccess(path, mode, group); !s.ok()) {
+    close(fd);
+    unlink(path.c_str());
+    return s;
+  }
+  if (listen(fd, 64) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(path.c_str());
+    return PosixError(absl::StrCat("listen ", path), err);
+  }
+  return fd;
+}
 
 std::string UnixSocketPath(const std::string& address) {
   if (!absl::StartsWith(address, "unix:")) return "";

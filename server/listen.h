@@ -7,9 +7,12 @@
 // Thread-compatible (touches the file system).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace warpd::server {
 
@@ -21,6 +24,16 @@ std::string UnixSocketPath(const std::string& address);
 // when something other than a socket is there; INVALID_ARGUMENT when the
 // path is too long for a socket address.
 absl::Status PrepareUnixSocket(const std::string& path);
+
+// Gives the socket file at `path` exactly `mode` (not the umask's) and
+// group `group` (-1: the daemon's). For the gRPC sockets: gRPC binds its
+// own, then main.cc applies the same mode.
+absl::Status SetSocketAccess(const std::string& path, mode_t mode, gid_t group);
+
+// A non-blocking listening Unix socket at `path` (PrepareUnixSocket rules)
+// that nobody can connect to before it has `mode` and `group`; the caller
+// owns the fd and removes the file.
+absl::StatusOr<int> ListenUnixSocket(const std::string& path, mode_t mode, gid_t group);
 
 // Deletes `path` if it is a socket. Errors are ignored (best effort at exit).
 void RemoveUnixSocket(const std::string& path);

@@ -38,6 +38,8 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/auth/login_socket.h"
+#include "server/local/share_arrays.h"
+#include "server/local/share_socket.h"
 #include "common/sha256.h"
 #include "server/auth/token.h"
 #include "server/auth/token_file.h"
@@ -197,6 +199,8 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   // Unix sockets: exactly 0600 (or 0660 for --socket-group), and a login
   // socket beside each, where local users get their tenant's token.
   std::vector<std::unique_ptr<LoginSocket>> logins;
+  // And a share socket, where local clients map their arrays' memory.
+  std::vector<std::unique_ptr<ShareSocket>> shares;
   for (const auto& p : unix_paths) {
     absl::Status s = SetSocketAccess(p, socket_mode, *socket_group);
     absl::StatusOr<std::unique_ptr<LoginSocket>> login;
@@ -212,6 +216,12 @@ int Serve(const Flags& flags, const sigset_t& signals) {
                                  });
       s = login.status();
     }
+    absl::StatusOr<std::unique_ptr<ShareSocket>> share;
+    if (s.ok()) {
+      share = ShareSocket::Start(ShareSocketPath(p), socket_mode, *socket_group,
+                                 ShareArrays(tenants, (*state)->sessions()));
+      s = share.status();
+    }
     if (!s.ok()) {
       spdlog::critical("cannot serve unix:{}: {}", p, std::string(s.message()));
       server->Shutdown();
@@ -219,6 +229,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
       return 1;
     }
     logins.push_back(*std::move(login));
+    shares.push_back(*std::move(share));
   }
   // The default mode's token, for loopback TCP clients of this user.
   std::string file_token;
@@ -265,6 +276,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   watchdog.join();
   server.reset();
   metrics_server.reset();
+  shares.clear();  // they answer from the sessions
   (*state)->sessions().CloseAll();
   // Durable persistent arrays keep what the sessions last wrote.
   if (absl::Status s = (*state)->persistent().SaveAll(); !s.ok()) {

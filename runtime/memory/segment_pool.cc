@@ -35,6 +35,8 @@ struct Segment {
       : fd(fd), base(base), bytes(bytes), account(std::move(account)) {}
   ~Segment() {
     munmap(base, bytes);
+    // A client that mapped the file keeps it alive: free the pages anyway.
+    (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes));
     close(fd);
     account->Release(bytes);
   }
@@ -198,7 +200,7 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<Mem
   absl::Cleanup release = [&] { account->Release(bytes); };
 
   const std::string label = absl::StrCat("warpd:", absl::string_view(name.data(), name.size()));
-  const int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
+  const int fd = memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return PosixError(absl::StrCat("memfd_create(", label, ")"), errno);
   absl::Cleanup close_fd = [fd] { close(fd); };
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -208,6 +210,11 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<Mem
   // when a kernel first touches the memory.
   if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0 && err != EOPNOTSUPP) {
     return PosixError(absl::StrCat("allocating ", bytes, " bytes"), err);
+  }
+  // The size is final: a client holding the fd must not be able to shrink
+  // the file under a running kernel.
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    return PosixError("sealing the memfd's size", errno);
   }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return PosixError(absl::StrCat("mmap ", bytes, " bytes"), errno);
@@ -228,6 +235,8 @@ CpuBuffer::CpuBuffer(std::shared_ptr<PoolState> pool, std::shared_ptr<Segment> s
       offset_(offset),
       size_(size),
       reserved_(reserved) {}
+
+bool CpuBuffer::BelongsTo(const SegmentPool& pool) const { return pool_ != nullptr && pool_ == pool.state_; }
 
 CpuBuffer::~CpuBuffer() {
   if (pool_ == nullptr) return;  // size 0

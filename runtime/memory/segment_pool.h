@@ -2,7 +2,9 @@
 // sub-allocated into blocks (CpuBuffer, the memory of one array).
 //
 // A segment is an anonymous memory file (memfd_create, MFD_CLOEXEC) whose
-// pages are committed up front (posix_fallocate, so running out of memory is
+// size is sealed (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL: a client
+// holding the fd cannot truncate it under the daemon, which would SIGBUS a
+// kernel), whose pages are committed up front (posix_fallocate, so running out of memory is
 // a RESOURCE_EXHAUSTED at Allocate time instead of a SIGBUS when a kernel
 // first touches the page) and mapped MAP_SHARED. Keeping the fd lets a later
 // stage hand a segment to the session's authenticated local client
@@ -29,7 +31,9 @@
 //     smallest free range that fits (best fit, across all segments).
 //   - A segment is unmapped, closed and its charge released as soon as its
 //     last block is freed (no cache of empty segments), so freed memory is
-//     back under the limits at once.
+//     back under the limits at once. Its pages are released first
+//     (FALLOC_FL_PUNCH_HOLE): a client still mapping the file keeps no
+//     memory the daemon no longer counts (it then reads zeros).
 //
 // Guarantees:
 //   - every block starts zero-filled: new segments read as zeros, and a
@@ -69,6 +73,8 @@ struct PoolState;
 struct Segment;
 }  // namespace segment_pool_internal
 
+class SegmentPool;
+
 // One block of a SegmentPool: the memory of one array.
 class CpuBuffer {
  public:
@@ -86,6 +92,10 @@ class CpuBuffer {
   int fd() const { return fd_; }
   // Byte offset of data() in the segment's file.
   uint64_t offset() const { return offset_; }
+  // Whether `pool` allocated this block: only a block of the session's own
+  // pool may be shared with the session's client (its segment holds nothing
+  // of anyone else's).
+  bool BelongsTo(const SegmentPool& pool) const;
 
  private:
   friend class SegmentPool;
@@ -143,6 +153,7 @@ class SegmentPool {
   const Options& options() const;
 
  private:
+  friend class CpuBuffer;
   const std::shared_ptr<segment_pool_internal::PoolState> state_;
 };
 

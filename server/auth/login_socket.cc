@@ -18,43 +18,9 @@
 
 namespace warpd::server {
 
-absl::Status SetSocketAccess(const std::string& path, mode_t mode, gid_t group) {
-  if (group != static_cast<gid_t>(-1) && chown(path.c_str(), static_cast<uid_t>(-1), group) != 0) {
-    return PosixError(absl::StrCat("setting the group of ", path), errno);
-  }
-  if (chmod(path.c_str(), mode) != 0) return PosixError(absl::StrCat("chmod ", path), errno);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<LoginSocket>> LoginSocket::Start(const std::string& path, mode_t mode, gid_t group,
                                                                  Answer answer) {
-  WARPD_RETURN_IF_ERROR(PrepareUnixSocket(path));
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return PosixError("socket(AF_UNIX)", errno);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  // Nobody may connect before the mode is set: bind under a umask that
-  // leaves only the owner, then widen to `mode` if asked.
-  const mode_t old_umask = umask(0177);
-  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int bind_errno = errno;
-  umask(old_umask);
-  if (bound != 0) {
-    close(fd);
-    return PosixError(absl::StrCat("bind ", path), bind_errno);
-  }
-  if (absl::Status s = SetSocketAccess(path, mode, group); !s.ok()) {
-    close(fd);
-    unlink(path.c_str());
-    return s;
-  }
-  if (listen(fd, 64) != 0) {
-    const int err = errno;
-    close(fd);
-    unlink(path.c_str());
-    return PosixError(absl::StrCat("listen ", path), err);
-  }
+  WARPD_ASSIGN_OR_RETURN(const int fd, ListenUnixSocket(path, mode, group));
   const int stop = eventfd(0, EFD_CLOEXEC);
   if (stop < 0) {
     const int err = errno;

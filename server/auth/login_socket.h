@@ -54,9 +54,4 @@ class LoginSocket {
 // The login socket beside a gRPC Unix socket path.
 inline std::string LoginSocketPath(const std::string& grpc_socket_path) { return grpc_socket_path + ".login"; }
 
-// Binds a Unix socket at `path` with exactly `mode` (not the umask's) and
-// group `group` (-1: the daemon's). For the gRPC sockets too: gRPC binds its
-// own, then main.cc applies the same mode with SetSocketAccess.
-absl::Status SetSocketAccess(const std::string& path, mode_t mode, gid_t group);
-
 }  // namespace warpd::server

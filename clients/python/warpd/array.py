@@ -9,9 +9,12 @@ annotation; with data or a shape it allocates daemon memory and returns a
 handle-backed array. Data moves in 2 MiB chunks (Upload/Download streams);
 fills, copies and frees are queued on the device's command stream.
 
-``numpy()`` returns a copy of the data (the daemon's memory is not mapped
-into this process yet), so writing to it does not change the array; use
-``assign()``.
+A client on the daemon's host (connected over its Unix socket) maps CPU
+arrays of 64 KiB or more (local_map.py): ``numpy()`` waits for the device's
+queued work and returns a view of the array's memory, as Warp does for CPU
+arrays (writing to it changes the array; it keeps the array alive), and
+uploads are one copy into that memory. Otherwise ``numpy()`` returns a copy
+downloaded from the daemon.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import grpc
 import numpy as np
 
 from . import types as wt
+from . import local_map
 from .context import runtime
 from .errors import from_rpc_error
 from .v1 import runtime_pb2
@@ -204,6 +208,7 @@ class array:
             session=rt.session, device=dev.name, dtype=wt.to_typeref(self.dtype), shape=list(shape),
             init=runtime_pb2.ARRAY_INIT_ZEROS if zero else runtime_pb2.ARRAY_INIT_EMPTY))
         self.handle = resp.handle
+        self._mapping = None  # local_map.Mapping once mapped; False: not mappable
         self.strides = tuple(resp.strides) if resp.strides else _row_major_strides(
             shape, wt.type_size(self.dtype))
         self._rt = rt
@@ -252,6 +257,22 @@ class array:
 
     # ----------------------------------------------------------- data moves
 
+    def _local_bytes(self):
+        """A uint8 view of the array's memory when it is mapped here (local
+        client, large enough, shared by the daemon); else None."""
+        m = getattr(self, "_mapping", False)
+        if m is False:
+            return None
+        if m is None:
+            rt = self._rt
+            m = False
+            if rt.share_path is not None and self.capacity >= local_map.SHARE_MIN_BYTES:
+                m = local_map.map_array(rt.share_path, rt.token, rt.session, self.handle, self.capacity) or False
+            self._mapping = m
+            if m is False:
+                return None
+        return local_map.byte_view(m, self)
+
     def _upload(self, values: np.ndarray, fresh: bool = False):
         """Writes values (already in storage layout) into the whole array.
 
@@ -264,6 +285,13 @@ class array:
         if buf.nbytes == 0:
             return
         rt = self._rt
+        local = self._local_bytes()
+        if local is not None:
+            if not fresh:
+                # Queued work may use this array: let it finish first.
+                rt.synchronize(self.device)
+            np.copyto(local, np.frombuffer(buf, dtype=np.uint8))
+            return
         if not fresh:
             # Queued work may touch this array: send it first. The daemon runs an
             # upload after the session's stream on the device has drained.
@@ -311,7 +339,8 @@ class array:
         return out
 
     def numpy(self) -> np.ndarray:
-        """A NumPy copy of the data: shape (*shape) for scalars, (*shape, n) for vectors,
+        """The data as NumPy (a view of the array's memory for a local client,
+        see the module docstring; else a copy): shape (*shape) for scalars, (*shape, n) for vectors,
         quaternions (4) and transformations (7), (*shape, rows, cols) for matrices; a
         structured array of shape (*shape) for structs.
 
@@ -322,6 +351,10 @@ class array:
         full_shape = self.shape + wt.element_shape(self.dtype)
         if self.size == 0:
             return np.zeros(full_shape, dtype=np_dtype)
+        local = self._local_bytes()
+        if local is not None:
+            self._rt.synchronize(self.device)
+            return local.view(np_dtype).reshape(full_shape)
         return np.frombuffer(self._download(), dtype=np_dtype).reshape(full_shape)
 
     def __array__(self, dtype=None, copy=None):

@@ -29,7 +29,7 @@ import time
 
 import grpc
 
-from . import auth, config
+from . import auth, config, local_map
 from . import daemon as daemon_mod
 from .device import Device, resolve
 from .errors import DaemonStartError, UnavailableError, WarpdError, from_rpc_error
@@ -148,6 +148,8 @@ class Runtime:
                     raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
                                            f"{e.message}", e.code) from None
                 time.sleep(0.05)
+        self.token = token or ""
+        self.share_path = local_map.share_path(self.address)
         self.channel = auth.open_channel(self.address, token=token or "", options=[
             ("grpc.max_send_message_length", _MAX_MESSAGE),
             ("grpc.max_receive_message_length", _MAX_MESSAGE),

@@ -1,0 +1,101 @@
+"""Zero-copy CPU arrays for a client on the daemon's host.
+
+A CPU array lives in a memory file of the daemon (a memfd segment of this
+session's pool). A client that reached the daemon over its Unix socket asks
+the share socket beside it (``<socket>.share``, server/local/share_socket.h)
+for an array: it sends its bearer token, session token and the array's
+handle, and gets back the file's descriptor over the socket (SCM_RIGHTS) and
+where the array's bytes are in it. The client maps those pages: ``numpy()``
+after a synchronize is a view of them, and an upload is one copy into them.
+Any refusal (a TCP client, an old daemon, an array adopted from another
+session) falls back to the gRPC transfers. Small arrays (under
+SHARE_MIN_BYTES) keep the transfers too: a mapping per tiny array would cost
+more than it saves and use up the process's mappings.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import socket
+
+SHARE_MIN_BYTES = 64 << 10
+
+
+def share_path(address: str) -> str | None:
+    """The share socket beside a unix: address, if the daemon serves one."""
+    if not address.startswith("unix:"):
+        return None
+    path = address[5:]
+    if path.startswith("//"):
+        path = path[2:]
+    path += ".share"
+    return path if os.path.exists(path) else None
+
+
+class Mapping:
+    """The pages of one array, mapped read-write and shared with the daemon."""
+
+    def __init__(self, mm: mmap.mmap, start: int, nbytes: int):
+        self.mm, self.start, self.nbytes = mm, start, nbytes
+
+
+def map_array(path: str, token: str, session: str, handle: int, nbytes: int) -> Mapping | None:
+    """Maps the array's bytes, or None when the daemon will not share them."""
+    fd = -1
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5.0)
+            s.connect(path)
+            s.sendall(f"{token} {session} {handle}\n".encode())
+            line = b""
+            while not line.endswith(b"\n") and len(line) < 1024:
+                data, fds, _, _ = socket.recv_fds(s, 1024, 1)
+                if fds:
+                    for extra in fds[1:]:
+                        os.close(extra)
+                    if fd < 0:
+                        fd = fds[0]
+                    else:
+                        os.close(fds[0])
+                if not data:
+                    break
+                line += data
+        parts = line.decode("ascii", "replace").split()
+        if len(parts) != 3 or parts[0] != "ok" or fd < 0:
+            return None
+        offset, size = int(parts[1]), int(parts[2])
+        if size != nbytes:
+            return None
+        page = mmap.ALLOCATIONGRANULARITY
+        start = offset // page * page
+        # The pages exist (the daemon committed them): map them all now
+        # rather than one fault per page.
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        mm = mmap.mmap(fd, offset + size - start, flags=flags,
+                       prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=start)
+        return Mapping(mm, offset - start, size)
+    except (OSError, ValueError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+class _View:
+    """What a NumPy view of a mapping hangs on: the mapped bytes and the
+    warpd array, so the array (and its memory) lives as long as any view."""
+
+    def __init__(self, mapping: Mapping, owner):
+        self._bytes = (ctypes.c_char * mapping.nbytes).from_buffer(mapping.mm, mapping.start)
+        self._owner = owner
+        self.__array_interface__ = {"shape": (mapping.nbytes,), "typestr": "|u1", "version": 3,
+                                    "data": (ctypes.addressof(self._bytes), False)}
+
+
+def byte_view(mapping: Mapping, owner):
+    """A writable uint8 NumPy view of the mapped bytes that keeps `owner` alive."""
+    import numpy as np
+
+    return np.asarray(_View(mapping, owner))

@@ -1,0 +1,28 @@
+#include "server/local/share_arrays.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace warpd::server {
+
+ShareSocket::Answer ShareArrays(const TenantRegistry& tenants, const SessionManager& sessions) {
+  return [&tenants, &sessions](std::string_view bearer, std::string_view session_token,
+                               uint64_t handle) -> absl::StatusOr<SharedRegion> {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, tenants.Authenticate("Bearer " + std::string(bearer)));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions.Get(std::string(session_token), *tenant));
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(handle));
+    const std::shared_ptr<runtime::CpuBuffer>& buffer = array->buffer();
+    if (array->size_bytes() == 0 || buffer == nullptr || buffer->fd() < 0) {
+      return absl::FailedPreconditionError(absl::StrCat("array ", handle, " has no memory to map (it is empty)"));
+    }
+    if (!buffer->BelongsTo(session->pool())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("array ", handle, " lives in another session's memory and cannot be mapped; download it"));
+    }
+    return SharedRegion{buffer->fd(), buffer->offset(), array->size_bytes(), array};
+  };
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,82 @@
+// warpd server: the share socket: a local client maps its arrays' memory.
+//
+// CPU arrays live in memory files (runtime/memory/segment_pool.h). Beside
+// each gRPC Unix socket the daemon listens on "<grpc socket path>.share"; a
+// client on the same host connects and sends one line (at most 512 bytes):
+//   "<bearer token> <session token> <array handle>\n"
+// and gets one line back before the daemon closes the connection:
+//   "ok <offset> <size>\n"        with the memory file of the array's segment
+//                                 attached (SCM_RIGHTS): the array's bytes
+//                                 are [offset, offset + size) of that file
+//   "error <CODE> <message>\n"    CODE as in absl::StatusCodeToString
+// Whether the caller may map the array is the answer function's business
+// (ShareArrays in share_arrays.h: only the session that owns it). Nothing is
+// reachable by name: the fd is the capability.
+//
+// Hostile peers: every socket is non-blocking; a connection must send its
+// line within 2 s; at most 64 connections wait at once and 8 per peer uid
+// (more are closed at once), so no peer can hold the socket for others for
+// long. Nothing but the one line is read.
+// Thread-safe: a thread of its own serves it until the object is destroyed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/status/statusor.h"
+
+namespace warpd::server {
+
+// What a share request gets: `fd` (kept open by `hold` until the reply is
+// sent) and where the array's bytes are in it.
+struct SharedRegion {
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::shared_ptr<const void> hold;
+};
+
+class ShareSocket {
+ public:
+  using Answer = std::function<absl::StatusOr<SharedRegion>(std::string_view bearer_token,
+                                                            std::string_view session, uint64_t handle)>;
+
+  static constexpr size_t kMaxLine = 512;
+  static constexpr int kMaxWaiting = 64;
+  static constexpr int kMaxWaitingPerUid = 8;
+  static constexpr int kDeadlineMs = 2000;
+
+  // Binds `path` (ListenUnixSocket rules) with `mode` and `group` and starts serving.
+  static absl::StatusOr<std::unique_ptr<ShareSocket>> Start(const std::string& path, mode_t mode, gid_t group,
+                                                            Answer answer);
+  ~ShareSocket();
+  ShareSocket(const ShareSocket&) = delete;
+  ShareSocket& operator=(const ShareSocket&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // The reply to one request line (without its newline): what Serve sends.
+  // Public for tests.
+  static SharedRegion Parse(std::string_view line, const Answer& answer, std::string* reply);
+
+ private:
+  ShareSocket(std::string path, int listen_fd, int stop_fd, Answer answer);
+  void Serve();
+
+  const std::string path_;
+  const int listen_fd_;
+  const int stop_fd_;  // eventfd: written to stop the thread
+  const Answer answer_;
+  std::thread thread_;
+};
+
+// The share socket beside a gRPC Unix socket path.
+inline std::string ShareSocketPath(const std::string& grpc_socket_path) { return grpc_socket_path + ".share"; }
+
+}  // namespace warpd::server
