@@ -42,14 +42,7 @@ def main():
 
 
 def run_all(plan, r):
-    reps = plan["repeats"]
-    for n in plan["sizes"]:
-        measure(r, f"saxpy_{n}", lambda: w.saxpy(wp, k, n, reps))
-        measure(r, f"vec3_{n}", lambda: w.vec3(wp, k, n, reps))
-    measure(r, "sincos", lambda: w.sincos(wp, k, plan["sincos_threads"], plan["sincos_iters"],
-                                          plan["sincos_repeats"]))
-    measure(r, "queued_launches", lambda: w.queued_launches(wp, k, plan["launches"], reps))
-    measure(r, "recorded_launches", lambda: w.recorded_launches(wp, k, plan["launches"], reps))
+    w.run_kernel_rows(wp, k, plan, r)
     measure(r, "launch_sync", lambda: w.launch_sync(wp, k, plan["sync_repeats"]))
 
 

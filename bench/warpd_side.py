@@ -64,15 +64,9 @@ def run_local(plan, r):
     measure(r, "cold_load_module", lambda: cold_load_modules(k.saxpy, plan["compile_trials"]))
     measure(r, "cold_load_module_xform", lambda: cold_load_modules(k.xform, plan["compile_trials"]))
     measure(r, "memory_hit", lambda: memory_hits(plan["hit_repeats"]))
-    reps = plan["repeats"]
-    for n in plan["sizes"]:
-        measure(r, f"saxpy_{n}", lambda: w.saxpy(wp, k, n, reps))
-        measure(r, f"vec3_{n}", lambda: w.vec3(wp, k, n, reps))
-    measure(r, "sincos", lambda: w.sincos(wp, k, plan["sincos_threads"], plan["sincos_iters"],
-                                          plan["sincos_repeats"]))
-    measure(r, "queued_launches", lambda: w.queued_launches(wp, k, plan["launches"], reps))
-    measure(r, "recorded_launches", lambda: w.recorded_launches(wp, k, plan["launches"], reps))
-    measure(r, "graph_replay", lambda: graph_replay(plan["graph_launches"], plan["graph_replays"], reps))
+    w.run_kernel_rows(wp, k, plan, r)
+    measure(r, "graph_replay",
+            lambda: graph_replay(plan["graph_launches"], plan["graph_replays"], plan["repeats"]))
     run_transport(plan, r)
 
 

@@ -9,7 +9,7 @@ not compute.
 
 import numpy as np
 
-from timing import median_s, once_s
+from timing import measure, median_s, once_s
 
 _EXPECT_TOL = 1e-4
 
@@ -130,6 +130,19 @@ def launch_sync(wp, k, repeats: int) -> dict:
         wp.synchronize()
 
     return {"us": median_s(run, repeats, warmup=3) * 1e6}
+
+
+def run_kernel_rows(wp, k, plan: dict, r: dict):
+    """The rows both warpd and Warp run: kernels at each size, the sin/cos
+    kernel, queued and recorded launch rates."""
+    reps = plan["repeats"]
+    for n in plan["sizes"]:
+        measure(r, f"saxpy_{n}", lambda: saxpy(wp, k, n, reps))
+        measure(r, f"vec3_{n}", lambda: vec3(wp, k, n, reps))
+    measure(r, "sincos", lambda: sincos(wp, k, plan["sincos_threads"], plan["sincos_iters"],
+                                        plan["sincos_repeats"]))
+    measure(r, "queued_launches", lambda: queued_launches(wp, k, plan["launches"], reps))
+    measure(r, "recorded_launches", lambda: recorded_launches(wp, k, plan["launches"], reps))
 
 
 def check(got, want, what: str, rel: float):

@@ -149,6 +149,15 @@ def test_a_local_holding_zero_or_the_thread_id(wp):
     np.testing.assert_array_equal(y.numpy(), np.full(n, x[0]))
 
 
+def assert_fault_at_sync(wp, kernel, line_text, index, length):
+    """The queued launch faulted on `index` of a length-`length` array, at `line_text`."""
+    with pytest.raises(wp.KernelError) as info:
+        wp.synchronize()
+    msg = str(info.value)
+    assert f"index {index} out of bounds for dimension 0 (shape ({length},))" in msg, msg
+    assert_names_line(msg, kernel.func, line_text)
+
+
 def test_gathers_are_checked_per_access(wp, serving):
     n = 1000
     x = np.arange(n, dtype=np.float32)
@@ -158,11 +167,7 @@ def test_gathers_are_checked_per_access(wp, serving):
     np.testing.assert_array_equal(y.numpy(), x[::-1])
     idx[500] = n + 41
     wp.launch(gather, dim=n, inputs=[wp.array(x, dtype=float), wp.array(idx, dtype=int), y])
-    with pytest.raises(wp.KernelError) as info:
-        wp.synchronize()
-    msg = str(info.value)
-    assert f"index {n + 41} out of bounds for dimension 0 (shape ({n},))" in msg, msg
-    assert_names_line(msg, gather.func, "y[i] = x[idx[i]]")
+    assert_fault_at_sync(wp, gather, "y[i] = x[idx[i]]", n + 41, n)
     assert serving()
 
 
@@ -173,11 +178,7 @@ def test_a_thread_indexed_array_shorter_than_the_launch_faults_precisely(wp, ser
     x = wp.zeros(n + 1, dtype=float)
     y = wp.zeros(n, dtype=float)
     wp.launch(saxpy, dim=n + 1, inputs=[x, y, 1.0])
-    with pytest.raises(wp.KernelError) as info:
-        wp.synchronize()
-    msg = str(info.value)
-    assert f"index {n} out of bounds for dimension 0 (shape ({n},))" in msg, msg
-    assert_names_line(msg, saxpy.func, "y[i] = a * x[i] + y[i]")
+    assert_fault_at_sync(wp, saxpy, "y[i] = a * x[i] + y[i]", n, n)
     assert serving()
 
 
@@ -186,9 +187,5 @@ def test_an_index_derived_from_the_thread_id_is_checked(wp, serving):
     x = wp.zeros(n, dtype=float)
     y = wp.zeros(n, dtype=float)
     wp.launch(copy_shifted, dim=n, inputs=[x, y])
-    with pytest.raises(wp.KernelError) as info:
-        wp.synchronize()
-    msg = str(info.value)
-    assert f"index {n} out of bounds for dimension 0 (shape ({n},))" in msg, msg
-    assert_names_line(msg, copy_shifted.func, "y[i] = x[j]")
+    assert_fault_at_sync(wp, copy_shifted, "y[i] = x[j]", n, n)
     assert serving()
