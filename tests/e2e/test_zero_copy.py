@@ -163,3 +163,22 @@ def test_without_the_share_socket_arrays_are_copied(wp, monkeypatch):
     wp.launch(add_one, dim=N, inputs=[a])
     np.testing.assert_array_equal(v, x + 1)  # a copy: unchanged
     np.testing.assert_array_equal(a.numpy(), x + 2)
+
+
+def test_one_user_cannot_hold_every_share_slot(wp):
+    # At most 8 silent connections per uid wait; the next one is refused at once.
+    silent = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(8)]
+    try:
+        for s in silent:
+            s.connect(rt().share_path)
+        reply, fd = ask(b"", timeout=1.5)
+        assert fd == -1 and reply.startswith("error RESOURCE_EXHAUSTED"), reply
+    finally:
+        for s in silent:
+            s.close()
+    time.sleep(0.2)
+    r = rt()
+    a = wp.zeros(N, dtype=float)
+    reply, fd = ask(f"{r.token} {r.session} {a.handle}\n".encode())
+    assert reply.startswith("ok ") and fd >= 0, reply
+    os.close(fd)
