@@ -1,5 +1,6 @@
 #include "server/listen.h"
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -96,6 +97,44 @@ absl::Status PrepareUnixSocket(const std::string& path) {
 void RemoveUnixSocket(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path.c_str());
+}
+
+absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Open(const std::string& path, mode_t mode,
+                                                                 gid_t group) {
+  WARPD_ASSIGN_OR_RETURN(const int fd, ListenUnixSocket(path, mode, group));
+  const int stop = eventfd(0, EFD_CLOEXEC);
+  if (stop < 0) {
+    const int err = errno;
+    close(fd);
+    RemoveUnixSocket(path);
+    return PosixError("eventfd", err);
+  }
+  return std::unique_ptr<UnixListener>(new UnixListener(path, fd, stop));
+}
+
+UnixListener::~UnixListener() {
+  close(fd_);
+  close(stop_fd_);
+  RemoveUnixSocket(path_);
+}
+
+void UnixListener::RequestStop() {
+  const uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof(one));
+}
+
+int UnixListener::Accept(ucred* peer) {
+  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (conn < 0) {
+    if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) usleep(10000);
+    return -1;
+  }
+  socklen_t len = sizeof(*peer);
+  if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, peer, &len) != 0 || len != sizeof(*peer)) {
+    close(conn);
+    return -1;
+  }
+  return conn;
 }
 
 }  // namespace warpd::server

@@ -7,8 +7,10 @@
 // Thread-compatible (touches the file system).
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,5 +39,36 @@ absl::StatusOr<int> ListenUnixSocket(const std::string& path, mode_t mode, gid_t
 
 // Deletes `path` if it is a socket. Errors are ignored (best effort at exit).
 void RemoveUnixSocket(const std::string& path);
+
+// A listening Unix socket served by a thread of its owner (the login, share
+// and command sockets): the socket (ListenUnixSocket), an eventfd that asks
+// that thread to stop, and the file, removed when the listener goes. The
+// owner polls fd() and stop_fd() (readable once RequestStop was called) and
+// joins its thread before destroying the listener.
+class UnixListener {
+ public:
+  static absl::StatusOr<std::unique_ptr<UnixListener>> Open(const std::string& path, mode_t mode, gid_t group);
+  ~UnixListener();
+  UnixListener(const UnixListener&) = delete;
+  UnixListener& operator=(const UnixListener&) = delete;
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  int stop_fd() const { return stop_fd_; }
+  void RequestStop();
+
+  // One waiting connection (non-blocking, close-on-exec) and its peer's
+  // credentials (SO_PEERCRED, which the peer cannot forge); -1 when none is
+  // waiting or it could not be read (then closed). Out of descriptors, it
+  // pauses 10 ms rather than let the caller spin.
+  int Accept(ucred* peer);
+
+ private:
+  UnixListener(std::string path, int fd, int stop_fd) : path_(std::move(path)), fd_(fd), stop_fd_(stop_fd) {}
+
+  const std::string path_;
+  const int fd_;
+  const int stop_fd_;
+};
 
 }  // namespace warpd::server

@@ -38,6 +38,8 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/auth/login_socket.h"
+#include "server/local/command_socket.h"
+#include "server/local/local_commands.h"
 #include "server/local/share_arrays.h"
 #include "server/local/share_socket.h"
 #include "common/sha256.h"
@@ -201,6 +203,9 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   std::vector<std::unique_ptr<LoginSocket>> logins;
   // And a share socket, where local clients map their arrays' memory.
   std::vector<std::unique_ptr<ShareSocket>> shares;
+  // And a command socket: local clients' fast path for launches and
+  // synchronize.
+  std::vector<std::unique_ptr<CommandSocket>> commands;
   for (const auto& p : unix_paths) {
     absl::Status s = SetSocketAccess(p, socket_mode, *socket_group);
     absl::StatusOr<std::unique_ptr<LoginSocket>> login;
@@ -222,6 +227,11 @@ int Serve(const Flags& flags, const sigset_t& signals) {
                                  ShareArrays(tenants, (*state)->sessions()));
       s = share.status();
     }
+    absl::StatusOr<std::unique_ptr<CommandSocket>> command;
+    if (s.ok()) {
+      command = CommandSocket::Start(CommandSocketPath(p), socket_mode, *socket_group, LocalCommands(state->get()));
+      s = command.status();
+    }
     if (!s.ok()) {
       spdlog::critical("cannot serve unix:{}: {}", p, std::string(s.message()));
       server->Shutdown();
@@ -230,6 +240,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     }
     logins.push_back(*std::move(login));
     shares.push_back(*std::move(share));
+    commands.push_back(*std::move(command));
   }
   // The default mode's token, for loopback TCP clients of this user.
   std::string file_token;
@@ -258,6 +269,9 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   }
   spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   server->GetHealthCheckService()->SetServingStatus(false);
+  // No new local connections or requests; a request running finishes (or
+  // is cancelled below, like a gRPC call).
+  for (auto& c : commands) c->Stop();
 
   // Calls in flight get kShutdownGrace to finish. If one is still waiting on
   // device work then (a long kernel under Synchronize), cancel all sessions'
@@ -278,6 +292,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   metrics_server.reset();
   shares.clear();  // they answer from the sessions
   (*state)->sessions().CloseAll();
+  commands.clear();  // their threads' waits ended with the sessions' work
   // Durable persistent arrays keep what the sessions last wrote.
   if (absl::Status s = (*state)->persistent().SaveAll(); !s.ok()) {
     spdlog::error("saving persistent arrays: {}", std::string(s.message()));

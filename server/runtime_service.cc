@@ -4,11 +4,9 @@
 #include <memory>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "compiler/ir/from_proto.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "runtime/device/device.h"
@@ -20,6 +18,7 @@
 #include "server/raw_messages.h"
 #include "server/unary_call.h"
 #include "common/status_macros.h"
+#include "server/stream_calls.h"
 #include "server/submit.h"
 #include "server/transfer.h"
 #include "server/version.h"
@@ -146,78 +145,6 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
         std::move(finish)(status);
       });
 }
-
-// Validates and queues the batch; returns the stream it went to.
-absl::StatusOr<std::shared_ptr<runtime::Stream>> DoSubmit(DaemonState* state, const Tenant& tenant,
-                                                          const v1::SubmitRequest& req, v1::SubmitResponse* resp) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
-  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
-  // Before PrepareBatch, which already removes the handles the batch frees.
-  WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
-  WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
-                         PrepareBatch(*session, device->name(), req.commands()));
-  uint64_t launches = 0;
-  for (const v1::Command& c : req.commands()) launches += c.has_launch();
-  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch)));
-  resp->set_sequence(sequence);
-  state->metrics().ForTenant(tenant.name()).launches.Increment(launches);
-  return stream;
-}
-
-// The streams a Synchronize request waits for: the named device's, or all.
-absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchronize(
-    DaemonState* state, const Tenant& tenant, const v1::SynchronizeRequest& req) {
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
-  if (req.device().empty()) return session->Streams();
-  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
-  std::vector<std::shared_ptr<runtime::Stream>> out;
-  if (auto stream = session->FindStream(device->name())) out.push_back(std::move(stream));
-  return out;
-}
-
-// The kernel output waiting on `streams`, taken, one stream after another.
-std::string TakeOutput(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
-  std::string out;
-  for (const auto& stream : streams) out += stream->TakeOutput();
-  return out;
-}
-
-// A stream's sticky error, as it is reported: a kernel fault, or a launch
-// stopped (timed out or cancelled).
-void CountStreamError(DaemonState* state, const Tenant& tenant, const absl::Status& s) {
-  if (s.ok()) return;
-  const metrics::TenantMetrics m = state->metrics().ForTenant(tenant.name());
-  if (s.code() == absl::StatusCode::kOutOfRange) m.launch_faults.Increment();
-  if (s.code() == absl::StatusCode::kDeadlineExceeded || s.code() == absl::StatusCode::kCancelled) {
-    m.launches_cancelled.Increment();
-  }
-}
-
-// Finishes a Synchronize call once every stream it waits for has reported;
-// the first error wins (every stream's error is cleared).
-class SyncJoin {
- public:
-  SyncJoin(std::function<void(absl::Status)> finish, size_t streams)
-      : finish_(std::move(finish)), remaining_(streams) {}
-
-  void Done(absl::Status status) {
-    absl::Status result;
-    {
-      absl::MutexLock lock(&mu_);
-      if (first_error_.ok() && !status.ok()) first_error_ = std::move(status);
-      if (--remaining_ > 0) return;
-      result = first_error_;
-    }
-    finish_(std::move(result));
-  }
-
- private:
-  const std::function<void(absl::Status)> finish_;
-  absl::Mutex mu_;
-  size_t remaining_ ABSL_GUARDED_BY(mu_);
-  absl::Status first_error_ ABSL_GUARDED_BY(mu_);
-};
 
 }  // namespace
 
@@ -382,7 +309,7 @@ ServerUnaryReactor* RuntimeService::Submit(CallbackServerContext* ctx, const Byt
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   auto* call = UnaryCall<SubmitRequest, SubmitResponse>::Start(state_, ctx, reactor, in, out, "Submit");
   if (call == nullptr) return reactor;
-  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = DoSubmit(state_, *call->tenant, call->request, &call->response);
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> stream = SubmitBatch(state_, *call->tenant, call->request, &call->response);
   if (!stream.ok() || !call->request.synchronize()) {
     // What finished launches printed so far comes back at once.
     if (stream.ok()) call->response.set_output((*stream)->TakeOutput());
@@ -411,16 +338,11 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
     call->Finish(streams.status());
     return reactor;
   }
-  auto join = std::make_shared<SyncJoin>(
-      [this, call, streams = *streams](absl::Status s) {
-        CountStreamError(state_, *call->tenant, s);
-        if (s.ok()) call->response.set_output(TakeOutput(streams));
-        call->Finish(std::move(s));
-      },
-      streams->size());
-  for (const auto& stream : *streams) {
-    stream->SynchronizeAsync([join](absl::Status s) { join->Done(std::move(s)); });
-  }
+  SynchronizeStreams(*streams, [this, call, streams = *streams](absl::Status s) {
+    CountStreamError(state_, *call->tenant, s);
+    if (s.ok()) call->response.set_output(TakeOutput(streams));
+    call->Finish(std::move(s));
+  });
   return reactor;
 }
 

@@ -16,6 +16,7 @@ uint64_t Watchdog::Arm(absl::Time deadline, int32_t* flag, int32_t value) {
   absl::MutexLock lock(&mu_);
   uint64_t token = next_token_++;
   timers_.emplace(token, Timer{deadline, flag, value});
+  if (deadline < sleeps_until_) ++wakes_;
   return token;
 }
 
@@ -40,11 +41,14 @@ void Watchdog::Loop() {
         ++it;
       }
     }
-    // Sleeps until the earliest deadline, a new timer (Arm bumps
-    // next_token_) or stop; idle, it never wakes.
-    const uint64_t seen = next_token_;
-    auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || next_token_ != seen; };
+    // Sleeps until the earliest deadline (a disarmed timer's too: it then
+    // finds nothing to fire), a timer due earlier than that, or stop; idle,
+    // it never wakes.
+    const uint64_t seen = wakes_;
+    sleeps_until_ = next;
+    auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || wakes_ != seen; };
     mu_.AwaitWithDeadline(absl::Condition(&changed), next);
+    sleeps_until_ = absl::InfinitePast();
   }
 }
 

@@ -44,7 +44,12 @@ class Watchdog {
 
   absl::Mutex mu_;
   std::map<uint64_t, Timer> timers_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;  // also wakes the loop when it changes
+  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
+  // When the loop wakes next on its own; a timer due before it wakes the
+  // loop (bumping `wakes_`), a later one does not: a launch arms and
+  // disarms a timer, and waking a thread each time would cost every launch.
+  absl::Time sleeps_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  uint64_t wakes_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

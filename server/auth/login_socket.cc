@@ -1,10 +1,7 @@
 #include "server/auth/login_socket.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,59 +17,38 @@ namespace warpd::server {
 
 absl::StatusOr<std::unique_ptr<LoginSocket>> LoginSocket::Start(const std::string& path, mode_t mode, gid_t group,
                                                                  Answer answer) {
-  WARPD_ASSIGN_OR_RETURN(const int fd, ListenUnixSocket(path, mode, group));
-  const int stop = eventfd(0, EFD_CLOEXEC);
-  if (stop < 0) {
-    const int err = errno;
-    close(fd);
-    unlink(path.c_str());
-    return PosixError("eventfd", err);
-  }
-  return std::unique_ptr<LoginSocket>(new LoginSocket(path, fd, stop, std::move(answer)));
+  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<UnixListener> listener, UnixListener::Open(path, mode, group));
+  return std::unique_ptr<LoginSocket>(new LoginSocket(std::move(listener), std::move(answer)));
 }
 
-LoginSocket::LoginSocket(std::string path, int listen_fd, int stop_fd, Answer answer)
-    : path_(std::move(path)), listen_fd_(listen_fd), stop_fd_(stop_fd), answer_(std::move(answer)) {
+LoginSocket::LoginSocket(std::unique_ptr<UnixListener> listener, Answer answer)
+    : listener_(std::move(listener)), answer_(std::move(answer)) {
   thread_ = std::thread([this] { Serve(); });
 }
 
 LoginSocket::~LoginSocket() {
-  const uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof(one));
+  listener_->RequestStop();
   thread_.join();
-  close(listen_fd_);
-  close(stop_fd_);
-  RemoveUnixSocket(path_);
 }
 
 void LoginSocket::Serve() {
   pthread_setname_np(pthread_self(), "warpd-login");
   for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{listener_->fd(), POLLIN, 0}, {listener_->stop_fd(), POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("login socket: poll: {}", std::strerror(errno));
       return;
     }
     if (fds[1].revents != 0) return;
-    const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (conn < 0) {
-      // EMFILE and friends: back off a little rather than spin.
-      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) usleep(10000);
-      continue;
-    }
     ucred cred{};
-    socklen_t len = sizeof(cred);
-    std::string line;
-    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred)) {
-      line = "error cannot read the peer's credentials\n";
-    } else {
-      absl::StatusOr<std::string> token = answer_(cred.uid);
-      line = token.ok() ? absl::StrCat("token ", *token, "\n")
-                        : absl::StrCat("error ", token.status().message(), "\n");
-      spdlog::debug("login socket: uid {} pid {}: {}", cred.uid, cred.pid,
-                    token.ok() ? "token given" : std::string(token.status().message()));
-    }
+    const int conn = listener_->Accept(&cred);
+    if (conn < 0) continue;
+    absl::StatusOr<std::string> token = answer_(cred.uid);
+    const std::string line = token.ok() ? absl::StrCat("token ", *token, "\n")
+                                        : absl::StrCat("error ", token.status().message(), "\n");
+    spdlog::debug("login socket: uid {} pid {}: {}", cred.uid, cred.pid,
+                  token.ok() ? "token given" : std::string(token.status().message()));
     // A fresh socket's buffer holds far more than one line.
     (void)!send(conn, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     close(conn);

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/listen.h"
 
 namespace warpd::server {
 
@@ -38,15 +39,13 @@ class LoginSocket {
                                                             Answer answer);
   ~LoginSocket();
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return listener_->path(); }
 
  private:
-  LoginSocket(std::string path, int listen_fd, int stop_fd, Answer answer);
+  LoginSocket(std::unique_ptr<UnixListener> listener, Answer answer);
   void Serve();
 
-  const std::string path_;
-  const int listen_fd_;
-  const int stop_fd_;  // eventfd: written to stop the thread
+  const std::unique_ptr<UnixListener> listener_;
   const Answer answer_;
   std::thread thread_;
 };

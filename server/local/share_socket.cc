@@ -1,7 +1,6 @@
 #include "server/local/share_socket.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -82,29 +81,18 @@ SharedRegion ShareSocket::Parse(std::string_view line, const Answer& answer, std
 
 absl::StatusOr<std::unique_ptr<ShareSocket>> ShareSocket::Start(const std::string& path, mode_t mode, gid_t group,
                                                                 Answer answer) {
-  WARPD_ASSIGN_OR_RETURN(const int fd, ListenUnixSocket(path, mode, group));
-  const int stop = eventfd(0, EFD_CLOEXEC);
-  if (stop < 0) {
-    const int err = errno;
-    close(fd);
-    RemoveUnixSocket(path);
-    return PosixError("eventfd", err);
-  }
-  return std::unique_ptr<ShareSocket>(new ShareSocket(path, fd, stop, std::move(answer)));
+  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<UnixListener> listener, UnixListener::Open(path, mode, group));
+  return std::unique_ptr<ShareSocket>(new ShareSocket(std::move(listener), std::move(answer)));
 }
 
-ShareSocket::ShareSocket(std::string path, int listen_fd, int stop_fd, Answer answer)
-    : path_(std::move(path)), listen_fd_(listen_fd), stop_fd_(stop_fd), answer_(std::move(answer)) {
+ShareSocket::ShareSocket(std::unique_ptr<UnixListener> listener, Answer answer)
+    : listener_(std::move(listener)), answer_(std::move(answer)) {
   thread_ = std::thread([this] { Serve(); });
 }
 
 ShareSocket::~ShareSocket() {
-  const uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof(one));
+  listener_->RequestStop();
   thread_.join();
-  close(listen_fd_);
-  close(stop_fd_);
-  RemoveUnixSocket(path_);
 }
 
 void ShareSocket::Serve() {
@@ -116,7 +104,7 @@ void ShareSocket::Serve() {
     waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
   };
   for (;;) {
-    fds.assign({{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}});
+    fds.assign({{listener_->fd(), POLLIN, 0}, {listener_->stop_fd(), POLLIN, 0}});
     int64_t next_deadline = -1;
     for (const Waiting& w : waiting) {
       fds.push_back({w.fd, POLLIN, 0});
@@ -164,18 +152,9 @@ void ShareSocket::Serve() {
     }
     if (fds[0].revents == 0) continue;
     for (;;) {
-      const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (conn < 0) {
-        // EMFILE and friends: back off a little rather than spin.
-        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) usleep(10000);
-        break;
-      }
       ucred cred{};
-      socklen_t len = sizeof(cred);
-      if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred)) {
-        close(conn);
-        continue;
-      }
+      const int conn = listener_->Accept(&cred);
+      if (conn < 0) break;
       const auto same_uid = std::count_if(waiting.begin(), waiting.end(),
                                           [&](const Waiting& w) { return w.uid == cred.uid; });
       if (waiting.size() >= kMaxWaiting || same_uid >= kMaxWaitingPerUid) {

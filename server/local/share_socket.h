@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/listen.h"
 
 namespace warpd::server {
 
@@ -59,19 +60,17 @@ class ShareSocket {
   ShareSocket(const ShareSocket&) = delete;
   ShareSocket& operator=(const ShareSocket&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return listener_->path(); }
 
   // The reply to one request line (without its newline): what Serve sends.
   // Public for tests.
   static SharedRegion Parse(std::string_view line, const Answer& answer, std::string* reply);
 
  private:
-  ShareSocket(std::string path, int listen_fd, int stop_fd, Answer answer);
+  ShareSocket(std::unique_ptr<UnixListener> listener, Answer answer);
   void Serve();
 
-  const std::string path_;
-  const int listen_fd_;
-  const int stop_fd_;  // eventfd: written to stop the thread
+  const std::unique_ptr<UnixListener> listener_;
   const Answer answer_;
   std::thread thread_;
 };

@@ -3,7 +3,10 @@
 There is one Runtime per process, made by ``init()`` (explicitly, or on first
 use). It owns the gRPC channel, the session token, the device table and one
 command Stream per device. ``Runtime.call`` is the single place RPCs are made
-and their errors converted into WarpdErrors.
+and their errors converted into WarpdErrors. A client on the daemon's Unix
+socket sends Submit and Synchronize over the command socket instead
+(local_commands.py: the same requests and answers, without gRPC) when the
+daemon offers it.
 
 Kernel output: what ``print``/``wp.printf`` in kernels printed comes back
 with the answers to Submit, Synchronize and Download (after an error, from
@@ -29,10 +32,11 @@ import time
 
 import grpc
 
-from . import auth, config, local_map
+from . import auth, config, local_commands, local_map
 from . import daemon as daemon_mod
 from .device import Device, resolve
-from .errors import DaemonStartError, UnavailableError, WarpdError, from_rpc_error
+from .errors import (DaemonStartError, DeadlineExceededError, UnavailableError, WarpdError,
+                     from_rpc_error)
 from .stream import Stream
 from .v1 import runtime_pb2, runtime_pb2_grpc
 
@@ -41,6 +45,18 @@ _MAX_MESSAGE = 64 << 20
 _EXIT_SYNC_TIMEOUT = 60.0
 
 _runtime: Runtime | None = None
+
+# The calls the command socket carries, and their answers.
+_LOCAL_KINDS = {"Submit": local_commands.SUBMIT, "Synchronize": local_commands.SYNCHRONIZE}
+_RESPONSES = {"Submit": runtime_pb2.SubmitResponse, "Synchronize": runtime_pb2.SynchronizeResponse}
+
+
+class _LocalPending:
+    """A Submit sent over the command socket whose reply is still to be read."""
+    __slots__ = ("method",)
+
+    def __init__(self, method: str):
+        self.method = method
 _init_lock = threading.Lock()
 
 
@@ -62,12 +78,17 @@ class Runtime:
         self.closed = False
         self.lease: auth.LeaseHolder | None = None
         self.cell_hook = None  # (IPython shell, hook) while registered
+        # The command socket's channel (local clients), or None: gRPC.
+        self.commands: local_commands.CommandChannel | None = None
 
     # ---------------------------------------------------------------- RPCs
 
     def call(self, method: str, request, *, compiling: bool = False, timeout=None):
         """Unary RPC `method`; failures become WarpdErrors. `request` is a
         message, or its serialized bytes for the methods in `_raw`."""
+        local = self._local_frame(method, request)
+        if local is not None:
+            return self._local_call(method, local, timeout)
         try:
             if request.__class__ is bytes:
                 return self._raw[method](request, timeout=timeout)
@@ -93,19 +114,53 @@ class Runtime:
     def start_stream_call(self, method: str, request: bytes):
         """Starts `method` (one of `_raw`) without waiting; returns the future
         for finish_stream_call."""
+        local = self._local_frame(method, request)
+        if local is not None:
+            self.commands.send(local[0], local[1])
+            return _LocalPending(method)
         return self._raw[method].future(request)
 
     def finish_stream_call(self, future, device: str = ""):
         """Waits for a call from start_stream_call; like call_stream's end
         (prints its kernel output; failures become WarpdErrors)."""
         try:
-            resp = future.result()
+            if future.__class__ is _LocalPending:
+                resp = _RESPONSES[future.method].FromString(self.commands.reply())
+            else:
+                resp = future.result()
         except grpc.RpcError as e:
             err = from_rpc_error(e)
             self.read_output(device, after=err)
             raise err from None
+        except WarpdError as err:
+            self.read_output(device, after=err)
+            raise
         self.emit_output(resp.output)
         return resp
+
+    def _local_frame(self, method: str, request):
+        """(kind, body) when `method` goes over the command socket, else None."""
+        if self.commands is None:
+            return None
+        kind = _LOCAL_KINDS.get(method)
+        if kind is None:
+            return None
+        body = request if request.__class__ is bytes else request.SerializeToString()
+        if len(body) > local_commands.MAX_FRAME:
+            return None
+        return kind, body
+
+    def _local_call(self, method: str, frame, timeout):
+        channel = self.commands
+        if timeout is None:
+            return _RESPONSES[method].FromString(channel.call(*frame))
+        try:
+            return _RESPONSES[method].FromString(channel.call(*frame, timeout=timeout))
+        except DeadlineExceededError:
+            # The reply is still owed: the connection is out of step. gRPC from now on.
+            self.commands = None
+            channel.close()
+            raise
 
     def emit_output(self, data: bytes):
         """Writes kernel output to sys.stdout (decoded as UTF-8, bad bytes replaced)."""
@@ -177,6 +232,7 @@ class Runtime:
             client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))
         self.session = resp.session
         self.lease = auth.LeaseHolder(self.stub, self.session, runtime_pb2.HoldSessionRequest)
+        self.commands = local_commands.connect(self.address, self.token, self.session)
         self._set_devices(self.info)
 
     def _set_devices(self, info):
@@ -280,6 +336,9 @@ class Runtime:
                                        timeout=2.0)
         except Exception:
             pass
+        if self.commands is not None:
+            self.commands.close()
+            self.commands = None
         try:
             if self.channel is not None:
                 self.channel.close()

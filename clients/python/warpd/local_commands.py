@@ -1,0 +1,138 @@
+"""The command socket: a local client's fast path for Submit and Synchronize.
+
+A client that reached the daemon over its Unix socket also connects to
+``<socket>.cmd`` (server/local/command_socket.h has the protocol): one
+connection for the session, frames of an 8-byte header (body length, kind)
+and a body that is the same serialized request gRPC would carry. It skips
+gRPC's HTTP/2 framing and the daemon's thread hops, which is most of a
+launch + synchronize round trip.
+
+Anything that keeps the socket from working (an older daemon without it, a
+TCP address, a refusal such as too many connections) leaves ``connect``
+returning None, and the client uses gRPC. Once connected, a broken
+connection (the daemon stopped) raises UnavailableError like a failed RPC.
+
+Not thread-safe: the runtime's lock serializes its use (stream.py).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+import grpc
+
+from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
+
+HELLO, SUBMIT, SYNCHRONIZE = 1, 2, 3
+# The daemon's limit on one frame's body; larger requests go over gRPC.
+MAX_FRAME = 2 << 20
+
+_HEADER = struct.Struct("<IB3x")
+_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def command_path(address: str) -> str | None:
+    """The command socket beside a unix: address, or None for TCP."""
+    if not address.startswith("unix:"):
+        return None
+    path = address[5:]
+    if path.startswith("//"):
+        path = path[2:]
+    return path + ".cmd"
+
+
+class CommandChannel:
+    def __init__(self, sock: socket.socket):
+        self._sock = sock
+        self.requests = 0  # sent so far, for tests and diagnostics
+
+    def send(self, kind: int, body: bytes):
+        """Sends one request; its reply is read by `reply` (in order)."""
+        try:
+            self._sock.sendall(_HEADER.pack(len(body), kind) + body)
+        except OSError as e:
+            raise self._broken(e) from None
+        self.requests += 1
+
+    def reply(self) -> bytes:
+        """The next reply's body; raises the WarpdError of an error reply."""
+        code, body = self._read_frame()
+        if code == 0:
+            return body
+        status = _CODES.get(code, grpc.StatusCode.UNKNOWN)
+        raise _BY_CODE.get(status, WarpdError)(body.decode("utf-8", "replace"), status)
+
+    def call(self, kind: int, body: bytes, timeout: float | None = None) -> bytes:
+        """One request and its reply; with `timeout`, DeadlineExceededError
+        when the reply takes longer (the connection is then out of step:
+        close it)."""
+        self.send(kind, body)
+        if timeout is None:
+            return self.reply()
+        self._sock.settimeout(timeout)
+        try:
+            return self.reply()
+        finally:
+            try:
+                self._sock.settimeout(None)
+            except OSError:
+                pass
+
+    def close(self):
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def _read_frame(self):
+        header = self._read_exactly(_HEADER.size)
+        n, code = _HEADER.unpack(header)
+        return code, self._read_exactly(n) if n else b""
+
+    def _read_exactly(self, n: int) -> bytes:
+        sock = self._sock
+        try:
+            data = sock.recv(n)
+            if len(data) == n:
+                return data
+            parts = [data]
+            got = len(data)
+            while True:
+                if not data:
+                    raise UnavailableError("the warpd daemon closed the command connection",
+                                           grpc.StatusCode.UNAVAILABLE)
+                if got == n:
+                    return b"".join(parts)
+                data = sock.recv(n - got)
+                parts.append(data)
+                got += len(data)
+        except TimeoutError:
+            raise DeadlineExceededError("no answer from the warpd daemon in time",
+                                        grpc.StatusCode.DEADLINE_EXCEEDED) from None
+        except OSError as e:
+            raise self._broken(e) from None
+
+    def _broken(self, e: OSError) -> UnavailableError:
+        return UnavailableError(f"the warpd daemon's command connection broke: {e}",
+                                grpc.StatusCode.UNAVAILABLE)
+
+
+def connect(address: str, token: str, session: str, timeout: float = 2.0) -> CommandChannel | None:
+    """A command channel for `session`, or None when the daemon offers none
+    here (see the module doc). Set WARPD_COMMAND_SOCKET=0 to always use gRPC."""
+    path = command_path(address)
+    if path is None or not token or os.environ.get("WARPD_COMMAND_SOCKET", "1") == "0":
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        channel = CommandChannel(sock)
+        channel.call(HELLO, f"{token} {session}".encode())
+        sock.settimeout(None)
+        return channel
+    except (OSError, WarpdError):
+        sock.close()
+        return None

@@ -1,0 +1,119 @@
+// warpd server: the command socket: a local client's fast path for launches
+// and synchronize, without gRPC's framing and thread hops.
+//
+// Beside each gRPC Unix socket the daemon listens on "<grpc socket>.cmd". A
+// client on the same host connects once and keeps the connection for its
+// session. Frames go both ways, each an 8-byte header (little-endian uint32
+// body length, one kind byte, three zero bytes) followed by the body:
+//   client   HELLO (1)        the first frame, within 2 s; the body is the
+//                             handler's (local_commands.h: the tokens)
+//            SUBMIT (2)       a serialized warpd.v1.SubmitRequest
+//            SYNCHRONIZE (3)  a serialized warpd.v1.SynchronizeRequest
+//   daemon   one reply per frame, in order: kind 0 with the serialized
+//            response (empty for HELLO), or kind = the status code
+//            (absl::StatusCode, as gRPC's) with the error message.
+// A refused HELLO and a malformed frame (unknown kind, nonzero padding, a
+// body over kMaxFrame, a truncated frame) get an error reply, and it is the
+// last one: the daemon closes the connection. A request that fails (a bad
+// handle, a kernel fault reported by SYNCHRONIZE) leaves it open.
+// Clients may send several frames before reading replies; the daemon reads
+// the next frame once it has answered the previous one.
+//
+// Every byte is hostile input: bodies are bounded and copied out of the
+// socket before anything reads them; each connection has its own thread
+// (blocking waits stay there), at most kMaxConnections at once and
+// kMaxConnectionsPerUid per peer uid; more are refused at once with
+// RESOURCE_EXHAUSTED (the client falls back to gRPC).
+// Thread-safe. Stop() stops accepting and hangs up every connection; the
+// destructor (after Stop) also waits for their threads, which may be waiting
+// for device work: destroy it once sessions' work is cancelled.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/listen.h"
+
+namespace warpd::server {
+
+class CommandSocket {
+ public:
+  enum Kind : uint8_t { kHello = 1, kSubmit = 2, kSynchronize = 3 };
+
+  static constexpr size_t kHeaderBytes = 8;
+  static constexpr uint32_t kMaxFrame = 2u << 20;
+  static constexpr int kMaxConnections = 64;
+  static constexpr int kMaxConnectionsPerUid = 16;
+  static constexpr int kHelloDeadlineMs = 2000;
+
+  struct Reply {
+    absl::StatusCode code = absl::StatusCode::kOk;
+    std::string body;  // the response, or the error message
+  };
+
+  // One connection's requests after its HELLO: Handle(kSubmit or
+  // kSynchronize, body) on the connection's thread, one at a time; it may
+  // block (a synchronize waits there).
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    virtual Reply Handle(Kind kind, std::string_view body) = 0;
+  };
+  // Answers a HELLO body: the connection's handler, or the error its peer
+  // gets (then it is closed).
+  using Open = std::function<absl::StatusOr<std::unique_ptr<Handler>>(std::string_view hello)>;
+
+  // Binds `path` (ListenUnixSocket rules) with `mode` and `group` and starts serving.
+  static absl::StatusOr<std::unique_ptr<CommandSocket>> Start(const std::string& path, mode_t mode, gid_t group,
+                                                              Open open);
+  ~CommandSocket();
+  CommandSocket(const CommandSocket&) = delete;
+  CommandSocket& operator=(const CommandSocket&) = delete;
+
+  const std::string& path() const { return listener_->path(); }
+
+  // Stops accepting and hangs up every connection (their threads finish
+  // their current request first). Idempotent.
+  void Stop();
+
+  // Connections being served, for tests and metrics.
+  int connections() const;
+
+ private:
+  struct Connection {
+    int fd;
+    uid_t uid;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  CommandSocket(std::unique_ptr<UnixListener> listener, Open open);
+  void Accept();
+  void Serve(Connection* c);
+  static void Finish(Connection* c);
+  void ReapLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::unique_ptr<UnixListener> listener_;
+  const Open open_;
+  std::thread accept_thread_;
+  mutable absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+};
+
+// The command socket beside a gRPC Unix socket path.
+inline std::string CommandSocketPath(const std::string& grpc_socket_path) { return grpc_socket_path + ".cmd"; }
+
+}  // namespace warpd::server

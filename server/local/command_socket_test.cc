@@ -1,0 +1,249 @@
+#include "server/local/command_socket.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace warpd::server {
+namespace {
+
+// Answers every request with "<kind>:<body>"; HELLO "bad" is refused.
+class Echo final : public CommandSocket::Handler {
+ public:
+  CommandSocket::Reply Handle(CommandSocket::Kind kind, std::string_view body) override {
+    if (body == "fail") return {absl::StatusCode::kNotFound, "no such thing"};
+    return {absl::StatusCode::kOk, absl::StrCat(static_cast<int>(kind), ":", absl::string_view(body.data(), body.size()))};
+  }
+};
+
+CommandSocket::Open EchoOpen() {
+  return [](std::string_view hello) -> absl::StatusOr<std::unique_ptr<CommandSocket::Handler>> {
+    if (hello == "bad") return absl::PermissionDeniedError("go away");
+    return std::make_unique<Echo>();
+  };
+}
+
+std::string Frame(uint8_t kind, std::string_view body, uint8_t pad = 0) {
+  std::string f(CommandSocket::kHeaderBytes, '\0');
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) f[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  f[4] = static_cast<char>(kind);
+  f[5] = static_cast<char>(pad);
+  return f + std::string(body);
+}
+
+class Client {
+ public:
+  explicit Client(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~Client() { close(fd_); }
+  bool connected() const { return connected_; }
+
+  void Send(const std::string& bytes) { ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), ssize_t(bytes.size())); }
+
+  // The next reply as (code, body); code -1 when the daemon hung up.
+  std::pair<int, std::string> Reply() {
+    unsigned char h[CommandSocket::kHeaderBytes];
+    if (!ReadAll(h, sizeof(h))) return {-1, ""};
+    const uint32_t n = h[0] | h[1] << 8 | h[2] << 16 | uint32_t{h[3]} << 24;
+    std::string body(n, '\0');
+    if (n > 0 && !ReadAll(body.data(), n)) return {-1, ""};
+    return {h[4], body};
+  }
+
+  // True when the daemon closed the connection (nothing more to read).
+  bool HungUp() {
+    char c;
+    return recv(fd_, &c, 1, 0) == 0;
+  }
+
+  bool Hello(std::string_view body = "tokens") {
+    Send(Frame(CommandSocket::kHello, body));
+    return Reply().first == 0;
+  }
+
+ private:
+  bool ReadAll(void* p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = recv(fd_, static_cast<char*>(p) + got, n - got, 0);
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
+  }
+
+  int fd_;
+  bool connected_ = false;
+};
+
+class CommandSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/warpd-cmd-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/warpd.sock.cmd";
+    auto s = CommandSocket::Start(path_, 0600, static_cast<gid_t>(-1), EchoOpen());
+    ASSERT_TRUE(s.ok()) << s.status();
+    socket_ = *std::move(s);
+  }
+  void TearDown() override {
+    socket_.reset();
+    rmdir(dir_.c_str());
+  }
+
+  // A fresh connection still gets served (connections just closed may
+  // hold their slots for a moment: their threads are still finishing).
+  void ExpectServing() {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      Client c(path_);
+      if (!c.Hello()) {
+        usleep(20000);
+        continue;
+      }
+      c.Send(Frame(CommandSocket::kSubmit, "ok?"));
+      EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("2:ok?")));
+      return;
+    }
+    ADD_FAILURE() << "the socket no longer serves";
+  }
+
+  std::string dir_;
+  std::string path_;
+  std::unique_ptr<CommandSocket> socket_;
+};
+
+TEST_F(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
+  Client c(path_);
+  ASSERT_TRUE(c.Hello());
+  c.Send(Frame(CommandSocket::kSubmit, "a") + Frame(CommandSocket::kSynchronize, "") +
+         Frame(CommandSocket::kSubmit, "fail") + Frame(CommandSocket::kSubmit, std::string(100000, 'x')));
+  EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("2:a")));
+  EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("3:")));
+  // A failed request leaves the connection open.
+  EXPECT_EQ(c.Reply(), std::make_pair(static_cast<int>(absl::StatusCode::kNotFound), std::string("no such thing")));
+  EXPECT_EQ(c.Reply(), std::make_pair(0, "2:" + std::string(100000, 'x')));
+  EXPECT_EQ(socket_->connections(), 1);
+}
+
+TEST_F(CommandSocketTest, ARefusedHelloIsTheLastReply) {
+  Client c(path_);
+  c.Send(Frame(CommandSocket::kHello, "bad") + Frame(CommandSocket::kSubmit, "a"));
+  EXPECT_EQ(c.Reply(), std::make_pair(static_cast<int>(absl::StatusCode::kPermissionDenied), std::string("go away")));
+  EXPECT_TRUE(c.HungUp());
+  ExpectServing();
+}
+
+TEST_F(CommandSocketTest, TheFirstFrameMustBeHello) {
+  Client c(path_);
+  c.Send(Frame(CommandSocket::kSubmit, "a"));
+  auto [code, message] = c.Reply();
+  EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(message.find("HELLO"), std::string::npos) << message;
+  EXPECT_TRUE(c.HungUp());
+}
+
+TEST_F(CommandSocketTest, MalformedFramesGetAnErrorAndAHangUp) {
+  const std::string too_long = [] {
+    std::string f = Frame(CommandSocket::kSubmit, "");
+    const uint32_t n = CommandSocket::kMaxFrame + 1;
+    for (int i = 0; i < 4; ++i) f[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+    return f;
+  }();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Frame(CommandSocket::kSubmit, "x", /*pad=*/1), "padding"},
+      {too_long, "at most"},
+      {Frame(9, "x"), "unknown frame kind 9"},
+      {Frame(CommandSocket::kHello, "again"), "unknown frame kind 1"},
+  };
+  for (const auto& [frame, expect] : cases) {
+    Client c(path_);
+    ASSERT_TRUE(c.Hello());
+    c.Send(frame);
+    auto [code, message] = c.Reply();
+    EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kInvalidArgument)) << expect;
+    EXPECT_NE(message.find(expect), std::string::npos) << message;
+    EXPECT_TRUE(c.HungUp()) << expect;
+  }
+  ExpectServing();
+}
+
+TEST_F(CommandSocketTest, APeerThatHangsUpInsideAFrameEndsOnlyItsConnection) {
+  {
+    Client c(path_);
+    ASSERT_TRUE(c.Hello());
+    std::string f = Frame(CommandSocket::kSubmit, std::string(1000, 'y'));
+    c.Send(f.substr(0, 500));
+  }
+  ExpectServing();
+}
+
+TEST_F(CommandSocketTest, ASilentPeerIsDroppedAtTheHelloDeadline) {
+  Client c(path_);
+  const auto start = std::chrono::steady_clock::now();
+  auto [code, message] = c.Reply();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kDeadlineExceeded)) << message;
+  EXPECT_GE(waited, 1.5);
+  EXPECT_LT(waited, 8.0);
+  EXPECT_TRUE(c.HungUp());
+}
+
+TEST_F(CommandSocketTest, OneUserCannotTakeEveryConnection) {
+  std::vector<std::unique_ptr<Client>> held;
+  for (int i = 0; i < CommandSocket::kMaxConnectionsPerUid; ++i) {
+    held.push_back(std::make_unique<Client>(path_));
+    ASSERT_TRUE(held.back()->Hello()) << i;
+  }
+  {
+    Client extra(path_);
+    auto [code, message] = extra.Reply();
+    EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kResourceExhausted)) << message;
+    EXPECT_TRUE(extra.HungUp());
+  }
+  held.pop_back();
+  ExpectServing();  // in the slot just freed
+}
+
+TEST_F(CommandSocketTest, StopHangsUpEveryConnection) {
+  Client a(path_);
+  Client b(path_);
+  ASSERT_TRUE(a.Hello());
+  ASSERT_TRUE(b.Hello());
+  socket_->Stop();
+  EXPECT_TRUE(a.HungUp());
+  EXPECT_TRUE(b.HungUp());
+  socket_.reset();  // joins the connections' threads
+}
+
+TEST_F(CommandSocketTest, GarbageNeverStopsTheSocket) {
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 200; ++i) {
+    Client c(path_);
+    if (i % 2 == 0) c.Send(Frame(CommandSocket::kHello, "tokens"));
+    std::string junk(rng() % 64, '\0');
+    for (char& ch : junk) ch = static_cast<char>(rng());
+    if (!junk.empty()) c.Send(junk);
+  }
+  ExpectServing();
+}
+
+}  // namespace
+}  // namespace warpd::server

@@ -1,0 +1,137 @@
+#include "server/local/local_commands.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "common/status_macros.h"
+#include "server/stream_calls.h"
+#include "spdlog/spdlog.h"
+
+namespace warpd::server {
+namespace {
+
+using Reply = CommandSocket::Reply;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// How long a connection's thread spins for the answer before it sleeps:
+// a short launch is done well within it, and waking a sleeping thread costs
+// tens of microseconds on a loaded host.
+constexpr absl::Duration kSpinBeforeSleep = absl::Microseconds(100);
+
+// Waits on this thread for SynchronizeStreams' callback.
+absl::Status WaitForStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
+  struct Wait {
+    std::atomic<bool> done{false};
+    absl::Mutex mu;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+  auto wait = std::make_shared<Wait>();
+  SynchronizeStreams(streams, [wait](absl::Status s) {
+    absl::MutexLock lock(&wait->mu);
+    wait->status = std::move(s);
+    wait->done.store(true, std::memory_order_release);
+  });
+  if (!wait->done.load(std::memory_order_acquire)) {
+    const absl::Time spin_end = absl::Now() + kSpinBeforeSleep;
+    do {
+      for (int i = 0; i < 64 && !wait->done.load(std::memory_order_acquire); ++i) CpuRelax();
+    } while (!wait->done.load(std::memory_order_acquire) && absl::Now() < spin_end);
+  }
+  absl::MutexLock lock(&wait->mu);
+  wait->mu.Await(absl::Condition(
+      +[](std::atomic<bool>* done) { return done->load(std::memory_order_acquire); }, &wait->done));
+  return wait->status;
+}
+
+class SessionCommands final : public CommandSocket::Handler {
+ public:
+  SessionCommands(DaemonState* state, std::string bearer, std::string session)
+      : state_(state), authorization_(absl::StrCat("Bearer ", bearer)), session_(std::move(session)) {}
+
+  Reply Handle(CommandSocket::Kind kind, std::string_view body) override {
+    const char* method = kind == CommandSocket::kSubmit ? "Submit" : "Synchronize";
+    Reply reply;
+    absl::Status s = kind == CommandSocket::kSubmit ? Submit(body, &reply.body) : Synchronize(body, &reply.body);
+    state_->metrics().Rpc(method, s.code()).Increment();
+    if (!s.ok()) {
+      reply.code = s.code();
+      reply.body = std::string(s.message());
+    }
+    return reply;
+  }
+
+ private:
+  absl::Status Submit(std::string_view body, std::string* out) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, state_->tenants().Authenticate(authorization_));
+    request_.Clear();
+    if (!request_.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      return absl::InvalidArgumentError("malformed SubmitRequest");
+    }
+    request_.set_session(session_);
+    v1::SubmitResponse response;
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream,
+                           SubmitBatch(state_, *tenant, request_, &response));
+    if (request_.synchronize()) {
+      absl::Status s = WaitForStreams({stream});
+      CountStreamError(state_, *tenant, s);
+      // On an error the output stays for ReadOutput, as with gRPC.
+      WARPD_RETURN_IF_ERROR(s);
+    }
+    response.set_output(stream->TakeOutput());
+    *out = response.SerializeAsString();
+    return absl::OkStatus();
+  }
+
+  absl::Status Synchronize(std::string_view body, std::string* out) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, state_->tenants().Authenticate(authorization_));
+    v1::SynchronizeRequest request;
+    if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      return absl::InvalidArgumentError("malformed SynchronizeRequest");
+    }
+    request.set_session(session_);
+    WARPD_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<runtime::Stream>> streams,
+                           StreamsToSynchronize(state_, *tenant, request));
+    absl::Status s = WaitForStreams(streams);
+    CountStreamError(state_, *tenant, s);
+    WARPD_RETURN_IF_ERROR(s);
+    v1::SynchronizeResponse response;
+    response.set_output(TakeOutput(streams));
+    *out = response.SerializeAsString();
+    return absl::OkStatus();
+  }
+
+  DaemonState* const state_;
+  const std::string authorization_;
+  const std::string session_;
+  v1::SubmitRequest request_;  // reused: keeps its capacity between batches
+};
+
+}  // namespace
+
+CommandSocket::Open LocalCommands(DaemonState* state) {
+  return [state](std::string_view hello) -> absl::StatusOr<std::unique_ptr<CommandSocket::Handler>> {
+    std::vector<absl::string_view> parts = absl::StrSplit(absl::string_view(hello.data(), hello.size()), ' ');
+    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+      return absl::InvalidArgumentError("HELLO is '<bearer token> <session token>'");
+    }
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant,
+                           state->tenants().Authenticate(absl::StrCat("Bearer ", parts[0])));
+    WARPD_RETURN_IF_ERROR(state->sessions().Get(std::string(parts[1]), *tenant).status());
+    return std::make_unique<SessionCommands>(state, std::string(parts[0]), std::string(parts[1]));
+  };
+}
+
+}  // namespace warpd::server

@@ -1,0 +1,327 @@
+"""The command socket (issue 10, item 4): a client on the daemon's host sends
+Submit and Synchronize over "<socket>.cmd" (server/local/command_socket.h,
+clients/python/warpd/local_commands.py) instead of gRPC.
+
+The client uses it on its own and gets the same answers (results, kernel
+output, faults with their line and index); everything a peer sends is
+hostile: wrong tokens, another tenant's or session's handles, malformed
+requests and frames, garbage and floods from many connections at once, a peer
+that never reads its replies, and more connections than a user may hold.
+None of it crashes the daemon or reaches another session, and a client that
+cannot have the socket (refused, TCP, switched off) falls back to gRPC.
+"""
+
+import os
+import random
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import warpd as wpd
+from warpd import local_commands
+from warpd.v1 import ir_pb2, runtime_pb2
+
+HEADER = struct.Struct("<IB3x")
+
+
+@wpd.kernel
+def add_index(a: wpd.array(dtype=float)):
+    i = wpd.tid()
+    a[i] = a[i] + float(i)
+
+
+@wpd.kernel
+def talk_then_fault(a: wpd.array(dtype=float), n: int):
+    i = wpd.tid()
+    if i == 0:
+        print("hello from the kernel")
+    a[i + n] = 1.0
+
+
+def rt():
+    from warpd import context
+
+    return context.runtime()
+
+
+class Raw:
+    """A raw command connection: frames in, replies out."""
+
+    def __init__(self, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(local_commands.command_path(rt().address))
+
+    def send(self, kind, body=b"", pad=b"\0\0\0"):
+        self.sock.sendall(struct.pack("<IB", len(body), kind) + pad + body)
+
+    def reply(self):
+        """(code, body), or None when the daemon hung up."""
+        head = self._exactly(HEADER.size)
+        if head is None:
+            return None
+        n, code = HEADER.unpack(head)
+        body = self._exactly(n) if n else b""
+        return code, body
+
+    def call(self, kind, body=b""):
+        self.send(kind, body)
+        return self.reply()
+
+    def hello(self, token=None, session=None):
+        r = rt()
+        return self.call(local_commands.HELLO, f"{token or r.token} {session or r.session}".encode())
+
+    def hung_up(self):
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    def close(self):
+        self.sock.close()
+
+    def _exactly(self, n):
+        data = b""
+        while len(data) < n:
+            try:
+                chunk = self.sock.recv(n - len(data))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+
+INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAUTHENTICATED = 3, 5, 7, 8, 16
+
+
+def launch_request(session, module, kernel, n, array):
+    return runtime_pb2.SubmitRequest(session=session, device="cpu", synchronize=True, commands=[
+        runtime_pb2.Command(launch=runtime_pb2.Launch(
+            module=module, kernel=kernel, dim=[n], args=[runtime_pb2.LaunchArg(array=array)]))])
+
+
+def test_a_local_client_uses_it(wp):
+    r = rt()
+    assert r.commands is not None, "a client on the Unix socket has a command channel"
+    sent = r.commands.requests
+    a = wp.zeros(1000, dtype=float)
+    for _ in range(3):
+        wp.launch(add_index, dim=1000, inputs=[a])
+    wp.synchronize()
+    np.testing.assert_array_equal(a.numpy(), 3 * np.arange(1000, dtype=np.float32))
+    assert r.commands.requests > sent, "the launches and the synchronize went over the command socket"
+
+
+def test_faults_and_kernel_output_come_back_over_it(wp, capfd):
+    a = wp.zeros(8, dtype=float)
+    wp.launch(talk_then_fault, dim=4, inputs=[a, 6])
+    with pytest.raises(wpd.KernelError) as e:
+        wp.synchronize()
+    msg = str(e.value)
+    line = open(__file__).read().split("\n").index("    a[i + n] = 1.0") + 1
+    assert f"test_command_socket.py:{line}: index 8 out of bounds for dimension 0 (shape (8,))" in msg, msg
+    assert "hello from the kernel" in capfd.readouterr().out
+    wp.launch(add_index, dim=8, inputs=[a])  # the error was reported and cleared
+    wp.synchronize()
+    assert a.numpy()[7] >= 7
+
+
+def test_a_refused_batch_is_raised_at_the_next_sync_and_the_stream_goes_on(wp):
+    a = wp.zeros(4, dtype=float)
+    s = rt().stream("cpu")
+    cmd = s.add()
+    cmd.free.array = 987654321  # no such array: the batch is refused whole
+    with pytest.raises(wpd.NotFoundError):
+        wp.synchronize()
+    wp.launch(add_index, dim=4, inputs=[a])
+    wp.synchronize()
+    np.testing.assert_array_equal(a.numpy(), np.arange(4, dtype=np.float32))
+
+
+def test_hello_needs_this_tenants_token_and_session(wp, raw, serving):
+    c = Raw()
+    assert c.hello(token="0" * 64)[0] == UNAUTHENTICATED
+    assert c.hung_up()
+    c = Raw()
+    assert c.hello(session="not-a-session")[0] in (NOT_FOUND, UNAUTHENTICATED, PERMISSION_DENIED)
+    assert c.hung_up()
+    for bad in (b"", b"onlyonefield", b"a b c", b"\xff\xfe \x00"):
+        c = Raw()
+        code, _ = c.call(local_commands.HELLO, bad)
+        assert code != 0, bad
+        assert c.hung_up()
+    assert serving()
+
+
+def test_a_connection_speaks_only_for_its_own_session(wp, raw, serving):
+    """Another session's array handle is unknown on this connection, even
+    when the request names that session."""
+    stub, _ = raw
+    other = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="other")).session
+    try:
+        theirs = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+            session=other, device="cpu", shape=[4], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32))).handle
+        c = Raw()
+        assert c.hello() == (0, b"")
+        req = runtime_pb2.SubmitRequest(session=other, device="cpu", commands=[
+            runtime_pb2.Command(fill=runtime_pb2.FillArray(array=theirs, value=b"\0\0\x80\x3f"))])
+        code, msg = c.call(local_commands.SUBMIT, req.SerializeToString())
+        assert code == NOT_FOUND, msg
+        code, msg = c.call(local_commands.SYNCHRONIZE,
+                           runtime_pb2.SynchronizeRequest(session=other).SerializeToString())
+        assert code == 0, msg
+        got = b"".join(ch.data for ch in stub.Download(runtime_pb2.DownloadRequest(session=other, handle=theirs)))
+        assert got == bytes(16), "the other session's array was not touched"
+        c.close()
+    finally:
+        stub.CloseSession(runtime_pb2.CloseSessionRequest(session=other))
+    assert serving()
+
+
+def test_malformed_requests_fail_alone_and_malformed_frames_end_the_connection(wp, serving):
+    c = Raw()
+    assert c.hello() == (0, b"")
+    for body in (b"\xff" * 40, b"\x1a\xff\xff\xff\xff\x0f", b"\x0a\x05ab"):
+        code, msg = c.call(local_commands.SUBMIT, body)
+        assert code == INVALID_ARGUMENT, (body, msg)
+    # Still usable after failed requests.
+    assert c.call(local_commands.SYNCHRONIZE, b"")[0] == 0
+    # A launch of a module this session never loaded.
+    req = runtime_pb2.SubmitRequest(device="cpu", commands=[runtime_pb2.Command(
+        launch=runtime_pb2.Launch(module=123456, kernel="k", dim=[1]))])
+    assert c.call(local_commands.SUBMIT, req.SerializeToString())[0] == NOT_FOUND
+    # A device that does not exist.
+    assert c.call(local_commands.SYNCHRONIZE,
+                  runtime_pb2.SynchronizeRequest(device="cuda:7").SerializeToString())[0] != 0
+
+    frames = [
+        struct.pack("<IB", 0, 9) + b"\0\0\0",                                  # unknown kind
+        struct.pack("<IB", 0, local_commands.SUBMIT) + b"\0\1\0",              # padding
+        struct.pack("<IB", local_commands.MAX_FRAME + 1, local_commands.SUBMIT) + b"\0\0\0",  # too long
+        struct.pack("<IB", 0xFFFFFFFF, local_commands.SUBMIT) + b"\0\0\0",
+    ]
+    for frame in frames:
+        c = Raw()
+        assert c.hello() == (0, b"")
+        c.sock.sendall(frame)
+        code, msg = c.reply()
+        assert code == INVALID_ARGUMENT, (frame, msg)
+        assert c.hung_up()
+    assert serving()
+
+
+def test_garbage_from_many_connections_at_once_while_a_client_works(wp, serving):
+    """Random bytes, random frames and hang-ups inside frames from 6 threads,
+    while this client launches and checks its results."""
+    stop = threading.Event()
+    errors = []
+
+    def hostile(seed):
+        rng = random.Random(seed)
+        r = rt()
+        while not stop.is_set():
+            try:
+                c = Raw(timeout=3.0)
+                choice = rng.randrange(5)
+                if choice == 0:
+                    c.sock.sendall(rng.randbytes(rng.randrange(1, 300)))
+                elif choice == 1:
+                    c.hello()
+                    c.sock.sendall(rng.randbytes(rng.randrange(1, 300)))
+                elif choice == 2:
+                    c.hello()
+                    body = rng.randbytes(rng.randrange(0, 2000))
+                    c.send(rng.choice([local_commands.SUBMIT, local_commands.SYNCHRONIZE]), body)
+                    c.reply()
+                elif choice == 3:
+                    c.hello()
+                    c.sock.sendall(struct.pack("<IB", 100000, local_commands.SUBMIT) + b"\0\0\0" + b"x" * 500)
+                else:
+                    c.hello(token=r.token, session=r.session + "x")
+                c.close()
+            except (OSError, socket.timeout):
+                pass  # refused at the connection limit, or hung up on: fine
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+    threads = [threading.Thread(target=hostile, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    try:
+        a = wp.zeros(512, dtype=float)
+        for k in range(1, 41):
+            wp.launch(add_index, dim=512, inputs=[a])
+            if k % 4 == 0:
+                np.testing.assert_array_equal(a.numpy(), k * np.arange(512, dtype=np.float32))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    assert serving()
+
+
+def test_a_peer_that_never_reads_its_replies_stalls_only_itself(wp, serving):
+    c = Raw()
+    assert c.hello() == (0, b"")
+    frame = HEADER.pack(0, local_commands.SYNCHRONIZE)
+    c.sock.setblocking(False)
+    sent = 0
+    full_since = None
+    # Until the socket buffers in both directions stay full: the daemon's
+    # thread for this connection is then stuck sending a reply.
+    while full_since is None or time.monotonic() - full_since < 0.5:
+        try:
+            c.sock.send(frame)
+            sent += 1
+            full_since = None
+        except BlockingIOError:
+            full_since = full_since or time.monotonic()
+            time.sleep(0.01)
+    assert sent > 100
+    start = time.monotonic()
+    assert serving()
+    assert time.monotonic() - start < 10
+    c.close()
+    assert serving()
+
+
+def test_one_user_cannot_hold_every_connection(wp, serving):
+    held = []
+    try:
+        refused = None
+        for _ in range(64):
+            c = Raw()
+            code, body = c.hello()
+            if code != 0:
+                refused = (code, body)
+                break
+            held.append(c)
+        assert refused is not None and refused[0] == RESOURCE_EXHAUSTED, refused
+        assert 0 < len(held) < 16, len(held)  # this client holds one connection too
+        # A client opened now falls back to gRPC and still works.
+        r = rt()
+        assert local_commands.connect(r.address, r.token, r.session) is None
+    finally:
+        for c in held:
+            c.close()
+    assert serving()
+
+
+def test_without_the_command_socket_the_client_uses_grpc(wp, monkeypatch):
+    r = rt()
+    assert local_commands.command_path("127.0.0.1:7777") is None
+    monkeypatch.setenv("WARPD_COMMAND_SOCKET", "0")
+    assert local_commands.connect(r.address, r.token, r.session) is None
+    monkeypatch.setattr(r, "commands", None)
+    a = wp.zeros(100, dtype=float)
+    wp.launch(add_index, dim=100, inputs=[a])
+    wp.synchronize()
+    np.testing.assert_array_equal(a.numpy(), np.arange(100, dtype=np.float32))
