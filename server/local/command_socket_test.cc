@@ -56,7 +56,10 @@ class Client {
   ~Client() { close(fd_); }
   bool connected() const { return connected_; }
 
-  void Send(const std::string& bytes) { ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), ssize_t(bytes.size())); }
+  // False when the daemon already hung up (e.g. refused the connection).
+  bool Send(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
 
   // The next reply as (code, body); code -1 when the daemon hung up.
   std::pair<int, std::string> Reply() {
@@ -75,8 +78,7 @@ class Client {
   }
 
   bool Hello(std::string_view body = "tokens") {
-    Send(Frame(CommandSocket::kHello, body));
-    return Reply().first == 0;
+    return Send(Frame(CommandSocket::kHello, body)) && Reply().first == 0;
   }
 
  private:
@@ -118,7 +120,7 @@ class CommandSocketTest : public ::testing::Test {
         usleep(20000);
         continue;
       }
-      c.Send(Frame(CommandSocket::kSubmit, "ok?"));
+      ASSERT_TRUE(c.Send(Frame(CommandSocket::kSubmit, "ok?")));
       EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("2:ok?")));
       return;
     }
@@ -133,8 +135,8 @@ class CommandSocketTest : public ::testing::Test {
 TEST_F(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
   Client c(path_);
   ASSERT_TRUE(c.Hello());
-  c.Send(Frame(CommandSocket::kSubmit, "a") + Frame(CommandSocket::kSynchronize, "") +
-         Frame(CommandSocket::kSubmit, "fail") + Frame(CommandSocket::kSubmit, std::string(100000, 'x')));
+  ASSERT_TRUE(c.Send(Frame(CommandSocket::kSubmit, "a") + Frame(CommandSocket::kSynchronize, "") +
+         Frame(CommandSocket::kSubmit, "fail") + Frame(CommandSocket::kSubmit, std::string(100000, 'x'))));
   EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("2:a")));
   EXPECT_EQ(c.Reply(), std::make_pair(0, std::string("3:")));
   // A failed request leaves the connection open.
@@ -145,7 +147,7 @@ TEST_F(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
 
 TEST_F(CommandSocketTest, ARefusedHelloIsTheLastReply) {
   Client c(path_);
-  c.Send(Frame(CommandSocket::kHello, "bad") + Frame(CommandSocket::kSubmit, "a"));
+  ASSERT_TRUE(c.Send(Frame(CommandSocket::kHello, "bad") + Frame(CommandSocket::kSubmit, "a")));
   EXPECT_EQ(c.Reply(), std::make_pair(static_cast<int>(absl::StatusCode::kPermissionDenied), std::string("go away")));
   EXPECT_TRUE(c.HungUp());
   ExpectServing();
@@ -153,7 +155,7 @@ TEST_F(CommandSocketTest, ARefusedHelloIsTheLastReply) {
 
 TEST_F(CommandSocketTest, TheFirstFrameMustBeHello) {
   Client c(path_);
-  c.Send(Frame(CommandSocket::kSubmit, "a"));
+  ASSERT_TRUE(c.Send(Frame(CommandSocket::kSubmit, "a")));
   auto [code, message] = c.Reply();
   EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(message.find("HELLO"), std::string::npos) << message;
@@ -176,7 +178,7 @@ TEST_F(CommandSocketTest, MalformedFramesGetAnErrorAndAHangUp) {
   for (const auto& [frame, expect] : cases) {
     Client c(path_);
     ASSERT_TRUE(c.Hello());
-    c.Send(frame);
+    ASSERT_TRUE(c.Send(frame));
     auto [code, message] = c.Reply();
     EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kInvalidArgument)) << expect;
     EXPECT_NE(message.find(expect), std::string::npos) << message;
@@ -190,7 +192,7 @@ TEST_F(CommandSocketTest, APeerThatHangsUpInsideAFrameEndsOnlyItsConnection) {
     Client c(path_);
     ASSERT_TRUE(c.Hello());
     std::string f = Frame(CommandSocket::kSubmit, std::string(1000, 'y'));
-    c.Send(f.substr(0, 500));
+    ASSERT_TRUE(c.Send(f.substr(0, 500)));
   }
   ExpectServing();
 }
