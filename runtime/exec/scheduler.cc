@@ -22,6 +22,8 @@ StreamGroup::~StreamGroup() { scheduler_->RemoveGroup(id_); }
 
 void StreamGroup::Wake(std::shared_ptr<Schedulable> task) { scheduler_->Wake(id_, std::move(task)); }
 
+bool StreamGroup::TryRunHere(const std::shared_ptr<Schedulable>& task) { return scheduler_->TryRunHere(id_, task); }
+
 void StreamGroup::SetWeight(int weight) {
   weight = std::clamp(weight, 1, StreamScheduler::kMaxWeight);
   absl::MutexLock lock(&scheduler_->mu_);
@@ -88,6 +90,11 @@ int StreamScheduler::threads() const {
   return live_;
 }
 
+int StreamScheduler::idle_threads() const {
+  absl::MutexLock lock(&mu_);
+  return idle_;
+}
+
 std::shared_ptr<StreamGroup> StreamScheduler::CreateGroup(std::string name, int weight) {
   weight = std::clamp(weight, 1, kMaxWeight);
   absl::MutexLock lock(&mu_);
@@ -129,6 +136,51 @@ void StreamScheduler::Wake(uint64_t group, std::shared_ptr<Schedulable> task) {
     // An idle group does not bank credit: it competes from now on.
     g.vtime = std::max(g.vtime, min_vtime_);
     active_.push_back(&g);
+  }
+}
+
+bool StreamScheduler::TryRunHere(uint64_t group, const std::shared_ptr<Schedulable>& task) {
+  GroupState* g;
+  {
+    absl::MutexLock lock(&mu_);
+    g = groups_.at(group).get();
+    if (stopping_ || queued_tasks_ > 0 || idle_ - running_here_ <= 0 || g->running >= max_per_group_) return false;
+    ++g->running;
+    ++running_here_;
+    // As when a worker picks it: no credit banked while idle.
+    g->vtime = std::max(g->vtime, min_vtime_);
+    min_vtime_ = g->vtime;
+  }
+  const TurnResult turn = TimedTurn(*task);
+  absl::MutexLock lock(&mu_);
+  --running_here_;
+  EndTurnLocked(g, task, turn);
+  return true;
+}
+
+StreamScheduler::TurnResult StreamScheduler::TimedTurn(Schedulable& task) {
+  const absl::Time start = clock_();
+  const absl::Time end_of_slice = start + slice_;
+  TurnResult r;
+  r.more = task.RunTurn([&] { return clock_() < end_of_slice; });
+  r.used_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(clock_() - start), 0);
+  return r;
+}
+
+void StreamScheduler::EndTurnLocked(GroupState* g, const std::shared_ptr<Schedulable>& task, TurnResult turn) {
+  --g->running;
+  ++g->turns;
+  g->busy_ns += turn.used_ns;
+  g->vtime += std::max(turn.used_ns, kMinChargeNs) / g->weight;
+  if (turn.more) {
+    g->queue.push_back(task);
+    ++queued_tasks_;
+    if (!g->active) {
+      // Still current (it was charged just now): no catching up needed.
+      g->active = true;
+      g->activated = ++activations_;
+      active_.push_back(g);
+    }
   }
 }
 
@@ -228,27 +280,11 @@ void StreamScheduler::WorkerLoop(Worker* self) {
         active_.erase(std::find(active_.begin(), active_.end(), g));
       }
     }
-    const absl::Time start = clock_();
-    const absl::Time end_of_slice = start + slice_;
-    const bool more = task->RunTurn([&] { return clock_() < end_of_slice; });
-    const int64_t used = std::max<int64_t>(absl::ToInt64Nanoseconds(clock_() - start), 0);
+    const TurnResult turn = TimedTurn(*task);
     {
       absl::MutexLock lock(&mu_);
       self->in_turn = false;
-      --g->running;
-      ++g->turns;
-      g->busy_ns += used;
-      g->vtime += std::max(used, kMinChargeNs) / g->weight;
-      if (more) {
-        g->queue.push_back(std::move(task));
-        ++queued_tasks_;
-        if (!g->active) {
-          // Still current (it was charged just now): no catching up needed.
-          g->active = true;
-          g->activated = ++activations_;
-          active_.push_back(g);
-        }
-      }
+      EndTurnLocked(g, task, turn);
     }
     // The last reference to a stream (and so to its group, its commands and
     // their arrays) may go here, outside the lock.

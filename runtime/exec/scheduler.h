@@ -90,6 +90,15 @@ class StreamGroup {
   // Queues `task` (which must be idle, see Schedulable) for a turn.
   void Wake(std::shared_ptr<Schedulable> task);
 
+  // Runs a turn of the idle `task` on the calling thread instead, when that
+  // delays no one: nothing is queued for a turn anywhere, an executor
+  // thread is idle (the caller stands in for it) and the group is under its
+  // thread limit. The turn is charged to the group like any other; work
+  // left when its slice ends is queued for the executor. Returns false,
+  // doing nothing, otherwise (then Wake it). For threads that would
+  // otherwise wait for the turn (a local client's synchronize).
+  bool TryRunHere(const std::shared_ptr<Schedulable>& task);
+
  private:
   friend class StreamScheduler;
   StreamGroup(StreamScheduler* scheduler, uint64_t id, std::string name, int weight)
@@ -140,8 +149,10 @@ class StreamScheduler {
   std::shared_ptr<StreamGroup> CreateGroup(std::string name, int weight = 1);
 
   GroupUsage Usage(const StreamGroup& group) const;
-  // Executor threads running now (base and extra).
+  // Executor threads running now (base and extra), and those of them
+  // waiting for work.
   int threads() const;
+  int idle_threads() const;
   int max_threads() const { return max_threads_; }
   int max_threads_per_group() const { return max_per_group_; }
 
@@ -171,6 +182,17 @@ class StreamScheduler {
   };
 
   void Wake(uint64_t group, std::shared_ptr<Schedulable> task);
+  bool TryRunHere(uint64_t group, const std::shared_ptr<Schedulable>& task);
+  struct TurnResult {
+    bool more = false;    // the task has more work
+    int64_t used_ns = 0;  // by `clock`
+  };
+  // Runs one turn of `task` (of at most a slice), timed.
+  TurnResult TimedTurn(Schedulable& task);
+  // Charges a finished turn to its group (which held a thread for it) and
+  // queues the task again when it has more work.
+  void EndTurnLocked(GroupState* g, const std::shared_ptr<Schedulable>& task, TurnResult turn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveGroup(uint64_t group);
   void StartWorkerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(Worker* self);
@@ -203,6 +225,7 @@ class StreamScheduler {
   std::list<Worker> workers_ ABSL_GUARDED_BY(mu_);  // a list: Worker addresses stay put
   int live_ ABSL_GUARDED_BY(mu_) = 0;  // workers not exited
   int idle_ ABSL_GUARDED_BY(mu_) = 0;  // workers waiting for work
+  int running_here_ ABSL_GUARDED_BY(mu_) = 0;  // turns run by TryRunHere now
   uint64_t started_ ABSL_GUARDED_BY(mu_) = 0;  // threads ever started, for names
   std::thread monitor_;
 };

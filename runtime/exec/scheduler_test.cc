@@ -556,5 +556,109 @@ TEST_F(SchedulerTest, WeightsAreClampedAndThreadsCapped) {
   EXPECT_EQ(four.CreateGroup("b", 1 << 30)->weight(), StreamScheduler::kMaxWeight);
 }
 
+// Waits until every executor thread of `scheduler` waits for work.
+void AwaitIdle(const StreamScheduler& scheduler) {
+  while (scheduler.idle_threads() < scheduler.threads()) absl::SleepFor(absl::Milliseconds(1));
+}
+
+// A batch submitted with run_here to an idle stream while executor threads
+// are idle runs on the submitting thread, charged to its group as a turn.
+TEST_F(SchedulerTest, RunHereRunsTheTurnOnTheCallersThread) {
+  StreamScheduler scheduler({.threads = 2});
+  auto group = scheduler.CreateGroup("local");
+  auto stream = Stream::Create(&cpu_, group);
+  AwaitIdle(scheduler);
+  std::vector<std::thread::id> ran;
+  absl::Mutex mu;
+  auto record = [&](int) {
+    absl::MutexLock lock(&mu);
+    ran.push_back(std::this_thread::get_id());
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(stream->Submit(Batch(3, record), /*run_here=*/true).ok());
+  // Already done when Submit returns.
+  EXPECT_EQ(stream->completed(), 3u);
+  ASSERT_EQ(ran.size(), 3u);
+  for (const auto& id : ran) EXPECT_EQ(id, std::this_thread::get_id());
+  EXPECT_EQ(scheduler.Usage(*group).turns, 1u);
+  EXPECT_TRUE(stream->Synchronize().ok());
+  // Without run_here: an executor thread.
+  ran.clear();
+  ASSERT_TRUE(stream->Submit(Batch(1, record)).ok());
+  EXPECT_TRUE(stream->Synchronize().ok());
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_NE(ran[0], std::this_thread::get_id());
+}
+
+// run_here never jumps the executor: a group at its thread limit waits for
+// its thread, and work that waits for a turn anywhere goes first.
+TEST_F(SchedulerTest, RunHereRespectsTheGroupLimitAndWaitingWork) {
+  StreamScheduler scheduler({.threads = 2, .max_threads = 2, .max_threads_per_group = 1});
+  auto a = scheduler.CreateGroup("a");
+  auto b = scheduler.CreateGroup("b");
+  AwaitIdle(scheduler);
+  absl::Notification gate;
+  auto held = Hold(a, &gate);  // a holds its one thread; one thread is idle
+  std::atomic<bool> a_here{false}, b_here{false};
+  const auto caller = std::this_thread::get_id();
+  auto a2 = Stream::Create(&cpu_, a);
+  ASSERT_TRUE(a2->Submit(Batch(1,
+                               [&](int) {
+                                 a_here = std::this_thread::get_id() == caller;
+                                 return absl::OkStatus();
+                               }),
+                         /*run_here=*/true)
+                  .ok());
+  EXPECT_EQ(a2->completed(), 0u);  // queued behind a's limit, not run here
+  auto b1 = Stream::Create(&cpu_, b);
+  // a2 waits for a turn: b may not run here ahead of it (it queues, and the
+  // idle thread, which a may not use, runs it).
+  ASSERT_TRUE(b1->Submit(Batch(1,
+                               [&](int) {
+                                 b_here = std::this_thread::get_id() == caller;
+                                 return absl::OkStatus();
+                               }),
+                         /*run_here=*/true)
+                  .ok());
+  EXPECT_TRUE(b1->Synchronize().ok());
+  EXPECT_FALSE(b_here.load());
+  gate.Notify();
+  EXPECT_TRUE(a2->Synchronize().ok());
+  EXPECT_FALSE(a_here.load());
+  EXPECT_TRUE(held->Synchronize().ok());
+}
+
+// What the turn run here leaves when its slice ends goes to the executor,
+// in order.
+TEST_F(SchedulerTest, RunHereLeavesTheRestToTheExecutor) {
+  StreamScheduler scheduler(FakeClockOptions());
+  auto group = scheduler.CreateGroup("local");
+  auto stream = Stream::Create(&cpu_, group);
+  AwaitIdle(scheduler);
+  StartLog log;
+  std::vector<bool> here;
+  absl::Mutex mu;
+  const auto caller = std::this_thread::get_id();
+  auto tick = Tick(&log, "t");
+  ASSERT_TRUE(stream
+                  ->Submit(Batch(3,
+                                 [&](int i) {
+                                   {
+                                     absl::MutexLock lock(&mu);
+                                     here.push_back(std::this_thread::get_id() == caller);
+                                   }
+                                   log.Add(std::to_string(i));
+                                   return tick(i);
+                                 }),
+                           /*run_here=*/true)
+                  .ok());
+  EXPECT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(here, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(log.Get(), (std::vector<std::string>{"0", "t", "1", "t", "2", "t"}));
+  // The last turn is charged just after the stream went idle.
+  for (int i = 0; i < 1000 && scheduler.Usage(*group).turns < 3; ++i) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_EQ(scheduler.Usage(*group).turns, 3u);
+}
+
 }  // namespace
 }  // namespace warpd::runtime

@@ -22,7 +22,7 @@ Stream::~Stream() {
   ReleaseQueued(queue_.size());
 }
 
-absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch) {
+absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here) {
   bool wake = false;
   uint64_t last;
   {
@@ -40,7 +40,10 @@ absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> ba
       wake = true;
     }
   }
-  if (wake) group_->Wake(shared_from_this());
+  if (wake) {
+    std::shared_ptr<Stream> self = shared_from_this();
+    if (!run_here || !group_->TryRunHere(self)) group_->Wake(std::move(self));
+  }
   return last;
 }
 

@@ -75,7 +75,11 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // command (sequence numbers start at 1; an empty batch returns the last
   // number handed out). RESOURCE_EXHAUSTED, queueing nothing, when the
   // queue would then hold more than max_queued commands.
-  absl::StatusOr<uint64_t> Submit(std::vector<std::unique_ptr<Command>> batch);
+  // With `run_here`, for a caller about to wait for the batch anyway: when
+  // the stream was idle, its first turn runs on the calling thread if the
+  // scheduler allows (StreamGroup::TryRunHere), sparing a thread wake; the
+  // rest (if any) runs on the executor as usual.
+  absl::StatusOr<uint64_t> Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here = false);
 
   // The RESOURCE_EXHAUSTED that Submit would give a batch of `commands` now,
   // or OK. For callers whose preparation of a batch has side effects (the

@@ -83,7 +83,7 @@ class SessionCommands final : public CommandSocket::Handler {
     request_.set_session(session_);
     v1::SubmitResponse response;
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream,
-                           SubmitBatch(state_, *tenant, request_, &response));
+                           SubmitBatch(state_, *tenant, request_, &response, request_.synchronize()));
     if (request_.synchronize()) {
       absl::Status s = WaitForStreams({stream});
       CountStreamError(state_, *tenant, s);
