@@ -318,7 +318,6 @@ class array:
             self._stream.flush()
         # Not zero-filled first (bytearray(n) was): every byte is written below.
         out = np.empty(self.capacity, dtype=np.uint8)
-        view = memoryview(out)
         pos = 0
         request = runtime_pb2.DownloadRequest(session=rt.session, handle=self.handle).SerializeToString()
         try:
@@ -328,7 +327,9 @@ class array:
                 n = len(data)
                 if pos + n > len(out):
                     raise ValueError(f"the daemon sent more than the array's {len(out)} bytes")
-                view[pos:pos + n] = data
+                # np.copyto lets go of the GIL, so gRPC's thread receives the
+                # next chunk meanwhile (a memoryview copy held it).
+                np.copyto(out[pos:pos + n], np.frombuffer(data, dtype=np.uint8))
                 pos += n
         except grpc.RpcError as e:
             err = from_rpc_error(e)
