@@ -129,6 +129,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       std::memcpy(dst, piece.data(), piece.size());
       dst += piece.size();
     }
+    chunk_.data.clear();
     slices_.clear();  // gRPC's receive buffers go back before the next read
     position_ = *end;
     written_ += size;
