@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/slice.h"
 #include "runtime/memory/size_math.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/raw_messages.h"
+#include "server/transfer_wire.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -46,8 +49,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       Finish(grpc::Status::OK);
       return;
     }
-    chunk_.Clear();
-    if (absl::Status s = ParseMessage(buffer_, &chunk_, "Upload"); !s.ok()) {
+    if (absl::Status s = ParseChunk(); !s.ok()) {
       Fail(s);
       return;
     }
@@ -80,36 +82,57 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     StartRead(&buffer_);
   }
 
+  // Reads the chunk in buffer_ where gRPC received it: chunk_'s data then
+  // points into slices_, which hold the received bytes until the next read.
+  absl::Status ParseChunk() {
+    slices_.clear();
+    pieces_.clear();
+    // An empty message arrives as no buffer (no slices).
+    if (buffer_.Valid() && !buffer_.Dump(&slices_).ok()) {
+      return absl::InvalidArgumentError("Upload: the request is not a valid warpd.v1.UploadChunk (unreadable)");
+    }
+    buffer_.Clear();
+    for (const grpc::Slice& s : slices_) pieces_.emplace_back(s.begin(), s.size());
+    return ParseUploadChunk(pieces_, &chunk_);
+  }
+
   // Resolves the first chunk's session and array (lookups, nothing that
   // waits); returns the stream to wait for (null when the session has none
   // on the array's device).
   absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin() {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, AuthenticateCall(state_->tenants(), *ctx_));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state_->sessions().Get(chunk_.session(), *tenant));
+                           state_->sessions().Get(chunk_.session, *tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
-                           session->arrays().Get(chunk_.handle()));
-    if (chunk_.offset() > array->size_bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat("upload offset ", chunk_.offset(),
+                           session->arrays().Get(chunk_.handle));
+    if (chunk_.offset > array->size_bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("upload offset ", chunk_.offset,
                                                      " is past the end of the array (",
                                                      array->size_bytes(), " bytes)"));
     }
-    position_ = chunk_.offset();
+    position_ = chunk_.offset;
     array_ = std::move(array);
     return session->FindStream(array_->device());
   }
 
+  // Copies the chunk's data from gRPC's slices straight into the array.
   absl::Status WriteChunk() {
-    const std::string& data = chunk_.data();
-    auto end = runtime::CheckedAdd(position_, data.size());
+    const uint64_t size = chunk_.data_size;
+    auto end = runtime::CheckedAdd(position_, size);
     if (!end || *end > array_->size_bytes()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "upload of ", written_ + data.size(), " bytes at offset ", position_ - written_,
+          "upload of ", written_ + size, " bytes at offset ", position_ - written_,
           " runs past the end of the array (", array_->size_bytes(), " bytes)"));
     }
-    if (!data.empty()) std::memcpy(array_->data() + position_, data.data(), data.size());
+    uint8_t* dst = reinterpret_cast<uint8_t*>(array_->data() + position_);
+    for (absl::Span<const uint8_t> piece : chunk_.data) {
+      std::memcpy(dst, piece.data(), piece.size());
+      dst += piece.size();
+    }
+    chunk_.data.clear();
+    slices_.clear();  // gRPC's receive buffers go back before the next read
     position_ = *end;
-    written_ += data.size();
+    written_ += size;
     return absl::OkStatus();
   }
 
@@ -128,7 +151,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::CallbackServerContext* const ctx_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer buffer_;
-  v1::UploadChunk chunk_;
+  std::vector<grpc::Slice> slices_;                 // the chunk being written
+  std::vector<absl::Span<const uint8_t>> pieces_;  // slices_' bytes
+  UploadChunkFields chunk_;                         // points into slices_
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t written_ = 0;
@@ -230,19 +255,18 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       Done(grpc::Status::OK);
       return;
     }
-    const uint64_t n = std::min<uint64_t>(end_ - position_, kTransferChunkBytes);
-    chunk_.set_data(reinterpret_cast<const char*>(array_->data() + position_), n);
-    chunk_.set_output(std::exchange(output_, std::string()));
+    // One copy, from the array into the slice gRPC sends.
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - position_, kTransferChunkBytes));
+    grpc::Slice chunk(grpc_slice_malloc(DownloadChunkSize(n, output_)), grpc::Slice::STEAL_REF);
+    WriteDownloadChunk(reinterpret_cast<const uint8_t*>(array_->data() + position_), n, output_,
+                       const_cast<uint8_t*>(chunk.begin()));
+    output_.clear();
     position_ += n;
-    if (absl::Status s = SerializeMessage(chunk_, &out_); !s.ok()) {
-      Fail(s);
-      return;
-    }
+    out_ = grpc::ByteBuffer(&chunk, 1);
     StartWrite(&out_);
   }
 
   DaemonState* const state_;
-  v1::DownloadChunk chunk_;
   grpc::ByteBuffer out_;
   std::string output_;  // kernel output for the first chunk
   std::shared_ptr<const runtime::Array> array_;

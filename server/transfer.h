@@ -25,11 +25,14 @@ namespace warpd::server {
 // receive limit, so clients need no special channel options.
 inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 
-// Raw (raw_messages.h): chunks arrive as serialized v1::UploadChunk, a chunk
-// that does not parse fails the upload with INVALID_ARGUMENT; an upload the
-// client cancels fails (CANCELLED, logged), it is never reported as done.
-// The download request is a serialized v1::DownloadRequest and each chunk a
-// serialized v1::DownloadChunk. The reactors delete themselves when done.
+// Raw (raw_messages.h): chunks arrive as serialized v1::UploadChunk, read in
+// gRPC's receive buffers and copied once, straight into the array
+// (transfer_wire.h); a chunk that is not a well-formed UploadChunk fails the
+// upload with INVALID_ARGUMENT; an upload the client cancels fails
+// (CANCELLED, logged), it is never reported as done. The download request is
+// a serialized v1::DownloadRequest and each chunk a serialized
+// v1::DownloadChunk, written with one copy of the array's bytes. The
+// reactors delete themselves when done.
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);
 grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, grpc::CallbackServerContext* ctx,

@@ -6,8 +6,9 @@ family protocol, so this file never asks which family a dtype is.
 
 ``wp.array(dtype=..., ndim=...)`` without data or shape is a kernel parameter
 annotation; with data or a shape it allocates daemon memory and returns a
-handle-backed array. Data moves in 2 MiB chunks (Upload/Download streams);
-fills, copies and frees are queued on the device's command stream.
+handle-backed array. Data moves in 2 MiB chunks (Upload/Download streams,
+encoded and decoded here with wire.py: one copy of the bytes in Python each
+way); fills, copies and frees are queued on the device's command stream.
 
 A client on the daemon's host (connected over its Unix socket) maps CPU
 arrays of 64 KiB or more (local_map.py): ``numpy()`` waits for the device's
@@ -26,7 +27,7 @@ import grpc
 import numpy as np
 
 from . import types as wt
-from . import local_map
+from . import local_map, wire
 from .context import runtime
 from .errors import from_rpc_error
 from .v1 import runtime_pb2
@@ -298,36 +299,37 @@ class array:
             with rt.lock:
                 self._stream.flush()
 
-        def chunks():
+        header = wire.upload_header(rt.session, self.handle, 0)
+
+        def chunks():  # each chunk's bytes copied once, into the message
             for off in range(0, buf.nbytes, CHUNK_BYTES):
-                c = runtime_pb2.UploadChunk(data=bytes(buf[off:off + CHUNK_BYTES]))
-                if off == 0:
-                    c.session = rt.session
-                    c.handle = self.handle
-                    c.offset = 0
-                yield c
+                yield wire.upload_chunk(buf[off:off + CHUNK_BYTES], header if off == 0 else b"")
 
         try:
-            rt.stub.Upload(chunks())
+            rt.raw_method("Upload")(chunks())
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
-    def _download(self) -> bytearray:
+    def _download(self) -> np.ndarray:
+        """The array's bytes (uint8) after its device's queued work."""
         self._check_live()
         rt = self._rt
         with rt.lock:
             self._stream.flush()
-        out = bytearray(self.capacity)
-        view = memoryview(out)
+        # Not zero-filled first (bytearray(n) was): every byte is written below.
+        out = np.empty(self.capacity, dtype=np.uint8)
         pos = 0
+        request = runtime_pb2.DownloadRequest(session=rt.session, handle=self.handle).SerializeToString()
         try:
-            for chunk in rt.stub.Download(runtime_pb2.DownloadRequest(
-                    session=rt.session, handle=self.handle, offset=0, length=0)):
-                rt.emit_output(chunk.output)  # kernel output of the work waited for
-                n = len(chunk.data)
+            for msg in rt.raw_method("Download")(request):
+                data, output = wire.download_chunk(msg)
+                rt.emit_output(output)  # kernel output of the work waited for
+                n = len(data)
                 if pos + n > len(out):
                     raise ValueError(f"the daemon sent more than the array's {len(out)} bytes")
-                view[pos:pos + n] = chunk.data
+                # np.copyto lets go of the GIL, so gRPC's thread receives the
+                # next chunk meanwhile (a memoryview copy held it).
+                np.copyto(out[pos:pos + n], np.frombuffer(data, dtype=np.uint8))
                 pos += n
         except grpc.RpcError as e:
             err = from_rpc_error(e)

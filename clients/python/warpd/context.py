@@ -111,6 +111,12 @@ class Runtime:
         self.emit_output(resp.output)
         return resp
 
+    def raw_method(self, method: str):
+        """The gRPC multi-callable of `method` (one of `_raw`): it takes
+        serialized requests (Upload: an iterator of them) and, for Download,
+        yields serialized responses. Failures are grpc.RpcErrors."""
+        return self._raw[method]
+
     def start_stream_call(self, method: str, request: bytes):
         """Starts `method` (one of `_raw`) without waiting; returns the future
         for finish_stream_call."""
@@ -214,10 +220,18 @@ class Runtime:
         ])
         self.stub = runtime_pb2_grpc.RuntimeStub(self.channel)
         # Methods that take already serialized requests (stream.py builds
-        # Submit requests from pre-serialized commands).
-        self._raw = {"Submit": self.channel.unary_unary(
-            "/warpd.v1.Runtime/Submit", request_serializer=None,
-            response_deserializer=runtime_pb2.SubmitResponse.FromString)}
+        # Submit requests from pre-serialized commands; array.py writes
+        # Upload chunks and reads Download chunks itself, see wire.py).
+        self._raw = {
+            "Submit": self.channel.unary_unary(
+                "/warpd.v1.Runtime/Submit", request_serializer=None,
+                response_deserializer=runtime_pb2.SubmitResponse.FromString),
+            "Upload": self.channel.stream_unary(
+                "/warpd.v1.Runtime/Upload", request_serializer=None,
+                response_deserializer=runtime_pb2.UploadResponse.FromString),
+            "Download": self.channel.unary_stream(
+                "/warpd.v1.Runtime/Download", request_serializer=None, response_deserializer=None),
+        }
 
     def connect(self, timeout: float):
         self._open(timeout)

@@ -97,3 +97,68 @@ def launch_command(launch_body: bytes) -> bytes:
 def command(serialized_command: bytes) -> bytes:
     """The commands entry for an already serialized Command message."""
     return _delimited(_COMMANDS, serialized_command)
+
+
+# Transfers: array bytes in and out with one copy each in Python (array.py).
+_UPLOAD_SESSION = b"\x0a"     # UploadChunk.session = 1
+_UPLOAD_HANDLE = b"\x10"      # UploadChunk.handle = 2
+_UPLOAD_OFFSET = b"\x18"      # UploadChunk.offset = 3
+_UPLOAD_DATA = b"\x22"        # UploadChunk.data = 4
+_DOWNLOAD_DATA = 0x0a         # DownloadChunk.data = 1
+_DOWNLOAD_OUTPUT = 0x12       # DownloadChunk.output = 2
+
+
+def upload_header(session: str, handle: int, offset: int) -> bytes:
+    """The fields the first UploadChunk carries before its data."""
+    out = _delimited(_UPLOAD_SESSION, session.encode()) if session else b""
+    if handle:
+        out += _UPLOAD_HANDLE + varint(handle)
+    if offset:
+        out += _UPLOAD_OFFSET + varint(offset)
+    return out
+
+
+def upload_chunk(data, header: bytes = b"") -> bytes:
+    """A serialized UploadChunk: `header` (upload_header, first chunk only)
+    and `data` (any contiguous bytes-like object), copied once."""
+    if not len(data):
+        return header
+    return b"".join((header, _UPLOAD_DATA, varint(len(data)), data))
+
+
+def _read_varint(buf, pos: int) -> tuple[int, int]:
+    """(value, position after it) of the varint at buf[pos]; ValueError when cut off."""
+    value = shift = 0
+    while shift < 64:
+        if pos >= len(buf):
+            break
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    raise ValueError("a malformed varint")
+
+
+def download_chunk(msg: bytes) -> tuple[memoryview, bytes]:
+    """(data, output) of a serialized DownloadChunk; data is a view into `msg`.
+
+    ValueError when `msg` is not one (the daemon is trusted to send what it
+    means, but a bad message must not become bad array contents)."""
+    view = memoryview(msg)
+    data, output = view[:0], b""
+    pos, n = 0, len(msg)
+    while pos < n:
+        tag = msg[pos]
+        if tag != _DOWNLOAD_DATA and tag != _DOWNLOAD_OUTPUT:
+            raise ValueError(f"the daemon sent a DownloadChunk with an unexpected tag {tag}")
+        size, start = _read_varint(msg, pos + 1)
+        pos = start + size
+        if pos > n:
+            raise ValueError("the daemon sent a DownloadChunk whose field runs past its end")
+        if tag == _DOWNLOAD_DATA:
+            data = view[start:pos]
+        else:
+            output = msg[start:pos]
+    return data, output
