@@ -43,7 +43,8 @@ def default_token_file() -> str:
     return os.path.join(xdg, "warpd.token") if xdg else f"/tmp/warpd-{os.getuid()}.token"
 
 
-def _unix_path(address: str) -> str | None:
+def unix_path(address: str) -> str | None:
+    """The socket path of a unix: address, or None for TCP."""
     if not address.startswith("unix:"):
         return None
     path = address[5:]
@@ -100,7 +101,7 @@ def token_for(address: str) -> str | None:
     token = config.token or os.environ.get("WARPD_TOKEN")
     if token:
         return token.strip()
-    path = _unix_path(address)
+    path = unix_path(address)
     if path is not None:
         return login(path)
     if _is_loopback(address):
@@ -149,7 +150,7 @@ class _Details(grpc.ClientCallDetails):
 def open_channel(address: str, options=(), token: str | None = None) -> grpc.Channel:
     """A channel to `address` whose calls carry the token (TLS when configured)."""
     ca = _tls_ca()
-    if ca and _unix_path(address) is None:
+    if ca and unix_path(address) is None:
         with open(ca, "rb") as f:
             creds = grpc.ssl_channel_credentials(root_certificates=f.read())
         channel = grpc.secure_channel(address, creds, options=list(options))

@@ -23,6 +23,7 @@ import struct
 
 import grpc
 
+from . import auth
 from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
 
 HELLO, SUBMIT, SYNCHRONIZE = 1, 2, 3
@@ -35,12 +36,8 @@ _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
 def command_path(address: str) -> str | None:
     """The command socket beside a unix: address, or None for TCP."""
-    if not address.startswith("unix:"):
-        return None
-    path = address[5:]
-    if path.startswith("//"):
-        path = path[2:]
-    return path + ".cmd"
+    path = auth.unix_path(address)
+    return None if path is None else path + ".cmd"
 
 
 class CommandChannel:

@@ -20,16 +20,16 @@ import mmap
 import os
 import socket
 
+from . import auth
+
 SHARE_MIN_BYTES = 64 << 10
 
 
 def share_path(address: str) -> str | None:
     """The share socket beside a unix: address, if the daemon serves one."""
-    if not address.startswith("unix:"):
+    path = auth.unix_path(address)
+    if path is None:
         return None
-    path = address[5:]
-    if path.startswith("//"):
-        path = path[2:]
     path += ".share"
     return path if os.path.exists(path) else None
 
