@@ -59,6 +59,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
   switch (command.kind_case()) {
     case v1::Command::kLaunch: {
       const v1::Launch& launch = command.launch();
+      if (launch.repeat() > runtime::kMaxLaunchRepeat) {
+        return absl::InvalidArgumentError(absl::StrCat("kernel '", launch.kernel(), "': a launch repeats at most ",
+                                                       runtime::kMaxLaunchRepeat, " times, got ", launch.repeat()));
+      }
       auto module = session.modules().Get(launch.module());
       if (!module.ok()) return module.status();
       std::vector<runtime::LaunchArgValue> args;
@@ -88,7 +92,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
       runtime::ArrayLookup lookup(lookup_fn);
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
-                                    std::move(args), device, &lookup);
+                                    std::move(args), device, &lookup, launch.repeat());
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());

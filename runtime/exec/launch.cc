@@ -23,6 +23,10 @@ using abi::ParamLayout;
 using abi::kCancelShutdown;
 using abi::kCancelTimeout;
 
+// The most kernel output one repeated launch keeps (as much as a stream
+// keeps waiting); later runs' text is dropped and counted.
+constexpr size_t kMaxRepeatOutput = size_t{1} << 20;
+
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
 constexpr std::align_val_t kArgsAlign{64};
 
@@ -35,19 +39,49 @@ class LaunchCommand final : public Command {
  public:
   LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
                 ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
-                const wp::launch_bounds& bounds)
+                const wp::launch_bounds& bounds, uint32_t repeat)
       : module_(std::move(module)), kernel_(kernel), args_(std::move(args)),
-        arrays_(std::move(arrays)) {
+        arrays_(std::move(arrays)), repeat_(repeat) {
     std::memset(&ctx_, 0, sizeof(ctx_));
     ctx_.bounds = bounds;
   }
 
   absl::Status Execute(Device& device) override {
     if (ctx_.bounds.size == 0) return absl::OkStatus();
+    // Each run sees the previous run's writes; the first failing run stops
+    // the rest (its fault state is what FaultStatus reports).
+    absl::Status status;
+    for (uint32_t run = 0; run < repeat_ && status.ok(); ++run) status = RunOnce(device);
+    if (output_dropped_ > 0) {
+      absl::StrAppend(&output_, "[warpd: ", output_dropped_, " bytes of kernel output of '",
+                      kernel_->layout.display_name, "' dropped: its repeated runs printed more than ",
+                      kMaxRepeatOutput, " bytes]\n");
+      output_dropped_ = 0;
+    }
+    return status;
+  }
+
+  void Cancel() override { __atomic_store_n(&ctx_.cancel, kCancelShutdown, __ATOMIC_RELAXED); }
+
+  void Rearm() override {
+    std::memset(&ctx_.fault, 0, sizeof(ctx_.fault));
+    __atomic_store_n(&ctx_.cancel, 0, __ATOMIC_RELAXED);
+    output_.clear();
+  }
+
+  std::string TakeOutput() override { return std::move(output_); }
+
+  std::string Describe() const override {
+    return repeat_ > 1 ? absl::StrCat("launch ", kernel_->layout.display_name, " x", repeat_)
+                       : absl::StrCat("launch ", kernel_->layout.display_name);
+  }
+
+ private:
+  absl::Status RunOnce(Device& device) {
     const absl::Duration limit = device.launch_time_limit();
-    // A kernel that may print gets a fresh output buffer for this launch
+    // A kernel that may print gets a fresh output buffer for this run
     // only (kernel_output.h); its text is kept for the stream, even when the
-    // launch then fails. Without memory, its prints are dropped and counted.
+    // run then fails. Without memory, its prints are dropped and counted.
     const abi::PrintTable* prints = kernel_->may_print ? module_->print_table() : nullptr;
     std::unique_ptr<uint8_t[]> records;
     if (prints != nullptr) {
@@ -59,9 +93,15 @@ class LaunchCommand final : public Command {
     if (prints != nullptr) {
       const uint64_t committed =
           std::min(__atomic_load_n(&ctx_.output.committed, __ATOMIC_ACQUIRE), ctx_.output.capacity);
-      output_ = FormatKernelOutput(*prints, records.get(), committed,
-                                   __atomic_load_n(&ctx_.output.dropped, __ATOMIC_ACQUIRE),
-                                   kernel_->layout.display_name);
+      std::string text = FormatKernelOutput(*prints, records.get(), committed,
+                                            __atomic_load_n(&ctx_.output.dropped, __ATOMIC_ACQUIRE),
+                                            kernel_->layout.display_name);
+      // Repeated runs keep at most kMaxRepeatOutput bytes in all.
+      if (output_dropped_ == 0 && output_.size() + text.size() <= kMaxRepeatOutput) {
+        output_ += text;
+      } else {
+        output_dropped_ += text.size();
+      }
       ctx_.output = wp::print_buffer{};
     }
     if (!run.ok()) return run;
@@ -79,19 +119,6 @@ class LaunchCommand final : public Command {
     return absl::OkStatus();
   }
 
-  void Cancel() override { __atomic_store_n(&ctx_.cancel, kCancelShutdown, __ATOMIC_RELAXED); }
-
-  void Rearm() override {
-    std::memset(&ctx_.fault, 0, sizeof(ctx_.fault));
-    __atomic_store_n(&ctx_.cancel, 0, __ATOMIC_RELAXED);
-    output_.clear();
-  }
-
-  std::string TakeOutput() override { return std::move(output_); }
-
-  std::string Describe() const override { return absl::StrCat("launch ", kernel_->layout.display_name); }
-
- private:
   absl::Status FaultStatus() const {
     const wp::fault_info& f = ctx_.fault;
     const abi::KernelLayout& k = kernel_->layout;
@@ -122,8 +149,10 @@ class LaunchCommand final : public Command {
   const CompiledKernel* const kernel_;  // owned by module_
   const ArgsBuffer args_;
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
+  const uint32_t repeat_;  // runs per Execute, >= 1
   wp::launch_ctx ctx_;
   std::string output_;  // text printed by the last Execute
+  uint64_t output_dropped_ = 0;  // bytes of it past kMaxRepeatOutput
 };
 
 std::string ParamNames(const abi::KernelLayout& k) {
@@ -183,7 +212,7 @@ absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup) {
+    const ArrayLookup* lookup, uint32_t repeat) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -192,6 +221,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
                                             "' (kernels: ", absl::StrJoin(names, ", "), ")"));
   }
   const abi::KernelLayout& k = kernel->layout;
+  if (repeat > kMaxLaunchRepeat) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", k.display_name, "': a launch repeats at most ",
+                                                   kMaxLaunchRepeat, " times, got ", repeat));
+  }
   if (kernel->cpu_entry == nullptr) {
     return absl::InternalError(absl::StrCat("kernel '", k.display_name, "' has no CPU entry point"));
   }
@@ -272,7 +305,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     }
   }
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),
-                                         std::move(arrays), bounds);
+                                         std::move(arrays), bounds, std::max<uint32_t>(repeat, 1));
 }
 
 }  // namespace warpd::runtime

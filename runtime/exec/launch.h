@@ -45,6 +45,11 @@ using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
 // handle table: another session's handles are NOT_FOUND).
 using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array>>(uint64_t handle)>;
 
+// A launch runs `repeat` times in a row (0: once), as that many identical
+// launches would, stopping at the first failing run; more than
+// kMaxLaunchRepeat is INVALID_ARGUMENT.
+inline constexpr uint32_t kMaxLaunchRepeat = 1 << 16;
+
 // A struct argument's array members travel as the array's handle in the
 // first 8 bytes of the member's 64-byte slot (0: no array); the rest of the
 // slot is ignored. Each is resolved with `lookup`, checked like an array
@@ -53,6 +58,6 @@ using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup = nullptr);
+    const ArrayLookup* lookup = nullptr, uint32_t repeat = 1);
 
 }  // namespace warpd::runtime

@@ -181,6 +181,34 @@ TEST_F(StreamTest, LaunchFillCopyRunInOrder) {
   }
 }
 
+// A repeated launch runs that many times in a row (each run sees the
+// previous one's writes) and is one command of the stream.
+TEST_F(StreamTest, RepeatedLaunchRunsEveryTime) {
+  auto a = MakeArray(kF32, {100});
+  auto stream = Stream::Create(&cpu_, group_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*PrepareLaunch(module_, "inc", {100}, {a, F32Bytes(1.5f)}, "cpu", nullptr, 7));
+  batch.push_back(*PrepareLaunch(module_, "inc", {100}, {a, F32Bytes(0.25f)}, "cpu", nullptr, 0));  // once
+  EXPECT_EQ(*stream->Submit(std::move(batch)), 2u);
+  ASSERT_TRUE(stream->Synchronize().ok());
+  for (float v : Read(*a)) ASSERT_EQ(v, 7 * 1.5f + 0.25f);
+  auto too_many = PrepareLaunch(module_, "inc", {100}, {a, F32Bytes(1.0f)}, "cpu", nullptr, kMaxLaunchRepeat + 1);
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The first failing run stops the remaining ones.
+TEST_F(StreamTest, RepeatedLaunchStopsAtTheFirstFault) {
+  auto a = MakeArray(kF32, {10});
+  auto stream = Stream::Create(&cpu_, group_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*PrepareLaunch(module_, "inc", {11}, {a, F32Bytes(1.0f)}, "cpu", nullptr, 5));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+  EXPECT_EQ(stream->Synchronize().code(), absl::StatusCode::kOutOfRange);
+  // One run at most reached each in-bounds element (threads may run
+  // alongside the faulting one, or be stopped before starting).
+  for (float v : Read(*a)) EXPECT_LE(v, 1.0f);
+}
+
 TEST_F(StreamTest, FaultIsStickyUntilSynchronize) {
   auto a = MakeArray(kF32, {10});
   auto stream = Stream::Create(&cpu_, group_);

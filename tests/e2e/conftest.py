@@ -72,7 +72,12 @@ class Daemon:
             [self.binary, "--listen", self.address, "--cache-dir", str(self.cache_dir),
              "--verify-cuda", "--log-level", "info",
              "--token-file", str(self.dir / "warpd.token"), "--state-dir", str(self.dir / "state"),
-             *(["--allow-client-cache-dir"] if self.client_owns_cache else []), *self.extra_args],
+             *(["--allow-client-cache-dir"] if self.client_owns_cache else []),
+             # Sanitizers slow the daemon's CUDA verification (NVRTC in
+             # process) 2-3x: the largest test modules come near the default
+             # 60 s compile limit under ASan on a 2-core machine.
+             *(["--compile-timeout", "300s"] if os.environ.get("WARPD_SANITIZED") else []),
+             *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         channel = None

@@ -385,14 +385,17 @@ def test_batch_flushes_at_limit(wp):
     rt = context.runtime()
     stream = rt.stream("cpu")
     a = wp.zeros(4, dtype=int)
+    b = wp.zeros(4, dtype=int)
     wp.synchronize()
     before = stream.submits
     limit = wp.config.max_batch_commands
-    for _ in range(limit + 5):
-        wp.launch(increment, dim=4, inputs=[a])
+    n = limit + 5
+    for i in range(n):  # alternating: identical launches in a row would be one repeated command
+        wp.launch(increment, dim=4, inputs=[a if i % 2 == 0 else b])
     assert stream.submits == before + 1
-    np.testing.assert_array_equal(a.numpy(), np.full(4, limit + 5))
+    np.testing.assert_array_equal(a.numpy(), np.full(4, (n + 1) // 2))
     assert stream.submits == before + 2
+    np.testing.assert_array_equal(b.numpy(), np.full(4, n // 2))
 
 
 def test_zero_dim_launch_is_a_noop(wp):

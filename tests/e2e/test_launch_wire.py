@@ -254,8 +254,9 @@ def test_full_batches_are_sent_without_waiting_and_in_order(wp, monkeypatch):
     want = 0.0
     for i in range(100):  # each launch's value depends on the order of all before it
         if i % 3:
-            wp.launch(add_f, dim=1, inputs=[a, 1.0])
-            want += 1
+            # Distinct values: identical launches in a row would go as one repeated command.
+            wp.launch(add_f, dim=1, inputs=[a, float(i)])
+            want += i
         else:
             cmd.set_param_at_index(1, want)  # doubles a[0] if run in order
             cmd.launch()
@@ -273,16 +274,16 @@ def test_a_failed_submit_in_flight_is_raised_at_the_next_sync_point(wp, monkeypa
     wp.synchronize()
     real, ghost.handle = ghost.handle, 12345  # not an array of this session: the batch is refused
     wp.launch(add_f, dim=1, inputs=[ghost, 1.0])
-    for _ in range(3):
-        wp.launch(add_f, dim=1, inputs=[a, 1.0])
-    wp.launch(add_f, dim=1, inputs=[a, 1.0])  # sends the full batch, does not wait for it
+    for v in (1.0, 2.0, 3.0):  # distinct: identical launches in a row would be one command
+        wp.launch(add_f, dim=1, inputs=[a, v])
+    wp.launch(add_f, dim=1, inputs=[a, 4.0])  # sends the full batch, does not wait for it
     with pytest.raises(wp.NotFoundError, match="kernel 'add_f.*argument 0: array handle .* not found"):
         wp.synchronize()
     ghost.handle = real
     assert context.runtime().stream("cpu").queued == 1  # the launch after the refused batch
-    wp.launch(add_f, dim=1, inputs=[a, 1.0])
+    wp.launch(add_f, dim=1, inputs=[a, 8.0])
     # The refused batch queued nothing; the launch queued after it, and this one, ran.
-    assert a.numpy()[0] == 2.0
+    assert a.numpy()[0] == 12.0
 
 
 def test_dims_of_every_accepted_form_and_refused_ones(wp):

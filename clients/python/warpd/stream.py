@@ -17,7 +17,10 @@ next sync point.
 
 The batch is a list of commands entries: launches arrive already serialized
 (``add_wire``, bytes made by wire.py), other commands as ``Command`` messages
-(``add``) serialized at the flush. The Submit request's bytes are the
+(``add``) serialized at the flush. A run of identical launch entries (a
+``wp.Launch`` re-launched, the same ``wp.launch`` call in a loop) is sent as
+one launch with ``repeat`` set: the daemon prepares it once and runs it that
+many times in a row, exactly as the separate launches would run. The Submit request's bytes are the
 request's own fields followed by the entries (wire.py says why that is a
 valid SubmitRequest), sent without building a SubmitRequest message.
 
@@ -54,6 +57,10 @@ class Stream:
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
         # The future of a Submit sent without waiting (a full batch), if any.
         self._pending = None
+        # The run of identical launches at the end of the batch: its entry
+        # (batch[-1]) and how many times it was added.
+        self._run_entry = None
+        self._run_count = 0
 
     @property
     def queued(self) -> int:
@@ -69,6 +76,7 @@ class Stream:
             return self._capture.commands.add()
         if len(self._batch) >= config.max_batch_commands:
             self._flush_full()
+        self._end_run()
         cmd = runtime_pb2.Command()
         self._batch.append(cmd)
         return cmd
@@ -82,11 +90,25 @@ class Stream:
             # it appends one command.
             self._capture.MergeFromString(entry)
             return
+        if entry == self._run_entry and self._run_count < wire.MAX_REPEAT:
+            self._run_count += 1
+            return
         batch = self._batch
         if len(batch) >= config.max_batch_commands:
             self._flush_full()
             batch = self._batch
+        self._end_run()
         batch.append(entry)
+        self._run_entry = entry
+        self._run_count = 1
+
+    def _end_run(self):
+        """Writes the run of identical launches at the batch's end as one
+        repeated launch; later entries start a new run."""
+        if self._run_count > 1:
+            self._batch[-1] = wire.repeat_launch(self._run_entry, self._run_count)
+        self._run_entry = None
+        self._run_count = 0
 
     def free_later(self, handle: int):
         """Queues a free of `handle` (safe from finalizers, without the lock)."""
@@ -153,6 +175,7 @@ class Stream:
     def _take_request(self, wait: bool):
         """The serialized Submit of the batch and the queued frees (the batch
         is then empty), or None when there is nothing to send."""
+        self._end_run()
         batch = self._batch
         while self._frees:
             try:
@@ -202,6 +225,8 @@ class Stream:
     def drop(self):
         """Forgets everything queued (the session is gone)."""
         self._batch = []
+        self._run_entry = None
+        self._run_count = 0
         self._pending = None
         self._frees.clear()
         self._graph_frees.clear()

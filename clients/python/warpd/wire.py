@@ -27,7 +27,11 @@ _LAUNCH_DIM = b"\x1a"         # Launch.dim = 3 (packed int64)
 _LAUNCH_ARG = b"\x22"         # Launch.args = 4
 _ARG_BYTES = b"\x0a"          # LaunchArg.bytes = 1
 _ARG_ARRAY = b"\x10"          # LaunchArg.array = 2
+_LAUNCH_REPEAT = b"\x28"      # Launch.repeat = 5 (varint)
 SUBMIT_SYNCHRONIZE = b"\x20\x01"  # SubmitRequest.synchronize = 4, true
+
+# The most runs one launch command may ask for (the daemon's kMaxLaunchRepeat).
+MAX_REPEAT = 1 << 16
 
 _SMALL = [bytes([i]) for i in range(128)]
 
@@ -92,6 +96,25 @@ def launch_command(launch_body: bytes) -> bytes:
     if n < 126:
         return _LAUNCH_PREFIX[n] + launch_body
     return _delimited(_COMMANDS, _delimited(_COMMAND_LAUNCH, launch_body))
+
+
+def _read_varint(data: bytes, pos: int):
+    n = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, pos
+        shift += 7
+
+
+def repeat_launch(entry: bytes, count: int) -> bytes:
+    """The commands entry `entry` (made by launch_command) with its launch
+    repeated `count` times (Launch.repeat; 2 <= count <= MAX_REPEAT)."""
+    _, pos = _read_varint(entry, 1)      # after the commands tag: the Command's length
+    _, pos = _read_varint(entry, pos + 1)  # after the launch tag: the Launch's length
+    return launch_command(entry[pos:] + _LAUNCH_REPEAT + varint(count))
 
 
 def command(serialized_command: bytes) -> bytes:
