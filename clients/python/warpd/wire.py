@@ -98,17 +98,6 @@ def launch_command(launch_body: bytes) -> bytes:
     return _delimited(_COMMANDS, _delimited(_COMMAND_LAUNCH, launch_body))
 
 
-def _read_varint(data: bytes, pos: int):
-    n = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return n, pos
-        shift += 7
-
-
 def repeat_launch(entry: bytes, count: int) -> bytes:
     """The commands entry `entry` (made by launch_command) with its launch
     repeated `count` times (Launch.repeat; 2 <= count <= MAX_REPEAT)."""
