@@ -11,7 +11,10 @@ Tests that only exercise the front end do not use these fixtures.
 """
 
 import contextlib
+import hashlib
+import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -151,6 +154,22 @@ def own_daemon(workdir: Path, sessions=(), **daemon_args):
     finally:
         channel.close()
         assert d.stop() == 0, d.log_tail()
+
+
+def write_tenants_file(directory: Path, limits_by_tenant: dict):
+    """A tenants file at `directory`/tenants.json with one fresh token per
+    tenant; returns (path, {name: token}). `limits_by_tenant` maps a tenant's
+    name to its "limits" (None: the defaults)."""
+    tokens = {name: secrets.token_hex(32) for name in limits_by_tenant}
+    tenants = []
+    for name, limits in limits_by_tenant.items():
+        t = {"name": name, "token_sha256": [hashlib.sha256(tokens[name].encode()).hexdigest()]}
+        if limits is not None:
+            t["limits"] = limits
+        tenants.append(t)
+    path = directory / "tenants.json"
+    path.write_text(json.dumps({"tenants": tenants}))
+    return path, tokens
 
 
 class ExternalDaemon:

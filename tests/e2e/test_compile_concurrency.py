@@ -6,10 +6,7 @@ compiles at once (so its requests really overlap), "victim" only makes cheap
 calls. Clients speak raw gRPC with their tenant's token.
 """
 
-import hashlib
-import json
 import os
-import secrets
 import struct
 import threading
 import time
@@ -22,7 +19,7 @@ import warpd as wp
 from warpd import types as wt
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import Daemon, daemon_binary, write_tenants_file
 
 # The daemon's RPC pool (server/daemon_state.cc): max(8, 2 x hardware threads).
 RPC_POOL_THREADS = max(8, 2 * (os.cpu_count() or 1))
@@ -103,14 +100,7 @@ class Client:
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("compile_concurrency")
-    tokens = {name: secrets.token_hex(32) for name in ("many", "victim")}
-    config = {"tenants": [
-        {"name": "many", "token_sha256": [hashlib.sha256(tokens["many"].encode()).hexdigest()],
-         "limits": {"compiles": 4 * RPC_POOL_THREADS}},
-        {"name": "victim", "token_sha256": [hashlib.sha256(tokens["victim"].encode()).hexdigest()]},
-    ]}
-    path = tmp / "tenants.json"
-    path.write_text(json.dumps(config))
+    path, tokens = write_tenants_file(tmp, {"many": {"compiles": 4 * RPC_POOL_THREADS}, "victim": None})
     d = Daemon(daemon_binary(), tmp, extra_args=["--tenants", str(path), "--compile-workers", "2"])
     d.start()
     yield d, tokens

@@ -5,9 +5,7 @@ Each test runs its own daemon with a tenants file; clients speak raw gRPC
 with their tenant's token (several sessions and threads at once).
 """
 
-import hashlib
 import json
-import secrets
 import statistics
 import struct
 import threading
@@ -21,7 +19,7 @@ import warpd as wp
 from warpd import types as wt
 from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 
-from conftest import Daemon, daemon_binary
+from conftest import Daemon, daemon_binary, write_tenants_file
 
 
 @wp.kernel
@@ -110,15 +108,7 @@ FOREVER = struct.pack("<i", 2**31 - 1)  # iterations: runs until cancelled
 
 @pytest.fixture
 def daemon(tmp_path):
-    tokens = {name: secrets.token_hex(32) for name in ("flood", "victim", "q")}
-    config = {"tenants": [
-        {"name": "flood", "token_sha256": [hashlib.sha256(tokens["flood"].encode()).hexdigest()]},
-        {"name": "victim", "token_sha256": [hashlib.sha256(tokens["victim"].encode()).hexdigest()]},
-        {"name": "q", "token_sha256": [hashlib.sha256(tokens["q"].encode()).hexdigest()],
-         "limits": {"queued_commands": 8}},
-    ]}
-    path = tmp_path / "tenants.json"
-    path.write_text(json.dumps(config))
+    path, tokens = write_tenants_file(tmp_path, {"flood": None, "victim": None, "q": {"queued_commands": 8}})
     d = Daemon(daemon_binary(), tmp_path, extra_args=["--tenants", str(path), "--kernel-timeout", "120s"])
     d.start()
     yield d, tokens

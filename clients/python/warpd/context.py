@@ -45,6 +45,7 @@ _MAX_MESSAGE = 64 << 20
 _EXIT_SYNC_TIMEOUT = 60.0
 
 _runtime: Runtime | None = None
+_init_lock = threading.Lock()
 
 # The calls the command socket carries, and their answers.
 _LOCAL_KINDS = {"Submit": local_commands.SUBMIT, "Synchronize": local_commands.SYNCHRONIZE}
@@ -57,7 +58,6 @@ class _LocalPending:
 
     def __init__(self, method: str):
         self.method = method
-_init_lock = threading.Lock()
 
 
 class Runtime:
