@@ -228,6 +228,13 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
       std::string text;
       s = take(&text);
       if (s.ok()) s = ParseTimeout(name, text, /*zero_ok=*/false, &flags.compile_timeout);
+    } else if (name == "--command-spin") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) s = ParseTimeout(name, text, /*zero_ok=*/true, &flags.command_spin);
+      if (s.ok() && flags.command_spin > absl::Milliseconds(10)) {
+        s = absl::InvalidArgumentError(absl::StrCat("--command-spin '", text, "': at most 10ms"));
+      }
     } else if (name == "--compile-workers") {
       std::string text;
       s = take(&text);
@@ -383,6 +390,9 @@ Tenants and access (docs/operations.md):
   --tls-key FILE            and its key. Required to listen beyond loopback
   --state-dir DIR           where durable persistent arrays are kept. Default:
                             $XDG_STATE_HOME/warpd, else ~/.local/state/warpd
+  --command-spin TIME       how long a local client's command connection polls for
+                            its next request before sleeping (default 50us, at
+                            most 10ms; 0: never; at most half the cores poll)
   --metrics-listen ADDR     serve Prometheus metrics at http://ADDR/metrics
                             (e.g. 127.0.0.1:9788; default off)
   --print-config            print the effective settings and exit

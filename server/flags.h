@@ -68,6 +68,9 @@ struct Flags {
   // Durable persistent arrays live here. Default: $XDG_STATE_HOME/warpd,
   // else ~/.local/state/warpd.
   std::string state_dir;
+  // How long a command-socket connection's thread polls for its client's
+  // next frame before it sleeps (server/local/command_socket.h); 0: never.
+  absl::Duration command_spin = absl::Microseconds(50);
   // Prometheus metrics over HTTP ("127.0.0.1:9788"); empty: off.
   std::string metrics_listen;
 

@@ -116,6 +116,17 @@ TEST(FlagsTest, KernelTimeout) {
   }
 }
 
+TEST(FlagsTest, CommandSpin) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->command_spin, absl::Microseconds(50));
+  EXPECT_EQ(ParseFlags({"--command-spin", "200us"}, FakeEnv({}))->command_spin, absl::Microseconds(200));
+  EXPECT_EQ(ParseFlags({"--command-spin", "0"}, FakeEnv({}))->command_spin, absl::ZeroDuration());
+  for (const char* bad : {"-1us", "11ms", "1", "often"}) {
+    auto f = ParseFlags({"--command-spin", bad}, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("--command-spin"), std::string::npos) << f.status();
+  }
+}
+
 TEST(FlagsTest, ParentPid) {
   EXPECT_EQ(ParseFlags({}, FakeEnv({}))->parent_pid, 0);
   EXPECT_EQ(ParseFlags({"--parent-pid", "4242"}, FakeEnv({}))->parent_pid, 4242);

@@ -33,6 +33,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -244,7 +245,8 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     }
     absl::StatusOr<std::unique_ptr<CommandSocket>> command;
     if (s.ok()) {
-      command = CommandSocket::Start(CommandSocketPath(p), socket_mode, *socket_group, LocalCommands(state->get()));
+      command = CommandSocket::Start(CommandSocketPath(p), socket_mode, *socket_group, LocalCommands(state->get()),
+                                     flags.command_spin);
       s = command.status();
     }
     if (!s.ok()) {
@@ -323,6 +325,14 @@ int Serve(const Flags& flags, const sigset_t& signals) {
 }  // namespace
 }  // namespace warpd::server
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WARPD_ASAN 1
+#elif defined(__has_feature)
+#define WARPD_ASAN __has_feature(address_sanitizer)
+#else
+#define WARPD_ASAN 0
+#endif
+
 int main(int argc, char** argv) {
   using namespace warpd::server;
   // Signals are taken with sigwait: block them before any thread starts so
@@ -335,6 +345,13 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   TuneMalloc();
+#if !WARPD_ASAN
+  // Debian's absl checks the lock order on every Mutex acquisition (its
+  // deadlock detector, a graph update per lock). The unit tests and the
+  // sanitized daemon of the test suite keep the check; a release daemon
+  // does not pay for it on every launch.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
 
   absl::StatusOr<Flags> flags =
       ParseFlags(std::vector<std::string>(argv + 1, argv + argc), FlagEnvironment::Process());

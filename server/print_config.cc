@@ -53,6 +53,7 @@ absl::StatusOr<std::string> EffectiveConfig(const Flags& flags) {
   line("kernel_timeout", flags.kernel_timeout == absl::ZeroDuration() ? "none" : absl::FormatDuration(flags.kernel_timeout));
   line("compile_workers", absl::StrCat(flags.compile_workers));
   line("compile_timeout", absl::FormatDuration(flags.compile_timeout));
+  line("command_spin", absl::FormatDuration(flags.command_spin));
   line("compile_memory", Bytes(flags.compile_memory_bytes));
   line("compile_pch", flags.compile_pch ? "on" : "off");
   line("log_level", flags.log_level);

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -24,9 +26,30 @@ int64_t NowMs() {
 
 enum class Read { kOk, kClosed, kTimeout, kError };
 
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Connection threads spinning for their next frame now, and how many may
+// (half the cores): a client in a launch + synchronize loop sends its next
+// frame within microseconds, and a thread that polls for it meanwhile is
+// not put to sleep and woken again (tens of microseconds on a virtual
+// machine). Spinning is bounded in time and in threads, and idle
+// connections never spin.
+std::atomic<int> spinning{0};
+int MaxSpinning() {
+  static const int n = std::max(1u, std::thread::hardware_concurrency() / 2);
+  return n;
+}
+
 // Reads exactly `n` bytes from the non-blocking `fd`, waiting in poll;
-// `deadline_ms` < 0: no deadline.
-Read ReadFull(int fd, char* p, size_t n, int64_t deadline_ms) {
+// `deadline_ms` < 0: no deadline. With `spin_ns` > 0, first polls with
+// recv for up to that long (when a spinning slot is free).
+Read ReadFull(int fd, char* p, size_t n, int64_t deadline_ms, int64_t spin_ns = 0) {
   size_t got = 0;
   while (got < n) {
     const ssize_t r = recv(fd, p + got, n - got, MSG_DONTWAIT);
@@ -37,6 +60,27 @@ Read ReadFull(int fd, char* p, size_t n, int64_t deadline_ms) {
     if (r == 0) return Read::kClosed;
     if (errno == EINTR) continue;
     if (errno != EAGAIN) return Read::kError;
+    if (spin_ns > 0) {
+      const int64_t budget = spin_ns;
+      spin_ns = 0;
+      if (spinning.fetch_add(1, std::memory_order_relaxed) < MaxSpinning()) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(budget);
+        ssize_t r2 = -1;
+        do {
+          for (int i = 0; i < 32; ++i) CpuRelax();
+          r2 = recv(fd, p + got, n - got, MSG_DONTWAIT);
+        } while (r2 < 0 && errno == EAGAIN && std::chrono::steady_clock::now() < end);
+        spinning.fetch_sub(1, std::memory_order_relaxed);
+        if (r2 > 0) {
+          got += static_cast<size_t>(r2);
+          continue;
+        }
+        if (r2 == 0) return Read::kClosed;
+        if (errno != EAGAIN && errno != EINTR) return Read::kError;
+      } else {
+        spinning.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
     int timeout = -1;
     if (deadline_ms >= 0) {
       timeout = static_cast<int>(std::max<int64_t>(0, deadline_ms - NowMs()));
@@ -93,10 +137,11 @@ bool SendError(int fd, const absl::Status& s) {
 
 // One frame: its kind and body. A malformed header is INVALID_ARGUMENT;
 // `closed` is set when the peer hung up cleanly between frames.
-absl::Status ReadFrame(int fd, int64_t deadline_ms, uint8_t* kind, std::string* body, bool* closed) {
+absl::Status ReadFrame(int fd, int64_t deadline_ms, uint8_t* kind, std::string* body, bool* closed,
+                       int64_t spin_ns = 0) {
   *closed = false;
   unsigned char header[CommandSocket::kHeaderBytes];
-  switch (ReadFull(fd, reinterpret_cast<char*>(header), sizeof(header), deadline_ms)) {
+  switch (ReadFull(fd, reinterpret_cast<char*>(header), sizeof(header), deadline_ms, spin_ns)) {
     case Read::kOk:
       break;
     case Read::kClosed:
@@ -131,13 +176,15 @@ absl::Status ReadFrame(int fd, int64_t deadline_ms, uint8_t* kind, std::string* 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CommandSocket>> CommandSocket::Start(const std::string& path, mode_t mode,
-                                                                    gid_t group, Open open) {
+                                                                    gid_t group, Open open, absl::Duration spin) {
   WARPD_ASSIGN_OR_RETURN(std::unique_ptr<UnixListener> listener, UnixListener::Open(path, mode, group));
-  return std::unique_ptr<CommandSocket>(new CommandSocket(std::move(listener), std::move(open)));
+  return std::unique_ptr<CommandSocket>(new CommandSocket(std::move(listener), std::move(open), spin));
 }
 
-CommandSocket::CommandSocket(std::unique_ptr<UnixListener> listener, Open open)
-    : listener_(std::move(listener)), open_(std::move(open)) {
+CommandSocket::CommandSocket(std::unique_ptr<UnixListener> listener, Open open, absl::Duration spin)
+    : listener_(std::move(listener)),
+      open_(std::move(open)),
+      spin_ns_(std::max<int64_t>(0, absl::ToInt64Nanoseconds(spin))) {
   accept_thread_ = std::thread([this] { Accept(); });
 }
 
@@ -242,7 +289,7 @@ void CommandSocket::Serve(Connection* c) {
   }
   bool open = SendFrame(fd, 0, {});
   while (open) {
-    s = ReadFrame(fd, -1, &kind, &body, &closed);
+    s = ReadFrame(fd, -1, &kind, &body, &closed, spin_ns_);
     if (s.ok() && kind != kSubmit && kind != kSynchronize) {
       s = absl::InvalidArgumentError(absl::StrCat("unknown frame kind ", kind, " (SUBMIT is 2, SYNCHRONIZE 3)"));
     }

@@ -96,13 +96,17 @@ class Client {
   bool connected_ = false;
 };
 
-class CommandSocketTest : public ::testing::Test {
+// Every test runs twice: with connection threads that sleep at once, and
+// with threads that poll for the next frame (2 ms, longer than most gaps
+// between a test's frames), so the polling reads see the same frames,
+// hang-ups and garbage.
+class CommandSocketTest : public ::testing::TestWithParam<absl::Duration> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/warpd-cmd-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     path_ = dir_ + "/warpd.sock.cmd";
-    auto s = CommandSocket::Start(path_, 0600, static_cast<gid_t>(-1), EchoOpen());
+    auto s = CommandSocket::Start(path_, 0600, static_cast<gid_t>(-1), EchoOpen(), GetParam());
     ASSERT_TRUE(s.ok()) << s.status();
     socket_ = *std::move(s);
   }
@@ -132,7 +136,7 @@ class CommandSocketTest : public ::testing::Test {
   std::unique_ptr<CommandSocket> socket_;
 };
 
-TEST_F(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
+TEST_P(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
   Client c(path_);
   ASSERT_TRUE(c.Hello());
   ASSERT_TRUE(c.Send(Frame(CommandSocket::kSubmit, "a") + Frame(CommandSocket::kSynchronize, "") +
@@ -145,7 +149,7 @@ TEST_F(CommandSocketTest, RepliesInOrderToPipelinedFrames) {
   EXPECT_EQ(socket_->connections(), 1);
 }
 
-TEST_F(CommandSocketTest, ARefusedHelloIsTheLastReply) {
+TEST_P(CommandSocketTest, ARefusedHelloIsTheLastReply) {
   Client c(path_);
   ASSERT_TRUE(c.Send(Frame(CommandSocket::kHello, "bad") + Frame(CommandSocket::kSubmit, "a")));
   EXPECT_EQ(c.Reply(), std::make_pair(static_cast<int>(absl::StatusCode::kPermissionDenied), std::string("go away")));
@@ -153,7 +157,7 @@ TEST_F(CommandSocketTest, ARefusedHelloIsTheLastReply) {
   ExpectServing();
 }
 
-TEST_F(CommandSocketTest, TheFirstFrameMustBeHello) {
+TEST_P(CommandSocketTest, TheFirstFrameMustBeHello) {
   Client c(path_);
   ASSERT_TRUE(c.Send(Frame(CommandSocket::kSubmit, "a")));
   auto [code, message] = c.Reply();
@@ -162,7 +166,7 @@ TEST_F(CommandSocketTest, TheFirstFrameMustBeHello) {
   EXPECT_TRUE(c.HungUp());
 }
 
-TEST_F(CommandSocketTest, MalformedFramesGetAnErrorAndAHangUp) {
+TEST_P(CommandSocketTest, MalformedFramesGetAnErrorAndAHangUp) {
   const std::string too_long = [] {
     std::string f = Frame(CommandSocket::kSubmit, "");
     const uint32_t n = CommandSocket::kMaxFrame + 1;
@@ -187,7 +191,7 @@ TEST_F(CommandSocketTest, MalformedFramesGetAnErrorAndAHangUp) {
   ExpectServing();
 }
 
-TEST_F(CommandSocketTest, APeerThatHangsUpInsideAFrameEndsOnlyItsConnection) {
+TEST_P(CommandSocketTest, APeerThatHangsUpInsideAFrameEndsOnlyItsConnection) {
   {
     Client c(path_);
     ASSERT_TRUE(c.Hello());
@@ -197,7 +201,7 @@ TEST_F(CommandSocketTest, APeerThatHangsUpInsideAFrameEndsOnlyItsConnection) {
   ExpectServing();
 }
 
-TEST_F(CommandSocketTest, ASilentPeerIsDroppedAtTheHelloDeadline) {
+TEST_P(CommandSocketTest, ASilentPeerIsDroppedAtTheHelloDeadline) {
   Client c(path_);
   const auto start = std::chrono::steady_clock::now();
   auto [code, message] = c.Reply();
@@ -208,7 +212,7 @@ TEST_F(CommandSocketTest, ASilentPeerIsDroppedAtTheHelloDeadline) {
   EXPECT_TRUE(c.HungUp());
 }
 
-TEST_F(CommandSocketTest, OneUserCannotTakeEveryConnection) {
+TEST_P(CommandSocketTest, OneUserCannotTakeEveryConnection) {
   std::vector<std::unique_ptr<Client>> held;
   for (int i = 0; i < CommandSocket::kMaxConnectionsPerUid; ++i) {
     held.push_back(std::make_unique<Client>(path_));
@@ -224,7 +228,7 @@ TEST_F(CommandSocketTest, OneUserCannotTakeEveryConnection) {
   ExpectServing();  // in the slot just freed
 }
 
-TEST_F(CommandSocketTest, StopHangsUpEveryConnection) {
+TEST_P(CommandSocketTest, StopHangsUpEveryConnection) {
   Client a(path_);
   Client b(path_);
   ASSERT_TRUE(a.Hello());
@@ -235,7 +239,7 @@ TEST_F(CommandSocketTest, StopHangsUpEveryConnection) {
   socket_.reset();  // joins the connections' threads
 }
 
-TEST_F(CommandSocketTest, GarbageNeverStopsTheSocket) {
+TEST_P(CommandSocketTest, GarbageNeverStopsTheSocket) {
   std::mt19937 rng(12345);
   for (int i = 0; i < 200; ++i) {
     Client c(path_);
@@ -246,6 +250,13 @@ TEST_F(CommandSocketTest, GarbageNeverStopsTheSocket) {
   }
   ExpectServing();
 }
+
+INSTANTIATE_TEST_SUITE_P(SleepOrPoll, CommandSocketTest,
+                         ::testing::Values(absl::ZeroDuration(), absl::Milliseconds(2)),
+                         [](const ::testing::TestParamInfo<absl::Duration>& info) {
+                           return info.param == absl::ZeroDuration() ? std::string("Sleeping")
+                                                                     : std::string("Polling");
+                         });
 
 }  // namespace
 }  // namespace warpd::server

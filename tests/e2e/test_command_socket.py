@@ -119,6 +119,25 @@ def test_a_local_client_uses_it(wp):
     assert r.commands.requests > sent, "the launches and the synchronize went over the command socket"
 
 
+@pytest.mark.parametrize("spin_us", [0.0, 5000.0])
+def test_answers_are_read_whether_the_client_polls_or_sleeps(wp, spin_us, monkeypatch):
+    # The client polls for an answer for config.command_spin_us, then sleeps
+    # in recv: both ways read every answer, in order, and a kernel that runs
+    # longer than the polling still gets its answer.
+    monkeypatch.setattr(wpd.config, "command_spin_us", spin_us)
+    a = wp.zeros(4096, dtype=float)
+    for k in range(1, 41):
+        wp.launch(add_index, dim=4096 if k % 10 else 1, inputs=[a])
+        wp.synchronize()
+    expect = 36 * np.arange(4096, dtype=np.float32)
+    np.testing.assert_array_equal(a.numpy(), expect)
+    b = wp.zeros(1 << 22, dtype=float)
+    for _ in range(4):  # each several milliseconds: longer than the polling
+        wp.launch(add_index, dim=1 << 22, inputs=[b])
+    wp.synchronize()
+    np.testing.assert_array_equal(b.numpy()[-3:], 4 * np.arange((1 << 22) - 3, 1 << 22, dtype=np.float32))
+
+
 def test_faults_and_kernel_output_come_back_over_it(wp, capfd):
     a = wp.zeros(8, dtype=float)
     wp.launch(talk_then_fault, dim=4, inputs=[a, 6])

@@ -54,6 +54,11 @@ connect_timeout: float = 10.0
 #: Seconds to wait for a private daemon to answer.
 daemon_start_timeout: float = 60.0
 
+#: Microseconds a local client polls the command socket for an answer before
+#: it sleeps (a short launch + synchronize answers within it, and a thread
+#: that never slept is not woken; 0: always sleep). Read at every answer.
+command_spin_us: float = 100.0
+
 #: Commands queued on a device before they are sent without waiting for a
 #: sync point.
 max_batch_commands: int = 1000

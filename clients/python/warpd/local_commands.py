@@ -20,10 +20,11 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import time
 
 import grpc
 
-from . import auth
+from . import auth, config
 from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
 
 HELLO, SUBMIT, SYNCHRONIZE = 1, 2, 3
@@ -31,6 +32,8 @@ HELLO, SUBMIT, SYNCHRONIZE = 1, 2, 3
 MAX_FRAME = 2 << 20
 
 _HEADER = struct.Struct("<IB3x")
+_DONTWAIT = socket.MSG_DONTWAIT
+_clock = time.perf_counter
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
 
 
@@ -84,9 +87,35 @@ class CommandChannel:
             pass
 
     def _read_frame(self):
-        header = self._read_exactly(_HEADER.size)
+        header = None
+        if config.command_spin_us > 0 and self._sock.gettimeout() is None:
+            header = self._poll_header()
+        if header is None:
+            header = self._read_exactly(_HEADER.size)
         n, code = _HEADER.unpack(header)
         return code, self._read_exactly(n) if n else b""
+
+    def _poll_header(self):
+        """The next reply's header when it comes within config.command_spin_us
+        (polled without sleeping), else None (for a blocking socket: with a
+        timeout, Python's recv waits in poll first)."""
+        sock = self._sock
+        end = _clock() + config.command_spin_us * 1e-6
+        while True:
+            try:
+                data = sock.recv(_HEADER.size, _DONTWAIT)
+            except BlockingIOError:
+                if _clock() > end:
+                    return None
+                continue
+            except OSError as e:
+                raise self._broken(e) from None
+            if len(data) == _HEADER.size:
+                return data
+            if not data:
+                raise UnavailableError("the warpd daemon closed the command connection",
+                                       grpc.StatusCode.UNAVAILABLE)
+            return data + self._read_exactly(_HEADER.size - len(data))
 
     def _read_exactly(self, n: int) -> bytes:
         sock = self._sock
