@@ -50,9 +50,7 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
                          PrepareBatch(*session, device->name(), req.commands()));
   uint64_t launches = 0;
-  for (const v1::Command& c : req.commands()) {
-    if (c.has_launch()) launches += std::max<uint32_t>(c.launch().repeat(), 1);
-  }
+  for (const std::unique_ptr<runtime::Command>& c : batch) launches += c->Launches();
   WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch), run_here));
   resp->set_sequence(sequence);
   state->metrics().ForTenant(tenant.name()).launches.Increment(launches);

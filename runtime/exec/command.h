@@ -11,6 +11,7 @@
 // may be called from another thread while Execute() runs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,9 @@ class Command {
   virtual std::string TakeOutput() { return {}; }
   // "launch inc", "copy", for logs.
   virtual std::string Describe() const = 0;
+  // Kernel launches one Execute runs (a repeated launch: its runs; a graph
+  // replay: the graph's launches), for the launches metric.
+  virtual uint64_t Launches() const { return 0; }
 };
 
 // dst <- src. Both on `device`, same dtype and shape; INVALID_ARGUMENT otherwise.

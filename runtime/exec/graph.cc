@@ -41,6 +41,8 @@ class Graph::Replay final : public Command {
 
   std::string Describe() const override { return absl::StrCat("graph replay (", graph_->size(), " commands)"); }
 
+  uint64_t Launches() const override { return graph_->launches_; }
+
  private:
   const std::shared_ptr<Graph> graph_;
   std::string output_;

@@ -58,6 +58,12 @@ class Graph : public std::enable_shared_from_this<Graph> {
   // Declared before commands_, so it is released after they are destroyed.
   const QuotaHold hold_;
   const std::vector<std::unique_ptr<Command>> commands_;
+  // Kernel launches one replay runs (Command::Launches of the commands).
+  const uint64_t launches_ = [this] {
+    uint64_t n = 0;
+    for (const auto& c : commands_) n += c->Launches();
+    return n;
+  }();
   // Held by a running replay: the commands keep per-run state.
   absl::Mutex run_mu_;
 };

@@ -71,6 +71,8 @@ class LaunchCommand final : public Command {
 
   std::string TakeOutput() override { return std::move(output_); }
 
+  uint64_t Launches() const override { return repeat_; }
+
   std::string Describe() const override {
     return repeat_ > 1 ? absl::StrCat("launch ", kernel_->layout.display_name, " x", repeat_)
                        : absl::StrCat("launch ", kernel_->layout.display_name);

@@ -189,6 +189,9 @@ TEST_F(StreamTest, RepeatedLaunchRunsEveryTime) {
   std::vector<std::unique_ptr<Command>> batch;
   batch.push_back(*PrepareLaunch(module_, "inc", {100}, {a, F32Bytes(1.5f)}, "cpu", nullptr, 7));
   batch.push_back(*PrepareLaunch(module_, "inc", {100}, {a, F32Bytes(0.25f)}, "cpu", nullptr, 0));  // once
+  // The launches metric counts every run (Command::Launches).
+  EXPECT_EQ(batch[0]->Launches(), 7u);
+  EXPECT_EQ(batch[1]->Launches(), 1u);
   EXPECT_EQ(*stream->Submit(std::move(batch)), 2u);
   ASSERT_TRUE(stream->Synchronize().ok());
   for (float v : Read(*a)) ASSERT_EQ(v, 7 * 1.5f + 0.25f);
@@ -300,6 +303,8 @@ TEST_F(StreamTest, GraphReplaysRunTheCapturedCommandsEachTime) {
   EXPECT_EQ(Read(*a)[0], 0.0f);  // capturing ran nothing
   std::vector<std::unique_ptr<Command>> batch;
   for (int i = 0; i < 3; ++i) batch.push_back((*graph)->MakeReplay());
+  // A replay counts as the graph's launches (two; the copy is not one).
+  EXPECT_EQ(batch[0]->Launches(), 2u);
   ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   std::vector<float> va = Read(*a), vb = Read(*b);

@@ -69,7 +69,12 @@ class Raw:
         return code, body
 
     def call(self, kind, body=b""):
-        self.send(kind, body)
+        try:
+            self.send(kind, body)
+        except (BrokenPipeError, ConnectionResetError):
+            # Refused at accept (too many connections): the daemon may have
+            # written its refusal and closed before this frame went out.
+            pass
         return self.reply()
 
     def hello(self, token=None, session=None):
