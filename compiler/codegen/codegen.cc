@@ -11,6 +11,7 @@
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/client_text.h"
 #include "compiler/codegen/layout.h"
+#include "compiler/codegen/lane_blocks.h"
 #include "compiler/codegen/thread_index.h"
 #include "compiler/tir/tir.h"
 
@@ -109,14 +110,20 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
  public:
   // `unchecked`: accesses emitted without a bounds check (a fast block's
   // thread-indexed ones; thread_index.h), as contiguous pointer arithmetic.
+  // `lanes`: emit the lane-blocked body (kLanes thread ids from `_t0`;
+  // lane_blocks.h).
   FunctionEmitter(const tir::Module& m, const tir::Function& f, Writer& w,
-                  const std::set<const tir::ElementAddr*>* unchecked = nullptr)
-      : m_(m), f_(f), w_(w), unchecked_(unchecked) {
+                  const std::set<const tir::ElementAddr*>* unchecked = nullptr, bool lanes = false)
+      : m_(m), f_(f), w_(w), unchecked_(unchecked), lanes_(lanes) {
     const ir::Function& src = *f.source;
     fail_ = src.kind == ir::FunctionKind::kKernel || src.return_type->is_void() ? "return;" : "return {};";
   }
 
   void Body() {
+    if (lanes_) {
+      LanesBody();
+      return;
+    }
     for (const auto& v : f_.vars)
       if (v.kind == tir::VarKind::kLocal) w_.Line(v.type->CppName() + " " + Local(v.name) + "{};");
     // Local arrays' storage lives as long as the frame (their variables are
@@ -137,7 +144,9 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
     if (!f_.is_kernel() && !f_.source->return_type->is_void()) w_.Line("return {};");
   }
 
-  void VisitDeclare(const tir::Declare& i) { w_.Line(Type(i.var) + " " + Name(i.var) + "{};"); }
+  void VisitDeclare(const tir::Declare& i) {
+    w_.Line(lanes_ ? Name(i.var) + " = " + Type(i.var) + "{};" : Type(i.var) + " " + Name(i.var) + "{};");
+  }
 
   void VisitLoad(const tir::Load& i) { Define(i.dst, PlaceText(i.place, false)); }
 
@@ -191,8 +200,8 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
 
   void VisitElementAddr(const tir::ElementAddr& i) {
     if (unchecked_ != nullptr && unchecked_->contains(&i)) {
-      w_.Line(Type(i.dst) + "* " + Name(i.dst) + " = wp::element_in_block(" + Op(i.array) + ", (wp::int64)" +
-              Op(i.indices[0]) + ");");
+      w_.Line((lanes_ ? "" : Type(i.dst) + "* ") + Name(i.dst) + " = wp::element_in_block(" + Op(i.array) +
+              ", (wp::int64)" + Op(i.indices[0]) + ");");
       return;
     }
     std::string args = "ctx, " + Op(i.array) + ", " + Line(i.span);
@@ -299,13 +308,67 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
  private:
   std::string Line(const ir::Span& s) { return std::to_string(s.line); }
   std::string Type(tir::VarId v) const { return f_.var(v).type->CppName(); }
-  std::string Name(tir::VarId v) const {
+  std::string BaseName(tir::VarId v) const {
     const tir::Var& var = f_.var(v);
     if (var.kind == tir::VarKind::kParam || var.kind == tir::VarKind::kLocal) return Local(var.name);
     return "t" + std::to_string(v);
   }
-  // `const T tN = value;`
-  void Define(tir::VarId v, const std::string& value) { w_.Line("const " + Type(v) + " " + Name(v) + " = " + value + ";"); }
+  // In the lane-blocked body every variable but a parameter is an array
+  // indexed by the lane.
+  std::string Name(tir::VarId v) const {
+    return lanes_ && f_.var(v).kind != tir::VarKind::kParam ? BaseName(v) + "[_l]" : BaseName(v);
+  }
+  // `const T tN = value;` (lanes: `tN[_l] = value;`)
+  void Define(tir::VarId v, const std::string& value) {
+    w_.Line(lanes_ ? Name(v) + " = " + value + ";" : "const " + Type(v) + " " + Name(v) + " = " + value + ";");
+  }
+
+  // The lane-blocked body (lane_blocks.h): variables as lane arrays, then
+  // each stretch of the kernel's top-level instructions between its loops as
+  // one loop over the lanes, and each loop as its iterations (polling for a
+  // stop, outside the lane loop) around a loop over the lanes. Each lane runs
+  // the scalar body's operations in the scalar body's order.
+  void LanesBody() {
+    const std::string lanes = std::to_string(kLanes);
+    for (size_t v = 0; v < f_.vars.size(); ++v) {
+      const tir::Var& var = f_.vars[v];
+      if (var.kind == tir::VarKind::kParam) continue;
+      const tir::VarId id = static_cast<tir::VarId>(v);
+      w_.Line(Type(id) + (var.kind == tir::VarKind::kElementRef ? "* " : " ") + BaseName(id) + "[" + lanes + "]{};");
+    }
+    const std::string lane_loop = "for (int _l = 0; _l < " + lanes + "; ++_l) {";
+    std::vector<const tir::Inst*> stretch;
+    auto flush = [&] {
+      if (stretch.empty()) return;
+      w_.Open(lane_loop);
+      w_.Line("const wp::int64 _tid = (wp::int64)_t0 + _l;");
+      for (const tir::Inst* inst : stretch) Visit(*inst);
+      w_.Close();
+      stretch.clear();
+    };
+    for (const auto& inst : f_.body) {
+      if (inst->kind != tir::InstKind::For) {
+        stretch.push_back(inst.get());
+        continue;
+      }
+      flush();
+      const tir::For& i = tir::Cast<tir::For>(*inst);
+      const std::string it = "it" + std::to_string(next_coords_++);
+      const std::string lo = it + "_lo", n = it + "_n", st = Op(i.step);
+      w_.Line("const wp::int64 " + lo + " = (wp::int64)" + Op(i.start) + ";");
+      w_.Line("const wp::int64 " + n + " = (wp::int64)wp::loop_trips(" + lo + ", (wp::int64)" + Op(i.stop) +
+              ", (wp::int64)" + st + ");");
+      w_.Open("for (wp::int64 " + it + " = 0; " + it + " < " + n + "; ++" + it + ") {");
+      w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
+      w_.Open(lane_loop);
+      w_.Line("const wp::int64 _tid = (wp::int64)_t0 + _l;");
+      w_.Line(Name(i.var) + " = (" + Type(i.var) + ")(" + lo + " + " + it + " * (wp::int64)" + st + ");");
+      VisitBlock(i.body);
+      w_.Close();
+      w_.Close();
+    }
+    flush();
+  }
 
   std::string Op(const tir::Operand& o) const { return o.is_var() ? Name(o.var) : ConstantText(o.value, o.type); }
   // Constant indices print as plain numbers.
@@ -342,6 +405,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   const tir::Function& f_;
   Writer& w_;
   const std::set<const tir::ElementAddr*>* unchecked_;
+  const bool lanes_;
   std::string fail_;
   int next_coords_ = 0;
   std::map<const tir::LocalArray*, std::string> storage_;  // the storage of each local array
@@ -386,11 +450,20 @@ void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
   // A block of thread ids within every thread-indexed array runs a body
   // whose thread-indexed accesses are unchecked (thread_index.h).
   const ThreadIndexed fast = FindThreadIndexed(f);
+  const bool lane_blocked = RunsLaneBlocked(f, fast);
   if (!fast.accesses.empty()) {
     w.Open("static WP_DEVICE_FUNC void " + BodySymbol(k.name) + "_in_block(wp::launch_ctx* ctx, const " + args +
            "& args, wp::int64 _tid) {");
     for (const auto& p : k.params) w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
     FunctionEmitter(m, f, w, &fast.accesses).Body();
+    w.Close();
+    w.Line("");
+  }
+  if (lane_blocked) {
+    w.Open("static WP_DEVICE_FUNC void " + BodySymbol(k.name) + "_lanes(wp::launch_ctx* ctx, const " + args +
+           "& args, wp::int32 _t0) {");
+    for (const auto& p : k.params) w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
+    FunctionEmitter(m, f, w, &fast.accesses, /*lanes=*/true).Body();
     w.Close();
     w.Line("");
   }
@@ -419,8 +492,13 @@ void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
     // In a fast block, an int32 counter (thread ids there are below an
     // array length, an int32) keeps indices affine for the vectorizer.
     w.Open("if (block_end <= fast_end) {");
-    w.Line("for (wp::int32 t = (wp::int32)block; t < (wp::int32)block_end; ++t) " + BodySymbol(k.name) +
-           "_in_block(ctx, a, t);");
+    w.Line("wp::int32 t = (wp::int32)block;");
+    // kLanes ids at a time, vectorized across them (lane_blocks.h).
+    if (lane_blocked) {
+      w.Line("for (; t + " + std::to_string(kLanes) + " <= (wp::int32)block_end; t += " + std::to_string(kLanes) +
+             ") " + BodySymbol(k.name) + "_lanes(ctx, a, t);");
+    }
+    w.Line("for (; t < (wp::int32)block_end; ++t) " + BodySymbol(k.name) + "_in_block(ctx, a, t);");
     w.Line("continue;");
     w.Close();
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compiler/codegen/lane_blocks.h"
 #include "compiler/codegen/layout.h"
 #include "compiler/codegen/thread_index.h"
 #include "compiler/ir/from_proto.h"
@@ -163,6 +164,57 @@ TEST(CodegenTest, PrintRecordsHoldValuesNotClientText) {
   EXPECT_EQ(src.find("FMT"), std::string::npos) << src;
   EXPECT_EQ(src.find("secret"), std::string::npos) << src;
   EXPECT_EQ(src.find("x is"), std::string::npos) << src;
+}
+
+}  // namespace
+}  // namespace warpd::codegen
+
+namespace warpd::codegen {
+namespace {
+
+// v = x[i]; for k in range(iters): v = sin(v) * 0.5 + cos(v) * 0.25; x[i] = v
+v1::Function SinCosKernel(std::vector<Stmt> extra = {}, bool local_bound = false) {
+  std::vector<Stmt> loop_body = {
+      Assign(Name("v", 5),
+             Bin(v1::BINOP_ADD, Bin(v1::BINOP_MUL, Call("sin", {Name("v", 5)}, 5), Float(0.5, 5), 5),
+                 Bin(v1::BINOP_MUL, Call("cos", {Name("v", 5)}, 5), Float(0.25, 5), 5), 5),
+             5)};
+  for (auto& s : extra) loop_body.push_back(s);
+  return Kernel("sincos", {{"x", Arr(F32())}, {"iters", I32()}},
+                {Assign(Name("i", 2), Call("tid", {}, 2), 2), Assign(Name("v", 3), Sub(Name("x", 3), {Name("i", 3)}, 3), 3),
+                 Assign(Name("m", 3), Name("iters", 3), 3),
+                 For("k", {Name(local_bound ? "m" : "iters", 4)}, loop_body, 4),
+                 Assign(Sub(Name("x", 6), {Name("i", 6)}, 6), Name("v", 6), 6)});
+}
+
+TEST(CodegenTest, LoopsWithUniformBoundsRunLaneBlockedInFastBlocks) {
+  std::string src = Source(ModuleOf({SinCosKernel()}));
+  if (getenv("WARPD_DUMP_CODEGEN")) printf("%s\n", src.c_str());
+  // The fast block runs kLanes ids through the lane-blocked body, the rest
+  // through the scalar one.
+  EXPECT_NE(src.find("static WP_DEVICE_FUNC void wpb_sincos_lanes("), std::string::npos) << src;
+  EXPECT_NE(src.find("wpb_sincos_lanes(ctx, a, t);"), std::string::npos) << src;
+  // The lane loop runs inside the iterations, which poll for a stop.
+  EXPECT_NE(src.find("if (WP_UNLIKELY(wp::should_stop(ctx))) return;\n    for (int _l = 0; _l < " +
+                     std::to_string(kLanes)),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("wp::float32 v_v[" + std::to_string(kLanes) + "]{};"), std::string::npos) << src;
+  // The precise body still polls in its loop.
+  EXPECT_NE(src.find("if (WP_UNLIKELY(wp::should_stop(ctx))) return;\n    v_k = "), std::string::npos) << src;
+}
+
+TEST(CodegenTest, LoopsThatCouldRunLongOrReorderEffectsAreNotLaneBlocked) {
+  // A bound the kernel writes, a bound in a local, a while loop beside it,
+  // a loop in a loop.
+  v1::Module written = ModuleOf({SinCosKernel({Assign(Name("iters", 5), Int(3, 5), 5)})});
+  v1::Module local = ModuleOf({SinCosKernel({}, /*local_bound=*/true)});
+  v1::Module looped = ModuleOf({SinCosKernel({While(Cmp(v1::CMP_LT, Name("v", 5), Float(-10.0, 5), 5), {}, 5)})});
+  v1::Module nested = ModuleOf({SinCosKernel({For("j", {Int(3, 5)}, {}, 5)})});
+  for (const v1::Module* m : {&written, &local, &looped, &nested}) {
+    std::string src = Source(*m);
+    EXPECT_EQ(src.find("_lanes("), std::string::npos) << src;
+  }
 }
 
 }  // namespace

@@ -26,7 +26,11 @@ from conftest import Daemon, daemon_binary, write_tenants_file
 def slow(a: wp.array(dtype=float), iters: int):
     i = wp.tid()
     x = a[i]
-    for k in range(iters):
+    # A bound in a local, not the parameter: the kernel runs one thread id at
+    # a time (not lane-blocked, compiler/codegen/lane_blocks.h), so its time
+    # grows with `iters` as the calibrations below assume.
+    n = iters
+    for k in range(n):
         x = x * 0.999999 + 0.5
     a[i] = x
 

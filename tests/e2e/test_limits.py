@@ -41,6 +41,28 @@ SCRIPT = textwrap.dedent('''
     print("SECONDS", time.monotonic() - t0)
     wp.launch(double, dim=64, inputs=[a])  # the session's stream works again
     print("AFTER", a.numpy()[:4].tolist())
+
+    # A loop fast blocks run lane-blocked (compiler/codegen/lane_blocks.h):
+    # its stop check sits outside the loop over lanes, and still stops it.
+    @wp.kernel
+    def spin_lanes(x: wp.array(dtype=float), n: wp.int64):
+        i = wp.tid()
+        v = x[i]
+        for _k in range(n):
+            v = v * 0.5 + 1.0
+        x[i] = v
+
+    x = wp.zeros(4096, dtype=float)
+    t0 = time.monotonic()
+    wp.launch(spin_lanes, dim=4096, inputs=[x, 1 << 62])
+    try:
+        wp.synchronize()
+        print("LANES_CODE NONE")
+    except wp.WarpdError as e:
+        print("LANES_CODE", e.code.name)
+    print("LANES_SECONDS", time.monotonic() - t0)
+    wp.launch(spin_lanes, dim=4096, inputs=[x, 3])
+    print("LANES_AFTER", x.numpy()[:2].tolist())
 ''')
 
 
@@ -62,6 +84,9 @@ def test_runaway_kernel_is_stopped_at_the_time_limit(tmp_path):
         assert "time limit of 1s" in lines["MESSAGE"]
         assert 0.9 < float(lines["SECONDS"]) < 30
         assert lines["AFTER"] == "[0, 2, 4, 6]"
+        assert lines.get("LANES_CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        assert 0.9 < float(lines["LANES_SECONDS"]) < 30
+        assert lines["LANES_AFTER"] == "[1.75, 1.75]"  # 0 -> 1 -> 1.5 -> 1.75
         assert d.alive()
     finally:
         assert d.stop() == 0

@@ -96,6 +96,15 @@ WP_FUNC bool faulted(const launch_ctx* ctx) {
 #endif
 }
 
+// Iterations of `for (v = lo; step > 0 ? v < hi : v > hi; v += step)`
+// without overflow (step 0: none); the fast blocks' unpolled loops
+// (compiler/codegen/block_loops.h) count with it.
+WP_FUNC uint64 loop_trips(int64 lo, int64 hi, int64 step) {
+  if (step > 0) return hi > lo ? ((uint64)hi - (uint64)lo - 1) / (uint64)step + 1 : 0;
+  if (step < 0) return lo > hi ? ((uint64)lo - (uint64)hi - 1) / (0 - (uint64)step) + 1 : 0;
+  return 0;
+}
+
 // Checked at loop back-edges: a fault elsewhere or a cancel stops this thread.
 WP_FUNC bool should_stop(const launch_ctx* ctx) {
 #if WP_CUDA

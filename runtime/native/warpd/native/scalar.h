@@ -16,12 +16,16 @@
 //   nonzero(x) is 0 for x == 0, else 1; frac(x) is x - trunc(x); acos and asin
 //   clamp their argument to [-1, 1] (a NaN argument gives acos(-1), asin(-1)).
 // - Math maps to CUDA's device functions under NVRTC and to libm through
-//   __builtin_* on the CPU, except erfinv/erfcinv, which libm lacks: solved
+//   __builtin_* on the CPU, except float32 sin and cos on the CPU (trig.h:
+//   inline and branch-free, so loops over them vectorize) and erfinv/erfcinv, which libm lacks: solved
 //   here by Newton's method in float64 (float32 results correctly rounded in
 //   the tests, float64 within 1.5 ulp, down to subnormal erfcinv arguments).
 #pragma once
 
 #include "warpd/native/core.h"
+#if !WP_CUDA
+#include "warpd/native/trig.h"  // float32 sin and cos: inline, vectorizable
+#endif
 
 namespace wp {
 
@@ -131,8 +135,13 @@ WP_FUNC float64 max(float64 a, float64 b) { return a >= b ? a : (b == b ? b : a)
 
 WP_MATH1(sqrt, sqrtf, sqrt)
 WP_MATH1(cbrt, cbrtf, cbrt)
+#if WP_CUDA
 WP_MATH1(sin, sinf, sin)
 WP_MATH1(cos, cosf, cos)
+#else
+WP_FUNC float64 sin(float64 x) { return __builtin_sin(x); }
+WP_FUNC float64 cos(float64 x) { return __builtin_cos(x); }
+#endif
 WP_MATH1(tan, tanf, tan)
 WP_MATH1(atan, atanf, atan)
 WP_MATH1(sinh, sinhf, sinh)

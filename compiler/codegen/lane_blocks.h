@@ -1,0 +1,49 @@
+// warpd codegen: whether a kernel's fast blocks (thread_index.h) can run
+// their thread ids kLanes at a time through a lane-blocked copy of the body,
+// which clang vectorizes across thread ids even when the body holds a loop.
+//
+// clang's loop vectorizer handles innermost loops: a loop over thread ids
+// whose body holds a loop (a per-thread recurrence, an integration over
+// steps) is not vectorized. LLVM's outer-loop path
+// (-enable-vplan-native-path) miscompiled plain fast-block kernels in LLVM 19
+// (every element of a counting kernel wrong), so warpd does the outer-loop
+// vectorization in the source instead (codegen.cc, `wpb_K_lanes`):
+//   - every variable but a parameter becomes an array of kLanes values;
+//   - each stretch of the body's top-level instructions between its loops
+//     becomes one loop over the lanes;
+//   - each loop runs its iterations, with the stop check per iteration,
+//     around a loop over the lanes.
+// clang's ordinary vectorizer then vectorizes every lane loop. Each lane
+// runs the scalar body's operations in the scalar body's order, so results
+// equal the precise path's bit for bit.
+//
+// That is valid when:
+//   - every loop is a `for ... in range(...)` directly in the kernel's body
+//     (not inside an `if` or another loop), whose start and stop are
+//     constants or integer parameters the kernel never writes and whose step
+//     is a nonzero constant, so all lanes run the same iterations;
+//   - nothing leaves early (break, continue, return, while loops);
+//   - memory is touched only through the thread-indexed accesses, so lanes
+//     never see each other's writes whatever the arrays alias, and nothing
+//     has a side effect whose order is visible (print, atomics, user
+//     function calls, local arrays, other array accesses).
+// Kernels without loops are left to the ordinary vectorizer (their fast
+// block is already an innermost loop).
+//
+//   if (RunsLaneBlocked(kernel, FindThreadIndexed(kernel))) ...
+#pragma once
+
+#include "compiler/codegen/thread_index.h"
+#include "compiler/tir/tir.h"
+
+namespace warpd::codegen {
+
+// Thread ids per lane-blocked call (a divisor of the 256-id block): enough
+// independent lanes that out-of-order execution hides a long dependency
+// chain in the loop (a sin/cos recurrence), few enough that the lane arrays
+// stay in L1.
+inline constexpr int kLanes = 64;
+
+bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast);
+
+}  // namespace warpd::codegen
