@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/cpu_relax.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -25,14 +26,6 @@ int64_t NowMs() {
 }
 
 enum class Read { kOk, kClosed, kTimeout, kError };
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Connection threads spinning for their next frame now, and how many may
 // (half the cores): a client in a launch + synchronize loop sends its next

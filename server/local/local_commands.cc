@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "common/cpu_relax.h"
 #include "common/status_macros.h"
 #include "server/stream_calls.h"
 #include "spdlog/spdlog.h"
@@ -17,14 +18,6 @@ namespace warpd::server {
 namespace {
 
 using Reply = CommandSocket::Reply;
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // How long a connection's thread spins for the answer before it sleeps:
 // a short launch is done well within it, and waking a sleeping thread costs
