@@ -211,7 +211,17 @@ TEST(CodegenTest, LoopsThatCouldRunLongOrReorderEffectsAreNotLaneBlocked) {
   v1::Module local = ModuleOf({SinCosKernel({}, /*local_bound=*/true)});
   v1::Module looped = ModuleOf({SinCosKernel({While(Cmp(v1::CMP_LT, Name("v", 5), Float(-10.0, 5), 5), {}, 5)})});
   v1::Module nested = ModuleOf({SinCosKernel({For("j", {Int(3, 5)}, {}, 5)})});
-  for (const v1::Module* m : {&written, &local, &looped, &nested}) {
+  // Lane arrays past kMaxLaneBytes of stack: 70 vec4 locals (and as many
+  // temporaries) at 64 lanes is 140 KiB.
+  std::vector<Stmt> many;
+  for (int j = 0; j < 70; ++j) {
+    many.push_back(Assign(Name("w" + std::to_string(j), 5),
+                          Call("vec4", {Name("v", 5), Name("v", 5), Name("v", 5), Name("v", 5)}, 5), 5));
+  }
+  v1::Module big = ModuleOf({SinCosKernel(many)});
+  std::vector<Stmt> few(many.begin(), many.begin() + 10);
+  EXPECT_NE(Source(ModuleOf({SinCosKernel(few)})).find("_lanes("), std::string::npos);
+  for (const v1::Module* m : {&written, &local, &looped, &nested, &big}) {
     std::string src = Source(*m);
     EXPECT_EQ(src.find("_lanes("), std::string::npos) << src;
   }

@@ -1,5 +1,6 @@
 #include "compiler/codegen/lane_blocks.h"
 
+#include <algorithm>
 #include <set>
 #include <variant>
 
@@ -119,6 +120,12 @@ class Scan : public tir::Visitor<Scan> {
 
 bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast) {
   if (fast.accesses.empty()) return false;  // no fast blocks
+  uint64_t bytes = 0;
+  for (const tir::Var& v : kernel.vars) {
+    if (v.kind == tir::VarKind::kParam) continue;
+    bytes += kLanes * (v.kind == tir::VarKind::kElementRef ? sizeof(void*) : std::max<uint64_t>(v.type->size(), 1));
+  }
+  if (bytes > kMaxLaneBytes) return false;
   Scan scan(kernel, fast);
   scan.VisitBlock(kernel.body);
   return scan.loops > 0 && scan.uniform_loops == scan.loops && !scan.nested_loops && !scan.early_exit &&

@@ -27,11 +27,16 @@
 //     never see each other's writes whatever the arrays alias, and nothing
 //     has a side effect whose order is visible (print, atomics, user
 //     function calls, local arrays, other array accesses).
+// And the lane arrays must fit in kMaxLaneBytes of stack: a kernel with
+// many large variables runs one id at a time (a client's kernel must never
+// overflow a worker's stack).
 // Kernels without loops are left to the ordinary vectorizer (their fast
 // block is already an innermost loop).
 //
 //   if (RunsLaneBlocked(kernel, FindThreadIndexed(kernel))) ...
 #pragma once
+
+#include <cstdint>
 
 #include "compiler/codegen/thread_index.h"
 #include "compiler/tir/tir.h"
@@ -43,6 +48,8 @@ namespace warpd::codegen {
 // chain in the loop (a sin/cos recurrence), few enough that the lane arrays
 // stay in L1.
 inline constexpr int kLanes = 64;
+// The most stack the lane arrays of one kernel may take.
+inline constexpr uint64_t kMaxLaneBytes = uint64_t{128} << 10;
 
 bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast);
 
