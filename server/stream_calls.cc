@@ -1,6 +1,5 @@
 #include "server/stream_calls.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"

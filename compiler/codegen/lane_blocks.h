@@ -15,7 +15,10 @@
 //     around a loop over the lanes.
 // clang's ordinary vectorizer then vectorizes every lane loop. Each lane
 // runs the scalar body's operations in the scalar body's order, so results
-// equal the precise path's bit for bit.
+// equal the precise path's bit for bit, except where threads race: a
+// thread-indexed access may also index element 0 (thread_index.h), and
+// threads that read and write one element race in Warp's model too; lanes
+// may then order those accesses differently than one id at a time would.
 //
 // That is valid when:
 //   - every loop is a `for ... in range(...)` directly in the kernel's body
@@ -24,7 +27,7 @@
 //     is a nonzero constant, so all lanes run the same iterations;
 //   - nothing leaves early (break, continue, return, while loops);
 //   - memory is touched only through the thread-indexed accesses, so lanes
-//     never see each other's writes whatever the arrays alias, and nothing
+//     never see each other's writes (racing threads aside), and nothing
 //     has a side effect whose order is visible (print, atomics, user
 //     function calls, local arrays, other array accesses).
 // And the lane arrays must fit in kMaxLaneBytes of stack: a kernel with
