@@ -37,6 +37,9 @@ ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, con
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
     WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
+    // Other sessions may write it from now on: its memory must not come back
+    // to this session's next array as it is (segment_pool.h).
+    if (array->buffer() != nullptr) array->buffer()->KeepFromReuse();
     std::shared_ptr<runtime::Stream> stream = req.durable() ? session->FindStream(array->device()) : nullptr;
     return std::make_pair(std::move(array), std::move(stream));
   };

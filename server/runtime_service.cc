@@ -52,9 +52,10 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   WARPD_ASSIGN_OR_RETURN(
       runtime::ArrayLayout layout,
       runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
-  // Fresh CPU buffers are zero-filled, so EMPTY and ZEROS cost the same.
+  // EMPTY may reuse the session's own freed memory as it is (segment_pool.h).
+  const runtime::Fill fill = req.init() == v1::ARRAY_INIT_ZEROS ? runtime::Fill::kZero : runtime::Fill::kAny;
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         device->Allocate(layout.size_bytes, "array", &session->pool()));
+                         device->Allocate(layout.size_bytes, "array", &session->pool(), fill));
   // The tenant's array count goes down when the last holder (a handle, a
   // queued command, a persistent name) lets go.
   WARPD_RETURN_IF_ERROR(tenant.arrays().Acquire());

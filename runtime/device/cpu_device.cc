@@ -62,9 +62,9 @@ CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit)
 }
 
 absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag,
-                                                              SegmentPool* pool) {
+                                                              SegmentPool* pool, Fill fill) {
   if (pool == nullptr) return absl::FailedPreconditionError("no memory pool to allocate CPU memory from");
-  return pool->Allocate(bytes, tag);
+  return pool->Allocate(bytes, tag, fill);
 }
 
 absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) {

@@ -25,7 +25,7 @@ class CpuDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   abi::Target target() const override { return abi::Target::kCpu; }
   absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
-                                                      SegmentPool* pool) override;
+                                                      SegmentPool* pool, Fill fill = Fill::kZero) override;
   absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 

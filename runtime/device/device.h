@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/abi/compiled_module.h"
+#include "runtime/memory/segment_pool.h"
 
 namespace warpd::runtime {
 
@@ -27,8 +28,6 @@ struct DeviceInfo {
   uint64_t memory_bytes = 0;
 };
 
-class CpuBuffer;
-class SegmentPool;
 
 // The operations the rest of the runtime and the server use; nothing
 // downcasts to a device kind.
@@ -41,12 +40,13 @@ class Device {
   // What modules for this device are compiled for.
   virtual abi::Target target() const = 0;
 
-  // Zero-filled memory of `bytes` for an array on this device, taken from
-  // `pool` (the session's; it charges the session's memory account, so the
-  // bytes count against every limit above it). `tag` labels the memory.
+  // Memory of `bytes` for an array on this device, taken from `pool` (the
+  // session's; it charges the session's memory account, so the bytes count
+  // against every limit above it): zero-filled, or with Fill::kAny possibly
+  // holding what the same pool's freed memory held. `tag` labels the memory.
   // FAILED_PRECONDITION when `pool` is null.
   virtual absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
-                                                              SegmentPool* pool) = 0;
+                                                              SegmentPool* pool, Fill fill = Fill::kZero) = 0;
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with
   // `kernel`'s entry point for this device and returns when all have run or

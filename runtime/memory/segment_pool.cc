@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -14,12 +15,15 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/posix_error.h"
 #include "runtime/memory/human_bytes.h"
 #include "runtime/memory/size_math.h"
@@ -44,6 +48,9 @@ struct Segment {
   Segment& operator=(const Segment&) = delete;
 
   const int fd;
+  // Names the segment among its pool's (1, 2, ...); set once, before any
+  // block of it exists.
+  uint64_t serial = 0;
   std::byte* const base;
   const uint64_t bytes;
   const std::shared_ptr<MemoryAccount> account;
@@ -65,6 +72,12 @@ struct Placement {
   uint64_t segment_id;
   std::shared_ptr<Segment> segment;
   uint64_t offset;
+};
+
+// A freed large block's segment, kept for the pool's next large block.
+struct CachedSegment {
+  std::shared_ptr<Segment> segment;
+  absl::Time freed;
 };
 
 // What a pool's blocks share with it; outlives the SegmentPool while any
@@ -152,6 +165,55 @@ struct PoolState {
     by_length.insert(FreeRange{length, id, offset});
   }
 
+  // Keeps a freed large block's segment; the oldest cached segments past the
+  // caps go to `dropped` (released by the caller after unlocking).
+  void Cache(std::shared_ptr<Segment> segment, absl::Time now, std::vector<std::shared_ptr<Segment>>& dropped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    stats.cached_bytes += segment->bytes;
+    ++stats.cached_segments;
+    cache.push_back(CachedSegment{std::move(segment), now});
+    while (stats.cached_segments > SegmentPool::kMaxCachedSegments ||
+           stats.cached_bytes > SegmentPool::kMaxCachedBytes) {
+      dropped.push_back(Uncache(cache.begin()));
+    }
+  }
+
+  // The cached segment that best fits a block of `bytes` (page rounded): the
+  // smallest of at least `bytes` and at most 1/8 more, taken; null if none.
+  std::shared_ptr<Segment> TakeCached(uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto best = cache.end();
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      const uint64_t have = it->segment->bytes;
+      if (have >= bytes && have - bytes <= bytes / 8 && (best == cache.end() || have < best->segment->bytes)) {
+        best = it;
+      }
+    }
+    if (best == cache.end()) return nullptr;
+    std::shared_ptr<Segment> segment = std::move(best->segment);
+    cache.erase(best);
+    stats.cached_bytes -= segment->bytes;
+    --stats.cached_segments;
+    ++stats.cache_reuses;
+    return segment;
+  }
+
+  // Moves the cached segments freed before `cutoff` to `dropped` (all of
+  // them for absl::InfiniteFuture()); they stop counting as this pool's.
+  void ExpireCached(absl::Time cutoff, std::vector<std::shared_ptr<Segment>>& dropped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    while (!cache.empty() && cache.front().freed < cutoff) dropped.push_back(Uncache(cache.begin()));
+  }
+
+  std::shared_ptr<Segment> Uncache(std::vector<CachedSegment>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::shared_ptr<Segment> segment = std::move(it->segment);
+    cache.erase(it);
+    stats.cached_bytes -= segment->bytes;
+    --stats.cached_segments;
+    --stats.segments;
+    stats.committed_bytes -= segment->bytes;
+    return segment;
+  }
+
   const std::shared_ptr<MemoryAccount> account;
   const SegmentPoolOptions options;
 
@@ -163,7 +225,54 @@ struct PoolState {
   std::set<FreeRange> by_length ABSL_GUARDED_BY(mu);
   uint64_t shared_bytes ABSL_GUARDED_BY(mu) = 0;
   SegmentPoolStats stats ABSL_GUARDED_BY(mu);
+  std::vector<CachedSegment> cache ABSL_GUARDED_BY(mu);  // oldest first
+  // Listed in the registry of pools with cached segments.
+  bool registered ABSL_GUARDED_BY(mu) = false;
+  std::atomic<uint64_t> next_serial{1};
 };
+
+// The pools that may hold cached segments, so that expiry and a refused
+// charge reach every pool's cache. Lock order: this mutex, then a pool's.
+struct CacheRegistry {
+  absl::Mutex mu;
+  std::vector<std::weak_ptr<PoolState>> pools ABSL_GUARDED_BY(mu);
+};
+
+CacheRegistry& Registry() {
+  static CacheRegistry* const registry = new CacheRegistry;
+  return *registry;
+}
+
+void Register(const std::shared_ptr<PoolState>& pool) {
+  CacheRegistry& r = Registry();
+  absl::MutexLock lock(&r.mu);
+  absl::MutexLock pool_lock(&pool->mu);
+  if (pool->registered || pool->cache.empty()) return;
+  pool->registered = true;
+  r.pools.push_back(pool);
+}
+
+// Releases the cached segments of every pool that are older than the pool's
+// segment_cache_lifetime at `now` (all of them for absl::InfiniteFuture());
+// returns how many. Unlists pools left with none.
+uint64_t ExpireCaches(absl::Time now) {
+  std::vector<std::shared_ptr<Segment>> dropped;  // released after the locks
+  CacheRegistry& r = Registry();
+  {
+    absl::MutexLock lock(&r.mu);
+    for (auto it = r.pools.begin(); it != r.pools.end();) {
+      bool keep = false;
+      if (std::shared_ptr<PoolState> pool = it->lock()) {
+        absl::MutexLock pool_lock(&pool->mu);
+        pool->ExpireCached(now - pool->options.segment_cache_lifetime, dropped);
+        keep = !pool->cache.empty();
+        pool->registered = keep;
+      }
+      it = keep ? std::next(it) : r.pools.erase(it);
+    }
+  }
+  return dropped.size();
+}
 
 }  // namespace segment_pool_internal
 
@@ -173,6 +282,8 @@ using segment_pool_internal::Placement;
 using segment_pool_internal::PoolState;
 using segment_pool_internal::Segment;
 using segment_pool_internal::SharedSegment;
+using segment_pool_internal::ExpireCaches;
+using segment_pool_internal::Register;
 
 // Larger sizes are refused whatever the options say: every size computed
 // from one stays far from overflowing uint64_t and off_t.
@@ -194,7 +305,7 @@ std::string BytesText(uint64_t bytes) {
 
 // A committed, mapped memfd of `bytes` (a multiple of the page size),
 // charged to `account` before any system call.
-absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<MemoryAccount>& account,
+absl::StatusOr<std::shared_ptr<Segment>> CreateSegmentOnce(const std::shared_ptr<MemoryAccount>& account,
                                                        uint64_t bytes, std::string_view name) {
   if (absl::Status s = account->Charge(bytes); !s.ok()) return s;
   absl::Cleanup release = [&] { account->Release(bytes); };
@@ -223,6 +334,16 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<Mem
   return std::make_shared<Segment>(fd, static_cast<std::byte*>(p), bytes, account);
 }
 
+// CreateSegmentOnce; when it runs out of memory while segments are cached
+// (anywhere), they are released and it tries once more.
+absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<MemoryAccount>& account,
+                                                       uint64_t bytes, std::string_view name) {
+  absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegmentOnce(account, bytes, name);
+  if (segment.ok() || segment.status().code() != absl::StatusCode::kResourceExhausted) return segment;
+  if (ExpireCaches(absl::InfiniteFuture()) == 0) return segment;
+  return CreateSegmentOnce(account, bytes, name);
+}
+
 }  // namespace
 
 CpuBuffer::CpuBuffer(std::shared_ptr<PoolState> pool, std::shared_ptr<Segment> segment, uint64_t segment_id,
@@ -238,16 +359,32 @@ CpuBuffer::CpuBuffer(std::shared_ptr<PoolState> pool, std::shared_ptr<Segment> s
 
 bool CpuBuffer::BelongsTo(const SegmentPool& pool) const { return pool_ != nullptr && pool_ == pool.state_; }
 
+uint64_t CpuBuffer::segment_serial() const { return segment_ != nullptr ? segment_->serial : 0; }
+
 CpuBuffer::~CpuBuffer() {
   if (pool_ == nullptr) return;  // size 0
   PoolState& pool = *pool_;
   // Dropped after the lock is released (and with segment_, after this body).
   std::shared_ptr<Segment> dropped;
-  if (segment_id_ == 0) {  // a segment of its own: it goes with this block
-    absl::MutexLock lock(&pool.mu);
-    --pool.stats.segments;
-    pool.stats.committed_bytes -= segment_->bytes;
-    pool.UncountBlock(reserved_);
+  if (segment_id_ == 0) {  // a segment of its own: cached, or it goes with this block
+    const absl::Time now = absl::Now();
+    std::vector<std::shared_ptr<Segment>> evicted;  // released after the lock
+    bool cached = false;
+    {
+      absl::MutexLock lock(&pool.mu);
+      pool.UncountBlock(reserved_);
+      if (!pool.closed && reusable_.load(std::memory_order_relaxed) &&
+          segment_->bytes <= SegmentPool::kMaxCachedBytes &&
+          pool.options.segment_cache_lifetime > absl::ZeroDuration()) {
+        pool.Cache(segment_, now, evicted);
+        cached = !pool.registered;
+      } else {
+        --pool.stats.segments;
+        pool.stats.committed_bytes -= segment_->bytes;
+      }
+    }
+    if (cached) Register(pool_);
+    ExpireCaches(now);
     return;
   }
   {
@@ -276,9 +413,13 @@ SegmentPool::SegmentPool(std::shared_ptr<MemoryAccount> account, Options options
     : state_(std::make_shared<PoolState>(std::move(account), options)) {}
 
 SegmentPool::~SegmentPool() {
+  std::vector<std::shared_ptr<Segment>> dropped;  // released after the lock
   absl::MutexLock lock(&state_->mu);
   state_->closed = true;
+  state_->ExpireCached(absl::InfiniteFuture(), dropped);
 }
+
+uint64_t SegmentPool::DropCachedSegments() { return ExpireCaches(absl::InfiniteFuture()); }
 
 const std::shared_ptr<MemoryAccount>& SegmentPool::account() const { return state_->account; }
 
@@ -289,7 +430,7 @@ SegmentPoolStats SegmentPool::stats() const {
   return state_->stats;
 }
 
-absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, std::string_view tag) {
+absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, std::string_view tag, Fill fill) {
   if (size == 0) {
     return std::shared_ptr<CpuBuffer>(new CpuBuffer(nullptr, nullptr, 0, -1, nullptr, 0, 0, 0));
   }
@@ -306,8 +447,21 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, 
 
   if (reserved >= kLargeBlockBytes) {
     const uint64_t bytes = *CheckedAlignUp(size, PageSize());
+    ExpireCaches(absl::Now());
+    std::shared_ptr<Segment> reused;
+    {
+      absl::MutexLock lock(&state_->mu);
+      if (!state_->closed) reused = state_->TakeCached(bytes);
+      if (reused != nullptr) state_->CountBlock(reused->bytes);
+    }
+    if (reused != nullptr) {
+      if (fill == Fill::kZero) std::memset(reused->base, 0, size);
+      Segment& s = *reused;
+      return std::shared_ptr<CpuBuffer>(new CpuBuffer(state_, std::move(reused), 0, s.fd, s.base, 0, size, s.bytes));
+    }
     absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegment(state_->account, bytes, tag);
     if (!segment.ok()) return segment.status();
+    (*segment)->serial = state_->next_serial.fetch_add(1, std::memory_order_relaxed);
     {
       absl::MutexLock lock(&state_->mu);
       ++state_->stats.segments;
@@ -333,6 +487,7 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, 
     absl::StatusOr<std::shared_ptr<Segment>> segment =
         CreateSegment(state_->account, *CheckedAlignUp(segment_bytes, PageSize()), "pool");
     if (!segment.ok()) return segment.status();
+    (*segment)->serial = state_->next_serial.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     placement = state_->AddShared(*std::move(segment), reserved);
   }

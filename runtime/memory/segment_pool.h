@@ -29,17 +29,40 @@
 //     one segment).
 //   - Free ranges of shared segments are kept coalesced; a block takes the
 //     smallest free range that fits (best fit, across all segments).
-//   - A segment is unmapped, closed and its charge released as soon as its
-//     last block is freed (no cache of empty segments), so freed memory is
-//     back under the limits at once. Its pages are released first
+//   - A shared segment is unmapped, closed and its charge released as soon
+//     as its last block is freed. Its pages are released first
 //     (FALLOC_FL_PUNCH_HOLE): a client still mapping the file keeps no
 //     memory the daemon no longer counts (it then reads zeros).
+//   - A freed large block's segment is kept a while for the same pool's
+//     next large block of about its size (the segment cache): a client that
+//     uploads into a new array per step (wp.array(numpy) in a loop) then
+//     writes into pages that are already committed and that it has already
+//     mapped, instead of paying for fresh pages on both sides (at 256 MiB
+//     that is 10x the copy itself). A segment is only ever reused by the pool
+//     that made it, so it never shows another session's data. Cached
+//     segments stay charged to the pool's account; they are released (like
+//     a freed shared segment) when any of these happens first:
+//       * Options::segment_cache_lifetime passes (checked whenever any
+//         pool of the process allocates or frees a large block);
+//       * the pool would cache more than kMaxCachedSegments or
+//         kMaxCachedBytes (the oldest go);
+//       * any pool's charge is refused: every pool's cache is dropped and the
+//         charge is tried once more, so cached memory never makes an
+//         allocation fail;
+//       * the pool is destroyed (its session closed), or
+//         SegmentPool::DropCachedSegments() runs.
+//     A reused segment is at most 1/8 larger than the block needs.
 //
 // Guarantees:
-//   - every block starts zero-filled: new segments read as zeros, and a
-//     freed block of a shared segment is zeroed before its range can be
-//     reused (memset on free, outside the pool's lock; such blocks are under
-//     1 MiB, and a block freed last in its segment is not zeroed at all);
+//   - a block allocated with Fill::kZero starts zero-filled: new segments
+//     read as zeros, a freed block of a shared segment is zeroed before its
+//     range can be reused (memset on free, outside the pool's lock; such
+//     blocks are under 1 MiB, and a block freed last in its segment is not
+//     zeroed at all), and a cached segment is zeroed when it is reused
+//     (outside the lock). With Fill::kAny a reused segment keeps what the
+//     same pool's earlier block left there (the caller overwrites it all:
+//     an upload, an uninitialized wp.empty); every other block still starts
+//     zeroed;
 //   - size 0 allocates nothing: data() is null and fd() is -1;
 //   - limits are checked before any system call: a block may not exceed
 //     Options::max_allocation_bytes, and the pool's segments are charged to
@@ -59,11 +82,13 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "runtime/memory/memory_account.h"
 
 namespace warpd::runtime {
@@ -96,6 +121,14 @@ class CpuBuffer {
   // pool may be shared with the session's client (its segment holds nothing
   // of anyone else's).
   bool BelongsTo(const SegmentPool& pool) const;
+  // Names the block's segment among its pool's segments (never reused by
+  // the pool, so a client may recognise a segment it has mapped before);
+  // 0 when size() is 0.
+  uint64_t segment_serial() const;
+  // The block's memory reaches beyond its session (an array made
+  // persistent): once freed, its segment is released rather than cached for
+  // the pool's next block. Thread-safe.
+  void KeepFromReuse() { reusable_.store(false, std::memory_order_relaxed); }
 
  private:
   friend class SegmentPool;
@@ -111,19 +144,31 @@ class CpuBuffer {
   const uint64_t offset_;
   const uint64_t size_;
   const uint64_t reserved_;  // bytes taken from the segment (size rounded up)
+  std::atomic<bool> reusable_{true};
 };
 
 struct SegmentPoolOptions {
   // The largest block (--max-array-bytes).
   uint64_t max_allocation_bytes = uint64_t{16} << 30;  // 16 GiB
+  // How long a freed large block's segment is kept for reuse; zero: never.
+  absl::Duration segment_cache_lifetime = absl::Seconds(2);
 };
 
 // A snapshot; counts change as blocks come and go.
 struct SegmentPoolStats {
-  uint64_t segments = 0;         // live segments: one memfd and one mapping each
+  uint64_t segments = 0;         // live segments, cached ones included: one memfd and one mapping each
   uint64_t committed_bytes = 0;  // their bytes: what the pool's account is charged
   uint64_t blocks_live = 0;      // blocks not yet freed (size-0 blocks are not counted)
   uint64_t block_bytes = 0;      // bytes those blocks take (sizes rounded up)
+  uint64_t cached_segments = 0;  // freed large blocks' segments kept for reuse
+  uint64_t cached_bytes = 0;     // their bytes (part of committed_bytes)
+  uint64_t cache_reuses = 0;     // large blocks that got a cached segment, ever
+};
+
+// What a new block holds when it reuses memory (see the segment cache).
+enum class Fill {
+  kZero,  // zeros
+  kAny,   // zeros, or whatever an earlier block of the same pool left there
 };
 
 class SegmentPool {
@@ -134,6 +179,8 @@ class SegmentPool {
   static constexpr uint64_t kLargeBlockBytes = uint64_t{1} << 20;
   static constexpr uint64_t kMinSegmentBytes = uint64_t{64} << 10;
   static constexpr uint64_t kMaxSharedSegmentBytes = uint64_t{4} << 20;
+  static constexpr uint64_t kMaxCachedSegments = 4;
+  static constexpr uint64_t kMaxCachedBytes = uint64_t{1} << 30;
 
   // Segments are charged to `account` (not null).
   explicit SegmentPool(std::shared_ptr<MemoryAccount> account, Options options = Options());
@@ -142,11 +189,15 @@ class SegmentPool {
   SegmentPool(const SegmentPool&) = delete;
   SegmentPool& operator=(const SegmentPool&) = delete;
 
-  // A new zero-filled block of `size` bytes. `tag` labels a dedicated
-  // segment's memfd (shows in /proc/<pid>/fd). RESOURCE_EXHAUSTED when a
-  // limit is exceeded or the system is out of memory (or fds); INTERNAL for
-  // other system errors.
-  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t size, std::string_view tag);
+  // A new block of `size` bytes, zero-filled unless `fill` is kAny and it
+  // reuses a cached segment. `tag` labels a dedicated segment's memfd (shows
+  // in /proc/<pid>/fd). RESOURCE_EXHAUSTED when a limit is exceeded or the
+  // system is out of memory (or fds); INTERNAL for other system errors.
+  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t size, std::string_view tag,
+                                                      Fill fill = Fill::kZero);
+
+  // Releases every pool's cached segments (the process's). Returns how many.
+  static uint64_t DropCachedSegments();
 
   SegmentPoolStats stats() const;
   const std::shared_ptr<MemoryAccount>& account() const;

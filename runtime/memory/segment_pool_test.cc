@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "runtime/memory/size_math.h"
 
@@ -199,16 +200,170 @@ TEST_F(SegmentPoolTest, LargeBlocksGetASegmentOfTheirOwn) {
   EXPECT_TRUE(AllZero(*big));
   EXPECT_EQ(pool_.stats().segments, 3u);
   EXPECT_EQ(account_->used(), SegmentPool::kMinSegmentBytes + 2 * rounded);
-  big.reset();
+  big.reset();  // its segment is cached: still open, mapped and charged
+  EXPECT_EQ(OpenFds() - before, 2);
+  EXPECT_EQ(account_->used(), SegmentPool::kMinSegmentBytes + 2 * rounded);
+  EXPECT_EQ(pool_.stats().segments, 3u);
+  EXPECT_EQ(pool_.stats().cached_segments, 1u);
+  EXPECT_EQ(pool_.stats().cached_bytes, rounded);
+  EXPECT_EQ(SegmentPool::DropCachedSegments(), 1u);
   EXPECT_EQ(OpenFds() - before, 1);
   EXPECT_EQ(account_->used(), SegmentPool::kMinSegmentBytes + rounded);
   EXPECT_EQ(pool_.stats().segments, 2u);
+  EXPECT_EQ(pool_.stats().cached_segments, 0u);
+}
+
+void Stamp(const CpuBuffer& b, unsigned char v) { std::memset(b.data(), v, b.size()); }
+
+bool AllEqual(const CpuBuffer& b, unsigned char v) {
+  for (uint64_t i = 0; i < b.size(); ++i) {
+    if (b.data()[i] != std::byte{v}) return false;
+  }
+  return true;
+}
+
+TEST_F(SegmentPoolTest, AFreedLargeSegmentIsReusedByTheSamePool) {
+  const uint64_t size = 3 * kMiB + 5;
+  auto first = MustAllocate(pool_, size);
+  const int fd = first->fd();
+  std::byte* data = first->data();
+  Stamp(*first, 0xAB);
+  first.reset();
+  const uint64_t used = account_->used();
+
+  // Fill::kAny: the same pages, as the earlier block left them.
+  auto again = pool_.Allocate(size, "test", Fill::kAny);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->fd(), fd);
+  EXPECT_EQ((*again)->data(), data);
+  EXPECT_EQ((*again)->size(), size);
+  EXPECT_TRUE(AllEqual(**again, 0xAB));
+  EXPECT_EQ(account_->used(), used);  // nothing new was charged
+  EXPECT_EQ(pool_.stats().cached_segments, 0u);
+  EXPECT_EQ(pool_.stats().blocks_live, 1u);
+  again->reset();
+
+  // Fill::kZero (the default): the same pages, zeroed.
+  auto zeroed = MustAllocate(pool_, size - 100);  // within 1/8 of the segment
+  EXPECT_EQ(zeroed->data(), data);
+  EXPECT_TRUE(AllZero(*zeroed));
+  EXPECT_EQ(pool_.stats().cache_reuses, 2u);
+}
+
+TEST_F(SegmentPoolTest, ACachedSegmentOnlyServesBlocksOfAboutItsSize) {
+  auto eight = MustAllocate(pool_, 8 * kMiB);
+  std::byte* data = eight->data();
+  eight.reset();
+  // Too small for it (more than 1/8 of it would be wasted), or too large.
+  auto four = MustAllocate(pool_, 4 * kMiB);
+  auto nine = MustAllocate(pool_, 9 * kMiB);
+  EXPECT_NE(four->data(), data);
+  EXPECT_NE(nine->data(), data);
+  EXPECT_EQ(pool_.stats().cached_segments, 1u);
+  auto seven_and_a_half = MustAllocate(pool_, 7 * kMiB + kMiB / 2);
+  EXPECT_EQ(seven_and_a_half->data(), data);
+  EXPECT_EQ(seven_and_a_half->size(), 7 * kMiB + kMiB / 2);
+  EXPECT_EQ(pool_.stats().cached_segments, 0u);
+}
+
+TEST_F(SegmentPoolTest, TheCacheKeepsTheNewestSegmentsUpToItsCap) {
+  std::vector<std::shared_ptr<CpuBuffer>> blocks;
+  std::vector<std::byte*> data;
+  for (uint64_t i = 0; i < SegmentPool::kMaxCachedSegments + 2; ++i) {
+    blocks.push_back(MustAllocate(pool_, 2 * kMiB));
+    data.push_back(blocks.back()->data());
+  }
+  const int before = OpenFds();
+  blocks.clear();  // freed oldest first
+  EXPECT_EQ(pool_.stats().cached_segments, SegmentPool::kMaxCachedSegments);
+  EXPECT_EQ(pool_.stats().segments, SegmentPool::kMaxCachedSegments);
+  EXPECT_EQ(account_->used(), SegmentPool::kMaxCachedSegments * 2 * kMiB);
+  EXPECT_EQ(before - OpenFds(), 2);
+  // The cache holds the newest segments; allocations take them all back.
+  std::set<std::byte*> newest(data.end() - SegmentPool::kMaxCachedSegments, data.end());
+  for (uint64_t i = 0; i < SegmentPool::kMaxCachedSegments; ++i) {
+    blocks.push_back(MustAllocate(pool_, 2 * kMiB));
+    EXPECT_TRUE(newest.count(blocks.back()->data())) << i;
+  }
+  EXPECT_EQ(pool_.stats().cached_segments, 0u);
+}
+
+TEST_F(SegmentPoolTest, ABlockKeptFromReuseReleasesItsSegment) {
+  auto block = MustAllocate(pool_, 2 * kMiB);
+  const uint64_t serial = block->segment_serial();
+  EXPECT_GT(serial, 0u);
+  block->KeepFromReuse();
+  block.reset();
+  EXPECT_EQ(pool_.stats().cached_segments, 0u);
+  EXPECT_EQ(account_->used(), 0u);
+  auto next = pool_.Allocate(2 * kMiB, "test", Fill::kAny);
+  ASSERT_TRUE(next.ok());
+  EXPECT_GT((*next)->segment_serial(), serial);  // serials are never reused
+  EXPECT_TRUE(AllZero(**next));
+}
+
+TEST(SegmentPoolCacheTest, NeverReusedByAnotherPool) {
+  auto account = MemoryAccount::Create("daemon", 0);
+  SegmentPool a(MemoryAccount::Create("a", 0, account)), b(MemoryAccount::Create("b", 0, account));
+  auto block = a.Allocate(2 * kMiB, "a");
+  ASSERT_TRUE(block.ok());
+  Stamp(**block, 0x5A);
+  struct stat st_a;
+  ASSERT_EQ(fstat((*block)->fd(), &st_a), 0);
+  block->reset();
+  auto other = b.Allocate(2 * kMiB, "b", Fill::kAny);
+  ASSERT_TRUE(other.ok());
+  struct stat st_b;
+  ASSERT_EQ(fstat((*other)->fd(), &st_b), 0);
+  EXPECT_NE(st_a.st_ino, st_b.st_ino);
+  EXPECT_TRUE(AllZero(**other));
+  EXPECT_EQ(a.stats().cached_segments, 1u);
+  EXPECT_EQ(b.stats().cache_reuses, 0u);
+}
+
+TEST(SegmentPoolCacheTest, ARefusedChargeDropsEveryCacheAndSucceeds) {
+  auto global = MemoryAccount::Create("the daemon's CPU", 8 * kMiB);
+  SegmentPool a(MemoryAccount::Create("a", 0, global)), b(MemoryAccount::Create("b", 0, global));
+  ASSERT_TRUE(a.Allocate(6 * kMiB, "a").ok());  // freed at once: cached
+  EXPECT_EQ(global->used(), 6 * kMiB);
+  auto four = b.Allocate(4 * kMiB, "b");
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(a.stats().cached_segments, 0u);
+  EXPECT_EQ(global->used(), 4 * kMiB);
+  // A charge refused with nothing cached still fails, naming the level.
+  auto too_much = a.Allocate(6 * kMiB, "a");
+  EXPECT_EQ(too_much.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(global->used(), 4 * kMiB);
+}
+
+TEST(SegmentPoolCacheTest, CachedSegmentsExpireAndGoWithTheirPool) {
+  auto account = MemoryAccount::Create("daemon", 0);
+  SegmentPool quick(MemoryAccount::Create("quick", 0, account),
+                    {.segment_cache_lifetime = absl::Milliseconds(20)});
+  ASSERT_TRUE(quick.Allocate(2 * kMiB, "q").ok());
+  EXPECT_EQ(quick.stats().cached_segments, 1u);
+  absl::SleepFor(absl::Milliseconds(60));
+  {
+    // Any pool's large allocation expires every pool's old segments.
+    SegmentPool other(MemoryAccount::Create("other", 0, account));
+    ASSERT_TRUE(other.Allocate(3 * kMiB, "o").ok());
+    EXPECT_EQ(quick.stats().cached_segments, 0u);
+    EXPECT_EQ(other.stats().cached_segments, 1u);
+    EXPECT_EQ(account->used(), 3 * kMiB);
+  }  // a destroyed pool releases its cache
+  EXPECT_EQ(account->used(), 0u);
+
+  SegmentPool never(account, {.segment_cache_lifetime = absl::ZeroDuration()});
+  ASSERT_TRUE(never.Allocate(2 * kMiB, "n").ok());
+  EXPECT_EQ(never.stats().cached_segments, 0u);
+  EXPECT_EQ(account->used(), 0u);
 }
 
 TEST(SegmentPoolLimitsTest, PerAllocationLimit) {
   auto account = MemoryAccount::Create("session", 0);
   SegmentPool pool(account, {.max_allocation_bytes = 64 * kMiB});
   EXPECT_TRUE(pool.Allocate(64 * kMiB, "ok").ok());
+  EXPECT_EQ(SegmentPool::DropCachedSegments(), 1u);
   auto too_big = pool.Allocate(uint64_t{4} << 30, "big");
   EXPECT_EQ(too_big.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(too_big.status().message(),
@@ -305,12 +460,14 @@ TEST(SegmentPoolConcurrencyTest, ConcurrentAllocateAndFree) {
       };
       for (int i = 0; i < 3000; ++i) {
         const uint64_t size = rng() % 50 == 0 ? kMiB + rng() % kMiB : rng() % 5000;
-        auto b = pool.Allocate(size, "t");
+        const Fill fill = rng() % 2 == 0 ? Fill::kZero : Fill::kAny;
+        auto b = pool.Allocate(size, "t", fill);
         if (!b.ok()) {
           ++errors;
           continue;
         }
-        if (!AllZero(**b)) ++errors;
+        // kAny may get a segment this thread or another stamped.
+        if (fill == Fill::kZero && !AllZero(**b)) ++errors;
         if (size > 0) std::memset((*b)->data(), static_cast<int>(stamp), size);
         held.push_back(*std::move(b));
         if (held.size() > 200 || rng() % 3 == 0) check_and_free(rng() % held.size());
@@ -320,7 +477,13 @@ TEST(SegmentPoolConcurrencyTest, ConcurrentAllocateAndFree) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(errors.load(), 0);
-  const SegmentPoolStats s = pool.stats();
+  SegmentPoolStats s = pool.stats();
+  EXPECT_GT(s.cache_reuses, 0u);
+  EXPECT_EQ(s.segments, s.cached_segments);
+  EXPECT_EQ(s.committed_bytes, s.cached_bytes);
+  EXPECT_EQ(account->used(), s.cached_bytes);
+  SegmentPool::DropCachedSegments();
+  s = pool.stats();
   EXPECT_EQ(s.segments, 0u);
   EXPECT_EQ(s.committed_bytes, 0u);
   EXPECT_EQ(s.blocks_live, 0u);

@@ -21,7 +21,7 @@ ShareSocket::Answer ShareArrays(const TenantRegistry& tenants, const SessionMana
       return absl::FailedPreconditionError(
           absl::StrCat("array ", handle, " lives in another session's memory and cannot be mapped; download it"));
     }
-    return SharedRegion{buffer->fd(), buffer->offset(), array->size_bytes(), array};
+    return SharedRegion{buffer->fd(), buffer->offset(), array->size_bytes(), buffer->segment_serial(), array};
   };
 }
 

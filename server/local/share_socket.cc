@@ -75,7 +75,7 @@ SharedRegion ShareSocket::Parse(std::string_view line, const Answer& answer, std
     *reply = ErrorLine(region.status());
     return {};
   }
-  *reply = absl::StrCat("ok ", region->offset, " ", region->size, "\n");
+  *reply = absl::StrCat("ok ", region->offset, " ", region->size, " ", region->segment, "\n");
   return *std::move(region);
 }
 

@@ -5,9 +5,12 @@
 // client on the same host connects and sends one line (at most 512 bytes):
 //   "<bearer token> <session token> <array handle>\n"
 // and gets one line back before the daemon closes the connection:
-//   "ok <offset> <size>\n"        with the memory file of the array's segment
-//                                 attached (SCM_RIGHTS): the array's bytes
-//                                 are [offset, offset + size) of that file
+//   "ok <offset> <size> <segment>\n"  with the memory file of the array's
+//                                 segment attached (SCM_RIGHTS): the array's
+//                                 bytes are [offset, offset + size) of that
+//                                 file; <segment> names the file among the
+//                                 session's (CpuBuffer::segment_serial), so a
+//                                 client may reuse a mapping it still has
 //   "error <CODE> <message>\n"    CODE as in absl::StatusCodeToString
 // Whether the caller may map the array is the answer function's business
 // (ShareArrays in share_arrays.h: only the session that owns it). Nothing is
@@ -40,6 +43,7 @@ struct SharedRegion {
   int fd = -1;
   uint64_t offset = 0;
   uint64_t size = 0;
+  uint64_t segment = 0;  // the file's serial in the session's pool
   std::shared_ptr<const void> hold;
 };
 

@@ -4,8 +4,8 @@ the share socket hands the session's own array memory to its client
 
 numpy() after a sync is a view that aliases the array (as Warp's CPU arrays
 do) and keeps it alive; uploads are one copy into the mapping; the memory
-file cannot be resized by the client; a freed array's memory file no longer
-holds its data; only the owning session's authenticated client gets a
+file cannot be resized by the client; a freed array's memory file comes back
+only to its own session, and its pages are released when it expires; only the owning session's authenticated client gets a
 descriptor; bad requests get errors and the daemon keeps serving; a client
 without the share socket (TCP) falls back to transfers."""
 
@@ -20,6 +20,7 @@ import pytest
 
 import warpd as wpd
 from warpd import local_map
+from warpd.v1 import ir_pb2, runtime_pb2
 
 
 @wpd.kernel
@@ -99,25 +100,89 @@ def test_the_memory_file_cannot_be_resized(wp):
     np.testing.assert_array_equal(a.numpy(), np.ones(N, dtype=np.float32))
 
 
-def test_a_freed_arrays_file_no_longer_holds_its_data(wp):
-    n = 1 << 20  # 4 MiB: a segment of its own, released with the array
-    a = wp.array(np.full(n, 7.0, dtype=np.float32), dtype=float)
+def test_a_freed_arrays_memory_comes_back_only_to_its_own_session(wp, raw):
+    """A freed large array's memory file is kept a while for this session's
+    next array of its size (segment_pool.h): another session never gets it,
+    a new wp.empty here is the same pages (and the same client mapping),
+    wp.zeros gets them zeroed, and once the cache lifetime passes the pages
+    are released."""
+    stub, _ = raw
+    n = 1 << 20  # 4 MiB: a memory file of its own
     r = rt()
+    a = wp.array(np.full(n, 7.0, dtype=np.float32), dtype=float)
+    mapped = a._mapping.mm
     reply, fd = ask(f"{r.token} {r.session} {a.handle}\n".encode())
     assert reply.startswith("ok ") and fd >= 0, reply
     try:
-        offset, size = map(int, reply.split()[1:3])
-        before = mmap.mmap(fd, offset + size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-        assert np.frombuffer(before, dtype=np.float32, count=4, offset=offset).tolist() == [7.0] * 4
-        before.close()
+        offset, size, segment = map(int, reply.split()[1:4])
         del a
         gc.collect()
         wp.synchronize()  # the free runs in stream order
+
+        other = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="other")).session
+        try:
+            theirs = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+                session=other, device="cpu", shape=[n], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32),
+                init=runtime_pb2.ARRAY_INIT_EMPTY)).handle
+            their_reply, their_fd = ask(f"{r.token} {other} {theirs}\n".encode())
+            assert their_reply.startswith("ok ") and their_fd >= 0, their_reply
+            try:
+                assert os.fstat(their_fd).st_ino != os.fstat(fd).st_ino
+                m = mmap.mmap(their_fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+                assert not np.frombuffer(m, dtype=np.uint8).any(), "another session's new array is zeros"
+                m.close()
+            finally:
+                os.close(their_fd)
+        finally:
+            stub.CloseSession(runtime_pb2.CloseSessionRequest(session=other))
+
+        b = wp.empty(n, dtype=float)  # uninitialized, as in Warp: here, the old pages as they were
+        b_reply, b_fd = ask(f"{r.token} {r.session} {b.handle}\n".encode())
+        os.close(b_fd)
+        assert b_reply.split()[1:4] == [str(offset), str(size), str(segment)], b_reply
+        np.testing.assert_array_equal(b.numpy(), np.full(n, 7.0, dtype=np.float32))
+        assert b._mapping.mm is mapped, "the client took back its mapping of the file"
+        del b
+        gc.collect()
+        wp.synchronize()  # the free reaches the daemon before the next array
+        c = wp.zeros(n, dtype=float)  # the same file again, zeroed
+        assert not c.numpy().any()
+        assert c._mapping.mm is mapped
+        c.fill_(7.0)
+        del c
+        gc.collect()
+        wp.synchronize()
+        time.sleep(2.5)  # past the cache lifetime; any large allocation expires it
+        d = wp.zeros(n + 1024, dtype=float)
+        wp.synchronize()
         after = mmap.mmap(fd, offset + size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-        assert not np.frombuffer(after, dtype=np.uint8).any(), "the freed pages were released"
+        assert not np.frombuffer(after, dtype=np.uint8).any(), "the expired pages were released"
         after.close()
+        del d
     finally:
         os.close(fd)
+
+
+def test_a_persisted_arrays_memory_never_comes_back_as_it_is(wp):
+    """Once an array is persistent other sessions may write it, so when it is
+    freed its memory file is released, not kept for this session's next
+    array (which could show their data)."""
+    n = 1 << 20
+    r = rt()
+    a = wp.array(np.full(n, 3.0, dtype=np.float32), dtype=float)
+    reply, fd = ask(f"{r.token} {r.session} {a.handle}\n".encode())
+    os.close(fd)
+    segment = reply.split()[3]
+    wp.persistent.save("zero-copy-persisted", a)
+    wp.persistent.delete("zero-copy-persisted")
+    del a
+    gc.collect()
+    wp.synchronize()
+    b = wp.empty(n, dtype=float)
+    b_reply, b_fd = ask(f"{r.token} {r.session} {b.handle}\n".encode())
+    os.close(b_fd)
+    assert b_reply.split()[3] != segment, b_reply
+    assert not b.numpy().any()
 
 
 def test_only_the_owning_session_gets_a_descriptor(wp, serving):

@@ -231,6 +231,9 @@ class array:
         self.handle = None
         try:
             if not self._rt.closed:
+                m = getattr(self, "_mapping", None)
+                if m:  # no view is left (a view keeps its array alive)
+                    self._rt.spare_mappings.put(m)
                 self._stream.free_later(h)
         except Exception:
             pass
@@ -268,7 +271,8 @@ class array:
             rt = self._rt
             m = False
             if rt.share_path is not None and self.capacity >= local_map.SHARE_MIN_BYTES:
-                m = local_map.map_array(rt.share_path, rt.token, rt.session, self.handle, self.capacity) or False
+                m = local_map.map_array(rt.share_path, rt.token, rt.session, self.handle, self.capacity,
+                                        rt.spare_mappings) or False
             self._mapping = m
             if m is False:
                 return None

@@ -78,6 +78,8 @@ class Runtime:
         self.closed = False
         self.lease: auth.LeaseHolder | None = None
         self.cell_hook = None  # (IPython shell, hook) while registered
+        # Mappings of freed arrays, for later arrays in the same memory files.
+        self.spare_mappings = local_map.Spares()
         # The command socket's channel (local clients), or None: gRPC.
         self.commands: local_commands.CommandChannel | None = None
 
@@ -350,6 +352,7 @@ class Runtime:
                                        timeout=2.0)
         except Exception:
             pass
+        self.spare_mappings.clear()
         if self.commands is not None:
             self.commands.close()
             self.commands = None

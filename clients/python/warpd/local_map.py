@@ -11,14 +11,23 @@ Any refusal (a TCP client, an old daemon, an array adopted from another
 session) falls back to the gRPC transfers. Small arrays (under
 SHARE_MIN_BYTES) keep the transfers too: a mapping per tiny array would cost
 more than it saves and use up the process's mappings.
+
+The daemon keeps a freed large array's memory file a while for the
+session's next array of about its size (runtime/memory/segment_pool.h), and
+names each file in its reply. A freed array's mapping goes to the session's
+Spares (when no view of it is left); a new array in the same file takes it
+back instead of mapping the file again, so an upload per step into a new
+array copies into pages that are already mapped.
 """
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import mmap
 import os
 import socket
+import threading
 
 from . import auth
 
@@ -35,14 +44,77 @@ def share_path(address: str) -> str | None:
 
 
 class Mapping:
-    """The pages of one array, mapped read-write and shared with the daemon."""
+    """The pages of one array, mapped read-write and shared with the daemon.
 
-    def __init__(self, mm: mmap.mmap, start: int, nbytes: int):
-        self.mm, self.start, self.nbytes = mm, start, nbytes
+    key: (segment, first mapped byte, mapped length) when the daemon named
+    the file (then a later array at the same place may reuse the mapping);
+    None otherwise."""
+
+    def __init__(self, mm: mmap.mmap, start: int, nbytes: int, key=None):
+        self.mm, self.start, self.nbytes, self.key = mm, start, nbytes, key
 
 
-def map_array(path: str, token: str, session: str, handle: int, nbytes: int) -> Mapping | None:
-    """Maps the array's bytes, or None when the daemon will not share them."""
+class Spares:
+    """Mappings of freed arrays, kept for the session's next arrays in the
+    same files: at most MAX_COUNT and MAX_BYTES, the oldest unmapped first.
+    Thread-safe (arrays are freed by the garbage collector, on any thread)."""
+
+    MAX_COUNT = 4
+    MAX_BYTES = 1 << 30
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_key = collections.OrderedDict()
+        self._bytes = 0
+
+    def put(self, m: Mapping):
+        if m.key is None:
+            return
+        dropped = []
+        with self._lock:
+            old = self._by_key.pop(m.key, None)
+            if old is not None:
+                self._bytes -= len(old.mm)
+                dropped.append(old)
+            self._by_key[m.key] = m
+            self._bytes += len(m.mm)
+            while len(self._by_key) > self.MAX_COUNT or self._bytes > self.MAX_BYTES:
+                _, old = self._by_key.popitem(last=False)
+                self._bytes -= len(old.mm)
+                dropped.append(old)
+        for old in dropped:
+            _unmap(old)
+
+    def take(self, key) -> Mapping | None:
+        with self._lock:
+            m = self._by_key.pop(key, None)
+            if m is not None:
+                self._bytes -= len(m.mm)
+            return m
+
+    def clear(self):
+        with self._lock:
+            dropped = list(self._by_key.values())
+            self._by_key.clear()
+            self._bytes = 0
+        for m in dropped:
+            _unmap(m)
+
+    def __len__(self):
+        return len(self._by_key)
+
+
+def _unmap(m: Mapping):
+    try:
+        m.mm.close()
+    except (BufferError, ValueError):  # still exported: goes with its last view
+        pass
+
+
+def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
+              spares: Spares | None = None) -> Mapping | None:
+    """Maps the array's bytes (or takes a spare mapping of them), or None
+    when the daemon will not share them."""
     fd = -1
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -63,19 +135,24 @@ def map_array(path: str, token: str, session: str, handle: int, nbytes: int) -> 
                     break
                 line += data
         parts = line.decode("ascii", "replace").split()
-        if len(parts) != 3 or parts[0] != "ok" or fd < 0:
+        if len(parts) not in (3, 4) or parts[0] != "ok" or fd < 0:
             return None
         offset, size = int(parts[1]), int(parts[2])
-        if size != nbytes:
+        if size != nbytes or offset < 0:
             return None
         page = mmap.ALLOCATIONGRANULARITY
         start = offset // page * page
+        length = offset + size - start
+        key = (int(parts[3]), start, length) if len(parts) == 4 and int(parts[3]) > 0 else None
+        if key is not None and spares is not None:
+            spare = spares.take(key)
+            if spare is not None:
+                return Mapping(spare.mm, offset - start, size, key)
         # The pages exist (the daemon committed them): map them all now
         # rather than one fault per page.
         flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        mm = mmap.mmap(fd, offset + size - start, flags=flags,
-                       prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=start)
-        return Mapping(mm, offset - start, size)
+        mm = mmap.mmap(fd, length, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE, offset=start)
+        return Mapping(mm, offset - start, size, key)
     except (OSError, ValueError):
         return None
     finally:
