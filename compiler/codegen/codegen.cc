@@ -336,14 +336,10 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
       const tir::VarId id = static_cast<tir::VarId>(v);
       w_.Line(Type(id) + (var.kind == tir::VarKind::kElementRef ? "* " : " ") + BaseName(id) + "[" + lanes + "]{};");
     }
-    const std::string lane_loop = "for (int _l = 0; _l < " + lanes + "; ++_l) {";
     std::vector<const tir::Inst*> stretch;
     auto flush = [&] {
       if (stretch.empty()) return;
-      w_.Open(lane_loop);
-      w_.Line("const wp::int64 _tid = (wp::int64)_t0 + _l;");
-      for (const tir::Inst* inst : stretch) Visit(*inst);
-      w_.Close();
+      LaneLoops(stretch, "");
       stretch.clear();
     };
     for (const auto& inst : f_.body) {
@@ -360,14 +356,65 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
               ", (wp::int64)" + st + ");");
       w_.Open("for (wp::int64 " + it + " = 0; " + it + " < " + n + "; ++" + it + ") {");
       w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
-      w_.Open(lane_loop);
-      w_.Line("const wp::int64 _tid = (wp::int64)_t0 + _l;");
-      w_.Line(Name(i.var) + " = (" + Type(i.var) + ")(" + lo + " + " + it + " * (wp::int64)" + st + ");");
-      VisitBlock(i.body);
-      w_.Close();
+      std::vector<const tir::Inst*> body;
+      for (const auto& b : i.body) body.push_back(b.get());
+      LaneLoops(body, Name(i.var) + " = (" + Type(i.var) + ")(" + lo + " + " + it + " * (wp::int64)" + st + ");");
       w_.Close();
     }
     flush();
+  }
+
+  // Loops over the lanes running `insts` in order (`first` opens the first
+  // one). A float32 sin or cos of a lane array (LaneMathOf) ends the lane
+  // loop and runs as wp::sincos_lanes, together with the other function of
+  // the same variable when that follows with nothing in between that could
+  // write the variable (only loads and builtins without output arguments).
+  void LaneLoops(const std::vector<const tir::Inst*>& insts, const std::string& first) {
+    const std::string lanes = std::to_string(kLanes);
+    auto open = [&] {
+      w_.Open("for (int _l = 0; _l < " + lanes + "; ++_l) {");
+      w_.Line("const wp::int64 _tid = (wp::int64)_t0 + _l;");
+    };
+    open();
+    if (!first.empty()) w_.Line(first);
+    std::set<const tir::Inst*> done;  // partners already run
+    for (size_t k = 0; k < insts.size(); ++k) {
+      const tir::Inst* inst = insts[k];
+      if (done.contains(inst)) continue;
+      const LaneMath kind =
+          inst->kind == tir::InstKind::Builtin ? LaneMathOf(f_, tir::Cast<tir::Builtin>(*inst)) : LaneMath::kNone;
+      if (kind == LaneMath::kNone) {
+        Visit(*inst);
+        continue;
+      }
+      const tir::Builtin& call = tir::Cast<tir::Builtin>(*inst);
+      const tir::VarId x = call.args[0].value.var;
+      std::string dst[2] = {"nullptr", "nullptr"};  // sin, cos
+      dst[kind == LaneMath::kSin ? 0 : 1] = BaseName(call.dst);
+      for (size_t j = k + 1; j < insts.size(); ++j) {
+        const tir::Inst* next = insts[j];
+        if (next->kind == tir::InstKind::Load) {
+          if (tir::Cast<tir::Load>(*next).dst == x) break;
+          continue;
+        }
+        if (next->kind != tir::InstKind::Builtin) break;
+        const tir::Builtin& b = tir::Cast<tir::Builtin>(*next);
+        const LaneMath other = LaneMathOf(f_, b);
+        if (other != LaneMath::kNone && other != kind && b.args[0].value.var == x) {
+          dst[other == LaneMath::kSin ? 0 : 1] = BaseName(b.dst);
+          done.insert(next);
+          break;
+        }
+        bool writes = b.dst == x;
+        for (const tir::Arg& a : b.args) writes |= a.mode != tir::Arg::Mode::kValue;
+        if (writes) break;
+      }
+      w_.Close();
+      w_.Line(std::string("wp::sincos_lanes<") + lanes + ", " + (dst[0] != "nullptr" ? "true" : "false") + ", " +
+              (dst[1] != "nullptr" ? "true" : "false") + ">(" + dst[0] + ", " + dst[1] + ", " + BaseName(x) + ");");
+      open();
+    }
+    w_.Close();
   }
 
   std::string Op(const tir::Operand& o) const { return o.is_var() ? Name(o.var) : ConstantText(o.value, o.type); }

@@ -227,5 +227,38 @@ TEST(CodegenTest, LoopsThatCouldRunLongOrReorderEffectsAreNotLaneBlocked) {
   }
 }
 
+// float32 sin and cos of lane arrays run as wp::sincos_lanes (trig.h): a
+// sin and a cos of one variable as one call; with a write to the variable
+// between them, two; inside an `if`, per lane. A kernel without loops that
+// calls them runs lane-blocked too.
+TEST(CodegenTest, SinAndCosOfLaneArraysRunAsLaneCalls) {
+  const std::string lanes = std::to_string(kLanes);
+  std::string src = Source(ModuleOf({SinCosKernel()}));
+  EXPECT_NE(src.find("wp::sincos_lanes<" + lanes + ", true, true>(t9, t11, v_v);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("wp::sin("), src.find("wp::sin(v_v)"));  // the scalar body still calls wp::sin
+  EXPECT_EQ(src.find("wp::sin(v_v[_l])"), std::string::npos) << src;
+
+  auto no_loop = [](std::vector<Stmt> body) {
+    std::vector<Stmt> all = {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+                             Assign(Name("v", 3), Sub(Name("x", 3), {Name("i", 3)}, 3), 3)};
+    for (auto& st : body) all.push_back(st);
+    all.push_back(Assign(Sub(Name("x", 9), {Name("i", 9)}, 9), Name("v", 9), 9));
+    return ModuleOf({Kernel("trig", {{"x", Arr(F32())}}, all, 1)});
+  };
+  // sin(v); v = v + 1; cos(v): the write splits them.
+  src = Source(no_loop({Assign(Name("s", 4), Call("sin", {Name("v", 4)}, 4), 4),
+                        Assign(Name("v", 5), Bin(v1::BINOP_ADD, Name("v", 5), Float(1.0, 5), 5), 5),
+                        Assign(Name("c", 6), Call("cos", {Name("v", 6)}, 6), 6),
+                        Assign(Name("v", 7), Bin(v1::BINOP_ADD, Name("s", 7), Name("c", 7), 7), 7)}));
+  EXPECT_NE(src.find("static WP_DEVICE_FUNC void wpb_trig_lanes("), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::sincos_lanes<" + lanes + ", true, false>("), std::string::npos) << src;
+  EXPECT_NE(src.find("wp::sincos_lanes<" + lanes + ", false, true>("), std::string::npos) << src;
+  // Inside an `if`: per lane; with nothing else to run as lanes the kernel
+  // keeps the ordinary fast block.
+  src = Source(no_loop({If(Cmp(v1::CMP_LT, Name("v", 4), Float(0.0, 4), 4),
+                           {Assign(Name("v", 5), Call("sin", {Name("v", 5)}, 5), 5)}, {}, 4)}));
+  EXPECT_EQ(src.find("_lanes("), std::string::npos) << src;
+}
+
 }  // namespace
 }  // namespace warpd::codegen

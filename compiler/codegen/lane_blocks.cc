@@ -24,6 +24,10 @@ bool IntegerScalar(tir::TypeRef t) {
   }
 }
 
+bool Float32Scalar(tir::TypeRef t) {
+  return t != nullptr && t->is_scalar() && t->scalar() == types::ScalarKind::kFloat32;
+}
+
 // Variables that some instruction writes (other than their declaration).
 struct Writes : tir::Visitor<Writes> {
   void VisitStore(const tir::Store& i) { vars.insert(i.place.root); }
@@ -75,6 +79,7 @@ class Scan : public tir::Visitor<Scan> {
     if (!fast_.accesses.contains(&i)) ordered_effects = true;
   }
   void VisitBuiltin(const tir::Builtin& i) {
+    if (nested_ == 0 && LaneMathOf(kernel_, i) != LaneMath::kNone) ++lane_math_calls;
     if (i.overload == nullptr || i.overload->form != builtins::Form::kCall) ordered_effects = true;
     for (const tir::Arg& a : i.args) {
       if (a.mode == tir::Arg::Mode::kAddress) ordered_effects = true;
@@ -91,6 +96,7 @@ class Scan : public tir::Visitor<Scan> {
 
   int loops = 0;
   int uniform_loops = 0;  // loops every lane runs the same iterations of
+  int lane_math_calls = 0;  // sin/cos calls outside any `if` (LaneMathOf)
   bool ordered_effects = false;
   bool nested_loops = false;  // a loop inside a loop or an `if`
   bool early_exit = false;    // break, continue or return
@@ -128,8 +134,22 @@ bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast) {
   if (bytes > kMaxLaneBytes) return false;
   Scan scan(kernel, fast);
   scan.VisitBlock(kernel.body);
-  return scan.loops > 0 && scan.uniform_loops == scan.loops && !scan.nested_loops && !scan.early_exit &&
-         !scan.ordered_effects;
+  return (scan.loops > 0 || scan.lane_math_calls > 0) && scan.uniform_loops == scan.loops && !scan.nested_loops &&
+         !scan.early_exit && !scan.ordered_effects;
+}
+
+LaneMath LaneMathOf(const tir::Function& kernel, const tir::Builtin& call) {
+  if (call.overload == nullptr || call.dst == tir::kNoVar || call.args.size() != 1) return LaneMath::kNone;
+  const LaneMath kind = call.overload->name == "sin"   ? LaneMath::kSin
+                        : call.overload->name == "cos" ? LaneMath::kCos
+                                                       : LaneMath::kNone;
+  if (kind == LaneMath::kNone) return kind;
+  const tir::Arg& a = call.args[0];
+  if (a.mode != tir::Arg::Mode::kValue || !a.value.is_var()) return LaneMath::kNone;
+  const tir::Var& arg = kernel.var(a.value.var);
+  if (arg.kind == tir::VarKind::kParam || arg.kind == tir::VarKind::kElementRef) return LaneMath::kNone;
+  if (!Float32Scalar(arg.type) || !Float32Scalar(kernel.var(call.dst).type)) return LaneMath::kNone;
+  return kind;
 }
 
 }  // namespace warpd::codegen

@@ -34,7 +34,16 @@
 // many large variables runs one id at a time (a client's kernel must never
 // overflow a worker's stack).
 // Kernels without loops are left to the ordinary vectorizer (their fast
-// block is already an innermost loop).
+// block is already an innermost loop), unless they call float32 sin or cos
+// outside any `if` (below).
+//
+// float32 sin and cos (runtime/native/warpd/native/trig.h) have a fast float
+// path for |x| <= 65536 and a table path for the rest; a vectorized loop
+// that calls them computes both for every lane. So in the lane-blocked body
+// a call outside any `if` ends the lane loop and runs as
+// wp::sincos_lanes (the float path for all lanes, the table path only when
+// some lane needs it), and a sin and a cos of the same variable with nothing
+// writing it in between run as one call (sharing the reduction).
 //
 //   if (RunsLaneBlocked(kernel, FindThreadIndexed(kernel))) ...
 #pragma once
@@ -55,5 +64,11 @@ inline constexpr int kLanes = 64;
 inline constexpr uint64_t kMaxLaneBytes = uint64_t{128} << 10;
 
 bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast);
+
+// What a lane-blocked body runs a builtin call as: kSin or kCos for a float32
+// sin or cos of a float32 variable that is not a parameter (a lane array);
+// kNone for anything else.
+enum class LaneMath { kNone, kSin, kCos };
+LaneMath LaneMathOf(const tir::Function& kernel, const tir::Builtin& call);
 
 }  // namespace warpd::codegen

@@ -2,9 +2,11 @@
 
 Fast blocks of a kernel whose loops have bounds every thread shares run 64
 thread ids at a time through a lane-blocked copy of the body, which clang
-vectorizes across the ids (compiler/codegen/lane_blocks.h); float32 sin and
-cos are branch-free so they vectorize too
-(runtime/native/warpd/native/trig.h).
+vectorizes across the ids (compiler/codegen/lane_blocks.h). float32 sin and
+cos (runtime/native/warpd/native/trig.h) have a float path for |x| <= 65536
+and a table path for the rest; lane-blocked bodies run them for 64 lanes at
+once (wp::sincos_lanes), taking the table path only when a lane needs it,
+and must give exactly what one id at a time gives.
 
 Each kernel here has a twin whose loop bounds are locals rather than
 parameters, so it always runs one thread id at a time: the two must agree
@@ -89,6 +91,23 @@ def spin_vectors_scalar(p: wp.array(dtype=wp.vec3), out: wp.array(dtype=float), 
 
 
 @wp.kernel
+def trig_no_loop(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    y[i] = wp.sin(v) * 0.5 + wp.cos(v * 2.0)
+
+
+@wp.kernel
+def trig_no_loop_scalar(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    r = float(0.0)
+    if i >= 0:  # sin and cos inside an `if`: not run as lanes
+        r = wp.sin(v) * 0.5 + wp.cos(v * 2.0)
+    y[i] = r
+
+
+@wp.kernel
 def loop_then_fault(x: wp.array(dtype=float), iters: int):
     i = wp.tid()
     v = x[i]
@@ -131,7 +150,8 @@ def test_a_sin_cos_loop_equals_the_scalar_path_bit_for_bit(wp, n):
 
 
 def test_huge_arguments_are_reduced_exactly(wp):
-    # No separate path for large |x|: the table reduction is exact for every float.
+    # Past 65536 (and for NaN and inf) every lane of the block takes the
+    # table path's value, exact for every float.
     x0 = np.array([1e5, -3.5e7, 1e22, 8.7e37, -3.4e38, 6.0e-39, 0.0, -0.0] * 40, dtype=np.float32)
     fast, slow = wp.array(x0, dtype=float), wp.array(x0, dtype=float)
     run(sincos, len(x0), fast, 1)
@@ -196,3 +216,67 @@ def test_a_fault_beside_vectorized_blocks_is_precise(wp, serving):
     assert serving()
     # The threads before the fault ran (the fast blocks at least).
     np.testing.assert_allclose(x.numpy()[:768], np.full(768, loop_then_fault_value(20)), rtol=1e-6)
+
+
+def mixed_inputs(n, seed):
+    """Mostly |x| <= 100; one in every 50 past the float path's range, NaN or inf."""
+    rng = np.random.default_rng(seed)
+    x = (rng.random(n) * 200 - 100).astype(np.float32)
+    special = np.array([65536.0, -65536.0, 65536.01, -1e6, 3.0e38, np.inf, -np.inf, np.nan], dtype=np.float32)
+    picks = rng.integers(0, n, size=max(1, n // 50))
+    x[picks] = special[rng.integers(0, len(special), size=len(picks))]
+    return x
+
+
+def assert_same_bits(a, b):
+    np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+@pytest.mark.parametrize("n", [64, 200, 4099])
+def test_lanes_past_the_float_paths_range_equal_the_scalar_path(wp, n):
+    x0 = mixed_inputs(n, seed=n)
+    fast, slow = wp.array(x0, dtype=float), wp.array(x0, dtype=float)
+    run(sincos, n, fast, 3)
+    run(sincos_scalar, n, slow, 3)
+    assert_same_bits(fast.numpy(), slow.numpy())
+    finite = np.isfinite(x0)
+    np.testing.assert_allclose(fast.numpy()[finite], sincos_reference(x0[finite], 3), rtol=0, atol=2e-6)
+    assert np.isnan(fast.numpy()[~finite]).all()
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 256, 4099])
+def test_sin_and_cos_without_a_loop_run_as_lanes_and_agree(wp, n):
+    x0 = mixed_inputs(n, seed=100 + n) if n > 64 else inputs(n, seed=n, scale=40.0)
+    x = wp.array(x0, dtype=float)
+    fast, slow = wp.zeros(n, dtype=float), wp.zeros(n, dtype=float)
+    run(trig_no_loop, n, x, fast)
+    run(trig_no_loop_scalar, n, x, slow)
+    assert_same_bits(fast.numpy(), slow.numpy())
+    finite = np.isfinite(x0)
+    xd = x0[finite].astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # 2 * 3e38 is inf in float32 (and in the kernel)
+        want = np.sin(xd) * 0.5 + np.cos(np.float32(2.0) * x0[finite]).astype(np.float64)
+    np.testing.assert_allclose(fast.numpy()[finite], want, rtol=0, atol=3e-7)
+
+
+def test_float32_sin_and_cos_are_within_an_ulp(wp):
+    """Every 97th float up to 65536 (the float path) and samples past it
+    (the table path) against NumPy's float64 sin and cos."""
+    pos = np.arange(0, 0x47800001, 97, dtype=np.uint32).view(np.float32)
+    big = np.array([65537.0, 1e6, 3.5e7, 1e22, 3.4e38], dtype=np.float32)
+    x0 = np.concatenate([pos, -pos[::5], big])
+    x = wp.array(x0, dtype=float)
+    ys, yc = wp.zeros(len(x0), dtype=float), wp.zeros(len(x0), dtype=float)
+    run(sin_and_cos, len(x0), x, ys, yc)
+    for got, fn in ((ys.numpy(), np.sin), (yc.numpy(), np.cos)):
+        want = fn(x0.astype(np.float64))
+        ulps = np.abs(got.astype(np.float64) - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+        assert ulps.max() <= 1.0, (fn.__name__, float(ulps.max()), float(x0[np.argmax(ulps)]))
+
+
+@wp.kernel
+def sin_and_cos(x: wp.array(dtype=float), s: wp.array(dtype=float), c: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    s[i] = wp.sin(v)
+    c[i] = wp.cos(v)

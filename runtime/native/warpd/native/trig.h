@@ -1,24 +1,38 @@
-// warpd device runtime: float32 sin and cos on the CPU, without branches.
+// warpd device runtime: float32 sin and cos on the CPU, vectorizable.
 //
 // libm's sinf and cosf are calls: a loop over thread ids that calls them
-// cannot be vectorized. These are inline and straight-line (selects, no
-// branches, one table read), so clang vectorizes them with the loop around
-// them, and every lane computes exactly what the scalar code computes: a
-// kernel's results do not depend on which of its blocks were vectorized.
+// cannot be vectorized. These are inline and straight-line, so clang
+// vectorizes them with the loop around them, and every lane computes exactly
+// what the scalar code computes: a kernel's results do not depend on which
+// of its blocks were vectorized.
 //
-// Accuracy: the result is the float32 rounding of a double computation
-// accurate to about 2^-33, so it is within 0.502 ulp of the exact value over
-// the whole float range (runtime/native/scalar_math_test.cc sweeps it), as
-// accurate as glibc's sinf and cosf; it equals them in over 99% of inputs.
+// wp::sin(x) and wp::cos(x) for a float32 x are defined as:
+//   - |x| <= kFastTrigLimit (65536), on a CPU with FMA: the float path
+//     below, within 0.93 ulp of the exact value (measured over every float
+//     in the range, scripts and test in scalar_math_test.cc);
+//   - otherwise (larger, infinite or NaN x, or no FMA): the table path,
+//     within 0.502 ulp over the whole float range.
+// Scalar code branches between the two. A lane-blocked kernel body
+// (compiler/codegen/lane_blocks.h) calls sincos_lanes for kLanes values at
+// once: the float path for all lanes, and only when some lane is outside
+// the float path's range a second pass that gives every lane the value the
+// scalar definition gives. So the float path's speed does not cost the
+// large arguments their accuracy, and both ways agree bit for bit.
 //
-// Reduction: x = m * 2^E (m an integer below 2^24). x * 2/pi mod 4 is
+// Float path: q = nearest integer to x * 2/pi; r = x - q * pi/2 as a sum of
+// two floats (pi/2 in three float parts, the first product exact by FMA,
+// the second split exactly into its rounded value and error), then
+// polynomials for sin and cos on [-pi/4, pi/4] in float (coefficients
+// fitted by iteratively reweighted least squares: relative error below
+// 4e-9 and 2e-10) with the low part of r folded in.
+//
+// Table path: x = m * 2^E (m an integer below 2^24). x * 2/pi mod 4 is
 // m * ((2^E * 2/pi) mod 4), with that factor read from a table by E as three
 // doubles (trig_reduction.h), the first two short enough that m times them is
-// exact. This is exact enough for every float, small or huge, so there is no
-// separate path for large arguments. The nearest integer q of the product is
-// the quadrant and the rest, times pi/2, is in [-pi/4, pi/4], where sin and
-// cos are degree-9 and degree-8 polynomials in double (coefficients fitted
-// for relative error below 1e-10, far below float32's half ulp).
+// exact. This is exact enough for every float, small or huge. The nearest
+// integer q of the product is the quadrant and the rest, times pi/2, is in
+// [-pi/4, pi/4], where sin and cos are degree-9 and degree-8 polynomials in
+// double (coefficients fitted for relative error below 1e-10).
 #pragma once
 
 #include "warpd/native/core.h"
@@ -84,23 +98,121 @@ WP_FUNC reduced reduce(float32 x) {
 // computation (which would stop the vectorizer); v * 1 keeps -0.
 WP_FUNC float32 nan_unless_finite(float32 x, float64 v) { return (float32)v * ((x - x) + 1.0f); }
 
-}  // namespace trig_detail
-
-WP_FUNC float32 sin(float32 x) {
-  const trig_detail::reduced d = trig_detail::reduce(x);
-  const float64 s = trig_detail::sin_poly(d.r), c = trig_detail::cos_poly(d.r);
+WP_FUNC float32 sin_table(float32 x) {
+  const reduced d = reduce(x);
+  const float64 s = sin_poly(d.r), c = cos_poly(d.r);
   float64 v = (d.quadrant & 1u) ? c : s;
   v = (d.quadrant & 2u) ? -v : v;
   v = (__builtin_bit_cast(uint32, x) >> 31) ? -v : v;  // sin(-x) = -sin(x)
-  return trig_detail::nan_unless_finite(x, v);
+  return nan_unless_finite(x, v);
+}
+
+WP_FUNC float32 cos_table(float32 x) {
+  const reduced d = reduce(x);
+  const float64 s = sin_poly(d.r), c = cos_poly(d.r);
+  float64 v = (d.quadrant & 1u) ? s : c;
+  v = ((d.quadrant + 1u) & 2u) ? -v : v;
+  return nan_unless_finite(x, v);
+}
+
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+inline constexpr bool kHasFastTrig = true;
+#else
+inline constexpr bool kHasFastTrig = false;  // the float path needs exact FMA
+#endif
+
+// The float path (|x| <= kFastTrigLimit only), on |x|: r = hi + lo, and
+// the sign of x (sin(-x) = -sin(x), including at -0).
+struct reduced_f {
+  float32 hi, lo;
+  uint32 quadrant;
+  uint32 negative;
+};
+
+WP_FUNC reduced_f reduce_f(float32 signed_x) {
+  const float32 x = __builtin_fabsf(signed_x);
+  constexpr float32 kTwoOverPi = 0x1.45f306p-1f;
+  constexpr float32 kP1 = 0x1.921fb6p+0f, kP2 = -0x1.777a5cp-25f, kP3 = -0x1.ee59dap-50f;  // sum: pi/2
+  const float32 q = __builtin_rintf(x * kTwoOverPi);
+  const float32 r1 = __builtin_fmaf(-q, kP1, x);  // exact: q below 2^16, r1 on x's grid
+  const float32 ph = q * kP2;
+  const float32 pl = __builtin_fmaf(q, kP2, -ph);  // q * kP2 = ph + pl exactly
+  const float32 r2 = r1 - ph;                       // and r1 - ph = r2 + e2 (two-sum)
+  const float32 b = r2 - r1;
+  const float32 e2 = (r1 - (r2 - b)) + (-ph - b);
+  const float32 lo = (e2 - pl) - q * kP3;
+  const float32 hi = r2 + lo;
+  return {hi, lo - (hi - r2), (uint32)(int32)q, __builtin_bit_cast(uint32, signed_x) >> 31};
+}
+
+WP_FUNC float32 sin_poly_f(float32 h, float32 l) {
+  const float32 s = h * h;
+  const float32 p = __builtin_fmaf(s, __builtin_fmaf(s, -0x1.9943a8p-13f, 0x1.11073ap-7f), -0x1.555546p-3f);
+  return h + __builtin_fmaf(h * s, p, l);
+}
+
+WP_FUNC float32 cos_poly_f(float32 h, float32 l) {
+  const float32 s = h * h;
+  const float32 se = __builtin_fmaf(h, h, -s);  // h * h = s + se exactly
+  const float32 p = __builtin_fmaf(s, __builtin_fmaf(s, 0x1.99eba0p-16f, -0x1.6c0c34p-10f), 0x1.55554ap-5f);
+  const float32 hs = 0.5f * s;
+  const float32 t = 1.0f - hs;
+  const float32 e = (1.0f - t) - hs;  // 1 - hs = t + e exactly
+  return t + (__builtin_fmaf(s * s, p, e) - __builtin_fmaf(0.5f, se, h * l));
+}
+
+WP_FUNC float32 sin_fast(const reduced_f& d) {
+  const float32 s = sin_poly_f(d.hi, d.lo), c = cos_poly_f(d.hi, d.lo);
+  const float32 v = (d.quadrant & 1u) ? c : s;
+  return ((d.quadrant >> 1) ^ d.negative) & 1u ? -v : v;
+}
+
+WP_FUNC float32 cos_fast(const reduced_f& d) {
+  const float32 s = sin_poly_f(d.hi, d.lo), c = cos_poly_f(d.hi, d.lo);
+  const float32 v = (d.quadrant & 1u) ? s : c;
+  return ((d.quadrant + 1u) & 2u) ? -v : v;
+}
+
+}  // namespace trig_detail
+
+// Where the float path applies (inclusive; NaN is outside).
+inline constexpr float32 kFastTrigLimit = 65536.0f;
+
+WP_FUNC bool fast_trig_applies(float32 x) { return trig_detail::kHasFastTrig && __builtin_fabsf(x) <= kFastTrigLimit; }
+
+WP_FUNC float32 sin(float32 x) {
+  if (fast_trig_applies(x)) return trig_detail::sin_fast(trig_detail::reduce_f(x));
+  return trig_detail::sin_table(x);
 }
 
 WP_FUNC float32 cos(float32 x) {
-  const trig_detail::reduced d = trig_detail::reduce(x);
-  const float64 s = trig_detail::sin_poly(d.r), c = trig_detail::cos_poly(d.r);
-  float64 v = (d.quadrant & 1u) ? s : c;
-  v = ((d.quadrant + 1u) & 2u) ? -v : v;
-  return trig_detail::nan_unless_finite(x, v);
+  if (fast_trig_applies(x)) return trig_detail::cos_fast(trig_detail::reduce_f(x));
+  return trig_detail::cos_table(x);
+}
+
+// For N lanes at once: s[l] = sin(x[l]) if kSin, c[l] = cos(x[l]) if kCos,
+// exactly as the scalar functions give them (see the top). x may alias s or
+// c.
+template <int N, bool kSin, bool kCos>
+WP_FUNC void sincos_lanes(float32* s, float32* c, const float32* x) {
+  float32 in[N];
+  bool all_fast = true;
+  for (int l = 0; l < N; ++l) {
+    in[l] = x[l];
+    all_fast &= fast_trig_applies(in[l]);
+  }
+  if (WP_LIKELY(all_fast)) {
+    for (int l = 0; l < N; ++l) {
+      const trig_detail::reduced_f d = trig_detail::reduce_f(in[l]);
+      if (kSin) s[l] = trig_detail::sin_fast(d);
+      if (kCos) c[l] = trig_detail::cos_fast(d);
+    }
+    return;
+  }
+  for (int l = 0; l < N; ++l) {
+    if (kSin) s[l] = sin(in[l]);
+    if (kCos) c[l] = cos(in[l]);
+  }
 }
 
 }  // namespace wp
