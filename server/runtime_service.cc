@@ -1,5 +1,6 @@
 #include "server/runtime_service.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -116,7 +117,7 @@ absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session&
 // `finish` exactly once with the serialized response in *out or an error
 // (now, or from a compile thread: nothing here waits for a compile).
 void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadModuleInput req, grpc::ByteBuffer* out,
-                     absl::AnyInvocable<void(absl::Status) &&> finish) {
+                     std::chrono::steady_clock::time_point arrived, absl::AnyInvocable<void(absl::Status) &&> finish) {
   absl::StatusOr<std::shared_ptr<Session>> session = state->sessions().Get(req.session, *tenant);
   absl::Status checked = [&]() -> absl::Status {
     if (!session.ok()) return session.status();
@@ -135,10 +136,12 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
   if (!checked.ok()) return std::move(finish)(checked);
   state->compiler()->CompileAsync(
       std::shared_ptr<ir::Module>(std::move(req.module)), compiler::Target::kCpu,
-      [state, tenant = std::move(tenant), session = *std::move(session), out,
+      [state, tenant = std::move(tenant), session = *std::move(session), out, arrived,
        finish = std::move(finish)](absl::StatusOr<compiler::CompileResult> compiled) mutable {
         v1::LoadModuleResponse resp;
         absl::Status status = FinishLoadModule(state, *tenant, *session, std::move(compiled), &resp);
+        resp.set_server_ms(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived).count());
         if (status.ok()) status = SerializeMessage(resp, out);
         // Let go of the session before the call ends: once the last call
         // has ended the daemon may be tearing sessions down.
@@ -269,6 +272,7 @@ ServerUnaryReactor* RuntimeService::FreeArray(CallbackServerContext* ctx, const 
 
 ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   // Read by ReadLoadModuleRequest (bounded memory), not by UnaryCall's parse.
+  const auto arrived = std::chrono::steady_clock::now();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state_->tenants(), *ctx);
   if (!tenant.ok()) {
@@ -282,8 +286,8 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
   // request and generates code; the compile itself (and any wait for a
   // compile worker or for the same module's compile in flight) happens on
   // the compiler's compile threads, which finish the call.
-  absl::Status queued = (*tenant)->StartCompile([this, reactor, in, out, tenant = *tenant]() mutable {
-    state_->rpc_pool().Schedule([this, reactor, in, out, tenant = std::move(tenant)]() mutable {
+  absl::Status queued = (*tenant)->StartCompile([this, reactor, in, out, arrived, tenant = *tenant]() mutable {
+    state_->rpc_pool().Schedule([this, reactor, in, out, arrived, tenant = std::move(tenant)]() mutable {
       auto finish = [this, reactor, tenant](absl::Status status) {
         tenant->CompileDone();
         LogFailure("LoadModule", status);
@@ -295,7 +299,7 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
             return state_->sessions().Get(session, *tenant).status();
           });
       if (!req.ok()) return finish(req.status());
-      StartLoadModule(state_, std::move(tenant), *std::move(req), out, std::move(finish));
+      StartLoadModule(state_, std::move(tenant), *std::move(req), out, arrived, std::move(finish));
     });
   });
   if (!queued.ok()) {
