@@ -377,7 +377,7 @@ TEST(FloatMathTest, UnaryFunctionsFloat64) { CheckUnary<double>(); }
 //   - the table path, over the whole float range (huge arguments, the floats
 //     nearest to multiples of pi/2, subnormals): within 0.52 ulp of long
 //     double (0.501 measured), glibc's accuracy;
-//   - the float path, for |x| <= kFastTrigLimit: within 0.95 ulp (0.93
+//   - the float path, for |x| <= kFastTrigLimit: within 0.95 ulp (0.924
 //     measured over every float of the range).
 // wp::sin/cos take the float path where it applies (when the CPU has FMA),
 // and sincos_lanes gives every lane exactly what they give.
@@ -470,7 +470,7 @@ TEST(FloatMathTest, Float32SinCosSpecialValues) {
 
 // sincos_lanes gives each lane what the scalar functions give, whether all
 // lanes are in the float path's range or some are not (huge, infinite,
-// NaN), and with the output aliasing the input.
+// NaN).
 TEST(FloatMathTest, Float32SinCosLanesEqualTheScalarFunctions) {
   constexpr int kN = 64;
   std::mt19937 rng(7);
@@ -491,10 +491,6 @@ TEST(FloatMathTest, Float32SinCosLanesEqualTheScalarFunctions) {
       EXPECT_EQ(std::bit_cast<uint32_t>(both_s[l]), std::bit_cast<uint32_t>(ws)) << x[l];
       EXPECT_EQ(std::bit_cast<uint32_t>(both_c[l]), std::bit_cast<uint32_t>(wc)) << x[l];
     }
-    float y[kN];
-    std::copy(x, x + kN, y);
-    wp::sincos_lanes<kN, true, false>(y, nullptr, y);  // in place
-    for (int l = 0; l < kN; ++l) EXPECT_EQ(std::bit_cast<uint32_t>(y[l]), std::bit_cast<uint32_t>(wp::sin(x[l])));
   }
 }
 

@@ -8,8 +8,9 @@
 //
 // wp::sin(x) and wp::cos(x) for a float32 x are defined as:
 //   - |x| <= kFastTrigLimit (65536), on a CPU with FMA: the float path
-//     below, within 0.93 ulp of the exact value (measured over every float
-//     in the range, scripts and test in scalar_math_test.cc);
+//     below, within 0.924 ulp of the exact value (every float of the
+//     range, both signs: scripts/sweep_fast_trig.cc; scalar_math_test.cc
+//     samples it);
 //   - otherwise (larger, infinite or NaN x, or no FMA): the table path,
 //     within 0.502 ulp over the whole float range.
 // Scalar code branches between the two. A lane-blocked kernel body
@@ -21,7 +22,8 @@
 //
 // Float path: q = nearest integer to x * 2/pi; r = x - q * pi/2 as a sum of
 // two floats (pi/2 in three float parts, the first product exact by FMA,
-// the second split exactly into its rounded value and error), then
+// the second split exactly into its rounded value and error, summed with a
+// fast two-sum), then
 // polynomials for sin and cos on [-pi/4, pi/4] in float (coefficients
 // fitted by iteratively reweighted least squares: relative error below
 // 4e-9 and 2e-10) with the low part of r folded in.
@@ -137,9 +139,8 @@ WP_FUNC reduced_f reduce_f(float32 signed_x) {
   const float32 r1 = __builtin_fmaf(-q, kP1, x);  // exact: q below 2^16, r1 on x's grid
   const float32 ph = q * kP2;
   const float32 pl = __builtin_fmaf(q, kP2, -ph);  // q * kP2 = ph + pl exactly
-  const float32 r2 = r1 - ph;                       // and r1 - ph = r2 + e2 (two-sum)
-  const float32 b = r2 - r1;
-  const float32 e2 = (r1 - (r2 - b)) + (-ph - b);
+  const float32 r2 = r1 - ph;
+  const float32 e2 = (r1 - r2) - ph;  // r1 - ph = r2 + e2 (fast two-sum; the sweep covers where it is inexact)
   const float32 lo = (e2 - pl) - q * kP3;
   const float32 hi = r2 + lo;
   return {hi, lo - (hi - r2), (uint32)(int32)q, __builtin_bit_cast(uint32, signed_x) >> 31};
@@ -153,12 +154,11 @@ WP_FUNC float32 sin_poly_f(float32 h, float32 l) {
 
 WP_FUNC float32 cos_poly_f(float32 h, float32 l) {
   const float32 s = h * h;
-  const float32 se = __builtin_fmaf(h, h, -s);  // h * h = s + se exactly
   const float32 p = __builtin_fmaf(s, __builtin_fmaf(s, 0x1.99eba0p-16f, -0x1.6c0c34p-10f), 0x1.55554ap-5f);
   const float32 hs = 0.5f * s;
   const float32 t = 1.0f - hs;
   const float32 e = (1.0f - t) - hs;  // 1 - hs = t + e exactly
-  return t + (__builtin_fmaf(s * s, p, e) - __builtin_fmaf(0.5f, se, h * l));
+  return t + (__builtin_fmaf(s * s, p, e) - h * l);
 }
 
 WP_FUNC float32 sin_fast(const reduced_f& d) {
@@ -191,27 +191,24 @@ WP_FUNC float32 cos(float32 x) {
 }
 
 // For N lanes at once: s[l] = sin(x[l]) if kSin, c[l] = cos(x[l]) if kCos,
-// exactly as the scalar functions give them (see the top). x may alias s or
-// c.
+// exactly as the scalar functions give them (see the top). The outputs must
+// not overlap x (the lane-blocked body passes fresh temporaries): when a
+// lane is outside the float path's range, the second pass reads x again.
 template <int N, bool kSin, bool kCos>
-WP_FUNC void sincos_lanes(float32* s, float32* c, const float32* x) {
-  float32 in[N];
+WP_FUNC void sincos_lanes(float32* __restrict s, float32* __restrict c, const float32* __restrict x) {
   bool all_fast = true;
-  for (int l = 0; l < N; ++l) {
-    in[l] = x[l];
-    all_fast &= fast_trig_applies(in[l]);
-  }
+  for (int l = 0; l < N; ++l) all_fast &= fast_trig_applies(x[l]);
   if (WP_LIKELY(all_fast)) {
     for (int l = 0; l < N; ++l) {
-      const trig_detail::reduced_f d = trig_detail::reduce_f(in[l]);
+      const trig_detail::reduced_f d = trig_detail::reduce_f(x[l]);
       if (kSin) s[l] = trig_detail::sin_fast(d);
       if (kCos) c[l] = trig_detail::cos_fast(d);
     }
     return;
   }
   for (int l = 0; l < N; ++l) {
-    if (kSin) s[l] = sin(in[l]);
-    if (kCos) c[l] = cos(in[l]);
+    if (kSin) s[l] = sin(x[l]);
+    if (kCos) c[l] = cos(x[l]);
   }
 }
 
