@@ -369,7 +369,7 @@ CpuBuffer::~CpuBuffer() {
   if (segment_id_ == 0) {  // a segment of its own: cached, or it goes with this block
     const absl::Time now = absl::Now();
     std::vector<std::shared_ptr<Segment>> evicted;  // released after the lock
-    bool cached = false;
+    bool unlisted = false;  // cached, and the pool is not in the registry yet
     {
       absl::MutexLock lock(&pool.mu);
       pool.UncountBlock(reserved_);
@@ -377,13 +377,13 @@ CpuBuffer::~CpuBuffer() {
           segment_->bytes <= SegmentPool::kMaxCachedBytes &&
           pool.options.segment_cache_lifetime > absl::ZeroDuration()) {
         pool.Cache(segment_, now, evicted);
-        cached = !pool.registered;
+        unlisted = !pool.registered;
       } else {
         --pool.stats.segments;
         pool.stats.committed_bytes -= segment_->bytes;
       }
     }
-    if (cached) Register(pool_);
+    if (unlisted) Register(pool_);
     ExpireCaches(now);
     return;
   }

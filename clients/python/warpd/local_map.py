@@ -57,13 +57,14 @@ class Mapping:
 class Spares:
     """Mappings of freed arrays, kept for the session's next arrays in the
     same files: at most MAX_COUNT and MAX_BYTES, the oldest unmapped first.
-    Thread-safe (arrays are freed by the garbage collector, on any thread)."""
+    Thread-safe (arrays are freed by the garbage collector, on any thread,
+    even inside one of these methods: so a reentrant lock)."""
 
     MAX_COUNT = 4
     MAX_BYTES = 1 << 30
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._by_key = collections.OrderedDict()
         self._bytes = 0
 

@@ -16,14 +16,15 @@
 //   nonzero(x) is 0 for x == 0, else 1; frac(x) is x - trunc(x); acos and asin
 //   clamp their argument to [-1, 1] (a NaN argument gives acos(-1), asin(-1)).
 // - Math maps to CUDA's device functions under NVRTC and to libm through
-//   __builtin_* on the CPU, except float32 sin and cos on the CPU (trig.h:
-//   inline and branch-free, so loops over them vectorize) and erfinv/erfcinv, which libm lacks: solved
+//   __builtin_* on the CPU, except float32 sin, cos (trig.h) and exp (exp.h)
+//   on the CPU (inline, so loops over them vectorize) and erfinv/erfcinv, which libm lacks: solved
 //   here by Newton's method in float64 (float32 results correctly rounded in
 //   the tests, float64 within 1.5 ulp, down to subnormal erfcinv arguments).
 #pragma once
 
 #include "warpd/native/core.h"
 #if !WP_CUDA
+#include "warpd/native/exp.h"   // float32 exp: inline, vectorizable
 #include "warpd/native/trig.h"  // float32 sin and cos: inline, vectorizable
 #endif
 
@@ -147,7 +148,12 @@ WP_MATH1(atan, atanf, atan)
 WP_MATH1(sinh, sinhf, sinh)
 WP_MATH1(cosh, coshf, cosh)
 WP_MATH1(tanh, tanhf, tanh)
+#if WP_CUDA
 WP_MATH1(exp, expf, exp)
+#else
+WP_FUNC float32 exp(float32 x) { return exp_f32(x); }  // exp.h: inline, vectorizable
+WP_FUNC float64 exp(float64 x) { return __builtin_exp(x); }
+#endif
 WP_MATH1(log, logf, log)
 WP_MATH1(log2, log2f, log2)
 WP_MATH1(log10, log10f, log10)
