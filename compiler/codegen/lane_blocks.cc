@@ -145,7 +145,8 @@ LaneMath LaneMathOf(const tir::Function& kernel, const tir::Builtin& call) {
                                                        : LaneMath::kNone;
   if (kind == LaneMath::kNone) return kind;
   const tir::Arg& a = call.args[0];
-  if (a.mode != tir::Arg::Mode::kValue || !a.value.is_var()) return LaneMath::kNone;
+  // The lane call writes dst while it reads x: never the same variable.
+  if (a.mode != tir::Arg::Mode::kValue || !a.value.is_var() || a.value.var == call.dst) return LaneMath::kNone;
   const tir::Var& arg = kernel.var(a.value.var);
   if (arg.kind == tir::VarKind::kParam || arg.kind == tir::VarKind::kElementRef) return LaneMath::kNone;
   if (!Float32Scalar(arg.type) || !Float32Scalar(kernel.var(call.dst).type)) return LaneMath::kNone;
