@@ -209,30 +209,11 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   // the session has none on the array's device).
   absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin(DaemonState* state, const Tenant& tenant,
                                                          const v1::DownloadRequest& req) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           state->sessions().Get(req.session(), tenant));
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
-                           session->arrays().Get(req.handle()));
-    const uint64_t size = array->size_bytes();
-    if (req.offset() > size) {
-      return absl::InvalidArgumentError(absl::StrCat("download offset ", req.offset(),
-                                                     " is past the end of the array (", size,
-                                                     " bytes)"));
-    }
-    uint64_t end = size;
-    if (req.length() != 0) {
-      auto e = runtime::CheckedAdd(req.offset(), req.length());
-      if (!e || *e > size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "download of ", req.length(), " bytes at offset ", req.offset(),
-            " runs past the end of the array (", size, " bytes)"));
-      }
-      end = *e;
-    }
-    position_ = req.offset();
-    end_ = end;
-    array_ = std::move(array);
-    return session->FindStream(array_->device());
+    WARPD_ASSIGN_OR_RETURN(DownloadRange range, ResolveDownload(state, tenant, req));
+    position_ = range.begin;
+    end_ = range.end;
+    array_ = std::move(range.array);
+    return std::move(range.stream);
   }
 
   void Fail(const absl::Status& s) {
@@ -275,6 +256,33 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 };
 
 }  // namespace
+
+absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
+                                              const v1::DownloadRequest& req) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
+  const uint64_t size = array->size_bytes();
+  if (req.offset() > size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("download offset ", req.offset(), " is past the end of the array (", size, " bytes)"));
+  }
+  uint64_t end = size;
+  if (req.length() != 0) {
+    auto e = runtime::CheckedAdd(req.offset(), req.length());
+    if (!e || *e > size) {
+      return absl::InvalidArgumentError(absl::StrCat("download of ", req.length(), " bytes at offset ",
+                                                     req.offset(), " runs past the end of the array (", size,
+                                                     " bytes)"));
+    }
+    end = *e;
+  }
+  DownloadRange range;
+  range.begin = req.offset();
+  range.end = end;
+  range.stream = session->FindStream(array->device());
+  range.array = std::move(array);
+  return range;
+}
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response) {

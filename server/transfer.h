@@ -33,6 +33,18 @@ inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 // a serialized v1::DownloadRequest and each chunk a serialized
 // v1::DownloadChunk, written with one copy of the array's bytes. The
 // reactors delete themselves when done.
+// What a DownloadRequest asks for, checked: the array (kept alive), the
+// byte range [begin, end) and the stream to drain first (null when the
+// session has none on the array's device). The errors Download gives.
+struct DownloadRange {
+  std::shared_ptr<const runtime::Array> array;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  std::shared_ptr<runtime::Stream> stream;
+};
+absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
+                                              const v1::DownloadRequest& req);
+
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);
 grpc::ServerWriteReactor<grpc::ByteBuffer>* StartDownload(DaemonState* state, grpc::CallbackServerContext* ctx,

@@ -51,7 +51,7 @@ namespace warpd::server {
 
 class CommandSocket {
  public:
-  enum Kind : uint8_t { kHello = 1, kSubmit = 2, kSynchronize = 3 };
+  enum Kind : uint8_t { kHello = 1, kSubmit = 2, kSynchronize = 3, kDownload = 4 };
 
   static constexpr size_t kHeaderBytes = 8;
   static constexpr uint32_t kMaxFrame = 2u << 20;
@@ -64,9 +64,9 @@ class CommandSocket {
     std::string body;  // the response, or the error message
   };
 
-  // One connection's requests after its HELLO: Handle(kSubmit or
-  // kSynchronize, body) on the connection's thread, one at a time; it may
-  // block (a synchronize waits there).
+  // One connection's requests after its HELLO: Handle(kSubmit,
+  // kSynchronize or kDownload, body) on the connection's thread, one at a
+  // time; it may block (a synchronize waits there).
   class Handler {
    public:
     virtual ~Handler() = default;

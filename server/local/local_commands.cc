@@ -12,6 +12,8 @@
 #include "common/cpu_relax.h"
 #include "common/status_macros.h"
 #include "server/stream_calls.h"
+#include "server/transfer.h"
+#include "server/transfer_wire.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -55,9 +57,13 @@ class SessionCommands final : public CommandSocket::Handler {
       : state_(state), authorization_(absl::StrCat("Bearer ", bearer)), session_(std::move(session)) {}
 
   Reply Handle(CommandSocket::Kind kind, std::string_view body) override {
-    const char* method = kind == CommandSocket::kSubmit ? "Submit" : "Synchronize";
+    const char* method = kind == CommandSocket::kSubmit        ? "Submit"
+                         : kind == CommandSocket::kSynchronize ? "Synchronize"
+                                                               : "Download";
     Reply reply;
-    absl::Status s = kind == CommandSocket::kSubmit ? Submit(body, &reply.body) : Synchronize(body, &reply.body);
+    absl::Status s = kind == CommandSocket::kSubmit        ? Submit(body, &reply.body)
+                     : kind == CommandSocket::kSynchronize ? Synchronize(body, &reply.body)
+                                                           : Download(body, &reply.body);
     state_->metrics().Rpc(method, s.code()).Increment();
     if (!s.ok()) {
       reply.code = s.code();
@@ -67,13 +73,21 @@ class SessionCommands final : public CommandSocket::Handler {
   }
 
  private:
-  absl::Status Submit(std::string_view body, std::string* out) {
+  // Authenticates the connection's tenant again and reads `body` into
+  // `request` for this connection's session.
+  template <typename Request>
+  absl::StatusOr<std::shared_ptr<Tenant>> Begin(std::string_view body, Request* request) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, state_->tenants().Authenticate(authorization_));
-    request_.Clear();
-    if (!request_.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-      return absl::InvalidArgumentError("malformed SubmitRequest");
+    request->Clear();
+    if (!request->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      return absl::InvalidArgumentError(absl::StrCat("malformed ", Request::descriptor()->name()));
     }
-    request_.set_session(session_);
+    request->set_session(session_);
+    return tenant;
+  }
+
+  absl::Status Submit(std::string_view body, std::string* out) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, Begin(body, &request_));
     v1::SubmitResponse response;
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream,
                            SubmitBatch(state_, *tenant, request_, &response, request_.synchronize()));
@@ -89,12 +103,8 @@ class SessionCommands final : public CommandSocket::Handler {
   }
 
   absl::Status Synchronize(std::string_view body, std::string* out) {
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, state_->tenants().Authenticate(authorization_));
     v1::SynchronizeRequest request;
-    if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-      return absl::InvalidArgumentError("malformed SynchronizeRequest");
-    }
-    request.set_session(session_);
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, Begin(body, &request));
     WARPD_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<runtime::Stream>> streams,
                            StreamsToSynchronize(state_, *tenant, request));
     absl::Status s = WaitForStreams(streams);
@@ -103,6 +113,29 @@ class SessionCommands final : public CommandSocket::Handler {
     v1::SynchronizeResponse response;
     response.set_output(TakeOutput(streams));
     *out = response.SerializeAsString();
+    return absl::OkStatus();
+  }
+
+  absl::Status Download(std::string_view body, std::string* out) {
+    v1::DownloadRequest request;
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, Begin(body, &request));
+    WARPD_ASSIGN_OR_RETURN(DownloadRange range, ResolveDownload(state_, *tenant, request));
+    const uint64_t n = range.end - range.begin;
+    if (n > kMaxLocalDownloadBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("a download on the command socket is at most ",
+                                                     kMaxLocalDownloadBytes, " bytes, this one ", n,
+                                                     "; use the Download RPC"));
+    }
+    std::string output;
+    if (range.stream != nullptr) {
+      absl::Status s = WaitForStreams({range.stream});
+      CountStreamError(state_, *tenant, s);
+      WARPD_RETURN_IF_ERROR(s);  // the output stays for ReadOutput, as with gRPC
+      output = range.stream->TakeOutput();
+    }
+    out->resize(DownloadChunkSize(n, output));
+    WriteDownloadChunk(reinterpret_cast<const uint8_t*>(range.array->data() + range.begin), n, output,
+                       reinterpret_cast<uint8_t*>(out->data()));
     return absl::OkStatus();
   }
 

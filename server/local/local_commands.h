@@ -1,6 +1,14 @@
-// warpd server: what the command socket does for a connection: Submit and
-// Synchronize of one session, exactly as the gRPC calls do them
-// (stream_calls.h), without gRPC.
+// warpd server: what the command socket does for a connection: Submit,
+// Synchronize and small Downloads of one session, exactly as the gRPC calls
+// do them (stream_calls.h, transfer.h), without gRPC.
+//
+// DOWNLOAD's body is a DownloadRequest, its reply one DownloadChunk with all
+// the bytes asked for (at most kMaxLocalDownloadBytes; more is
+// INVALID_ARGUMENT: use the Download RPC) and the kernel output of the work
+// waited for. It waits, like Download, for the session's stream on the
+// array's device, and reports its sticky error. The client uses it for
+// arrays too small to map (local_map.py), where a gRPC stream's round trips
+// were most of a small numpy().
 //
 // HELLO's body is "<bearer token> <session token>": the token must be a
 // tenant's and the session that tenant's, else the connection is refused
@@ -16,6 +24,10 @@
 #include "server/local/command_socket.h"
 
 namespace warpd::server {
+
+// A reply is one frame: data plus at most the stream's pending output
+// (runtime::Stream::kMaxPendingOutput, 1 MiB) stay below kMaxFrame.
+inline constexpr uint64_t kMaxLocalDownloadBytes = uint64_t{512} << 10;
 
 // `state` must outlive the returned function and the handlers it makes.
 CommandSocket::Open LocalCommands(DaemonState* state);

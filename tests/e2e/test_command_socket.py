@@ -1,6 +1,7 @@
 """The command socket (issue 10, item 4): a client on the daemon's host sends
-Submit and Synchronize over "<socket>.cmd" (server/local/command_socket.h,
-clients/python/warpd/local_commands.py) instead of gRPC.
+Submit, Synchronize and small Downloads over "<socket>.cmd"
+(server/local/command_socket.h, clients/python/warpd/local_commands.py)
+instead of gRPC.
 
 The client uses it on its own and gets the same answers (results, kernel
 output, faults with their line and index); everything a peer sends is
@@ -349,3 +350,60 @@ def test_without_the_command_socket_the_client_uses_grpc(wp, monkeypatch):
     wp.launch(add_index, dim=100, inputs=[a])
     wp.synchronize()
     np.testing.assert_array_equal(a.numpy(), np.arange(100, dtype=np.float32))
+
+
+def test_small_arrays_are_read_over_it(wp, capfd):
+    """numpy() of an array too small to map is one DOWNLOAD frame: after the
+    queued work, with its kernel output, and its faults raised."""
+    r = rt()
+    a = wp.zeros(100, dtype=float)  # 400 bytes: not mapped
+    wp.launch(add_index, dim=100, inputs=[a])
+    sent = r.commands.requests
+    np.testing.assert_array_equal(a.numpy(), np.arange(100, dtype=np.float32))
+    assert r.commands.requests == sent + 2, "one Submit of the launch, one DOWNLOAD"
+    v = a.numpy()
+    v[0] = 5.0  # a copy, writable
+    assert a.numpy()[0] == 0.0
+    b = wp.zeros(8, dtype=float)
+    wp.launch(talk_then_fault, dim=4, inputs=[b, 6])
+    with pytest.raises(wpd.KernelError) as e:
+        b.numpy()
+    assert "index 8 out of bounds" in str(e.value)
+    assert "hello from the kernel" in capfd.readouterr().out
+    np.testing.assert_array_equal(b.numpy()[:6], np.zeros(6, dtype=np.float32))  # the stream goes on
+    empty = wp.zeros(0, dtype=float)
+    assert empty.numpy().shape == (0,)
+
+
+def test_a_raw_download_is_checked_like_the_rpc(wp, raw, serving):
+    stub, _ = raw
+    a = wp.array(np.arange(64, dtype=np.float32), dtype=float)
+    wp.synchronize()
+    c = Raw()
+    assert c.hello() == (0, b"")
+
+    def download(**fields):
+        return c.call(local_commands.DOWNLOAD, runtime_pb2.DownloadRequest(**fields).SerializeToString())
+
+    code, body = download(handle=a.handle, offset=8, length=16)
+    assert code == 0, body
+    assert runtime_pb2.DownloadChunk.FromString(body).data == np.arange(2, 6, dtype=np.float32).tobytes()
+    assert download(handle=a.handle, offset=257)[0] == INVALID_ARGUMENT
+    assert download(handle=a.handle, offset=8, length=2**64 - 1)[0] == INVALID_ARGUMENT
+    assert download(handle=987654321)[0] == NOT_FOUND
+    assert c.call(local_commands.DOWNLOAD, b"\xff" * 9)[0] == INVALID_ARGUMENT
+    # Too large for one frame: the RPC's job.
+    big = wp.zeros((local_commands.MAX_DOWNLOAD // 4) + 1, dtype=float)
+    code, msg = download(handle=big.handle)
+    assert code == INVALID_ARGUMENT and b"use the Download RPC" in msg, msg
+    # Another session's array, even when the request names that session.
+    other = stub.OpenSession(runtime_pb2.OpenSessionRequest(client_name="other")).session
+    try:
+        theirs = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+            session=other, device="cpu", shape=[4], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32))).handle
+        code, _ = download(session=other, handle=theirs)
+        assert code == NOT_FOUND
+    finally:
+        stub.CloseSession(runtime_pb2.CloseSessionRequest(session=other))
+    c.close()
+    assert serving()

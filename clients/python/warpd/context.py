@@ -48,8 +48,10 @@ _runtime: Runtime | None = None
 _init_lock = threading.Lock()
 
 # The calls the command socket carries, and their answers.
-_LOCAL_KINDS = {"Submit": local_commands.SUBMIT, "Synchronize": local_commands.SYNCHRONIZE}
-_RESPONSES = {"Submit": runtime_pb2.SubmitResponse, "Synchronize": runtime_pb2.SynchronizeResponse}
+_LOCAL_KINDS = {"Submit": local_commands.SUBMIT, "Synchronize": local_commands.SYNCHRONIZE,
+                "Download": local_commands.DOWNLOAD}
+_RESPONSES = {"Submit": runtime_pb2.SubmitResponse, "Synchronize": runtime_pb2.SynchronizeResponse,
+              "Download": runtime_pb2.DownloadChunk}
 
 
 class _LocalPending:

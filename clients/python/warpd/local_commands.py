@@ -3,7 +3,8 @@
 A client that reached the daemon over its Unix socket also connects to
 ``<socket>.cmd`` (server/local/command_socket.h has the protocol): one
 connection for the session, frames of an 8-byte header (body length, kind)
-and a body that is the same serialized request gRPC would carry. It skips
+and a body that is the same serialized request gRPC would carry (Submit,
+Synchronize, and Download of up to MAX_DOWNLOAD bytes in one reply). It skips
 gRPC's HTTP/2 framing and the daemon's thread hops, which is most of a
 launch + synchronize round trip.
 
@@ -27,9 +28,11 @@ import grpc
 from . import auth, config
 from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
 
-HELLO, SUBMIT, SYNCHRONIZE = 1, 2, 3
+HELLO, SUBMIT, SYNCHRONIZE, DOWNLOAD = 1, 2, 3, 4
 # The daemon's limit on one frame's body; larger requests go over gRPC.
 MAX_FRAME = 2 << 20
+# The most bytes one DOWNLOAD answers (server/local/local_commands.h).
+MAX_DOWNLOAD = 512 << 10
 
 _HEADER = struct.Struct("<IB3x")
 _DONTWAIT = socket.MSG_DONTWAIT
