@@ -51,6 +51,7 @@
 #include "server/daemon_state.h"
 #include "server/metrics/http_server.h"
 #include "server/print_config.h"
+#include "runtime/memory/huge_pages.h"
 #include "server/flags.h"
 #include "server/listen.h"
 #include "server/logging.h"
@@ -275,6 +276,13 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   server->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info("warpd {} listening on {}", kVersion, absl::StrJoin(bound, ", "));
   spdlog::info("kernel cache: {}", (*state)->compiler()->cache_dir());
+  if (runtime::HostShmemHugePages() == runtime::ShmemHugePages::kNone) {
+    // Arrays live in memory files: without huge pages for them, kernels that
+    // stream tens of MiB run slower (docs/operations.md, "Huge pages").
+    spdlog::info("memory files get 4 KiB pages (transparent_hugepage/shmem_enabled: {}); "
+                 "'advise' lets large arrays use huge pages",
+                 runtime::HostShmemHugePagesText());
+  }
 
   int sig = 0;
   for (;;) {

@@ -4,6 +4,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older headers lack it
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -25,6 +29,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/posix_error.h"
+#include "runtime/memory/huge_pages.h"
 #include "runtime/memory/human_bytes.h"
 #include "runtime/memory/size_math.h"
 
@@ -306,7 +311,8 @@ std::string BytesText(uint64_t bytes) {
 // A committed, mapped memfd of `bytes` (a multiple of the page size),
 // charged to `account` before any system call.
 absl::StatusOr<std::shared_ptr<Segment>> CreateSegmentOnce(const std::shared_ptr<MemoryAccount>& account,
-                                                       uint64_t bytes, std::string_view name) {
+                                                           uint64_t bytes, std::string_view name,
+                                                           ShmemHugePages huge_pages) {
   if (absl::Status s = account->Charge(bytes); !s.ok()) return s;
   absl::Cleanup release = [&] { account->Release(bytes); };
 
@@ -317,10 +323,18 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegmentOnce(const std::shared_ptr
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     return PosixError(absl::StrCat("ftruncate memfd to ", bytes, " bytes"), errno);
   }
+  // Large segments ask for huge pages (huge_pages.h). Under the host's
+  // `advise` mode a page gets huge only when it is created through a mapping
+  // that asked, so those are committed through the mapping below; every
+  // other segment is committed here, before it is mapped.
+  const bool huge = bytes >= HugePageBytes() && huge_pages != ShmemHugePages::kNone;
+  const bool commit_through_mapping = huge && huge_pages == ShmemHugePages::kOnAdvice;
   // Commit the pages now; an over-commit would otherwise surface as SIGBUS
   // when a kernel first touches the memory.
-  if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0 && err != EOPNOTSUPP) {
-    return PosixError(absl::StrCat("allocating ", bytes, " bytes"), err);
+  if (!commit_through_mapping) {
+    if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0 && err != EOPNOTSUPP) {
+      return PosixError(absl::StrCat("allocating ", bytes, " bytes"), err);
+    }
   }
   // The size is final: a client holding the fd must not be able to shrink
   // the file under a running kernel.
@@ -329,6 +343,17 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegmentOnce(const std::shared_ptr
   }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return PosixError(absl::StrCat("mmap ", bytes, " bytes"), errno);
+  absl::Cleanup unmap = [p, bytes] { munmap(p, bytes); };
+  if (huge) (void)madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failing it costs speed only
+  if (commit_through_mapping && madvise(p, bytes, MADV_POPULATE_WRITE) != 0) {
+    // EINVAL: a kernel before 5.14, without MADV_POPULATE_WRITE.
+    const int populate_err = errno;
+    if (populate_err != EINVAL) return PosixError(absl::StrCat("allocating ", bytes, " bytes"), populate_err);
+    if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0 && err != EOPNOTSUPP) {
+      return PosixError(absl::StrCat("allocating ", bytes, " bytes"), err);
+    }
+  }
+  std::move(unmap).Cancel();
   std::move(release).Cancel();
   std::move(close_fd).Cancel();
   return std::make_shared<Segment>(fd, static_cast<std::byte*>(p), bytes, account);
@@ -337,11 +362,12 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegmentOnce(const std::shared_ptr
 // CreateSegmentOnce; when it runs out of memory while segments are cached
 // (anywhere), they are released and it tries once more.
 absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<MemoryAccount>& account,
-                                                       uint64_t bytes, std::string_view name) {
-  absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegmentOnce(account, bytes, name);
+                                                       uint64_t bytes, std::string_view name,
+                                                       ShmemHugePages huge_pages) {
+  absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegmentOnce(account, bytes, name, huge_pages);
   if (segment.ok() || segment.status().code() != absl::StatusCode::kResourceExhausted) return segment;
   if (ExpireCaches(absl::InfiniteFuture()) == 0) return segment;
-  return CreateSegmentOnce(account, bytes, name);
+  return CreateSegmentOnce(account, bytes, name, huge_pages);
 }
 
 }  // namespace
@@ -459,7 +485,7 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, 
       Segment& s = *reused;
       return std::shared_ptr<CpuBuffer>(new CpuBuffer(state_, std::move(reused), 0, s.fd, s.base, 0, size, s.bytes));
     }
-    absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegment(state_->account, bytes, tag);
+    absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegment(state_->account, bytes, tag, state_->options.huge_pages);
     if (!segment.ok()) return segment.status();
     (*segment)->serial = state_->next_serial.fetch_add(1, std::memory_order_relaxed);
     {
@@ -485,7 +511,8 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, 
   if (!placement) {
     // Made without the lock: other blocks come and go meanwhile.
     absl::StatusOr<std::shared_ptr<Segment>> segment =
-        CreateSegment(state_->account, *CheckedAlignUp(segment_bytes, PageSize()), "pool");
+        CreateSegment(state_->account, *CheckedAlignUp(segment_bytes, PageSize()), "pool",
+                      state_->options.huge_pages);
     if (!segment.ok()) return segment.status();
     (*segment)->serial = state_->next_serial.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);

@@ -6,7 +6,11 @@
 // holding the fd cannot truncate it under the daemon, which would SIGBUS a
 // kernel), whose pages are committed up front (posix_fallocate, so running out of memory is
 // a RESOURCE_EXHAUSTED at Allocate time instead of a SIGBUS when a kernel
-// first touches the page) and mapped MAP_SHARED. Keeping the fd lets a later
+// first touches the page) and mapped MAP_SHARED. A segment of HugePageBytes()
+// or more asks for huge pages (MADV_HUGEPAGE) unless the host gives memory
+// files none; under the host's `advise` mode its pages are committed through
+// that mapping instead (MADV_POPULATE_WRITE), since only pages made through
+// an advised mapping get huge (huge_pages.h). Keeping the fd lets a later
 // stage hand a segment to the session's authenticated local client
 // (SCM_RIGHTS) for zero-copy views; nothing is reachable by name. A segment
 // only ever holds blocks of the pool that made it, so one session's segment
@@ -89,6 +93,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/memory/huge_pages.h"
 #include "runtime/memory/memory_account.h"
 
 namespace warpd::runtime {
@@ -152,6 +157,9 @@ struct SegmentPoolOptions {
   uint64_t max_allocation_bytes = uint64_t{16} << 30;  // 16 GiB
   // How long a freed large block's segment is kept for reuse; zero: never.
   absl::Duration segment_cache_lifetime = absl::Seconds(2);
+  // Huge pages for segments of HugePageBytes() or more (huge_pages.h): the
+  // host's mode; tests set another to exercise its path on any host.
+  ShmemHugePages huge_pages = HostShmemHugePages();
 };
 
 // A snapshot; counts change as blocks come and go.
