@@ -203,3 +203,56 @@ def test_downloads_parse_as_protobuf_over_tcp(tcp_stub):
     chunks = list(stub.Download(runtime_pb2.DownloadRequest(session=session, handle=handle), timeout=30))
     assert [len(c.data) for c in chunks] == [CHUNK, CHUNK, 3]
     assert b"".join(c.data for c in chunks) == x
+
+
+MALLOC_CLIENT = textwrap.dedent('''
+    import ctypes
+    import numpy as np
+    import warpd as wp
+    from warpd import malloc_tuning
+
+    wp.config.quiet = True
+    wp.init()
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def mmapped_blocks_for(nbytes):
+        before = libc.mallinfo2().hblks
+        p = libc.malloc(nbytes)
+        after = libc.mallinfo2().hblks
+        libc.free(p)
+        return after - before
+
+    x = np.arange(3 * (1 << 19) + 7, dtype=np.float32)  # several 2 MiB download messages
+    assert np.array_equal(wp.array(x, dtype=float).numpy(), x)
+    print(malloc_tuning.applied(), mmapped_blocks_for(4 << 20), mmapped_blocks_for(64 << 20))
+''')
+
+
+@pytest.mark.parametrize("over,env_value,want", [
+    ("tcp", None, "True 0 1"),      # 4 MiB from the heap; 64 MiB still mmapped
+    ("tcp", "0", "False"),          # WARPD_TUNE_MALLOC=0
+    ("unix", None, "False"),        # a local client streams nothing over gRPC
+])
+def test_tcp_clients_tune_malloc_for_transfers(tcp_daemon, tmp_path, over, env_value, want):
+    d, address, token = tcp_daemon
+    script = tmp_path / "malloc_client.py"
+    script.write_text(MALLOC_CLIENT)
+    env = {"WARPD_ADDRESS": address if over == "tcp" else d.address, "PYTHONPATH": ":".join(sys.path)}
+    if over == "tcp":
+        env["WARPD_TOKEN"] = token
+    if env_value is not None:
+        env["WARPD_TUNE_MALLOC"] = env_value
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = proc.stdout.split()
+    assert " ".join(got[:len(want.split())]) == want, proc.stdout

@@ -54,6 +54,13 @@ connect_timeout: float = 10.0
 #: Seconds to wait for a private daemon to answer.
 daemon_start_timeout: float = 60.0
 
+#: Tune glibc's malloc thresholds for bulk gRPC transfers when connecting to a
+#: daemon over TCP (see ``warpd.malloc_tuning``: remote ``numpy()`` 1.6x as
+#: fast on the bench host, at the cost of up to 32 MiB of freed memory kept per
+#: malloc arena). None: on for TCP connections unless WARPD_TUNE_MALLOC=0;
+#: False: never. Read by ``wp.init()``.
+tune_malloc: Optional[bool] = None
+
 #: Microseconds a local client polls the command socket for an answer before
 #: it sleeps (a short launch + synchronize answers within it, and a thread
 #: that never slept is not woken; 0: always sleep). Read at every answer.

@@ -32,7 +32,7 @@ import time
 
 import grpc
 
-from . import auth, config, local_commands, local_map
+from . import auth, config, local_commands, local_map, malloc_tuning
 from . import daemon as daemon_mod
 from .device import Device, resolve
 from .errors import (DaemonStartError, DeadlineExceededError, UnavailableError, WarpdError,
@@ -238,6 +238,8 @@ class Runtime:
         }
 
     def connect(self, timeout: float):
+        if not self.address.startswith("unix:") and _tune_malloc_wanted():
+            malloc_tuning.apply()  # before gRPC's threads make their arenas
         self._open(timeout)
         try:
             self.info = self.stub.GetServerInfo(runtime_pb2.GetServerInfoRequest(),
@@ -425,6 +427,12 @@ def _start_private() -> Runtime:
     private = daemon_mod.PrivateDaemon(binary, cache_dir=config.kernel_cache_dir)
     private.start(config.daemon_start_timeout)
     return Runtime(private.address, private)
+
+
+def _tune_malloc_wanted() -> bool:
+    if config.tune_malloc is not None:
+        return bool(config.tune_malloc)
+    return os.environ.get("WARPD_TUNE_MALLOC", "1") != "0"
 
 
 def _make_runtime() -> Runtime:
