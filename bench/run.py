@@ -7,7 +7,10 @@ Starts a private daemon ($WARPD_BIN, default build/bin/warpd) on a Unix
 socket and on 127.0.0.1, with a fresh kernel cache, and measures in turn:
 
   native  bench/native_ref.c built with gcc (vector math and scalar libm),
-          in this process on numpy buffers; skipped without gcc
+          in this process on numpy buffers; skipped without gcc. warpd's
+          side also loads the loops and calls each in turn with its kernel
+          (timing.paired_median_s): the kernel rows' ratios come from those
+          pairs, so a drift of the machine's speed hits both sides alike
   warpd   bench/warpd_side.py over the Unix socket (everything) and over TCP
           (round trips, transfers), then once per daemon restart on the same
           cache (disk-cache hits)
@@ -76,6 +79,7 @@ def measure_native(plan: dict, tmp: Path, raw: dict, meta: dict):
         log(f"native reference skipped: {e}")
         return
     meta["gcc"] = nat.version
+    plan["native"] = nat.built  # warpd's side loads them to interleave them with its kernels
     r = raw["native"] = {}
     from timing import measure
 
@@ -170,9 +174,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="warpd-bench-") as tmpdir:
         tmp = Path(tmpdir)
         plan_file = tmp / "plan.json"
-        plan_file.write_text(json.dumps(plan))
         log("native reference loops")
         measure_native(plan, tmp, raw, meta)
+        plan_file.write_text(json.dumps(plan))
         measure_warpd(binary, plan_file, tmp, raw, plan)
         measure_warp(plan, plan_file, tmp, raw, meta)
     meta["load_after"] = os.getloadavg()

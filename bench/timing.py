@@ -19,6 +19,31 @@ def median_s(fn, repeats: int, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
+def paired_median_s(fn, ref, repeats: int, warmup: int = 2) -> tuple[float, float]:
+    """Median wall times of fn() and of ref() in seconds, `repeats` calls
+    each, taken in turns of about a quarter of them (the order swapped every
+    round): both sides see the machine in the same moments, so their ratio
+    holds where the machine's speed drifts between two separate blocks. A
+    turn starts with one call that is not timed (the first `warmup` calls on
+    the first turn), so that each side's timed calls find its data where its
+    own previous call left it (in cache, for data that fits), as in a block."""
+    block = max(1, repeats // 4)
+    a, b = [], []
+    first = True
+    while len(a) < repeats:
+        n = min(block, repeats - len(a))
+        turns = ((fn, a), (ref, b)) if len(a) // block % 2 == 0 else ((ref, b), (fn, a))
+        for f, out in turns:
+            for _ in range(warmup if first else 1):
+                f()
+            for _ in range(n):
+                t0 = time.perf_counter()
+                f()
+                out.append(time.perf_counter() - t0)
+        first = False
+    return statistics.median(a), statistics.median(b)
+
+
 def once_s(fn) -> float:
     t0 = time.perf_counter()
     fn()

@@ -64,10 +64,20 @@ def run_local(plan, r):
     measure(r, "cold_load_module", lambda: cold_load_modules(k.saxpy, plan["compile_trials"]))
     measure(r, "cold_load_module_xform", lambda: cold_load_modules(k.xform, plan["compile_trials"]))
     measure(r, "memory_hit", lambda: memory_hits(plan["hit_repeats"]))
-    w.run_kernel_rows(wp, k, plan, r)
+    w.run_kernel_rows(wp, k, plan, r, native_loops(plan))
     measure(r, "graph_replay",
             lambda: graph_replay(plan["graph_launches"], plan["graph_replays"], plan["repeats"]))
     run_transport(plan, r)
+
+
+def native_loops(plan):
+    """The native loops run.py built (plan["native"]), to time in turn with
+    the kernels; None when it built none."""
+    if not plan.get("native"):
+        return None
+    import native
+
+    return native.load(plan["native"])
 
 
 def run_transport(plan, r):

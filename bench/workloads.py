@@ -9,7 +9,7 @@ not compute.
 
 import numpy as np
 
-from timing import measure, median_s, once_s
+from timing import measure, median_s, once_s, paired_median_s
 
 _EXPECT_TOL = 1e-4
 
@@ -36,7 +36,18 @@ def cold_first_launch(wp, kernel) -> dict:
     return {"ms": once_s(first) * 1e3}
 
 
-def saxpy(wp, k, n: int, repeats: int) -> dict:
+def _timed(run, repeats: int, native=None, warmup: int = 2) -> dict:
+    """{"ms": median of run()}; with a native runner (bench/native.py),
+    also "native_ms", the native loop called in turn with run()."""
+    if native is None:
+        return {"ms": median_s(run, repeats, warmup) * 1e3}
+    native_run, native_verify = native
+    t, t_native = paired_median_s(run, native_run, repeats, warmup)
+    native_verify()
+    return {"ms": t * 1e3, "native_ms": t_native * 1e3}
+
+
+def saxpy(wp, k, n: int, repeats: int, native=None) -> dict:
     xs = np.random.default_rng(1).random(n, dtype=np.float32)
     x = wp.array(xs, dtype=float, device="cpu")
     y = wp.zeros(n, dtype=float, device="cpu")
@@ -48,13 +59,13 @@ def saxpy(wp, k, n: int, repeats: int) -> dict:
         wp.synchronize()
         calls += 1
 
-    t = median_s(run, repeats)
+    result = _timed(run, repeats, native)
     got = y.numpy()
     check(got[[0, n // 2, n - 1]], 2.0 * calls * xs[[0, n // 2, n - 1]], "saxpy", rel=1e-4)
-    return {"ms": t * 1e3}
+    return result
 
 
-def vec3(wp, k, n: int, repeats: int) -> dict:
+def vec3(wp, k, n: int, repeats: int, native=None) -> dict:
     rng = np.random.default_rng(2)
     an = rng.random((n, 3), dtype=np.float32)
     bn = rng.random((n, 3), dtype=np.float32)
@@ -66,14 +77,14 @@ def vec3(wp, k, n: int, repeats: int) -> dict:
         wp.launch(k.vec3, dim=n, inputs=[a, b, c], device="cpu")
         wp.synchronize()
 
-    t = median_s(run, repeats)
+    result = _timed(run, repeats, native)
     idx = [0, n // 2, n - 1]
     want = (an[idx] * bn[idx]).sum(axis=1) + np.linalg.norm(an[idx], axis=1)
     check(c.numpy()[idx], want, "vec3", rel=1e-5)
-    return {"ms": t * 1e3}
+    return result
 
 
-def sincos(wp, k, n: int, iters: int, repeats: int) -> dict:
+def sincos(wp, k, n: int, iters: int, repeats: int, native=None) -> dict:
     x0 = np.random.default_rng(3).random(n, dtype=np.float32)
     x = wp.array(x0, dtype=float, device="cpu")
 
@@ -83,7 +94,7 @@ def sincos(wp, k, n: int, iters: int, repeats: int) -> dict:
 
     run()  # the checked launch (and the warm-up)
     check(x.numpy()[:64], sincos_reference(x0[:64], iters), "sincos", rel=1e-4)
-    return {"ms": median_s(run, repeats, warmup=0) * 1e3}
+    return _timed(run, repeats, native, warmup=0)
 
 
 def queued_launches(wp, k, count: int, repeats: int) -> dict:
@@ -132,15 +143,18 @@ def launch_sync(wp, k, repeats: int) -> dict:
     return {"us": median_s(run, repeats, warmup=3) * 1e6}
 
 
-def run_kernel_rows(wp, k, plan: dict, r: dict):
+def run_kernel_rows(wp, k, plan: dict, r: dict, native=None):
     """The rows both warpd and Warp run: kernels at each size, the sin/cos
-    kernel, queued and recorded launch rates."""
+    kernel, queued and recorded launch rates. With `native` (bench/native.py's
+    Native), each kernel is timed in turn with its native loop (the
+    vector-math build for sin/cos)."""
     reps = plan["repeats"]
     for n in plan["sizes"]:
-        measure(r, f"saxpy_{n}", lambda: saxpy(wp, k, n, reps))
-        measure(r, f"vec3_{n}", lambda: vec3(wp, k, n, reps))
-    measure(r, "sincos", lambda: sincos(wp, k, plan["sincos_threads"], plan["sincos_iters"],
-                                        plan["sincos_repeats"]))
+        measure(r, f"saxpy_{n}", lambda: saxpy(wp, k, n, reps, native and native.saxpy_runner(n)))
+        measure(r, f"vec3_{n}", lambda: vec3(wp, k, n, reps, native and native.vec3_runner(n)))
+    n, iters = plan["sincos_threads"], plan["sincos_iters"]
+    measure(r, "sincos", lambda: sincos(wp, k, n, iters, plan["sincos_repeats"],
+                                        native and native.sincos_runner(n, iters, scalar=False)))
     measure(r, "queued_launches", lambda: queued_launches(wp, k, plan["launches"], reps))
     measure(r, "recorded_launches", lambda: recorded_launches(wp, k, plan["launches"], reps))
 
