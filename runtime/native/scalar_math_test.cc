@@ -470,17 +470,23 @@ TEST(FloatMathTest, Float32SinCosSpecialValues) {
 
 // sincos_lanes gives each lane what the scalar functions give, whether all
 // lanes are in the float path's range or some are not (huge, infinite,
-// NaN).
+// NaN), and when all are small enough to skip the reduction (and when one
+// is just past that).
 TEST(FloatMathTest, Float32SinCosLanesEqualTheScalarFunctions) {
   constexpr int kN = 64;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> small(-100.0f, 100.0f);
+  // All lanes this small take the shortcut without a reduction.
+  const float lim = wp::trig_detail::kSmallTrigLimit;
+  std::uniform_real_distribution<float> tiny(-lim, lim);
   const float outside[] = {65536.5f, -1e6f, 3.4e38f, std::numeric_limits<float>::infinity(),
                            std::numeric_limits<float>::quiet_NaN(), 65536.0f, -65536.0f};
-  for (int trial = 0; trial < 200; ++trial) {
+  const float edges[] = {lim, -lim, 0.0f, -0.0f, 1e-30f, -1e-45f, std::nextafter(lim, 1.0f)};
+  for (int trial = 0; trial < 400; ++trial) {
     float x[kN], s[kN], c[kN], both_s[kN], both_c[kN];
-    for (float& v : x) v = small(rng);
-    if (trial % 2 == 1) x[rng() % kN] = outside[trial / 2 % std::size(outside)];
+    for (float& v : x) v = trial < 200 ? small(rng) : tiny(rng);
+    if (trial < 200 && trial % 2 == 1) x[rng() % kN] = outside[trial / 2 % std::size(outside)];
+    if (trial >= 200 && trial % 3 == 1) x[rng() % kN] = edges[trial / 3 % std::size(edges)];
     wp::sincos_lanes<kN, true, false>(s, nullptr, x);
     wp::sincos_lanes<kN, false, true>(nullptr, c, x);
     wp::sincos_lanes<kN, true, true>(both_s, both_c, x);

@@ -161,6 +161,18 @@ WP_FUNC float32 cos_poly_f(float32 h, float32 l) {
   return t + (__builtin_fmaf(s * s, p, e) - h * l);
 }
 
+// For |x| <= kSmallTrigLimit, reduce_f(x) is exactly {|x|, +0, 0, sign}:
+// q = rint(|x| * 2/pi) = 0 (the product stays below 0.5), and with q = 0
+// every correction term of the reduction is +0 (r1 = |x|, ph = -0, pl = +0,
+// so r2 = hi = |x| and lo = +0). Lanes that are all that small skip the
+// reduction and get the same bits (scripts/sweep_fast_trig.cc checks every
+// such float; glibc's sinf has the same shortcut).
+inline constexpr float32 kSmallTrigLimit = 0.78f;  // < pi/4 * (1 - 2^-9)
+
+WP_FUNC reduced_f reduce_small_f(float32 signed_x) {
+  return {__builtin_fabsf(signed_x), 0.0f, 0u, __builtin_bit_cast(uint32, signed_x) >> 31};
+}
+
 WP_FUNC float32 sin_fast(const reduced_f& d) {
   const float32 s = sin_poly_f(d.hi, d.lo), c = cos_poly_f(d.hi, d.lo);
   const float32 v = (d.quadrant & 1u) ? c : s;
@@ -196,9 +208,20 @@ WP_FUNC float32 cos(float32 x) {
 // lane is outside the float path's range, the second pass reads x again.
 template <int N, bool kSin, bool kCos>
 WP_FUNC void sincos_lanes(float32* __restrict s, float32* __restrict c, const float32* __restrict x) {
-  bool all_fast = true;
-  for (int l = 0; l < N; ++l) all_fast &= fast_trig_applies(x[l]);
+  bool all_fast = true, all_small = true;
+  for (int l = 0; l < N; ++l) {
+    all_fast &= fast_trig_applies(x[l]);
+    all_small &= __builtin_fabsf(x[l]) <= trig_detail::kSmallTrigLimit;
+  }
   if (WP_LIKELY(all_fast)) {
+    if (all_small) {  // the reduction is the identity (see reduce_small_f)
+      for (int l = 0; l < N; ++l) {
+        const trig_detail::reduced_f d = trig_detail::reduce_small_f(x[l]);
+        if (kSin) s[l] = trig_detail::sin_fast(d);
+        if (kCos) c[l] = trig_detail::cos_fast(d);
+      }
+      return;
+    }
     for (int l = 0; l < N; ++l) {
       const trig_detail::reduced_f d = trig_detail::reduce_f(x[l]);
       if (kSin) s[l] = trig_detail::sin_fast(d);
