@@ -114,7 +114,8 @@ def build(raw: dict, plan: dict) -> list[Row]:
     b.add("local numpy() of a 1-element array", "us", lambda: _get(wd, "small_numpy", "us"),
           lambda: _get(wd, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]))
     b.add("remote launch + sync (TCP) vs echo", "us", lambda: _get(rem, "launch_sync", "us"),
-          lambda: _get(rem, "echo", "us"), "GetServerInfo echo", ("warpd/echo", slower[1]),
+          lambda: _get(rem, "launch_sync", "echo_us"), "GetServerInfo echo, in turns",
+          ("warpd/echo", slower[1]),
           Target("ratio", "<=", 1.2), skip="no TCP run")
 
     mb = plan["transfer_bytes"] / 2**20

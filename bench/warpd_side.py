@@ -83,7 +83,7 @@ def native_loops(plan):
 def run_transport(plan, r):
     """What differs between the Unix socket and TCP: round trips and bulk transfers."""
     measure(r, "echo", lambda: {"us": median_s(echo, plan["sync_repeats"], warmup=3) * 1e6})
-    measure(r, "launch_sync", lambda: w.launch_sync(wp, k, plan["sync_repeats"]))
+    measure(r, "launch_sync", lambda: w.launch_sync(wp, k, plan["sync_repeats"], echo))
     measure(r, "small_numpy", lambda: small_numpy(plan["sync_repeats"]))
     measure(r, "transfer", lambda: transfers(plan["transfer_bytes"], plan["transfer_repeats"]))
 

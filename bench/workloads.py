@@ -132,15 +132,19 @@ def recorded_launches(wp, k, count: int, repeats: int) -> dict:
     return {"per_s": count / t, "us_per_launch": t / count * 1e6}
 
 
-def launch_sync(wp, k, repeats: int) -> dict:
-    """One dim=1 launch + synchronize, in us."""
+def launch_sync(wp, k, repeats: int, echo=None) -> dict:
+    """One dim=1 launch + synchronize, in us; with `echo` (a bare round trip
+    to the daemon), also "echo_us", the echo timed in turns with it."""
     x = wp.zeros(1, dtype=float, device="cpu")
 
     def run():
         wp.launch(k.tiny, dim=1, inputs=[x], device="cpu")
         wp.synchronize()
 
-    return {"us": median_s(run, repeats, warmup=3) * 1e6}
+    if echo is None:
+        return {"us": median_s(run, repeats, warmup=3) * 1e6}
+    t, t_echo = paired_median_s(run, echo, repeats, warmup=3)
+    return {"us": t * 1e6, "echo_us": t_echo * 1e6}
 
 
 def run_kernel_rows(wp, k, plan: dict, r: dict, native=None):
