@@ -27,6 +27,12 @@ std::string_view Bracketed(std::string_view text) {
   return text.substr(open + 1, close - open - 1);
 }
 
+ShmemHugePages ModeOf(std::string_view word) {
+  if (word == "advise") return ShmemHugePages::kOnAdvice;
+  if (word == "always" || word == "within_size" || word == "force") return ShmemHugePages::kAlways;
+  return ShmemHugePages::kNone;
+}
+
 const std::string& HostText() {
   static const std::string text(Bracketed(ReadSmallFile(std::string(kThpDir) + "shmem_enabled")));
   return text;
@@ -34,15 +40,10 @@ const std::string& HostText() {
 
 }  // namespace
 
-ShmemHugePages ParseShmemHugePages(std::string_view shmem_enabled) {
-  const std::string_view mode = Bracketed(shmem_enabled);
-  if (mode == "advise") return ShmemHugePages::kOnAdvice;
-  if (mode == "always" || mode == "within_size" || mode == "force") return ShmemHugePages::kAlways;
-  return ShmemHugePages::kNone;
-}
+ShmemHugePages ParseShmemHugePages(std::string_view shmem_enabled) { return ModeOf(Bracketed(shmem_enabled)); }
 
 ShmemHugePages HostShmemHugePages() {
-  static const ShmemHugePages mode = ParseShmemHugePages("[" + HostText() + "]");
+  static const ShmemHugePages mode = ModeOf(HostText());
   return mode;
 }
 

@@ -9,9 +9,9 @@
 //                huge pages for files however they are filled;
 //   deny         none, not even on tmpfs mounts that ask.
 // A kernel streaming over tens of MiB spends a large part of its time on TLB
-// misses with 4 KiB pages (bench/: saxpy over 2^22 floats takes about 1.3x as
-// long on 4 KiB memfd pages as on anonymous huge pages, the native loop's
-// memory). SegmentPool therefore asks for huge pages on large segments and,
+// misses with 4 KiB pages (a native OpenMP saxpy over 2^22 floats took
+// 1.3-1.4x as long on 4 KiB memfd pages as on anonymous huge pages, the
+// memory of bench/'s native loop). SegmentPool therefore asks for huge pages on large segments and,
 // under `advise`, commits them through its mapping; the setting itself is the
 // administrator's (docs/operations.md). Thread-safe.
 #pragma once

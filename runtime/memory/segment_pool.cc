@@ -485,7 +485,8 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> SegmentPool::Allocate(uint64_t size, 
       Segment& s = *reused;
       return std::shared_ptr<CpuBuffer>(new CpuBuffer(state_, std::move(reused), 0, s.fd, s.base, 0, size, s.bytes));
     }
-    absl::StatusOr<std::shared_ptr<Segment>> segment = CreateSegment(state_->account, bytes, tag, state_->options.huge_pages);
+    absl::StatusOr<std::shared_ptr<Segment>> segment =
+        CreateSegment(state_->account, bytes, tag, state_->options.huge_pages);
     if (!segment.ok()) return segment.status();
     (*segment)->serial = state_->next_serial.fetch_add(1, std::memory_order_relaxed);
     {

@@ -202,6 +202,21 @@ WP_FUNC float32 cos(float32 x) {
   return trig_detail::cos_table(x);
 }
 
+namespace trig_detail {
+
+// The float path for N lanes: `Reduce` is reduce_f, or reduce_small_f when
+// every lane is small enough for it to give the same result.
+template <int N, bool kSin, bool kCos, reduced_f (*Reduce)(float32)>
+WP_FUNC void fast_lanes(float32* __restrict s, float32* __restrict c, const float32* __restrict x) {
+  for (int l = 0; l < N; ++l) {
+    const reduced_f d = Reduce(x[l]);
+    if (kSin) s[l] = sin_fast(d);
+    if (kCos) c[l] = cos_fast(d);
+  }
+}
+
+}  // namespace trig_detail
+
 // For N lanes at once: s[l] = sin(x[l]) if kSin, c[l] = cos(x[l]) if kCos,
 // exactly as the scalar functions give them (see the top). The outputs must
 // not overlap x (the lane-blocked body passes fresh temporaries): when a
@@ -215,17 +230,9 @@ WP_FUNC void sincos_lanes(float32* __restrict s, float32* __restrict c, const fl
   }
   if (WP_LIKELY(all_fast)) {
     if (all_small) {  // the reduction is the identity (see reduce_small_f)
-      for (int l = 0; l < N; ++l) {
-        const trig_detail::reduced_f d = trig_detail::reduce_small_f(x[l]);
-        if (kSin) s[l] = trig_detail::sin_fast(d);
-        if (kCos) c[l] = trig_detail::cos_fast(d);
-      }
-      return;
-    }
-    for (int l = 0; l < N; ++l) {
-      const trig_detail::reduced_f d = trig_detail::reduce_f(x[l]);
-      if (kSin) s[l] = trig_detail::sin_fast(d);
-      if (kCos) c[l] = trig_detail::cos_fast(d);
+      trig_detail::fast_lanes<N, kSin, kCos, trig_detail::reduce_small_f>(s, c, x);
+    } else {
+      trig_detail::fast_lanes<N, kSin, kCos, trig_detail::reduce_f>(s, c, x);
     }
     return;
   }
