@@ -53,9 +53,8 @@ class ReleaseCommand final : public Command {
   std::shared_ptr<void> held_;
 };
 
-absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
-                                                    const v1::Command& command,
-                                                    ArrayResolver& arrays) {
+absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, const std::string& device,
+                                                          const v1::Command& command, ArrayResolver& arrays) {
   switch (command.kind_case()) {
     case v1::Command::kLaunch: {
       const v1::Launch& launch = command.launch();
@@ -131,6 +130,26 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
     default:
       return absl::InvalidArgumentError("command has no kind (launch, copy, fill, free, replay or free_graph)");
   }
+}
+
+// Prepares `command` and charges what it keeps (its argument block, ...) to
+// the session's memory until it is destroyed: after it ran, when a queue
+// drops it, or with its graph. Frees are not charged: a tenant at its limit
+// must still be able to free (they are few bytes, bounded by the queue's
+// count quota, and give back more than they cost).
+absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
+                                                    const v1::Command& command, ArrayResolver& arrays) {
+  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<Command> prepared, PrepareUncharged(session, device, command, arrays));
+  if (command.kind_case() == v1::Command::kFree || command.kind_case() == v1::Command::kFreeGraph) return prepared;
+  const uint64_t bytes = prepared->HeldBytes();
+  absl::StatusOr<runtime::MemoryCharge> charge = session.pool().Charge(bytes);
+  if (!charge.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat(prepared->Describe(), " holds ", bytes,
+                                                     " bytes while it is queued or captured: ",
+                                                     charge.status().message()));
+  }
+  prepared->AttachCharge(*std::move(charge));
+  return prepared;
 }
 
 }  // namespace

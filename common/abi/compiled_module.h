@@ -80,12 +80,18 @@ class CompiledModule {
   // What the module's print calls print (print_table.h); null when nothing.
   const PrintTable* print_table() const { return print_table_.get(); }
 
+  // Memory the module keeps while it is loaded: its code as the JIT maps it
+  // and its layouts and types (an estimate from their sizes). The server
+  // charges it to every session holding the module.
+  uint64_t memory_bytes() const { return memory_bytes_; }
+
  protected:
   std::string cache_key_;
   std::vector<CompiledKernel> kernels_;
   // Keeps struct types of the kernels' layouts alive after the ir::Module.
   std::shared_ptr<types::TypeTable> types_;
   std::shared_ptr<const PrintTable> print_table_;
+  uint64_t memory_bytes_ = 0;
 };
 
 }  // namespace warpd::abi

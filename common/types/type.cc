@@ -140,6 +140,19 @@ size_t TypeTable::size() const {
   return types_.size();
 }
 
+uint64_t TypeTable::MemoryBytes() const {
+  absl::MutexLock lock(&mu_);
+  uint64_t bytes = sizeof(*this);
+  for (const auto& [key, t] : types_) {
+    // The index slot and its key, then the type itself.
+    bytes += sizeof(key) + sizeof(t) + 16 + key.name.capacity();
+    bytes += sizeof(Type) + t->name_.capacity() + t->display_.capacity() + t->text_.capacity() + t->cpp_.capacity();
+    bytes += t->members_.capacity() * sizeof(Member) + t->elements_.capacity() * sizeof(TypeRef);
+    for (const Member& m : t->members_) bytes += m.name.capacity();
+  }
+  return bytes;
+}
+
 TypeRef TypeTable::Intern(Key key, std::unique_ptr<Type> (*make)(const Key&)) {
   absl::MutexLock lock(&mu_);
   auto it = types_.find(key);

@@ -213,6 +213,9 @@ class TypeTable {
 
   // Number of types interned here (tests).
   size_t size() const;
+  // What the table's types occupy (objects, names, member lists, the
+  // index), for charging a client that made them.
+  uint64_t MemoryBytes() const;
 
  private:
   struct Key {

@@ -553,11 +553,16 @@ void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
   w.Close();
   w.Close();
   w.Line("#else");
-  w.Open("extern \"C\" __global__ void " + CudaEntrySymbol(k.name) + "(wp::launch_ctx* ctx, " + args + " args) {");
+  // CUDA passes kernel parameters in a constant bank of at most 32764
+  // bytes; a larger block (big struct arguments) travels in device memory
+  // and the entry takes its address (docs/launch_abi.md).
+  const bool by_pointer = layout.args_size + sizeof(void*) > kMaxCudaParamBytes;
+  w.Open("extern \"C\" __global__ void " + CudaEntrySymbol(k.name) + "(wp::launch_ctx* ctx, " +
+         (by_pointer ? "const " + args + "* __restrict__ args" : args + " args") + ") {");
   w.Line("const wp::int64 stride = (wp::int64)blockDim.x * gridDim.x;");
   w.Open("for (wp::int64 t = (wp::int64)blockIdx.x * blockDim.x + threadIdx.x; t < ctx->bounds.size; t += stride) {");
   w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
-  w.Line(BodySymbol(k.name) + "(ctx, args, t);");
+  w.Line(BodySymbol(k.name) + (by_pointer ? "(ctx, *args, t);" : "(ctx, args, t);"));
   w.Close();
   w.Close();
   w.Line("#endif");

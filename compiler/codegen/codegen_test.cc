@@ -57,6 +57,22 @@ TEST(CodegenTest, EmitsAbiAssertsEntryPointsAndBoundsChecks) {
   EXPECT_NE(src.find("wp::should_stop(ctx)"), std::string::npos);               // loop back-edge check
 }
 
+// CUDA takes at most 32764 bytes of parameters by value: a larger argument
+// block (here 70 8x8 float64 matrices, 35840 bytes) is passed by address.
+TEST(CodegenTest, CudaEntriesTakeLargeArgumentBlocksByAddress) {
+  std::vector<P> params;
+  for (int i = 0; i < 70; ++i) params.push_back({"m" + std::to_string(i), Mat(8, 8, v1::SCALAR_FLOAT64)});
+  std::string big = Source(ModuleOf({Kernel("big", params, {})}));
+  EXPECT_NE(big.find("__global__ void " + CudaEntrySymbol("big") +
+                     "(wp::launch_ctx* ctx, const wpa_big* __restrict__ args)"),
+            std::string::npos);
+  EXPECT_NE(big.find("(ctx, *args, t);"), std::string::npos);
+  params.resize(63);  // 32256 bytes and the context pointer fit
+  std::string fits = Source(ModuleOf({Kernel("fits", params, {})}));
+  EXPECT_NE(fits.find("__global__ void " + CudaEntrySymbol("fits") + "(wp::launch_ctx* ctx, wpa_fits args)"),
+            std::string::npos);
+}
+
 // Accesses indexed by a variable that only ever holds the thread id (or 0)
 // are checked per block; any other index keeps its per-access check.
 TEST(ThreadIndexTest, FindsAccessesIndexedByTheThreadId) {

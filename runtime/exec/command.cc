@@ -50,6 +50,7 @@ class FillCommand final : public Command {
     return absl::OkStatus();
   }
   std::string Describe() const override { return "fill"; }
+  uint64_t HeldBytes() const override { return kBaseBytes + sizeof(*this) + value_.capacity(); }
 
  private:
   std::shared_ptr<const Array> array_;

@@ -7,7 +7,10 @@
 //
 // Ownership: a command holds shared_ptrs to the arrays (and module) it uses,
 // so they stay alive while it is queued or running, whatever happens to their
-// handles. Thread-compatible: a stream runs one command at a time; Cancel()
+// handles. The memory a command itself keeps (HeldBytes) is charged by whoever
+// accepts it from a client (server/submit.cc) and attached to the command
+// (AttachCharge), so it is released when the command is destroyed: after it
+// ran, when it is dropped from a queue, or with its graph. Thread-compatible: a stream runs one command at a time; Cancel()
 // may be called from another thread while Execute() runs.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/device/device.h"
+#include "runtime/memory/memory_charge.h"
 #include "runtime/objects/array.h"
 
 namespace warpd::runtime {
@@ -42,6 +46,23 @@ class Command {
   // Kernel launches one Execute runs (a repeated launch: its runs; a graph
   // replay: the graph's launches), for the launches metric.
   virtual uint64_t Launches() const { return 0; }
+
+  // Bytes the command keeps while it exists and is not running: the object,
+  // its queue or graph slot, what it owns (an argument block, a fill
+  // value); not the arrays and modules it shares, which are charged where
+  // they were made. What a running command allocates is bounded separately
+  // (kernel_output.h).
+  virtual uint64_t HeldBytes() const { return kBaseBytes; }
+  // A small command's cost: the object, its unique_ptr slot and queue entry,
+  // allocator overhead.
+  static constexpr uint64_t kBaseBytes = 256;
+
+  // Keeps `charge` (HeldBytes charged to the session) until the command is
+  // destroyed.
+  void AttachCharge(MemoryCharge charge) { charge_ = std::move(charge); }
+
+ private:
+  MemoryCharge charge_;
 };
 
 // dst <- src. Both on `device`, same dtype and shape; INVALID_ARGUMENT otherwise.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/exec/output_buffer.h"
 
 namespace warpd::runtime {
 
@@ -21,7 +22,7 @@ class Graph::Replay final : public Command {
         command->Rearm();
       }
       absl::Status status = command->Execute(device);
-      output_ += command->TakeOutput();
+      output_.Append(command->TakeOutput());
       {
         absl::MutexLock lock(&mu_);
         running_ = nullptr;
@@ -37,7 +38,13 @@ class Graph::Replay final : public Command {
     if (running_ != nullptr) running_->Cancel();
   }
 
-  std::string TakeOutput() override { return std::move(output_); }
+  std::string TakeOutput() override {
+    return output_.Take(" of a graph replay", absl::StrCat("its commands printed more than ", kMaxReplayOutput,
+                                                           " bytes"));
+  }
+
+  // The replay command itself; its graph is charged apart.
+  uint64_t HeldBytes() const override { return kBaseBytes + sizeof(*this); }
 
   std::string Describe() const override { return absl::StrCat("graph replay (", graph_->size(), " commands)"); }
 
@@ -45,7 +52,10 @@ class Graph::Replay final : public Command {
 
  private:
   const std::shared_ptr<Graph> graph_;
-  std::string output_;
+  // Text printed by one replay's commands (each bounds its own); kept like
+  // a stream's pending output, at most this much.
+  static constexpr size_t kMaxReplayOutput = size_t{1} << 20;
+  OutputBuffer output_{kMaxReplayOutput};
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   Command* running_ ABSL_GUARDED_BY(mu_) = nullptr;

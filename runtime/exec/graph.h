@@ -49,6 +49,10 @@ class Graph : public std::enable_shared_from_this<Graph> {
   // A command that runs the whole graph once.
   std::unique_ptr<Command> MakeReplay();
 
+  // The graph object and its command list; the commands count their own
+  // (Command::HeldBytes, charged by whoever prepared them).
+  uint64_t HeldBytes() const { return sizeof(*this) + commands_.capacity() * sizeof(commands_[0]); }
+
  private:
   class Replay;
   Graph(std::string device, std::vector<std::unique_ptr<Command>> commands, QuotaHold hold)

@@ -12,8 +12,10 @@
 
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/thread_pool.h"
+#include "runtime/exec/graph.h"
 #include "runtime/exec/launch.h"
 #include "runtime/exec/stream.h"
+#include "runtime/memory/memory_account.h"
 #include "warpd/native/mat.h"
 #include "warpd/native/print.h"
 #include "warpd/native/transform.h"
@@ -373,6 +375,55 @@ TEST_F(KernelOutputStreamTest, PendingOutputIsBoundedWithANote) {
   ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
   ASSERT_TRUE(stream->Synchronize().ok());
   EXPECT_EQ(stream->TakeOutput(), Expect(2, 3));
+}
+
+TEST_F(KernelOutputStreamTest, PendingOutputIsChargedToTheStreamsAccount) {
+  // The session's account pays for the text waiting to be read; past its
+  // limit the text is dropped, and the note names the limit.
+  const std::string one = Expect(100, 1);
+  auto account = MemoryAccount::Create("tenant 't'", 3 * one.size() + one.size() / 2);
+  auto stream = Stream::Create(&cpu_, group_, Stream::kDefaultMaxQueued, nullptr, account);
+  std::vector<std::unique_ptr<Command>> batch;
+  for (int i = 0; i < 5; ++i) batch.push_back(Talk(100, 1));
+  ASSERT_TRUE(stream->Submit(std::move(batch)).ok());
+  ASSERT_TRUE(stream->Synchronize().ok());
+  EXPECT_EQ(account->used(), 3 * one.size());
+  const std::string out = stream->TakeOutput();
+  EXPECT_EQ(out.substr(0, 3 * one.size()), one + one + one);
+  EXPECT_NE(out.find("[warpd: " + std::to_string(2 * one.size()) +
+                     " bytes of kernel output dropped: tenant 't' memory limit"),
+            std::string::npos)
+      << out.substr(3 * one.size());
+  EXPECT_EQ(account->used(), 0u);  // read: released
+}
+
+TEST_F(KernelOutputStreamTest, AGraphReplayKeepsAtMostOneMiBOfItsCommandsOutput) {
+  // Each captured launch keeps its own output bounded; a replay of many of
+  // them keeps 1 MiB in all, then notes the rest.
+  const std::string one = Expect(1500, 1);
+  std::vector<std::unique_ptr<Command>> captured;
+  for (int i = 0; i < 40; ++i) captured.push_back(Talk(1500, 1));
+  auto graph = Graph::Create("cpu", std::move(captured));
+  ASSERT_TRUE(graph.ok());
+  std::unique_ptr<Command> replay = (*graph)->MakeReplay();
+  ASSERT_TRUE(replay->Execute(cpu_).ok());
+  const std::string out = replay->TakeOutput();
+  const size_t kept = (size_t{1} << 20) / one.size();
+  EXPECT_EQ(out.substr(0, kept * one.size()).size(), kept * one.size());
+  EXPECT_EQ(out.substr(kept * one.size()),
+            "[warpd: " + std::to_string((40 - kept) * one.size()) +
+                " bytes of kernel output of a graph replay dropped: its commands printed more than 1048576 bytes]\n");
+}
+
+TEST_F(KernelOutputStreamTest, ALaunchHoldsItsArgumentBlockAndItself) {
+  std::unique_ptr<Command> c = Talk(1, 1);
+  EXPECT_GE(c->HeldBytes(), Command::kBaseBytes + 16);  // args_size 4, blocks are at least 16 bytes
+  EXPECT_LT(c->HeldBytes(), Command::kBaseBytes + 4096);
+  auto account = MemoryAccount::Create("session", 0);
+  c->AttachCharge(*MemoryCharge::Take(account, c->HeldBytes()));
+  EXPECT_EQ(account->used(), c->HeldBytes());
+  c.reset();
+  EXPECT_EQ(account->used(), 0u);
 }
 
 }  // namespace

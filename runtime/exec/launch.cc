@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/kernel_output.h"
+#include "runtime/exec/output_buffer.h"
 #include "runtime/memory/size_math.h"
 #include "warpd/native/launch.h"
 
@@ -52,12 +53,6 @@ class LaunchCommand final : public Command {
     // the rest (its fault state is what FaultStatus reports).
     absl::Status status;
     for (uint32_t run = 0; run < repeat_ && status.ok(); ++run) status = RunOnce(device);
-    if (output_dropped_ > 0) {
-      absl::StrAppend(&output_, "[warpd: ", output_dropped_, " bytes of kernel output of '",
-                      kernel_->layout.display_name, "' dropped: its repeated runs printed more than ",
-                      kMaxRepeatOutput, " bytes]\n");
-      output_dropped_ = 0;
-    }
     return status;
   }
 
@@ -66,12 +61,23 @@ class LaunchCommand final : public Command {
   void Rearm() override {
     std::memset(&ctx_.fault, 0, sizeof(ctx_.fault));
     __atomic_store_n(&ctx_.cancel, 0, __ATOMIC_RELAXED);
-    output_.clear();
+    output_.Clear();
   }
 
-  std::string TakeOutput() override { return std::move(output_); }
+  std::string TakeOutput() override {
+    return output_.Take(absl::StrCat(" of '", kernel_->layout.display_name, "'"),
+                        absl::StrCat("its repeated runs printed more than ", kMaxRepeatOutput, " bytes"));
+  }
 
   uint64_t Launches() const override { return repeat_; }
+
+  // The argument block and the descriptors' owners; text printed by a
+  // running launch is bounded apart (kMaxRepeatOutput) and moves to the
+  // stream, which charges it.
+  uint64_t HeldBytes() const override {
+    return kBaseBytes + sizeof(*this) + std::max<size_t>(kernel_->layout.args_size, 16) +
+           arrays_.capacity() * sizeof(arrays_[0]);
+  }
 
   std::string Describe() const override {
     return repeat_ > 1 ? absl::StrCat("launch ", kernel_->layout.display_name, " x", repeat_)
@@ -98,12 +104,7 @@ class LaunchCommand final : public Command {
       std::string text = FormatKernelOutput(*prints, records.get(), committed,
                                             __atomic_load_n(&ctx_.output.dropped, __ATOMIC_ACQUIRE),
                                             kernel_->layout.display_name);
-      // Repeated runs keep at most kMaxRepeatOutput bytes in all.
-      if (output_dropped_ == 0 && output_.size() + text.size() <= kMaxRepeatOutput) {
-        output_ += text;
-      } else {
-        output_dropped_ += text.size();
-      }
+      output_.Append(std::move(text));  // repeated runs keep at most kMaxRepeatOutput bytes in all
       ctx_.output = wp::print_buffer{};
     }
     if (!run.ok()) return run;
@@ -153,8 +154,7 @@ class LaunchCommand final : public Command {
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
   const uint32_t repeat_;  // runs per Execute, >= 1
   wp::launch_ctx ctx_;
-  std::string output_;  // text printed by the last Execute
-  uint64_t output_dropped_ = 0;  // bytes of it past kMaxRepeatOutput
+  OutputBuffer output_{kMaxRepeatOutput};  // text printed by the last Execute
 };
 
 std::string ParamNames(const abi::KernelLayout& k) {

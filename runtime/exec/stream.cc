@@ -9,9 +9,10 @@
 namespace warpd::runtime {
 
 std::shared_ptr<Stream> Stream::Create(Device* device, std::shared_ptr<StreamGroup> group, size_t max_queued,
-                                       std::shared_ptr<CountQuota> queue_quota) {
-  return std::shared_ptr<Stream>(
-      new Stream(device, std::move(group), std::max<size_t>(max_queued, 1), std::move(queue_quota)));
+                                       std::shared_ptr<CountQuota> queue_quota,
+                                       std::shared_ptr<MemoryAccount> memory) {
+  return std::shared_ptr<Stream>(new Stream(device, std::move(group), std::max<size_t>(max_queued, 1),
+                                            std::move(queue_quota), std::move(memory)));
 }
 
 // The scheduler holds a reference while a turn is queued or running, so
@@ -103,7 +104,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
       absl::Status status = entry.command->Execute(*device_);
       std::string output = entry.command->TakeOutput();
       absl::MutexLock lock(&mu_);
-      AppendOutput(std::move(output));
+      output_.Append(std::move(output));
       running_ = nullptr;
       completed_ = std::max(completed_, entry.sequence);
       if (!status.ok() && error_.ok()) error_ = std::move(status);
@@ -130,31 +131,9 @@ void Stream::RunIdleWaiters(std::vector<IdleWaiter> waiters, const absl::Status&
   for (auto& w : waiters) std::move(w.done)(w.clears ? status : absl::OkStatus());
 }
 
-void Stream::AppendOutput(std::string text) {
-  if (text.empty()) return;
-  // Once something was dropped, later output is dropped too, so the note at
-  // the end of the text stands where the gap is.
-  if (output_dropped_ > 0 || output_.size() + text.size() > kMaxPendingOutput) {
-    output_dropped_ += text.size();
-    return;
-  }
-  if (output_.empty()) {
-    output_ = std::move(text);
-  } else {
-    output_ += text;
-  }
-}
-
 std::string Stream::TakeOutput() {
   absl::MutexLock lock(&mu_);
-  std::string out = std::exchange(output_, std::string());
-  if (output_dropped_ > 0) {
-    out += "[warpd: " + std::to_string(output_dropped_) +
-           " bytes of kernel output dropped: more than " + std::to_string(kMaxPendingOutput) +
-           " bytes were waiting to be read]\n";
-    output_dropped_ = 0;
-  }
-  return out;
+  return output_.Take("", absl::StrCat("more than ", kMaxPendingOutput, " bytes were waiting to be read"));
 }
 
 absl::Status Stream::Synchronize() {
@@ -211,8 +190,7 @@ void Stream::Cancel() {
           absl::StrCat("the stream was cancelled; ", dropped.size(), " queued commands did not run"));
     }
     error_ = absl::OkStatus();
-    output_.clear();
-    output_dropped_ = 0;
+    output_.Clear();
   }
   RunIdleWaiters(std::move(waiters), status);
   dropped.clear();  // outside the lock, see RunTurn

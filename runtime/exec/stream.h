@@ -19,8 +19,10 @@
 // Output: the text a command printed (kernel print()/printf(), see
 // kernel_output.h) is appended to the stream's pending output when the
 // command finishes, so it is in submission order; TakeOutput hands it over.
-// At most kMaxPendingOutput bytes wait: past that, output is dropped until
-// the next TakeOutput, whose text then ends with one note saying how much.
+// At most kMaxPendingOutput bytes wait, charged to the stream's memory
+// account when it has one (output_buffer.h): past that bound, or when the
+// charge is refused, output is dropped until the next TakeOutput, whose text
+// then ends with one note saying how much and why.
 //
 //   auto stream = Stream::Create(device, scheduler.CreateGroup("alice", 1));
 //   WARPD_ASSIGN_OR_RETURN(uint64_t last, stream->Submit(std::move(commands)));
@@ -51,6 +53,7 @@
 #include "common/count_quota.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/command.h"
+#include "runtime/exec/output_buffer.h"
 #include "runtime/exec/scheduler.h"
 
 namespace warpd::runtime {
@@ -63,9 +66,11 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // `group` (not null) is the tenant whose share of the executor the stream
   // runs in. `max_queued` >= 1. `queue_quota` (may be null) counts the
   // commands waiting on this stream together with those of other streams.
+  // `memory` (may be null) is charged the output waiting to be read.
   static std::shared_ptr<Stream> Create(Device* device, std::shared_ptr<StreamGroup> group,
                                         size_t max_queued = kDefaultMaxQueued,
-                                        std::shared_ptr<CountQuota> queue_quota = nullptr);
+                                        std::shared_ptr<CountQuota> queue_quota = nullptr,
+                                        std::shared_ptr<MemoryAccount> memory = nullptr);
   ~Stream() override;
 
   Device* device() const { return device_; }
@@ -124,8 +129,9 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
 
  private:
   Stream(Device* device, std::shared_ptr<StreamGroup> group, size_t max_queued,
-         std::shared_ptr<CountQuota> queue_quota)
-      : device_(device), group_(std::move(group)), max_queued_(max_queued), queue_quota_(std::move(queue_quota)) {}
+         std::shared_ptr<CountQuota> queue_quota, std::shared_ptr<MemoryAccount> memory)
+      : device_(device), group_(std::move(group)), max_queued_(max_queued), queue_quota_(std::move(queue_quota)),
+        output_(kMaxPendingOutput, std::move(memory)) {}
 
   struct Entry {
     uint64_t sequence;
@@ -146,7 +152,6 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // one of them is a SynchronizeAsync).
   std::vector<IdleWaiter> TakeIdleWaitersLocked(absl::Status* status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void RunIdleWaiters(std::vector<IdleWaiter> waiters, const absl::Status& status);
-  void AppendOutput(std::string text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseQueued(size_t commands) {
     if (queue_quota_ != nullptr && commands != 0) queue_quota_->Release(commands);
   }
@@ -168,8 +173,7 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
-  std::string output_ ABSL_GUARDED_BY(mu_);
-  uint64_t output_dropped_ ABSL_GUARDED_BY(mu_) = 0;  // bytes, since the last TakeOutput
+  OutputBuffer output_ ABSL_GUARDED_BY(mu_);
   // Always empty while the stream is idle: they run when it becomes idle.
   std::vector<IdleWaiter> idle_waiters_ ABSL_GUARDED_BY(mu_);
 };

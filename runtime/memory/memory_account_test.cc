@@ -1,5 +1,7 @@
 #include "runtime/memory/memory_account.h"
 
+#include "runtime/memory/memory_charge.h"
+
 #include <atomic>
 #include <cstdint>
 #include <random>
@@ -9,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/memory/human_bytes.h"
+#include "runtime/memory/memory_charge.h"
 
 namespace warpd::runtime {
 namespace {
@@ -205,6 +208,46 @@ TEST(MemoryAccountTest, ConcurrentChargesNeverOvershoot) {
   uint64_t by_session = 0;
   for (auto& s : sessions) by_session += s->used();
   EXPECT_EQ(by_session, kGlobal);
+}
+
+TEST(MemoryChargeTest, HoldsItsBytesUntilDestroyedOrReset) {
+  auto tenant = MemoryAccount::Create("tenant 't'", 100);
+  auto session = MemoryAccount::Create("session", 0, tenant);
+  {
+    absl::StatusOr<MemoryCharge> a = MemoryCharge::Take(session, 60);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(tenant->used(), 60u);
+    absl::StatusOr<MemoryCharge> b = MemoryCharge::Take(session, 50);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(b.status().message().find("tenant 't' memory limit"), std::string::npos) << b.status();
+    EXPECT_EQ(tenant->used(), 60u);
+    MemoryCharge moved = *std::move(a);
+    MemoryCharge assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(moved.bytes(), 0u);
+    EXPECT_EQ(assigned.bytes(), 60u);
+    EXPECT_EQ(session->used(), 60u);
+    assigned.Reset();
+    EXPECT_EQ(session->used(), 0u);
+    absl::StatusOr<MemoryCharge> c = MemoryCharge::Take(session, 40);
+    ASSERT_TRUE(c.ok());
+  }
+  EXPECT_EQ(tenant->used(), 0u);
+}
+
+TEST(MemoryChargeTest, WithChargeReleasesAfterTheLastCopy) {
+  auto account = MemoryAccount::Create("session", 0);
+  auto object = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = object;
+  std::shared_ptr<int> held = WithCharge(std::move(object), *MemoryCharge::Take(account, 10));
+  EXPECT_EQ(*held, 7);
+  std::shared_ptr<int> copy = held;
+  held.reset();
+  EXPECT_EQ(account->used(), 10u);  // a copy (a queued command's) still holds it
+  EXPECT_FALSE(watch.expired());
+  copy.reset();
+  EXPECT_EQ(account->used(), 0u);
+  EXPECT_TRUE(watch.expired());
 }
 
 }  // namespace

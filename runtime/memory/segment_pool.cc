@@ -447,6 +447,13 @@ SegmentPool::~SegmentPool() {
 
 uint64_t SegmentPool::DropCachedSegments() { return ExpireCaches(absl::InfiniteFuture()); }
 
+absl::StatusOr<MemoryCharge> SegmentPool::Charge(uint64_t bytes) const {
+  absl::StatusOr<MemoryCharge> charge = MemoryCharge::Take(state_->account, bytes);
+  if (charge.ok() || !absl::IsResourceExhausted(charge.status())) return charge;
+  if (ExpireCaches(absl::InfiniteFuture()) == 0) return charge;
+  return MemoryCharge::Take(state_->account, bytes);
+}
+
 const std::shared_ptr<MemoryAccount>& SegmentPool::account() const { return state_->account; }
 
 const SegmentPool::Options& SegmentPool::options() const { return state_->options; }

@@ -95,6 +95,7 @@
 #include "absl/time/time.h"
 #include "runtime/memory/huge_pages.h"
 #include "runtime/memory/memory_account.h"
+#include "runtime/memory/memory_charge.h"
 
 namespace warpd::runtime {
 
@@ -206,6 +207,13 @@ class SegmentPool {
 
   // Releases every pool's cached segments (the process's). Returns how many.
   static uint64_t DropCachedSegments();
+
+  // Charges `bytes` of memory that is not a segment (a queued command's
+  // argument block, a module's code: memory_charge.h) to the pool's
+  // account, as Allocate charges segments: a refused charge first releases
+  // every pool's cached segments and tries once more. RESOURCE_EXHAUSTED
+  // naming the level that refused.
+  absl::StatusOr<MemoryCharge> Charge(uint64_t bytes) const;
 
   SegmentPoolStats stats() const;
   const std::shared_ptr<MemoryAccount>& account() const;

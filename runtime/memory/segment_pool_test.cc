@@ -342,6 +342,25 @@ TEST(SegmentPoolCacheTest, ARefusedChargeDropsEveryCacheAndSucceeds) {
   EXPECT_EQ(global->used(), 4 * kMiB);
 }
 
+TEST(SegmentPoolCacheTest, ARefusedNonSegmentChargeAlsoDropsTheCaches) {
+  auto global = MemoryAccount::Create("the daemon's CPU", 8 * kMiB);
+  SegmentPool a(MemoryAccount::Create("a", 0, global)), b(MemoryAccount::Create("b", 0, global));
+  ASSERT_TRUE(a.Allocate(6 * kMiB, "a").ok());  // freed at once: cached
+  {
+    absl::StatusOr<MemoryCharge> args = b.Charge(3 * kMiB);  // fits only once a's cache is gone
+    ASSERT_TRUE(args.ok()) << args.status();
+    EXPECT_EQ(args->bytes(), 3 * kMiB);
+    EXPECT_EQ(a.stats().cached_segments, 0u);
+    EXPECT_EQ(global->used(), 3 * kMiB);
+    EXPECT_EQ(b.account()->used(), 3 * kMiB);
+    absl::StatusOr<MemoryCharge> more = b.Charge(6 * kMiB);
+    EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(more.status().message().find("the daemon's CPU memory limit"), std::string::npos)
+        << more.status();
+  }
+  EXPECT_EQ(global->used(), 0u);  // the charge went with its MemoryCharge
+}
+
 TEST(SegmentPoolCacheTest, CachedSegmentsExpireAndGoWithTheirPool) {
   auto account = MemoryAccount::Create("daemon", 0);
   SegmentPool quick(MemoryAccount::Create("quick", 0, account),

@@ -91,6 +91,14 @@ std::string FormatShape(absl::Span<const int64_t> shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
 }
 
+uint64_t Array::MetadataBytes() const {
+  // The buffer object, its free-list/placement record, two control blocks.
+  constexpr uint64_t kBufferBytes = 192;
+  uint64_t bytes = sizeof(*this) + device_.capacity() + kBufferBytes;
+  if (layout_.dtype_table != nullptr) bytes += layout_.dtype_table->MemoryBytes();
+  return bytes;
+}
+
 void Array::WriteDescriptor(void* out) const {
   wp::array_t<unsigned char> desc;
   std::memset(&desc, 0, sizeof(desc));

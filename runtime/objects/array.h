@@ -77,6 +77,12 @@ class Array {
   // Writes the 64-byte wp::array_t descriptor (docs/launch_abi.md) to `out`.
   void WriteDescriptor(void* out) const;
 
+  // What the array's bookkeeping occupies beside its data: this object, its
+  // buffer's record in the pool, the dtype table of a struct dtype (a client
+  // may declare large structs), shared_ptr control blocks. The data itself
+  // is charged by the pool, in whole segments.
+  uint64_t MetadataBytes() const;
+
  private:
   const std::string device_;
   const ArrayLayout layout_;
