@@ -1,6 +1,5 @@
 #include "server/load_module_request.h"
 
-#include <malloc.h>
 #include <sys/mman.h>
 
 #include <new>
@@ -19,8 +18,6 @@ namespace {
 // Far above any IR that ModuleFromProto accepts (its own depth limit names
 // the user's line), yet bounded so parsing cannot exhaust the stack.
 constexpr int kMaxProtoNesting = 1000;
-// Requests larger than this hand freed heap memory back to the system.
-constexpr size_t kTrimAfterBytes = size_t{4} << 20;
 
 void* MapBlock(size_t n) {
   void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -71,7 +68,7 @@ absl::StatusOr<LoadModuleInput> ReadLoadModuleRequest(
     if (bytes.size() != buffer.Length()) return absl::InvalidArgumentError("LoadModule: unreadable request");
     result = Read(bytes, check_session);
   }
-  if (buffer.Length() > kTrimAfterBytes) malloc_trim(0);
+  TrimAfterLargeRequest(buffer.Length());
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "server/raw_messages.h"
 
+#include <malloc.h>
+
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +33,10 @@ absl::Status ParseMessage(const grpc::ByteBuffer& buffer, google::protobuf::Mess
                                                    " (malformed protobuf, or invalid UTF-8 in a string)"));
   }
   return absl::OkStatus();
+}
+
+void TrimAfterLargeRequest(size_t request_bytes) {
+  if (request_bytes > kTrimAfterRequestBytes) malloc_trim(0);
 }
 
 absl::Status SerializeMessage(const google::protobuf::Message& message, grpc::ByteBuffer* out) {

@@ -21,6 +21,14 @@ std::string ByteBufferToString(const grpc::ByteBuffer& buffer);
 // `buffer` does not parse as `out`'s type (or not completely).
 absl::Status ParseMessage(const grpc::ByteBuffer& buffer, google::protobuf::Message* out, const char* rpc);
 
+// Requests larger than this make the daemon hand freed heap memory back to
+// the system once they are done (TrimAfterLargeRequest): a parsed request
+// and the buffers gRPC received it in are copies of up to 64 MiB that glibc
+// would otherwise keep.
+inline constexpr size_t kTrimAfterRequestBytes = size_t{4} << 20;
+// malloc_trim when `request_bytes` > kTrimAfterRequestBytes.
+void TrimAfterLargeRequest(size_t request_bytes);
+
 // INTERNAL when `message` cannot be serialized.
 absl::Status SerializeMessage(const google::protobuf::Message& message, grpc::ByteBuffer* out);
 

@@ -68,9 +68,16 @@ class Session {
   // Where the session's CPU arrays are allocated (Device::Allocate).
   runtime::SegmentPool& pool() { return pool_; }
 
+  // Objects the session holds by handle. A module and a graph are charged
+  // to the session's memory account (their memory_bytes / HeldBytes and a
+  // handle's bookkeeping) for as long as any copy of the table's pointer
+  // lives; RESOURCE_EXHAUSTED when that does not fit. An array was charged
+  // when it was made (tenant_array.h).
   absl::StatusOr<uint64_t> AddArray(std::shared_ptr<const runtime::Array> array);
   absl::StatusOr<uint64_t> AddModule(std::shared_ptr<const compiler::CompiledModule> module);
   absl::StatusOr<uint64_t> AddGraph(std::shared_ptr<runtime::Graph> graph);
+  // A handle table entry: the slot, its key, the shared_ptr's control block.
+  static constexpr uint64_t kHandleBytes = 128;
 
   // Lookups and removal (NOT_FOUND for unknown handles).
   runtime::HandleTable<const runtime::Array>& arrays() { return arrays_; }

@@ -52,6 +52,7 @@ class UnaryCall {
       return nullptr;
     }
     call->tenant = *std::move(tenant);
+    call->request_bytes_ = in->Length();
     if (absl::Status s = ParseMessage(*in, &call->request, rpc); !s.ok()) {
       call->Finish(std::move(s));
       return nullptr;
@@ -64,7 +65,9 @@ class UnaryCall {
     LogFailure(rpc_, status);
     state_->metrics().Rpc(rpc_, status.code()).Increment();
     reactor_->Finish(ToGrpcStatus(status));
+    const size_t request_bytes = request_bytes_;
     delete this;
+    TrimAfterLargeRequest(request_bytes);  // the parsed request is gone
   }
 
   Req request;
@@ -84,6 +87,7 @@ class UnaryCall {
   grpc::ServerUnaryReactor* const reactor_;
   grpc::ByteBuffer* const out_;
   const char* const rpc_;
+  size_t request_bytes_ = 0;
 };
 
 // Parses the request, runs `fn(call)` (returning absl::Status) inline or on
