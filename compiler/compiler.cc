@@ -4,9 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "compiler/backend/compile_pool.h"
 #include "compiler/backend/cpu_jit.h"
+#include "compiler/cache/disk_cache.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/compile_queue.h"
 #include "compiler/codegen/codegen.h"
@@ -71,7 +73,17 @@ struct Compiler::Impl {
   HostCpu host;
   std::unique_ptr<CpuJit> jit;
   std::unique_ptr<CompilePool> pool;  // null: compile in process
-  ModuleCache<CompiledModule> cache{""};
+  ModuleCache<CompiledModule> cache;
+  DiskCache::Options disk_options;
+  mutable absl::Mutex disk_mu;
+  // The current directory's (SetCacheDir replaces it; builds in flight keep
+  // the one they started with). Never null.
+  std::shared_ptr<DiskCache> disk ABSL_GUARDED_BY(disk_mu);
+  uint64_t evictions_before ABSL_GUARDED_BY(disk_mu) = 0;  // by earlier directories' caches
+  std::shared_ptr<DiskCache> Disk() const {
+    absl::MutexLock lock(&disk_mu);
+    return disk;
+  }
   std::string headers_digest;
   bool verify_cuda = false;
   // Last, so it is destroyed first: its jobs use everything above.
@@ -84,6 +96,7 @@ struct Compiler::Request {
   std::chrono::steady_clock::time_point t0;
   Generated generated;
   std::string key;
+  CacheWriteGate gate;
   bool disk_hit = false;  // written by Build, read after it
 };
 
@@ -118,9 +131,12 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
   if (options.verify_cuda)
     return absl::FailedPreconditionError("verify_cuda needs a build with WARPD_WITH_CUDA");
 #endif
-  if (!options.cache_dir.empty()) {
-    if (auto st = DiskCache::EnsureDir(options.cache_dir); !st.ok()) return st;
-    impl->cache.set_dir(options.cache_dir);
+  impl->disk_options.max_bytes = options.cache_max_bytes;
+  absl::StatusOr<std::unique_ptr<DiskCache>> disk = DiskCache::Open(options.cache_dir, impl->disk_options);
+  if (!disk.ok()) return disk.status();
+  {
+    absl::MutexLock lock(&impl->disk_mu);
+    impl->disk = *std::move(disk);
   }
   return std::unique_ptr<Compiler>(new Compiler(std::move(impl)));
 }
@@ -148,20 +164,22 @@ absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target targe
   return out;
 }
 
-void Compiler::CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done) {
+void Compiler::CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done,
+                            CacheWriteGate gate) {
   switch (target) {
     case Target::kCpu:
-      return CompileCpu(std::move(module), std::move(done));
+      return CompileCpu(std::move(module), std::move(done), std::move(gate));
     case Target::kCuda:
       break;
   }
   std::move(done)(absl::UnimplementedError("compiling modules for CUDA devices is not supported yet"));
 }
 
-void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done) {
+void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done, CacheWriteGate gate) {
   auto request = std::make_shared<Request>();
   request->t0 = std::chrono::steady_clock::now();
   request->module = std::move(module);
+  request->gate = std::move(gate);
   auto generated = Generate(*request->module);
   if (!generated.ok()) return std::move(done)(generated.status());
   request->generated = *std::move(generated);
@@ -184,9 +202,12 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
           std::move(completion).Finish(Build(*request));
         });
       },
-      [request, done = std::move(done)](absl::StatusOr<std::shared_ptr<const CompiledModule>> compiled,
-                                        bool memory_hit) mutable {
+      [this, request, done = std::move(done)](absl::StatusOr<std::shared_ptr<const CompiledModule>> compiled,
+                                              bool memory_hit) mutable {
         if (!compiled.ok()) return std::move(done)(compiled.status());
+        // A module used from memory keeps its disk entry recent, so the
+        // disk cache evicts what nobody uses, not what stays loaded.
+        if (memory_hit) impl_->Disk()->Touch(request->key, kObjectExt);
         CompileResult result;
         result.module = *std::move(compiled);
         // disk_hit was written by Build, on this thread, for the request
@@ -205,8 +226,8 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
   // The translation unit's name (a file name inside the compilers) comes
   // from the key, never from the client's module name.
   const std::string unit_name = "module_" + key.substr(0, 16);
-  const std::string dir = impl_->cache.dir();
-  std::optional<std::string> object = DiskCache::Read(dir, key, kObjectExt);
+  const std::shared_ptr<DiskCache> disk = impl_->Disk();
+  std::optional<std::string> object = disk->Read(key, kObjectExt);
   request.disk_hit = object.has_value();
   if (!object) {
 #if WARPD_WITH_CUDA
@@ -222,8 +243,11 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
                                 : impl_->jit->CompileToObject(source, unit_name);
     if (!compiled.ok()) return compiled.status();
     object = *std::move(compiled);
-    // A cache that cannot be written only costs time later.
-    (void)DiskCache::Write(dir, key, kObjectExt, *object);
+    // A cache that cannot be written only costs time later. Past its
+    // owner's budget the module is served from memory only.
+    if (!request.gate || request.gate(DiskCache::EntryBytes(object->size()))) {
+      (void)disk->Write(key, kObjectExt, *object);
+    }
   }
   auto code = impl_->jit->Load(*object, key.substr(0, 16));
   if (!code.ok()) return code.status();
@@ -243,17 +267,27 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
 const HostCpu& Compiler::host_cpu() const { return impl_->host; }
 const CpuTarget& Compiler::cpu_target() const { return impl_->jit->target(); }
 
-std::string Compiler::cache_dir() const { return impl_->cache.dir(); }
+std::string Compiler::cache_dir() const { return impl_->Disk()->dir(); }
 
 absl::Status Compiler::SetCacheDir(const std::string& dir) {
-  if (auto st = DiskCache::EnsureDir(dir); !st.ok()) return st;
-  impl_->cache.set_dir(dir);
+  absl::StatusOr<std::unique_ptr<DiskCache>> disk = DiskCache::Open(dir, impl_->disk_options);
+  if (!disk.ok()) return disk.status();
+  absl::MutexLock lock(&impl_->disk_mu);
+  impl_->evictions_before += impl_->disk->stats().evictions;
+  impl_->disk = *std::move(disk);
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> Compiler::ClearCache() {
   impl_->cache.ClearMemory();
-  return DiskCache::Clear(impl_->cache.dir());
+  return impl_->Disk()->Clear();
+}
+
+DiskCache::Stats Compiler::cache_stats() const {
+  absl::MutexLock lock(&impl_->disk_mu);
+  DiskCache::Stats stats = impl_->disk->stats();
+  stats.evictions += impl_->evictions_before;
+  return stats;
 }
 
 }  // namespace warpd::compiler

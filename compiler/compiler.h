@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
+#include "compiler/cache/disk_cache.h"
 #include "common/abi/compiled_module.h"
 #include "compiler/codegen/layout.h"
 #include "common/types/type.h"
@@ -43,6 +44,12 @@ struct CompileResult {
 // Receives a compile's result; runs once (see Compiler::CompileAsync).
 using CompileCallback = absl::AnyInvocable<void(absl::StatusOr<CompileResult> result) &&>;
 
+// Decides whether a module this request compiled is saved to the disk cache:
+// called (on a compile thread, at most once per request) with the bytes the
+// entry takes on disk; true charges them to whoever asked and saves it,
+// false leaves it in memory only. Empty: always saved.
+using CacheWriteGate = absl::AnyInvocable<bool(uint64_t bytes)>;
+
 }  // namespace warpd::compiler
 
 namespace warpd::ir {
@@ -55,6 +62,9 @@ class Compiler {
  public:
   struct Options {
     std::string cache_dir;  // empty: no disk cache
+    // The disk cache's size limit (least recently used entries go; see
+    // compiler/cache/disk_cache.h). 0: no limit.
+    uint64_t cache_max_bytes = 0;
     // Also generate each module's CUDA source, compile it with NVRTC for
     // sm_90 and check the PTX with ptxas; a failure fails the compile
     // (INTERNAL). For test suites: keeps the CUDA path from drifting.
@@ -95,8 +105,11 @@ class Compiler {
   // before compiling and for memory-cache hits, else on a compile thread
   // when the compile this request needs (its own, or an identical one
   // already in flight) has ended. `done` must not block: compile threads are
-  // few. The compiler keeps `module` until then.
-  void CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done);
+  // few. The compiler keeps `module` until then. `gate` decides whether
+  // what this request compiles is saved to the disk cache (a tenant's
+  // budget); a module served from memory or disk never asks it.
+  void CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done,
+                    CacheWriteGate gate = {});
 
   // The front and middle of the pipeline, for Compile, tests and tools:
   // sema (annotating `module` in place), lowering to TIR, codegen. The C++
@@ -113,17 +126,21 @@ class Compiler {
   const CpuTarget& cpu_target() const;
 
   std::string cache_dir() const;
-  // Later compiles read and write the disk cache under `dir` (created).
+  // Later compiles read and write the disk cache under `dir` (created and
+  // scanned; bounded by Options::cache_max_bytes like the first).
   absl::Status SetCacheDir(const std::string& dir);
   // Drops the memory cache entries no one holds and deletes the disk cache
   // files; returns how many disk entries were removed.
   absl::StatusOr<uint64_t> ClearCache();
+  // The disk cache's size and limit; evictions count those of every
+  // directory this compiler used.
+  DiskCache::Stats cache_stats() const;
 
  private:
   struct Impl;
   explicit Compiler(std::unique_ptr<Impl> impl);
   struct Request;
-  void CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done);
+  void CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done, CacheWriteGate gate);
   // The cache miss path: disk cache, compile, JIT. Blocks; on a compile thread.
   absl::StatusOr<std::shared_ptr<const CompiledModule>> Build(Request& request);
   std::unique_ptr<Impl> impl_;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/sema/sema.h"
@@ -532,6 +533,112 @@ TEST(CompilerTest, CompileAsyncCompilesOnceOffTheCallersThread) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
   });
   EXPECT_TRUE(errored);
+}
+
+}  // namespace
+}  // namespace warpd::compiler
+
+namespace warpd::compiler {
+namespace {
+
+using namespace warpd::testing;
+
+// scale under another kernel name: another module, another cache key.
+v1::Module NamedScaleModule(const std::string& name) {
+  return ModuleOf({Kernel(name, {{"a", Arr(F32())}, {"s", F32()}},
+                          {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+                           Assign(Sub(Name("a", 3), {Name("i", 3)}, 3),
+                                  Bin(v1::BINOP_MUL, Sub(Name("a", 3), {Name("i", 3)}, 3), Name("s", 3), 3), 3)})});
+}
+
+absl::StatusOr<CompileResult> CompileGated(Compiler& c, const v1::Module& proto, CacheWriteGate gate) {
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  absl::Notification ready;
+  absl::StatusOr<CompileResult> out = absl::UnknownError("unset");
+  c.CompileAsync(
+      std::shared_ptr<ir::Module>(*std::move(m)), Target::kCpu,
+      [&](absl::StatusOr<CompileResult> r) {
+        out = std::move(r);
+        ready.Notify();
+      },
+      std::move(gate));
+  ready.WaitForNotification();
+  return out;
+}
+
+// The gate (a tenant's budget) decides whether a compile is saved to disk;
+// a module served from the cache never asks it.
+TEST(CompilerDiskCacheTest, GateDecidesWhetherACompileIsSaved) {
+  const auto dir = std::filesystem::temp_directory_path() / ("warpd_gate_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto c = MakeCompiler(dir.string());
+  std::vector<uint64_t> asked;
+  auto refuse = [&](uint64_t bytes) {
+    asked.push_back(bytes);
+    return false;
+  };
+  auto first = CompileGated(*c, NamedScaleModule("unsaved"), refuse);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->cache_hit);
+  const std::string key = first->module->cache_key();
+  const auto entry = dir / key.substr(0, 2) / (key + ".o");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_GT(asked[0], DiskCache::EntryBytes(0));
+  EXPECT_FALSE(std::filesystem::exists(entry));  // served from memory only
+  EXPECT_EQ(c->cache_stats().bytes, 0u);
+  // From memory: the gate is not asked.
+  auto again = CompileGated(*c, NamedScaleModule("unsaved"), [](uint64_t) -> bool {
+    ADD_FAILURE() << "a cache hit asked the gate";
+    return true;
+  });
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cache_hit);
+  // Compiled again (the memory cache cleared), this time allowed: saved, and
+  // the gate was told the entry's size on disk.
+  ASSERT_TRUE(c->ClearCache().ok());
+  auto saved = CompileGated(*c, NamedScaleModule("unsaved"), [&](uint64_t bytes) {
+    asked.push_back(bytes);
+    return true;
+  });
+  ASSERT_TRUE(saved.ok());
+  ASSERT_EQ(asked.size(), 2u);
+  ASSERT_TRUE(std::filesystem::exists(entry));
+  EXPECT_EQ(std::filesystem::file_size(entry), asked[1]);
+  EXPECT_EQ(c->cache_stats().bytes, asked[1]);
+  std::filesystem::remove_all(dir);
+}
+
+// Options::cache_max_bytes bounds the directory: a second module's object
+// evicts the first's.
+TEST(CompilerDiskCacheTest, CacheMaxBoundsTheDirectory) {
+  const auto dir = std::filesystem::temp_directory_path() / ("warpd_max_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  uint64_t entry_bytes = 0;
+  {
+    auto c = MakeCompiler(dir.string());
+    auto r = Compile(*c, NamedScaleModule("first"));
+    ASSERT_TRUE(r.ok()) << r.status();
+    entry_bytes = c->cache_stats().bytes;
+    ASSERT_GT(entry_bytes, 0u);
+    ASSERT_TRUE(c->ClearCache().ok());
+  }
+  Compiler::Options o = Options(dir.string(), false);
+  o.cache_max_bytes = entry_bytes + entry_bytes / 2;
+  auto made = Compiler::Create(o);
+  ASSERT_TRUE(made.ok()) << made.status();
+  Compiler& c = **made;
+  auto a = Compile(c, NamedScaleModule("first"));
+  ASSERT_TRUE(a.ok());
+  auto b = Compile(c, NamedScaleModule("secnd"));  // same length: same object size
+  ASSERT_TRUE(b.ok());
+  const std::string ka = a->module->cache_key(), kb = b->module->cache_key();
+  EXPECT_FALSE(std::filesystem::exists(dir / ka.substr(0, 2) / (ka + ".o")));
+  EXPECT_TRUE(std::filesystem::exists(dir / kb.substr(0, 2) / (kb + ".o")));
+  EXPECT_LE(c.cache_stats().bytes, o.cache_max_bytes);
+  EXPECT_EQ(c.cache_stats().evictions, 1u);
+  EXPECT_EQ(c.cache_stats().max_bytes, o.cache_max_bytes);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

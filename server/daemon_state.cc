@@ -66,6 +66,11 @@ TenantLimits DaemonState::BuiltinTenantLimits(const Flags& flags) {
   limits.queued_commands = uint64_t{1} << 20;
   limits.graph_commands = uint64_t{1} << 18;
   limits.compiles = static_cast<uint64_t>(std::max(1, flags.compile_workers));
+  // A tenant may replace at most an eighth of the disk kernel cache per
+  // hour, so entries others used in the last hours survive its compiles.
+  // Without a tenants file the one user competes only with itself: no
+  // budget (nor without a cache limit).
+  limits.cache_bytes_per_hour = flags.tenants_file.empty() ? 0 : flags.cache_max_bytes / 8;
   return limits;
 }
 
@@ -88,6 +93,7 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
   if (!tenants.ok()) return tenants.status();
   compiler::Compiler::Options options;
   options.cache_dir = flags.cache_dir;
+  options.cache_max_bytes = flags.cache_max_bytes;
   options.verify_cuda = flags.verify_cuda;
   options.forced_cpu_target = flags.test_cpu_target;
   options.compile_worker = flags.compile_worker.empty() ? BesideThisBinary("warpd-compile-worker") : flags.compile_worker;
@@ -147,6 +153,11 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
                      t->queued_commands()->used()});
     }
     return out;
+  });
+  metrics_.SetKernelCacheSource([this] {
+    if (compiler_ == nullptr) return metrics::KernelCacheUsage{};
+    const compiler::DiskCache::Stats s = compiler_->cache_stats();
+    return metrics::KernelCacheUsage{s.bytes, s.max_bytes, s.evictions};
   });
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout));
   const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();

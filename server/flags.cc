@@ -178,6 +178,18 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
         s = absl::InvalidArgumentError("--cache-dir must not be empty");
       }
       cache_dir_set = true;
+    } else if (name == "--cache-max") {
+      std::string text;
+      s = take(&text);
+      if (s.ok()) {
+        auto bytes = ParseByteSize(text);
+        if (bytes.ok()) {
+          flags.cache_max_bytes = *bytes;
+        } else {
+          s = absl::InvalidArgumentError(
+              absl::StrCat("--cache-max '", text, "': expected a size such as 2G or 512M (0: no limit)"));
+        }
+      }
     } else if (name == "--log-level") {
       s = take(&flags.log_level);
       if (s.ok()) {
@@ -352,6 +364,9 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
                             when XDG_RUNTIME_DIR is unset)
   --cache-dir DIR           kernel cache directory. Default: $XDG_CACHE_HOME/warpd,
                             else ~/.cache/warpd
+  --cache-max SIZE          size limit of the kernel cache directory; the least
+                            recently used kernels are deleted past it (default
+                            2G; suffixes K, M, G, T; 0: no limit)
   --log-level LEVEL         trace, debug, info (default), warn, error, critical, off
   --allow-client-cache-dir  let clients change the kernel cache directory
                             (for private daemons started by a client)

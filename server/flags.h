@@ -1,6 +1,6 @@
 // warpd server: command-line flags, parsed by hand.
 //
-//   warpd [--listen ADDR]... [--cache-dir DIR] [--log-level LEVEL]
+//   warpd [--listen ADDR]... [--cache-dir DIR] [--cache-max SIZE] [--log-level LEVEL]
 //         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N] [--max-memory N]
 //         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
 //         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
@@ -30,6 +30,9 @@ namespace warpd::server {
 struct Flags {
   std::vector<std::string> listen;  // "127.0.0.1:7788", "unix:/path"
   std::string cache_dir;
+  // The disk kernel cache's size limit (least recently used entries go,
+  // compiler/cache/disk_cache.h); 0: no limit.
+  uint64_t cache_max_bytes = uint64_t{2} << 30;
   std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
   bool allow_client_cache_dir = false;
   bool verify_cuda = false;

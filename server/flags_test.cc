@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace warpd::server {
@@ -152,6 +153,27 @@ TEST(FlagsTest, MaxMemory) {
     ASSERT_FALSE(f.ok()) << bad;
     EXPECT_NE(f.status().message().find("--max-memory"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace warpd::server
+
+namespace warpd::server {
+namespace {
+
+TEST(FlagsTest, CacheMax) {
+  EXPECT_EQ(ParseFlags({}, FakeEnv({}))->cache_max_bytes, uint64_t{2} << 30);
+  EXPECT_EQ(ParseFlags({"--cache-max", "64K"}, FakeEnv({}))->cache_max_bytes, uint64_t{64} << 10);
+  EXPECT_EQ(ParseFlags({"--cache-max=10GiB"}, FakeEnv({}))->cache_max_bytes, uint64_t{10} << 30);
+  EXPECT_EQ(ParseFlags({"--cache-max", "0"}, FakeEnv({}))->cache_max_bytes, 0u);  // no limit
+  for (const char* bad : {"-1", "lots", "2Q", ""}) {
+    auto f = ParseFlags({"--cache-max", bad}, FakeEnv({}));
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(f.status().message(),
+              absl::StrCat("--cache-max '", bad, "': expected a size such as 2G or 512M (0: no limit)"));
+  }
+  EXPECT_NE(UsageText().find("--cache-max SIZE"), std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ std::string Bytes(uint64_t n) {
   if (n == 0) return "unlimited";
   if (n % (uint64_t{1} << 30) == 0) return absl::StrCat(n >> 30, "G");
   if (n % (uint64_t{1} << 20) == 0) return absl::StrCat(n >> 20, "M");
+  if (n % (uint64_t{1} << 10) == 0) return absl::StrCat(n >> 10, "K");
   return absl::StrCat(n);
 }
 
@@ -21,7 +22,8 @@ std::string Count(uint64_t n) { return n == 0 ? "unlimited" : absl::StrCat(n); }
 std::string Limits(const TenantLimits& l) {
   return absl::StrCat("memory=", Bytes(l.memory_bytes), " arrays=", Count(l.arrays), " sessions=", Count(l.sessions),
                       " queued_commands=", Count(l.queued_commands), " compiles=", Count(l.compiles),
-                      " graph_commands=", Count(l.graph_commands));
+                      " graph_commands=", Count(l.graph_commands),
+                      " cache_bytes_per_hour=", Bytes(l.cache_bytes_per_hour));
 }
 
 }  // namespace
@@ -47,6 +49,7 @@ absl::StatusOr<std::string> EffectiveConfig(const Flags& flags) {
     line(absl::StrCat("tenant ", t->name()), absl::StrCat("weight=", t->weight(), " ", Limits(t->limits())));
   }
   line("cache_dir", flags.cache_dir);
+  line("cache_max", Bytes(flags.cache_max_bytes));
   line("state_dir", flags.state_dir);
   line("metrics_listen", flags.metrics_listen.empty() ? "off" : flags.metrics_listen);
   line("cpu_threads", flags.cpu_threads == 0 ? "one per core" : absl::StrCat(flags.cpu_threads));

@@ -134,6 +134,13 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
     return absl::OkStatus();
   }();
   if (!checked.ok()) return std::move(finish)(checked);
+  // What this tenant compiles goes to the shared disk cache only within its
+  // cache_bytes_per_hour budget; past it the module is served from memory.
+  compiler::CacheWriteGate gate = [state, tenant](uint64_t bytes) {
+    if (tenant->ChargeCacheWrite(bytes)) return true;
+    state->metrics().ForTenant(tenant->name()).kernel_cache_unsaved.Increment();
+    return false;
+  };
   state->compiler()->CompileAsync(
       std::shared_ptr<ir::Module>(std::move(req.module)), compiler::Target::kCpu,
       [state, tenant = std::move(tenant), session = *std::move(session), out, arrived,
@@ -147,7 +154,8 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
         // has ended the daemon may be tearing sessions down.
         session.reset();
         std::move(finish)(status);
-      });
+      },
+      std::move(gate));
 }
 
 }  // namespace

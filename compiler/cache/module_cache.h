@@ -2,11 +2,11 @@
 //
 // Keys are SHA-256 hex digests over everything compiled code depends on
 // (CacheKey). Two levels:
-//   memory: key -> the loaded module, shared by every session that loads it;
-//   disk:   <dir>/<key[0:2]>/<key><ext>, written to a temporary name and
-//           renamed, so readers never see a partial file and concurrent
-//           daemons sharing a directory are safe; see DiskCache for what
-//           makes an entry trusted.
+//   memory: key -> the loaded module, shared by every session that loads it
+//           (ModuleCache, here);
+//   disk:   <dir>/<key[0:2]>/<key><ext>, bounded in size (DiskCache,
+//           compiler/cache/disk_cache.h, which says what makes an entry
+//           trusted and what is evicted).
 // The memory level is single-flight: while a key's value is being created,
 // every other request for the key joins that creation instead of creating
 // again. GetOrCreateAsync never waits: a request that joins registers a
@@ -28,7 +28,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -88,8 +87,7 @@ class ModuleCache {
 
   static constexpr size_t kDefaultCapacity = 512;
 
-  explicit ModuleCache(std::string dir, size_t capacity = kDefaultCapacity)
-      : dir_(std::move(dir)), capacity_(capacity < 1 ? 1 : capacity) {}
+  explicit ModuleCache(size_t capacity = kDefaultCapacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
   // Runs done(value, true) now when `key` is in memory; registers done to
   // run when the key's creation in flight ends; or else calls create (on
@@ -154,15 +152,6 @@ class ModuleCache {
     return entries_.size();
   }
 
-  std::string dir() const {
-    absl::MutexLock lock(&mu_);
-    return dir_;
-  }
-  void set_dir(std::string dir) {
-    absl::MutexLock lock(&mu_);
-    dir_ = std::move(dir);
-  }
-
  private:
   struct Entry {
     uint64_t id = 0;  // which creation made it (a failed one removes only its own)
@@ -206,37 +195,10 @@ class ModuleCache {
   }
 
   mutable absl::Mutex mu_;
-  std::string dir_ ABSL_GUARDED_BY(mu_);
   const size_t capacity_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-// Disk half of the cache. What it holds is loaded as code into the daemon,
-// so it is trusted only as far as nobody else can write it:
-//   - the directory must belong to the daemon's user and not be writable by
-//     group or others (EnsureDir: FAILED_PRECONDITION otherwise);
-//   - every entry file must too, and must be a regular file (no symlink);
-//   - every entry carries a digest of its key and bytes, written with it and
-//     checked on read, so a truncated, modified or swapped file is a miss.
-// A rejected entry is logged, removed and compiled again.
-// Thread-safe (stateless; a write is a new 0600 file renamed into place).
-class DiskCache {
- public:
-  // The bytes stored for `key`, or nullopt when absent, untrusted, corrupt or
-  // dir is empty.
-  static std::optional<std::string> Read(const std::string& dir, const std::string& key, std::string_view ext);
-  // Writes atomically (temp file + rename); creates the shard directory (0700).
-  static absl::Status Write(const std::string& dir, const std::string& key, std::string_view ext,
-                            std::string_view bytes);
-  // Removes every cache entry file under dir; returns how many.
-  static absl::StatusOr<uint64_t> Clear(const std::string& dir);
-  // Creates dir (and parents; a new dir is 0700) and checks it may be
-  // trusted: INVALID_ARGUMENT when it cannot be created, FAILED_PRECONDITION
-  // when it is not a directory, belongs to another user or is writable by
-  // group or others, PERMISSION_DENIED when it is not writable.
-  static absl::Status EnsureDir(const std::string& dir);
 };
 
 }  // namespace warpd::compiler

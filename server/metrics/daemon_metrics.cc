@@ -50,6 +50,18 @@ DaemonMetrics::DaemonMetrics(std::string_view version, std::function<Clock::time
       module_cache_misses(registry.AddCounter("warpd_module_cache_misses_total",
                                               "LoadModule calls that needed a compile.",
                                               {"tenant"})),
+      kernel_cache_unsaved(registry.AddCounter(
+          "warpd_kernel_cache_unsaved_total",
+          "Modules the tenant compiled that were not saved to the disk kernel cache: its "
+          "cache_bytes_per_hour budget was spent.",
+          {"tenant"})),
+      kernel_cache_bytes(registry.AddCollectedGauge("warpd_kernel_cache_bytes",
+                                                    "Bytes of the entry files in the disk kernel cache.")),
+      kernel_cache_limit_bytes(registry.AddCollectedGauge(
+          "warpd_kernel_cache_limit_bytes", "The disk kernel cache's size limit (--cache-max; no sample: none).")),
+      kernel_cache_evictions(registry.AddCollectedCounter(
+          "warpd_kernel_cache_evictions_total",
+          "Disk kernel cache entries deleted, least recently used first, to stay under the limit.")),
       rpcs(registry.AddCounter("warpd_rpcs_total", "RPCs finished, by method and status code.",
                                {"method", "code"})),
       uptime_seconds(
@@ -73,6 +85,7 @@ TenantMetrics DaemonMetrics::ForTenant(std::string_view tenant) {
       .compile_seconds = compile_seconds.With(t),
       .module_cache_hits = module_cache_hits.With(t),
       .module_cache_misses = module_cache_misses.With(t),
+      .kernel_cache_unsaved = kernel_cache_unsaved.With(t),
   };
 }
 
@@ -90,6 +103,14 @@ void DaemonMetrics::RemoveTenant(std::string_view tenant) {
   compile_seconds.Remove(t);
   module_cache_hits.Remove(t);
   module_cache_misses.Remove(t);
+  kernel_cache_unsaved.Remove(t);
+}
+
+void DaemonMetrics::SetKernelCacheSource(std::function<KernelCacheUsage()> source) {
+  std::shared_ptr<const std::function<KernelCacheUsage()>> shared;
+  if (source) shared = std::make_shared<const std::function<KernelCacheUsage()>>(std::move(source));
+  absl::MutexLock lock(&mu_);
+  kernel_cache_source_ = std::move(shared);
 }
 
 void DaemonMetrics::SetTenantUsageSource(std::function<std::vector<TenantUsage>()> source) {
@@ -105,9 +126,17 @@ void DaemonMetrics::Collect(Emitter& emitter) const {
   emitter.Emit(uptime_seconds, {},
                std::chrono::duration<double>(now_() - start_).count());
   std::shared_ptr<const std::function<std::vector<TenantUsage>()>> source;
+  std::shared_ptr<const std::function<KernelCacheUsage()>> kernel_cache;
   {
     absl::MutexLock lock(&mu_);
     source = usage_source_;
+    kernel_cache = kernel_cache_source_;
+  }
+  if (kernel_cache != nullptr) {
+    const KernelCacheUsage k = (*kernel_cache)();
+    emitter.Emit(kernel_cache_bytes, {}, static_cast<double>(k.bytes));
+    if (k.limit_bytes != 0) emitter.Emit(kernel_cache_limit_bytes, {}, static_cast<double>(k.limit_bytes));
+    emitter.Emit(kernel_cache_evictions, {}, static_cast<double>(k.evictions));
   }
   if (source == nullptr) return;
   for (const TenantUsage& u : (*source)()) {

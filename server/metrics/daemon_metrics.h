@@ -17,10 +17,16 @@
 //     warpd_compile_duration_seconds          histogram  every compile, ok or not
 //     warpd_module_cache_hits_total           counter
 //     warpd_module_cache_misses_total         counter
+//     warpd_kernel_cache_unsaved_total        counter    compiled, not saved to disk
+//                                                        (cache_bytes_per_hour spent)
 //   per RPC
 //     warpd_rpcs_total{method,code}           counter    code "OK", "NOT_FOUND", ...; unary
 //                                                        RPCs, Upload and Download (not the
 //                                                        session-long HoldSession stream)
+//   kernel cache on disk (compiler/cache/disk_cache.h)
+//     warpd_kernel_cache_bytes                gauge      read at scrape time
+//     warpd_kernel_cache_limit_bytes          gauge      read at scrape time (no sample: no limit)
+//     warpd_kernel_cache_evictions_total      counter    read at scrape time
 //   process
 //     warpd_uptime_seconds                    gauge      read at scrape time
 //     warpd_build_info{version}               gauge      always 1
@@ -65,6 +71,13 @@ struct TenantUsage {
   uint64_t queued_commands = 0;
 };
 
+// The disk kernel cache as the compiler reports it when scraped.
+struct KernelCacheUsage {
+  uint64_t bytes = 0;
+  uint64_t limit_bytes = 0;  // 0: no limit (then no limit sample)
+  uint64_t evictions = 0;
+};
+
 // One tenant's cells, looked up once.
 struct TenantMetrics {
   Counter& launches;
@@ -75,6 +88,7 @@ struct TenantMetrics {
   Histogram& compile_seconds;
   Counter& module_cache_hits;
   Counter& module_cache_misses;
+  Counter& kernel_cache_unsaved;
 };
 
 class DaemonMetrics {
@@ -107,6 +121,10 @@ class DaemonMetrics {
   void SetTenantUsageSource(std::function<std::vector<TenantUsage>()> source)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Where warpd_kernel_cache_* come from: called at each scrape. Replaces
+  // the previous source; an empty function removes it (no samples).
+  void SetKernelCacheSource(std::function<KernelCacheUsage()> source) ABSL_LOCKS_EXCLUDED(mu_);
+
   // The text exposition format (for MetricsHttpServer).
   std::string Render() const { return registry.Render(); }
 
@@ -128,6 +146,10 @@ class DaemonMetrics {
   Family<Histogram>& compile_seconds;
   Family<Counter>& module_cache_hits;
   Family<Counter>& module_cache_misses;
+  Family<Counter>& kernel_cache_unsaved;
+  const CollectedFamily& kernel_cache_bytes;
+  const CollectedFamily& kernel_cache_limit_bytes;
+  const CollectedFamily& kernel_cache_evictions;
   Family<Counter>& rpcs;  // labels method, code
   const CollectedFamily& uptime_seconds;
   Family<Gauge>& build_info;  // label version
@@ -140,6 +162,7 @@ class DaemonMetrics {
   mutable absl::Mutex mu_;
   std::shared_ptr<const std::function<std::vector<TenantUsage>()>> usage_source_
       ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const std::function<KernelCacheUsage()>> kernel_cache_source_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::server::metrics

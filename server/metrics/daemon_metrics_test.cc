@@ -51,6 +51,8 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
   alice.compile_seconds.Observe(3);
   alice.module_cache_hits.Increment(7);
   alice.module_cache_misses.Increment(5);
+  alice.kernel_cache_unsaved.Increment(3);
+  metrics.SetKernelCacheSource([] { return KernelCacheUsage{123456, 2147483648, 9}; });
   // The same cells again.
   EXPECT_EQ(&metrics.ForTenant("alice").launches, &alice.launches);
   metrics.Rpc("LoadModule", absl::StatusCode::kOk).Increment(5);
@@ -86,6 +88,21 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
             "# TYPE warpd_compiles_total counter\n"
             "warpd_compiles_total{tenant=\"alice\",result=\"error\"} 1\n"
             "warpd_compiles_total{tenant=\"alice\",result=\"ok\"} 4\n"
+            "# HELP warpd_kernel_cache_bytes Bytes of the entry files in the disk kernel cache.\n"
+            "# TYPE warpd_kernel_cache_bytes gauge\n"
+            "warpd_kernel_cache_bytes 123456\n"
+            "# HELP warpd_kernel_cache_evictions_total Disk kernel cache entries deleted, least recently "
+            "used first, to stay under the limit.\n"
+            "# TYPE warpd_kernel_cache_evictions_total counter\n"
+            "warpd_kernel_cache_evictions_total 9\n"
+            "# HELP warpd_kernel_cache_limit_bytes The disk kernel cache's size limit (--cache-max; no "
+            "sample: none).\n"
+            "# TYPE warpd_kernel_cache_limit_bytes gauge\n"
+            "warpd_kernel_cache_limit_bytes 2147483648\n"
+            "# HELP warpd_kernel_cache_unsaved_total Modules the tenant compiled that were not saved to "
+            "the disk kernel cache: its cache_bytes_per_hour budget was spent.\n"
+            "# TYPE warpd_kernel_cache_unsaved_total counter\n"
+            "warpd_kernel_cache_unsaved_total{tenant=\"alice\"} 3\n"
             "# HELP warpd_launch_faults_total Kernel launches that faulted (bad access, trap, "
             "timeout).\n"
             "# TYPE warpd_launch_faults_total counter\n"
@@ -131,6 +148,19 @@ TEST(DaemonMetricsTest, RendersEveryFamily) {
             "warpd_uptime_seconds 90.5\n");
 }
 
+TEST(DaemonMetricsTest, KernelCacheSourceCanBeRemovedAndAnUnlimitedCacheHasNoLimitSample) {
+  FakeClock clock;
+  DaemonMetrics metrics("1.2.3", clock.Fn());
+  metrics.SetKernelCacheSource([] { return KernelCacheUsage{4096, 0, 0}; });
+  std::string text = metrics.Render();
+  EXPECT_TRUE(absl::StrContains(text, "warpd_kernel_cache_bytes 4096\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "warpd_kernel_cache_evictions_total 0\n")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "warpd_kernel_cache_limit_bytes")) << text;
+  metrics.SetKernelCacheSource(nullptr);
+  text = metrics.Render();
+  EXPECT_FALSE(absl::StrContains(text, "warpd_kernel_cache")) << text;
+}
+
 TEST(DaemonMetricsTest, RemoveTenantDropsItsSeries) {
   FakeClock clock;
   DaemonMetrics metrics("1.2.3", clock.Fn());
@@ -172,6 +202,7 @@ TEST(DaemonMetricsTest, NamesFollowPrometheusConventions) {
   FakeClock clock;
   DaemonMetrics metrics("1.2.3", clock.Fn());
   metrics.SetTenantUsageSource([] { return std::vector<TenantUsage>{{"t", 1, 2, 3, 4}}; });
+  metrics.SetKernelCacheSource([] { return KernelCacheUsage{1, 2, 3}; });
   metrics.ForTenant("t");
   metrics.Rpc("M", absl::StatusCode::kOk);
   std::set<std::string> helped;
@@ -190,7 +221,7 @@ TEST(DaemonMetricsTest, NamesFollowPrometheusConventions) {
       EXPECT_TRUE(absl::EndsWith(name, "_seconds")) << name;
     }
   }
-  EXPECT_EQ(families, 15);
+  EXPECT_EQ(families, 19);
 }
 
 }  // namespace

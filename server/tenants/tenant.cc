@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "spdlog/spdlog.h"
 
 namespace warpd::server {
 
@@ -16,6 +18,7 @@ Tenant::Tenant(std::string name, uint32_t weight, const TenantLimits& limits,
       arrays_(label_, "arrays", limits.arrays),
       queued_commands_(std::make_shared<CountQuota>(label_, "queued commands", limits.queued_commands)),
       graph_commands_(std::make_shared<CountQuota>(label_, "graph commands", limits.graph_commands)),
+      cache_writes_(limits.cache_bytes_per_hour),
       compile_limit_(limits.compiles) {}
 
 TenantLimits Tenant::limits() const {
@@ -25,6 +28,7 @@ TenantLimits Tenant::limits() const {
   out.sessions = sessions_.limit();
   out.queued_commands = queued_commands_->limit();
   out.graph_commands = graph_commands_->limit();
+  out.cache_bytes_per_hour = cache_writes_.bytes_per_hour();
   absl::MutexLock lock(&mu_);
   out.compiles = compile_limit_;
   return out;
@@ -37,6 +41,7 @@ void Tenant::Update(uint32_t weight, const TenantLimits& limits) {
   arrays_.set_limit(limits.arrays);
   queued_commands_->set_limit(limits.queued_commands);
   graph_commands_->set_limit(limits.graph_commands);
+  cache_writes_.set_bytes_per_hour(limits.cache_bytes_per_hour);
   std::deque<absl::AnyInvocable<void() &&>> start;
   {
     absl::MutexLock lock(&mu_);
@@ -82,6 +87,20 @@ void Tenant::CompileDone() {
     }
   }
   std::move(next)();
+}
+
+bool Tenant::ChargeCacheWrite(uint64_t bytes) {
+  if (cache_writes_.TryCharge(bytes)) return true;
+  constexpr int64_t kLogEverySeconds = 600;
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  int64_t logged = cache_refusal_logged_s_.load(std::memory_order_relaxed);
+  if ((logged == INT64_MIN || now - logged >= kLogEverySeconds) &&
+      cache_refusal_logged_s_.compare_exchange_strong(logged, now, std::memory_order_relaxed)) {
+    spdlog::warn("{} reached its cache_bytes_per_hour limit ({} bytes): the modules it compiles are served "
+                 "from memory and not saved to the disk kernel cache until the budget refills",
+                 label_, cache_writes_.bytes_per_hour());
+  }
+  return false;
 }
 
 uint64_t Tenant::compiles_running() const {

@@ -5,7 +5,9 @@
 // sessions hold together: array memory (a MemoryAccount below the daemon's
 // global one, so a charge must fit both), live arrays, open sessions, module
 // compiles running at once (more wait in the tenant's own queue, bounded),
-// commands queued on its streams, and commands held by its captured graphs.
+// commands queued on its streams, commands held by its captured graphs, and
+// the bytes of compiled code it may add to the shared disk kernel cache per
+// hour (past that, what it compiles is served from memory only).
 // Its weight is its share of the executor when tenants compete.
 //
 // A config reload updates limits and weight in place (sessions keep their
@@ -26,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "runtime/memory/memory_account.h"
 #include "common/count_quota.h"
+#include "server/tenants/cache_write_budget.h"
 
 namespace warpd::server {
 
@@ -37,6 +40,7 @@ struct TenantLimits {
   uint64_t queued_commands = 0;
   uint64_t compiles = 0;
   uint64_t graph_commands = 0;
+  uint64_t cache_bytes_per_hour = 0;  // added to the disk kernel cache
 };
 
 class Tenant {
@@ -74,6 +78,12 @@ class Tenant {
   uint64_t compiles_waiting() const;
   static constexpr size_t kMaxWaitingCompiles = 256;
 
+  // Charges the disk cache entry (`bytes`) of a module this tenant's request
+  // compiled to its cache_bytes_per_hour budget: true when it fits (save
+  // it), false when the budget is spent (serve the module from memory only;
+  // a refusal is logged at most every 10 minutes).
+  bool ChargeCacheWrite(uint64_t bytes);
+
  private:
   const std::string name_;
   const std::string label_;
@@ -84,6 +94,8 @@ class Tenant {
   CountQuota arrays_;
   const std::shared_ptr<CountQuota> queued_commands_;
   const std::shared_ptr<CountQuota> graph_commands_;
+  CacheWriteBudget cache_writes_;
+  std::atomic<int64_t> cache_refusal_logged_s_{INT64_MIN};  // when (unix seconds)
 
   mutable absl::Mutex mu_;
   uint64_t compile_limit_ ABSL_GUARDED_BY(mu_);

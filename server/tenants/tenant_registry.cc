@@ -65,6 +65,14 @@ absl::StatusOr<TenantLimits> MergeLimits(const v1::TenantLimits& in, const Tenan
   if (in.queued_commands() != 0) out.queued_commands = in.queued_commands();
   if (in.compiles() != 0) out.compiles = in.compiles();
   if (in.graph_commands() != 0) out.graph_commands = in.graph_commands();
+  if (!in.cache_bytes_per_hour().empty()) {
+    absl::StatusOr<uint64_t> bytes = ParseByteSize(in.cache_bytes_per_hour());
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": limits.cache_bytes_per_hour: ", bytes.status().message()));
+    }
+    if (*bytes != 0) out.cache_bytes_per_hour = *bytes;
+  }
   return out;
 }
 
