@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the GPU check (docs/architecture.md, Testing) on a machine with an
+# NVIDIA GPU. Needs only Python 3 with numpy and the CUDA driver
+# (libcuda.so.1): no toolkit, no build. Run from anywhere in the repository
+# after scripts/gpu-prepare.sh filled build-gpu-check/ on the build machine
+# and that folder (git-ignored) was copied along.
+# Usage: scripts/gpu-check.sh [DIR] [--only CASE] [--timeout SECONDS]
+# Exit status (scripts/gpu_check.py): 0 every check passed, 1 a check failed,
+# 2 missing/bad DIR or no numpy, 3 no CUDA driver or device.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+dir=build-gpu-check
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  dir=$1
+  shift
+fi
+if [ ! -f "$dir/checks.json" ]; then
+  echo "gpu-check: $dir/checks.json is missing (in $root). Run scripts/gpu-prepare.sh on the build machine" \
+    "(it needs the CUDA toolkit, not a GPU) and bring $dir/ here: it is git-ignored, so copy it" \
+    "explicitly." >&2
+  exit 2
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "gpu-check: python3 is missing" >&2
+  exit 2
+fi
+exec python3 scripts/gpu_check.py "$dir" "$@"

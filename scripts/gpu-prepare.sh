@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Prepares the GPU check (docs/architecture.md, Testing) on the build machine,
+# which needs the CUDA toolkit (NVRTC, ptxas) but no GPU:
+#   1. builds tools/gpu_check (gpu_check_gen and the self-test's stand-in
+#      driver) in build/ through the shared build lock;
+#   2. fills build-gpu-check/ (git-ignored, about 5 MB): per case NVRTC's PTX
+#      for compute_90, a manifest (entry, argument layout, launches, inputs,
+#      expected outputs and fault records computed on the host);
+#   3. assembles each PTX with ptxas -arch=sm_90 (the generator did too) and
+#      keeps the cubin beside it: the runner falls back to it, and says so,
+#      only if the GPU's driver cannot JIT the PTX;
+#   4. self-tests scripts/gpu_check.py without a GPU (tools/gpu_check/selftest.sh).
+# Then, on a machine with an NVIDIA GPU, from the repository root with
+# build-gpu-check/ copied along: scripts/gpu-check.sh
+# Usage: scripts/gpu-prepare.sh [OUT_DIR]   (default build-gpu-check)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+build=${WARPD_BUILD_DIR:-build}
+out=${1:-build-gpu-check}
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  echo "gpu-prepare: $build/ is not configured; run scripts/setup.sh first" >&2
+  exit 1
+fi
+if ! grep -q '^WARPD_WITH_CUDA:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "gpu-prepare: $build/ was configured without the CUDA backend (WARPD_WITH_CUDA=OFF: no" \
+    "CUDA toolkit with nvrtc.h found); the generator needs NVRTC" >&2
+  exit 1
+fi
+flock /tmp/warpd-build.lock cmake --build "$build" --target gpu_check_gen gpu_check_fake_cuda
+
+label=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git diff --quiet HEAD -- compiler runtime/native tools/gpu_check 2>/dev/null; then
+  label="$label+uncommitted"
+fi
+rm -rf "$out"
+"$build/bin/gpu_check_gen" "$out" --label "$label"
+
+ptxas=${WARPD_PTXAS:-${WARPD_CUDA_ROOT:-/usr/local/cuda}/bin/ptxas}
+for ptx in "$out"/*.ptx; do
+  "$ptxas" -arch=sm_90 "$ptx" -o "${ptx%.ptx}.sm_90.cubin"
+done
+echo "gpu-prepare: $ptxas -arch=sm_90 accepted all $(ls "$out"/*.ptx | wc -l) PTX files"
+
+tools/gpu_check/selftest.sh "$out" "$build"
+
+bytes=$(du -sb "$out" | cut -f1)
+if [ "$bytes" -gt $((32 << 20)) ]; then
+  echo "gpu-prepare: $out is $bytes bytes; keep it well under 64 MiB (what a lent machine takes along)" >&2
+  exit 1
+fi
+echo "gpu-prepare: $out/ is ready ($((bytes >> 10)) KiB). On the GPU machine, from the repository root" \
+  "with $out/ copied along: scripts/gpu-check.sh"

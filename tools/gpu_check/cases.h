@@ -1,0 +1,87 @@
+// tools/gpu_check: the kernels the GPU check runs, their inputs, and what a
+// correct device must produce.
+//
+// Each case is one module (IR built as the Python client would send it) with
+// one kernel, and one or more launches of it. Expected values are computed
+// here in plain C++ loops from the inputs, independently of warpd's compiler
+// and runtime; scripts/gpu_check.py compares the device's results with them.
+// Array data is raw little-endian element bytes, row-major.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "warpd/v1/ir.pb.h"
+
+namespace warpd::gpu_check {
+
+// How a result array is compared (scripts/gpu_check.py implements each).
+enum class Rule {
+  kExact,              // every element equals `expect`
+  kClose,              // |got - expect| <= atol + rtol * |expect| (floats)
+  kExpectedOrInitial,  // every element equals `expect` or its initial value
+  kUnchanged,          // every element equals its initial value
+};
+
+struct ArrayArg {
+  std::string param;
+  std::vector<int64_t> shape;  // the descriptor's shape (1..4 dims)
+  std::string init;            // initial element bytes (shape's elements)
+  Rule rule = Rule::kUnchanged;
+  std::string expect = {};     // element bytes; empty for kUnchanged
+  double rtol = 0;             // kClose only
+  double atol = 0;
+  // Elements allocated after the array's extent, filled with 0xA5 bytes,
+  // that no thread may write (the descriptor does not cover them).
+  int64_t guard_elems = 64;
+};
+
+struct ScalarArg {
+  std::string param;
+  std::string bytes;           // exactly the parameter's size
+  std::vector<double> shown;   // the same values, for people reading the manifest
+};
+
+// The launch's fault record (wp::fault_info) after the launch.
+struct FaultExpect {
+  int32_t flag = 0;
+  int32_t kind = 0;
+  int32_t line = 0;
+  int32_t dim = 0;
+  int64_t index = 0;
+  int64_t extent = 0;
+  int32_t array_ndim = 0;
+  int64_t shape[4] = {0, 0, 0, 0};
+};
+
+struct Launch {
+  std::string name;
+  std::string what;            // one line for the report
+  std::vector<int32_t> dim;    // the launch grid (launch_ctx.bounds), 1..4 dims
+  int threads_per_block = 256;
+  int max_blocks = 0;          // > 0: fewer blocks than ids, so the grid-stride loop turns
+  bool cancel_before = false;  // launch_ctx.cancel = 1 before the launch
+  // > 0: launch_ctx lives in host-mapped memory and the runner sets cancel
+  // this long after the launch; the kernel must then end within deadline_s.
+  double cancel_after_s = 0;
+  double deadline_s = 60;
+  std::vector<ScalarArg> scalars;
+  std::vector<ArrayArg> arrays;
+  FaultExpect fault;
+};
+
+struct CheckCase {
+  std::string name;            // file names: <name>.ptx, <name>.json
+  std::string what;
+  std::string kernel;          // the kernel's IR name
+  bool by_pointer = false;     // what the CUDA entry must take (docs/launch_abi.md)
+  v1::Module proto;
+  std::vector<Launch> launches;
+};
+
+// Every case, in the order the runner runs them (a launch that may hang a
+// broken device, cancel while running, comes last).
+std::vector<CheckCase> AllCases();
+
+}  // namespace warpd::gpu_check
