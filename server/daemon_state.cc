@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include <pwd.h>
@@ -175,8 +176,21 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
 
 absl::Status DaemonState::ReloadTenants() {
   const std::vector<std::shared_ptr<Tenant>> before = tenants_->All();
-  WARPD_RETURN_IF_ERROR(tenants_->Reload());
+  WARPD_ASSIGN_OR_RETURN(TenantRegistry::ReloadResult reloaded, tenants_->Reload());
   sessions_.RefreshWeights();
+  // Sessions live only while the token that opened them opens their tenant.
+  absl::flat_hash_map<std::string, size_t> closed = sessions_.CloseRevoked(
+      [this](const Tenant& tenant, std::string_view credential) { return tenants_->Accepts(tenant, credential); });
+  for (const auto& t : reloaded.peer_token_replaced) {
+    auto it = closed.find(t->name());
+    const size_t n = it == closed.end() ? 0 : it->second;
+    if (it != closed.end()) closed.erase(it);
+    spdlog::info("{}: a uid was removed, so its login token was replaced (the old one is refused from now on); "
+                 "{} session(s) closed whose token is no longer accepted", t->label(), n);
+  }
+  for (const auto& [name, n] : closed) {
+    spdlog::info("tenant '{}': {} session(s) closed: the token that opened them is no longer accepted", name, n);
+  }
   for (const auto& t : before) {
     if (t->removed()) metrics_.RemoveTenant(t->name());
   }

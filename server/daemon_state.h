@@ -56,9 +56,12 @@ class DaemonState {
   metrics::DaemonMetrics& metrics() { return metrics_; }
   // Reads the durable persistent arrays of --state-dir (at start-up).
   void LoadPersistent();
-  // Re-reads the tenants file (SIGHUP): new weights reach the executor, and
-  // removed tenants' metrics stop being exported. A file that does not load
-  // changes nothing.
+  // Re-reads the tenants file (SIGHUP): new weights reach the executor,
+  // sessions opened with a token the new file no longer accepts (a removed
+  // token_sha256, a login token replaced because a uid left its tenant, a
+  // removed tenant's) are closed, and removed tenants' metrics stop being
+  // exported. Logs one line per tenant whose sessions or login token this
+  // touched. A file that does not load changes nothing.
   absl::Status ReloadTenants();
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
   // "12.4" when a CUDA driver was found, else "".

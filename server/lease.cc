@@ -49,7 +49,11 @@ class HoldReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       absl::MutexLock lock(&link_->mu);
       link_->reactor = nullptr;
     }
-    if (session_) session_->RemoveHolder();
+    if (session_) {
+      // The session may live on: the stream's listener must not stay with it.
+      session_->RemoveCloseListener(close_listener_);
+      session_->RemoveHolder();
+    }
     delete this;
   }
 
@@ -100,9 +104,8 @@ class HoldReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       StartWrite(&out_);
     }
     std::shared_ptr<Link> link = link_;
-    if (!session_->AddCloseListener([link] { link->End(grpc::Status::OK); })) {
-      End(grpc::Status::OK);  // closed between Get and here
-    }
+    close_listener_ = session_->AddCloseListener([link] { link->End(grpc::Status::OK); });
+    if (close_listener_ == 0) End(grpc::Status::OK);  // closed between Get and here
     return absl::OkStatus();
   }
 
@@ -110,6 +113,8 @@ class HoldReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
   std::shared_ptr<Link> link_;
   std::shared_ptr<Session> session_;
+  // Set in the constructor (gRPC calls OnDone only after it returned).
+  uint64_t close_listener_ = 0;
   grpc::ByteBuffer out_;
 };
 

@@ -7,8 +7,10 @@
 // It ends when the client cancels it or its connection drops (a killed
 // client's socket closes; HTTP/2 keepalive finds peers that vanished), which
 // starts the grace period, or when the session closes, which finishes the
-// call with OK. The reactor deletes itself when gRPC is done with it; the
-// session's close listener holds only a shared handle that outlives it.
+// call with OK. The reactor deletes itself when gRPC is done with it, and
+// takes its close listener off the session then, so a session that outlives
+// many streams keeps none of theirs; the listener holds only a shared handle
+// that outlives the reactor (Close may be calling it as the stream ends).
 #pragma once
 
 #include "grpcpp/grpcpp.h"

@@ -200,7 +200,9 @@ ServerUnaryReactor* RuntimeService::GetServerInfo(CallbackServerContext* ctx, co
 ServerUnaryReactor* RuntimeService::OpenSession(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<OpenSessionRequest, OpenSessionResponse>(state_, ctx, in, out, "OpenSession", Run::kInline,
                                                           [this, ctx](auto* call) {
-    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->tenant, call->request.client_name()));
+    // The session closes if a reload revokes the token it was opened with.
+    WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->tenant, call->request.client_name(),
+                                                                      CallCredential(*ctx)));
     call->response.set_session(token);
     spdlog::info("session opened for '{}' from {} ({} open)", absl::CHexEscape(call->request.client_name()), ctx->peer(),
                  state_->sessions().size());

@@ -57,16 +57,31 @@ std::vector<std::shared_ptr<runtime::Stream>> Session::Streams() {
   return out;
 }
 
-bool Session::AddCloseListener(absl::AnyInvocable<void() &&> listener) {
+uint64_t Session::AddCloseListener(absl::AnyInvocable<void() &&> listener) {
   absl::MutexLock lock(&mu_);
-  if (closed_) return false;
-  close_listeners_.push_back(std::move(listener));
-  return true;
+  if (closed_) return 0;
+  const uint64_t id = next_close_listener_++;
+  close_listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void Session::RemoveCloseListener(uint64_t id) {
+  absl::AnyInvocable<void() &&> removed;  // destroyed outside the lock
+  absl::MutexLock lock(&mu_);
+  auto it = close_listeners_.find(id);
+  if (it == close_listeners_.end()) return;
+  removed = std::move(it->second);
+  close_listeners_.erase(it);
+}
+
+size_t Session::close_listener_count() const {
+  absl::MutexLock lock(&mu_);
+  return close_listeners_.size();
 }
 
 void Session::Close() {
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
-  std::vector<absl::AnyInvocable<void() &&>> listeners;
+  std::map<uint64_t, absl::AnyInvocable<void() &&>> listeners;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
@@ -74,7 +89,7 @@ void Session::Close() {
     streams.swap(streams_);
     listeners.swap(close_listeners_);
   }
-  for (auto& l : listeners) std::move(l)();
+  for (auto& [id, l] : listeners) std::move(l)();
   // Stop the work first, then drop the objects; the last references (and
   // the munmaps) happen here, outside any lock.
   for (auto& [name, s] : streams) s->Cancel();

@@ -90,10 +90,19 @@ class Session {
   std::shared_ptr<runtime::Stream> FindStream(const std::string& device);
   std::vector<std::shared_ptr<runtime::Stream>> Streams();
 
-  // Calls `listener` (once, without locks held) when the session closes;
-  // false, without calling it, when it is already closed. The listener must
-  // not block.
-  bool AddCloseListener(absl::AnyInvocable<void() &&> listener);
+  // Calls `listener` (once, without locks held) when the session closes.
+  // Returns the registration's id (never 0) for RemoveCloseListener; 0,
+  // without calling it, when the session is already closed. The listener
+  // must not block. Whoever adds one removes it when it no longer needs it
+  // (a HoldSession stream when it ends): the session keeps every listener
+  // until then, or until it closes.
+  uint64_t AddCloseListener(absl::AnyInvocable<void() &&> listener);
+  // Drops listener `id` without calling it. A no-op for 0 or an id already
+  // removed or taken by Close (whose call of it may be running, or about to
+  // run, when this returns).
+  void RemoveCloseListener(uint64_t id);
+  // Listeners added and neither removed nor taken by Close yet (for tests).
+  size_t close_listener_count() const;
 
   // Idempotent.
   void Close();
@@ -116,7 +125,9 @@ class Session {
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
-  std::vector<absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
+  // By id, in the order they were added (ids only grow).
+  std::map<uint64_t, absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_close_listener_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace warpd::server

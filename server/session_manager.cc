@@ -35,7 +35,8 @@ SessionManager::~SessionManager() {
   CloseAll();
 }
 
-absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name) {
+absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name,
+                                                 std::string credential) {
   if (absl::Status s = tenant->sessions().Acquire(); !s.ok()) return s;
   std::shared_ptr<Session> session;  // destroyed (on failure) after the lock
   absl::MutexLock lock(&mu_);
@@ -51,7 +52,7 @@ absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant,
       tenant->sessions().Release();
       return token.status();
     }
-    if (sessions_.try_emplace(*token, session).second) return *token;
+    if (sessions_.try_emplace(*token, Entry{session, std::move(credential)}).second) return *token;
   }
 }
 
@@ -70,10 +71,32 @@ std::shared_ptr<runtime::StreamGroup> SessionManager::GroupFor(const Tenant& ten
 
 void SessionManager::RefreshWeights() {
   absl::MutexLock lock(&mu_);
-  for (auto& [token, s] : sessions_) {
-    const int weight = static_cast<int>(s->tenant()->weight());
-    if (s->group().weight() != weight) s->group().SetWeight(weight);
+  for (auto& [token, e] : sessions_) {
+    const int weight = static_cast<int>(e.session->tenant()->weight());
+    if (e.session->group().weight() != weight) e.session->group().SetWeight(weight);
   }
+}
+
+absl::flat_hash_map<std::string, size_t> SessionManager::CloseRevoked(
+    absl::FunctionRef<bool(const Tenant& tenant, std::string_view credential)> accepted) {
+  std::vector<std::shared_ptr<Session>> revoked;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (accepted(*it->second.session->tenant(), it->second.credential)) {
+        ++it;
+        continue;
+      }
+      revoked.push_back(std::move(it->second.session));
+      sessions_.erase(it++);
+    }
+  }
+  absl::flat_hash_map<std::string, size_t> closed;
+  for (auto& s : revoked) {
+    ++closed[s->tenant()->name()];
+    Remove(s);
+  }
+  return closed;
 }
 
 absl::StatusOr<std::shared_ptr<Session>> SessionManager::Get(const std::string& token, const Tenant& caller) const {
@@ -82,9 +105,9 @@ absl::StatusOr<std::shared_ptr<Session>> SessionManager::Get(const std::string& 
   }
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(token);
-  if (it == sessions_.end() || it->second->tenant().get() != &caller) return UnknownSession();
-  it->second->Touch();
-  return it->second;
+  if (it == sessions_.end() || it->second.session->tenant().get() != &caller) return UnknownSession();
+  it->second.session->Touch();
+  return it->second.session;
 }
 
 void SessionManager::Remove(const std::shared_ptr<Session>& session) {
@@ -97,8 +120,8 @@ absl::Status SessionManager::Close(const std::string& token, const Tenant& calle
   {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(token);
-    if (it == sessions_.end() || it->second->tenant().get() != &caller) return UnknownSession();
-    session = std::move(it->second);
+    if (it == sessions_.end() || it->second.session->tenant().get() != &caller) return UnknownSession();
+    session = std::move(it->second.session);
     sessions_.erase(it);
   }
   Remove(session);
@@ -109,7 +132,7 @@ void SessionManager::CloseAll() {
   std::vector<std::shared_ptr<Session>> all;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [token, s] : sessions_) all.push_back(std::move(s));
+    for (auto& [token, e] : sessions_) all.push_back(std::move(e.session));
     sessions_.clear();
   }
   for (auto& s : all) Remove(s);
@@ -126,8 +149,9 @@ size_t SessionManager::ExpireLapsed(absl::Time now) {
   {
     absl::MutexLock lock(&mu_);
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (it->second->Lapsed(deadline) || it->second->tenant()->removed()) {
-        lapsed.push_back(std::move(it->second));
+      const std::shared_ptr<Session>& s = it->second.session;
+      if (s->Lapsed(deadline) || s->tenant()->removed()) {
+        lapsed.push_back(std::move(it->second.session));
         sessions_.erase(it++);
       } else {
         ++it;

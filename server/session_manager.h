@@ -13,16 +13,24 @@
 // session whose lease lapsed (Session::Lapsed) or whose tenant was removed
 // from the configuration; closing cancels its queued and running work and
 // frees its objects (persistent arrays are held by the tenant's store).
+//
+// Credentials: each session remembers which bearer token opened it (its
+// SHA-256, TenantRegistry::CredentialOf). After a config reload,
+// CloseRevoked closes the sessions whose token no longer opens their tenant
+// (a token_sha256 entry removed, a peer token replaced because a uid left
+// the tenant), the same way as a lapsed lease.
 // Thread-safe.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -48,8 +56,11 @@ class SessionManager {
   ~SessionManager();
 
   // A new session's token; RESOURCE_EXHAUSTED past max_sessions or the
-  // tenant's sessions quota.
-  absl::StatusOr<std::string> Open(std::shared_ptr<Tenant> tenant, const std::string& client_name);
+  // tenant's sessions quota. `credential` is the caller's
+  // (TenantRegistry::CredentialOf of the token it authenticated with): the
+  // session lives only while that token opens `tenant` (CloseRevoked).
+  absl::StatusOr<std::string> Open(std::shared_ptr<Tenant> tenant, const std::string& client_name,
+                                   std::string credential);
   // The session `token` names, if `caller` owns it; renews its lease.
   absl::StatusOr<std::shared_ptr<Session>> Get(const std::string& token, const Tenant& caller) const;
   // Frees everything the session owns.
@@ -66,6 +77,13 @@ class SessionManager {
   // reload).
   void RefreshWeights();
 
+  // After a config reload: closes every session whose credential `accepted`
+  // refuses for its tenant (its streams are cancelled, its objects freed);
+  // returns how many closed, by tenant name (tenants with none are absent).
+  // `accepted` runs under the manager's lock and must not call into it.
+  absl::flat_hash_map<std::string, size_t> CloseRevoked(
+      absl::FunctionRef<bool(const Tenant& tenant, std::string_view credential)> accepted);
+
  private:
   void Remove(const std::shared_ptr<Session>& session);
   void ReaperLoop();
@@ -78,7 +96,11 @@ class SessionManager {
   const size_t max_sessions_;
   const absl::Duration grace_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
+  struct Entry {
+    std::shared_ptr<Session> session;
+    std::string credential;  // the SHA-256 (hex) of the token that opened it
+  };
+  absl::flat_hash_map<std::string, Entry> sessions_ ABSL_GUARDED_BY(mu_);  // by session token
   // By tenant name (one entry per tenant ever seen, so bounded by the
   // configuration).
   absl::flat_hash_map<std::string, std::weak_ptr<runtime::StreamGroup>> groups_ ABSL_GUARDED_BY(mu_);

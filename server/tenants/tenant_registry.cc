@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/posix_error.h"
 #include "common/status_macros.h"
@@ -105,7 +106,7 @@ absl::StatusOr<std::unique_ptr<TenantRegistry>> TenantRegistry::Create(
     const Options& options, std::shared_ptr<runtime::MemoryAccount> global_memory) {
   std::unique_ptr<TenantRegistry> registry(new TenantRegistry(options, std::move(global_memory)));
   WARPD_ASSIGN_OR_RETURN(Config config, registry->ReadConfig());
-  WARPD_RETURN_IF_ERROR(registry->Apply(std::move(config)));
+  WARPD_RETURN_IF_ERROR(registry->Apply(std::move(config), nullptr));
   return registry;
 }
 
@@ -177,13 +178,25 @@ absl::StatusOr<TenantRegistry::Config> TenantRegistry::ReadConfig() const {
   return config;
 }
 
-absl::Status TenantRegistry::Apply(Config config) {
+absl::Status TenantRegistry::Apply(Config config, std::vector<std::shared_ptr<Tenant>>* peer_token_replaced) {
   absl::flat_hash_map<std::string, std::shared_ptr<Tenant>> by_name, by_token_hash;
   absl::flat_hash_map<uint32_t, std::shared_ptr<Tenant>> by_uid;
   absl::flat_hash_map<std::string, std::string> peer_tokens;
-  std::vector<std::shared_ptr<Tenant>> removed;
+  std::vector<std::shared_ptr<Tenant>> removed, replaced;
+  // The new owner of every uid the file names.
+  absl::flat_hash_map<uint32_t, std::string> uid_owner;
+  for (const Config::Entry& e : config.tenants) {
+    for (uint32_t uid : e.uids) uid_owner[uid] = e.name;
+  }
   {
     absl::MutexLock lock(&mu_);
+    // Tenants that lose a uid (dropped, or moved to another tenant): the
+    // peer token that uid may hold must stop working.
+    absl::flat_hash_set<std::string> lost_uid;
+    for (const auto& [uid, tenant] : by_uid_) {
+      auto it = uid_owner.find(uid);
+      if (it == uid_owner.end() || it->second != tenant->name()) lost_uid.insert(tenant->name());
+    }
     for (Config::Entry& e : config.tenants) {
       std::shared_ptr<Tenant> tenant;
       if (auto it = by_name_.find(e.name); it != by_name_.end()) {
@@ -193,10 +206,12 @@ absl::Status TenantRegistry::Apply(Config config) {
         tenant = std::make_shared<Tenant>(e.name, e.weight, e.limits, global_memory_);
       }
       std::string peer;
-      if (auto it = peer_tokens_.find(e.name); it != peer_tokens_.end()) {
-        peer = it->second;
+      auto old_peer = peer_tokens_.find(e.name);
+      if (old_peer != peer_tokens_.end() && !lost_uid.contains(e.name)) {
+        peer = old_peer->second;
       } else {
         WARPD_ASSIGN_OR_RETURN(peer, NewToken());
+        if (old_peer != peer_tokens_.end()) replaced.push_back(tenant);
       }
       by_token_hash[HexSha256(peer)] = tenant;
       peer_tokens[e.name] = std::move(peer);
@@ -213,6 +228,7 @@ absl::Status TenantRegistry::Apply(Config config) {
     peer_tokens_ = std::move(peer_tokens);
     defaults_ = config.defaults;
   }
+  if (peer_token_replaced != nullptr) *peer_token_replaced = std::move(replaced);
   for (auto& t : removed) {
     t->MarkRemoved();
     spdlog::info("{} removed from the configuration; its sessions will be closed", t->label());
@@ -220,13 +236,26 @@ absl::Status TenantRegistry::Apply(Config config) {
   return absl::OkStatus();
 }
 
-absl::Status TenantRegistry::Reload() {
-  if (default_mode()) return absl::OkStatus();
+absl::StatusOr<TenantRegistry::ReloadResult> TenantRegistry::Reload() {
+  ReloadResult result;
+  if (default_mode()) return result;
   WARPD_ASSIGN_OR_RETURN(Config config, ReadConfig());
   const size_t n = config.tenants.size();
-  WARPD_RETURN_IF_ERROR(Apply(std::move(config)));
+  WARPD_RETURN_IF_ERROR(Apply(std::move(config), &result.peer_token_replaced));
   spdlog::info("tenants file {} loaded: {} tenant(s)", options_.tenants_file, n);
-  return absl::OkStatus();
+  return result;
+}
+
+std::string TenantRegistry::CredentialOf(std::string_view authorization) {
+  const std::string_view token = BearerToken(authorization);
+  return token.empty() ? std::string() : HexSha256(token);
+}
+
+bool TenantRegistry::Accepts(const Tenant& tenant, std::string_view credential) const {
+  if (credential.empty()) return false;
+  absl::MutexLock lock(&mu_);
+  auto it = by_token_hash_.find(absl::string_view(credential.data(), credential.size()));
+  return it != by_token_hash_.end() && it->second.get() == &tenant && !tenant.removed();
 }
 
 absl::StatusOr<std::shared_ptr<Tenant>> TenantRegistry::Authenticate(std::string_view authorization) const {
@@ -239,7 +268,7 @@ absl::StatusOr<std::shared_ptr<Tenant>> TenantRegistry::Authenticate(std::string
   if (token.empty()) {
     return absl::UnauthenticatedError("the 'authorization' metadata must be 'Bearer <token>'");
   }
-  const std::string hash = HexSha256(token);
+  const std::string hash = CredentialOf(authorization);
   absl::MutexLock lock(&mu_);
   auto it = by_token_hash_.find(hash);
   if (it == by_token_hash_.end() || it->second->removed()) {

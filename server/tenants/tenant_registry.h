@@ -12,10 +12,16 @@
 //     dropped tenants are marked removed. A file that does not load leaves
 //     the running config in place.
 // Every tenant also has a per-run "peer token" (random, in memory only) that
-// the login socket gives to the local users mapped to it.
+// the login socket gives to the local users mapped to it. A reload that takes
+// any uid away from a tenant gives it a new peer token and refuses the old
+// one from then on, so a user who lost the tenant loses the token it was
+// given; a reload that keeps or only adds uids keeps the token.
 //
 // Authenticate maps an `authorization` metadata value to a tenant:
-// UNAUTHENTICATED when there is none or it is not a known token.
+// UNAUTHENTICATED when there is none or it is not a known token. A caller's
+// credential is the SHA-256 (hex) of its bearer token (CredentialOf); the
+// session manager records it per session, and Accepts tells whether it still
+// opens its tenant (after a reload it may not: sessions opened with it close).
 // Thread-safe.
 #pragma once
 
@@ -46,10 +52,24 @@ class TenantRegistry {
   static absl::StatusOr<std::unique_ptr<TenantRegistry>> Create(
       const Options& options, std::shared_ptr<runtime::MemoryAccount> global_memory);
 
-  // Re-reads the tenants file; a no-op in default mode.
-  absl::Status Reload();
+  // What a reload changed beyond limits and weights.
+  struct ReloadResult {
+    // Tenants that lost a uid and so got a new peer token (the old one is
+    // refused from now on).
+    std::vector<std::shared_ptr<Tenant>> peer_token_replaced;
+  };
+  // Re-reads the tenants file; a no-op in default mode. On an error nothing
+  // changed.
+  absl::StatusOr<ReloadResult> Reload();
 
   absl::StatusOr<std::shared_ptr<Tenant>> Authenticate(std::string_view authorization) const;
+  // The credential an `authorization` metadata value presents: the SHA-256
+  // (lower-case hex) of its bearer token; empty when it carries none.
+  static std::string CredentialOf(std::string_view authorization);
+  // Whether `credential` (CredentialOf) still opens `tenant`: a token of it
+  // in the current config (a token_sha256 entry or its current peer token)
+  // and the tenant not removed.
+  bool Accepts(const Tenant& tenant, std::string_view credential) const;
   // The tenant of a local user (peer uid), or null.
   std::shared_ptr<Tenant> ForUid(uint32_t uid) const;
   // The token the login socket gives the users of `tenant`.
@@ -69,7 +89,9 @@ class TenantRegistry {
   TenantRegistry(const Options& options, std::shared_ptr<runtime::MemoryAccount> global_memory)
       : options_(options), global_memory_(std::move(global_memory)) {}
   absl::StatusOr<Config> ReadConfig() const;
-  absl::Status Apply(Config config);
+  // Installs `config`; `peer_token_replaced` (may be null) gets the tenants
+  // that lost a uid.
+  absl::Status Apply(Config config, std::vector<std::shared_ptr<Tenant>>* peer_token_replaced);
 
   const Options options_;
   const std::shared_ptr<runtime::MemoryAccount> global_memory_;

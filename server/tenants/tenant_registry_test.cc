@@ -103,6 +103,81 @@ TEST_F(TenantRegistryTest, TokensMapToTheirTenantAndReloadKeepsIdentity) {
   EXPECT_TRUE((*r)->Authenticate("Bearer " + ta).ok());
 }
 
+// Issue 23: a uid removed from a tenant must lose the login (peer) token it
+// was given, so a reload that takes a uid away replaces the token.
+TEST_F(TenantRegistryTest, PeerTokenIsReplacedWhenAUidLeavesItsTenant) {
+  const std::string ta = *NewToken();
+  const std::string ha = HexSha256(ta);
+  auto file = [&](const std::string& a_uids, const std::string& b_uids) {
+    Write(R"({"tenants": [{"name": "a", "token_sha256": [")" + ha + R"("], "uids": [)" + a_uids +
+          R"(]}, {"name": "b", "uids": [)" + b_uids + "]}]}");
+  };
+  file("1001, 1002", "2001");
+  auto r = Load();
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::shared_ptr<Tenant> a = (*r)->Find("a"), b = (*r)->Find("b");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const std::string peer1 = (*r)->PeerToken(*a), peer_b = (*r)->PeerToken(*b);
+  ASSERT_EQ(peer1.size(), 64u);
+  EXPECT_TRUE((*r)->Accepts(*a, TenantRegistry::CredentialOf("Bearer " + peer1)));
+  EXPECT_FALSE((*r)->Accepts(*b, TenantRegistry::CredentialOf("Bearer " + peer1)));  // another tenant's
+
+  // Same uids, or only more of them: the token stays.
+  auto reloaded = (*r)->Reload();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_TRUE(reloaded->peer_token_replaced.empty());
+  EXPECT_EQ((*r)->PeerToken(*a), peer1);
+  file("1001, 1002, 1003", "2001");
+  reloaded = (*r)->Reload();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_TRUE(reloaded->peer_token_replaced.empty());
+  EXPECT_EQ((*r)->PeerToken(*a), peer1);
+
+  // 1002 leaves a: a new token for a; the old one is refused from now on.
+  file("1001, 1003", "2001");
+  reloaded = (*r)->Reload();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ASSERT_EQ(reloaded->peer_token_replaced.size(), 1u);
+  EXPECT_EQ(reloaded->peer_token_replaced[0].get(), a.get());
+  const std::string peer2 = (*r)->PeerToken(*a);
+  EXPECT_EQ(peer2.size(), 64u);
+  EXPECT_NE(peer2, peer1);
+  absl::StatusOr<std::shared_ptr<Tenant>> old = (*r)->Authenticate("Bearer " + peer1);
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kUnauthenticated) << old.status();
+  EXPECT_FALSE((*r)->Accepts(*a, TenantRegistry::CredentialOf("Bearer " + peer1)));
+  auto now = (*r)->Authenticate("Bearer " + peer2);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ(now->get(), a.get());
+  EXPECT_TRUE((*r)->Accepts(*a, TenantRegistry::CredentialOf("Bearer " + peer2)));
+  EXPECT_EQ((*r)->ForUid(1002), nullptr);
+  // The file's token and the other tenant's peer token are untouched.
+  EXPECT_TRUE((*r)->Accepts(*a, ha));
+  EXPECT_EQ((*r)->PeerToken(*b), peer_b);
+
+  // A uid moved from b to a: b lost it (new token), a only gained one.
+  file("1001, 1003, 2001", "");
+  reloaded = (*r)->Reload();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ASSERT_EQ(reloaded->peer_token_replaced.size(), 1u);
+  EXPECT_EQ(reloaded->peer_token_replaced[0].get(), b.get());
+  EXPECT_EQ((*r)->PeerToken(*a), peer2);
+  EXPECT_NE((*r)->PeerToken(*b), peer_b);
+  EXPECT_EQ((*r)->Authenticate("Bearer " + peer_b).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ((*r)->ForUid(2001).get(), a.get());
+
+  // A token_sha256 dropped from the file stops being accepted too.
+  Write(R"({"tenants": [{"name": "a", "uids": [1001, 1003, 2001]}, {"name": "b"}]})");
+  reloaded = (*r)->Reload();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_TRUE(reloaded->peer_token_replaced.empty());
+  EXPECT_FALSE((*r)->Accepts(*a, ha));
+  EXPECT_EQ((*r)->Authenticate("Bearer " + ta).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(TenantRegistry::CredentialOf("Bearer " + ta), ha);
+  EXPECT_EQ(TenantRegistry::CredentialOf(""), "");
+  EXPECT_FALSE((*r)->Accepts(*a, ""));
+}
+
 TEST_F(TenantRegistryTest, RejectsBadFiles) {
   const std::string h = HexSha256("x");
   struct Case {

@@ -280,6 +280,70 @@ def test_sighup_reloads_the_tenants_file(tenants):
     c.close()
 
 
+def _reload(d, path, config, log_line):
+    """Writes `config`, sends SIGHUP, and waits until the daemon logs `log_line` (a regex)."""
+    seen = len(re.findall(log_line, d.log_tail(1 << 20)))
+    path.write_text(json.dumps(config))
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while len(re.findall(log_line, d.log_tail(1 << 20))) == seen:
+        assert time.monotonic() < deadline, d.log_tail()
+        time.sleep(0.05)
+
+
+def test_removing_a_uid_revokes_its_login_token_and_sessions(tenants):
+    """Issue 23: a uid taken out of a tenant loses the login token it was given
+    and the sessions opened with it; the tenant's other tokens and their
+    sessions live on, and a uid put back gets a new token."""
+    d, clients, tokens, path, config = tenants
+    import warpd.auth as auth
+
+    peer = auth.login(str(d.socket))
+    me_config = next(t for t in config["tenants"] if t["name"] == "me")
+    file_token = secrets.token_hex(32)
+    me_config["token_sha256"] = [sha(file_token)]
+    # A reload that keeps the uids keeps the login token.
+    _reload(d, path, config, r"tenants file .* loaded")
+    assert auth.login(str(d.socket)) == peer
+    by_peer, by_file = Tenant(d.address, peer), Tenant(d.address, file_token)
+    s_peer, s_file = by_peer.open(), by_file.open()
+    # Held, so that only a reload can close them (not the 1 s grace).
+    hold = by_peer.stub.HoldSession(runtime_pb2.HoldSessionRequest(session=s_peer), metadata=by_peer.md, timeout=30)
+    hold_file = by_file.stub.HoldSession(runtime_pb2.HoldSessionRequest(session=s_file), metadata=by_file.md,
+                                         timeout=30)
+    assert next(hold).grace_seconds == pytest.approx(1.0)
+    assert next(hold_file).grace_seconds == pytest.approx(1.0)
+    # Any token of the tenant reaches its sessions, so the file token sees s_peer until it closes.
+    by_file.create(s_peer, 4)
+    by_file.create(s_file, 4)
+
+    me_config["uids"] = []
+    _reload(d, path, config, r"tenant 'me': a uid was removed, so its login token was replaced .*; 1 session\(s\) closed")
+    code, msg = code_of(lambda: by_peer.open())
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "unknown bearer token" in msg, msg
+    code, msg = code_of(lambda: by_file.create(s_peer, 4))
+    assert code == grpc.StatusCode.UNAUTHENTICATED and "unknown or closed session" in msg, msg
+    assert list(hold) == []  # the session's HoldSession stream was finished
+    by_file.create(s_file, 4)  # opened with a token still in the file: lives on
+    with pytest.raises(auth.UnavailableError, match="refused this user"):
+        auth.login(str(d.socket))
+
+    # A token_sha256 taken out of the file closes the sessions opened with it.
+    me_config["uids"] = [os.getuid()]
+    me_config["token_sha256"] = []
+    _reload(d, path, config, r"tenant 'me': 1 session\(s\) closed: the token that opened them is no longer accepted")
+    code, msg = code_of(lambda: by_file.create(s_file, 4))
+    assert code == grpc.StatusCode.UNAUTHENTICATED, msg
+    assert list(hold_file) == []
+    # The uid is back: it gets a token, a new one.
+    again = auth.login(str(d.socket))
+    assert again != peer
+    by_again = Tenant(d.address, again)
+    assert by_again("GetUsage", runtime_pb2.GetUsageRequest(session=by_again.open())).tenant == "me"
+    for c in (by_peer, by_file, by_again):
+        c.close()
+
+
 def test_default_limits_follow_the_machines_memory(tmp_path):
     """Two 16 GiB requests under the default limits: RESOURCE_EXHAUSTED, the daemon lives."""
     d = Daemon(daemon_binary(), tmp_path)
