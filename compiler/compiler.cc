@@ -41,16 +41,43 @@ std::string HeadersDigest() {
 
 class CpuModule final : public CompiledModule {
  public:
-  CpuModule(std::string key, std::unique_ptr<JitModule> code, std::vector<CompiledKernel> kernels,
-            std::shared_ptr<types::TypeTable> types, std::shared_ptr<const abi::PrintTable> prints)
+  // The JIT maps a module's code, read-only data and data on pages of their
+  // own and keeps a JITDylib with its symbol table: a few pages beyond the
+  // object file's size.
+  static constexpr uint64_t kJitOverheadBytes = 16 << 10;
+
+  // `code_bytes`: the object file the JIT loaded `code` from.
+  CpuModule(std::string key, std::unique_ptr<JitModule> code, uint64_t code_bytes,
+            std::vector<CompiledKernel> kernels, std::shared_ptr<types::TypeTable> types,
+            std::shared_ptr<const abi::PrintTable> prints)
       : code_(std::move(code)) {
     cache_key_ = std::move(key);
     kernels_ = std::move(kernels);
     types_ = std::move(types);
     if (prints && !prints->sites.empty()) print_table_ = std::move(prints);
+    memory_bytes_ = sizeof(*this) + code_bytes + kJitOverheadBytes + LayoutBytes();
   }
 
  private:
+  // The kernels' layouts, the types they use and the print table.
+  uint64_t LayoutBytes() const {
+    uint64_t bytes = kernels_.capacity() * sizeof(CompiledKernel);
+    for (const CompiledKernel& k : kernels_) {
+      const abi::KernelLayout& l = k.layout;
+      bytes += l.name.capacity() + l.display_name.capacity() + l.file.capacity() +
+               l.params.capacity() * sizeof(abi::ParamLayout);
+      for (const abi::ParamLayout& p : l.params) bytes += p.name.capacity();
+    }
+    if (types_ != nullptr) bytes += types_->MemoryBytes();
+    if (print_table_ != nullptr) {
+      for (const abi::PrintSite& site : print_table_->sites) {
+        bytes += sizeof(site) + site.segments.capacity() * sizeof(abi::PrintSegment);
+        for (const abi::PrintSegment& seg : site.segments) bytes += seg.text.capacity();
+      }
+    }
+    return bytes;
+  }
+
   std::unique_ptr<JitModule> code_;
 };
 
@@ -69,11 +96,17 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+constexpr uint64_t kMemoryCacheBytes = uint64_t{256} << 20;
+
 struct Compiler::Impl {
   HostCpu host;
   std::unique_ptr<CpuJit> jit;
   std::unique_ptr<CompilePool> pool;  // null: compile in process
-  ModuleCache<CompiledModule> cache;
+  // Modules no session holds are kept for the next session that loads
+  // them, within 512 modules and 256 MiB of their memory_bytes (those that
+  // sessions hold are charged to the sessions, session.h).
+  ModuleCache<CompiledModule> cache{ModuleCache<CompiledModule>::kDefaultCapacity, kMemoryCacheBytes,
+                                    [](const CompiledModule& m) { return m.memory_bytes(); }};
   DiskCache::Options disk_options;
   mutable absl::Mutex disk_mu;
   // The current directory's (SetCacheDir replaces it; builds in flight keep
@@ -261,7 +294,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
     kernels.push_back(std::move(kernel));
   }
   return std::shared_ptr<const CompiledModule>(
-      std::make_shared<CpuModule>(key, *std::move(code), std::move(kernels), module.types, prints));
+      std::make_shared<CpuModule>(key, *std::move(code), object->size(), std::move(kernels), module.types, prints));
 }
 
 const HostCpu& Compiler::host_cpu() const { return impl_->host; }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/self_test.h"
+#include "server/tenant_array.h"
 #include "server/version.h"
 #include "spdlog/spdlog.h"
 
@@ -204,21 +205,12 @@ void DaemonState::LoadPersistent() {
     std::shared_ptr<Tenant> tenant = tenants_->Find(tenant_name);
     if (tenant == nullptr) return absl::NotFoundError(absl::StrCat("no tenant '", tenant_name, "' any more"));
     WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.Find(device_name));
-    WARPD_RETURN_IF_ERROR(tenant->arrays().Acquire());
     // A pool of its own (blocks outlive their pool), charged to the tenant.
     runtime::SegmentPool pool(runtime::MemoryAccount::Create("persistent", 0, tenant->memory()),
                               runtime::SegmentPoolOptions{flags_.max_array_bytes});
-    absl::StatusOr<std::shared_ptr<runtime::CpuBuffer>> buffer =
-        device->Allocate(layout.size_bytes, "persistent", &pool);
-    if (!buffer.ok()) {
-      tenant->arrays().Release();
-      return buffer.status();
-    }
-    return std::shared_ptr<const runtime::Array>(new runtime::Array(device->name(), layout, *std::move(buffer)),
-                                                 [tenant](const runtime::Array* a) {
-                                                   delete a;
-                                                   tenant->arrays().Release();
-                                                 });
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
+                           device->Allocate(layout.size_bytes, "persistent", &pool));
+    return MakeTenantArray(tenant, pool, device->name(), layout, std::move(buffer));
   });
   if (!s.ok()) spdlog::warn("persistent arrays in {} not loaded: {}", flags_.state_dir, std::string(s.message()));
 }

@@ -21,6 +21,7 @@
 #include "common/status_macros.h"
 #include "server/stream_calls.h"
 #include "server/submit.h"
+#include "server/tenant_array.h"
 #include "server/transfer.h"
 #include "server/version.h"
 #include "spdlog/spdlog.h"
@@ -57,15 +58,8 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   const runtime::Fill fill = req.init() == v1::ARRAY_INIT_ZEROS ? runtime::Fill::kZero : runtime::Fill::kAny;
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
                          device->Allocate(layout.size_bytes, "array", &session->pool(), fill));
-  // The tenant's array count goes down when the last holder (a handle, a
-  // queued command, a persistent name) lets go.
-  WARPD_RETURN_IF_ERROR(tenant.arrays().Acquire());
-  std::shared_ptr<const runtime::Array> array(
-      new runtime::Array(device->name(), layout, std::move(buffer)),
-      [owner = session->tenant()](const runtime::Array* a) {
-        delete a;
-        owner->arrays().Release();
-      });
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
+                         MakeTenantArray(session->tenant(), session->pool(), device->name(), layout, std::move(buffer)));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);
   resp->set_size_bytes(layout.size_bytes);

@@ -1,5 +1,8 @@
 #include "server/session.h"
 
+#include "absl/strings/str_cat.h"
+#include "runtime/memory/memory_charge.h"
+
 namespace warpd::server {
 
 Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant,
@@ -23,15 +26,27 @@ absl::StatusOr<uint64_t> Session::AddArray(std::shared_ptr<const runtime::Array>
 
 absl::StatusOr<uint64_t> Session::AddModule(
     std::shared_ptr<const compiler::CompiledModule> module) {
+  // Every session holding a module pays for it (the module cache shares one
+  // copy, so this over-counts a module that several sessions hold).
+  absl::StatusOr<runtime::MemoryCharge> charge = pool_.Charge(kHandleBytes + module->memory_bytes());
+  if (!charge.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("loading a module of ", module->memory_bytes(),
+                                                     " bytes: ", charge.status().message()));
+  }
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
-  return modules_.Insert(std::move(module));
+  return modules_.Insert(runtime::WithCharge(std::move(module), *std::move(charge)));
 }
 
 absl::StatusOr<uint64_t> Session::AddGraph(std::shared_ptr<runtime::Graph> graph) {
+  // Its commands carry their own charges (submit.cc); this is the graph.
+  absl::StatusOr<runtime::MemoryCharge> charge = pool_.Charge(kHandleBytes + graph->HeldBytes());
+  if (!charge.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("keeping a graph: ", charge.status().message()));
+  }
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
-  return graphs_.Insert(std::move(graph));
+  return graphs_.Insert(runtime::WithCharge(std::move(graph), *std::move(charge)));
 }
 
 absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device) {
@@ -39,7 +54,8 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Dev
   if (closed_) return ClosedError();
   auto& stream = streams_[device->name()];
   if (stream == nullptr) {
-    stream = runtime::Stream::Create(device, group_, runtime::Stream::kDefaultMaxQueued, tenant_->queued_commands());
+    stream = runtime::Stream::Create(device, group_, runtime::Stream::kDefaultMaxQueued, tenant_->queued_commands(),
+                                     pool_.account());
   }
   return stream;
 }

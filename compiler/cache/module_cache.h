@@ -13,9 +13,12 @@
 // callback, run when the creation ends (no thread is held meanwhile);
 // GetOrCreate is the blocking form. A failed creation is not cached (its
 // waiters get its error). The memory level keeps at most `capacity`
-// entries, dropping the least recently used finished one (its users keep it
-// alive; only the cache forgets it); entries being created are never
-// dropped, so their waiters and later requests still share one creation.
+// entries and, with a `size` function, at most `max_bytes` of finished
+// values, dropping the least recently used finished ones (their users keep
+// them alive; only the cache forgets them: what nobody else holds is freed,
+// so the memory modules no session holds stays bounded); entries being
+// created are never dropped, so their waiters and later requests still share
+// one creation.
 // Thread-safe.
 //
 //   cache.GetOrCreateAsync(key,
@@ -86,8 +89,11 @@ class ModuleCache {
   using AsyncFactory = absl::AnyInvocable<void(Completion completion) &&>;
 
   static constexpr size_t kDefaultCapacity = 512;
+  // A value's size in bytes, for the `max_bytes` bound.
+  using Size = std::function<uint64_t(const T&)>;
 
-  explicit ModuleCache(size_t capacity = kDefaultCapacity) : capacity_(capacity < 1 ? 1 : capacity) {}
+  explicit ModuleCache(size_t capacity = kDefaultCapacity, uint64_t max_bytes = 0, Size size = nullptr)
+      : capacity_(capacity < 1 ? 1 : capacity), max_bytes_(size ? max_bytes : 0), size_(std::move(size)) {}
 
   // Runs done(value, true) now when `key` is in memory; registers done to
   // run when the key's creation in flight ends; or else calls create (on
@@ -144,7 +150,13 @@ class ModuleCache {
   // hold them); creations in flight stay, for their waiters.
   void ClearMemory() {
     absl::MutexLock lock(&mu_);
-    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.ready ? entries_.erase(it) : std::next(it);
+    for (auto it = entries_.begin(); it != entries_.end();) it = it->second.ready ? Erase(it) : std::next(it);
+  }
+
+  // Bytes of the finished values kept (0 without a size function).
+  uint64_t bytes() const {
+    absl::MutexLock lock(&mu_);
+    return bytes_;
   }
 
   size_t size() const {
@@ -159,7 +171,14 @@ class ModuleCache {
     Value value;                 // when ready
     std::vector<Done> waiters;   // while not ready
     uint64_t last_use = 0;
+    uint64_t bytes = 0;          // size_(*value), counted in bytes_
   };
+
+  using Iterator = typename std::map<std::string, Entry>::iterator;
+  Iterator Erase(Iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    bytes_ -= it->second.bytes;
+    return entries_.erase(it);
+  }
 
   void Complete(const std::string& key, uint64_t id, Result result, Done done) {
     std::vector<Done> waiters;
@@ -172,8 +191,13 @@ class ModuleCache {
         if (result.ok()) {
           it->second.ready = true;
           it->second.value = *result;
+          if (size_ && *result != nullptr) {
+            it->second.bytes = size_(**result);
+            bytes_ += it->second.bytes;
+            EvictOverBytes(it->first);
+          }
         } else {
-          entries_.erase(it);
+          Erase(it);
         }
       }
     }
@@ -190,12 +214,32 @@ class ModuleCache {
         if (it->second.ready && (victim == entries_.end() || it->second.last_use < victim->second.last_use)) victim = it;
       }
       if (victim == entries_.end()) return;  // all in flight: grow past capacity for now
-      entries_.erase(victim);
+      Erase(victim);
+    }
+  }
+
+  // Drops the least recently used finished entries, other than `keep` (the
+  // one just made, which its creator is about to use), while their bytes
+  // pass max_bytes_.
+  void EvictOverBytes(const std::string& keep) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (max_bytes_ != 0 && bytes_ > max_bytes_) {
+      auto victim = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->second.ready && it->first != keep &&
+            (victim == entries_.end() || it->second.last_use < victim->second.last_use)) {
+          victim = it;
+        }
+      }
+      if (victim == entries_.end()) return;
+      Erase(victim);
     }
   }
 
   mutable absl::Mutex mu_;
   const size_t capacity_;
+  const uint64_t max_bytes_;  // 0: no byte bound
+  const Size size_;
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;

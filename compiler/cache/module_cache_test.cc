@@ -180,5 +180,34 @@ TEST(ModuleCacheTest, EvictsLeastRecentlyUsedAtCapacity) {
   EXPECT_EQ(**a, 1);  // an evicted value stays alive for its users
 }
 
+// With a size function the finished values' bytes stay within max_bytes:
+// the least recently used go first, never the value just made.
+TEST(ModuleCacheTest, EvictsLeastRecentlyUsedPastMaxBytes) {
+  ModuleCache<int> cache(100, 10, [](const int& v) { return static_cast<uint64_t>(v); });
+  auto make = [](int v) {
+    return [v]() -> absl::StatusOr<std::shared_ptr<const int>> { return std::make_shared<const int>(v); };
+  };
+  bool hit;
+  (void)cache.GetOrCreate("a", make(4), &hit);
+  (void)cache.GetOrCreate("b", make(4), &hit);
+  EXPECT_EQ(cache.bytes(), 8u);
+  (void)cache.GetOrCreate("a", make(4), &hit);  // a is now more recent than b
+  EXPECT_TRUE(hit);
+  (void)cache.GetOrCreate("c", make(5), &hit);  // 13 > 10: b goes
+  EXPECT_EQ(cache.bytes(), 9u);
+  EXPECT_EQ(cache.size(), 2u);
+  (void)cache.GetOrCreate("b", make(4), &hit);
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(cache.bytes(), 9u);  // b (4) in, a (4) out: 5 + 4
+  // A value larger than the bound is kept alone until the next one comes.
+  (void)cache.GetOrCreate("huge", make(50), &hit);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.bytes(), 50u);
+  (void)cache.GetOrCreate("huge", make(50), &hit);
+  EXPECT_TRUE(hit);
+  cache.ClearMemory();
+  EXPECT_EQ(cache.bytes(), 0u);
+}
+
 }  // namespace
 }  // namespace warpd::compiler
