@@ -67,6 +67,12 @@ namespace {
 constexpr int kMaxMessageBytes = 64 << 20;
 // How long in-flight calls get to finish after SIGTERM before work is cancelled.
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
+// After the grace the daemon cancels all work itself, so a call waiting on
+// a kernel ends with that kernel's CANCELLED status, over gRPC as over the
+// command socket. gRPC's own cancel (UNAVAILABLE "Cancelling all calls")
+// comes this much later, for calls that still have not ended; and
+// command-socket requests get as long to send their replies.
+constexpr absl::Duration kAfterCancelWait = absl::Seconds(2);
 
 // --parent-pid: the daemon asks the kernel for SIGTERM when the process that
 // started it exits, so a private daemon does not outlive a killed client.
@@ -298,21 +304,27 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   // is cancelled below, like a gRPC call).
   for (auto& c : commands) c->Stop();
 
-  // Calls in flight get kShutdownGrace to finish. If one is still waiting on
-  // device work then (a long kernel under Synchronize), cancel all sessions'
-  // work so it returns and the server can stop.
+  // Calls in flight, over gRPC and over the command sockets alike, get
+  // kShutdownGrace to finish. If one is still waiting on device work then
+  // (a long kernel under Synchronize), cancel all sessions' work so it
+  // returns (CANCELLED, to either kind of client) and the server can stop.
+  const absl::Time deadline = absl::Now() + absl::FromChrono(kShutdownGrace);
   absl::Notification stopped;
   std::thread watchdog([&] {
-    if (!stopped.WaitForNotificationWithTimeout(absl::FromChrono(kShutdownGrace))) {
+    if (!stopped.WaitForNotificationWithDeadline(deadline)) {
       spdlog::warn("calls still running after {}s; cancelling all work",
                    kShutdownGrace.count());
       (*state)->sessions().CloseAll();
     }
   });
-  server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+  server->Shutdown(absl::ToChronoTime(deadline + kAfterCancelWait));
   server->Wait();
-  stopped.Notify();
+  bool local_done = true;
+  for (auto& c : commands) local_done = c->AwaitRequests(deadline) && local_done;
+  if (local_done) stopped.Notify();  // else the watchdog cancels at the deadline
   watchdog.join();
+  // Requests cancelled just now send their replies before the sockets go.
+  for (auto& c : commands) (void)c->AwaitRequests(absl::Now() + kAfterCancelWait);
   server.reset();
   metrics_server.reset();
   shares.clear();  // they answer from the sessions

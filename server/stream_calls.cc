@@ -40,7 +40,8 @@ class SyncJoin {
 
 absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state, const Tenant& tenant,
                                                              const v1::SubmitRequest& req,
-                                                             v1::SubmitResponse* resp, bool run_here) {
+                                                             v1::SubmitResponse* resp, bool run_here,
+                                                             absl::AnyInvocable<void(absl::Status) &&> then) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
@@ -50,7 +51,7 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
                          PrepareBatch(*session, device->name(), req.commands()));
   uint64_t launches = 0;
   for (const std::unique_ptr<runtime::Command>& c : batch) launches += c->Launches();
-  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch), run_here));
+  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch), run_here, std::move(then)));
   resp->set_sequence(sequence);
   state->metrics().ForTenant(tenant.name()).launches.Increment(launches);
   return stream;

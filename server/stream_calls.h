@@ -22,11 +22,12 @@ namespace warpd::server {
 
 // Validates and queues the request's batch (all or nothing: submit.h); sets
 // the response's sequence and returns the stream the batch went to.
-// Ignores `synchronize` (the caller waits). `run_here`: Stream::Submit's,
-// for callers on a thread of their own that will wait for the batch.
-absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state, const Tenant& tenant,
-                                                             const v1::SubmitRequest& req,
-                                                             v1::SubmitResponse* resp, bool run_here = false);
+// Ignores `synchronize` (the caller waits). `run_here` and `then`:
+// Stream::Submit's, for callers on a thread of their own that will wait for
+// the batch (`then` gets its status even if the session closes meanwhile).
+absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(
+    DaemonState* state, const Tenant& tenant, const v1::SubmitRequest& req, v1::SubmitResponse* resp,
+    bool run_here = false, absl::AnyInvocable<void(absl::Status) &&> then = nullptr);
 
 // The streams a Synchronize request waits for: the named device's, or all
 // of the session's (none when the session has not used the device).

@@ -23,9 +23,12 @@ Stream::~Stream() {
   ReleaseQueued(queue_.size());
 }
 
-absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here) {
+absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here,
+                                        absl::AnyInvocable<void(absl::Status) &&> then) {
   bool wake = false;
   uint64_t last;
+  bool then_now = false;  // an empty batch on an idle stream
+  absl::Status then_status;
   {
     absl::MutexLock lock(&mu_);
     // On failure `batch` (and the arrays its commands hold) is dropped
@@ -40,7 +43,16 @@ absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> ba
       scheduled_ = true;
       wake = true;
     }
+    if (then != nullptr) {
+      if (Idle()) {
+        then_now = true;
+        then_status = std::exchange(error_, absl::OkStatus());
+      } else {
+        idle_waiters_.push_back(IdleWaiter{true, std::move(then)});
+      }
+    }
   }
+  if (then_now) std::move(then)(std::move(then_status));
   if (wake) {
     std::shared_ptr<Stream> self = shared_from_this();
     if (!run_here || !group_->TryRunHere(self)) group_->Wake(std::move(self));

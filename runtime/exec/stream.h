@@ -84,7 +84,12 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // the stream was idle, its first turn runs on the calling thread if the
   // scheduler allows (StreamGroup::TryRunHere), sparing a thread wake; the
   // rest (if any) runs on the executor as usual.
-  absl::StatusOr<uint64_t> Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here = false);
+  // With `then`, also registers it as SynchronizeAsync would, in the same
+  // step as the batch is queued: before any turn runs (one run here
+  // included), so it gets the batch's error even when a Cancel meanwhile
+  // clears the stream's. Not called when Submit fails.
+  absl::StatusOr<uint64_t> Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here = false,
+                                  absl::AnyInvocable<void(absl::Status) &&> then = nullptr);
 
   // The RESOURCE_EXHAUSTED that Submit would give a batch of `commands` now,
   // or OK. For callers whose preparation of a batch has side effects (the

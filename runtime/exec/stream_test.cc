@@ -287,6 +287,32 @@ TEST_F(StreamTest, CancelStopsRunningKernelAndDropsQueue) {
   EXPECT_TRUE(stream->Synchronize().ok());
 }
 
+// Submit's `then` is registered with the batch, so it gets the cancelled
+// kernel's error, which a wait registered after the Cancel no longer sees
+// (the command socket runs a batch's turn on its own thread and waits after).
+TEST_F(StreamTest, SubmitThenGetsTheErrorThatCancelClears) {
+  auto stream = Stream::Create(&cpu_, group_);
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(*Launch("spin", {1}, {}));
+  g_spinning = 0;
+  absl::Notification called;
+  absl::Status got;
+  ASSERT_TRUE(stream->Submit(std::move(batch), /*run_here=*/false, [&](absl::Status s) {
+                      got = std::move(s);
+                      called.Notify();
+                    }).ok());
+  while (g_spinning.load() == 0) std::this_thread::yield();
+  stream->Cancel();
+  ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(got.code(), absl::StatusCode::kCancelled) << got;
+  EXPECT_NE(got.message().find("cancelled"), std::string::npos) << got;
+  EXPECT_TRUE(stream->Synchronize().ok());
+  // An empty batch on an idle stream: `then` runs at once with the sticky error (none).
+  bool now = false;
+  ASSERT_TRUE(stream->Submit({}, false, [&](absl::Status s) { now = s.ok(); }).ok());
+  EXPECT_TRUE(now);
+}
+
 // A graph's commands run only when it is replayed, in order, once per replay.
 TEST_F(StreamTest, GraphReplaysRunTheCapturedCommandsEachTime) {
   auto a = MakeArray(kF32, {1000});

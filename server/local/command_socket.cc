@@ -14,7 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/cpu_relax.h"
+#include "common/log_text.h"
 #include "common/status_macros.h"
+#include "server/logging.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -177,7 +179,12 @@ absl::StatusOr<std::unique_ptr<CommandSocket>> CommandSocket::Start(const std::s
 CommandSocket::CommandSocket(std::unique_ptr<UnixListener> listener, Open open, absl::Duration spin)
     : listener_(std::move(listener)),
       open_(std::move(open)),
-      spin_ns_(std::max<int64_t>(0, absl::ToInt64Nanoseconds(spin))) {
+      spin_ns_(std::max<int64_t>(0, absl::ToInt64Nanoseconds(spin))),
+      slots_("command connections", "; use gRPC",
+             {.total = kMaxConnections,
+              .pending_per_uid = kMaxPendingPerUid,
+              .per_tenant = kMaxConnectionsPerTenant,
+              .per_tenant_uid = kMaxConnectionsPerTenantUid}) {
   accept_thread_ = std::thread([this] { Accept(); });
 }
 
@@ -186,6 +193,9 @@ CommandSocket::~CommandSocket() {
   std::list<std::unique_ptr<Connection>> connections;
   {
     absl::MutexLock lock(&mu_);
+    // Requests still in flight lose their replies (a peer that never reads
+    // may hold its thread in a send).
+    for (auto& c : connections_) shutdown(c->fd, SHUT_RDWR);
     connections.swap(connections_);
   }
   for (auto& c : connections) {
@@ -203,7 +213,32 @@ void CommandSocket::Stop() {
   listener_->RequestStop();
   accept_thread_.join();
   absl::MutexLock lock(&mu_);
-  for (auto& c : connections_) shutdown(c->fd, SHUT_RDWR);
+  for (auto& c : connections_) {
+    if (!busy_.contains(c.get())) shutdown(c->fd, SHUT_RDWR);
+  }
+}
+
+bool CommandSocket::AwaitRequests(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithDeadline(absl::Condition(this, &CommandSocket::NoRequestsLocked), deadline);
+}
+
+int CommandSocket::requests_in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(busy_.size());
+}
+
+bool CommandSocket::BeginRequest(Connection* c) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return false;
+  busy_.insert(c);
+  return true;
+}
+
+bool CommandSocket::EndRequest(Connection* c) {
+  absl::MutexLock lock(&mu_);
+  busy_.erase(c);
+  return !stopped_;
 }
 
 int CommandSocket::connections() const {
@@ -239,18 +274,18 @@ void CommandSocket::Accept() {
     if (conn < 0) continue;
     absl::MutexLock lock(&mu_);
     ReapLocked();
-    const auto same_uid = std::count_if(connections_.begin(), connections_.end(),
-                                        [&](const auto& c) { return c->uid == cred.uid; });
-    if (connections_.size() >= kMaxConnections || same_uid >= kMaxConnectionsPerUid) {
-      (void)SendError(conn, absl::ResourceExhaustedError(absl::StrCat(
-                                "too many command connections (at most ", kMaxConnections, ", ",
-                                kMaxConnectionsPerUid, " per user); use gRPC")));
+    absl::StatusOr<ConnectionSlots::Slot> slot = slots_.Admit(cred.uid);
+    if (!slot.ok()) {
+      (void)SendError(conn, slot.status());
+      LogLimited(spdlog::level::debug, absl::StrCat("uid ", cred.uid), "refused command connections",
+                 "command socket: uid {}: {}", cred.uid, LogStatus(slot.status()));
       close(conn);
       continue;
     }
     auto c = std::make_unique<Connection>();
     c->fd = conn;
     c->uid = cred.uid;
+    c->slot = *std::move(slot);
     Connection* raw = c.get();
     connections_.push_back(std::move(c));
     raw->thread = std::thread([this, raw] { Serve(raw); });
@@ -270,13 +305,16 @@ void CommandSocket::Serve(Connection* c) {
     absl::StatusOr<std::unique_ptr<Handler>> opened = open_(body);
     if (opened.ok()) {
       handler = *std::move(opened);
+      // From now on the slot counts against the tenant, not the uid.
+      s = c->slot.Authenticate(handler->tenant());
     } else {
       s = opened.status();
     }
   }
   if (!s.ok()) {
     if (!closed) (void)SendError(fd, s);
-    spdlog::debug("command socket: uid {}: {}", c->uid, s.ToString());
+    LogLimited(spdlog::level::debug, absl::StrCat("uid ", c->uid), "command connection errors",
+               "command socket: uid {}: {}", c->uid, LogStatus(s));
     Finish(c);
     return;
   }
@@ -289,11 +327,21 @@ void CommandSocket::Serve(Connection* c) {
     }
     if (!s.ok()) {
       if (!closed) (void)SendError(fd, s);
-      if (!closed && !absl::IsUnavailable(s)) spdlog::debug("command socket: uid {}: {}", c->uid, s.ToString());
+      if (!closed && !absl::IsUnavailable(s)) {
+        LogLimited(spdlog::level::debug, absl::StrCat("uid ", c->uid), "command connection errors",
+                   "command socket: uid {}: {}", c->uid, LogStatus(s));
+      }
+      break;
+    }
+    if (!BeginRequest(c)) {
+      // Like a gRPC call that arrives once shutdown has begun.
+      (void)SendError(fd, absl::UnavailableError("warpd is shutting down and takes no new requests"));
       break;
     }
     Reply reply = handler->Handle(static_cast<Kind>(kind), body);
     open = SendFrame(fd, static_cast<uint8_t>(reply.code), reply.body);
+    // After Stop, the reply to the request in flight is the last one.
+    if (!EndRequest(c)) open = false;
     // A large frame's buffer is not kept for the connection's lifetime.
     if (body.capacity() > (256u << 10)) std::string().swap(body);
   }
@@ -305,6 +353,7 @@ void CommandSocket::Finish(Connection* c) {
   // The peer sees the end now; the descriptor is closed once the thread is
   // joined, so its number is never reused while Stop may still use it.
   shutdown(c->fd, SHUT_RDWR);
+  c->slot.Release();
   c->done.store(true, std::memory_order_release);
 }
 

@@ -21,12 +21,19 @@
 //
 // Every byte is hostile input: bodies are bounded and copied out of the
 // socket before anything reads them; each connection has its own thread
-// (blocking waits stay there), at most kMaxConnections at once and
-// kMaxConnectionsPerUid per peer uid; more are refused at once with
-// RESOURCE_EXHAUSTED (the client falls back to gRPC).
-// Thread-safe. Stop() stops accepting and hangs up every connection; the
-// destructor (after Stop) also waits for their threads, which may be waiting
-// for device work: destroy it once sessions' work is cancelled.
+// (blocking waits stay there). Connections hold slots (connection_slots.h):
+// at most kMaxConnections at once; before HELLO is answered at most
+// kMaxPendingPerUid per peer uid; after, at most kMaxConnectionsPerTenant
+// per tenant and kMaxConnectionsPerTenantUid per uid within a tenant. More
+// are refused with RESOURCE_EXHAUSTED naming the bound (the client falls
+// back to gRPC).
+//
+// Shutdown mirrors gRPC's: Stop() stops accepting and hangs up connections
+// that wait for a request; a request in flight runs on (AwaitRequests waits
+// for it, up to the daemon's grace) and its reply is the connection's last.
+// Thread-safe. The destructor (after Stop) hangs up every connection and
+// waits for their threads, which may be waiting for device work: destroy it
+// once sessions' work is cancelled.
 #pragma once
 
 #include <sys/types.h>
@@ -41,11 +48,13 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/listen.h"
+#include "server/local/connection_slots.h"
 
 namespace warpd::server {
 
@@ -56,7 +65,9 @@ class CommandSocket {
   static constexpr size_t kHeaderBytes = 8;
   static constexpr uint32_t kMaxFrame = 2u << 20;
   static constexpr int kMaxConnections = 64;
-  static constexpr int kMaxConnectionsPerUid = 16;
+  static constexpr int kMaxPendingPerUid = 8;
+  static constexpr int kMaxConnectionsPerTenant = 16;
+  static constexpr int kMaxConnectionsPerTenantUid = 12;
   static constexpr int kHelloDeadlineMs = 2000;
 
   struct Reply {
@@ -71,6 +82,9 @@ class CommandSocket {
    public:
     virtual ~Handler() = default;
     virtual Reply Handle(Kind kind, std::string_view body) = 0;
+    // The tenant the HELLO authenticated: the connection's slot counts
+    // against it from now on. Not empty.
+    virtual std::string_view tenant() const = 0;
   };
   // Answers a HELLO body: the connection's handler, or the error its peer
   // gets (then it is closed).
@@ -89,17 +103,25 @@ class CommandSocket {
 
   const std::string& path() const { return listener_->path(); }
 
-  // Stops accepting and hangs up every connection (their threads finish
-  // their current request first). Idempotent.
+  // Stops accepting and hangs up every connection that waits for a
+  // request; a connection in the middle of one answers it and is then hung
+  // up. A frame read after Stop is answered UNAVAILABLE. Idempotent.
   void Stop();
+
+  // Waits until no request is in flight or `deadline` passes; true when
+  // none is. Meant for after Stop (otherwise new requests may start).
+  bool AwaitRequests(absl::Time deadline);
 
   // Connections being served, for tests and metrics.
   int connections() const;
+  // Requests being handled now.
+  int requests_in_flight() const;
 
  private:
   struct Connection {
     int fd;
     uid_t uid;
+    ConnectionSlots::Slot slot;  // made by Accept, then used by the thread only
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -107,16 +129,24 @@ class CommandSocket {
   CommandSocket(std::unique_ptr<UnixListener> listener, Open open, absl::Duration spin);
   void Accept();
   void Serve(Connection* c);
+  // Marks a request of `c` in flight; false (and nothing marked) once stopped.
+  bool BeginRequest(Connection* c);
+  // Ends it; false when the socket has stopped meanwhile (hang up now).
+  bool EndRequest(Connection* c);
   static void Finish(Connection* c);
   void ReapLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool NoRequestsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return busy_.empty(); }
 
   const std::unique_ptr<UnixListener> listener_;
   const Open open_;
   const int64_t spin_ns_;
+  ConnectionSlots slots_;
   std::thread accept_thread_;
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::list<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+  // The connections handling a request now (Stop leaves them be).
+  absl::flat_hash_set<const Connection*> busy_ ABSL_GUARDED_BY(mu_);
 };
 
 // The command socket beside a gRPC Unix socket path.

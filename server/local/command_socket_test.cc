@@ -5,31 +5,50 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace warpd::server {
 namespace {
 
-// Answers every request with "<kind>:<body>"; HELLO "bad" is refused.
+// Answers every request with "<kind>:<body>" ("sleep <ms>": after that
+// long, with "<ms>"); HELLO "bad" is refused, HELLO "tenant <name>" speaks
+// for that tenant, any other for tenant "t".
 class Echo final : public CommandSocket::Handler {
  public:
+  explicit Echo(std::string tenant) : tenant_(std::move(tenant)) {}
   CommandSocket::Reply Handle(CommandSocket::Kind kind, std::string_view body) override {
     if (body == "fail") return {absl::StatusCode::kNotFound, "no such thing"};
+    absl::string_view rest(body.data(), body.size());
+    int ms = 0;
+    if (absl::ConsumePrefix(&rest, "sleep ") && absl::SimpleAtoi(rest, &ms)) {
+      absl::SleepFor(absl::Milliseconds(ms));
+      body = std::string_view(rest.data(), rest.size());
+    }
     return {absl::StatusCode::kOk, absl::StrCat(static_cast<int>(kind), ":", absl::string_view(body.data(), body.size()))};
   }
+  std::string_view tenant() const override { return tenant_; }
+
+ private:
+  const std::string tenant_;
 };
 
 CommandSocket::Open EchoOpen() {
   return [](std::string_view hello) -> absl::StatusOr<std::unique_ptr<CommandSocket::Handler>> {
     if (hello == "bad") return absl::PermissionDeniedError("go away");
-    return std::make_unique<Echo>();
+    absl::string_view rest(hello.data(), hello.size());
+    if (absl::ConsumePrefix(&rest, "tenant ")) return std::make_unique<Echo>(std::string(rest));
+    return std::make_unique<Echo>("t");
   };
 }
 
@@ -212,31 +231,93 @@ TEST_P(CommandSocketTest, ASilentPeerIsDroppedAtTheHelloDeadline) {
   EXPECT_TRUE(c.HungUp());
 }
 
-TEST_P(CommandSocketTest, OneUserCannotTakeEveryConnection) {
+TEST_P(CommandSocketTest, ATenantsConnectionsDoNotLockOutAnotherTenantOfTheSameUid) {
+  // Every client here has this process's uid. Tenant a takes all one uid
+  // may hold within a tenant.
   std::vector<std::unique_ptr<Client>> held;
-  for (int i = 0; i < CommandSocket::kMaxConnectionsPerUid; ++i) {
+  for (int i = 0; i < CommandSocket::kMaxConnectionsPerTenantUid; ++i) {
     held.push_back(std::make_unique<Client>(path_));
-    ASSERT_TRUE(held.back()->Hello()) << i;
+    ASSERT_TRUE(held.back()->Hello("tenant a")) << i;
   }
+  {
+    Client extra(path_);
+    ASSERT_TRUE(extra.Send(Frame(CommandSocket::kHello, "tenant a")));
+    auto [code, message] = extra.Reply();
+    EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kResourceExhausted)) << message;
+    EXPECT_EQ(message, absl::StrCat("too many command connections for tenant 'a' from uid ", getuid(), ": ",
+                                    CommandSocket::kMaxConnectionsPerTenantUid,
+                                    " are open, the most one uid may hold within a tenant (",
+                                    CommandSocket::kMaxConnectionsPerTenant, " per tenant, ",
+                                    CommandSocket::kMaxConnectionsPerTenantUid, " per uid within it); use gRPC"));
+    EXPECT_TRUE(extra.HungUp());
+  }
+  // Tenant b, same uid, is served; so is a again once a slot is free.
+  Client b(path_);
+  ASSERT_TRUE(b.Hello("tenant b"));
+  ASSERT_TRUE(b.Send(Frame(CommandSocket::kSubmit, "b")));
+  EXPECT_EQ(b.Reply(), std::make_pair(0, std::string("2:b")));
+  held.pop_back();
+  for (int attempt = 0;; ++attempt) {  // the freed slot goes when its thread ends
+    Client again(path_);
+    if (again.Hello("tenant a")) break;
+    ASSERT_LT(attempt, 100) << "tenant a never got its slot back";
+    usleep(20000);
+  }
+}
+
+TEST_P(CommandSocketTest, AUidHoldsFewConnectionsBeforeHello) {
+  std::vector<std::unique_ptr<Client>> silent;
+  for (int i = 0; i < CommandSocket::kMaxPendingPerUid; ++i) silent.push_back(std::make_unique<Client>(path_));
+  // Accepted in order: wait until the socket holds them all.
+  for (int i = 0; i < 200 && socket_->connections() < CommandSocket::kMaxPendingPerUid; ++i) usleep(5000);
+  ASSERT_EQ(socket_->connections(), CommandSocket::kMaxPendingPerUid);
   {
     Client extra(path_);
     auto [code, message] = extra.Reply();
     EXPECT_EQ(code, static_cast<int>(absl::StatusCode::kResourceExhausted)) << message;
-    EXPECT_TRUE(extra.HungUp());
+    EXPECT_EQ(message, absl::StrCat("too many command connections from uid ", getuid(),
+                                    " that have not authenticated yet: ", CommandSocket::kMaxPendingPerUid,
+                                    ", the most one uid may have; use gRPC"));
   }
-  held.pop_back();
-  ExpectServing();  // in the slot just freed
+  // Once they say HELLO their slots are their tenant's, and new
+  // connections of the uid are let in again.
+  for (auto& c : silent) ASSERT_TRUE(c->Hello());
+  Client next(path_);
+  ASSERT_TRUE(next.Hello());
 }
 
-TEST_P(CommandSocketTest, StopHangsUpEveryConnection) {
-  Client a(path_);
-  Client b(path_);
-  ASSERT_TRUE(a.Hello());
-  ASSERT_TRUE(b.Hello());
+TEST_P(CommandSocketTest, StopHangsUpIdleConnectionsAndLetsARequestInFlightFinish) {
+  Client idle(path_);
+  Client busy(path_);
+  ASSERT_TRUE(idle.Hello());
+  ASSERT_TRUE(busy.Hello());
+  ASSERT_TRUE(busy.Send(Frame(CommandSocket::kSubmit, "sleep 400")));
+  for (int i = 0; i < 200 && socket_->requests_in_flight() == 0; ++i) usleep(1000);
+  ASSERT_EQ(socket_->requests_in_flight(), 1);
+  const auto start = std::chrono::steady_clock::now();
   socket_->Stop();
-  EXPECT_TRUE(a.HungUp());
-  EXPECT_TRUE(b.HungUp());
+  EXPECT_TRUE(idle.HungUp());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+  // The request in flight is answered, and that is the connection's last reply.
+  EXPECT_TRUE(socket_->AwaitRequests(absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(busy.Reply(), std::make_pair(0, std::string("2:400")));
+  EXPECT_TRUE(busy.HungUp());
+  EXPECT_EQ(socket_->requests_in_flight(), 0);
   socket_.reset();  // joins the connections' threads
+}
+
+TEST_P(CommandSocketTest, AwaitRequestsGivesUpAtItsDeadline) {
+  Client busy(path_);
+  ASSERT_TRUE(busy.Hello());
+  ASSERT_TRUE(busy.Send(Frame(CommandSocket::kSubmit, "sleep 1000")));
+  for (int i = 0; i < 200 && socket_->requests_in_flight() == 0; ++i) usleep(1000);
+  ASSERT_EQ(socket_->requests_in_flight(), 1);
+  socket_->Stop();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(socket_->AwaitRequests(absl::Now() + absl::Milliseconds(100)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(800));
+  EXPECT_TRUE(socket_->AwaitRequests(absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(busy.Reply(), std::make_pair(0, std::string("2:1000")));
 }
 
 TEST_P(CommandSocketTest, GarbageNeverStopsTheSocket) {

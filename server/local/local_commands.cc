@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,35 +27,59 @@ using Reply = CommandSocket::Reply;
 // tens of microseconds on a loaded host.
 constexpr absl::Duration kSpinBeforeSleep = absl::Microseconds(100);
 
-// Waits on this thread for SynchronizeStreams' callback.
-absl::Status WaitForStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
-  struct Wait {
+// A status that a stream callback (SynchronizeStreams', Stream::Submit's
+// `then`) hands to this connection's thread, which waits for it.
+class Waiter {
+ public:
+  // The callback, called once on any thread; it may outlive the Waiter.
+  absl::AnyInvocable<void(absl::Status) &&> Callback() {
+    return [wait = wait_](absl::Status s) {
+      absl::MutexLock lock(&wait->mu);
+      wait->status = std::move(s);
+      wait->done.store(true, std::memory_order_release);
+    };
+  }
+
+  // Spins for kSpinBeforeSleep, then sleeps until the callback has run.
+  absl::Status Wait() {
+    Shared* wait = wait_.get();
+    if (!wait->done.load(std::memory_order_acquire)) {
+      const absl::Time spin_end = absl::Now() + kSpinBeforeSleep;
+      do {
+        for (int i = 0; i < 64 && !wait->done.load(std::memory_order_acquire); ++i) CpuRelax();
+      } while (!wait->done.load(std::memory_order_acquire) && absl::Now() < spin_end);
+    }
+    absl::MutexLock lock(&wait->mu);
+    wait->mu.Await(absl::Condition(
+        +[](std::atomic<bool>* done) { return done->load(std::memory_order_acquire); }, &wait->done));
+    return wait->status;
+  }
+
+ private:
+  struct Shared {
     std::atomic<bool> done{false};
     absl::Mutex mu;
     absl::Status status ABSL_GUARDED_BY(mu);
   };
-  auto wait = std::make_shared<Wait>();
-  SynchronizeStreams(streams, [wait](absl::Status s) {
-    absl::MutexLock lock(&wait->mu);
-    wait->status = std::move(s);
-    wait->done.store(true, std::memory_order_release);
-  });
-  if (!wait->done.load(std::memory_order_acquire)) {
-    const absl::Time spin_end = absl::Now() + kSpinBeforeSleep;
-    do {
-      for (int i = 0; i < 64 && !wait->done.load(std::memory_order_acquire); ++i) CpuRelax();
-    } while (!wait->done.load(std::memory_order_acquire) && absl::Now() < spin_end);
-  }
-  absl::MutexLock lock(&wait->mu);
-  wait->mu.Await(absl::Condition(
-      +[](std::atomic<bool>* done) { return done->load(std::memory_order_acquire); }, &wait->done));
-  return wait->status;
+  const std::shared_ptr<Shared> wait_ = std::make_shared<Shared>();
+};
+
+// Waits on this thread for SynchronizeStreams' callback.
+absl::Status WaitForStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
+  Waiter waiter;
+  SynchronizeStreams(streams, waiter.Callback());
+  return waiter.Wait();
 }
 
 class SessionCommands final : public CommandSocket::Handler {
  public:
-  SessionCommands(DaemonState* state, std::string bearer, std::string session)
-      : state_(state), authorization_(absl::StrCat("Bearer ", bearer)), session_(std::move(session)) {}
+  SessionCommands(DaemonState* state, std::string bearer, std::string session, std::string tenant)
+      : state_(state),
+        authorization_(absl::StrCat("Bearer ", bearer)),
+        session_(std::move(session)),
+        tenant_(std::move(tenant)) {}
+
+  std::string_view tenant() const override { return tenant_; }
 
   Reply Handle(CommandSocket::Kind kind, std::string_view body) override {
     const char* method = kind == CommandSocket::kSubmit        ? "Submit"
@@ -89,10 +114,17 @@ class SessionCommands final : public CommandSocket::Handler {
   absl::Status Submit(std::string_view body, std::string* out) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, Begin(body, &request_));
     v1::SubmitResponse response;
+    // With `synchronize` the batch's first turn may run on this thread; the
+    // wait is registered with the batch, before that turn, so a session
+    // closed (its streams cancelled) meanwhile cannot clear the error first.
+    const bool sync = request_.synchronize();
+    std::optional<Waiter> waiter;
+    if (sync) waiter.emplace();
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream,
-                           SubmitBatch(state_, *tenant, request_, &response, request_.synchronize()));
-    if (request_.synchronize()) {
-      absl::Status s = WaitForStreams({stream});
+                           SubmitBatch(state_, *tenant, request_, &response, sync,
+                                       sync ? waiter->Callback() : nullptr));
+    if (sync) {
+      absl::Status s = waiter->Wait();
       CountStreamError(state_, *tenant, s);
       // On an error the output stays for ReadOutput, as with gRPC.
       WARPD_RETURN_IF_ERROR(s);
@@ -142,6 +174,7 @@ class SessionCommands final : public CommandSocket::Handler {
   DaemonState* const state_;
   const std::string authorization_;
   const std::string session_;
+  const std::string tenant_;  // the HELLO's: the connection's slot counts against it
   v1::SubmitRequest request_;  // reused: keeps its capacity between batches
 };
 
@@ -156,7 +189,7 @@ CommandSocket::Open LocalCommands(DaemonState* state) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant,
                            state->tenants().Authenticate(absl::StrCat("Bearer ", parts[0])));
     WARPD_RETURN_IF_ERROR(state->sessions().Get(std::string(parts[1]), *tenant).status());
-    return std::make_unique<SessionCommands>(state, std::string(parts[0]), std::string(parts[1]));
+    return std::make_unique<SessionCommands>(state, std::string(parts[0]), std::string(parts[1]), tenant->name());
   };
 }
 

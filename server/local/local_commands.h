@@ -13,7 +13,8 @@
 // HELLO's body is "<bearer token> <session token>": the token must be a
 // tenant's and the session that tenant's, else the connection is refused
 // with the error the RPCs give. The connection then speaks for that session
-// only: the session fields of its requests are ignored. Every request is
+// only (the session fields of its requests are ignored), and its slot counts
+// against that tenant (Handler::tenant). Every request is
 // authenticated again (a tenant removed or a token changed by SIGHUP stops
 // it) and runs with the tenant's quotas; a SYNCHRONIZE, or a SUBMIT with
 // `synchronize`, waits on the connection's own thread. Replies count in the

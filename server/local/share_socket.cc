@@ -14,9 +14,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/log_text.h"
 #include "common/posix_error.h"
 #include "common/status_macros.h"
 #include "server/listen.h"
+#include "server/local/connection_slots.h"
+#include "server/logging.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -57,6 +60,7 @@ struct Waiting {
   uid_t uid;
   int64_t deadline_ms;
   std::string line;
+  ConnectionSlots::Slot slot;  // pending: a request is answered the moment it is read
 };
 
 }  // namespace
@@ -97,6 +101,13 @@ ShareSocket::~ShareSocket() {
 
 void ShareSocket::Serve() {
   pthread_setname_np(pthread_self(), "warpd-share");
+  // A request is answered when its line is read, so slots never move to a
+  // tenant: only the total and per-uid bounds apply.
+  ConnectionSlots slots("share requests waiting", "; try again or use the gRPC transfers",
+                        {.total = kMaxWaiting,
+                         .pending_per_uid = kMaxWaitingPerUid,
+                         .per_tenant = kMaxWaiting,
+                         .per_tenant_uid = kMaxWaiting});
   std::vector<Waiting> waiting;
   std::vector<pollfd> fds;
   auto drop = [&](size_t i) {
@@ -147,7 +158,8 @@ void ShareSocket::Serve() {
         region = Parse(std::string_view(w.line).substr(0, end), answer_, &reply);
       }
       Reply(w.fd, reply, region.fd);
-      spdlog::debug("share socket: uid {}: {}", w.uid, reply.substr(0, reply.size() - 1));
+      LogLimited(spdlog::level::debug, absl::StrCat("uid ", w.uid), "share requests", "share socket: uid {}: {}", w.uid,
+                 LogText(absl::string_view(reply).substr(0, reply.size() - 1)));
       drop(i);
     }
     if (fds[0].revents == 0) continue;
@@ -155,17 +167,17 @@ void ShareSocket::Serve() {
       ucred cred{};
       const int conn = listener_->Accept(&cred);
       if (conn < 0) break;
-      const auto same_uid = std::count_if(waiting.begin(), waiting.end(),
-                                          [&](const Waiting& w) { return w.uid == cred.uid; });
-      if (waiting.size() >= kMaxWaiting || same_uid >= kMaxWaitingPerUid) {
-        Reply(conn, ErrorLine(absl::ResourceExhaustedError("too many share requests waiting; try again")), -1);
+      absl::StatusOr<ConnectionSlots::Slot> slot = slots.Admit(cred.uid);
+      if (!slot.ok()) {
+        Reply(conn, ErrorLine(slot.status()), -1);
         close(conn);
         continue;
       }
-      waiting.push_back({conn, cred.uid, NowMs() + kDeadlineMs, {}});
+      waiting.push_back({conn, cred.uid, NowMs() + kDeadlineMs, {}, *std::move(slot)});
     }
   }
   for (const Waiting& w : waiting) close(w.fd);
+  waiting.clear();  // releases the slots before `slots` goes
 }
 
 }  // namespace warpd::server

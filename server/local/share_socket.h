@@ -17,9 +17,14 @@
 // reachable by name: the fd is the capability.
 //
 // Hostile peers: every socket is non-blocking; a connection must send its
-// line within 2 s; at most 64 connections wait at once and 8 per peer uid
-// (more are closed at once), so no peer can hold the socket for others for
-// long. Nothing but the one line is read.
+// line within 2 s; at most kMaxWaiting connections wait at once and
+// kMaxWaitingPerUid per peer uid (connection_slots.h; more get an error line
+// naming the bound and are closed), so no peer can hold the socket for
+// others for long. Nothing but the one line is read. A connection holds its
+// slot only until its line arrives: the line is answered at once and the
+// connection closed, so no connection outlives its authentication and the
+// socket needs no per-tenant bound (the command socket, whose connections
+// last, has one).
 // Thread-safe: a thread of its own serves it until the object is destroyed.
 #pragma once
 

@@ -12,19 +12,26 @@ None of it crashes the daemon or reaches another session, and a client that
 cannot have the socket (refused, TCP, switched off) falls back to gRPC.
 """
 
+import json
 import os
 import random
+import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 
+import grpc
 import numpy as np
 import pytest
 
 import warpd as wpd
 from warpd import local_commands
-from warpd.v1 import ir_pb2, runtime_pb2
+from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
+
+from conftest import Daemon, daemon_binary, write_tenants_file
 
 HEADER = struct.Struct("<IB3x")
 
@@ -318,7 +325,7 @@ def test_a_peer_that_never_reads_its_replies_stalls_only_itself(wp, serving):
     assert serving()
 
 
-def test_one_user_cannot_hold_every_connection(wp, serving):
+def test_one_tenant_cannot_hold_every_connection(wp, serving):
     held = []
     try:
         refused = None
@@ -330,7 +337,8 @@ def test_one_user_cannot_hold_every_connection(wp, serving):
                 break
             held.append(c)
         assert refused is not None and refused[0] == RESOURCE_EXHAUSTED, refused
-        assert 0 < len(held) < 16, len(held)  # this client holds one connection too
+        assert b"too many command connections for tenant" in refused[1], refused
+        assert 0 < len(held) < PER_TENANT_UID, len(held)  # this client holds one connection too
         # A client opened now falls back to gRPC and still works.
         r = rt()
         assert local_commands.connect(r.address, r.token, r.session) is None
@@ -407,3 +415,211 @@ def test_a_raw_download_is_checked_like_the_rpc(wp, raw, serving):
         stub.CloseSession(runtime_pb2.CloseSessionRequest(session=other))
     c.close()
     assert serving()
+
+
+# ---------------------------------------------------------------- own daemons
+# The tests below run daemons of their own and clients in processes of their
+# own (the client is one runtime per process).
+
+SPIN_CLIENT = '''
+import json, os, sys, time
+import warpd as wp
+from warpd import context
+
+wp.config.quiet = True
+
+
+@wp.kernel
+def spin(out: wp.array(dtype=float), outer: int, inner: int):
+    x = float(0.0)
+    for j in range(outer):
+        for k in range(inner):
+            x = x * 0.5 + 1.0
+    out[0] = x
+
+
+def run(outer):
+    wp.launch(spin, dim=1, inputs=[out, outer, 1 << 16])
+    wp.synchronize()
+
+
+out = wp.zeros(1, dtype=float)
+run(1)  # compiles
+outer = 16
+while True:  # how many outer turns make a second here
+    start = time.perf_counter()
+    run(outer)
+    took = time.perf_counter() - start
+    if took > 0.1:
+        break
+    outer *= 4
+outer = max(1, int(outer / took * float(sys.argv[1])))
+print(json.dumps({"phase": "synchronizing", "commands": context.runtime().commands is not None}), flush=True)
+start = time.monotonic()
+try:
+    run(outer)
+    result = {"ok": True}
+except wp.WarpdError as e:
+    result = {"error": type(e).__name__, "message": str(e), "code": e.code.name if e.code else None}
+result["end"] = time.monotonic()  # the clock is the machine's: the test compares it
+result["took"] = result["end"] - start
+print(json.dumps(result), flush=True)
+os._exit(0)  # the daemon is gone: no goodbye to it
+'''
+
+
+def start_spinning(tmp_path, daemon, seconds, command_socket, name):
+    """A client process that calibrates a one-thread kernel to run about
+    `seconds`, then launches it and synchronizes; returns (process, its first
+    line: {"phase": "synchronizing", "commands": uses the command socket})."""
+    script = tmp_path / "spin_client.py"
+    script.write_text(SPIN_CLIENT)
+    env = dict(os.environ, WARPD_ADDRESS=daemon.address, WARPD_COMMAND_SOCKET="1" if command_socket else "0")
+    proc = subprocess.Popen([sys.executable, str(script), str(seconds)], env=env, stdout=subprocess.PIPE,
+                            stderr=open(tmp_path / f"{name}.err", "w"), text=True)
+    line = proc.stdout.readline()
+    assert line, (tmp_path / f"{name}.err").read_text()
+    return proc, json.loads(line)
+
+
+def finish(proc):
+    line = proc.stdout.readline()
+    proc.wait(timeout=60)
+    assert line, "the client printed no result"
+    return json.loads(line)
+
+
+def test_shutdown_gives_a_command_socket_synchronize_the_grace(tmp_path):
+    """SIGTERM while a ~2 s kernel runs under a Synchronize on the command
+    socket: the kernel finishes within the 5 s grace and the synchronize
+    returns normally, as it does over gRPC."""
+    d = Daemon(daemon_binary(), tmp_path)
+    d.start()
+    try:
+        local, hello = start_spinning(tmp_path, d, 2.0, command_socket=True, name="local")
+        assert hello["commands"], "the client uses the command socket"
+        time.sleep(0.3)  # the synchronize is on its way
+        term = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        result = finish(local)
+        assert result.get("ok"), result
+        assert result["end"] > term + 0.2, "the kernel ran on after SIGTERM"
+        assert result["took"] < 5.0, result
+        assert d.proc.wait(timeout=30) == 0, d.log_tail()
+        assert time.monotonic() - term < 8.0
+    finally:
+        d.stop()
+
+
+def test_shutdown_cancels_a_long_synchronize_alike_on_both_paths(tmp_path):
+    """SIGTERM while a kernel far longer than the grace runs: the synchronize
+    over the command socket and the one over gRPC both wait out the 5 s
+    grace and then raise the same CancelledError with the same message."""
+    d = Daemon(daemon_binary(), tmp_path)
+    d.start()
+    try:
+        local, hello = start_spinning(tmp_path, d, 60, command_socket=True, name="local")
+        assert hello["commands"]
+        remote, hello = start_spinning(tmp_path, d, 60, command_socket=False, name="remote")
+        assert not hello["commands"]
+        time.sleep(0.3)
+        d.proc.send_signal(signal.SIGTERM)
+        got_local, got_remote = finish(local), finish(remote)
+        assert got_remote.get("error") == "CancelledError" and got_remote["code"] == "CANCELLED", got_remote
+        assert "kernel 'spin'" in got_remote["message"] and "cancelled" in got_remote["message"], got_remote
+        assert (got_local.get("error"), got_local.get("code"), got_local.get("message")) == \
+            (got_remote["error"], got_remote["code"], got_remote["message"]), (got_local, got_remote)
+        assert 4.0 < got_local["took"] < 15.0, got_local
+        assert d.proc.wait(timeout=30) == 0, d.log_tail()
+    finally:
+        d.stop()
+
+
+ADD_CLIENT = '''
+import json, os
+import numpy as np
+import warpd as wp
+from warpd import context, local_commands
+
+wp.config.quiet = True
+
+
+@wp.kernel
+def add_index(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + float(i)
+
+
+a = wp.zeros(16, dtype=float)
+wp.launch(add_index, dim=16, inputs=[a])
+wp.synchronize()
+print(json.dumps({"commands": context.runtime().commands is not None,
+                  "refusal": local_commands.last_refusal,
+                  "ok": bool((a.numpy() == np.arange(16, dtype=np.float32)).all())}), flush=True)
+'''
+
+# server/local/command_socket.h: kMaxConnectionsPerTenantUid (every
+# connection here has the test's uid).
+PER_TENANT_UID = 12
+
+
+def test_tenants_of_one_uid_each_get_their_own_command_connections(tmp_path):
+    """Two uid-less tenants, both used from this one uid (a service account
+    whose processes carry different tokens): tenant a filling its command
+    connections does not keep tenant b off the command socket; a's next
+    connection is refused naming the per-tenant limit, and a's client falls
+    back to gRPC and still works."""
+    path, tokens = write_tenants_file(tmp_path, {"a": None, "b": None})
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--tenants", str(path)])
+    d.start()
+    held = []
+    try:
+        channel = grpc.insecure_channel(d.address)
+        session_a = runtime_pb2_grpc.RuntimeStub(channel).OpenSession(
+            runtime_pb2.OpenSessionRequest(client_name="a"), metadata=[("authorization", "Bearer " + tokens["a"])],
+            timeout=30).session
+        channel.close()
+        cmd_path = d.address[len("unix:"):] + ".cmd"
+        refused = None
+        for _ in range(64):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.settimeout(10)
+            c.connect(cmd_path)
+            held.append(c)
+            body = f"{tokens['a']} {session_a}".encode()
+            c.sendall(HEADER.pack(len(body), local_commands.HELLO) + body)
+            n, code = HEADER.unpack(c.recv(HEADER.size, socket.MSG_WAITALL))
+            msg = c.recv(n, socket.MSG_WAITALL) if n else b""
+            if code != 0:
+                refused = (code, msg.decode())
+                break
+        assert len(held) == PER_TENANT_UID + 1, len(held)
+        code, msg = refused
+        assert code == RESOURCE_EXHAUSTED, refused
+        assert msg.startswith(f"too many command connections for tenant 'a' from uid {os.getuid()}: "
+                              f"{PER_TENANT_UID} are open"), msg
+        assert "(16 per tenant, 12 per uid within it); use gRPC" in msg, msg
+
+        script = tmp_path / "add_client.py"
+        script.write_text(ADD_CLIENT)
+
+        def client(tenant):
+            env = dict(os.environ, WARPD_ADDRESS=d.address, WARPD_TOKEN=tokens[tenant])
+            env.pop("WARPD_COMMAND_SOCKET", None)
+            return subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+
+        procs = {t: client(t) for t in ("a", "b")}
+        results = {}
+        for t, p in procs.items():
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            results[t] = json.loads(out.strip().splitlines()[-1])
+        assert results["b"] == {"commands": True, "refusal": None, "ok": True}, results
+        assert results["a"]["commands"] is False and results["a"]["ok"] is True, results
+        assert results["a"]["refusal"].startswith("too many command connections for tenant 'a'"), results
+    finally:
+        for c in held:
+            c.close()
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log_tail()

@@ -10,8 +10,12 @@ launch + synchronize round trip.
 
 Anything that keeps the socket from working (an older daemon without it, a
 TCP address, a refusal such as too many connections) leaves ``connect``
-returning None, and the client uses gRPC. Once connected, a broken
-connection (the daemon stopped) raises UnavailableError like a failed RPC.
+returning None, and the client uses gRPC. A refusal's message (e.g. "too
+many command connections for tenant 'a' ...") is kept in ``last_refusal``
+and printed with ``wp.config.verbose``. Once connected, a
+broken connection (the daemon stopped) raises UnavailableError like a failed
+RPC; at shutdown the daemon answers the request in flight first (within its
+grace; CANCELLED if the work is cancelled), as it does a gRPC call.
 
 Not thread-safe: the runtime's lock serializes its use (stream.py).
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import sys
 import time
 
 import grpc
@@ -38,6 +43,10 @@ _HEADER = struct.Struct("<IB3x")
 _DONTWAIT = socket.MSG_DONTWAIT
 _clock = time.perf_counter
 _CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+#: Why the daemon last refused a command connection (its error message), or
+#: None; for diagnostics.
+last_refusal: str | None = None
 
 
 def command_path(address: str) -> str | None:
@@ -154,14 +163,27 @@ def connect(address: str, token: str, session: str, timeout: float = 2.0) -> Com
     path = command_path(address)
     if path is None or not token or os.environ.get("WARPD_COMMAND_SOCKET", "1") == "0":
         return None
+    global last_refusal
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
         sock.connect(path)
         channel = CommandChannel(sock)
-        channel.call(HELLO, f"{token} {session}".encode())
+        try:
+            channel.send(HELLO, f"{token} {session}".encode())
+        except UnavailableError:
+            pass  # refused at accept: the daemon may have answered and hung up already
+        channel.reply()
         sock.settimeout(None)
         return channel
-    except (OSError, WarpdError):
+    except WarpdError as e:
+        sock.close()
+        if e.code is not None and e.code != grpc.StatusCode.UNAVAILABLE:  # an answer, not a broken socket
+            last_refusal = e.message
+            if config.verbose:
+                print(f"warpd: the command socket refused this client ({e.message}); using gRPC",
+                      file=sys.stderr)
+        return None
+    except OSError:
         sock.close()
         return None
