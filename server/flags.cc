@@ -307,6 +307,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
       if (s.ok() && absl::StartsWith(flags.metrics_listen, "unix:")) {
         s = absl::InvalidArgumentError("--metrics-listen takes HOST:PORT");
       }
+    } else if (name == "--metrics-insecure") {
+      s = no_value();
+      flags.metrics_insecure = true;
     } else if (name == "--print-config") {
       s = no_value();
       flags.print_config = true;
@@ -348,6 +351,16 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
             "--tls-key); loopback addresses and Unix sockets do not"));
       }
     }
+  }
+  // The metrics endpoint has neither TLS nor authentication (Debian's
+  // civetweb crashes in a TLS handshake with OpenSSL 3), and it names every
+  // tenant: beyond loopback only by the operator's explicit choice.
+  if (!flags.metrics_listen.empty() && !IsLocalAddress(flags.metrics_listen) && !flags.metrics_insecure) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics-listen ", flags.metrics_listen,
+        " is reachable beyond this machine, and the metrics endpoint has no TLS or authentication while its "
+        "labels name every tenant with its sessions and usage: use a loopback address (127.0.0.1:9788), or add "
+        "--metrics-insecure to serve it in the clear anyway"));
   }
   flags.test_cpu_target = Env(env, "WARPD_TEST_CPU_TARGET");
   return flags;
@@ -409,7 +422,10 @@ Tenants and access (docs/operations.md):
                             its next request before sleeping (default 50us, at
                             most 10ms; 0: never; at most half the cores poll)
   --metrics-listen ADDR     serve Prometheus metrics at http://ADDR/metrics
-                            (e.g. 127.0.0.1:9788; default off)
+                            (e.g. 127.0.0.1:9788; default off). Plain HTTP with
+                            no authentication, and the labels name every tenant:
+                            an address beyond loopback needs --metrics-insecure
+  --metrics-insecure        allow --metrics-listen beyond loopback (logs a warning)
   --print-config            print the effective settings and exit
   --new-token               print a new random token and its SHA-256 (for a
                             tenants file) and exit

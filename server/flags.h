@@ -7,7 +7,7 @@
 //         [--no-compile-pch] [--parent-pid PID] [--tenants FILE] [--token-file PATH]
 //         [--session-grace DURATION] [--max-sessions N] [--socket-group NAME]
 //         [--tls-cert FILE --tls-key FILE] [--state-dir DIR] [--metrics-listen ADDR]
-//         [--print-config] [--new-token]
+//         [--metrics-insecure] [--print-config] [--new-token]
 //         [--version] [--help]
 //
 // Flags take "--name value" or "--name=value". Defaults need no config: listen
@@ -74,8 +74,12 @@ struct Flags {
   // How long a command-socket connection's thread polls for its client's
   // next frame before it sleeps (server/local/command_socket.h); 0: never.
   absl::Duration command_spin = absl::Microseconds(50);
-  // Prometheus metrics over HTTP ("127.0.0.1:9788"); empty: off.
+  // Prometheus metrics over HTTP ("127.0.0.1:9788"); empty: off. The
+  // endpoint has no TLS and no authentication, and its labels name every
+  // tenant: an address beyond loopback is refused unless metrics_insecure
+  // (--metrics-insecure), the operator's explicit choice.
   std::string metrics_listen;
+  bool metrics_insecure = false;
 
   bool print_config = false;
   bool new_token = false;

@@ -161,6 +161,49 @@ TEST(FlagsTest, MaxMemory) {
 namespace warpd::server {
 namespace {
 
+TEST(FlagsTest, MetricsBeyondLoopbackNeedsTheExplicitOptIn) {
+  const std::string expected =
+      "--metrics-listen 0.0.0.0:9788 is reachable beyond this machine, and the metrics endpoint has no TLS or "
+      "authentication while its labels name every tenant with its sessions and usage: use a loopback address "
+      "(127.0.0.1:9788), or add --metrics-insecure to serve it in the clear anyway";
+  auto f = ParseFlags({"--metrics-listen", "0.0.0.0:9788"}, FakeEnv({}));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.status().message(), expected);
+  // TLS for the gRPC listeners does not cover the metrics endpoint.
+  f = ParseFlags({"--listen", "0.0.0.0:7788", "--tls-cert", "/etc/c.pem", "--tls-key", "/etc/k.pem",
+                  "--metrics-listen=10.1.2.3:9788"},
+                 FakeEnv({}));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message().substr(0, 42), "--metrics-listen 10.1.2.3:9788 is reachabl");
+  // The operator's explicit choice, before or after the address.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--metrics-insecure", "--metrics-listen", "0.0.0.0:9788"},
+           {"--metrics-listen=10.1.2.3:0", "--metrics-insecure"}}) {
+    f = ParseFlags(args, FakeEnv({}));
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_TRUE(f->metrics_insecure);
+    EXPECT_EQ(f->metrics_listen, args[0] == "--metrics-insecure" ? "0.0.0.0:9788" : "10.1.2.3:0");
+  }
+  // Loopback needs no opt-in.
+  for (const char* local : {"127.0.0.1:9788", "127.0.0.1:0", "localhost:9788"}) {
+    f = ParseFlags({"--metrics-listen", local}, FakeEnv({}));
+    ASSERT_TRUE(f.ok()) << local << ": " << f.status();
+    EXPECT_EQ(f->metrics_listen, local);
+    EXPECT_FALSE(f->metrics_insecure);
+  }
+  f = ParseFlags({"--metrics-insecure=yes"}, FakeEnv({}));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(), "--metrics-insecure takes no value");
+  EXPECT_NE(UsageText().find("--metrics-insecure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpd::server
+
+namespace warpd::server {
+namespace {
+
 TEST(FlagsTest, CacheMax) {
   EXPECT_EQ(ParseFlags({}, FakeEnv({}))->cache_max_bytes, uint64_t{2} << 30);
   EXPECT_EQ(ParseFlags({"--cache-max", "64K"}, FakeEnv({}))->cache_max_bytes, uint64_t{64} << 10);

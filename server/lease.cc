@@ -3,9 +3,11 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
+#include "common/log_text.h"
 #include "common/status_macros.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
+#include "server/logging.h"
 #include "server/raw_messages.h"
 #include "spdlog/spdlog.h"
 #include "warpd/v1/runtime.pb.h"
@@ -24,7 +26,8 @@ class HoldReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     absl::Status s = Begin(state, *ctx, *request);
     if (!s.ok()) {
-      spdlog::debug("HoldSession: {}", s.ToString());
+      // The tenant is not known here: all callers share one limit.
+      LogLimited(spdlog::level::debug, "HoldSession callers", "failed calls", "HoldSession: {}", LogStatus(s));
       End(ToGrpcStatus(s));
     }
   }

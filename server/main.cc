@@ -160,6 +160,12 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     }
     metrics_server = *std::move(m);
     spdlog::info("metrics: http://{}/metrics", metrics_server->address());
+    if (!IsLocalAddress(flags.metrics_listen)) {
+      // Only with --metrics-insecure (flags.cc refuses it otherwise).
+      spdlog::warn("metrics: serving http://{}/metrics beyond loopback without TLS or authentication "
+                   "(--metrics-insecure): whoever can reach it reads every tenant's name, sessions and usage",
+                   metrics_server->address());
+    }
   }
   TenantRegistry& tenants = (*state)->tenants();
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials = TcpCredentials(flags);
@@ -338,6 +344,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   logins.clear();
   for (const auto& p : unix_paths) RemoveUnixSocket(p);
   if (!file_token.empty()) RemoveTokenFile(flags.token_file, file_token);
+  FlushLogSummaries();  // what the per-tenant log limit held back
   spdlog::info("warpd stopped");
   return 0;
 }

@@ -51,7 +51,10 @@ absl::StatusOr<std::string> EffectiveConfig(const Flags& flags) {
   line("cache_dir", flags.cache_dir);
   line("cache_max", Bytes(flags.cache_max_bytes));
   line("state_dir", flags.state_dir);
-  line("metrics_listen", flags.metrics_listen.empty() ? "off" : flags.metrics_listen);
+  line("metrics_listen", flags.metrics_listen.empty() ? "off"
+                         : flags.metrics_insecure && !IsLocalAddress(flags.metrics_listen)
+                             ? flags.metrics_listen + " (--metrics-insecure: plain HTTP beyond loopback)"
+                             : flags.metrics_listen);
   line("cpu_threads", flags.cpu_threads == 0 ? "one per core" : absl::StrCat(flags.cpu_threads));
   line("kernel_timeout", flags.kernel_timeout == absl::ZeroDuration() ? "none" : absl::FormatDuration(flags.kernel_timeout));
   line("compile_workers", absl::StrCat(flags.compile_workers));

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/from_proto.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -15,9 +14,11 @@
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/lease.h"
+#include "server/logging.h"
 #include "server/load_module_request.h"
 #include "server/raw_messages.h"
 #include "server/unary_call.h"
+#include "common/log_text.h"
 #include "common/status_macros.h"
 #include "server/stream_calls.h"
 #include "server/submit.h"
@@ -198,8 +199,8 @@ ServerUnaryReactor* RuntimeService::OpenSession(CallbackServerContext* ctx, cons
     WARPD_ASSIGN_OR_RETURN(std::string token, state_->sessions().Open(call->tenant, call->request.client_name(),
                                                                       CallCredential(*ctx)));
     call->response.set_session(token);
-    spdlog::info("session opened for '{}' from {} ({} open)", absl::CHexEscape(call->request.client_name()), ctx->peer(),
-                 state_->sessions().size());
+    LogLimited(spdlog::level::info, call->tenant->label(), "session opened", "session opened for '{}' from {} ({} open)",
+               LogText(call->request.client_name()), LogText(ctx->peer()), state_->sessions().size());
     return absl::OkStatus();
   });
 }
@@ -209,7 +210,8 @@ ServerUnaryReactor* RuntimeService::CloseSession(CallbackServerContext* ctx, con
   return Respond<CloseSessionRequest, CloseSessionResponse>(state_, ctx, in, out, "CloseSession", Run::kOnPool,
                                                             [this](auto* call) {
     WARPD_RETURN_IF_ERROR(state_->sessions().Close(call->request.session(), *call->tenant));
-    spdlog::info("session closed ({} open)", state_->sessions().size());
+    LogLimited(spdlog::level::info, call->tenant->label(), "session closed", "session closed ({} open)",
+               state_->sessions().size());
     return absl::OkStatus();
   });
 }
@@ -280,7 +282,7 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   absl::StatusOr<std::shared_ptr<Tenant>> tenant = AuthenticateCall(state_->tenants(), *ctx);
   if (!tenant.ok()) {
-    LogFailure("LoadModule", tenant.status());
+    LogFailure("LoadModule", tenant.status(), nullptr);
     state_->metrics().Rpc("LoadModule", tenant.status().code()).Increment();
     reactor->Finish(ToGrpcStatus(tenant.status()));
     return reactor;
@@ -294,7 +296,7 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
     state_->rpc_pool().Schedule([this, reactor, in, out, arrived, tenant = std::move(tenant)]() mutable {
       auto finish = [this, reactor, tenant](absl::Status status) {
         tenant->CompileDone();
-        LogFailure("LoadModule", status);
+        LogFailure("LoadModule", status, tenant.get());
         state_->metrics().Rpc("LoadModule", status.code()).Increment();
         reactor->Finish(ToGrpcStatus(status));
       };
@@ -307,7 +309,7 @@ ServerUnaryReactor* RuntimeService::LoadModule(CallbackServerContext* ctx, const
     });
   });
   if (!queued.ok()) {
-    LogFailure("LoadModule", queued);
+    LogFailure("LoadModule", queued, tenant->get());
     state_->metrics().Rpc("LoadModule", queued.code()).Increment();
     reactor->Finish(ToGrpcStatus(queued));
   }
@@ -406,7 +408,8 @@ ServerUnaryReactor* RuntimeService::SetKernelCacheDir(CallbackServerContext* ctx
     }
     WARPD_RETURN_IF_ERROR(state_->compiler()->SetCacheDir(path));
     call->response.set_kernel_cache_dir(state_->compiler()->cache_dir());
-    spdlog::info("kernel cache directory set to {}", absl::CHexEscape(state_->compiler()->cache_dir()));
+    LogLimited(spdlog::level::info, call->tenant->label(), "kernel cache directory set",
+               "kernel cache directory set to {}", LogText(state_->compiler()->cache_dir()));
     return absl::OkStatus();
   });
 }
@@ -426,7 +429,8 @@ ServerUnaryReactor* RuntimeService::ClearKernelCache(CallbackServerContext* ctx,
     }
     WARPD_ASSIGN_OR_RETURN(uint64_t removed, state_->compiler()->ClearCache());
     call->response.set_entries_removed(removed);
-    spdlog::info("kernel cache cleared: {} entries removed", removed);
+    LogLimited(spdlog::level::info, call->tenant->label(), "kernel cache cleared",
+               "kernel cache cleared: {} entries removed", removed);
     return absl::OkStatus();
   });
 }

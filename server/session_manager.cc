@@ -7,7 +7,9 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/log_text.h"
 #include "runtime/objects/secure_random.h"
+#include "server/logging.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -159,8 +161,9 @@ size_t SessionManager::ExpireLapsed(absl::Time now) {
     }
   }
   for (auto& s : lapsed) {
-    spdlog::info("session of '{}' ({}) closed: {}", absl::CHexEscape(s->client_name()), s->tenant()->label(),
-                 s->tenant()->removed() ? "its tenant was removed" : "its lease lapsed");
+    LogLimited(spdlog::level::info, s->tenant()->label(), "session closed by the daemon",
+               "session of '{}' ({}) closed: {}", LogText(s->client_name()), s->tenant()->label(),
+               s->tenant()->removed() ? "its tenant was removed" : "its lease lapsed");
     Remove(s);
   }
   return lapsed.size();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,8 +12,10 @@
 #include "runtime/memory/size_math.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
+#include "server/logging.h"
 #include "server/raw_messages.h"
 #include "server/transfer_wire.h"
+#include "common/log_text.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -101,6 +105,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   // on the array's device).
   absl::StatusOr<std::shared_ptr<runtime::Stream>> Begin() {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, AuthenticateCall(state_->tenants(), *ctx_));
+    source_ = tenant->label();
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
                            state_->sessions().Get(chunk_.session, *tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
@@ -137,10 +142,12 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   }
 
   void Fail(const absl::Status& s) {
+    // A client cancels or fails uploads at will: limited per tenant.
+    const std::string_view source = source_.empty() ? std::string_view("callers not yet identified") : source_;
     if (absl::IsCancelled(s)) {
-      spdlog::info("Upload: {}", std::string(s.message()));
+      LogLimited(spdlog::level::info, source, "cancelled uploads", "Upload: {}", LogText(s.message()));
     } else {
-      spdlog::debug("Upload: {}", s.ToString());
+      LogLimited(spdlog::level::debug, source, "failed calls", "Upload: {}", LogStatus(s));
     }
     array_.reset();
     state_->metrics().Rpc("Upload", s.code()).Increment();
@@ -157,6 +164,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t written_ = 0;
+  std::string source_;  // the caller's tenant label, once known
 };
 
 class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
@@ -168,6 +176,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       Fail(tenant.status());
       return;
     }
+    source_ = (*tenant)->label();
     v1::DownloadRequest req;
     if (absl::Status s = ParseMessage(*request, &req, "Download"); !s.ok()) {
       Fail(s);
@@ -217,7 +226,8 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   }
 
   void Fail(const absl::Status& s) {
-    spdlog::debug("Download: {}", s.ToString());
+    LogLimited(spdlog::level::debug, source_.empty() ? std::string_view("unauthenticated callers") : source_,
+               "failed calls", "Download: {}", LogStatus(s));
     Done(ToGrpcStatus(s));
   }
 
@@ -253,6 +263,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t end_ = 0;
+  std::string source_;  // the caller's tenant label, once known
 };
 
 }  // namespace

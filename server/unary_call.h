@@ -8,15 +8,17 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
+#include "common/log_text.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/auth/authenticate.h"
 #include "server/daemon_state.h"
 #include "server/grpc_status.h"
+#include "server/logging.h"
 #include "server/raw_messages.h"
 #include "spdlog/spdlog.h"
 
@@ -24,14 +26,17 @@ namespace warpd::server {
 
 enum class Run { kInline, kOnPool };
 
-// Error messages quote client text (file names, identifiers): escaped, so a
-// client cannot forge log lines with newlines or control bytes.
-inline void LogFailure(const char* rpc, const absl::Status& status) {
+// Error messages quote client text (file names, identifiers): escaped and
+// bounded (LogStatus), so a client cannot forge log lines with newlines or
+// control bytes, nor write megabytes per call; and limited per tenant
+// (LogLimited; `tenant` is null before the caller is known).
+inline void LogFailure(const char* rpc, const absl::Status& status, const Tenant* tenant) {
   if (status.ok()) return;
+  const std::string_view source = tenant != nullptr ? std::string_view(tenant->label()) : "unauthenticated callers";
   if (status.code() == absl::StatusCode::kInternal || status.code() == absl::StatusCode::kUnknown) {
-    spdlog::warn("{}: {}", rpc, absl::CHexEscape(status.ToString()));
+    LogLimited(spdlog::level::warn, source, "failed calls with internal errors", "{}: {}", rpc, LogStatus(status));
   } else {
-    spdlog::debug("{}: {}", rpc, absl::CHexEscape(status.ToString()));
+    LogLimited(spdlog::level::debug, source, "failed calls", "{}: {}", rpc, LogStatus(status));
   }
 }
 
@@ -62,7 +67,7 @@ class UnaryCall {
 
   void Finish(absl::Status status) {
     if (status.ok()) status = SerializeMessage(response, out_);
-    LogFailure(rpc_, status);
+    LogFailure(rpc_, status, tenant.get());
     state_->metrics().Rpc(rpc_, status.code()).Increment();
     reactor_->Finish(ToGrpcStatus(status));
     const size_t request_bytes = request_bytes_;

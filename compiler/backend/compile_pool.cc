@@ -13,6 +13,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log_text.h"
 #include "common/posix_error.h"
 #include "compiler/backend/compile_protocol.h"
 #include "compiler/backend/compile_worker.h"
@@ -198,7 +199,8 @@ absl::StatusOr<std::string> CompilePool::Compile(const CpuTarget& target, std::s
       std::vector<WorkerLog> logs;
       absl::StatusOr<std::string> object = DecodeCompileReply(*reply, &logs);
       for (const WorkerLog& log : logs)
-        spdlog::log(static_cast<spdlog::level::level_enum>(log.level), "compile worker {}: {}", w.pid, log.text);
+        spdlog::log(static_cast<spdlog::level::level_enum>(log.level), "compile worker {}: {}", w.pid,
+                    LogText(log.text, kLogStatusMax));  // a worker runs clang on client code: not trusted
       return object;
     }
     int code = 0;

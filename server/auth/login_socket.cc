@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/log_text.h"
 #include "common/posix_error.h"
 #include "common/status_macros.h"
 #include "server/listen.h"
+#include "server/logging.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server {
@@ -47,8 +49,8 @@ void LoginSocket::Serve() {
     absl::StatusOr<std::string> token = answer_(cred.uid);
     const std::string line = token.ok() ? absl::StrCat("token ", *token, "\n")
                                         : absl::StrCat("error ", token.status().message(), "\n");
-    spdlog::debug("login socket: uid {} pid {}: {}", cred.uid, cred.pid,
-                  token.ok() ? "token given" : std::string(token.status().message()));
+    LogLimited(spdlog::level::debug, absl::StrCat("uid ", cred.uid), "logins", "login socket: uid {} pid {}: {}",
+               cred.uid, cred.pid, token.ok() ? "token given" : LogText(token.status().message()));
     // A fresh socket's buffer holds far more than one line.
     (void)!send(conn, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     close(conn);

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "civetweb.h"
+#include "common/log_text.h"
 #include "spdlog/spdlog.h"
 
 namespace warpd::server::metrics {
@@ -65,7 +66,7 @@ int LogMessage(const mg_connection*, const char* message) {
     if (!start_messages->empty()) *start_messages += "; ";
     *start_messages += message;
   } else {
-    spdlog::debug("metrics http: {}", message);
+    spdlog::debug("metrics http: {}", LogText(message, kLogStatusMax));  // may quote a request
   }
   return 1;  // handled: civetweb writes nothing itself
 }

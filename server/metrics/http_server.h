@@ -12,8 +12,12 @@
 // worker threads, no keep-alive (a scraper cannot hold a worker between
 // scrapes), 5 s to read a request and send the reply, requests of at most
 // 8 KiB, no CORS headers (a web page cannot read the metrics cross-origin).
-// civetweb's own messages go to spdlog at debug level. Starting it sets
-// SIGPIPE to ignored (the daemon does that anyway); it leaves SIGCHLD alone.
+// civetweb's own messages go to spdlog at debug level (escaped and cut by
+// LogText: they may quote a request). Plain HTTP: no TLS (Debian's civetweb
+// 1.15 crashed in a TLS handshake against OpenSSL 3) and no authentication,
+// so the daemon serves it beyond loopback only with --metrics-insecure
+// (server/flags.h). Starting it sets SIGPIPE to ignored (the daemon does
+// that anyway); it leaves SIGCHLD alone.
 // Start it after blocking the signals the daemon takes with sigwait: its
 // threads inherit the mask.
 //

@@ -1,6 +1,7 @@
 """Operations: Prometheus metrics over HTTP and grpc.health.v1 (issue 9)."""
 
 import re
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -81,3 +82,27 @@ def test_health_check_and_watch(tmp_path):
     d.proc.wait(30)
     assert d.proc.returncode == 0, d.log_tail()
     channel.close()
+
+
+def test_metrics_beyond_loopback_need_the_opt_in_and_warn(tmp_path):
+    """Metrics are plain HTTP naming every tenant: beyond loopback only with --metrics-insecure (issue 23)."""
+    proc = subprocess.run([daemon_binary(), "--metrics-listen", "0.0.0.0:0"], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "--metrics-listen 0.0.0.0:0 is reachable beyond this machine" in proc.stderr, proc.stderr
+    assert "add --metrics-insecure" in proc.stderr, proc.stderr
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--metrics-listen", "0.0.0.0:0", "--metrics-insecure"])
+    d.start()
+    log = d.log_tail(20000)
+    port = int(re.search(r"metrics: http://0\.0\.0\.0:(\d+)/metrics", log).group(1))
+    assert (f"[warning] metrics: serving http://0.0.0.0:{port}/metrics beyond loopback without TLS or "
+            "authentication (--metrics-insecure)") in log, log
+    # The operator chose this: tenant labels are still served.
+    channel = open_channel(d.address)
+    stub = runtime_pb2_grpc.RuntimeStub(channel)
+    s = stub.OpenSession(runtime_pb2.OpenSessionRequest()).session
+    tenant = stub.GetUsage(runtime_pb2.GetUsageRequest(session=s)).tenant
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        assert metric(r.read().decode(), "warpd_sessions_open", tenant=tenant) == 1
+    channel.close()
+    assert d.stop() == 0, d.log_tail()
