@@ -21,6 +21,7 @@
 #if WARPD_WITH_CUDA
 #include "compiler/backend/cuda_nvrtc.h"
 #endif
+#include "compiler/testing/feature_module.h"
 #include "compiler/testing/ir_builder.h"
 #include "warpd/native/array.h"
 #include "warpd/native/vec.h"
@@ -168,7 +169,6 @@ TEST(CompilerTest, OutOfBoundsRecordsFaultWithLine) {
   EXPECT_EQ(a[3], 1.0f);
 }
 
-v1::Module FeatureModule();
 
 TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
   auto proto = FeatureModule();
@@ -312,29 +312,6 @@ TEST_P(EveryBuiltinOverload, Compiles) {
   ASSERT_TRUE(r.ok()) << r.status();
 }
 INSTANTIATE_TEST_SUITE_P(CompilerTest, EveryBuiltinOverload, ::testing::Range(0, kCoverageShards));
-
-v1::Module FeatureModule() {
-  // square(x: float32): return x * x
-  // k(out: array(float32), v: array(vec3)):
-  //   i = tid(); s = 0.0
-  //   for j in range(i + 1): if j % 2 == 0: s = s + square(float32(j)) else: s = s - 1.0
-  //   c = cross(v[i], vec3(0.0, 0.0, 1.0))
-  //   out[i] = s + dot(c, c) + length(normalize(v[i]))
-  auto proto = ModuleOf(
-      {Func("square", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
-       Kernel("k", {{"out", Arr(F32())}, {"v", Arr(Vec(3))}},
-              {Assign(Name("i"), Call("tid", {})), Assign(Name("s"), Float(0.0)),
-               For("j", {Bin(v1::BINOP_ADD, Name("i"), Int(1))},
-                   {If(Cmp(v1::CMP_EQ, Bin(v1::BINOP_MOD, Name("j"), Int(2)), Int(0)),
-                       {Assign(Name("s"), Bin(v1::BINOP_ADD, Name("s"),
-                                              Call("square", {Call("float32", {Name("j")})}, 1, v1::CALLEE_FUNCTION)))},
-                       {Assign(Name("s"), Bin(v1::BINOP_SUB, Name("s"), Float(1.0)))})}),
-               Assign(Name("c"), Call("cross", {Sub(Name("v"), {Name("i")}), Call("vec3", {Float(0), Float(0), Float(1)})})),
-               Assign(Sub(Name("out"), {Name("i")}),
-                      Bin(v1::BINOP_ADD, Bin(v1::BINOP_ADD, Name("s"), Call("dot", {Name("c"), Name("c")})),
-                          Call("length", {Call("normalize", {Sub(Name("v"), {Name("i")})})})))})});
-  return proto;
-}
 
 TEST(CompilerTest, TwoDimensionalTid) {
   // img(a: array2d(int32)): i, j = tid(); a[i, j] = i * 100 + j

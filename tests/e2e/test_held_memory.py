@@ -122,12 +122,6 @@ def daemon(tmp_path):
         assert d.stop() == 0, d.log_tail()
 
 
-def refused(fn):
-    with pytest.raises(grpc.RpcError) as e:
-        fn()
-    return e.value.code(), e.value.details()
-
-
 def test_queued_launches_count_against_the_quota_and_are_refused_past_it(daemon):
     d, tokens = daemon
     a = TenantSession(d.address, tokens["a"])

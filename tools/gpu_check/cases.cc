@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "compiler/testing/feature_module.h"
 #include "compiler/testing/ir_builder.h"
 
 namespace warpd::gpu_check {
@@ -219,7 +220,7 @@ CheckCase OutOfBounds2d() {
   return c;
 }
 
-// features (compiler_test's FeatureModule):
+// features (compiler/testing/feature_module.h):
 //   square(x: float32): return x * x
 //   k(out: array(float32), v: array(vec3)): i = tid(); s = 0.0
 //     for j in range(i + 1): if j % 2 == 0: s = s + square(float32(j)) else: s = s - 1.0
@@ -229,20 +230,7 @@ CheckCase Features() {
   c.name = "features";
   c.kernel = "features";
   c.what = "loops, branches, a user function, vec3 arrays, cross/dot/length/normalize";
-  c.proto = ModuleOf(
-      {Func("square", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
-       Kernel("features", {{"out", Arr(F32())}, {"v", Arr(Vec(3))}},
-              {Assign(Name("i"), Call("tid", {})), Assign(Name("s"), Float(0.0)),
-               For("j", {Bin(v1::BINOP_ADD, Name("i"), Int(1))},
-                   {If(Cmp(v1::CMP_EQ, Bin(v1::BINOP_MOD, Name("j"), Int(2)), Int(0)),
-                       {Assign(Name("s"), Bin(v1::BINOP_ADD, Name("s"),
-                                              Call("square", {Call("float32", {Name("j")})}, 1, v1::CALLEE_FUNCTION)))},
-                       {Assign(Name("s"), Bin(v1::BINOP_SUB, Name("s"), Float(1.0)))})}),
-               Assign(Name("c"), Call("cross", {Sub(Name("v"), {Name("i")}), Call("vec3", {Float(0), Float(0), Float(1)})})),
-               Assign(Sub(Name("out"), {Name("i")}),
-                      Bin(v1::BINOP_ADD, Bin(v1::BINOP_ADD, Name("s"), Call("dot", {Name("c"), Name("c")})),
-                          Call("length", {Call("normalize", {Sub(Name("v"), {Name("i")})})})))})},
-      "gpu_check_features");
+  c.proto = FeatureModule("features", "gpu_check_features");
   const int32_t n = 200;
   std::vector<float> out(n, -1.0f), v(3 * n), expect(n);
   for (int32_t i = 0; i < n; ++i) {
