@@ -50,6 +50,9 @@ TEST_F(SessionManagerTest, ReloadClosesTheSessionsOfRevokedTokensOnly) {
   const std::string peer = (*registry)->PeerToken(*a);
   auto accepted = [&](const Tenant& t, std::string_view credential) { return (*registry)->Accepts(t, credential); };
 
+  // Before the manager: its destructor closes the sessions still open,
+  // which calls their listeners.
+  int peer_closed = 0, t2_closed = 0;
   SessionManager sessions(&scheduler_, runtime::SegmentPoolOptions{});
   auto open = [&](const std::shared_ptr<Tenant>& t, const std::string& token) {
     absl::StatusOr<std::string> s = sessions.Open(t, "test", TenantRegistry::CredentialOf("Bearer " + token));
@@ -57,7 +60,6 @@ TEST_F(SessionManagerTest, ReloadClosesTheSessionsOfRevokedTokensOnly) {
     return s.value_or("");
   };
   const std::string by_peer = open(a, peer), by_t1 = open(a, t1), by_t2 = open(a, t2), by_b = open(tenant_b, tb);
-  int peer_closed = 0, t2_closed = 0;
   ASSERT_NE((*sessions.Get(by_peer, *a))->AddCloseListener([&peer_closed] { ++peer_closed; }), 0u);
   ASSERT_NE((*sessions.Get(by_t2, *a))->AddCloseListener([&t2_closed] { ++t2_closed; }), 0u);
 

@@ -8,6 +8,7 @@ Each test runs its own daemon with a tenants file and speaks raw gRPC as the
 tenant, so usage and refusals are read exactly as the daemon reports them.
 """
 
+import os
 import struct
 
 import grpc
@@ -148,7 +149,8 @@ def test_queued_launches_count_against_the_quota_and_are_refused_past_it(daemon)
     # Every accepted launch is counted; the refusal came at the quota, not before.
     assert held >= accepted * ARGS_BYTES
     assert 48 * MiB <= accepted * ARGS_BYTES <= 64 * MiB
-    assert grown < 64 * MiB + 32 * MiB, f"RSS grew by {grown / MiB:.0f} MiB"
+    if not os.environ.get("WARPD_SANITIZED"):  # ASan's quarantine keeps freed memory resident
+        assert grown < 64 * MiB + 32 * MiB, f"RSS grew by {grown / MiB:.0f} MiB"
 
     # Another tenant is unaffected.
     b = TenantSession(d.address, tokens["b"])
