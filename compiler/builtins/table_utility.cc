@@ -44,6 +44,19 @@ void AddUtility(Builder& b) {
       .NoDiff()
       .Form(Form::kPrint)
       .Header("warpd/native/mat.h");
+  // Not in Warp's documented list (hidden there), but used by Warp's own tests and programs:
+  // print an error when `a` and `b` differ (expect_eq) or are equal (expect_neq).
+  for (const char* f : {"expect_eq", "expect_neq"}) {
+    b.Add(f, "a: T, b: T", "", "T: Cond").NoDiff().Form(Form::kPrint);
+    b.Add(f, "a: T, b: T", "", "T: Float").NoDiff().Form(Form::kPrint);
+    b.Add(f, "a: vec(N, T), b: vec(N, T)", "").NoDiff().Form(Form::kPrint);
+    b.Add(f, "a: mat(R, C, T), b: mat(R, C, T)", "").NoDiff().Form(Form::kPrint).Header("warpd/native/mat.h");
+    b.Add(f, "a: quat(T), b: quat(T)", "", "T: Float").NoDiff().Form(Form::kPrint).Header("warpd/native/quat.h");
+    b.Add(f, "a: transform(T), b: transform(T)", "", "T: Float")
+        .NoDiff()
+        .Form(Form::kPrint)
+        .Header("warpd/native/transform.h");
+  }
   b.Add("block_dim", "", "int32").NoDiff().Cpp("((wp::int32)1)");
   b.Add("breakpoint", "", "").NoDiff().Cpp("((void)0)");
   b.Hook("array", HookUnsupported, "ptr: uint64, shape: tuple, dtype: Any").NoDiff();

@@ -252,7 +252,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
       values.push_back(text);
     }
     std::string diff;
-    if (i.expect_near) {
+    if (i.guard == tir::PrintGuard::kExpectNear) {
       // The difference is computed before the test that guards the record.
       diff = "tn" + std::to_string(next_coords_++);
       w_.Line("const " + i.values[0].type->CppName() + " " + diff + " = wp::expect_near_diff(" + values[2] + ", " +
@@ -263,7 +263,12 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
                          std::to_string(m_.prints.sites[i.site].payload) + "u>(ctx, _tid";
     for (const auto& v : values) record += ", " + v;
     record += ");";
-    w_.Line(i.expect_near ? "if (wp::expect_near_failed(" + diff + ", " + values[0] + ")) " + record : record);
+    switch (i.guard) {
+      case tir::PrintGuard::kNone: w_.Line(record); break;
+      case tir::PrintGuard::kExpectNear: w_.Line("if (wp::expect_near_failed(" + diff + ", " + values[0] + ")) " + record); break;
+      case tir::PrintGuard::kExpectEq: w_.Line("if (!wp::eq(" + values[1] + ", " + values[0] + ")) " + record); break;
+      case tir::PrintGuard::kExpectNeq: w_.Line("if (wp::eq(" + values[1] + ", " + values[0] + ")) " + record); break;
+    }
   }
 
   void VisitIf(const tir::If& i) {

@@ -346,13 +346,16 @@ void Builder::TidCoords(std::vector<VarId> dsts, const ir::Span& span) {
   Append<tir::TidCoords>(span).dsts = std::move(dsts);
 }
 
-void Builder::Print(uint32_t site, std::vector<Operand> values, bool expect_near, const ir::Span& span) {
+void Builder::Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span) {
   for (const auto& v : values) CheckOperand(v, span, "a printed value");
-  if (expect_near && values.size() != 3) Fail(span, "expect_near records three values");
+  if (guard == PrintGuard::kExpectNear && values.size() != 3) Fail(span, "expect_near records three values");
+  if ((guard == PrintGuard::kExpectEq || guard == PrintGuard::kExpectNeq) &&
+      (values.size() != 2 || !types::SameType(values[0].type, values[1].type)))
+    Fail(span, "expect_eq/expect_neq record two values of one type");
   auto& p = Append<tir::Print>(span);
   p.site = site;
   p.values = std::move(values);
-  p.expect_near = expect_near;
+  p.guard = guard;
 }
 
 If& Builder::MakeIf(Operand cond, const ir::Span& span) {

@@ -70,7 +70,7 @@ class Builder {
   void CheckIndex(Operand index, int extent, const ir::Span& span);
   Operand Tid(const ir::Span& span);
   void TidCoords(std::vector<VarId> dsts, const ir::Span& span);
-  void Print(uint32_t site, std::vector<Operand> values, bool expect_near, const ir::Span& span);
+  void Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span);
   If& MakeIf(Operand cond, const ir::Span& span);
   For& MakeFor(VarId var, Operand start, Operand stop, Operand step, const ir::Span& span);
   While& MakeWhile(const ir::Span& span);  // then fill cond_body, cond, body

@@ -405,7 +405,7 @@ class FunctionLowering {
     return b_.CallBuiltin(e.overload, e.callee, std::move(args), e.type, e.span);
   }
 
-  // print(), printf() and expect_near(): operands in order (string
+  // print(), printf(), expect_near(), expect_eq() and expect_neq(): operands in order (string
   // constants are text of the site, not values), then one record.
   void PrintCall(const Expr& e) {
     auto it = prints_.calls.find(&e);
@@ -414,11 +414,14 @@ class FunctionLowering {
       if (!IsStringConstant(*e.operands[i])) operands[i] = Value(*e.operands[i]);
     if (it == prints_.calls.end()) return;
     const PrintCallSite& call = it->second;
-    const bool expect = e.overload->name == "expect_near";
+    PrintGuard guard = PrintGuard::kNone;
+    if (e.overload->name == "expect_near") guard = PrintGuard::kExpectNear;
+    if (e.overload->name == "expect_eq") guard = PrintGuard::kExpectEq;
+    if (e.overload->name == "expect_neq") guard = PrintGuard::kExpectNeq;
     std::vector<Operand> values;
     for (int v : call.values)
       if (v != kExpectNearDiff) values.push_back(operands[static_cast<size_t>(v)]);
-    b_.Print(call.site, std::move(values), expect, e.span);
+    b_.Print(call.site, std::move(values), guard, e.span);
   }
 
   const PrintSites& prints_;

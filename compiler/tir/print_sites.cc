@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "common/str_cat.h"
 #include "compiler/builtins/builtins.h"
 #include "compiler/builtins/printf_format.h"
 
@@ -71,6 +72,9 @@ class Collector {
       Print(e);
     } else if (e.overload->form == builtins::Form::kPrint && e.overload->name == "expect_near") {
       ExpectNear(e);
+    } else if (e.overload->form == builtins::Form::kPrint &&
+               (e.overload->name == "expect_eq" || e.overload->name == "expect_neq")) {
+      ExpectEq(e, e.overload->name);
     }
   }
 
@@ -133,6 +137,17 @@ class Collector {
     Value(site, scalar);
     Text(site, "\n");
     Add(e, std::move(site), PrintCallSite{0, {2, 1, 0, kExpectNearDiff}});
+  }
+
+  // expect_eq(actual, expected) / expect_neq: printed only when the test fails.
+  void ExpectEq(const Expr& e, std::string_view name) {
+    PrintSite site;
+    Text(site, Cat("Error, ", name, "() failed:\n\t Expected: "));
+    Value(site, e.operands[1]->type);
+    Text(site, "\n\t Actual: ");
+    Value(site, e.operands[0]->type);
+    Text(site, "\n");
+    Add(e, std::move(site), PrintCallSite{0, {1, 0}});
   }
 
   void Add(const Expr& e, PrintSite site, PrintCallSite call) {

@@ -112,7 +112,8 @@ class Dumper : public Visitor<Dumper> {
   void VisitPrint(const Print& i) {
     std::string vals;
     for (size_t k = 0; k < i.values.size(); ++k) vals += Cat(k ? ", " : "", Op(i.values[k]));
-    Line(Cat(i.expect_near ? "expect_near" : "print", " #", i.site, " (", vals, ")"));
+    static constexpr const char* kNames[] = {"print", "expect_near", "expect_eq", "expect_neq"};
+    Line(Cat(kNames[static_cast<int>(i.guard)], " #", i.site, " (", vals, ")"));
   }
   void VisitIf(const If& i) {
     Line(Cat("if ", Op(i.cond), ":"));

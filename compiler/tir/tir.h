@@ -251,13 +251,18 @@ struct TidCoords : InstOf<InstKind::TidCoords> {
 };
 
 // A record of print site `site` (Module::prints) holding `values` in payload
-// order. expect_near's record is written only when the difference of
-// `actual` and `expected` exceeds `tolerance`; then `values` are
-// {tolerance, expected, actual} and the difference follows them.
+// order, unless a guard says when it is written:
+//   kExpectNear  only when the difference of `actual` and `expected` exceeds
+//                `tolerance`; `values` are {tolerance, expected, actual} and
+//                the difference follows them;
+//   kExpectEq    only when `actual` != `expected` (wp::eq); values {expected, actual};
+//   kExpectNeq   only when they are equal; values {expected, actual}.
+enum class PrintGuard { kNone, kExpectNear, kExpectEq, kExpectNeq };
+
 struct Print : InstOf<InstKind::Print> {
   uint32_t site = 0;
   std::vector<Operand> values;
-  bool expect_near = false;
+  PrintGuard guard = PrintGuard::kNone;
 };
 
 struct If : InstOf<InstKind::If> {

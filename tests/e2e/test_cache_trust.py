@@ -2,6 +2,8 @@
 
 import os
 import subprocess
+import sys
+import textwrap
 
 import grpc
 import numpy as np
@@ -120,3 +122,30 @@ def test_clear_kernel_cache_on_a_shared_daemon_touches_only_the_callers_modules(
         again = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=a, module=mod, devices=["cpu"]))
         assert again.cache_hit
         np.testing.assert_array_equal(_launch(stub, a, again.module, kernel), np.arange(5, dtype=np.float32) * 3)
+
+
+def test_clearing_a_shared_daemons_cache_never_breaks_a_live_program(tmp_path):
+    # Issue 24's regression: on a shared daemon, clear_kernel_cache() releases this
+    # session's modules; a launch of an already-loaded kernel must load it again rather
+    # than name the released handle ("module handle ... not found").
+    script = tmp_path / "client.py"  # kernels need a source file
+    script.write_text(textwrap.dedent("""
+        import numpy as np, warpd as wp
+        wp.config.quiet = True
+
+        @wp.kernel
+        def triple(a: wp.array(dtype=float)):
+            i = wp.tid()
+            a[i] = a[i] * 3.0
+
+        a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
+        wp.launch(triple, dim=4, inputs=[a])
+        assert wp.build.clear_kernel_cache() == 0  # shared: nothing deleted, modules released
+        wp.launch(triple, dim=4, inputs=[a])
+        np.testing.assert_array_equal(a.numpy(), np.arange(4, dtype=np.float32) * 9)
+        print("RELAUNCHED")
+    """))
+    with own_daemon(tmp_path, client_owns_cache=False) as (d, _stub, _):
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, WARPD_ADDRESS=d.address))
+        assert proc.returncode == 0 and "RELAUNCHED" in proc.stdout, proc.stdout + proc.stderr

@@ -28,15 +28,19 @@ from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_d
                       is_initialized, set_device, shutdown, synchronize, synchronize_device)
 from .device import Device
 from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
-                     KernelError, NotFoundError, SessionError, UnavailableError, WarpdError)
-from .function import Function, func
+                     KernelError, NotFoundError, SessionError, UnavailableError, WarpCodegenAttributeError,
+                     WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError, WarpCodegenTypeError,
+                     WarpCodegenValueError, WarpdError)
+from .function import Function, func, func_grad, func_native, func_replay
 from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
-from .kernel import Kernel, kernel
+from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
+from .module_api import force_load, get_module, get_module_options, load_module, set_module_options
 from .staticexpr import static
 from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,
                       quat_identity, quat_rotate, tid, transform_identity, transform_point,
                       transform_vector, transpose)
+from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)
 from .types import (bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
                     struct, uint8, uint16, uint32, uint64)
 

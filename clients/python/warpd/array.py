@@ -142,6 +142,10 @@ class array:
     _wp_annotation_dtype_ = None
     _wp_array_ = True
 
+    def __class_getitem__(cls, dtype):
+        """``wp.array[float]``: the annotation ``wp.array(dtype=float)``."""
+        return cls(dtype=dtype)
+
     def __init__(self, data=None, dtype: Any = Any, shape=None, strides=None, length=None,
                  ptr=None, capacity=None, device=None, pinned=False, copy=True, owner=False,
                  deleter=None, ndim=None, grad=None, requires_grad=False):
@@ -151,11 +155,9 @@ class array:
         if length is not None and shape is None:
             shape = length
         if data is None and shape is None and ptr is None:
-            # An annotation: wp.array(dtype=wp.vec3, ndim=2).
-            if dtype is Any:
-                raise TypeError("generic array annotations (no dtype) are not supported by warpd; "
-                                "give dtype=")
-            self.dtype = wt.canonical_dtype(dtype)
+            # An annotation: wp.array(dtype=wp.vec3, ndim=2); wp.array(dtype=Any) is generic
+            # (a kernel taking it is instantiated per argument types, kernel.py).
+            self.dtype = dtype if wt.is_generic(dtype) else wt.canonical_dtype(dtype)
             self._wp_annotation_dtype_ = self.dtype
             self.ndim = int(ndim) if ndim is not None else 1
             if not 1 <= self.ndim <= MAX_DIMS:
@@ -435,7 +437,7 @@ class array:
 
     def __repr__(self):
         if self._wp_annotation_dtype_ is not None:
-            return f"array(dtype={wt.type_name(self.dtype)}, ndim={self.ndim})"
+            return f"array(dtype={wt.type_repr(self.dtype)}, ndim={self.ndim})"
         return (f"array(shape={self.shape}, dtype={wt.type_name(self.dtype)}, "
                 f"device=\"{self.device}\")")
 
@@ -470,20 +472,28 @@ def _row_major_strides(shape, itemsize):
 # ------------------------------------------------------- type-hint helpers
 
 
-def array1d(*args, **kwargs):
-    return array(*args, ndim=1, **kwargs)
+class _FixedNdim:
+    """``wp.array2d``: ``wp.array`` with ndim fixed, callable (``wp.array2d(dtype=float)``,
+    ``wp.array2d(data)``) and subscriptable (``wp.array2d[float]``) as in Warp."""
+
+    def __init__(self, ndim):
+        self.ndim = ndim
+        self.__name__ = self.__qualname__ = f"array{ndim}d"
+
+    def __call__(self, *args, **kwargs):
+        return array(*args, ndim=self.ndim, **kwargs)
+
+    def __getitem__(self, dtype):
+        return array(dtype=dtype, ndim=self.ndim)
+
+    def __repr__(self):
+        return f"<warpd {self.__name__}>"
 
 
-def array2d(*args, **kwargs):
-    return array(*args, ndim=2, **kwargs)
-
-
-def array3d(*args, **kwargs):
-    return array(*args, ndim=3, **kwargs)
-
-
-def array4d(*args, **kwargs):
-    return array(*args, ndim=4, **kwargs)
+array1d = _FixedNdim(1)
+array2d = _FixedNdim(2)
+array3d = _FixedNdim(3)
+array4d = _FixedNdim(4)
 
 
 # ---------------------------------------------------------- constructors

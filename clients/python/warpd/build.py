@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from . import config
-from . import context
+from . import context, module
 from .v1 import runtime_pb2
 
 
@@ -45,4 +45,5 @@ def clear_kernel_cache() -> int:
     if resp.modules_released:
         with rt.lock:
             rt.loaded_modules.clear()
+        module.loads_released()  # kernels' cached launch plans name the released handles
     return resp.entries_removed

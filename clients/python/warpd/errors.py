@@ -26,7 +26,31 @@ class WarpdError(RuntimeError):
         self.code = code
 
 
-class CompileError(WarpdError):
+class WarpCodegenError(RuntimeError):
+    """Warp's name for an error in a kernel's code (warpd's CompileError is one)."""
+
+
+class WarpCodegenTypeError(WarpCodegenError, TypeError):
+    pass
+
+
+class WarpCodegenValueError(WarpCodegenError, ValueError):
+    pass
+
+
+class WarpCodegenAttributeError(WarpCodegenError, AttributeError):
+    pass
+
+
+class WarpCodegenIndexError(WarpCodegenError, IndexError):
+    pass
+
+
+class WarpCodegenKeyError(WarpCodegenError, KeyError):
+    pass
+
+
+class CompileError(WarpdError, WarpCodegenError):
     """A kernel module failed to translate or type-check ("file:line:col: error: ...")."""
 
 

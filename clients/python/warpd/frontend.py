@@ -134,7 +134,7 @@ def annotation_key(func, ann) -> str:
             ann = eval(ann, staticexpr.namespace(func.__globals__, staticexpr.closure_of(func)))  # noqa: S307
         except Exception:  # noqa: BLE001 - the translator reports it, with file:line
             return "text:" + ann
-    if ann is typing.Any:
+    if wt.is_generic(ann):
         return ANY
     tr = wt.to_typeref(ann)
     if tr is not None:
@@ -285,7 +285,7 @@ class Translator:
     def is_any(self, ann, node, what) -> bool:
         """Whether an annotation is typing.Any (a generic parameter; as a return type: none given)."""
         try:
-            return self.evaluate_annotation(ann) is typing.Any
+            return wt.is_generic(self.evaluate_annotation(ann))
         except Exception as e:
             raise self.error(node, f"cannot evaluate the type annotation of {what}: {e}") from None
 
@@ -324,9 +324,9 @@ class Translator:
             p = fn.params.add(name=a.arg, span=self.span(a))
             if a.arg in annotations and self.is_any(annotations[a.arg], a, f"parameter '{a.arg}'"):
                 if self.kind == ir_pb2.FUNCTION_KERNEL:
-                    raise self.error(a, f"kernel parameter '{a.arg}' is annotated typing.Any: kernels need "
-                                        f"concrete parameter types (generic parameters are supported in "
-                                        f"@wp.func only)")
+                    raise self.error(a, f"kernel parameter '{a.arg}' has a generic annotation; a "
+                                        f"generic kernel is instantiated per argument types at launch "
+                                        f"or by wp.overload, never translated itself")
                 p.type.any.SetInParent()  # generic: the daemon instantiates the function per argument types
             elif a.arg in annotations:
                 p.type.CopyFrom(self.typeref_of(annotations[a.arg], a, f"parameter '{a.arg}'"))
@@ -711,6 +711,10 @@ class Translator:
             obj = self.resolve(f)
         else:
             raise self.error(node, "only calls of named functions are supported")
+        if getattr(obj, "_wp_native_snippet_", False):
+            raise self.error(node, f"'{obj.key}' is a wp.func_native snippet: warpd never compiles "
+                                   f"C++/CUDA text sent by a client (it runs kernels of many users); "
+                                   f"write the function in Warp's language with @wp.func")
         if isinstance(obj, staticexpr.Builtin):
             call.kind = ir_pb2.CALLEE_BUILTIN
             call.callee = obj.name

@@ -104,6 +104,8 @@ class Function:
         overloads[first.signature] = first  # a replaced overload keeps its place
         self._overloads: dict[tuple, _Overload] = overloads  # signature -> overload, in definition order
         self._name = None
+        self.custom_grads: list = []  # wp.func_grad functions (for the adjoint pass)
+        self.custom_replays: list = []  # wp.func_replay functions
         functools.update_wrapper(self, func)
 
     @property
@@ -211,9 +213,11 @@ def define(fn, scope) -> Function:
     return existing
 
 
-def func(f=None):
+def func(f=None, *, name=None, module=None, inline=None):
     """Decorator: ``@wp.func``. A name already bound to a @wp.func of the same module and
-    qualified name gets another overload (see the module docstring)."""
+    qualified name gets another overload (see the module docstring). Warp's keyword
+    options (``name``, ``module``, ``inline``) are accepted: functions belong to every
+    module whose kernels call them, and inlining is the compiler's choice."""
     frame = sys._getframe(1)
     try:
         scope = frame.f_locals  # where the decorator is written: module, class or function body
@@ -224,3 +228,53 @@ def func(f=None):
         return define(fn, scope)
 
     return wrap(f) if f is not None else wrap
+
+
+def _custom_decorator(kind):
+    def decorator(forward_fn):
+        if not isinstance(forward_fn, Function):
+            raise TypeError(f"wp.func_{kind} expects a @wp.func, got {type(forward_fn).__name__}")
+
+        def wrapper(fn):
+            if not callable(fn):
+                raise TypeError(f"wp.func_{kind}(f) decorates a function")
+            # Recorded per forward function; the adjoint pass (automatic differentiation,
+            # not yet in warpd) is what will call it.
+            getattr(forward_fn, f"custom_{kind}s").append(fn)
+            return fn
+
+        return wrapper
+
+    return decorator
+
+
+# @wp.func_grad(f): a custom gradient for f; @wp.func_replay(f): a custom replay of f.
+func_grad = _custom_decorator("grad")
+func_replay = _custom_decorator("replay")
+
+
+class NativeSnippet:
+    """What ``@wp.func_native(snippet)`` makes: a function whose body is C++/CUDA text.
+    A shared daemon never turns a client's text into code, so a kernel that calls one
+    fails to translate with an error saying so; defining one is harmless."""
+
+    _wp_native_snippet_ = True
+
+    def __init__(self, fn, snippet, adj_snippet, replay_snippet):
+        self.func = fn
+        self.key = fn.__name__
+        self.snippet, self.adj_snippet, self.replay_snippet = snippet, adj_snippet, replay_snippet
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"'{self.key}' is a wp.func_native snippet; warpd does not run "
+                                  f"client-supplied native code")
+
+
+def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
+    """``@wp.func_native(snippet)``: accepted, never compiled (see NativeSnippet)."""
+
+    def wrapper(fn):
+        return NativeSnippet(fn, snippet, adj_snippet, replay_snippet)
+
+    return wrapper

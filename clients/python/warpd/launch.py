@@ -259,6 +259,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
             or adj_inputs is not _EMPTY or adj_outputs is not _EMPTY):
         _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
                      block_dim)
+    if kernel.generic_params:
+        kernel = kernel.instance_for([*inputs, *outputs])
     rt = context._runtime
     if rt is None:
         rt = runtime()

@@ -28,6 +28,18 @@ _registry_lock = threading.Lock()
 _functions_epoch = 0
 
 
+# Bumped when this process's loaded modules were released in the daemon (a cleared
+# kernel cache on a shared daemon): every launch plan names a stale module handle.
+_loads_epoch = 0
+
+
+def loads_released():
+    """Invalidates every module's launch plans: the next launch loads its module again."""
+    global _loads_epoch
+    with _registry_lock:
+        _loads_epoch += 1
+
+
 def functions_changed():
     """Drops every module's cached build (a @wp.func was given another overload)."""
     global _functions_epoch
@@ -47,6 +59,9 @@ class LoadedModule:
 class Module:
     def __init__(self, name: str):
         self.name = name
+        # Warp's module options (wp.set_module_options): enable_backward, max_unroll,
+        # fast_math, mode, ... ; warpd's CPU compiler reads none of them yet.
+        self.options: dict = {}
         self.kernels: dict = {}  # qualname -> the latest Kernel of that name (kept alive)
         # IR name -> a Kernel of that IR name while one is referenced (older definitions,
         # other kernels of a factory); the first one registered stays while it lives.
@@ -62,10 +77,15 @@ class Module:
                 self._live[kernel.ir_name] = kernel
             self._kernels_version += 1
 
+    def has_kernels(self) -> bool:
+        """Whether the module holds a kernel to build (generic templates do not count)."""
+        with self._lock:
+            return bool(self.kernels) or len(self._live) > 0
+
     @property
     def version(self) -> tuple:
         """Changes whenever the module's IR may have: a kernel (re)defined, an overload added."""
-        return (self._kernels_version, _functions_epoch)
+        return (self._kernels_version, _functions_epoch, _loads_epoch)
 
     def build(self):
         """(ir_pb2.Module, content hash) for the current kernels; cached per version."""
@@ -128,6 +148,12 @@ class Module:
 
     def __repr__(self):
         return f"<warpd module {self.name}: {len(self.kernels)} kernels>"
+
+
+def all_modules() -> list:
+    """Every module made so far, in creation order."""
+    with _registry_lock:
+        return list(_registry.values())
 
 
 def get_module(name: str) -> Module:

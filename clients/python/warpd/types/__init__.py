@@ -22,7 +22,10 @@ import builtins
 import numpy as np
 
 from ..v1 import ir_pb2
+from . import introspect
 from .family import Value
+from .generic import Float, GenericValue, Int, Scalar, is_generic
+from .introspect import *  # noqa: F403 - Warp's type tables and predicates (introspect.__all__)
 from .matrix import Matrix, is_matrix_type, matrix
 from .quat import Quat, quaternion
 from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, int8,
@@ -191,6 +194,7 @@ def describe(tr: ir_pb2.TypeRef) -> str:
 bool = bool_  # noqa: A001
 
 __all__ = [
+    *introspect.__all__, "Float", "GenericValue", "Int", "Scalar", "is_generic",
     "SCALAR_TYPES", "Matrix", "NAMED_TYPES", "Quat", "Struct", "Transform", "Value", "Vector",
     "bool", "bool_", "canonical_dtype", "constant", "describe", "element_shape", "float16",
     "float32", "float64", "from_typeref", "half", "int8", "int16", "int32", "int64",

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..v1 import ir_pb2
 from .family import Value
+from .generic import GenericValue, is_any_dim, is_generic
 from .scalar import SUFFIX, bool_, convert, float16, float32, float64, is_number, scalar_type
 from .vector import vector
 
@@ -151,7 +152,10 @@ _CACHE: dict = {}
 
 
 def matrix(shape, dtype=float32):
-    """The matrix type of `shape` (rows, cols) with scalar type `dtype`."""
+    """The matrix type of `shape` (rows, cols) with scalar type `dtype`; with a
+    dimension or `dtype` typing.Any (or wp.Float...), a generic hint (generic.py)."""
+    if is_generic(dtype) or (isinstance(shape, (tuple, list)) and any(is_any_dim(d) for d in shape)):
+        return GenericValue("matrix", tuple(shape), dtype, f"matrix(shape={tuple(shape)!r}, dtype={dtype!r})")
     st = scalar_type(dtype)
     if st is None:
         raise TypeError(f"matrix dtype must be a scalar type such as wp.float32, got {dtype!r}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..v1 import ir_pb2
 from .family import Value, float_family_type
+from .generic import GenericValue, is_generic
 from .scalar import convert, float32, is_number
 
 
@@ -91,4 +92,6 @@ _CACHE: dict = {}
 
 def quaternion(dtype=float32):
     """The quaternion type of a float `dtype`."""
+    if is_generic(dtype):
+        return GenericValue("quat", (4,), dtype, f"quaternion(dtype={dtype!r})")
     return float_family_type(Quat, "quat", 4, dtype, _CACHE, "quaternion")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..v1 import ir_pb2
 from .family import Value, float_family_type
+from .generic import GenericValue, is_generic
 from .quat import quat_multiply, quat_rotate, quaternion
 from .scalar import float32
 from .vector import vector
@@ -89,4 +90,6 @@ _CACHE: dict = {}
 
 def transformation(dtype=float32):
     """The transformation type of a float `dtype`."""
+    if is_generic(dtype):
+        return GenericValue("transform", (7,), dtype, f"transformation(dtype={dtype!r})")
     return float_family_type(Transform, "transform", 7, dtype, _CACHE, "transformation")

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..v1 import ir_pb2
 from .family import Value
+from .generic import GenericValue, is_any_dim, is_generic
 from .scalar import SUFFIX, bool_, convert, float16, float32, float64, scalar_type
 
 MAX_LENGTH = 64
@@ -86,7 +87,10 @@ _CACHE: dict = {}
 
 
 def vector(length, dtype=float32):
-    """The vector type of `length` (1 to 64) components of scalar type `dtype`."""
+    """The vector type of `length` (1 to 64) components of scalar type `dtype`; with
+    `length` or `dtype` typing.Any (or wp.Float...), a generic hint (generic.py)."""
+    if is_any_dim(length) or is_generic(dtype):
+        return GenericValue("vector", (length,), dtype, f"vector(length={length!r}, dtype={dtype!r})")
     st = scalar_type(dtype)
     if st is None:
         raise TypeError(f"vector dtype must be a scalar type such as wp.float32, got {dtype!r}")

@@ -1,0 +1,269 @@
+"""Generic kernels and Warp 1.19's annotation forms: ``wp.array[T]``, ``wp.array2d[T]``,
+``wp.array(dtype=Any)``, ``typing.Any``, ``wp.Float``/``wp.Scalar``/``wp.Int``,
+``wp.types.vector(Any, float)``, ``wp.types.matrix((Any, Any), float)``; instances
+made at launch and by ``wp.overload``; ``wp.expect_eq``/``wp.expect_neq``; and the
+``wp.types`` tables and predicates Warp programs use.
+
+Values are checked against NumPy; behaviour (which launches are accepted, what
+``type_repr`` prints, what ``expect_eq`` writes) against real Warp 1.19 run by hand.
+"""
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import warpd as wp
+
+
+@wp.kernel
+def scale_any(a: wp.array(dtype=Any), s: Any, out: wp.array(dtype=Any)):
+    i = wp.tid()
+    out[i] = a[i] * s
+
+
+@wp.kernel
+def add_subscripted(a: wp.array[float], b: wp.array1d[float], c: wp.array2d[wp.float64]):
+    i, j = wp.tid()
+    c[i, j] = wp.float64(a[i] + b[j])
+
+
+@wp.kernel
+def norm_generic_vec(v: wp.types.vector(Any, float), out: wp.array[float]):
+    out[0] = wp.length(v)
+    out[1] = float(len(v))
+
+
+@wp.kernel
+def mat_len(m: wp.types.matrix((Any, Any), float), out: wp.array[int]):
+    out[0] = len(m)
+    out[1] = len(m[0])
+
+
+@wp.kernel
+def float_only(x: wp.Float, out: wp.array(dtype=wp.Float)):
+    out[0] = x + x
+
+
+@wp.func
+def twice(x: wp.Scalar):
+    return x + x
+
+
+@wp.kernel
+def uses_generic_func(a: wp.array[wp.int64], out: wp.array[wp.int64]):
+    i = wp.tid()
+    out[i] = twice(a[i])
+
+
+@wp.kernel
+def fill_generic(out: wp.array(dtype=Any), value: Any):
+    out[wp.tid()] = value
+
+
+def test_generic_kernel_instances_per_argument_types(wp):
+    a32 = wp.array(np.arange(5, dtype=np.float32), dtype=wp.float32)
+    o32 = wp.zeros(5, dtype=wp.float32)
+    wp.launch(scale_any, dim=5, inputs=[a32, 2.5, o32])
+    np.testing.assert_array_equal(o32.numpy(), np.arange(5, dtype=np.float32) * np.float32(2.5))
+
+    a64 = wp.array(np.linspace(0, 1, 7), dtype=wp.float64)
+    o64 = wp.zeros(7, dtype=wp.float64)
+    wp.launch(scale_any, dim=7, inputs=[a64, wp.float64(3.0), o64])
+    np.testing.assert_array_equal(o64.numpy(), np.linspace(0, 1, 7) * 3.0)
+
+    av = wp.array(np.ones((3, 3), dtype=np.float32), dtype=wp.vec3)
+    ov = wp.zeros(3, dtype=wp.vec3)
+    wp.launch(scale_any, dim=3, inputs=[av, 4.0, ov])
+    np.testing.assert_array_equal(ov.numpy(), np.full((3, 3), 4.0, dtype=np.float32))
+    # One instance per distinct binding of the generic parameters.
+    assert len(scale_any._instances) == 3
+    wp.launch(scale_any, dim=5, inputs=[a32, 1.0, o32])
+    assert len(scale_any._instances) == 3
+
+
+def test_generic_kernel_rejects_what_its_hint_does_not_take(wp):
+    ints = wp.zeros(2, dtype=wp.int32)
+    with pytest.raises(TypeError, match="x"):
+        wp.launch(float_only, dim=1, inputs=[3, ints])
+    out = wp.zeros(1, dtype=wp.float64)
+    wp.launch(float_only, dim=1, inputs=[wp.float64(1.25), out])
+    assert out.numpy()[0] == 2.5
+
+
+def test_subscripted_array_annotations(wp):
+    assert wp.array[float].dtype is wp.float32 and wp.array[float].ndim == 1
+    assert wp.array2d[wp.vec3].ndim == 2 and wp.array2d[wp.vec3].dtype is wp.vec3
+    a = wp.array([1.0, 2.0], dtype=float)
+    b = wp.array([10.0, 20.0, 30.0], dtype=float)
+    c = wp.zeros((2, 3), dtype=wp.float64)
+    wp.launch(add_subscripted, dim=(2, 3), inputs=[a, b, c])
+    np.testing.assert_array_equal(c.numpy(), np.add.outer([1.0, 2.0], [10.0, 20.0, 30.0]))
+    # array2d(data) still makes arrays.
+    d = wp.array2d(np.ones((2, 2), dtype=np.float32), dtype=float)
+    assert d.shape == (2, 2)
+
+
+def test_generic_vector_and_matrix_hints(wp):
+    out = wp.zeros(2, dtype=float)
+    v5 = wp.types.vector(5, float)(1.0, 2.0, 3.0, 4.0, 5.0)
+    wp.launch(norm_generic_vec, dim=1, inputs=[v5, out])
+    np.testing.assert_allclose(out.numpy(), [np.sqrt(55.0), 5.0], rtol=1e-6)
+    wp.launch(norm_generic_vec, dim=1, inputs=[wp.vec2(3.0, 4.0), out])
+    np.testing.assert_allclose(out.numpy(), [5.0, 2.0], rtol=1e-6)
+    with pytest.raises(TypeError, match="v"):
+        wp.launch(norm_generic_vec, dim=1, inputs=[wp.vec3d(1.0, 2.0, 3.0), out])
+    ints = wp.zeros(2, dtype=int)
+    wp.launch(mat_len, dim=1, inputs=[wp.types.matrix((2, 3), float)(), ints])
+    np.testing.assert_array_equal(ints.numpy(), [2, 3])
+    wp.launch(mat_len, dim=1, inputs=[wp.mat44(), ints])
+    np.testing.assert_array_equal(ints.numpy(), [4, 4])
+
+
+def test_generic_function_with_scalar_hint(wp):
+    a = wp.array(np.array([1, -7, 2**40], dtype=np.int64), dtype=wp.int64)
+    out = wp.zeros(3, dtype=wp.int64)
+    wp.launch(uses_generic_func, dim=3, inputs=[a, out])
+    np.testing.assert_array_equal(out.numpy(), [2, -14, 2**41])
+
+
+def test_overload_makes_explicit_instances(wp):
+    inst = wp.overload(fill_generic, [wp.array(dtype=wp.int16), wp.int16])
+    assert inst is wp.overload(fill_generic, {"out": wp.array(dtype=wp.int16), "value": wp.int16})
+    out = wp.zeros(4, dtype=wp.int16)
+    wp.launch(inst, dim=4, inputs=[out, wp.int16(-3)])
+    np.testing.assert_array_equal(out.numpy(), [-3] * 4)
+    # A launch of the generic kernel with the same types runs that instance.
+    wp.launch(fill_generic, dim=4, inputs=[out, wp.int16(9)])
+    np.testing.assert_array_equal(out.numpy(), [9] * 4)
+    with pytest.raises(TypeError, match="generic parameter"):
+        wp.overload(fill_generic, {"out": wp.array(dtype=wp.int16)})
+    with pytest.raises(TypeError, match="not generic"):
+        wp.overload(uses_generic_func, [wp.array(dtype=wp.int64)] * 2)
+
+
+@wp.kernel
+def fill_decorated(out: wp.array(dtype=Any), value: Any):
+    out[wp.tid()] = value
+
+
+@wp.overload
+def fill_decorated(out: wp.array(dtype=wp.uint8), value: wp.uint8):  # noqa: F811
+    ...
+
+
+def test_overload_decorator_keeps_the_generic_kernel(wp):
+    assert isinstance(fill_decorated, wp.Kernel) and fill_decorated.is_generic
+    assert len(fill_decorated._instances) == 1
+    out = wp.zeros(3, dtype=wp.uint8)
+    wp.launch(fill_decorated, dim=3, inputs=[out, wp.uint8(200)])
+    np.testing.assert_array_equal(out.numpy(), [200] * 3)
+    assert len(fill_decorated._instances) == 1
+
+
+@wp.kernel
+def expectations(x: float, v: wp.vec3, m: wp.mat22, n: int, flag: wp.bool):
+    wp.expect_eq(x, 1.5)
+    wp.expect_eq(v, wp.vec3(1.0, 2.0, 3.0))
+    wp.expect_eq(m, wp.mat22(1.0, 0.0, 0.0, 1.0))
+    wp.expect_neq(n, 4)
+    wp.expect_eq(flag, True)
+    wp.expect_eq(wp.quat(0.0, 0.0, 0.0, 1.0), wp.quat(0.0, 0.0, 0.0, 1.0))
+
+
+def test_expect_eq_prints_only_when_a_check_fails(wp, capsys):
+    wp.launch(expectations, dim=1, inputs=[1.5, wp.vec3(1.0, 2.0, 3.0), wp.mat22(1.0, 0.0, 0.0, 1.0), 3, True])
+    wp.synchronize()
+    assert capsys.readouterr().out == ""
+    wp.launch(expectations, dim=1, inputs=[2.0, wp.vec3(1.0, 2.0, 4.0), wp.mat22(1.0, 0.0, 0.0, 2.0), 4, False])
+    wp.synchronize()
+    # Real Warp 1.19 on the CPU prints exactly this for the same launch.
+    assert capsys.readouterr().out == (
+        "Error, expect_eq() failed:\n\t Expected: 1.5\n\t Actual: 2\n"
+        "Error, expect_eq() failed:\n\t Expected: 1 2 3 \n\t Actual: 1 2 4 \n"
+        "Error, expect_eq() failed:\n\t Expected: 1 0 \n0 1 \n\t Actual: 1 0 \n0 2 \n"
+        "Error, expect_neq() failed:\n\t Expected: 4\n\t Actual: 4\n"
+        "Error, expect_eq() failed:\n\t Expected: True\n\t Actual: False\n")
+
+
+def test_type_tables_and_predicates():
+    t = wp.types
+    assert t.int_types == (wp.int8, wp.uint8, wp.int16, wp.uint16, wp.int32, wp.uint32, wp.int64, wp.uint64)
+    assert t.float_types == (wp.float16, wp.float32, wp.float64)
+    assert t.scalar_types == t.int_types + t.float_types
+    for np_t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+                 np.float16, np.float32, np.float64, np.bool_):
+        wt = wp.dtype_from_numpy(np_t)
+        assert wp.dtype_from_numpy(np.dtype(np_t)) is wt
+        assert t.np_dtype_to_warp_type[np.dtype(np_t)] is wt and t.np_dtype_to_warp_type[np_t] is wt
+        assert np.dtype(wp.dtype_to_numpy(wt)) == np.dtype(np_t)
+    assert wp.dtype_to_numpy(float) is np.float32
+    with pytest.raises(TypeError):
+        wp.dtype_from_numpy(np.complex64)
+    assert t.type_repr(wp.vec3) == "vec3f" and t.type_repr(wp.mat22d) == "mat22d"
+    assert t.type_repr(wp.types.vector(5, wp.float64)) == "vector(length=5, dtype=float64)"
+    assert t.type_repr(wp.array[float]) == "array(ndim=1, dtype=float32)"
+    assert t.type_repr(wp.quath) == "quath" and t.type_repr(wp.transformd) == "transformd"
+    assert t.types_equal(float, wp.float32) and not t.types_equal(wp.float32, wp.float64)
+    assert t.types_equal(wp.array[float], wp.array(dtype=wp.float32))
+    assert not t.types_equal(wp.array[float], wp.array2d[float])
+    assert t.type_is_vector(wp.vec3) and not t.type_is_vector(wp.mat22)
+    assert t.type_is_matrix(wp.spatial_matrix) and t.type_is_quaternion(wp.quatd)
+    assert t.type_is_transformation(wp.transform) and t.type_is_float(float) and t.type_is_int(wp.uint8)
+    assert not t.type_is_int(wp.bool) and t.type_is_value(wp.vec2) and t.type_is_array(wp.array)
+    assert t.is_vector(wp.vec3()) and not t.is_vector(wp.vec3) and t.is_matrix(wp.mat33())
+    assert t.is_array(wp.array[float]) and not t.is_array(3.0)
+    assert wp.types.is_generic(wp.types.matrix((Any, Any), float))
+    assert wp.types.is_generic(wp.array(dtype=Any)) and not wp.types.is_generic(wp.array[float])
+
+
+@wp.kernel(enable_backward=False, launch_bounds=128, module="unique")
+def with_options(out: wp.array[int]):
+    out[wp.tid()] = 7
+
+
+def test_kernel_options_and_module_functions(wp):
+    assert with_options.options == {"enable_backward": False, "launch_bounds": 128}
+    assert with_options.enable_backward is False
+    k = wp.Kernel(with_options.func, key="renamed")
+    assert k.key == "renamed"
+    wp.set_module_options({"max_unroll": 4})
+    opts = wp.get_module_options()
+    assert opts["max_unroll"] == 4 and opts["mode"] == "release"
+    assert wp.get_module(__name__) is wp.get_module(__name__)
+    # Loading ahead of time compiles the module; a launch afterwards reuses it.
+    wp.load_module(with_options.module)
+    wp.force_load()
+    out = wp.zeros(3, dtype=int)
+    wp.launch(with_options, dim=3, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [7, 7, 7])
+
+
+@wp.func
+def plain(x: float):
+    return x * 2.0
+
+
+@wp.func_grad(plain)
+def adj_plain(x: float, adj_ret: float):
+    wp.adjoint[x] += adj_ret * 2.0
+
+
+@wp.func_native("return x;")
+def native_snippet(x: float) -> float:
+    ...
+
+
+@wp.kernel(module="unique")
+def calls_native(out: wp.array[float]):
+    out[0] = native_snippet(1.0)
+
+
+def test_custom_gradients_are_recorded_and_native_snippets_refused(wp):
+    assert plain.custom_grads == [adj_plain]
+    with pytest.raises(TypeError, match="@wp.func"):
+        wp.func_grad(lambda x: x)
+    out = wp.zeros(1, dtype=float)
+    with pytest.raises(wp.CompileError, match="func_native snippet: warpd never compiles"):
+        wp.launch(calls_native, dim=1, inputs=[out])
+    assert isinstance(wp.CompileError("x"), wp.WarpCodegenError)
