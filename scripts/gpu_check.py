@@ -513,7 +513,10 @@ class Runner:
                 self.context_lost = True  # it still runs: nothing else can be trusted to run
                 return False, f"the kernel is still running {deadline} s after cancel was set"
             time.sleep(0.001)
-        return True, f"ran {cancel_after:.2f} s, ended {(time.perf_counter() - t_cancel) * 1e3:.1f} ms after the cancel"
+        late = time.perf_counter() - t_cancel
+        if late > deadline:  # it ended, but later than the deadline (checked even at the first query)
+            return False, f"the kernel ended {late * 1e3:.1f} ms after cancel was set, past its {deadline} s deadline"
+        return True, f"ran {cancel_after:.2f} s, ended {late * 1e3:.1f} ms after the cancel"
 
 
 USAGE = "usage: gpu_check.py [DIR] [--only CASE] [--timeout SECONDS]"

@@ -233,7 +233,7 @@ def test_kernel_options_and_module_functions(wp):
     assert wp.get_module(__name__) is wp.get_module(__name__)
     # Loading ahead of time compiles the module; a launch afterwards reuses it.
     wp.load_module(with_options.module)
-    wp.force_load()
+    wp.force_load(modules=[with_options.module])
     out = wp.zeros(3, dtype=int)
     wp.launch(with_options, dim=3, inputs=[out])
     np.testing.assert_array_equal(out.numpy(), [7, 7, 7])
