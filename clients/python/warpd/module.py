@@ -47,6 +47,30 @@ def functions_changed():
         _functions_epoch += 1
 
 
+# Warp 1.19's module options and their defaults.
+_DEFAULT_OPTIONS = {
+    "max_unroll": 16,
+    "enable_backward": True,
+    "fast_math": False,
+    "fuse_fp": True,
+    "lineinfo": False,
+    "cuda_output": None,
+    "mode": "release",
+    "block_dim": 256,
+    "compile_time_trace": False,
+}
+
+
+def default_options() -> dict:
+    """A new module's options: Warp's defaults, with wp.config's mode and enable_backward."""
+    from . import config  # noqa: PLC0415 - config is tiny; imported late to keep this module leaf
+
+    out = dict(_DEFAULT_OPTIONS)
+    out["enable_backward"] = getattr(config, "enable_backward", True)
+    out["mode"] = getattr(config, "mode", "release")
+    return out
+
+
 class LoadedModule:
     """A module as loaded on one device: its handle and each kernel's KernelInfo."""
 
@@ -59,9 +83,9 @@ class LoadedModule:
 class Module:
     def __init__(self, name: str):
         self.name = name
-        # Warp's module options (wp.set_module_options): enable_backward, max_unroll,
-        # fast_math, mode, ... ; warpd's CPU compiler reads none of them yet.
-        self.options: dict = {}
+        # Warp's module options (wp.set_module_options), defaults filled in as in Warp;
+        # warpd's CPU compiler reads none of them yet.
+        self.options: dict = default_options()
         self.kernels: dict = {}  # qualname -> the latest Kernel of that name (kept alive)
         # IR name -> a Kernel of that IR name while one is referenced (older definitions,
         # other kernels of a factory); the first one registered stays while it lives.

@@ -12,24 +12,7 @@ from __future__ import annotations
 import sys
 import types as pytypes
 
-from . import config
 from .module import Module, all_modules, get_module as _get_module
-
-# Warp 1.19's module options and their defaults. warpd's CPU compiler reads none of
-# them yet (its code is the same for every setting); they are kept per module so a
-# program can set and read them as in Warp.
-_DEFAULTS = {
-    "max_unroll": 16,
-    "enable_backward": True,
-    "fast_math": False,
-    "fuse_fp": True,
-    "lineinfo": False,
-    "cuda_output": None,
-    "mode": "release",
-    "block_dim": 256,
-    "compile_time_trace": False,
-}
-
 
 def _caller_module_name(depth: int) -> str:
     frame = sys._getframe(depth + 1)
@@ -58,20 +41,15 @@ def get_module(name: str) -> Module:
 
 def set_module_options(options: dict, module=None):
     """Sets options of the caller's module (or `module`): ``enable_backward``,
-    ``max_unroll``, ``fast_math``, ``mode``, ... (see _DEFAULTS)."""
+    ``max_unroll``, ``fast_math``, ``mode``, ... (module.py, _DEFAULT_OPTIONS)."""
     if not isinstance(options, dict):
         raise TypeError("wp.set_module_options expects a dict")
     _module_of(module, 1).options.update(options)
 
 
 def get_module_options(module=None) -> dict:
-    """The options of the caller's module (or `module`), with Warp's defaults filled in."""
-    m = _module_of(module, 1)
-    out = dict(_DEFAULTS)
-    out["enable_backward"] = getattr(config, "enable_backward", True)
-    out["mode"] = getattr(config, "mode", "release")
-    out.update(m.options)
-    return out
+    """The options of the caller's module (or `module`), Warp's defaults filled in."""
+    return dict(_module_of(module, 1).options)
 
 
 def _devices(rt, device) -> list:
