@@ -52,8 +52,15 @@ from .utils import ScopedDevice, ScopedTimer
 
 __version__ = config.version
 
-pi = _math.pi
-e = _math.e
-tau = _math.tau
-inf = _math.inf
-nan = _math.nan
+# Warp's constants (folded into kernels like any module-level number).
+E = e = _math.e
+LOG2E = log2e = 1.44269504088896340736
+LOG10E = log10e = 0.43429448190325182765
+LN2 = ln2 = 0.69314718055994530942
+LN10 = ln10 = 2.30258509299404568402
+PHI = phi = 1.61803398874989484820
+PI = pi = _math.pi
+HALF_PI = half_pi = _math.pi / 2
+TAU = tau = _math.tau
+INF = inf = _math.inf
+NAN = nan = _math.nan

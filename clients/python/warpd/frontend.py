@@ -70,7 +70,11 @@ _CMPOPS = {ast.Eq: ir_pb2.CMP_EQ, ast.NotEq: ir_pb2.CMP_NE, ast.Lt: ir_pb2.CMP_L
 _BOOLOPS = {ast.And: ir_pb2.BOOL_AND, ast.Or: ir_pb2.BOOL_OR}
 
 # Python builtins that are Warp builtins under another name.
-_PY_BUILTIN_NAMES = {builtins.float: "float32", builtins.int: "int32", builtins.bool: "bool"}
+_PY_BUILTIN_NAMES = {builtins.float: "float32", builtins.int: "int32", builtins.bool: "bool",
+                     # wp.types.vector(length=..., dtype=...)(...) and the like, called in a
+                     # kernel, are the generic constructors of the builtin table.
+                     wt.vector: "vector", wt.matrix: "matrix", wt.quaternion: "quaternion",
+                     wt.transformation: "transformation"}
 
 _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
 
