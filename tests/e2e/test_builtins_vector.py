@@ -235,3 +235,19 @@ def test_norms_default_delta(wp):
     np.testing.assert_allclose(os.numpy()[:, 0], np.where(sq <= 1, 0.5 * sq, np.sqrt(sq) - 0.5), **tol)
     np.testing.assert_allclose(os.numpy()[:, 1], np.sqrt(1 + sq), **tol)
     np.testing.assert_allclose(ov.numpy(), x / np.sqrt(1 + sq)[:, None], **tol)
+
+
+@wp.kernel(module="unique")
+def cw_div_alone(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    # A module with no matrix in it (issue 24: cw_div on vectors was an InternalError then).
+    i = wp.tid()
+    out[i] = wp.cw_div(a[i], b[i])
+
+
+def test_cw_div_on_vectors_in_a_module_without_matrices(wp):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, (8, 3)).astype(np.float32)
+    y = rng.uniform(0.5, 2, (8, 3)).astype(np.float32)
+    out = wp.zeros(8, dtype=wp.vec3)
+    wp.launch(cw_div_alone, dim=8, inputs=[wp.array(x, dtype=wp.vec3), wp.array(y, dtype=wp.vec3), out])
+    np.testing.assert_array_equal(out.numpy(), x / y)

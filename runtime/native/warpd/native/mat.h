@@ -1,6 +1,6 @@
 // warpd device runtime: matrices mat_t<R, C, T> and Warp's matrix builtins,
 // plus the "Vector Math" builtins on vectors that vec.h leaves to this header
-// (argmin/argmax, cw_div, norm_l1/l2/huber/pseudo_huber, smooth_normalize).
+// (argmin/argmax, norm_l1/l2/huber/pseudo_huber, smooth_normalize).
 //
 // Layout (ABI, docs/native_headers.md): T c[R][C], row-major. Generated code
 // reads and writes elements as m.c[i][j], rows with mat_row / mat_set_row, and
@@ -510,14 +510,6 @@ WP_FUNC uint32 argmax(const vec_t<N, T>& v) {
     if (best < 0 || gt(v.c[i], v.c[best])) best = i;
   }
   return best < 0 ? 0u : (uint32)best;
-}
-
-// Vector component-wise quotient (Warp's cw_div on vectors).
-template <int N, typename T>
-WP_FUNC vec_t<N, T> cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b) {
-  vec_t<N, T> r;
-  for (int i = 0; i < N; ++i) r.c[i] = div(a.c[i], b.c[i]);
-  return r;
 }
 
 // The norms of warp/_src/math.py. Warp declares delta as float; codegen

@@ -75,6 +75,15 @@ WP_FUNC vec_t<N, T> cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b) {
   return r;
 }
 
+// Component-wise quotient (Warp's cw_div on vectors): here beside cw_mul, so a
+// module that does not include mat.h has it too.
+template <int N, typename T>
+WP_FUNC vec_t<N, T> cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  vec_t<N, T> r;
+  for (int i = 0; i < N; ++i) r.c[i] = div(a.c[i], b.c[i]);
+  return r;
+}
+
 template <int N, typename T>
 WP_FUNC vec_t<N, T> div(const vec_t<N, T>& a, T s) {
   vec_t<N, T> r;
