@@ -267,3 +267,43 @@ def test_custom_gradients_are_recorded_and_native_snippets_refused(wp):
     with pytest.raises(wp.CompileError, match="func_native snippet: warpd never compiles"):
         wp.launch(calls_native, dim=1, inputs=[out])
     assert isinstance(wp.CompileError("x"), wp.WarpCodegenError)
+
+
+@wp.kernel
+def expectations_other_dtypes(h: wp.float16, b: wp.int8, q: wp.quatd, v: wp.vec2ub, m: wp.mat22d):
+    wp.expect_eq(h, wp.float16(1.5))
+    wp.expect_neq(b, wp.int8(3))
+    wp.expect_eq(q, wp.quatd(0.0, 0.0, 0.0, 1.0))
+    wp.expect_eq(v, wp.vec2ub(wp.uint8(1), wp.uint8(2)))
+    wp.expect_neq(m, wp.mat22d())
+
+
+def test_expect_eq_on_half_integer_and_double_types(wp, capsys):
+    wp.launch(expectations_other_dtypes, dim=1,
+              inputs=[wp.float16(1.5), wp.int8(4), wp.quatd(0.0, 0.0, 0.0, 1.0), wp.vec2ub(1, 2), wp.mat22d(1.0)])
+    wp.synchronize()
+    assert capsys.readouterr().out == ""
+    wp.launch(expectations_other_dtypes, dim=1,
+              inputs=[wp.float16(2.0), wp.int8(3), wp.quatd(0.0, 0.0, 1.0, 0.0), wp.vec2ub(1, 3), wp.mat22d()])
+    wp.synchronize()
+    assert capsys.readouterr().out == (
+        "Error, expect_eq() failed:\n\t Expected: 1.5\n\t Actual: 2\n"
+        "Error, expect_neq() failed:\n\t Expected: 3\n\t Actual: 3\n"
+        "Error, expect_eq() failed:\n\t Expected: 0 0 0 1\n\t Actual: 0 0 1 0\n"
+        "Error, expect_eq() failed:\n\t Expected: 1 2 \n\t Actual: 1 3 \n"
+        "Error, expect_neq() failed:\n\t Expected: 0 0 \n0 0 \n\t Actual: 0 0 \n0 0 \n")
+
+
+def test_a_repeated_generic_launch_reuses_its_instance_without_rechecking(wp):
+    a = wp.zeros(3, dtype=wp.float64)
+    wp.launch(fill_generic, dim=3, inputs=[a, wp.float64(1.0)])
+    seen = dict(fill_generic._by_args)
+    wp.launch(fill_generic, dim=3, inputs=[a, wp.float64(2.0)])
+    assert fill_generic._by_args == seen  # same identities, same instance
+    np.testing.assert_array_equal(a.numpy(), [2.0] * 3)
+    # A Python int and a wp.int32 bind the same instance, found through two identities.
+    b = wp.zeros(2, dtype=wp.int32)
+    wp.launch(fill_generic, dim=2, inputs=[b, 5])
+    wp.launch(fill_generic, dim=2, inputs=[b, wp.int32(6)])
+    assert fill_generic._by_args[(wp.int32, 1), int] is fill_generic._by_args[(wp.int32, 1), wp.int32]
+    np.testing.assert_array_equal(b.numpy(), [6, 6])

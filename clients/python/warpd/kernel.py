@@ -48,8 +48,13 @@ class Kernel:
         # A generic kernel (a parameter annotated typing.Any, wp.array(dtype=Any), wp.Float...)
         # is a template: never built itself; each distinct tuple of argument types it is
         # launched with (or wp.overload names) gets an instance, a Kernel of its own.
-        self.generic_params = _generic_params(func)
-        self._instances: dict = {}
+        self._hints = _evaluated_annotations(func)  # once: launches read them
+        code = func.__code__
+        self._param_names = code.co_varnames[:code.co_argcount]
+        self.generic_params = tuple(n for n in self._param_names
+                                    if n in self._hints and wt.is_generic(self._hints[n]))
+        self._instances: dict = {}  # binding (annotation keys) -> instance
+        self._by_args: dict = {}  # the argument types' identities a launch saw -> instance
         if module == "unique":
             self.module = unique_module(self)
         elif isinstance(module, str) and module:
@@ -72,7 +77,7 @@ class Kernel:
         key = tuple((name, frontend.annotation_key(self.func, types[name])) for name in self.generic_params)
         inst = self._instances.get(key)
         if inst is None:
-            annotations = dict(self._annotations())
+            annotations = dict(self._hints)
             annotations.update({name: types[name] for name in self.generic_params})
             f = pytypes.FunctionType(self.func.__code__, self.func.__globals__, self.func.__name__,
                                      self.func.__defaults__, self.func.__closure__)
@@ -87,27 +92,30 @@ class Kernel:
         return inst
 
     def instance_for(self, args) -> Kernel:
-        """The instance a launch with `args` (inputs then outputs) runs."""
-        names = self.func.__code__.co_varnames[:self.func.__code__.co_argcount]
+        """The instance a launch with `args` (inputs then outputs) runs. A launch whose
+        arguments have types already seen costs one dict lookup over their identities."""
+        names = self._param_names
         if len(args) != len(names):
             raise TypeError(f"kernel '{self.key}' takes {len(names)} arguments "
                             f"({', '.join(names)}), but {len(args)} were given")
-        annotations = self._annotations()
+        ident = tuple(_type_identity(a) for a in args)
+        inst = self._by_args.get(ident)
+        if inst is not None:
+            return inst
         types = {}
         for name, value in zip(names, args):
             if name not in self.generic_params:
                 continue
             t = _argument_type(value)
-            hint = annotations[name]
+            hint = self._hints[name]
             if t is None or not wt.generic.matches(hint, t):
                 raise TypeError(f"kernel '{self.key}' argument '{name}': got "
                                 f"{_describe(value, t)}, which the generic annotation "
                                 f"{wt.type_repr(hint)} does not take")
             types[name] = t
-        return self.instance(types)
-
-    def _annotations(self) -> dict:
-        return _evaluated_annotations(self.func)
+        inst = self.instance(types)
+        self._by_args[ident] = inst
+        return inst
 
     def build(self):
         """(ir_pb2.Function, [Function]) — translated once, again per module build when a
@@ -170,18 +178,20 @@ def _evaluated_annotations(func) -> dict:
     return out
 
 
-def _generic_params(func) -> tuple:
-    anns = _evaluated_annotations(func)
-    code = func.__code__
-    return tuple(n for n in code.co_varnames[:code.co_argcount]
-                 if n != "return" and n in anns and wt.is_generic(anns[n]))
+def _type_identity(value):
+    """What decides a launch argument's type: (dtype, ndim) of an array, else its class."""
+    if getattr(value, "_wp_array_", False):
+        return (value.dtype, value.ndim)
+    if isinstance(value, np.generic):
+        return value.dtype
+    return value.__class__
 
 
 def _argument_type(value):
     """The concrete type a launch argument gives a generic parameter (an array annotation
     for arrays); None when it has none."""
     if getattr(value, "_wp_array_", False) and getattr(value, "handle", None) is not None:
-        return wt_array(dtype=value.dtype, ndim=value.ndim)
+        return _array_annotation(value.dtype, value.ndim)
     if isinstance(value, bool):
         return wt.bool
     if isinstance(value, int):
@@ -200,7 +210,7 @@ def _describe(value, t) -> str:
     return wt.type_repr(t) if t is not None else f"a {type(value).__name__}"
 
 
-def wt_array(dtype, ndim):
+def _array_annotation(dtype, ndim):
     from .array import array  # noqa: PLC0415 - array imports the runtime, kernels need not
     return array(dtype=dtype, ndim=ndim)
 
@@ -213,7 +223,7 @@ def overload(kernel, arg_types=None):
     if isinstance(kernel, Kernel):
         if not kernel.is_generic:
             raise TypeError(f"wp.overload: kernel '{kernel.key}' is not generic")
-        names = kernel.func.__code__.co_varnames[:kernel.func.__code__.co_argcount]
+        names = kernel._param_names
         if isinstance(arg_types, dict):
             types = dict(arg_types)
         elif isinstance(arg_types, (list, tuple)):

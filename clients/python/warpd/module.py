@@ -108,7 +108,8 @@ class Module:
 
     @property
     def version(self) -> tuple:
-        """Changes whenever the module's IR may have: a kernel (re)defined, an overload added."""
+        """Changes whenever the module's IR may have (a kernel (re)defined, an overload added)
+        or its loads were released in the daemon: launch plans are cached per version."""
         return (self._kernels_version, _functions_epoch, _loads_epoch)
 
     def build(self):

@@ -67,11 +67,11 @@ def _family(t) -> str:
 
 
 def type_is_int(t) -> builtins.bool:
-    return scalar_type(t) in int_types if t is not builtins.bool else False
+    return scalar_type(t) in int_types
 
 
 def type_is_float(t) -> builtins.bool:
-    return scalar_type(t) in float_types if t is not builtins.bool else False
+    return scalar_type(t) in float_types
 
 
 def type_is_scalar(t) -> builtins.bool:
@@ -168,7 +168,7 @@ def is_tile(x) -> builtins.bool:
 
 
 def _canonical(t):
-    st = scalar_type(t) if t is not builtins.bool else bool_
+    st = scalar_type(t)  # float -> float32, int -> int32, bool -> wp.bool
     return st if st is not None else t
 
 
