@@ -85,7 +85,7 @@ class CpuModule final : public CompiledModule {
 std::string Describe(const ir::Module& module) {
   std::vector<std::string> kernels;
   for (const auto& f : module.functions)
-    if (f.kind == ir::FunctionKind::kKernel) kernels.push_back(f.display_name);
+    if (f.kind == ir::FunctionKind::kKernel && !f.dropped) kernels.push_back(f.display_name);
   if (kernels.size() == 1) return absl::StrCat("kernel '", kernels[0], "'");
   return absl::StrCat("module '", module.name, "' (kernels ", absl::StrJoin(kernels, ", "), ")");
 }
@@ -247,6 +247,7 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
         // that created the entry; false for the others.
         result.cache_hit = memory_hit || request->disk_hit;
         result.compile_ms = MsSince(request->t0);
+        result.failures = request->module->failures;
         std::move(done)(std::move(result));
       });
 }
@@ -286,7 +287,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
   if (!code.ok()) return code.status();
   std::vector<CompiledKernel> kernels;
   for (const auto& f : module.functions) {
-    if (f.kind != ir::FunctionKind::kKernel) continue;
+    if (f.kind != ir::FunctionKind::kKernel || f.dropped) continue;
     auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
     if (!sym.ok()) return sym.status();
     CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};

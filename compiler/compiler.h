@@ -26,6 +26,7 @@
 #include "common/abi/compiled_module.h"
 #include "compiler/codegen/layout.h"
 #include "common/types/type.h"
+#include "compiler/ir/ir.h"
 
 namespace warpd::compiler {
 
@@ -39,6 +40,9 @@ struct CompileResult {
   std::shared_ptr<const CompiledModule> module;
   bool cache_hit = false;     // memory or disk
   double compile_ms = 0.0;    // wall time of this call's compile work
+  // Kernels and functions that failed sema, left out of `module` (the
+  // others compiled); the request's own, also on a cache hit.
+  std::vector<ir::FunctionFailure> failures;
 };
 
 // Receives a compile's result; runs once (see Compiler::CompileAsync).
@@ -51,10 +55,6 @@ using CompileCallback = absl::AnyInvocable<void(absl::StatusOr<CompileResult> re
 using CacheWriteGate = absl::AnyInvocable<bool(uint64_t bytes)>;
 
 }  // namespace warpd::compiler
-
-namespace warpd::ir {
-struct Module;
-}
 
 namespace warpd::compiler {
 
@@ -90,7 +90,9 @@ class Compiler {
 
   // Validates, type-checks, generates code and compiles `module` for
   // `target`, or returns it from the cache. User errors: INVALID_ARGUMENT
-  // whose message lists diagnostics as "file:line:col: error: ...".
+  // whose message lists diagnostics as "file:line:col: error: ...", when
+  // no kernel of the module passes sema; kernels that fail while others
+  // pass are left out and listed in CompileResult::failures.
   // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
   // CUDA devices exist (the CUDA source is verified with --verify-cuda).
   // Blocks the calling thread until the result is ready (so never call it

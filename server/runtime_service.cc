@@ -102,6 +102,13 @@ absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session&
       param->set_size(p.size);
     }
   }
+  for (const ir::FunctionFailure& f : result.failures) {
+    v1::FailedFunction* out = resp->add_failed();
+    out->set_name(f.name);
+    out->set_display_name(f.display_name);
+    out->set_kernel(f.kernel);
+    out->set_message(f.message);
+  }
   spdlog::debug("LoadModule: {} kernel(s), key {}, {} in {:.1f} ms",
                 result.module->kernels().size(), result.module->cache_key(),
                 result.cache_hit ? "cache hit" : "compiled", result.compile_ms);

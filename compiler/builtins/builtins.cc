@@ -136,7 +136,7 @@ std::string Spell(std::string_view s, const SpellInput& in) {
       continue;
     }
     char c = s[i + 1];
-    bool arg = (c >= '0' && c <= '9') || c == '*';
+    bool arg = (c >= '0' && c <= '9') || c == '*' || c == '{';
     if (arg != (in.args != nullptr)) {  // the other phase's placeholder
       out += '$';
       continue;
@@ -144,6 +144,12 @@ std::string Spell(std::string_view s, const SpellInput& in) {
     ++i;
     if (c == '*') {
       out += Join(*in.args, ", ");
+    } else if (c == '{') {  // ${12}: argument 12
+      size_t close = s.find('}', i + 1);
+      size_t k = 0;
+      for (size_t j = i + 1; j < close && j < s.size(); ++j) k = k * 10 + static_cast<size_t>(s[j] - '0');
+      if (k < in.args->size()) out += (*in.args)[k];
+      i = close == std::string_view::npos ? s.size() : close;
     } else if (arg) {
       size_t k = static_cast<size_t>(c - '0');
       if (k < in.args->size()) out += (*in.args)[k];

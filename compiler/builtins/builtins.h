@@ -14,9 +14,9 @@
 // per-name switch anywhere else.
 //
 // Spelling: `cpp` is either a callee ("wp::dot": emitted as wp::dot(a, b)) or
-// a template with `$0`, `$1`, ... (arguments), `$*` (all arguments),
-// `$R` (the result type), `$T`/`$S` (bound dtypes), `$N`, `$M`, `$R`... no:
-// integer variables are `$n`, `$m`, `$r`, `$c`, `$k` (lower case).
+// a template with `$0` .. `$9` or `${12}` (arguments), `$*` (all arguments),
+// `$R` (the result type), `$T`/`$S` (bound dtypes), and the integer
+// variables `$n`, `$m`, `$r`, `$c`, `$k` (lower case).
 // Thread-safe: the table is immutable after first use.
 #pragma once
 

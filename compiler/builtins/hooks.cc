@@ -222,6 +222,15 @@ absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::T
     if (!dtype.ok()) return dtype.status();
     return name == "quaternion" ? table.CheckedQuat(*dtype) : table.CheckedTransform(*dtype);
   }
+  if (name == "spatial_vector") {  // spatial_vector(..., dtype=float64), as in Warp
+    if (auto st = a.OnlyKeywords(name, {"dtype"}); !st.ok()) return st;
+    ScalarKind s = ScalarKind::kFloat32;
+    if (!a.pos.empty() && a.pos[0]->type && a.pos[0]->type->has_dtype() && !IsLiteral(*a.pos[0]))
+      s = a.pos[0]->type->scalar();
+    auto dtype = DTypeKeyword(a, name, s);
+    if (!dtype.ok()) return dtype.status();
+    return table.CheckedVector(6, *dtype);
+  }
   if (auto st = a.OnlyKeywords(name, {}); !st.ok()) return st;
   TypeRef t = types::TypeFromWarpName(name);
   if (!t) return Err(Cat("unknown type constructor '", name, "'"));
@@ -306,15 +315,62 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
   return Err(Cat("cannot construct ", type->ToString()));
 }
 
-// struct(dtype=S): the zero value of a struct type (what the client emits
-// for `S()` in a kernel; Warp constructs structs zero-initialized).
+// struct(dtype=S) is S's zero value (what the client emits for `S()` in a
+// kernel; Warp zero-initializes); struct(v1, v2, dtype=S, m4=v4) sets members
+// by position then by name, as Warp 1.19's S(v1, v2, m4=v4), and zeroes the
+// rest. The call is rewritten to the given values in member order (lowering
+// passes positional operands only).
 absl::StatusOr<HookResult> HookStruct(const Overload&, Expr& call, types::TypeTable&) {
   Args a(call);
-  if (auto st = a.OnlyKeywords("struct", {"dtype"}); !st.ok()) return st;
   Expr* d = a.Keyword("dtype");
-  if (!a.pos.empty() || !d || d->kind != ExprKind::TypeValue || !d->type_value || !d->type_value->is_struct())
-    return Err("struct() takes exactly one keyword argument dtype=<a @wp.struct type>");
-  return Done(d->type_value, "$R{}");
+  if (!d || d->kind != ExprKind::TypeValue || !d->type_value || !d->type_value->is_struct())
+    return Err("struct() needs the keyword argument dtype=<a @wp.struct type>");
+  TypeRef t = d->type_value;
+  const auto& members = t->members();
+  const std::string name = t->ToString();
+  if (a.pos.size() > members.size())
+    return Err(Cat(name, "() takes at most ", members.size(), " arguments (its members), got ", a.pos.size()));
+  std::vector<Expr*> given(members.size(), nullptr);
+  for (size_t i = 0; i < a.pos.size(); ++i) given[i] = a.pos[i];
+  for (const auto& [k, v] : a.kw) {
+    if (k == "dtype") continue;
+    size_t m = 0;
+    while (m < members.size() && members[m].name != k) ++m;
+    if (m == members.size()) return Err(Cat(name, "() has no member '", k, "'"));
+    if (given[m]) return Err(Cat(name, "() got multiple values for member '", k, "'"));
+    given[m] = v;
+  }
+  for (size_t m = 0; m < members.size(); ++m) {
+    Expr* v = given[m];
+    if (!v) continue;
+    TypeRef want = members[m].type;
+    if (v->type && types::SameType(v->type, want)) continue;
+    if (want->is_scalar() && IsLiteral(*v) && CoerceLiteral(*v, want->scalar())) continue;
+    return Err(Cat(name, "() member '", members[m].name, "' is ", want->ToString(), ", got ",
+                   v->type ? v->type->ToString() : "no value", " (Warp does not convert implicitly)"));
+  }
+  // Operands become: the given values in member order, then dtype=.
+  std::vector<std::unique_ptr<Expr>> old = std::move(call.operands);
+  auto take = [&](Expr* e) {
+    for (auto& o : old)
+      if (o.get() == e) return std::move(o);
+    return std::unique_ptr<Expr>();
+  };
+  std::string cpp = "$R{";
+  size_t k = 0;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (m) cpp += ", ";
+    if (!given[m]) {
+      cpp += "{}";
+      continue;
+    }
+    call.operands.push_back(take(given[m]));
+    CatAppend(&cpp, "${", k++, "}");
+  }
+  cpp += "}";
+  call.operands.push_back(take(d));
+  call.keywords = {"dtype"};
+  return Done(t, cpp);
 }
 
 absl::StatusOr<HookResult> HookTid(const Overload&, Expr& call, types::TypeTable&) {

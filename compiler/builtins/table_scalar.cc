@@ -69,7 +69,8 @@ void AddOperators(Builder& b) {
     b.Add(op, "a: quat(T), b: quat(T)", "bool", "T: Float").NoDiff().Header("warpd/native/quat.h");
     b.Add(op, "a: transform(T), b: transform(T)", "bool", "T: Float").NoDiff().Header("warpd/native/transform.h");
   }
-  for (const char* op : {"lt", "le", "gt", "ge"}) b.Add(op, "a: T, b: T", "bool").NoDiff();
+  // Bools order as integers (False < True), as in Python and Warp.
+  for (const char* op : {"lt", "le", "gt", "ge"}) b.Add(op, "a: T, b: T", "bool", "T: Any").NoDiff();
 }
 
 void AddScalarMath(Builder& b) {

@@ -586,6 +586,7 @@ class ModuleUses : public tir::Visitor<ModuleUses> {
  public:
   explicit ModuleUses(const tir::Module& m) {
     for (const auto& f : m.functions) {
+      if (!ir::IsEmitted(*f.source)) continue;
       for (const auto& v : f.vars) Type(v.type);
       if (f.source->return_type) Type(f.source->return_type);
       VisitBlock(f.body);
@@ -649,10 +650,10 @@ std::string GenerateModule(const tir::Module& module) {
   w.Line("");
   for (TypeRef t : uses.structs()) EmitStruct(t, w);
   for (const auto& f : module.functions)
-    if (!f.is_kernel() && !f.source->is_generic()) w.Line(FuncSignature(*f.source) + ";");
+    if (!f.is_kernel() && ir::IsEmitted(*f.source)) w.Line(FuncSignature(*f.source) + ";");
   w.Line("");
   for (const auto& f : module.functions) {
-    if (f.is_kernel() || f.source->is_generic()) continue;
+    if (f.is_kernel() || !ir::IsEmitted(*f.source)) continue;
     w.Line("// function " + f.source->name + " (line " + std::to_string(f.source->span.line) + ")");
     w.Open(FuncSignature(*f.source) + " {");
     FunctionEmitter(module, f, w).Body();
@@ -660,7 +661,7 @@ std::string GenerateModule(const tir::Module& module) {
     w.Line("");
   }
   for (const auto& f : module.functions)
-    if (f.is_kernel()) EmitKernel(module, f, w);
+    if (f.is_kernel() && ir::IsEmitted(*f.source)) EmitKernel(module, f, w);
   return w.str();
 }
 

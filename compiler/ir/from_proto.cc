@@ -164,6 +164,10 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       if (!InRange(e.binary().op(), v1::BINOP_ADD, v1::BINOP_MATMUL))
         return Error(e.span(), "unknown binary operator");
       out->binary_op = static_cast<BinaryOp>(e.binary().op() - 1);
+      if (!e.binary().user_function().empty()) {
+        WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), e.binary().user_function(), "function name"));
+        out->user_function = e.binary().user_function();
+      }
       WARPD_RETURN_IF_ERROR(add(e.binary().left(), "left operand"));
       WARPD_RETURN_IF_ERROR(add(e.binary().right(), "right operand"));
       break;
@@ -172,6 +176,10 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
       if (!InRange(e.unary().op(), v1::UNARY_NEG, v1::UNARY_INVERT))
         return Error(e.span(), "unknown unary operator");
       out->unary_op = static_cast<UnaryOp>(e.unary().op() - 1);
+      if (!e.unary().user_function().empty()) {
+        WARPD_RETURN_IF_ERROR(CheckIdentifier(e.span(), e.unary().user_function(), "function name"));
+        out->user_function = e.unary().user_function();
+      }
       WARPD_RETURN_IF_ERROR(add(e.unary().operand(), "operand"));
       break;
     case v1::Expr::kCompare: {

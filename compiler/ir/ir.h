@@ -97,6 +97,9 @@ struct Expr {
   std::vector<CompareOp> compare_ops;
   BoolOpKind bool_op = BoolOpKind::kAnd;
   CalleeKind callee_kind = CalleeKind::kBuiltin;
+  // Binary/Unary: a user overload set of the operator's builtin name that
+  // sema tries first (operator overloading); empty: none.
+  std::string user_function;
   TypeRef type_value = nullptr;
 
   // Filled by sema.
@@ -205,8 +208,22 @@ struct Function {
 
   // Filled by sema.
   TypeRef return_type = nullptr;
+  // Sema did not finish this function (it failed, or calls one that failed,
+  // or was never reached): it is not lowered or emitted (Module::failures).
+  bool dropped = false;
   std::vector<Local> locals;  // params first, then assigned names in order of appearance
   int tid_ndim = 0;           // kernels: targets wp.tid() unpacks into (0: unused)
+};
+
+// Whether lowering and codegen emit `f`: analysed, and not a template.
+inline bool IsEmitted(const Function& f) { return !f.dropped && !f.is_generic(); }
+
+// A kernel or function sema rejected; the module's other kernels still compile.
+struct FunctionFailure {
+  std::string name;          // Function::name
+  std::string display_name;  // Function::display_name
+  bool kernel = false;
+  std::string message;       // "file:line:col: error: ... (in kernel 'k')"
 };
 
 // A deep copy of a function's parameters and body (sema's instances of
@@ -223,6 +240,9 @@ struct Module {
   // A deque: sema appends instances of generic functions while it holds
   // references to functions under analysis.
   std::deque<Function> functions;
+  // Filled by sema, in module order: the kernels and functions that failed
+  // (user errors), each dropped from the module while the others compile.
+  std::vector<FunctionFailure> failures;
 
   const std::string& FileOf(const Span& s) const {
     static const std::string kUnknown = "<unknown>";

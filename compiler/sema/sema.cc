@@ -3,6 +3,7 @@
 #include "compiler/sema/sema.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/sema/sema_internal.h"
 
 namespace warpd::sema {
@@ -20,10 +21,25 @@ using types::ScalarKind;
 
 absl::Status ModuleSema::Run() {
   // Templates (generic functions) are analysed through their instances only;
-  // instances are appended as calls need them, and analysed there.
+  // instances are appended as calls need them, and analysed there. A
+  // failure is recorded below; the loop goes on with the next function.
   const size_t declared = m_.functions.size();
   for (size_t i = 0; i < declared; ++i)
-    if (!m_.functions[i].is_generic()) SEMA_TRY(Ensure(static_cast<int>(i), nullptr));
+    if (!m_.functions[i].is_generic()) (void)Ensure(static_cast<int>(i), nullptr);
+  std::vector<std::string> kernel_errors;
+  bool any_kernel = false;
+  for (size_t i = 0; i < m_.functions.size(); ++i) {
+    ir::Function& f = m_.functions[i];
+    if (f.is_generic()) continue;
+    f.dropped = state_[i] != kDone;
+    const bool kernel = f.kind == FunctionKind::kKernel;
+    if (kernel && !f.dropped) any_kernel = true;
+    // An instance's error names its template's code; its callers report it.
+    if (state_[i] != kFailed || instance_of_[i] >= 0) continue;
+    m_.failures.push_back(ir::FunctionFailure{f.name, f.display_name, kernel, std::string(errors_[i].message())});
+    if (kernel) kernel_errors.push_back(std::string(errors_[i].message()));
+  }
+  if (!any_kernel) return absl::InvalidArgumentError(absl::StrJoin(kernel_errors, "\n"));
   return absl::OkStatus();
 }
 
@@ -59,6 +75,7 @@ absl::StatusOr<int> ModuleSema::Instance(int tmpl, const std::vector<TypeRef>& a
   by_name_[inst.name] = index;
   m_.functions.push_back(std::move(inst));
   state_.push_back(kNone);
+  errors_.emplace_back();
   instance_of_.push_back(tmpl);
   instances_[key] = index;
   return index;
@@ -66,12 +83,17 @@ absl::StatusOr<int> ModuleSema::Instance(int tmpl, const std::vector<TypeRef>& a
 
 absl::Status ModuleSema::Ensure(int i, const Expr* call) {
   if (state_[i] == kDone) return absl::OkStatus();
+  if (state_[i] == kFailed) return errors_[i];
   if (state_[static_cast<size_t>(i)] == kActive)
     return absl::InvalidArgumentError(
         Cat(m_.Where(call->span), ": error: recursive call of '", m_.functions[i].display_name,
                      "': recursion is not supported in kernels and functions"));
   state_[i] = kActive;
-  SEMA_TRY(FunctionSema(*this, m_, m_.functions[i]).Run());
+  if (absl::Status st = FunctionSema(*this, m_, m_.functions[i]).Run(); !st.ok()) {
+    state_[i] = kFailed;
+    errors_[i] = st;
+    return st;
+  }
   state_[i] = kDone;
   return absl::OkStatus();
 }

@@ -41,6 +41,22 @@ int Fit(const ir::Function& f, const std::vector<TypeRef>& args) {
 
 }  // namespace
 
+bool ModuleSema::OverloadFits(const std::string& set, const std::vector<std::unique_ptr<Expr>>& operands) const {
+  std::vector<TypeRef> args;
+  for (const auto& o : operands) args.push_back(o->type);
+  for (int c : Overloads(set))
+    if (Fit(m_.functions[static_cast<size_t>(c)], args) >= 0) return true;
+  return false;
+}
+
+absl::Status FunctionSema::OperatorCall(Expr& e) {
+  e.kind = ExprKind::Call;
+  e.callee_kind = ir::CalleeKind::kFunction;
+  e.name = e.user_function;
+  e.user_function.clear();
+  return UserCall(e);
+}
+
 absl::Status FunctionSema::UserCall(Expr& e) {
   const std::vector<int>& candidates = ms_.Overloads(e.name);
   if (candidates.empty()) {
@@ -54,7 +70,7 @@ absl::Status FunctionSema::UserCall(Expr& e) {
   // The arguments' types choose the overload (and a generic function's instance).
   std::vector<TypeRef> args;
   for (auto& a : e.operands) {
-    SEMA_TRY(ExprSema(*a));
+    if (!a->type) SEMA_TRY(ExprSema(*a));  // an operator's operands are typed already
     args.push_back(a->type);
   }
   // As Warp 1.19 chooses: an overload without generic parameters first, else
@@ -93,6 +109,64 @@ absl::Status FunctionSema::UserCall(Expr& e) {
   SEMA_TRY(ms_.Ensure(callee, &e));
   e.function_index = callee;
   e.type = m_.functions[static_cast<size_t>(callee)].return_type;
+  return absl::OkStatus();
+}
+
+// Keyword arguments name a builtin's parameters (wp.pow(y=4.0, x=2.0)), as
+// in Warp. Each overload whose parameter names take the keywords gives an
+// order of the operands; overloads that agree on it are resolved together,
+// and the first order that resolves is the call's: its operands are put in
+// that order and the keywords dropped. *r stays empty when none resolves.
+absl::Status FunctionSema::KeywordCall(Expr& e, const std::vector<const builtins::Overload*>& overloads,
+                                       std::vector<TypeRef>& args, std::optional<builtins::Resolution>& r) {
+  const size_t n = e.operands.size(), positional = n - e.keywords.size();
+  for (size_t j = 0; j < e.keywords.size(); ++j)
+    for (size_t k = 0; k < j; ++k)
+      if (e.keywords[j] == e.keywords[k])
+        return Err(e.span, Cat(e.name, "() got multiple values for argument '", e.keywords[j], "'"));
+  std::vector<std::vector<size_t>> orders;  // orders[g][param] = operand
+  std::vector<std::vector<const builtins::Overload*>> groups;
+  for (const builtins::Overload* o : overloads) {
+    const auto& params = o->sig.params;
+    if (params.size() != n) continue;
+    std::vector<size_t> order(n, n);
+    for (size_t i = 0; i < positional; ++i) order[i] = i;
+    bool fits = true;
+    for (size_t j = 0; j < e.keywords.size() && fits; ++j) {
+      fits = false;
+      for (size_t p = positional; p < n; ++p) {
+        if (params[p].name != e.keywords[j] || order[p] != n) continue;
+        order[p] = positional + j;
+        fits = true;
+        break;
+      }
+    }
+    if (!fits) continue;
+    size_t g = 0;
+    while (g < orders.size() && orders[g] != order) ++g;
+    if (g == orders.size()) {
+      orders.push_back(order);
+      groups.emplace_back();
+    }
+    groups[g].push_back(o);
+  }
+  if (orders.empty()) {
+    std::vector<std::string> sigs;
+    for (const auto* o : overloads) sigs.push_back(builtins::SignatureText(*o));
+    return Err(e.span, Cat(e.name, "() has no overload with ", n, " parameters named by the keywords ",
+                           Join(e.keywords, ", "), ". Candidates: ", Join(sigs, "; ")));
+  }
+  for (size_t g = 0; g < orders.size() && !r; ++g) {
+    std::vector<TypeRef> ordered(n);
+    for (size_t p = 0; p < n; ++p) ordered[p] = args[orders[g][p]];
+    r = builtins::Resolve(groups[g], ordered, table());
+    if (!r) continue;
+    std::vector<std::unique_ptr<Expr>> operands(n);
+    for (size_t p = 0; p < n; ++p) operands[p] = std::move(e.operands[orders[g][p]]);
+    e.operands = std::move(operands);
+    e.keywords.clear();
+    args = std::move(ordered);
+  }
   return absl::OkStatus();
 }
 
@@ -137,10 +211,14 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
     }
     return absl::OkStatus();
   }
-  if (!e.keywords.empty()) return Err(e.span, Cat(std::string(name), "() takes no keyword arguments"));
   std::vector<TypeRef> args;
   for (auto& a : e.operands) args.push_back(a->type);
-  auto r = builtins::Resolve(overloads, args, table());
+  std::optional<builtins::Resolution> r;
+  if (e.keywords.empty()) {
+    r = builtins::Resolve(overloads, args, table());
+  } else {
+    SEMA_TRY(KeywordCall(e, overloads, args, r));
+  }
   if (!r) {
     // Literal arguments may take the type the other arguments agree on
     // (e.g. wp.min(x, 0.0) with x a float64 is not allowed in Warp, but

@@ -59,6 +59,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
     }
     case ExprKind::Binary: {
       for (auto& o : e.operands) SEMA_TRY(ExprSema(*o));
+      if (!e.user_function.empty() && ms_.OverloadFits(e.user_function, e.operands)) return OperatorCall(e);
       if (e.binary_op == ir::BinaryOp::kMatMul && !e.operands[0]->type->is_matrix() &&
           !e.operands[1]->type->is_matrix())
         return Err(e.span, Cat("the @ operator needs a matrix operand, got ", e.operands[0]->type->ToString(),
@@ -73,6 +74,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
         return ResolveOperator(e, "unot", "not");
       }
       SEMA_TRY(ExprSema(*e.operands[0]));
+      if (!e.user_function.empty() && ms_.OverloadFits(e.user_function, e.operands)) return OperatorCall(e);
       switch (e.unary_op) {
         case ir::UnaryOp::kNeg: return ResolveOperator(e, "neg", "unary -");
         case ir::UnaryOp::kPos: return ResolveOperator(e, "pos", "unary +");

@@ -60,7 +60,11 @@ class FunctionSema {
   // sema_call.cc
   absl::Status CallSema(ir::Expr& e);
   absl::Status UserCall(ir::Expr& e);
+  // An operator whose user overload takes its (typed) operands: made a call of it.
+  absl::Status OperatorCall(ir::Expr& e);
   absl::Status BuiltinCall(ir::Expr& e);
+  absl::Status KeywordCall(ir::Expr& e, const std::vector<const builtins::Overload*>& overloads,
+                           std::vector<ir::TypeRef>& args, std::optional<builtins::Resolution>& r);
 
   int FindLocal(const std::string& name) const {
     for (size_t i = 0; i < f_.locals.size(); ++i)
@@ -82,7 +86,8 @@ class FunctionSema {
 
 class ModuleSema {
  public:
-  explicit ModuleSema(ir::Module& m) : m_(m), state_(m.functions.size(), kNone), instance_of_(m.functions.size(), -1) {
+  explicit ModuleSema(ir::Module& m)
+      : m_(m), state_(m.functions.size(), kNone), errors_(m.functions.size()), instance_of_(m.functions.size(), -1) {
     for (size_t i = 0; i < m.functions.size(); ++i) {
       by_name_[m.functions[i].name] = static_cast<int>(i);
       if (m.functions[i].kind == ir::FunctionKind::kFunc)
@@ -90,6 +95,9 @@ class ModuleSema {
     }
   }
 
+  // Analyzes every kernel and function; one that fails is recorded in
+  // Module::failures and dropped (with the kernels that call it), so the
+  // others still compile. INVALID_ARGUMENT when no kernel is left.
   absl::Status Run();
 
   int Find(const std::string& name) const {
@@ -102,23 +110,27 @@ class ModuleSema {
     auto it = overloads_.find(set);
     return it == overloads_.end() ? kNone : it->second;
   }
+  // Whether an overload of `set` takes the (typed) operands.
+  bool OverloadFits(const std::string& set, const std::vector<std::unique_ptr<ir::Expr>>& operands) const;
   // The instance of generic function `tmpl` for argument types `args` (made
   // and appended to the module on first use).
   absl::StatusOr<int> Instance(int tmpl, const std::vector<ir::TypeRef>& args, const ir::Expr& call);
 
   // Analyzes function `i` if needed (callees before callers, so inferred
   // return types are known); a call back into a function under analysis is
-  // recursion, which kernels may not use.
+  // recursion, which kernels may not use. A function that failed fails
+  // every later call with its first error.
   absl::Status Ensure(int i, const ir::Expr* call);
 
   // Counts a local array's bytes against the module's limit.
   absl::Status AddLocalArray(uint64_t bytes, const ir::Expr& call);
 
  private:
-  enum State { kNone, kActive, kDone };
+  enum State { kNone, kActive, kDone, kFailed };
   static constexpr size_t kMaxInstances = 256;
   ir::Module& m_;
   std::vector<State> state_;
+  std::vector<absl::Status> errors_;  // kFailed: why
   std::unordered_map<std::string, int> by_name_;
   std::unordered_map<std::string, std::vector<int>> overloads_;
   std::vector<int> instance_of_;                     // the template of each instance; -1 otherwise

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "compiler/ir/from_proto.h"
 #include "compiler/testing/ir_builder.h"
 
@@ -229,6 +231,52 @@ TEST(SemaTest, KernelsNeedConcreteParameterTypes) {
 
 // A string constant never takes a number's type (the IR fuzzer once got
 // `x > "range"` through sema to an INTERNAL error in lowering).
+// One kernel that fails (directly, or through a function it calls) is left
+// out; the module's other kernels and functions stay, and the failures are
+// listed in module order with their own messages.
+TEST(SemaTest, AFailingKernelIsDroppedAndTheOthersStay) {
+  v1::Module proto = ModuleOf({
+      Func("bad_f", {{"x", F32()}}, {Return(Call("no_such_builtin", {Name("x")}))}),
+      Func("good_f", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
+      Kernel("uses_bad", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("bad_f", {Float(1.0)}, 1, v1::CALLEE_FUNCTION))}),
+      Kernel("good", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("good_f", {Float(1.0)}, 1, v1::CALLEE_FUNCTION))}),
+      Kernel("bad", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("sqrt", {Name("nowhere")}))}),
+  });
+  auto m = Check(proto);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::map<std::string, bool> dropped;
+  for (const auto& f : (*m)->functions) dropped[f.name] = f.dropped;
+  EXPECT_TRUE(dropped["bad_f"]);
+  EXPECT_FALSE(dropped["good_f"]);
+  EXPECT_TRUE(dropped["uses_bad"]);
+  EXPECT_FALSE(dropped["good"]);
+  EXPECT_TRUE(dropped["bad"]);
+  const auto& failures = (*m)->failures;
+  ASSERT_EQ(failures.size(), 3u);
+  EXPECT_EQ(failures[0].name, "bad_f");
+  EXPECT_FALSE(failures[0].kernel);
+  EXPECT_NE(failures[0].message.find("unknown function 'no_such_builtin'"), std::string::npos) << failures[0].message;
+  EXPECT_EQ(failures[1].name, "uses_bad");
+  EXPECT_TRUE(failures[1].kernel);
+  // A kernel failing through its callee reports the callee's error (its line).
+  EXPECT_EQ(failures[1].message, failures[0].message);
+  EXPECT_EQ(failures[2].name, "bad");
+  EXPECT_NE(failures[2].message.find("'nowhere'"), std::string::npos) << failures[2].message;
+  EXPECT_NE(failures[2].message.find("(in kernel 'bad')"), std::string::npos) << failures[2].message;
+}
+
+// When no kernel is left, the module fails with every kernel's error.
+TEST(SemaTest, AModuleWithNoGoodKernelFailsWithEveryError) {
+  auto m = Check(ModuleOf({
+      Kernel("k1", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("sqrt", {Name("nowhere1")}))}),
+      Kernel("k2", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("sqrt", {Name("nowhere2")}))}),
+  }));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(m.status().message().find("nowhere1"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("nowhere2"), std::string::npos) << m.status();
+}
+
 TEST(SemaTest, StringsNeverTakeANumbersType) {
   v1::Expr str;
   *str.mutable_span() = Span(3);

@@ -439,7 +439,8 @@ absl::StatusOr<Module> Lower(const ir::Module& module) {
   out.functions.resize(module.functions.size());
   for (size_t i = 0; i < module.functions.size(); ++i) {
     out.functions[i].source = &module.functions[i];
-    if (module.functions[i].is_generic()) continue;  // a template: its instances are functions of their own
+    // A template's instances are functions of their own; a dropped function failed sema.
+    if (!ir::IsEmitted(module.functions[i])) continue;
     if (auto st = FunctionLowering(module, prints, out.functions[i]).Run(); !st.ok()) return st;
   }
   out.prints = prints.table;

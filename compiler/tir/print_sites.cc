@@ -38,12 +38,13 @@ class Collector {
 
   PrintSites Run() {
     for (size_t f = 0; f < m_.functions.size(); ++f) {
-      if (m_.functions[f].is_generic()) continue;  // untyped; its instances have the sites
+      if (!ir::IsEmitted(m_.functions[f])) continue;  // a template (its instances have the sites), or dropped
       current_ = static_cast<int>(f);
       Block(m_.functions[f].body);
     }
     for (size_t f = 0; f < m_.functions.size(); ++f)
-      if (m_.functions[f].kind == ir::FunctionKind::kKernel && MayPrint(static_cast<int>(f)))
+      if (m_.functions[f].kind == ir::FunctionKind::kKernel && ir::IsEmitted(m_.functions[f]) &&
+          MayPrint(static_cast<int>(f)))
         out_.table.kernels.push_back(m_.functions[f].name);
     return std::move(out_);
   }

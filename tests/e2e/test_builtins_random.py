@@ -366,3 +366,53 @@ def test_curlnoise(wp):
         sel = [k for k, r in enumerate(rows) if r[0] == n]
         width = 2 if n == 2 else 3
         assert_f32(got[sel, :width], [rows[k][6] for k in sel], f"curlnoise {n}-D")
+
+
+@wp.kernel
+def k_state_forms(states: wp.array(dtype=wp.uint32), seeds: wp.array(dtype=wp.int32),
+                  offs: wp.array(dtype=wp.int32), out: wp.array2d(dtype=float), outi: wp.array2d(dtype=wp.int32),
+                  outv: wp.array2d(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i, 0] = wp.randf(states[i])                           # an array element: a copy advances
+    out[i, 1] = wp.randf(wp.rand_init(seeds[i], offs[i]))     # a call's result
+    outi[i, 0] = wp.randi(states[i])
+    outi[i, 1] = wp.randi(states[i], 0, 1000)
+    outv[i, 0] = wp.sample_unit_cube(states[i])
+    s = states[i]
+    out[i, 2] = wp.randf(s)                                   # a variable advances in place
+    out[i, 3] = wp.randf(s)
+    t = states[i]
+    outi[i, 2] = wp.randi(t, 0, 1000)
+    u = states[i]
+    outv[i, 1] = wp.sample_unit_cube(u)
+
+
+def test_states_that_are_not_variables_are_copied_as_in_warp(wp):
+    """wp.randf(a[i]) (an array element or a call's result as the state) draws from a copy,
+    as Warp does: the array keeps its value; a local variable advances in place."""
+    cases, seeds, offs = streams("randf")
+    n = len(cases)
+    # The fixture's streams start at rand_init(seed, offset): computed by the daemon (checked
+    # against the fixture by test_rand_init).
+    first = wp.zeros((n, 2), dtype=wp.uint32)
+    wp.launch(k_rand_init, dim=n, inputs=[wp.array(seeds, dtype=wp.int32), wp.array(offs, dtype=wp.int32), first])
+    start = first.numpy()[:, 1].copy()
+    states = wp.array(start, dtype=wp.uint32)
+    out = wp.zeros((n, 4), dtype=float)
+    outi = wp.zeros((n, 3), dtype=wp.int32)
+    outv = wp.zeros((n, 2), dtype=wp.vec3)
+    wp.launch(k_state_forms, dim=n, inputs=[states, wp.array(seeds, dtype=wp.int32), wp.array(offs, dtype=wp.int32),
+                                           out, outi, outv])
+    vals, _ = outs(cases)
+    got = out.numpy()
+    assert_f32(got[:, 0], vals[:, 0], "randf(a[i])")
+    assert_f32(got[:, 1], vals[:, 0], "randf(rand_init(...))")
+    assert_f32(got[:, 2:4], vals, "randf(s) twice on a variable")
+    np.testing.assert_array_equal(states.numpy(), start, err_msg="the array element state must not change")
+    gi = outi.numpy()
+    # randi(a[i], 0, 1000) draws what randi(t, 0, 1000) draws from a variable with the same start.
+    np.testing.assert_array_equal(gi[:, 1], gi[:, 2])
+    assert ((0 <= gi[:, 1]) & (gi[:, 1] < 1000)).all()
+    gv = outv.numpy()
+    np.testing.assert_array_equal(gv[:, 0], gv[:, 1])
+    assert (np.abs(gv[:, 0]) <= 0.5).all()

@@ -56,6 +56,14 @@ from .v1 import ir_pb2
 _MISSING = object()
 _LOCAL = object()
 
+# The builtin each operator calls: a user function of that name in scope overloads it.
+_OPERATOR_NAMES = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
+    ast.LShift: "lshift", ast.RShift: "rshift", ast.MatMult: "mul",
+    ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert",
+}
+
 _BINOPS = {
     ast.Add: ir_pb2.BINOP_ADD, ast.Sub: ir_pb2.BINOP_SUB, ast.Mult: ir_pb2.BINOP_MUL,
     ast.Div: ir_pb2.BINOP_DIV, ast.FloorDiv: ir_pb2.BINOP_FLOOR_DIV, ast.Mod: ir_pb2.BINOP_MOD,
@@ -314,8 +322,8 @@ class Translator:
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.error(node, "only plain positional parameters are supported")
-        if args.defaults:
-            raise self.error(args.defaults[0], "default parameter values are not supported")
+        if args.defaults and self.kind == ir_pb2.FUNCTION_KERNEL:
+            raise self.error(args.defaults[0], "kernel parameters cannot have default values")
         params = [a.arg for a in args.args]
         self.locals = set(params)
         for n in ast.walk(node):
@@ -402,6 +410,15 @@ class Translator:
             op = _BINOPS.get(type(node.op))
             if op is None:
                 raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+            user = self.operator_function(_OPERATOR_NAMES.get(type(node.op)))
+            if user and isinstance(node.target, ast.Name):
+                # x += y with a user 'add' in scope: x = x + y, which may call it
+                read = ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
+                s = ir_pb2.Stmt(span=span)
+                s.assign.target.CopyFrom(self.target(node.target))
+                s.assign.value.CopyFrom(self.expr(ast.copy_location(
+                    ast.BinOp(left=read, op=node.op, right=node.value), node)))
+                return [s]
             s = ir_pb2.Stmt(span=span)
             s.aug_assign.target.CopyFrom(self.target(node.target))
             s.aug_assign.op = op
@@ -546,11 +563,13 @@ class Translator:
             op = _BINOPS.get(type(node.op))
             if op is None:
                 raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+            e.binary.user_function = self.operator_function(_OPERATOR_NAMES.get(type(node.op)))
             e.binary.op = op
             e.binary.left.CopyFrom(self.expr(node.left))
             e.binary.right.CopyFrom(self.expr(node.right))
             return e
         if isinstance(node, ast.UnaryOp):
+            e.unary.user_function = self.operator_function(_OPERATOR_NAMES.get(type(node.op)))
             e.unary.op = _UNARYOPS[type(node.op)]
             e.unary.operand.CopyFrom(self.expr(node.operand))
             return e
@@ -727,6 +746,8 @@ class Translator:
             call.callee = obj.ir_name
             if obj not in self.deps:
                 self.deps.append(obj)
+            self.function_args(call, obj, node)
+            return
         elif isinstance(obj, type) and wt.is_value_type(obj) and not wt.is_scalar_type(obj):
             # A vector, matrix, quaternion, transformation or struct type used as a constructor.
             try:
@@ -750,6 +771,65 @@ class Translator:
                 raise self.error(kw.value, "'**' arguments are not supported")
             k = call.keywords.add(name=kw.arg)
             k.value.CopyFrom(self.expr(kw.value))
+
+    def operator_function(self, name) -> str:
+        """The IR name of the user function `name` (an operator's builtin name: add, mul, neg,
+        ...) when one is in the kernel's scope, else "". The daemon calls it for the operator
+        when one of its overloads takes the operands' types, as Warp overloads operators."""
+        if name is None or name in self.locals:
+            return ""
+        obj = self.lookup(name)
+        if not isinstance(obj, self.function_type):
+            return ""
+        if obj not in self.deps:
+            self.deps.append(obj)
+        return obj.ir_name
+
+    def function_args(self, call, fn, node):
+        """A user function's arguments in parameter order, as Python binds them: keywords
+        matched by name, omitted ones taken from the defaults (inlined as constants).
+        Overloads that bind the call must agree on the order and the defaults."""
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.error(a, "'*' arguments are not supported")
+        keywords = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(kw.value, "'**' arguments are not supported")
+            keywords[kw.arg] = kw.value
+        signatures = [inspect.signature(f) for f in fn.overloads]
+        if not keywords and any(len(s.parameters) == len(node.args) for s in signatures):
+            for a in node.args:  # the daemon picks among the overloads by type
+                call.args.append(self.expr(a))
+            return
+        bound, why = [], None
+        for s in signatures:
+            try:
+                b = s.bind(*node.args, **keywords)
+            except TypeError as err:
+                why = why or str(err)
+                continue
+            b.apply_defaults()
+            bound.append(list(b.arguments.values()))
+        if not bound:
+            raise self.error(node, f"'{fn.key}' cannot be called with these arguments: {why}")
+        given = {id(a) for a in [*node.args, *keywords.values()]}
+
+        def shape(items):
+            return [("arg", id(v)) if id(v) in given else ("default", repr(v)) for v in items]
+
+        if any(shape(b) != shape(bound[0]) for b in bound[1:]):
+            raise self.error(node, f"the overloads of '{fn.key}' bind these keyword arguments or "
+                                   f"defaults differently; pass every argument by position")
+        for v in bound[0]:
+            if id(v) in given:
+                call.args.append(self.expr(v))
+                continue
+            e = ir_pb2.Expr(span=self.span(node))
+            if not self.value(e, v):
+                raise self.error(node, f"the default value {_short_repr(v)} of a parameter of "
+                                       f"'{fn.key}' is not a constant a kernel can hold")
+            call.args.append(e)
 
     # ------------------------------------------------------------ wp.static
 

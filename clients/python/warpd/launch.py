@@ -26,6 +26,7 @@ from . import context, wire
 from . import types as wt
 from .array import array
 from .context import runtime
+from .errors import CompileError
 from .kernel import Kernel
 
 # Launch.args entries of array handles (wire.arg_array), by handle; cleared
@@ -189,6 +190,9 @@ def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
         return cached[2]
     loaded = kernel.module.load(rt, device)
     info = loaded.kernels.get(kernel.ir_name)
+    if info is None and kernel.ir_name in loaded.failed:
+        e = loaded.failed[kernel.ir_name]
+        raise CompileError(e.message, e.code)
     if info is None:
         raise RuntimeError(f"the daemon loaded module '{kernel.module.name}' without kernel "
                            f"'{kernel.ir_name}' (it returned: {', '.join(loaded.kernels) or 'none'})")

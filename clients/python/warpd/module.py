@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import warnings
 import weakref
+
+import grpc
 
 from .errors import CompileError
 from .v1 import ir_pb2, runtime_pb2
@@ -71,13 +74,25 @@ def default_options() -> dict:
     return out
 
 
+def _warn_failures(module: str, kernels: dict, functions) -> None:
+    """Says once per load which kernels (and uncalled functions) were left out, and why."""
+    lines = [f"warpd: module '{module}' loaded without {len(kernels)} kernel(s) that failed "
+             f"to compile; launching one raises its error:"]
+    messages = [e.message for e in kernels.values()] + [f.message for f in functions]
+    lines += [f"  {m}" for m in dict.fromkeys(messages)]  # a function's error once
+    warnings.warn("\n".join(lines), UserWarning, stacklevel=4)
+
+
 class LoadedModule:
     """A module as loaded on one device: its handle and each kernel's KernelInfo."""
 
-    def __init__(self, handle: int, kernels: dict, response):
+    def __init__(self, handle: int, kernels: dict, response, failed: dict):
         self.handle = handle
         self.kernels = kernels  # IR name -> KernelInfo
         self.response = response
+        # IR name -> CompileError of each kernel left out (it failed to translate on the
+        # client or to type-check on the daemon); launching it raises that error.
+        self.failed = failed
 
 
 class Module:
@@ -92,7 +107,7 @@ class Module:
         self._live = weakref.WeakValueDictionary()
         self._kernels_version = 0  # bumped whenever a kernel is (re)defined
         self._lock = threading.Lock()
-        self._built = None  # (version, ir_pb2.Module, content hash)
+        self._built = None  # (version, ir_pb2.Module, content hash, {IR name: CompileError})
 
     def register(self, kernel):
         with self._lock:
@@ -113,7 +128,12 @@ class Module:
         return (self._kernels_version, _functions_epoch, _loads_epoch)
 
     def build(self):
-        """(ir_pb2.Module, content hash) for the current kernels; cached per version."""
+        """(ir_pb2.Module, content hash) for the current kernels; cached per version.
+
+        A kernel that fails to translate (or calls a function that does) is left out
+        and remembered (:meth:`translation_failures`): one broken kernel does not take
+        its module down. When every kernel fails, the first one's error is raised.
+        """
         with self._lock:
             if self._built is not None and self._built[0] == self.version:
                 return self._built[1], self._built[2]
@@ -125,29 +145,43 @@ class Module:
                     kernels.append(k)
         funcs, seen = [], set()
 
-        def add_function(f):
+        def add_function(f, out, new):
             # Every overload of a function a kernel reaches (the daemon picks among them).
-            if f.ir_name in seen:
+            if f.ir_name in seen or f.ir_name in new:
                 return
-            seen.add(f.ir_name)
+            new.add(f.ir_name)
             irs, deps = f.build()
             for d in deps:
-                add_function(d)
-            funcs.extend(irs)
+                add_function(d, out, new)
+            out.extend(irs)
 
-        kernel_irs = []
+        kernel_irs, failed = [], {}
         for k in kernels:
-            ir, deps = k.build()
-            for d in deps:
-                add_function(d)
+            k_funcs, k_seen = [], set()
+            try:
+                ir, deps = k.build()
+                for d in deps:
+                    add_function(d, k_funcs, k_seen)
+            except CompileError as e:
+                failed[k.ir_name] = e
+                continue
+            funcs.extend(k_funcs)
+            seen.update(k_seen)
             kernel_irs.append(ir)
+        if kernels and not kernel_irs:
+            raise next(iter(failed.values()))
         mod = ir_pb2.Module(name=self.name)
         mod.functions.extend(funcs)
         mod.functions.extend(kernel_irs)
         digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
         with self._lock:
-            self._built = (version, mod, digest)
+            self._built = (version, mod, digest, failed)
         return mod, digest
+
+    def translation_failures(self) -> dict:
+        """IR name -> CompileError of the kernels the last build() left out."""
+        with self._lock:
+            return dict(self._built[3]) if self._built is not None else {}
 
     def load(self, rt, device) -> LoadedModule:
         """The module loaded on `device` (LoadModule on first use of this content)."""
@@ -166,9 +200,15 @@ class Module:
             with rt.lock:
                 rt.loaded_modules[key] = e
             raise
-        loaded = LoadedModule(resp.module, {k.name: k for k in resp.kernels}, resp)
+        failed = self.translation_failures()
+        for f in resp.failed:
+            if f.kernel:
+                failed[f.name] = CompileError(f.message, grpc.StatusCode.INVALID_ARGUMENT)
+        loaded = LoadedModule(resp.module, {k.name: k for k in resp.kernels}, resp, failed)
         with rt.lock:
             rt.loaded_modules[key] = loaded
+        if failed or resp.failed:
+            _warn_failures(self.name, failed, [f for f in resp.failed if not f.kernel])
         return loaded
 
     def __repr__(self):

@@ -281,4 +281,35 @@ WP_FUNC vec3f sample_unit_cube(uint32& state) {
   return vec3f{{x, y, z}};
 }
 
+// A state that is not a variable of the kernel (an array element, a call's
+// result, a literal, a const parameter) is copied, as in Warp: the copy
+// advances and the source keeps its value. A variable binds to the
+// overloads above (a better match than const&) and advances in place.
+#define WP_RAND_COPY_STATE(R, name, PARAMS, ARGS) \
+  WP_FUNC R name(const uint32& state_in PARAMS) { \
+    uint32 state = state_in;                      \
+    return name(state ARGS);                      \
+  }
+#define WP_COMMA ,
+WP_RAND_COPY_STATE(uint32, randu, , )
+WP_RAND_COPY_STATE(int32, randi, , )
+WP_RAND_COPY_STATE(uint32, randu, WP_COMMA uint32 low WP_COMMA uint32 high, WP_COMMA low WP_COMMA high)
+WP_RAND_COPY_STATE(int32, randi, WP_COMMA int32 low WP_COMMA int32 high, WP_COMMA low WP_COMMA high)
+WP_RAND_COPY_STATE(float32, randf, , )
+WP_RAND_COPY_STATE(float32, randf, WP_COMMA float32 low WP_COMMA float32 high, WP_COMMA low WP_COMMA high)
+WP_RAND_COPY_STATE(float32, randn, , )
+WP_RAND_COPY_STATE(int32, sample_cdf, WP_COMMA const array_t<float32>& cdf, WP_COMMA cdf)
+WP_RAND_COPY_STATE(uint32, poisson, WP_COMMA float32 lam, WP_COMMA lam)
+WP_RAND_COPY_STATE(vec2f, sample_triangle, , )
+WP_RAND_COPY_STATE(vec2f, sample_unit_ring, , )
+WP_RAND_COPY_STATE(vec2f, sample_unit_disk, , )
+WP_RAND_COPY_STATE(vec3f, sample_unit_sphere_surface, , )
+WP_RAND_COPY_STATE(vec3f, sample_unit_sphere, , )
+WP_RAND_COPY_STATE(vec3f, sample_unit_hemisphere_surface, , )
+WP_RAND_COPY_STATE(vec3f, sample_unit_hemisphere, , )
+WP_RAND_COPY_STATE(vec2f, sample_unit_square, , )
+WP_RAND_COPY_STATE(vec3f, sample_unit_cube, , )
+#undef WP_COMMA
+#undef WP_RAND_COPY_STATE
+
 }  // namespace wp

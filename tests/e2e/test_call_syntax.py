@@ -1,0 +1,161 @@
+"""Calls as Python writes them (issue 24): keyword arguments to builtins and user
+functions, default parameter values, and builtins the table names with keywords.
+
+References are numpy or plain Python; real Warp 1.19 accepts each of these kernels
+(its test_codegen.py test_call_syntax and test_func.py test_user_func_with_defaults).
+"""
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+import warpd as wp
+
+
+@wp.kernel(module="unique")
+def builtin_keywords(out: wp.array(dtype=float), m: wp.array(dtype=wp.mat44)):
+    out[0] = wp.pow(x=2.0, y=4.0)
+    out[1] = wp.pow(2.0, y=3.0)
+    out[2] = wp.pow(y=2.0, x=3.0)
+    out[3] = wp.clamp(x=5.0, low=0.0, high=2.0)
+    out[4] = wp.atan2(x=1.0, y=2.0)
+    out[5] = wp.lerp(a=1.0, b=3.0, t=0.25)
+    pos = wp.vec3(1.0, 2.0, 3.0)
+    rot = wp.quat(0.0, 0.0, 0.0, 1.0)
+    scale = wp.vec3(2.0, 3.0, 4.0)
+    m[0] = wp.transform_compose(position=pos, rotation=rot, scale=scale)
+    m[1] = wp.transform_compose(pos, scale=scale, rotation=rot)
+
+
+def test_builtins_take_keyword_arguments_by_parameter_name():
+    out = wp.zeros(6, dtype=float)
+    m = wp.zeros(2, dtype=wp.mat44)
+    wp.launch(builtin_keywords, dim=1, inputs=[out, m])
+    np.testing.assert_allclose(out.numpy(), [16.0, 8.0, 9.0, 2.0, math.atan2(2.0, 1.0), 1.5], rtol=1e-6)
+    # Identity rotation: the matrix is scale on the diagonal and the position in the last column.
+    want = np.diag([2.0, 3.0, 4.0, 1.0]).astype(np.float32)
+    want[:3, 3] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(m.numpy()[0], want)
+    np.testing.assert_array_equal(m.numpy()[1], want)
+
+
+def load(tmp_path, name, src):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(src))
+    ns = {"__name__": name}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("call, message", [
+    ("wp.pow(2.0, z=4.0)", r"pow\(\) has no overload with 2 parameters named by the keywords z"),
+    ("wp.pow(x=2.0, x=4.0)", None),  # a SyntaxError in Python itself
+    ("wp.pow(2.0, x=4.0)", r"pow\(\) has no overload"),
+])
+def test_keyword_mistakes_are_compile_errors(tmp_path, call, message):
+    src = f"""
+        import warpd as wp
+
+        @wp.kernel
+        def k(out: wp.array(dtype=float)):
+            out[0] = {call}
+        """
+    if message is None:
+        with pytest.raises(SyntaxError):
+            load(tmp_path, "kw_dup_mod", src)
+        return
+    ns = load(tmp_path, f"kw_mod_{abs(hash(call))}", src)
+    with pytest.raises(wp.CompileError, match=message):
+        wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+@wp.func
+def with_defaults(a: int = 123, b: int = 234) -> int:
+    return a + b
+
+
+@wp.func
+def scaled(x: float, scale: float = 2.0, v: wp.vec3 = wp.vec3(1.0, 2.0, 3.0)):
+    return x * scale + v[1]
+
+
+@wp.kernel(module="unique")
+def user_calls(out: wp.array(dtype=int), fo: wp.array(dtype=float)):
+    out[0] = with_defaults()
+    out[1] = with_defaults(111)
+    out[2] = with_defaults(111, 222)
+    out[3] = with_defaults(a=111)
+    out[4] = with_defaults(b=111)
+    out[5] = with_defaults(b=1, a=2)
+    fo[0] = scaled(1.0)
+    fo[1] = scaled(1.0, scale=3.0)
+    fo[2] = scaled(x=1.0, v=wp.vec3(0.0, 10.0, 0.0))
+    fo[3] = scaled(4.0, 0.5, wp.vec3(0.0, -1.0, 0.0))
+
+
+def test_user_functions_take_keywords_and_defaults_as_python_binds_them():
+    out = wp.zeros(6, dtype=int)
+    fo = wp.zeros(4, dtype=float)
+    wp.launch(user_calls, dim=1, inputs=[out, fo])
+    py = with_defaults  # the same function in Python scope is the reference
+    np.testing.assert_array_equal(out.numpy(), [py(), py(111), py(111, 222), py(a=111), py(b=111), py(b=1, a=2)])
+    np.testing.assert_allclose(fo.numpy(), [1.0 * 2.0 + 2.0, 1.0 * 3.0 + 2.0, 1.0 * 2.0 + 10.0, 4.0 * 0.5 - 1.0])
+
+
+def test_a_call_python_would_refuse_is_a_compile_error(tmp_path):
+    ns = load(tmp_path, "bad_binding_mod", """
+        import warpd as wp
+
+        @wp.func
+        def f(a: int, b: int = 2) -> int:
+            return a + b
+
+        @wp.kernel
+        def k(out: wp.array(dtype=int)):
+            out[0] = f(b=1)
+        """)
+    with pytest.raises(wp.CompileError, match=r"'f' cannot be called with these arguments: missing a required argument: 'a'"):
+        wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+
+def test_kernel_parameters_cannot_have_defaults(tmp_path):
+    ns = load(tmp_path, "kernel_default_mod", """
+        import warpd as wp
+
+        @wp.kernel
+        def k(out: wp.array(dtype=int), n: int = 3):
+            out[0] = n
+        """)
+    with pytest.raises(wp.CompileError, match="kernel parameters cannot have default values"):
+        wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=int), 1])
+
+
+@wp.kernel(module="unique")
+def spatial_and_arg(out: wp.array(dtype=wp.spatial_vector), od: wp.array(dtype=wp.spatial_vectord),
+                    idx: wp.array(dtype=wp.uint32), v: wp.array(dtype=wp.vec4)):
+    out[0] = wp.spatial_vector(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, dtype=wp.float32)
+    out[1] = wp.spatial_vector(wp.vec3(1.0, 2.0, 3.0), wp.vec3(4.0, 5.0, 6.0), dtype=wp.float32)
+    out[2] = wp.spatial_vector(dtype=wp.float32)
+    od[0] = wp.spatial_vector(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, dtype=wp.float64)
+    # argmax/argmin in a module that uses no matrix type (their native code must still be there)
+    idx[0] = wp.argmax(v[0])
+    idx[1] = wp.argmin(v[0])
+    idx[2] = wp.argmax(wp.vec3i(3, 5, -2))
+    idx[3] = wp.argmin(wp.vec3i(3, 5, -2))
+
+
+def test_spatial_vector_dtype_keyword_and_argmax_argmin():
+    out = wp.zeros(3, dtype=wp.spatial_vector)
+    od = wp.zeros(1, dtype=wp.spatial_vectord)
+    idx = wp.zeros(4, dtype=wp.uint32)
+    vals = np.array([[0.5, -3.0, 7.0, 7.0]], dtype=np.float32)
+    wp.launch(spatial_and_arg, dim=1, inputs=[out, od, idx, wp.array(vals, dtype=wp.vec4)])
+    seq = np.arange(1.0, 7.0)
+    np.testing.assert_array_equal(out.numpy(), [seq, seq, np.zeros(6)])
+    np.testing.assert_array_equal(od.numpy(), [seq])
+    assert od.numpy().dtype == np.float64
+    # first occurrence wins, as numpy's argmax/argmin
+    np.testing.assert_array_equal(idx.numpy(), [np.argmax(vals[0]), np.argmin(vals[0]),
+                                                np.argmax([3, 5, -2]), np.argmin([3, 5, -2])])
