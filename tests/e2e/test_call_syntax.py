@@ -159,3 +159,100 @@ def test_spatial_vector_dtype_keyword_and_argmax_argmin():
     # first occurrence wins, as numpy's argmax/argmin
     np.testing.assert_array_equal(idx.numpy(), [np.argmax(vals[0]), np.argmin(vals[0]),
                                                 np.argmax([3, 5, -2]), np.argmin([3, 5, -2])])
+
+
+@wp.struct
+class Complex:
+    real: float
+    imag: float
+
+
+@wp.struct
+class Tagged:
+    a: int
+    v: wp.vec3
+    b: float
+
+
+@wp.func
+def add(a: Complex, b: Complex):
+    return Complex(a.real + b.real, a.imag + b.imag)
+
+
+@wp.func
+def mul(a: Complex, b: Complex):
+    return Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
+
+
+@wp.func
+def neg(a: Complex):
+    return Complex(imag=-a.imag, real=-a.real)
+
+
+@wp.kernel(module="unique")
+def struct_ctors_and_operators(out: wp.array(dtype=float), tagged: wp.array(dtype=Tagged)):
+    x = Complex(1.0, 2.0)
+    y = Complex(real=3.0, imag=4.0)
+    s = x + y                      # user add
+    p = x * y                      # user mul
+    n = -x                         # user neg
+    z = x
+    z += y                         # x = x + y: user add
+    out[0] = s.real
+    out[1] = s.imag
+    out[2] = p.real
+    out[3] = p.imag
+    out[4] = n.real
+    out[5] = n.imag
+    out[6] = z.real + z.imag
+    # operators on other types still mean the builtins
+    out[7] = 2.0 * 3.0 + 1.0
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0) * wp.vec2(1.0, 1.0)
+    out[8] = m[1]
+    tagged[0] = Tagged(7, wp.vec3(1.0, 2.0, 3.0), 0.5)
+    tagged[1] = Tagged(b=2.5)      # the other members are zero
+    tagged[2] = Tagged(1, b=3.0)
+
+
+def test_struct_constructors_and_user_operator_overloads():
+    out = wp.zeros(9, dtype=float)
+    tagged = wp.zeros(3, dtype=Tagged)
+    wp.launch(struct_ctors_and_operators, dim=1, inputs=[out, tagged])
+    x, y = complex(1.0, 2.0), complex(3.0, 4.0)
+    want = [(x + y).real, (x + y).imag, (x * y).real, (x * y).imag, -x.real, -x.imag, (x + y).real + (x + y).imag,
+            7.0, 7.0]
+    np.testing.assert_allclose(out.numpy(), want)
+    t = tagged.numpy()
+    assert [int(t[i]["a"]) for i in range(3)] == [7, 0, 1]
+    np.testing.assert_array_equal([t[i]["b"] for i in range(3)], [0.5, 2.5, 3.0])
+    np.testing.assert_array_equal(t[0]["v"], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(t[1]["v"], [0.0, 0.0, 0.0])
+
+
+def test_struct_constructor_mistakes_are_compile_errors(tmp_path):
+    for call, message in [("Complex(1.0, 2.0, 3.0)", r"takes at most 2 arguments"),
+                          ("Complex(rael=1.0)", r"has no member 'rael'"),
+                          ("Complex(1.0, real=2.0)", r"multiple values for member 'real'"),
+                          ("Complex(1, 2.0)", None),     # a literal adapts to the member's type
+                          ("Complex(wp.int32(1), 2.0)", r"member 'real' is float32, got int32")]:
+        name = f"ctor_mod_{abs(hash(call))}"
+        ns = load(tmp_path, name, f"""
+            import warpd as wp
+
+            @wp.struct
+            class Complex:
+                real: float
+                imag: float
+
+            @wp.kernel
+            def k(out: wp.array(dtype=float)):
+                c = {call}
+                out[0] = c.real
+            """)
+        out = wp.zeros(1, dtype=float)
+        if message is None:
+            wp.launch(ns["k"], dim=1, inputs=[out])
+            assert out.numpy()[0] == 1.0
+            continue
+        with pytest.raises(wp.CompileError, match=message):
+            wp.launch(ns["k"], dim=1, inputs=[out])
