@@ -37,6 +37,12 @@ ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, con
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
     WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
+    // A durable array is stored as its size_bytes() bytes from data(): a
+    // strided view has no such bytes (a contiguous view does).
+    if (!array->contiguous()) {
+      return absl::FailedPreconditionError(absl::StrCat("array ", req.handle(),
+                                                        " is a strided view; persist a contiguous() copy of it"));
+    }
     // Other sessions may write it from now on: its memory must not come back
     // to this session's next array as it is (segment_pool.h).
     if (array->buffer() != nullptr) array->buffer()->KeepFromReuse();

@@ -418,8 +418,8 @@ TEST_F(ServiceTest, TooDeepModuleIsInvalidArgument) {
 // message naming the method and the expected type, never a bare UNIMPLEMENTED.
 TEST_F(ServiceTest, GarbageRequestsAreInvalidArgumentWithAMessage) {
   const std::string garbage("\xff\xff\xff\xff\x0f garbage", 13);
-  for (const char* method : {"GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule",
-                             "Submit", "Synchronize", "SetKernelCacheDir", "ClearKernelCache"}) {
+  for (const char* method : {"GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "CreateView", "FreeArray",
+                             "LoadModule", "Submit", "Synchronize", "SetKernelCacheDir", "ClearKernelCache"}) {
     grpc::ClientContext ctx;
     Auth(&ctx);
     grpc::Slice slice(garbage);

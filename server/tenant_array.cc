@@ -10,8 +10,9 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       const runtime::SegmentPool& pool,
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
-                                                                      std::shared_ptr<runtime::CpuBuffer> buffer) {
-  auto array = std::make_unique<runtime::Array>(std::move(device), layout, std::move(buffer));
+                                                                      std::shared_ptr<runtime::CpuBuffer> buffer,
+                                                                      uint64_t byte_offset) {
+  auto array = std::make_unique<runtime::Array>(std::move(device), layout, std::move(buffer), byte_offset);
   absl::StatusOr<runtime::MemoryCharge> charge = pool.Charge(array->MetadataBytes());
   if (!charge.ok()) return charge.status();
   if (absl::Status s = tenant->arrays().Acquire(); !s.ok()) return s;

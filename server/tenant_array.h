@@ -1,13 +1,15 @@
 // warpd server: an array that a tenant owns.
 //
-// Every array a client makes (CreateArray, a durable persistent array loaded
-// at start-up) is counted in its tenant's `arrays` quota and its
+// Every array a client makes (CreateArray, CreateView, a durable persistent
+// array loaded at start-up) is counted in its tenant's `arrays` quota and its
 // bookkeeping (Array::MetadataBytes: the object, its buffer's record, a
 // struct dtype's type table) is charged to the account of the pool its data
 // came from, beside the data's segments; both are given back when the last
 // holder lets go (a handle, a queued command, a graph, a persistent name).
 // Errors: the quota's or the account's RESOURCE_EXHAUSTED; nothing is held
-// then. Thread-safe.
+// then. A view passes its base's buffer and its placement in it (checked
+// by MakeViewLayout, array_view.h); its data was charged with the base.
+// Thread-safe.
 #pragma once
 
 #include <memory>
@@ -24,6 +26,7 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       const runtime::SegmentPool& pool,
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
-                                                                      std::shared_ptr<runtime::CpuBuffer> buffer);
+                                                                      std::shared_ptr<runtime::CpuBuffer> buffer,
+                                                                      uint64_t byte_offset = 0);
 
 }  // namespace warpd::server

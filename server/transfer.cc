@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpc/slice.h"
 #include "runtime/memory/size_math.h"
+#include "runtime/objects/array_bytes.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/logging.h"
@@ -129,10 +130,18 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
           "upload of ", written_ + size, " bytes at offset ", position_ - written_,
           " runs past the end of the array (", array_->size_bytes(), " bytes)"));
     }
-    uint8_t* dst = reinterpret_cast<uint8_t*>(array_->data() + position_);
-    for (absl::Span<const uint8_t> piece : chunk_.data) {
-      std::memcpy(dst, piece.data(), piece.size());
-      dst += piece.size();
+    if (array_->contiguous()) {
+      uint8_t* dst = reinterpret_cast<uint8_t*>(array_->data() + position_);
+      for (absl::Span<const uint8_t> piece : chunk_.data) {
+        std::memcpy(dst, piece.data(), piece.size());
+        dst += piece.size();
+      }
+    } else {  // a strided view: each piece scattered to its elements
+      uint64_t at = position_;
+      for (absl::Span<const uint8_t> piece : chunk_.data) {
+        runtime::WriteArrayBytes(*array_, at, reinterpret_cast<const std::byte*>(piece.data()), piece.size());
+        at += piece.size();
+      }
     }
     chunk_.data.clear();
     slices_.clear();  // gRPC's receive buffers go back before the next read
@@ -249,7 +258,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     // One copy, from the array into the slice gRPC sends.
     const size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - position_, kTransferChunkBytes));
     grpc::Slice chunk(grpc_slice_malloc(DownloadChunkSize(n, output_)), grpc::Slice::STEAL_REF);
-    WriteDownloadChunk(reinterpret_cast<const uint8_t*>(array_->data() + position_), n, output_,
+    WriteDownloadChunk(ArrayBytesAt(*array_, position_, n, &staging_), n, output_,
                        const_cast<uint8_t*>(chunk.begin()));
     output_.clear();
     position_ += n;
@@ -260,6 +269,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   DaemonState* const state_;
   grpc::ByteBuffer out_;
   std::string output_;  // kernel output for the first chunk
+  std::vector<std::byte> staging_;  // a strided view's chunk, gathered
   std::shared_ptr<const runtime::Array> array_;
   uint64_t position_ = 0;
   uint64_t end_ = 0;
@@ -267,6 +277,14 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 };
 
 }  // namespace
+
+const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
+                            std::vector<std::byte>* staging) {
+  if (array.contiguous()) return reinterpret_cast<const uint8_t*>(array.data() + offset);
+  staging->resize(n);
+  runtime::ReadArrayBytes(array, offset, n, staging->data());
+  return reinterpret_cast<const uint8_t*>(staging->data());
+}
 
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
                                               const v1::DownloadRequest& req) {

@@ -1,6 +1,9 @@
 // warpd server: the streaming RPCs: Upload (client streaming) and Download
 // (server streaming), moving array bytes in chunks.
 //
+// Offsets and lengths count an array's logical bytes (runtime/objects/
+// array_bytes.h): a strided view moves as its elements packed in row-major
+// order, scattered on upload and gathered on download.
 // Upload: the first chunk names session, array and byte offset; every chunk's
 // data is written in order after the previous one. Before the first write the
 // session's stream on the array's device drains, so earlier commands see the
@@ -13,6 +16,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
@@ -44,6 +49,13 @@ struct DownloadRange {
 };
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
                                               const v1::DownloadRequest& req);
+
+// Logical bytes [offset, offset + n) of `array` (array_bytes.h: a strided
+// view's elements in row-major order), for a download: a contiguous array's
+// own memory, else gathered into *staging (resized to n). Valid until the
+// array or *staging changes.
+const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
+                            std::vector<std::byte>* staging);
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/objects/array_bytes.h"
 
 namespace warpd::runtime {
 
@@ -14,9 +15,7 @@ class CopyCommand final : public Command {
       : dst_(std::move(dst)), src_(std::move(src)) {}
 
   absl::Status Execute(Device&) override {
-    if (dst_->size_bytes() > 0 && dst_->data() != src_->data()) {
-      std::memmove(dst_->data(), src_->data(), dst_->size_bytes());
-    }
+    CopyArrayElements(*dst_, *src_);
     return absl::OkStatus();
   }
   std::string Describe() const override { return "copy"; }
@@ -31,22 +30,7 @@ class FillCommand final : public Command {
       : array_(std::move(array)), value_(std::move(value)) {}
 
   absl::Status Execute(Device&) override {
-    const uint64_t total = array_->size_bytes();
-    if (total == 0) return absl::OkStatus();
-    std::byte* out = array_->data();
-    const size_t elem = value_.size();
-    if (value_.find_first_not_of(value_[0]) == std::string::npos) {
-      std::memset(out, static_cast<unsigned char>(value_[0]), total);
-      return absl::OkStatus();
-    }
-    // Write one element, then double the filled prefix with each copy.
-    std::memcpy(out, value_.data(), elem);
-    uint64_t filled = elem;
-    while (filled < total) {
-      const uint64_t n = std::min(filled, total - filled);
-      std::memcpy(out + filled, out, n);
-      filled += n;
-    }
+    FillArrayElements(*array_, value_);
     return absl::OkStatus();
   }
   std::string Describe() const override { return "fill"; }
@@ -86,10 +70,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
                                                      const std::string& device) {
   if (absl::Status s = CheckArrayDevice(*dst, device, "copy destination"); !s.ok()) return s;
   if (absl::Status s = CheckArrayDevice(*src, device, "copy source"); !s.ok()) return s;
-  if (dst->dtype() != src->dtype()) {
-    return absl::InvalidArgumentError(absl::StrCat("copy: dtype mismatch: destination is ",
-                                                   dst->dtype()->ToString(), ", source is ",
-                                                   src->dtype()->ToString()));
+  // As in Warp, any two element types of one size: the bytes are copied.
+  if (dst->dtype()->size() != src->dtype()->size()) {
+    return absl::InvalidArgumentError(absl::StrCat("copy: element size mismatch: destination is ",
+                                                   dst->dtype()->ToString(), " (", dst->dtype()->size(),
+                                                   " bytes), source is ", src->dtype()->ToString(), " (",
+                                                   src->dtype()->size(), " bytes)"));
   }
   if (dst->shape() != src->shape()) {
     return absl::InvalidArgumentError(absl::StrCat("copy: shape mismatch: destination is ",

@@ -65,7 +65,8 @@ class Command {
   MemoryCharge charge_;
 };
 
-// dst <- src. Both on `device`, same dtype and shape; INVALID_ARGUMENT otherwise.
+// dst <- src. Both on `device`, of one element size and the same shape, any
+// strides (array_bytes.h); INVALID_ARGUMENT otherwise.
 absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
                                                      std::shared_ptr<const Array> src,
                                                      const std::string& device);

@@ -551,11 +551,13 @@ TEST_F(StreamTest, StructArgumentsResolveTheirArrayMembers) {
 TEST_F(StreamTest, CopyAndFillValidation) {
   auto a = MakeArray(kF32, {10});
   auto b = MakeArray(kF32, {11});
-  auto c = MakeArray(types::Scalar(ScalarKind::kInt32), {10});
+  auto c = MakeArray(types::Scalar(ScalarKind::kFloat64), {10});
   EXPECT_EQ(PrepareCopy(a, b, "cpu").status().message(),
             "copy: shape mismatch: destination is (10,), source is (11,)");
   EXPECT_EQ(PrepareCopy(a, c, "cpu").status().message(),
-            "copy: dtype mismatch: destination is float32, source is int32");
+            "copy: element size mismatch: destination is float32 (4 bytes), source is float64 (8 bytes)");
+  // As in Warp, element types of one size copy their bytes.
+  EXPECT_TRUE(PrepareCopy(a, MakeArray(types::Scalar(ScalarKind::kInt32), {10}), "cpu").ok());
   EXPECT_EQ(PrepareFill(a, "ab", "cpu").status().message(),
             "fill: value has 2 bytes, but an element of float32 has 4");
   EXPECT_EQ(PrepareFill(a, F32Bytes(1), "cuda:0").status().code(),

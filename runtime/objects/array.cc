@@ -25,8 +25,7 @@ std::string ArrayMemberPath(types::TypeRef t, const std::string& prefix) {
 
 }  // namespace
 
-absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
-                                            std::shared_ptr<types::TypeTable> dtype_table) {
+absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table) {
   if (dtype == nullptr || dtype->is_void() || dtype->is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "array dtype must be a value type, got ", dtype ? dtype->ToString() : "none"));
@@ -39,9 +38,30 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<con
         "array dtype ", dtype->ToString(), " holds an array (member '", path,
         "'): arrays of structs with array members are not supported"));
   }
-  if (dtype->contains_struct() && dtype_table == nullptr) {
+  if (dtype->contains_struct() && table == nullptr) {
     return absl::InternalError("an array of structs needs the table that owns its dtype");
   }
+  return absl::OkStatus();
+}
+
+std::array<int64_t, 4> RowMajorStrides(absl::Span<const int64_t> shape, uint64_t elem) {
+  // Without a zero extent every partial product is <= the array's byte size.
+  // With one, the inner extents may multiply past int64 (shape (0, 2^31-1,
+  // 2^31-1, 2^31-1)); such an array addresses nothing, so its strides from
+  // there outwards are 0 instead of overflowing.
+  std::array<int64_t, 4> strides{};
+  uint64_t stride = elem;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    strides[d] = static_cast<int64_t>(stride);
+    auto next = CheckedMul(stride, static_cast<uint64_t>(shape[d]));
+    stride = next && *next <= static_cast<uint64_t>(INT64_MAX) ? *next : 0;
+  }
+  return strides;
+}
+
+absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
+                                            std::shared_ptr<types::TypeTable> dtype_table) {
+  if (absl::Status s = CheckArrayDtype(dtype, dtype_table.get()); !s.ok()) return s;
   if (shape.empty() || shape.size() > 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         "array shape must have 1 to 4 dimensions, got ", shape.size()));
@@ -73,16 +93,8 @@ absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<con
   }
   layout.num_elements = count;
   layout.size_bytes = *bytes;
-  // Row-major strides. Without a zero extent every partial product is <=
-  // size_bytes. With one, the inner extents may multiply past int64 (shape
-  // (0, 2^31-1, 2^31-1, 2^31-1)); such an array addresses nothing, so its
-  // strides from there outwards are 0 instead of overflowing.
-  uint64_t stride = elem;
-  for (int d = layout.ndim - 1; d >= 0; --d) {
-    layout.strides[d] = static_cast<int64_t>(stride);
-    auto next = CheckedMul(stride, static_cast<uint64_t>(layout.shape[d]));
-    stride = next && *next <= static_cast<uint64_t>(INT64_MAX) ? *next : 0;
-  }
+  layout.strides = RowMajorStrides(shape, elem);
+  layout.contiguous = true;
   return layout;
 }
 

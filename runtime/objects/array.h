@@ -1,8 +1,12 @@
 // warpd runtime: arrays: a typed, shaped view of one device buffer.
 //
 // An Array is immutable once made: element type (a scalar or vector
-// ir::Type), 1..4 dims, row-major byte strides, and the buffer that holds its
-// bytes. Its contents are mutated only by the command stream of its device.
+// ir::Type), 1..4 dims, byte strides, the buffer that holds its bytes and
+// where in it element 0 lies. An array made by CreateArray owns its buffer,
+// starts at byte 0 and has row-major strides; a view (array_view.h) shares
+// another array's buffer with any byte offset and any non-negative strides
+// that keep every element inside it. Its contents are mutated only by the
+// command stream of its device.
 //
 //   ASSIGN_OR_RETURN(ArrayLayout layout, MakeArrayLayout(dtype, {3, 4}));
 //   ASSIGN_OR_RETURN(auto buffer, session_pool.Allocate(layout.size_bytes, "array"));
@@ -31,10 +35,24 @@ struct ArrayLayout {
   std::shared_ptr<types::TypeTable> dtype_table;
   int ndim = 0;
   std::array<int64_t, 4> shape{};    // unused dims are 0
-  std::array<int64_t, 4> strides{};  // bytes, row-major; unused dims are 0
+  std::array<int64_t, 4> strides{};  // bytes, >= 0; unused dims are 0
   uint64_t num_elements = 0;
+  // num_elements * the element size: the bytes a transfer of the array
+  // moves (array_bytes.h), whatever its strides.
   uint64_t size_bytes = 0;
+  // The strides are the row-major strides of the shape (Warp's
+  // is_contiguous): the elements are size_bytes back-to-back bytes.
+  bool contiguous = true;
 };
+
+// INVALID_ARGUMENT unless `dtype` may be an array's element type (see
+// MakeArrayLayout); `table` must own it when it is a struct.
+absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table);
+
+// The row-major byte strides of `shape` for elements of `elem` bytes, as
+// MakeArrayLayout lays them out (0 from a dimension outwards when the
+// product would pass int64, which only an empty shape can reach).
+std::array<int64_t, 4> RowMajorStrides(absl::Span<const int64_t> shape, uint64_t elem);
 
 // Checks and lays out an array: dtype must be a value type (not an array, and
 // not a struct holding an array anywhere: element bytes come from clients, so
@@ -49,9 +67,12 @@ std::string FormatShape(absl::Span<const int64_t> shape);
 
 class Array {
  public:
-  // `buffer` must hold at least layout.size_bytes bytes.
-  Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer)
-      : device_(std::move(device)), layout_(layout), buffer_(std::move(buffer)) {}
+  // `buffer` (never null) must hold every element: for a row-major layout at
+  // offset 0, layout.size_bytes bytes; a view's placement is checked by
+  // MakeViewLayout (array_view.h) before it is made.
+  Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer,
+        uint64_t byte_offset = 0)
+      : device_(std::move(device)), layout_(layout), buffer_(std::move(buffer)), byte_offset_(byte_offset) {}
 
   const std::string& device() const { return device_; }
   const ArrayLayout& layout() const { return layout_; }
@@ -62,6 +83,10 @@ class Array {
     return {layout_.strides.data(), size_t(layout_.ndim)};
   }
   uint64_t size_bytes() const { return layout_.size_bytes; }
+  // Whether the elements are size_bytes() back-to-back bytes from data().
+  bool contiguous() const { return layout_.contiguous; }
+  // Where element 0 lies in buffer(): 0 unless the array is a view.
+  uint64_t byte_offset() const { return byte_offset_; }
   // Warp's spelling of the kernel-parameter type this array matches.
   std::string TypeName() const {
     return "array(dtype=" + layout_.dtype->ToString() + ", ndim=" + std::to_string(layout_.ndim) + ")";
@@ -70,8 +95,11 @@ class Array {
   bool Matches(types::TypeRef param) const {
     return param->is_array() && param->ndim() == layout_.ndim && types::SameType(param->element(), layout_.dtype);
   }
-  // Null when size_bytes() == 0.
-  std::byte* data() const { return buffer_->data(); }
+  // Element 0's address; null when the buffer is empty (size 0).
+  std::byte* data() const {
+    std::byte* base = buffer_->data();
+    return base == nullptr ? nullptr : base + byte_offset_;
+  }
   const std::shared_ptr<CpuBuffer>& buffer() const { return buffer_; }
 
   // Writes the 64-byte wp::array_t descriptor (docs/launch_abi.md) to `out`.
@@ -87,6 +115,7 @@ class Array {
   const std::string device_;
   const ArrayLayout layout_;
   const std::shared_ptr<CpuBuffer> buffer_;
+  const uint64_t byte_offset_;
 };
 
 }  // namespace warpd::runtime

@@ -166,7 +166,8 @@ class SessionCommands final : public CommandSocket::Handler {
       output = range.stream->TakeOutput();
     }
     out->resize(DownloadChunkSize(n, output));
-    WriteDownloadChunk(reinterpret_cast<const uint8_t*>(range.array->data() + range.begin), n, output,
+    std::vector<std::byte> staging;  // a strided view's bytes, gathered
+    WriteDownloadChunk(ArrayBytesAt(*range.array, range.begin, n, &staging), n, output,
                        reinterpret_cast<uint8_t*>(out->data()));
     return absl::OkStatus();
   }

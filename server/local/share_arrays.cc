@@ -21,7 +21,14 @@ ShareSocket::Answer ShareArrays(const TenantRegistry& tenants, const SessionMana
       return absl::FailedPreconditionError(
           absl::StrCat("array ", handle, " lives in another session's memory and cannot be mapped; download it"));
     }
-    return SharedRegion{buffer->fd(), buffer->offset(), array->size_bytes(), buffer->segment_serial(), array};
+    // A view is shared as the bytes it covers: only a contiguous one has
+    // them back to back (the client maps a strided view's base instead).
+    if (!array->contiguous()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "array ", handle, " is a strided view and cannot be mapped on its own; map the array it views"));
+    }
+    return SharedRegion{buffer->fd(), buffer->offset() + array->byte_offset(), array->size_bytes(),
+                        buffer->segment_serial(), array};
   };
 }
 

@@ -11,8 +11,8 @@ from warpd.v1 import ir_pb2, runtime_pb2, runtime_pb2_grpc
 from conftest import open_channel, Daemon, daemon_binary
 
 GARBAGE = b"\xff\xff\xff\xff\x0f garbage"
-UNARY = ["GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "FreeArray", "LoadModule", "Submit",
-         "Synchronize", "ReadOutput", "SetKernelCacheDir", "ClearKernelCache"]
+UNARY = ["GetServerInfo", "OpenSession", "CloseSession", "CreateArray", "CreateView", "FreeArray", "LoadModule",
+         "Submit", "Synchronize", "ReadOutput", "SetKernelCacheDir", "ClearKernelCache"]
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,30 @@ A client on the daemon's host (connected over its Unix socket) maps CPU
 arrays of 64 KiB or more (local_map.py): ``numpy()`` waits for the device's
 queued work and returns a view of the array's memory, as Warp does for CPU
 arrays (writing to it changes the array; it keeps the array alive), and
-uploads are one copy into that memory. Otherwise ``numpy()`` returns a copy
-downloaded from the daemon.
+uploads are one copy into that memory; such arrays also have an
+``__array_interface__``. Otherwise ``numpy()`` returns a copy downloaded
+from the daemon.
+
+Views (``a[1:3]``, ``a[:, 1]``, ``reshape``, ``flatten``, ``transpose``,
+``view(dtype)``; geometry and Warp's rules in array_view.py) are arrays of
+their own daemon handle (CreateView) sharing the base's memory: kernels,
+fills, copies and transfers use them like any array, and the daemon keeps
+the memory while any view holds it. A view keeps its base object alive
+(``_ref``, as in Warp) and is mapped through its root array: its
+``numpy()`` is then a strided view of the root's mapping.
 """
 
 from __future__ import annotations
 
+import ctypes
 import numbers
+import operator
 from typing import Any
 
 import grpc
 import numpy as np
 
+from . import array_view
 from . import types as wt
 from . import local_commands, local_map, wire
 from .context import runtime
@@ -34,6 +46,8 @@ from .v1 import runtime_pb2
 
 CHUNK_BYTES = 2 << 20
 MAX_DIMS = 4
+# What an empty array's __array_interface__ points at (NumPy wants a pointer, never reads it).
+_EMPTY_DATA = ctypes.c_char(0)
 
 
 def normalize_shape(shape, what="shape") -> tuple:
@@ -45,8 +59,9 @@ def normalize_shape(shape, what="shape") -> tuple:
         raise TypeError(f"{what} must be an int or a tuple of ints, got {shape!r}") from None
     if not 1 <= len(shape) <= MAX_DIMS:
         raise ValueError(f"{what} {shape} has {len(shape)} dimensions; arrays have 1 to {MAX_DIMS}")
-    if any(s < 0 for s in shape):
-        raise ValueError(f"{what} {shape} has a negative dimension")
+    for d, s in enumerate(shape):
+        if s < 0:  # Warp's words
+            raise ValueError(f"Array shapes must be non-negative, got {s} in dimension {d}")
     return shape
 
 
@@ -141,6 +156,11 @@ class array:
     # Set only on annotations: the element type (see types.to_typeref).
     _wp_annotation_dtype_ = None
     _wp_array_ = True
+    # Views (see the module docstring): the array viewed (kept alive), the
+    # root array whose memory it is, and the view's byte offset in the root.
+    _ref = None
+    _root = None
+    _offset = 0
 
     def __class_getitem__(cls, dtype):
         """``wp.array[float]``: the annotation ``wp.array(dtype=float)``."""
@@ -175,11 +195,14 @@ class array:
             self._allocate(normalize_shape(shape), dtype, device, zero=False)
             return
         if isinstance(data, array) and data.handle is not None:
-            if dtype is Any:
-                dtype = data.dtype
-            self._allocate(data.shape, dtype, device if device is not None else data.device, zero=False)
-            copy_array(self, data)
-            return
+            if (dtype is Any or wt.canonical_dtype(dtype) is data.dtype) and shape is None:
+                self._allocate(data.shape, data.dtype, device if device is not None else data.device,
+                               zero=False)
+                copy_array(self, data)
+                return
+            # Another dtype or shape: its values, as Warp reads them through
+            # the array interface (float32 (n, 3) data as n vec3).
+            data = data.numpy()
         if dtype is Any:
             dtype = _infer_dtype(data)
         dtype = wt.canonical_dtype(dtype)
@@ -250,7 +273,94 @@ class array:
 
     @property
     def is_contiguous(self) -> bool:
-        return True
+        """Whether the strides are the shape's row-major strides (Warp's rule)."""
+        if self.handle is None and self._wp_annotation_dtype_ is not None:
+            return False
+        return self.strides == array_view.contiguous_strides(self.shape, wt.type_size(self.dtype))
+
+    # -------------------------------------------------------------- views
+
+    def _view(self, g: array_view.Geometry) -> array:
+        """A new daemon handle for the view `g` of this array (CreateView)."""
+        self._check_live()
+        rt = self._rt
+        dtype = self.dtype if g.dtype is None else g.dtype
+        req = runtime_pb2.CreateViewRequest(session=rt.session, base=self.handle, offset_bytes=g.offset,
+                                            shape=list(g.shape), strides=list(g.strides))
+        if g.dtype is not None:
+            req.dtype.CopyFrom(wt.to_typeref(dtype))
+        resp = rt.call("CreateView", req)
+        v = array.__new__(array)
+        v.handle = resp.handle
+        v.dtype = dtype
+        v.shape = tuple(g.shape)
+        v.ndim = len(g.shape)
+        v.size = int(np.prod(g.shape, dtype=np.int64))
+        v.strides = tuple(g.strides)
+        v.device = self.device
+        v._rt = rt
+        v._stream = self._stream
+        v._mapping = False  # mapped through its root
+        v._ref = self
+        v._root = self._root if self._root is not None else self
+        v._offset = self._offset + g.offset
+        v.requires_grad = self.requires_grad
+        grad = self.grad
+        # The gradient is viewed the same way, as in Warp (when it is laid out like the array).
+        if isinstance(grad, array) and grad.handle is not None and grad.shape == self.shape \
+                and grad.strides == self.strides:
+            v.grad = grad._view(g)
+        else:
+            v.grad = None
+        return v
+
+    def __getitem__(self, key):
+        """A view: ``a[1:3]``, ``a[:, 1]``, ``a[::2]``, ``a[i]`` of an n-d array;
+        index arrays give a ``wp.indexedarray``. Reading one element raises, as in Warp."""
+        self._check_live()
+        g = array_view.subscript(self.shape, self.strides, key)
+        if g.index_arrays:
+            from .indexedarray import indexedarray
+            base = self._view(g._replace(index_arrays=None))
+            return indexedarray(base, [g.index_arrays.get(d) for d in range(self.ndim)])
+        return self._view(g)
+
+    def reshape(self, shape) -> array:
+        """A view of a contiguous array with another shape (one extent may be -1)."""
+        self._check_live()
+        return self._view(array_view.reshape(self.shape, self.size, self.is_contiguous,
+                                             wt.type_size(self.dtype), shape))
+
+    def flatten(self) -> array:
+        """A 1-D view of a contiguous array (the array itself when it is 1-D)."""
+        self._check_live()
+        if self.ndim == 1:
+            return self
+        if not self.is_contiguous:
+            raise RuntimeError("Flattening non-contiguous arrays is unsupported.")
+        return self.reshape((self.size,))
+
+    def view(self, dtype) -> array:
+        """The same memory as another element type: one of the same size, or a
+        vector/matrix array as its scalars (trailing dims) and back."""
+        self._check_live()
+        return self._view(array_view.view_dtype(self.shape, self.strides, self.dtype, dtype))
+
+    def transpose(self, axes=None) -> array:
+        """A view with the axes permuted (reversed by default); a 1-D array itself."""
+        self._check_live()
+        if self.ndim == 1:
+            return self
+        return self._view(array_view.transpose(self.shape, self.strides, axes))
+
+    def contiguous(self) -> array:
+        """The array itself when contiguous, else a contiguous copy."""
+        self._check_live()
+        if self.is_contiguous:
+            return self
+        a = empty_like(self)
+        copy_array(a, self)
+        return a
 
     def __len__(self):
         return self.shape[0]
@@ -280,24 +390,64 @@ class array:
                 return None
         return local_map.byte_view(m, self)
 
+    def _local_view(self):
+        """A NumPy view (the shape numpy() returns) of the array's memory when
+        its root array is mapped here; else None."""
+        root = self._root if self._root is not None else self
+        raw = root._local_bytes()
+        if raw is None:
+            return None
+        np_dtype = wt.numpy_dtype(self.dtype)
+        eshape = wt.element_shape(self.dtype)
+        full_shape = self.shape + eshape
+        if root is self:
+            return raw.view(np_dtype).reshape(full_shape)
+        estrides = array_view.contiguous_strides(eshape, np_dtype.itemsize)
+        return np.ndarray(full_shape, dtype=np_dtype, buffer=raw, offset=self._offset,
+                          strides=self.strides + estrides)
+
+    @property
+    def __array_interface__(self):
+        """NumPy's array interface of the array's memory, only where it is
+        mapped into this process (numpy() otherwise copies; AttributeError
+        makes NumPy fall back to __array__). Waits for the device's queued work."""
+        if self.handle is None:
+            raise AttributeError("__array_interface__: the array is not allocated")
+        np_dtype = wt.numpy_dtype(self.dtype)
+        eshape = wt.element_shape(self.dtype)
+        if self.size == 0:  # no memory: a valid pointer that is never read, as Warp's
+            return {"data": (ctypes.addressof(_EMPTY_DATA), False), "shape": self.shape + eshape,
+                    "strides": self.strides + array_view.contiguous_strides(eshape, np_dtype.itemsize),
+                    "typestr": np_dtype.str, "descr": np_dtype.descr, "version": 3}
+        local = self._local_view()
+        if local is None:
+            raise AttributeError("__array_interface__ is available for arrays mapped into this "
+                                 "process only (CPU arrays of a local client, 64 KiB or more)")
+        self._rt.synchronize(self.device)
+        return local.__array_interface__
+
     def _upload(self, values: np.ndarray, fresh: bool = False):
         """Writes values (already in storage layout) into the whole array.
 
         fresh: the array was just created, so no queued command can use it.
         """
         self._check_live()
-        buf = memoryview(np.ascontiguousarray(values)).cast("B")
-        if buf.nbytes != self.capacity:
-            raise ValueError(f"data has {buf.nbytes} bytes, the array {self.capacity}")
-        if buf.nbytes == 0:
+        values = np.ascontiguousarray(values)
+        if values.nbytes != self.capacity:
+            raise ValueError(f"data has {values.nbytes} bytes, the array {self.capacity}")
+        if values.nbytes == 0:
             return
+        buf = memoryview(values.reshape(-1)).cast("B")
         rt = self._rt
-        local = self._local_bytes()
+        local = self._local_bytes() if self._root is None else self._local_view()
         if local is not None:
             if not fresh:
                 # Queued work may use this array: let it finish first.
                 rt.synchronize(self.device)
-            np.copyto(local, np.frombuffer(buf, dtype=np.uint8))
+            if self._root is None:
+                np.copyto(local, np.frombuffer(buf, dtype=np.uint8))
+            else:  # a view: its elements, where they are in the root's memory
+                local[...] = np.frombuffer(buf, dtype=local.dtype).reshape(local.shape)
             return
         if not fresh:
             # Queued work may touch this array: send it first. The daemon runs an
@@ -372,10 +522,10 @@ class array:
         full_shape = self.shape + wt.element_shape(self.dtype)
         if self.size == 0:
             return np.zeros(full_shape, dtype=np_dtype)
-        local = self._local_bytes()
+        local = self._local_view()
         if local is not None:
             self._rt.synchronize(self.device)
-            return local.view(np_dtype).reshape(full_shape)
+            return local
         return np.frombuffer(self._download(), dtype=np_dtype).reshape(full_shape)
 
     def __array__(self, dtype=None, copy=None):
@@ -440,10 +590,6 @@ class array:
             return f"array(dtype={wt.type_repr(self.dtype)}, ndim={self.ndim})"
         return (f"array(shape={self.shape}, dtype={wt.type_name(self.dtype)}, "
                 f"device=\"{self.device}\")")
-
-    def __getitem__(self, key):
-        raise NotImplementedError("indexing or slicing a warpd array in Python scope is not "
-                                  "supported; use .numpy() or a kernel")
 
     def __setitem__(self, key, value):
         raise NotImplementedError("element assignment to a warpd array in Python scope is not "
@@ -602,17 +748,74 @@ def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) ->
     return array(arr, dtype=dtype, shape=shape, device=device, requires_grad=requires_grad)
 
 
-def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0):
-    """Copies src into dest (same dtype and size), queued on dest's device stream."""
-    if not isinstance(dest, array) or not isinstance(src, array):
-        raise TypeError("wp.copy expects two arrays")
+def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, stream=None):
+    """Copies `count` elements (all of src when 0) of src, from element src_offset,
+    into dest from element dest_offset, queued on dest's device stream.
+
+    As in Warp: the element sizes must match (the bytes are copied); two
+    contiguous arrays copy as flat element ranges whatever their shapes; a
+    non-contiguous one (a strided view) copies element by element, into an
+    array of the same shape, with offsets and a count for 1-D arrays only.
+    """
+    from .indexedarray import indexedarray
+
+    if not isinstance(dest, (array, indexedarray)) or not isinstance(src, (array, indexedarray)):
+        raise RuntimeError("Copy source and destination must be arrays")
+    try:
+        src_offset = operator.index(src_offset)
+        dest_offset = operator.index(dest_offset)
+        count = operator.index(count)
+    except TypeError:
+        raise RuntimeError("Copy src_offset, dest_offset, and count must be integers") from None
+    if src_offset < 0:
+        raise RuntimeError(f"Source offset must be non-negative, got {src_offset}")
+    if dest_offset < 0:
+        raise RuntimeError(f"Destination offset must be non-negative, got {dest_offset}")
+    if count < 0:
+        raise RuntimeError(f"Copy count must be non-negative, got {count}")
     dest._check_live()
     src._check_live()
-    if dest_offset or src_offset or count:
-        raise NotImplementedError("wp.copy with offsets or a count is not supported yet")
-    if wt.type_size(dest.dtype) != wt.type_size(src.dtype) or dest.size != src.size:
-        raise ValueError(f"wp.copy needs arrays of the same size and element size: dest is "
-                         f"{dest!r}, src is {src!r}")
+    if isinstance(dest, indexedarray) or isinstance(src, indexedarray):
+        _copy_indexed(dest, src, dest_offset, src_offset, count)
+        return
+    if count == 0:
+        count = src.size
+    if count == 0:
+        return
+    elem = wt.type_size(src.dtype)
+    if wt.type_size(dest.dtype) != elem:
+        raise RuntimeError(f"Incompatible array data types: destination dtype={wt.type_repr(dest.dtype)}, "
+                           f"source dtype={wt.type_repr(src.dtype)}")
+    whole = src_offset == 0 and dest_offset == 0 and count == src.size == dest.size
+    if src.is_contiguous and dest.is_contiguous:
+        nbytes = count * elem
+        if (src_offset + count) * elem > src.size * elem:
+            raise RuntimeError(f"Trying to copy source buffer with size ({nbytes}) from offset "
+                               f"({src_offset * elem}) is larger than source size ({src.size * elem})")
+        if (dest_offset + count) * elem > dest.size * elem:
+            raise RuntimeError(f"Trying to copy source buffer with size ({nbytes}) to offset "
+                               f"({dest_offset * elem}) is larger than destination size ({dest.size * elem})")
+        if not (whole and src.shape == dest.shape):
+            # Flat element ranges of both: one view each.
+            src = src._view(array_view.Geometry(src_offset * elem, (count,), (elem,), None))
+            dest = dest._view(array_view.Geometry(dest_offset * elem, (count,), (wt.type_size(dest.dtype),),
+                                                  None))
+    else:
+        if not whole:
+            if src.ndim != 1 or dest.ndim != 1:
+                raise RuntimeError("dest_offset, src_offset, and count are only supported for 1-D "
+                                   "non-contiguous arrays")
+            if src_offset + count > src.size:
+                raise RuntimeError(f"Trying to copy a range of {count} element(s) from source offset "
+                                   f"({src_offset}) exceeds the source size ({src.size})")
+            if dest_offset + count > dest.size:
+                raise RuntimeError(f"Trying to copy a range of {count} element(s) to destination offset "
+                                   f"({dest_offset}) exceeds the destination size ({dest.size})")
+            src = src[src_offset:src_offset + count]
+            dest = dest[dest_offset:dest_offset + count]
+        if src.shape != dest.shape:
+            raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
+                               f"source shape={src.shape}")
     if dest.device != src.device:
         dest._upload(src.numpy())
         return
@@ -620,3 +823,24 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0):
         cmd = dest._stream.add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle
+
+
+def _copy_indexed(dest, src, dest_offset, src_offset, count):
+    """wp.copy to or from a wp.indexedarray (indexedarray.py: the client indexes with NumPy)."""
+    if dest_offset or src_offset or (count and (count != src.size or count != dest.size)):
+        raise RuntimeError("dest_offset, src_offset, and count are not supported when copying to/from "
+                           "non-contiguous indexed or Fabric arrays")
+    if src.shape != dest.shape:
+        raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
+                           f"source shape={src.shape}")
+    if wt.type_size(dest.dtype) != wt.type_size(src.dtype):
+        raise RuntimeError(f"Incompatible array data types: destination dtype={wt.type_repr(dest.dtype)}, "
+                           f"source dtype={wt.type_repr(src.dtype)}")
+    if src.size == 0:
+        return
+    raw = np.ascontiguousarray(src.numpy()).reshape(-1).view(np.uint8)
+    values = raw.view(wt.numpy_dtype(dest.dtype)).reshape(dest.shape + wt.element_shape(dest.dtype))
+    if isinstance(dest, array):
+        dest._upload(values)
+    else:
+        dest._write(values)

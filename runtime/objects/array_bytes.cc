@@ -1,0 +1,134 @@
+#include "runtime/objects/array_bytes.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace warpd::runtime {
+
+namespace {
+
+// An array seen as rows of `run` contiguous bytes: the innermost dimensions
+// whose strides are row-major merge into one run; the outer `ndim`
+// dimensions (with their extents and strides) are walked like an odometer.
+struct Runs {
+  int ndim = 0;
+  int64_t shape[4] = {};
+  int64_t strides[4] = {};
+  uint64_t run = 0;
+};
+
+Runs RunsOf(const Array& a) {
+  Runs r;
+  const ArrayLayout& l = a.layout();
+  uint64_t run = l.dtype->size();
+  int d = l.ndim - 1;
+  // An extent of 1 merges whatever its stride (it is never stepped).
+  while (d >= 0 && (l.shape[d] == 1 || static_cast<uint64_t>(l.strides[d]) == run)) {
+    run *= static_cast<uint64_t>(l.shape[d]);
+    --d;
+  }
+  r.ndim = d + 1;
+  for (int k = 0; k <= d; ++k) {
+    r.shape[k] = l.shape[k];
+    r.strides[k] = l.strides[k];
+  }
+  r.run = run;
+  return r;
+}
+
+// Calls fn(address, bytes) for the memory pieces holding logical bytes
+// [begin, end) of `a`, in order. The array must not be empty.
+template <typename Fn>
+void ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn) {
+  if (begin >= end) return;
+  const Runs r = RunsOf(a);
+  if (r.ndim == 0) {  // contiguous
+    fn(a.data() + begin, end - begin);
+    return;
+  }
+  uint64_t row = begin / r.run;
+  uint64_t within = begin % r.run;
+  int64_t idx[4] = {};
+  uint64_t off = 0;
+  for (int d = r.ndim - 1; d >= 0; --d) {
+    const uint64_t extent = static_cast<uint64_t>(r.shape[d]);
+    idx[d] = static_cast<int64_t>(row % extent);
+    row /= extent;
+    off += static_cast<uint64_t>(idx[d]) * static_cast<uint64_t>(r.strides[d]);
+  }
+  std::byte* const data = a.data();
+  for (uint64_t pos = begin; pos < end;) {
+    const uint64_t n = std::min(r.run - within, end - pos);
+    fn(data + off + within, n);
+    pos += n;
+    within = 0;
+    for (int d = r.ndim - 1; d >= 0; --d) {
+      if (++idx[d] < r.shape[d]) {
+        off += static_cast<uint64_t>(r.strides[d]);
+        break;
+      }
+      off -= static_cast<uint64_t>(idx[d] - 1) * static_cast<uint64_t>(r.strides[d]);
+      idx[d] = 0;
+    }
+  }
+}
+
+// `total` bytes at `out` <- copies of `element` (total is a multiple of its size).
+void FillPattern(std::byte* out, uint64_t total, std::string_view element) {
+  const size_t elem = element.size();
+  if (total == 0 || elem == 0) return;
+  if (element.find_first_not_of(element[0]) == std::string_view::npos) {
+    std::memset(out, static_cast<unsigned char>(element[0]), total);
+    return;
+  }
+  // Write one element, then double the filled prefix with each copy.
+  std::memcpy(out, element.data(), std::min<uint64_t>(elem, total));
+  uint64_t filled = std::min<uint64_t>(elem, total);
+  while (filled < total) {
+    const uint64_t n = std::min(filled, total - filled);
+    std::memcpy(out + filled, out, n);
+    filled += n;
+  }
+}
+
+}  // namespace
+
+void ReadArrayBytes(const Array& array, uint64_t offset, uint64_t n, std::byte* out) {
+  ForEachRun(array, offset, offset + n, [&out](const std::byte* p, uint64_t k) {
+    std::memcpy(out, p, k);
+    out += k;
+  });
+}
+
+void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, uint64_t n) {
+  ForEachRun(array, offset, offset + n, [&in](std::byte* p, uint64_t k) {
+    std::memcpy(p, in, k);
+    in += k;
+  });
+}
+
+void CopyArrayElements(const Array& dst, const Array& src) {
+  const uint64_t total = dst.size_bytes();
+  if (total == 0 || dst.data() == nullptr || src.data() == nullptr) return;
+  if (dst.contiguous() && src.contiguous()) {
+    if (dst.data() != src.data()) std::memmove(dst.data(), src.data(), total);
+    return;
+  }
+  if (src.contiguous()) {
+    WriteArrayBytes(dst, 0, src.data(), total);
+    return;
+  }
+  uint64_t pos = 0;
+  ForEachRun(dst, 0, total, [&](std::byte* p, uint64_t k) {
+    ReadArrayBytes(src, pos, k, p);
+    pos += k;
+  });
+}
+
+void FillArrayElements(const Array& array, std::string_view element) {
+  const uint64_t total = array.size_bytes();
+  if (total == 0 || array.data() == nullptr) return;
+  ForEachRun(array, 0, total, [element](std::byte* p, uint64_t k) { FillPattern(p, k, element); });
+}
+
+}  // namespace warpd::runtime

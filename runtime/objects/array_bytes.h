@@ -1,0 +1,43 @@
+// warpd runtime: an array's elements as one row-major byte sequence.
+//
+// A view (array_view.h) may be strided: its elements need not be back to
+// back in memory. Transfers, copies and fills address an array by its
+// "logical bytes": its elements in row-major order, each element's bytes in
+// turn, size_bytes() in all. For a contiguous array they are exactly the
+// size_bytes() bytes at data(); for a view they are gathered from (or
+// scattered to) the memory runs it covers, so a client downloads a view as
+// the contiguous array NumPy would make of it.
+//
+//   ReadArrayBytes(*view, 0, view->size_bytes(), out);  // a packed copy
+//
+// Callers check ranges: [offset, offset + n) must lie within size_bytes(),
+// and the array's placement was checked when it was made (MakeViewLayout),
+// so every address touched is inside its buffer. Elements that overlap (a
+// zero stride) are read and written in row-major order, each write
+// overwriting the last. Thread-compatible: the caller orders these with the
+// array's other users (the device stream).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/objects/array.h"
+
+namespace warpd::runtime {
+
+// Copies logical bytes [offset, offset + n) of `array` to `out`.
+void ReadArrayBytes(const Array& array, uint64_t offset, uint64_t n, std::byte* out);
+
+// Writes `n` bytes from `in` to logical bytes [offset, offset + n) of `array`.
+void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, uint64_t n);
+
+// dst's elements <- src's, in row-major order. The arrays must have the same
+// size_bytes(). Two contiguous arrays are one memmove (so they may overlap);
+// otherwise, as in Warp, overlapping memory gets an unspecified mix.
+void CopyArrayElements(const Array& dst, const Array& src);
+
+// Every element of `array` <- `element` (exactly one element's bytes).
+void FillArrayElements(const Array& array, std::string_view element);
+
+}  // namespace warpd::runtime
