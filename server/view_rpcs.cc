@@ -3,6 +3,8 @@
 // the request; runtime.proto states the rules). The base is looked up in the
 // caller's session only, so a handle of another session or tenant is
 // NOT_FOUND, exactly like one that never existed.
+#include "server/view_rpcs.h"
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "compiler/ir/from_proto.h"
@@ -13,10 +15,8 @@
 
 namespace warpd::server {
 
-namespace {
-
-absl::Status DoCreateView(DaemonState* state, Session& session, const v1::CreateViewRequest& req,
-                          v1::CreateViewResponse* resp) {
+absl::Status CreateView(DaemonState* state, Session& session, const v1::CreateViewRequest& req,
+                        v1::CreateViewResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> base, session.arrays().Get(req.base()));
   runtime::ViewRequest view;
   view.offset_bytes = req.offset_bytes();
@@ -40,15 +40,13 @@ absl::Status DoCreateView(DaemonState* state, Session& session, const v1::Create
   return absl::OkStatus();
 }
 
-}  // namespace
-
 grpc::ServerUnaryReactor* RuntimeService::CreateView(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
                                                      grpc::ByteBuffer* out) {
   // Checks and bookkeeping only, like Submit: inline.
   return Respond<v1::CreateViewRequest, v1::CreateViewResponse>(
       state_, ctx, in, out, "CreateView", Run::kInline, [this](auto* call) -> absl::Status {
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
-        return DoCreateView(state_, *session, call->request, &call->response);
+        return server::CreateView(state_, *session, call->request, &call->response);
       });
 }
 

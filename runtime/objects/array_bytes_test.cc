@@ -107,7 +107,7 @@ TEST_F(ArrayBytesTest, ReadGathersInRowMajorOrder) {
       if (a > b) std::swap(a, b);
       std::vector<std::byte> part(b - a);
       ReadArrayBytes(*v, a, b - a, part.data());
-      EXPECT_EQ(std::memcmp(part.data(), want_bytes + a, b - a), 0) << c.name << " [" << a << ", " << b << ")";
+      if (b > a) EXPECT_EQ(std::memcmp(part.data(), want_bytes + a, b - a), 0) << c.name << " [" << a << ", " << b << ")";
     }
   }
 }

@@ -321,9 +321,9 @@ void CommandSocket::Serve(Connection* c) {
   bool open = SendFrame(fd, 0, {});
   while (open) {
     s = ReadFrame(fd, -1, &kind, &body, &closed, spin_ns_);
-    if (s.ok() && kind != kSubmit && kind != kSynchronize && kind != kDownload) {
+    if (s.ok() && kind != kSubmit && kind != kSynchronize && kind != kDownload && kind != kCreateView) {
       s = absl::InvalidArgumentError(
-          absl::StrCat("unknown frame kind ", kind, " (SUBMIT is 2, SYNCHRONIZE 3, DOWNLOAD 4)"));
+          absl::StrCat("unknown frame kind ", kind, " (SUBMIT is 2, SYNCHRONIZE 3, DOWNLOAD 4, CREATE_VIEW 5)"));
     }
     if (!s.ok()) {
       if (!closed) (void)SendError(fd, s);

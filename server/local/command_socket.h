@@ -9,6 +9,8 @@
 //                             handler's (local_commands.h: the tokens)
 //            SUBMIT (2)       a serialized warpd.v1.SubmitRequest
 //            SYNCHRONIZE (3)  a serialized warpd.v1.SynchronizeRequest
+//            DOWNLOAD (4)     a serialized warpd.v1.DownloadRequest
+//            CREATE_VIEW (5)  a serialized warpd.v1.CreateViewRequest
 //   daemon   one reply per frame, in order: kind 0 with the serialized
 //            response (empty for HELLO), or kind = the status code
 //            (absl::StatusCode, as gRPC's) with the error message.
@@ -60,7 +62,7 @@ namespace warpd::server {
 
 class CommandSocket {
  public:
-  enum Kind : uint8_t { kHello = 1, kSubmit = 2, kSynchronize = 3, kDownload = 4 };
+  enum Kind : uint8_t { kHello = 1, kSubmit = 2, kSynchronize = 3, kDownload = 4, kCreateView = 5 };
 
   static constexpr size_t kHeaderBytes = 8;
   static constexpr uint32_t kMaxFrame = 2u << 20;
@@ -76,8 +78,8 @@ class CommandSocket {
   };
 
   // One connection's requests after its HELLO: Handle(kSubmit,
-  // kSynchronize or kDownload, body) on the connection's thread, one at a
-  // time; it may block (a synchronize waits there).
+  // kSynchronize, kDownload or kCreateView, body) on the connection's
+  // thread, one at a time; it may block (a synchronize waits there).
   class Handler {
    public:
     virtual ~Handler() = default;

@@ -1,6 +1,6 @@
 // warpd server: what the command socket does for a connection: Submit,
-// Synchronize and small Downloads of one session, exactly as the gRPC calls
-// do them (stream_calls.h, transfer.h), without gRPC.
+// Synchronize, small Downloads and CreateView of one session, exactly as the
+// gRPC calls do them (stream_calls.h, transfer.h, view_rpcs.h), without gRPC.
 //
 // DOWNLOAD's body is a DownloadRequest, its reply one DownloadChunk with all
 // the bytes asked for (at most kMaxLocalDownloadBytes; more is
@@ -9,6 +9,10 @@
 // array's device, and reports its sticky error. The client uses it for
 // arrays too small to map (local_map.py), where a gRPC stream's round trips
 // were most of a small numpy().
+//
+// CREATE_VIEW's body is a CreateViewRequest, its reply the
+// CreateViewResponse (view_rpcs.h): slicing an array in a client costs one
+// frame instead of a gRPC round trip.
 //
 // HELLO's body is "<bearer token> <session token>": the token must be a
 // tenant's and the session that tenant's, else the connection is refused

@@ -381,6 +381,28 @@ def test_views_count_as_arrays_and_go_when_freed(wp, raw):
     assert arrays_used() == before
 
 
+def test_views_go_over_the_command_socket_in_turn_with_pending_submits(wp, monkeypatch):
+    """A local client makes views with a command-socket frame; a Submit sent
+    without waiting (a full batch) is answered first, and its commands run
+    before the view is read."""
+    from warpd import config
+
+    r = rt()
+    assert r.commands is not None
+    monkeypatch.setattr(config, "max_batch_commands", 2)
+    a = wp.zeros(64, dtype=float)
+    for k in range(5):  # full batches: Submits in flight, not waited for
+        a[k * 4:(k + 1) * 4].fill_(float(k + 1))
+    sent = r.commands.requests
+    v = a[2:18]
+    assert r.commands.requests >= sent + 1
+    want = np.zeros(64, np.float32)
+    for k in range(5):
+        want[k * 4:(k + 1) * 4] = k + 1
+    np.testing.assert_array_equal(v.numpy(), want[2:18])
+    np.testing.assert_array_equal(a.numpy(), want)
+
+
 def test_empty_arrays_have_an_array_interface(wp):
     a = wp.zeros((1, 0), dtype=wp.vec2f)
     assert a.__array_interface__["data"][0] != 0

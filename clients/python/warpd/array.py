@@ -289,7 +289,13 @@ class array:
                                             shape=list(g.shape), strides=list(g.strides))
         if g.dtype is not None:
             req.dtype.CopyFrom(wt.to_typeref(dtype))
-        resp = rt.call("CreateView", req)
+        with rt.lock:
+            if rt.commands is not None:
+                # The command socket answers in order: collect the replies of
+                # Submits sent without waiting before this call reads its own.
+                for stream in list(rt.streams.values()):
+                    stream.wait_pending()
+            resp = rt.call("CreateView", req)
         v = array.__new__(array)
         v.handle = resp.handle
         v.dtype = dtype

@@ -49,9 +49,9 @@ _init_lock = threading.Lock()
 
 # The calls the command socket carries, and their answers.
 _LOCAL_KINDS = {"Submit": local_commands.SUBMIT, "Synchronize": local_commands.SYNCHRONIZE,
-                "Download": local_commands.DOWNLOAD}
+                "Download": local_commands.DOWNLOAD, "CreateView": local_commands.CREATE_VIEW}
 _RESPONSES = {"Submit": runtime_pb2.SubmitResponse, "Synchronize": runtime_pb2.SynchronizeResponse,
-              "Download": runtime_pb2.DownloadChunk}
+              "Download": runtime_pb2.DownloadChunk, "CreateView": runtime_pb2.CreateViewResponse}
 
 
 class _LocalPending:

@@ -4,7 +4,8 @@ A client that reached the daemon over its Unix socket also connects to
 ``<socket>.cmd`` (server/local/command_socket.h has the protocol): one
 connection for the session, frames of an 8-byte header (body length, kind)
 and a body that is the same serialized request gRPC would carry (Submit,
-Synchronize, and Download of up to MAX_DOWNLOAD bytes in one reply). It skips
+Synchronize, Download of up to MAX_DOWNLOAD bytes in one reply, and
+CreateView, so slicing an array costs one frame). It skips
 gRPC's HTTP/2 framing and the daemon's thread hops, which is most of a
 launch + synchronize round trip.
 
@@ -33,7 +34,7 @@ import grpc
 from . import auth, config
 from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
 
-HELLO, SUBMIT, SYNCHRONIZE, DOWNLOAD = 1, 2, 3, 4
+HELLO, SUBMIT, SYNCHRONIZE, DOWNLOAD, CREATE_VIEW = 1, 2, 3, 4, 5
 # The daemon's limit on one frame's body; larger requests go over gRPC.
 MAX_FRAME = 2 << 20
 # The most bytes one DOWNLOAD answers (server/local/local_commands.h).
