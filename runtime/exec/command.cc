@@ -1,5 +1,6 @@
 #include "runtime/exec/command.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -15,13 +16,17 @@ class CopyCommand final : public Command {
       : dst_(std::move(dst)), src_(std::move(src)) {}
 
   absl::Status Execute(Device&) override {
-    CopyArrayElements(*dst_, *src_);
+    if (!CopyArrayElements(*dst_, *src_, &cancel_)) return absl::CancelledError("copy: cancelled");
     return absl::OkStatus();
   }
+  // A strided copy walks element by element (array_bytes.h): it stops early.
+  void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
+  void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
   std::string Describe() const override { return "copy"; }
 
  private:
   std::shared_ptr<const Array> dst_, src_;
+  std::atomic<bool> cancel_{false};
 };
 
 class FillCommand final : public Command {
@@ -30,15 +35,18 @@ class FillCommand final : public Command {
       : array_(std::move(array)), value_(std::move(value)) {}
 
   absl::Status Execute(Device&) override {
-    FillArrayElements(*array_, value_);
+    if (!FillArrayElements(*array_, value_, &cancel_)) return absl::CancelledError("fill: cancelled");
     return absl::OkStatus();
   }
+  void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
+  void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
   std::string Describe() const override { return "fill"; }
   uint64_t HeldBytes() const override { return kBaseBytes + sizeof(*this) + value_.capacity(); }
 
  private:
   std::shared_ptr<const Array> array_;
   std::string value_;
+  std::atomic<bool> cancel_{false};
 };
 
 class FreeCommand final : public Command {

@@ -36,15 +36,36 @@ Runs RunsOf(const Array& a) {
   return r;
 }
 
+// Looks at a cancel flag every few thousand runs (shared by nested walks).
+class CancelCheck {
+ public:
+  explicit CancelCheck(const std::atomic<bool>* flag) : flag_(flag) {}
+  // True once the flag is set (then on every later call).
+  bool Stop() {
+    if (flag_ == nullptr || --until_ != 0) return stopped_;
+    until_ = kRunsPerCheck;
+    stopped_ = stopped_ || flag_->load(std::memory_order_relaxed);
+    return stopped_;
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  static constexpr uint32_t kRunsPerCheck = 4096;
+  const std::atomic<bool>* const flag_;
+  uint32_t until_ = kRunsPerCheck;
+  bool stopped_ = false;
+};
+
 // Calls fn(address, bytes) for the memory pieces holding logical bytes
-// [begin, end) of `a`, in order. The array must not be empty.
+// [begin, end) of `a`, in order. The array must not be empty. Returns false
+// when it stopped because `check` saw the cancel flag set.
 template <typename Fn>
-void ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn) {
-  if (begin >= end) return;
+bool ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn, CancelCheck* check = nullptr) {
+  if (begin >= end) return true;
   const Runs r = RunsOf(a);
   if (r.ndim == 0) {  // contiguous
     fn(a.data() + begin, end - begin);
-    return;
+    return true;
   }
   uint64_t row = begin / r.run;
   uint64_t within = begin % r.run;
@@ -58,6 +79,7 @@ void ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn) {
   }
   std::byte* const data = a.data();
   for (uint64_t pos = begin; pos < end;) {
+    if (check != nullptr && check->Stop()) return false;
     const uint64_t n = std::min(r.run - within, end - pos);
     fn(data + off + within, n);
     pos += n;
@@ -71,6 +93,7 @@ void ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn) {
       idx[d] = 0;
     }
   }
+  return true;
 }
 
 // `total` bytes at `out` <- copies of `element` (total is a multiple of its size).
@@ -107,28 +130,58 @@ void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, u
   });
 }
 
-void CopyArrayElements(const Array& dst, const Array& src) {
+bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<bool>* cancel) {
   const uint64_t total = dst.size_bytes();
-  if (total == 0 || dst.data() == nullptr || src.data() == nullptr) return;
+  if (total == 0 || dst.data() == nullptr || src.data() == nullptr) return true;
   if (dst.contiguous() && src.contiguous()) {
     if (dst.data() != src.data()) std::memmove(dst.data(), src.data(), total);
-    return;
+    return true;
   }
-  if (src.contiguous()) {
-    WriteArrayBytes(dst, 0, src.data(), total);
-    return;
+  CancelCheck check(cancel);
+  if (dst.contiguous()) {  // gather
+    std::byte* out = dst.data();
+    return ForEachRun(
+        src, 0, total,
+        [&out](const std::byte* p, uint64_t k) {
+          std::memcpy(out, p, k);
+          out += k;
+        },
+        &check);
   }
+  if (src.contiguous()) {  // scatter
+    const std::byte* in = src.data();
+    return ForEachRun(
+        dst, 0, total,
+        [&in](std::byte* p, uint64_t k) {
+          std::memcpy(p, in, k);
+          in += k;
+        },
+        &check);
+  }
+  // Each run of dst from the runs of src that hold the same logical bytes.
   uint64_t pos = 0;
-  ForEachRun(dst, 0, total, [&](std::byte* p, uint64_t k) {
-    ReadArrayBytes(src, pos, k, p);
-    pos += k;
-  });
+  ForEachRun(
+      dst, 0, total,
+      [&](std::byte* p, uint64_t k) {
+        ForEachRun(
+            src, pos, pos + k,
+            [&p](const std::byte* q, uint64_t m) {
+              std::memcpy(p, q, m);
+              p += m;
+            },
+            &check);
+        pos += k;
+      },
+      &check);
+  return !check.stopped();
 }
 
-void FillArrayElements(const Array& array, std::string_view element) {
+bool FillArrayElements(const Array& array, std::string_view element, const std::atomic<bool>* cancel) {
   const uint64_t total = array.size_bytes();
-  if (total == 0 || array.data() == nullptr) return;
-  ForEachRun(array, 0, total, [element](std::byte* p, uint64_t k) { FillPattern(p, k, element); });
+  if (total == 0 || array.data() == nullptr) return true;
+  CancelCheck check(cancel);
+  return ForEachRun(
+      array, 0, total, [element](std::byte* p, uint64_t k) { FillPattern(p, k, element); }, &check);
 }
 
 }  // namespace warpd::runtime

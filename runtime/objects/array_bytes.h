@@ -14,10 +14,15 @@
 // and the array's placement was checked when it was made (MakeViewLayout),
 // so every address touched is inside its buffer. Elements that overlap (a
 // zero stride) are read and written in row-major order, each write
-// overwriting the last. Thread-compatible: the caller orders these with the
-// array's other users (the device stream).
+// overwriting the last. Copies and fills of strided arrays stop early, and
+// return false, once `*cancel` is set (checked every few thousand runs: a
+// broadcast view of single-element runs can take seconds); contiguous ones
+// are one memory operation. Thread-compatible: the caller orders these with
+// the array's other users (the device stream); `cancel` may be set from any
+// thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -35,9 +40,9 @@ void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, u
 // dst's elements <- src's, in row-major order. The arrays must have the same
 // size_bytes(). Two contiguous arrays are one memmove (so they may overlap);
 // otherwise, as in Warp, overlapping memory gets an unspecified mix.
-void CopyArrayElements(const Array& dst, const Array& src);
+bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<bool>* cancel = nullptr);
 
 // Every element of `array` <- `element` (exactly one element's bytes).
-void FillArrayElements(const Array& array, std::string_view element);
+bool FillArrayElements(const Array& array, std::string_view element, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace warpd::runtime

@@ -1,5 +1,6 @@
 #include "runtime/objects/array_bytes.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -172,6 +173,22 @@ TEST_F(ArrayBytesTest, CopyBetweenStridedViews) {
   CopyArrayElements(*col, *flat);
   ReadArrayBytes(*col, 0, 120, reinterpret_cast<std::byte*>(c.data()));
   for (int i = 0; i < 30; ++i) EXPECT_EQ(c[i], 750 + i);
+}
+
+TEST_F(ArrayBytesTest, StridedCopiesAndFillsStopWhenCancelled) {
+  // 100,000 single-element runs (a zero stride): checked every few thousand.
+  auto broadcast = View(4, {100000}, {0});
+  auto column = View(8, {120}, {28});
+  std::atomic<bool> cancel{true};
+  EXPECT_FALSE(FillArrayElements(*broadcast, "abcd", &cancel));
+  EXPECT_FALSE(CopyArrayElements(*View(0, {100000}, {0}), *broadcast, &cancel));
+  // Fewer runs than one check: done before the flag is looked at.
+  EXPECT_TRUE(FillArrayElements(*column, "abcd", &cancel));
+  // Contiguous arrays are one memory operation.
+  EXPECT_TRUE(CopyArrayElements(*View(0, {100}, {4}), *View(400, {100}, {4}), &cancel));
+  std::atomic<bool> go{false};
+  EXPECT_TRUE(FillArrayElements(*broadcast, "abcd", &go));
+  EXPECT_EQ(std::memcmp(base_->data() + 4, "abcd", 4), 0);
 }
 
 TEST_F(ArrayBytesTest, EmptyViewsDoNothing) {
