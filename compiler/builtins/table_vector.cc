@@ -45,6 +45,8 @@ void AddVectorMath(Builder& b) {
   }
   b.Add("smooth_normalize", "v: vec(N, T), delta: T", "vec(N, T)", "T: Float");
   b.Add("smooth_normalize", "v: vec(N, T)", "vec(N, T)", "T: Float").Cpp("wp::smooth_normalize($0, wp::cast<$T>(1))");
+
+  b.Group("Vector Math", "warpd/native/svd.h");  // the decompositions
   b.Add("svd2", "A: mat(2, 2, T)", "tuple(mat(2, 2, T), vec(2, T), mat(2, 2, T))", "T: Float");
   b.Add("svd2", "A: mat(2, 2, T), U: out mat(2, 2, T), sigma: out vec(2, T), V: out mat(2, 2, T)", "", "T: Float");
   b.Add("svd3", "A: mat(3, 3, T)", "tuple(mat(3, 3, T), vec(3, T), mat(3, 3, T))", "T: Float");

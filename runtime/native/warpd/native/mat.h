@@ -1,6 +1,7 @@
 // warpd device runtime: matrices mat_t<R, C, T> and Warp's matrix builtins,
 // plus the "Vector Math" builtins on vectors that vec.h leaves to this header
-// (argmin/argmax, norm_l1/l2/huber/pseudo_huber, smooth_normalize).
+// (argmin/argmax, norm_l1/l2/huber/pseudo_huber, smooth_normalize). The
+// decompositions (svd2, svd3, qr3, eig3) are in svd.h.
 //
 // Layout (ABI, docs/native_headers.md): T c[R][C], row-major. Generated code
 // reads and writes elements as m.c[i][j], rows with mat_row / mat_set_row, and
@@ -8,27 +9,11 @@
 //
 // Element arithmetic goes through wp::add/sub/mul/div/neg and comparisons
 // through wp::eq/lt/gt, so integer matrices wrap instead of overflowing and
-// half computes in float32. The decompositions (svd2, svd3, qr3, eig3) are
-// iterative or need a machine epsilon; they run in decomp_real<T> (float32 for
-// half and float32, float64 for float64) and may use C operators there.
+// half computes in float32.
 //
-// Semantics follow Warp 1.19 (warp/native/mat.h, svd.h, warp/_src/math.py).
-// Conventions that a caller may rely on, all as in Warp:
-//   - inverse / inverse_approx of a matrix whose determinant is exactly 0 is
-//     the zero matrix (NaN inputs give NaN); nothing traps.
-//   - svd3: U and V are rotations (det +1); |sigma| is in descending order;
-//     sigma[0], sigma[1] >= 0 and sigma[2] has the sign of det(A).
-//   - svd2: V is a rotation; sigma[0] >= sigma[1] >= 0; det(U) is the sign of
-//     det(A) (+1 when det(A) is 0).
-//   - qr3: Q is a rotation; R is upper triangular with R[0][0], R[1][1] >= 0;
-//     R[2][2] has the sign of det(A).
-//   - eig3: A must be symmetric (only its lower triangle is read); Q is a
-//     rotation whose columns are the eigenvectors; the eigenvalues d are not
-//     sorted: a Jacobi iteration leaves each near its diagonal position.
-// The decompositions are accurate to working precision (iterated to
-// convergence, about 10-20 rounding units), where Warp runs a fixed number of
-// approximate Jacobi steps; results agree with Warp's up to Warp's accuracy
-// and the sign/basis freedom of singular vectors and eigenvectors.
+// Semantics follow Warp 1.19 (warp/native/mat.h, warp/_src/math.py). The
+// inverse / inverse_approx of a matrix whose determinant is exactly 0 is the
+// zero matrix (NaN inputs give NaN); nothing traps.
 #pragma once
 
 #include "warpd/native/tuple.h"
@@ -546,216 +531,6 @@ WP_FUNC vec_t<N, T> smooth_normalize(const vec_t<N, T>& v, T delta) {
   return div(v, norm_pseudo_huber(v, delta));
 }
 
-// --- Decompositions ------------------------------------------------------------------
-
-// The precision a decomposition of T-valued matrices runs in, its rounding
-// unit, and a bound on Jacobi sweeps (each converges quadratically; the bound
-// only stops NaN or pathological inputs). Defined only for Warp's Float types.
-template <typename T>
-struct decomp_real;
-template <>
-struct decomp_real<float32> {
-  typedef float32 type;
-  WP_FUNC static float32 eps() { return 1.1920929e-7f; }
-};
-template <>
-struct decomp_real<half> : decomp_real<float32> {};
-template <>
-struct decomp_real<float64> {
-  typedef float64 type;
-  WP_FUNC static float64 eps() { return 2.220446049250313e-16; }
-};
-constexpr int kDecompMaxSweeps = 20;
-
-// From here on F is float32 or float64 (decomp_real<T>::type), where C
-// operators are exact IEEE arithmetic, so the algorithms read as math.
-
-// |(a, b)|, scaled so that squaring neither overflows nor underflows.
-template <typename F>
-WP_FUNC F mat_hypot(F a, F b) {
-  F m = max(abs(a), abs(b));
-  if (m == F(0)) return F(0);
-  F x = a / m, y = b / m;
-  return m * sqrt(x * x + y * y);
-}
-
-// c, s, r with [c s; -s c] [a; b] = [r; 0] and r = |(a, b)| >= 0. (a, b) = 0
-// gives the identity.
-template <typename F>
-WP_FUNC void mat_givens(F a, F b, F& c, F& s, F& r) {
-  r = mat_hypot(a, b);
-  if (r == F(0)) {
-    c = F(1), s = F(0);
-    return;
-  }
-  c = a / r, s = b / r;
-}
-
-// Rows p, q of m become (c*p + s*q, -s*p + c*q): left-multiply by the rotation.
-template <typename F>
-WP_FUNC void mat_rotate_rows(mat_t<3, 3, F>& m, int p, int q, F c, F s) {
-  for (int j = 0; j < 3; ++j) {
-    F x = m.c[p][j], y = m.c[q][j];
-    m.c[p][j] = c * x + s * y, m.c[q][j] = c * y - s * x;
-  }
-}
-
-// Columns p, q of m become (c*p + s*q, -s*p + c*q): right-multiply by the
-// transposed rotation. A rotation applied to both sides keeps products equal.
-template <typename F>
-WP_FUNC void mat_rotate_cols(mat_t<3, 3, F>& m, int p, int q, F c, F s) {
-  for (int i = 0; i < 3; ++i) {
-    F x = m.c[i][p], y = m.c[i][q];
-    m.c[i][p] = c * x + s * y, m.c[i][q] = c * y - s * x;
-  }
-}
-
-// QR by three Givens rotations, in Warp's order (zero
-// R[1][0], then R[2][0], then R[2][1]); each leaves its pivot >= 0, and Q,
-// a product of rotations, has det +1.
-template <typename F>
-WP_FUNC void mat_qr3(const mat_t<3, 3, F>& A, mat_t<3, 3, F>& Q, mat_t<3, 3, F>& R) {
-  R = A;
-  Q = identity<3, F>();
-  const int piv[3] = {0, 0, 1}, row[3] = {1, 2, 2};
-  for (int k = 0; k < 3; ++k) {
-    const int p = piv[k], q = row[k];
-    F c, s, r;
-    mat_givens(R.c[p][p], R.c[q][p], c, s, r);
-    mat_rotate_rows(R, p, q, c, s);  // R <- G R
-    mat_rotate_cols(Q, p, q, c, s);  // Q <- Q G^T keeps Q R == A
-    R.c[p][p] = r, R.c[q][p] = F(0);
-  }
-}
-
-template <typename T>
-WP_FUNC void qr3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& Q, mat_t<3, 3, T>& R) {
-  typedef typename decomp_real<T>::type F;
-  mat_t<3, 3, F> q, r;
-  mat_qr3(cast<mat_t<3, 3, F>>(A), q, r);
-  Q = cast<mat_t<3, 3, T>>(q), R = cast<mat_t<3, 3, T>>(r);
-}
-
-// Swaps columns p and q of m and negates the new column q, which keeps the
-// determinant's sign (so a rotation stays a rotation).
-template <typename F>
-WP_FUNC void mat_swap_cols_keep_det(mat_t<3, 3, F>& m, int p, int q) {
-  for (int i = 0; i < 3; ++i) {
-    F x = m.c[i][p];
-    m.c[i][p] = m.c[i][q], m.c[i][q] = -x;
-  }
-}
-
-// One-sided Jacobi: B = A V with V a rotation, rotating column pairs of B
-// until all are orthogonal (to rounding); then the columns are sorted by
-// length, largest first, and B = U R by QR. R is diagonal to rounding, so
-// A = U diag(R) V^T with U, V rotations, like Warp's (which diagonalizes
-// A^T A instead, squaring A's condition number).
-template <typename T>
-WP_FUNC void svd3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& U, vec_t<3, T>& sigma, mat_t<3, 3, T>& V) {
-  typedef typename decomp_real<T>::type F;
-  const F tol = F(4) * decomp_real<T>::eps();
-  mat_t<3, 3, F> B = cast<mat_t<3, 3, F>>(A), v = identity<3, F>();
-  const int pp[3] = {0, 0, 1}, qq[3] = {1, 2, 2};
-  for (int sweep = 0; sweep < kDecompMaxSweeps; ++sweep) {
-    bool rotated = false;
-    for (int k = 0; k < 3; ++k) {
-      const int p = pp[k], q = qq[k];
-      F alpha = 0, beta = 0, gamma = 0;
-      for (int i = 0; i < 3; ++i) {
-        alpha += B.c[i][p] * B.c[i][p];
-        beta += B.c[i][q] * B.c[i][q];
-        gamma += B.c[i][p] * B.c[i][q];
-      }
-      if (!(abs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
-      // The angle that makes columns p and q orthogonal (smaller root, so
-      // |t| <= 1; zeta^2 overflowing to inf gives t = 0, no rotation).
-      F zeta = (beta - alpha) / (F(2) * gamma);
-      F t = (zeta < F(0) ? F(-1) : F(1)) / (abs(zeta) + sqrt(F(1) + zeta * zeta));
-      F c = F(1) / sqrt(F(1) + t * t), s = c * t;
-      mat_rotate_cols(B, p, q, c, -s);
-      mat_rotate_cols(v, p, q, c, -s);
-      rotated = true;
-    }
-    if (!rotated) break;
-  }
-  F len[3];
-  for (int j = 0; j < 3; ++j) len[j] = B.c[0][j] * B.c[0][j] + B.c[1][j] * B.c[1][j] + B.c[2][j] * B.c[2][j];
-  for (int k = 0; k < 3; ++k) {  // sorting network, largest first
-    const int p = pp[k], q = qq[k];
-    if (len[p] < len[q]) {
-      mat_swap_cols_keep_det(B, p, q);
-      mat_swap_cols_keep_det(v, p, q);
-      F x = len[p];
-      len[p] = len[q], len[q] = x;
-    }
-  }
-  mat_t<3, 3, F> u, r;
-  mat_qr3(B, u, r);
-  U = cast<mat_t<3, 3, T>>(u);
-  V = cast<mat_t<3, 3, T>>(v);
-  sigma = vec_t<3, T>{{cast<T>(r.c[0][0]), cast<T>(r.c[1][1]), cast<T>(r.c[2][2])}};
-}
-
-// Closed form (J. Blinn, "Consider the lowly 2x2 matrix"): A is the sum of
-// a scaled rotation q rot(a2) and a scaled reflection r ref(a1), which gives
-// A = rot(phi) diag(q + r, q - r) rot(theta), so U = rot(phi) and
-// V = rot(theta)^T. When q - r < 0 (det(A) < 0) its sign moves into U's
-// second column, giving Warp's convention.
-template <typename T>
-WP_FUNC void svd2(const mat_t<2, 2, T>& A, mat_t<2, 2, T>& U, vec_t<2, T>& sigma, mat_t<2, 2, T>& V) {
-  typedef typename decomp_real<T>::type F;
-  mat_t<2, 2, F> a = cast<mat_t<2, 2, F>>(A);
-  F e = (a.c[0][0] + a.c[1][1]) * F(0.5), f = (a.c[0][0] - a.c[1][1]) * F(0.5);
-  F g = (a.c[1][0] + a.c[0][1]) * F(0.5), h = (a.c[1][0] - a.c[0][1]) * F(0.5);
-  F q = mat_hypot(e, h), r = mat_hypot(f, g);
-  F a1 = atan2(g, f), a2 = atan2(h, e);
-  F theta = (a2 - a1) * F(0.5), phi = (a2 + a1) * F(0.5);
-  F s1 = q + r, s2 = q - r, flip = F(1);
-  if (s2 < F(0)) s2 = -s2, flip = F(-1);
-  F cp = cos(phi), sp = sin(phi), ct = cos(theta), st = sin(theta);
-  U = cast<mat_t<2, 2, T>>(mat_t<2, 2, F>{{{cp, -sp * flip}, {sp, cp * flip}}});
-  V = cast<mat_t<2, 2, T>>(mat_t<2, 2, F>{{{ct, st}, {-st, ct}}});
-  sigma = vec_t<2, T>{{cast<T>(s1), cast<T>(s2)}};
-}
-
-// Cyclic Jacobi on the symmetric matrix S (from A's lower triangle): each
-// rotation J zeroes S[p][q] in J^T S J; Q accumulates the J. Off-diagonal
-// entries below tol * |S|_F count as zero.
-template <typename T>
-WP_FUNC void eig3(const mat_t<3, 3, T>& A, mat_t<3, 3, T>& Q, vec_t<3, T>& d) {
-  typedef typename decomp_real<T>::type F;
-  mat_t<3, 3, F> S, v = identity<3, F>();
-  F frob2 = 0;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      S.c[i][j] = cast<F>(i >= j ? A.c[i][j] : A.c[j][i]);
-      frob2 += S.c[i][j] * S.c[i][j];
-    }
-  const F tol = F(4) * decomp_real<T>::eps() * sqrt(frob2);
-  const int pp[3] = {0, 1, 0}, qq[3] = {1, 2, 2};
-  for (int sweep = 0; sweep < kDecompMaxSweeps; ++sweep) {
-    bool rotated = false;
-    for (int k = 0; k < 3; ++k) {
-      const int p = pp[k], q = qq[k];
-      if (!(abs(S.c[p][q]) > tol)) continue;
-      // Symmetric 2x2 Schur decomposition (Golub & Van Loan 8.5.2).
-      F theta = (S.c[q][q] - S.c[p][p]) / (F(2) * S.c[p][q]);
-      F t = (theta < F(0) ? F(-1) : F(1)) / (abs(theta) + sqrt(F(1) + theta * theta));
-      F c = F(1) / sqrt(F(1) + t * t), s = c * t;
-      // J has J[p][p] = J[q][q] = c, J[p][q] = s, J[q][p] = -s.
-      mat_rotate_cols(S, p, q, c, -s);  // S <- S J
-      mat_rotate_rows(S, p, q, c, -s);  // S <- J^T S
-      mat_rotate_cols(v, p, q, c, -s);  // Q <- Q J
-      S.c[p][q] = S.c[q][p] = F(0);
-      rotated = true;
-    }
-    if (!rotated) break;
-  }
-  Q = cast<mat_t<3, 3, T>>(v);
-  d = vec_t<3, T>{{cast<T>(S.c[0][0]), cast<T>(S.c[1][1]), cast<T>(S.c[2][2])}};
-}
-
 // wp.expect_near(actual, expected, tolerance) on matrices: the largest
 // absolute difference of the elements (print.h has the scalar and vector
 // forms and the test).
@@ -768,35 +543,6 @@ WP_FUNC T expect_near_diff(const mat_t<R, C, T>& actual, const mat_t<R, C, T>& e
       if (gt(dij, d)) d = dij;
     }
   return d;
-}
-
-// Warp's forms without output arguments return the results as a tuple.
-template <typename T>
-WP_FUNC tuple_t<mat_t<3, 3, T>, vec_t<3, T>, mat_t<3, 3, T>> svd3(const mat_t<3, 3, T>& A) {
-  tuple_t<mat_t<3, 3, T>, vec_t<3, T>, mat_t<3, 3, T>> r;
-  svd3(A, tuple_get<0>(r), tuple_get<1>(r), tuple_get<2>(r));
-  return r;
-}
-
-template <typename T>
-WP_FUNC tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>> svd2(const mat_t<2, 2, T>& A) {
-  tuple_t<mat_t<2, 2, T>, vec_t<2, T>, mat_t<2, 2, T>> r;
-  svd2(A, tuple_get<0>(r), tuple_get<1>(r), tuple_get<2>(r));
-  return r;
-}
-
-template <typename T>
-WP_FUNC tuple_t<mat_t<3, 3, T>, mat_t<3, 3, T>> qr3(const mat_t<3, 3, T>& A) {
-  tuple_t<mat_t<3, 3, T>, mat_t<3, 3, T>> r;
-  qr3(A, tuple_get<0>(r), tuple_get<1>(r));
-  return r;
-}
-
-template <typename T>
-WP_FUNC tuple_t<mat_t<3, 3, T>, vec_t<3, T>> eig3(const mat_t<3, 3, T>& A) {
-  tuple_t<mat_t<3, 3, T>, vec_t<3, T>> r;
-  eig3(A, tuple_get<0>(r), tuple_get<1>(r));
-  return r;
 }
 
 }  // namespace wp
