@@ -415,6 +415,13 @@ def test_array_from_an_array_with_another_dtype(wp):
     v = wp.array(ints, shape=ints.shape[0], dtype=wp.vec3i)
     assert v.dtype is wp.vec3i and v.shape == (4,) and v.strides == (12,)
     np.testing.assert_array_equal(v.numpy(), np.arange(12).reshape(4, 3))
+    # Warp's inference: a last dimension that is a multiple of the length, one element as (1,).
+    f = wp.array(np.arange(24, dtype=np.float32).reshape(4, 6), dtype=float)
+    assert wp.array(f, dtype=wp.vec3).shape == (4, 2)
+    assert wp.array(f, dtype=wp.vec3, shape=(2, 2, 2)).shape == (2, 2, 2)
+    m = wp.array(np.arange(4, dtype=np.float32).reshape(2, 2), dtype=wp.mat22)
+    assert m.shape == (1,)
+    np.testing.assert_array_equal(m.numpy(), np.arange(4).reshape(1, 2, 2))
 
 
 def test_indexed_arrays_in_python_scope(wp):

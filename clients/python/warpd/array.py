@@ -130,18 +130,26 @@ def _to_numpy(data, dtype) -> np.ndarray:
         arr = arr.astype(st._np_dtype_)
     k = len(eshape)
     if k:
+        # Warp's rules: trailing extents of 1 are dropped; then the inner
+        # dimensions are the element's, or the last one is its component
+        # count or a multiple of it ((4, 6) float data is (4, 2) vec3); data
+        # of exactly one element is a 1-element array.
         n = int(np.prod(eshape))
-        if arr.ndim > k and arr.shape[-k:] == eshape:
+        while arr.ndim > 1 and arr.shape[-1] == 1 and eshape[-1] != 1:
+            arr = arr.reshape(arr.shape[:-1])
+        if arr.ndim >= k and arr.shape[-k:] == eshape:
             pass
-        elif k > 1 and arr.ndim >= 2 and arr.shape[-1] == n:
+        elif arr.ndim >= 1 and arr.shape[-1] == n:
             arr = arr.reshape(arr.shape[:-1] + eshape)
-        elif arr.ndim == 1 and arr.size % n == 0:
-            arr = arr.reshape((-1,) + eshape)
+        elif arr.ndim >= 1 and arr.shape[-1] % n == 0:
+            arr = arr.reshape(arr.shape[:-1] + (arr.shape[-1] // n,) + eshape)
         else:
             want = f"{eshape}" if k > 1 else f"{n}"
             raise ValueError(f"data of shape {arr.shape} does not fit dtype {wt.type_name(dtype)}: "
                              f"expected trailing dimensions {want}"
-                             + (f" or {n}" if k > 1 else ""))
+                             + (f" or {n}" if k > 1 else "") + f" (or a last dimension that is a multiple of {n})")
+        if arr.ndim == k:
+            arr = arr.reshape((1,) + eshape)
     return np.ascontiguousarray(arr)
 
 
