@@ -38,9 +38,7 @@ from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
 from .module_api import force_load, get_module, get_module_options, load_module, set_module_options
 from .staticexpr import static
-from .pyscope import (cross, dot, identity, length, length_sq, normalize, quat_from_axis_angle,
-                      quat_identity, quat_rotate, tid, transform_identity, transform_point,
-                      transform_vector, transpose)
+from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)
 from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)
 from .types import (bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
                     struct, uint8, uint16, uint32, uint64)

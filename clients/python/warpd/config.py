@@ -27,6 +27,11 @@ verify_cuda: bool = False
 verify_fp: bool = False
 print_launches: bool = False
 
+#: Builtins called in Python scope (``wp.sin(wp.float64(x))``) return plain Python
+#: numbers for every scalar type, as before Warp 1.9; by default they return
+#: instances of the Warp type except for float32, int32 and bool (pyscope_core.py).
+legacy_scalar_return_types: bool = False
+
 #: The daemon's gRPC target ("unix:/path" or "host:port"). None: the
 #: WARPD_ADDRESS environment variable, else a local daemon, else a private one.
 address: Optional[str] = None
