@@ -158,6 +158,8 @@ def make_cases(wp):
             add("norm_huber", a, T(0.5))
             add("norm_pseudo_huber", a, T(2.0))
             add("smooth_normalize", a, T(2.0))
+        add("matrix_from_rows", vec(T, 3), vec(T, 3))
+        add("matrix_from_cols", vec(T, 2), vec(T, 2), vec(T, 2))
         add("cross", vec(T, 3), vec(T, 3))
         add("skew", vec(T, 3))
         add("diag", vec(T, 3))

@@ -98,7 +98,10 @@ def python_scope(case):
 # references further below.
 _FLOAT_ORDER = (wp.float32, wp.float16, wp.float64)
 _INT_ORDER = (wp.int8, wp.uint64, wp.int32, wp.uint16, wp.int64, wp.uint8, wp.int16, wp.uint32)
-_FAMILY_CAP = {"mul": 6, "div": 3}
+_FAMILY_CAP = {"mul": 6, "div": 3, **{name: 1 for name in (
+    "pos", "neg", "abs", "sign", "step", "nonzero", "isinf", "invert", "bit_and", "bit_or", "bit_xor",
+    "cw_mul", "cw_div", "transpose", "trace", "ddot", "outer", "length_sq", "argmin", "argmax", "norm_huber",
+    "norm_pseudo_huber", "smooth_normalize", "unot", "bit_count", "sub", "clamp")}}
 _GROUPS_PER_KERNEL = 10
 
 
@@ -124,7 +127,7 @@ def kernel_groups(cases):
     for name, family_buckets in names.items():
         cap = _FAMILY_CAP.get(name, 2)
         if len(family_buckets) > cap:  # evenly spread over the families, first and last kept
-            step = (len(family_buckets) - 1) / (cap - 1)
+            step = (len(family_buckets) - 1) / max(cap - 1, 1)
             family_buckets = [family_buckets[round(k * step)] for k in range(cap)]
         for by_sig in family_buckets:
             def rank(sig, b=b):
@@ -269,8 +272,8 @@ def test_cases_cover_every_python_scope_builtin():
     """Every exported Python-scope builtin (but the kernel-only ones and those tested below)
     appears in the differential cases."""
     called = {c.name for c in CASES}
-    skip = set(KERNEL_ONLY) | set(wp.pyscope.KERNEL_ONLY) | {"tid", "block_dim", "expect_eq", "expect_near",
-                                                            "identity"}
+    skip = set(KERNEL_ONLY) | set(wp.pyscope.KERNEL_ONLY) | set(wp.pyscope.NO_PYTHON_OVERLOAD) | {
+        "tid", "block_dim", "expect_eq", "expect_near", "identity"}
     missing = sorted(set(wp.pyscope.__all__) - called - skip)
     assert not missing, f"no differential case for {missing}"
 
@@ -536,6 +539,39 @@ def test_no_implicit_conversion(index):
     with pytest.raises(RuntimeError, match=f"Couldn't find a function '{name}' compatible with the "
                                            f"arguments '{names}'"):
         getattr(wp, name)(*args)
+
+
+def test_builtins_with_no_python_scope_overload():
+    """Warp exports index/indexref/extract, but no Python-scope call finds an overload."""
+    for name in ("index", "indexref", "extract"):
+        with pytest.raises(RuntimeError, match=f"Couldn't find a function '{name}' compatible with the "
+                                               f"arguments 'mat22f, int, int'"):
+            getattr(wp, name)(wp.mat22f(), 0, 1)
+
+
+def test_keyword_arguments_use_warps_parameter_names():
+    v = wp.vec3f(3.0, 1.0, 2.0)
+    assert wp.max(a=v) == 3.0 and wp.min(v) == 1.0
+    assert wp.atan2(y=1.0, x=-1.0) == pytest.approx(math.atan2(1.0, -1.0), rel=1e-6)
+    m = wp.mat44f(1.0, 0.0, 0.0, 4.0, 0.0, 1.0, 0.0, 5.0, 0.0, 0.0, 1.0, 6.0, 0.0, 0.0, 0.0, 1.0)
+    assert wp.transform_point(point=wp.vec3f(1.0, 2.0, 3.0), mat=m) == wp.vec3f(5.0, 7.0, 9.0)
+    assert wp.transform_vector(vec=wp.vec3f(1.0, 2.0, 3.0), mat=m) == wp.vec3f(1.0, 2.0, 3.0)
+    state = wp.rand_init(42)
+    p = wp.vec3f(0.25, 0.5, 0.75)
+    assert wp.curlnoise(xyz=p, state=state) == wp.curlnoise(state, p, wp.uint32(1), 2.0, 0.5)
+    xy = wp.vec2f(0.3, 0.4)
+    assert wp.noise(state, xy=xy) == wp.noise(state, xy)
+    assert wp.pnoise(state, xy=xy, px=3, py=4) == wp.pnoise(state, xy, 3, 4)
+    # dtype=None and dtype=float mean float32; other spellings of a type find no overload.
+    assert type(wp.quat_identity(dtype=None)) is wp.quatf and type(wp.transform_identity(float)) is wp.transformf
+    for bad in (wp.int32, int, np.float32, "float64", 7, [wp.float64]):
+        with pytest.raises(RuntimeError, match="Couldn't find a function 'quat_identity'"):
+            wp.quat_identity(dtype=bad)
+
+
+def test_bytes_of_values_are_their_layout():
+    assert bytes(wp.quat_identity(dtype=wp.float16)) == np.array([0, 0, 0, 1], dtype=np.float16).tobytes()
+    assert bytes(wp.transform_identity(dtype=wp.float64)) == np.array([0, 0, 0, 0, 0, 0, 1.0]).tobytes()
 
 
 # ------------------------------------------------------------ expect_eq / expect_near

@@ -52,6 +52,20 @@ def block_dim():
     return 256
 
 
+def _no_python_overload(name):
+    """Builtins Warp exports but whose every Python-scope call finds no overload."""
+    def call(*args, **kwargs):
+        raise no_match(name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"wp.{name}: a kernel builtin; in Python scope no overload takes any arguments (as in Warp)."
+    call._wp_builtin_ = name
+    return call
+
+
+NO_PYTHON_OVERLOAD = ("extract", "index", "indexref")
+
+
 def _format_scalar(v) -> str:
     if isinstance(v, bool):
         return "True" if v else "False"
@@ -117,6 +131,8 @@ def _collect():
         found[name] = globals()[name]
     for name in KERNEL_ONLY:
         found[name] = kernel_only(name)
+    for name in NO_PYTHON_OVERLOAD:
+        found[name] = _no_python_overload(name)
     return found
 
 

@@ -297,12 +297,12 @@ def smooth_normalize(v, delta=1.0):
 # ------------------------------------------------------------ matrices
 
 @builtin
-def transpose(m):
+def transpose(a):
     """The transpose of a matrix (C x R for an R x C matrix)."""
-    t = type_of(m)
+    t = type_of(a)
     if not is_mat(t):
-        raise no_match("transpose", (m,))
-    v = value_of(m, t)
+        raise no_match("transpose", (a,))
+    v = value_of(a, t)
     return result(mat_t(t._shape_[1], t._shape_[0], dtype(t)), v.T)
 
 
@@ -315,28 +315,28 @@ def _square_float(name, m):
 
 @builtin
 @ignore_fp
-def determinant(m):
+def determinant(a):
     """The determinant of a 2x2, 3x3 or 4x4 float matrix (cofactor expansion)."""
-    t, v = _square_float("determinant", m)
+    t, v = _square_float("determinant", a)
     return result(dtype(t), det_of(v))
 
 
 @builtin
 @ignore_fp
-def inverse(m):
+def inverse(a):
     """The inverse of a 2x2, 3x3 or 4x4 float matrix; zeros when the determinant is 0."""
-    t, v = _square_float("inverse", m)
+    t, v = _square_float("inverse", a)
     return result(t, inverse_of(v))
 
 
 @builtin
 @ignore_fp
-def trace(m):
+def trace(a):
     """The sum of a square matrix's diagonal."""
-    t = type_of(m)
+    t = type_of(a)
     if not is_square(t):
-        raise no_match("trace", (m,))
-    v = value_of(m, t)
+        raise no_match("trace", (a,))
+    v = value_of(a, t)
     return result(dtype(t), seq_sum([v[i, i] for i in range(v.shape[0])]))
 
 
@@ -382,6 +382,31 @@ def skew(vec):
                                                   dtype=v.dtype))
 
 
+def _matrix_from(name, args, rows):
+    types = [type_of(a) for a in args]
+    if not args or not all(is_vec(t) for t in types):
+        raise RuntimeError(f"wp.{name}: every argument must be a vector")
+    if any(t._length_ != types[0]._length_ for t in types):
+        raise RuntimeError(f"wp.{name}: the vectors must all have one length")
+    if any(dtype(t) is not dtype(types[0]) for t in types):
+        raise RuntimeError(f"wp.{name}: the vectors must all have one dtype")
+    m = np.stack([value_of(a, t) for a, t in zip(args, types)])
+    m = m if rows else m.T
+    return result(mat_t(m.shape[0], m.shape[1], dtype(types[0])), m)
+
+
+@builtin
+def matrix_from_rows(*args):
+    """The matrix whose rows are the given vectors (of one length and dtype)."""
+    return _matrix_from("matrix_from_rows", args, True)
+
+
+@builtin
+def matrix_from_cols(*args):
+    """The matrix whose columns are the given vectors (of one length and dtype)."""
+    return _matrix_from("matrix_from_cols", args, False)
+
+
 @builtin
 def identity(n, dtype=wt.float32):
     """The n x n identity matrix of `dtype` (a kernel builtin, not in Warp's Python scope)."""
@@ -394,4 +419,4 @@ def identity(n, dtype=wt.float32):
 __all__ = ["dot", "cross", "outer", "length_sq", "length", "normalize", "argmin", "argmax",
            "norm_l1", "norm_l2", "norm_huber", "norm_pseudo_huber", "smooth_normalize",
            "transpose", "determinant", "inverse", "trace", "ddot", "diag", "get_diag", "skew",
-           "identity"]
+           "matrix_from_rows", "matrix_from_cols", "identity"]

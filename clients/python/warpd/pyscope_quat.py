@@ -175,9 +175,9 @@ def _is_f32_vec3(t):
 # ------------------------------------------------------------ quaternions
 
 @builtin
-def quat_identity(dtype=wt.float32):
+def quat_identity(dtype=None):
     """The identity rotation (0, 0, 0, 1) of a float dtype."""
-    st = wt.scalar_type(dtype)
+    st = wt.float32 if dtype is None else wt.scalar_type(dtype)
     if not is_float(st):
         raise no_match("quat_identity", (dtype,))
     return wt.quaternion(st)(0, 0, 0, 1)
@@ -413,9 +413,9 @@ def quat_twist_angle_signed(axis, q):
 # ------------------------------------------------------------ transformations
 
 @builtin
-def transform_identity(dtype=wt.float32):
+def transform_identity(dtype=None):
     """The identity transformation of a float dtype."""
-    st = wt.scalar_type(dtype)
+    st = wt.float32 if dtype is None else wt.scalar_type(dtype)
     if not is_float(st):
         raise no_match("transform_identity", (dtype,))
     return wt.transformation(st)()
@@ -475,8 +475,10 @@ def _xform_or_mat44(t):
 
 @builtin
 @ignore_fp
-def transform_point(xform, point):
-    """A point mapped by a transformation (rotate, then translate) or a 4x4 matrix (M (x, 1))."""
+def transform_point(xform=None, point=None, *, mat=None):
+    """A point mapped by a transformation (rotate, then translate) or a 4x4 matrix (M (x, 1));
+    Warp names the matrix `mat`."""
+    xform = mat if mat is not None else xform
     tx, tp = _args("transform_point", (xform, point), _xform_or_mat44, lambda t: is_vec(t, 3))
     _same_dtype("transform_point", (xform, point), (tx, tp))
     x, p = value_of(xform, tx), value_of(point, tp)
@@ -488,8 +490,10 @@ def transform_point(xform, point):
 
 @builtin
 @ignore_fp
-def transform_vector(xform, vec):
-    """A direction mapped by a transformation (rotated only) or a 4x4 matrix (M (x, 0))."""
+def transform_vector(xform=None, vec=None, *, mat=None):
+    """A direction mapped by a transformation (rotated only) or a 4x4 matrix (M (x, 0));
+    Warp names the matrix `mat`."""
+    xform = mat if mat is not None else xform
     tx, tv = _args("transform_vector", (xform, vec), _xform_or_mat44, lambda t: is_vec(t, 3))
     _same_dtype("transform_vector", (xform, vec), (tx, tv))
     x, v = value_of(xform, tx), value_of(vec, tv)

@@ -391,6 +391,15 @@ def _periodic_cell(x, period):
     return lower, upper, offset
 
 
+def _point(x, aliases, name):
+    """The point argument, whatever Warp names it in the overload (x, xy, xyz or xyzt)."""
+    given = [v for k, v in aliases.items() if k in ("xy", "xyz", "xyzt")]
+    if len(given) + (x is not None) != 1 or len(aliases) != len(given):
+        raise TypeError(f"wp.{name}() takes one point argument (x, xy, xyz or xyzt), got "
+                        f"{['x'] * (x is not None) + sorted(aliases)}")
+    return x if x is not None else given[0]
+
+
 def _noise_point(name, args):
     """(state, the coordinates as float32 scalars) of a noise call; Warp's error otherwise."""
     if type_of(args[0]) is not wt.uint32:
@@ -405,16 +414,20 @@ def _noise_point(name, args):
 
 @builtin
 @ignore_fp
-def noise(state, x):
+def noise(state, x=None, **point):
     """Perlin noise of a float32 or a vec2f/vec3f/vec4f point (0 at lattice points)."""
+    x = _point(x, point, "noise")
     s, p = _noise_point("noise", (state, x))
     return result(wt.float32, _perlin(s, *_open_cell(p)))
 
 
 @builtin
 @ignore_fp
-def pnoise(state, x, *periods):
-    """Periodic Perlin noise: the lattice index along each axis wraps to i % period."""
+def pnoise(state, x=None, *periods, **named):
+    """Periodic Perlin noise: the lattice index along each axis wraps to i % period
+    (px, py, pz, pt)."""
+    x = _point(x, {k: v for k, v in named.items() if k not in ("px", "py", "pz", "pt")}, "pnoise")
+    periods = periods + tuple(named[k] for k in ("px", "py", "pz", "pt") if k in named)
     args = (state, x, *periods)
     s, p = _noise_point("pnoise", args[:2])
     if len(periods) != len(p) or any(type_of(q) is not wt.int32 for q in periods):
@@ -425,9 +438,10 @@ def pnoise(state, x, *periods):
 
 @builtin
 @ignore_fp
-def curlnoise(state, x, octaves=None, lacunarity=2.0, gain=0.5):
+def curlnoise(state, xy=None, octaves=None, lacunarity=2.0, gain=0.5, **point):
     """Divergence-free noise: the rotated noise gradient in 2-D, the curl of three noise
     potentials in 3-D and 4-D (the 4th coordinate is time), summed over octaves."""
+    x = _point(None, {"xy": xy, **point} if xy is not None else point, "curlnoise")
     if octaves is None:
         octaves = wt.uint32(1)  # Warp's default
     args = (state, x, octaves, lacunarity, gain)

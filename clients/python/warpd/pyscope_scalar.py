@@ -142,8 +142,12 @@ def _float_binary(name, f64):
             raise no_match(name, (x, y))
         return result(t, math2(f64, value_of(x, t), value_of(y, t)))
 
-    fn.__doc__ = f"wp.{name}(x, y) of two float scalars of one type, in their precision."
-    return builtin(fn, name=name)
+    def atan2(y, x):  # Warp's parameter names: atan2(y, x)
+        return fn(y, x)
+
+    out = atan2 if name == "atan2" else fn
+    out.__doc__ = f"wp.{name} of two float scalars of one type, in their precision."
+    return builtin(out, name=name)
 
 
 for _name, _f in _UNARY.items():

@@ -182,6 +182,10 @@ class Value:
     def __len__(self):
         return self._shape_[0]
 
+    def __bytes__(self):
+        """The components as stored (C layout), as bytes() of a Warp value gives."""
+        return self._v.tobytes()
+
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
