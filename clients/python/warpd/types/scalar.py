@@ -85,6 +85,33 @@ class _Scalar:
     def __hash__(self):
         return hash(self.value)
 
+    # Ordering, abs() and round() as Warp's scalar values have them (builtins called in
+    # Python scope return these for float16, float64 and the integer types but int32).
+    def _cmp(self, other, op):
+        if isinstance(other, _Scalar):
+            other = other.value
+        elif not isinstance(other, (numbers.Real, np.number)):
+            return NotImplemented
+        return op(self.value, other)
+
+    def __lt__(self, other):
+        return self._cmp(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._cmp(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._cmp(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._cmp(other, lambda a, b: a >= b)
+
+    def __abs__(self):
+        return type(self)(abs(self.value))
+
+    def __round__(self, ndigits=None):
+        return type(self)(round(self.value, ndigits)) if ndigits is not None else type(self)(round(self.value))
+
     def __repr__(self):
         return f"{self._wp_name_}({self.value!r})"
 
