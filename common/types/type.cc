@@ -311,7 +311,6 @@ absl::StatusOr<TypeRef> TypeTable::Struct(std::string name, std::string display_
                                           std::vector<std::pair<std::string, TypeRef>> members) {
   if (is_global()) return absl::InternalError("structs belong in a local type table");
   if (!IsIdentifier(name)) return absl::InvalidArgumentError("a struct name must be a C identifier");
-  if (members.empty()) return absl::InvalidArgumentError(Cat("struct ", display_name, " has no members"));
   if (members.size() > kMaxStructMembers)
     return absl::InvalidArgumentError(
         Cat("struct ", display_name, " has more than ", kMaxStructMembers, " members"));
@@ -357,7 +356,7 @@ absl::StatusOr<TypeRef> TypeTable::Struct(std::string name, std::string display_
     t->display_ = display_name.empty() ? name : display_name;
     t->members_ = std::move(laid);
     t->align_ = align;
-    t->size_ = RoundUp(offset, align);
+    t->size_ = std::max<uint64_t>(RoundUp(offset, align), 1);  // an empty struct takes a byte, as in C++
     t->text_ = t->display_;
     t->cpp_ = "wps_" + name;
     TypeRef out = t.get();

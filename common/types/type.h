@@ -83,7 +83,7 @@ struct Member {
 };
 
 // Limits on what a client may declare (checked by TypeTable's Checked* makers).
-constexpr int kMaxVectorLength = 64;
+constexpr int kMaxVectorLength = 1024;  // as the elements of a matrix
 constexpr int kMaxMatrixDim = 64;
 constexpr int kMaxMatrixElements = 1024;
 constexpr int kMaxArrayDims = 4;

@@ -229,7 +229,9 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
 
   void VisitCheckIndex(const tir::CheckIndex& i) {
     std::string k = Op(i.index), n = std::to_string(i.extent);
-    w_.Line("if (WP_UNLIKELY((wp::uint64)(" + k + ") >= " + n + "u)) { (void)wp::record_index_fault(ctx, " +
+    // Negative indices count from the end, as in Python (v[-1]).
+    Define(i.dst, "(" + k + ") < 0 ? (" + Type(i.dst) + ")((" + k + ") + " + n + ") : (" + k + ")");
+    w_.Line("if (WP_UNLIKELY((wp::uint64)(" + Name(i.dst) + ") >= " + n + "u)) { (void)wp::record_index_fault(ctx, " +
             Line(i.span) + ", 0, (wp::int64)(" + k + "), " + n + "); " + fail_ + " }");
   }
 

@@ -51,6 +51,7 @@ struct Defs : tir::Visitor<Defs> {
   void VisitSubview(const tir::Subview& i) { Other(i.dst); }
   void VisitLocalArray(const tir::LocalArray& i) { Other(i.dst); }
   void VisitArrayShape(const tir::ArrayShape& i) { Other(i.dst); }
+  void VisitCheckIndex(const tir::CheckIndex& i) { Other(i.dst); }
   void VisitTidCoords(const tir::TidCoords& i) {
     for (tir::VarId v : i.dsts) Other(v);
   }

@@ -435,12 +435,10 @@ absl::StatusOr<TypeRef> TypeFromProto(const v1::TypeRef& proto, types::TypeTable
     }
     case v1::TypeRef::kVector: {
       WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.vector().dtype(), "vector dtype"));
-      if (s == ScalarKind::kBool) return absl::InvalidArgumentError("vectors of bool are not supported");
       return table.CheckedVector(proto.vector().length(), s);
     }
     case v1::TypeRef::kMatrix: {
       WARPD_ASSIGN_OR_RETURN(ScalarKind s, scalar(proto.matrix().dtype(), "matrix dtype"));
-      if (s == ScalarKind::kBool) return absl::InvalidArgumentError("matrices of bool are not supported");
       return table.CheckedMatrix(proto.matrix().rows(), proto.matrix().cols(), s);
     }
     case v1::TypeRef::kQuat: {

@@ -61,7 +61,7 @@ TEST(FromProtoTest, RejectsMalformedModules) {
   v1::Module empty_stmt = ModuleOf({Kernel("k", {}, {v1::Stmt()})});
   v1::Module no_value = ModuleOf({Kernel("k", {}, {Assign(Name("x"), v1::Expr())})});
   v1::Module bad_ndim = ModuleOf({Kernel("k", {{"a", Arr(F32(), 5)}}, {})});
-  v1::Module bad_vec = ModuleOf({Kernel("k", {{"v", Vec(65)}}, {})});
+  v1::Module bad_vec = ModuleOf({Kernel("k", {{"v", Vec(1025)}}, {})});
   v1::Module untyped = ModuleOf({Kernel("k", {{"a", v1::TypeRef()}}, {})});
   v1::Module bad_op = ModuleOf({Kernel("k", {}, {Assign(Name("x"), Bin(static_cast<v1::BinaryOperator>(99), Int(1), Int(2)))})});
   std::vector<BadCase> cases = {
@@ -71,7 +71,7 @@ TEST(FromProtoTest, RejectsMalformedModules) {
       {"empty statement", empty_stmt, "statement without a kind"},
       {"missing value", no_value, "missing assigned value"},
       {"ndim 5", bad_ndim, "array ndim 5 is out of range [1, 4]"},
-      {"vec17", bad_vec, "vector length 65"},
+      {"vector too long", bad_vec, "vector length 1025"},
       {"untyped param", untyped, "needs a type annotation"},
       {"unknown operator", bad_op, "unknown binary operator"},
   };

@@ -164,12 +164,23 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
 
 namespace {
 
-// Bounds of a constant index, checked at compile time.
-absl::Status CheckConstantIndex(FunctionSema& fs, const Expr& idx, int extent, TypeRef owner, const ir::Span& span) {
-  if (idx.kind != ExprKind::Constant) return absl::OkStatus();
-  const int64_t* k = std::get_if<int64_t>(&idx.value);
-  if (k && (*k < 0 || *k >= extent))
-    return fs.Err(span, Cat("index ", *k, " is out of range for ", owner->ToString()));
+// Bounds of a constant index (k or -k), checked at compile time; a negative
+// one counts from the end, as in Python, and becomes that constant.
+absl::Status CheckConstantIndex(FunctionSema& fs, Expr& idx, int extent, TypeRef owner, const ir::Span& span) {
+  const bool negated = idx.kind == ExprKind::Unary && idx.unary_op == ir::UnaryOp::kNeg &&
+                       idx.operands[0]->kind == ExprKind::Constant;
+  const Expr& lit = negated ? *idx.operands[0] : idx;
+  if (lit.kind != ExprKind::Constant) return absl::OkStatus();
+  const int64_t* k = std::get_if<int64_t>(&lit.value);
+  if (!k) return absl::OkStatus();
+  const int64_t v = negated ? -*k : *k;
+  if (v < -extent || v >= extent) return fs.Err(span, Cat("index ", v, " is out of range for ", owner->ToString()));
+  if (v >= 0 && !negated) return absl::OkStatus();
+  const auto dtype = lit.const_dtype;
+  idx.kind = ExprKind::Constant;
+  idx.value = v < 0 ? v + extent : v;
+  idx.const_dtype = dtype;
+  idx.operands.clear();
   return absl::OkStatus();
 }
 

@@ -323,12 +323,16 @@ Operand Builder::ArrayShape(Operand array, int dim, const ir::Span& span) {
   return Operand::Of(dst, i32);
 }
 
-void Builder::CheckIndex(Operand index, int extent, const ir::Span& span) {
-  if (!CheckIndexOperand(index, span)) return;
+Operand Builder::CheckIndex(Operand index, int extent, const ir::Span& span) {
+  if (!CheckIndexOperand(index, span)) return index;
   if (extent <= 0) Fail(span, "an index check of an empty extent");
+  TypeRef t = index.type;
+  VarId dst = NewVar(VarKind::kTemp, t);
   auto& c = Append<tir::CheckIndex>(span);
+  c.dst = dst;
   c.index = std::move(index);
   c.extent = extent;
+  return Operand::Of(dst, t);
 }
 
 Operand Builder::Tid(const ir::Span& span) {

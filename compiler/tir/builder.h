@@ -67,7 +67,8 @@ class Builder {
   Operand Subview(Operand array, std::vector<Operand> indices, const ir::Span& span);
   Operand LocalArray(TypeRef array, std::vector<int> shape, const ir::Span& span);
   Operand ArrayShape(Operand array, int dim, const ir::Span& span);
-  void CheckIndex(Operand index, int extent, const ir::Span& span);
+  // The component index to use for `index` (negative ones count from the end).
+  Operand CheckIndex(Operand index, int extent, const ir::Span& span);
   Operand Tid(const ir::Span& span);
   void TidCoords(std::vector<VarId> dsts, const ir::Span& span);
   void Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span);

@@ -148,9 +148,7 @@ class FunctionLowering {
   // by sema; anything else is checked here.
   Operand Index(const Expr& index, int extent) {
     if (index.kind == ExprKind::Constant) return Constant(index);
-    Operand k = Value(index);
-    b_.CheckIndex(k, extent, index.span);
-    return k;
+    return b_.CheckIndex(Value(index), extent, index.span);
   }
 
   // The element reference of a fully indexed array element (array, then

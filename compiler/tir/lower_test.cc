@@ -69,41 +69,41 @@ TEST(LowerTest, MakesOrderChecksAndBranchesExplicit) {
   x = %13
   %14: ref float32 = &a[i, j]
   atomic_add(&*%14, x) [wp::atomic_add]
-  check i < 3
-  %15: vec3f = m.row[i]
-  %16: vec3f = mul(%15, 2:float32) [wp::mul]
-  m.row[i] = %16
-  %17: float32 = v[1:int32]
-  check j < 3
-  m[1:int32, j] = %17
-  %18: bool = le(0:int32, i) [wp::le]
-  declare %19: bool
-  %19 = %18
-  if %18:
-    %20: bool = lt(i, n) [wp::lt]
-    %19 = %20
-  b = %19
+  %15: int32 = check i < 3
+  %16: vec3f = m.row[%15]
+  %17: vec3f = mul(%16, 2:float32) [wp::mul]
+  m.row[%15] = %17
+  %18: float32 = v[1:int32]
+  %19: int32 = check j < 3
+  m[1:int32, %19] = %18
+  %20: bool = le(0:int32, i) [wp::le]
   declare %21: bool
-  if b:
-    %22: bool = gt(x, 0:float32) [wp::gt]
-    if %22:
-      %21 = True:bool
-  c = %21
+  %21 = %20
+  if %20:
+    %22: bool = lt(i, n) [wp::lt]
+    %21 = %22
+  b = %21
   declare %23: bool
   if b:
-    %23 = True:bool
+    %24: bool = gt(x, 0:float32) [wp::gt]
+    if %24:
+      %23 = True:bool
+  c = %23
+  declare %25: bool
+  if b:
+    %25 = True:bool
   else:
     if c:
-      %23 = True:bool
-  d = %23
-  declare %24: float32
+      %25 = True:bool
+  d = %25
+  declare %26: float32
   if c:
-    %24 = x
+    %26 = x
   else:
-    %24 = 1:float32
-  y = %24
-  %25: array(dtype=float32, ndim=1) = view a[i]
-  row = %25
+    %26 = 1:float32
+  y = %26
+  %27: array(dtype=float32, ndim=1) = view a[i]
+  row = %27
 func f(n: int32, x: float32) -> float32
   local k: int32
   for k in range(1:int32, n, 1:int32):

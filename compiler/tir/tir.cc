@@ -102,7 +102,7 @@ class Dumper : public Visitor<Dumper> {
     Line(Cat(Def(i.dst), " = local_array(", shape, ")"));
   }
   void VisitArrayShape(const ArrayShape& i) { Line(Cat(Def(i.dst), " = ", Op(i.array), ".shape[", i.dim, "]")); }
-  void VisitCheckIndex(const CheckIndex& i) { Line(Cat("check ", Op(i.index), " < ", i.extent)); }
+  void VisitCheckIndex(const CheckIndex& i) { Line(Cat(Def(i.dst), " = check ", Op(i.index), " < ", i.extent)); }
   void VisitTid(const Tid& i) { Line(Cat(Def(i.dst), " = tid")); }
   void VisitTidCoords(const TidCoords& i) {
     std::string names;

@@ -108,7 +108,8 @@ struct Place {
 //   LocalArray   dst = a zeroed array of constant shape in the function's
 //                own storage (wp.zeros in kernels)
 //   ArrayShape   dst = (int32) array.shape[dim]
-//   CheckIndex   index in [0, extent), else a fault at `line`
+//   CheckIndex   dst = index, or index + extent when negative (Python's
+//                v[-1]); outside [-extent, extent) a fault at `line`
 //   Tid          dst = the thread index (1-D)
 //   TidCoords    dsts = the thread's coordinates in the launch grid
 //   Print        one output record of a print site
@@ -238,6 +239,7 @@ struct ArrayShape : InstOf<InstKind::ArrayShape> {
 };
 
 struct CheckIndex : InstOf<InstKind::CheckIndex> {
+  VarId dst = kNoVar;  // the index to use, in [0, extent)
   Operand index;
   int extent = 0;
 };

@@ -157,12 +157,43 @@ def test_instances_in_python_scope():
         s.m = [1, 2, 3]
 
 
-def test_unsupported_struct_definitions():
-    with pytest.raises(TypeError, match="no annotated members"):
-        @wp.struct
-        class Empty:
-            pass
+@wp.struct
+class EmptyS:
+    pass
 
+
+@wp.struct
+class HoldsEmpty:
+    a: EmptyS
+    b: EmptyS
+    z: int
+
+
+@wp.kernel(module="unique")
+def reads_empty(e: EmptyS, h: HoldsEmpty, hs: wp.array(dtype=HoldsEmpty), out: wp.array(dtype=int)):
+    i = wp.tid()
+    out[i] = h.z + hs[i].z
+    x = HoldsEmpty()
+    x.z = 5
+    hs[i] = x
+
+
+def test_empty_structs_take_a_byte_as_in_warp():
+    # Warp (ctypes) and C++ give an empty struct one byte; members after it keep their alignment.
+    assert EmptyS.numpy_dtype().itemsize == 1
+    assert HoldsEmpty.numpy_dtype().itemsize == 8 and HoldsEmpty.numpy_dtype().fields["z"][1] == 4
+    h = HoldsEmpty()
+    h.z = 40
+    items = [HoldsEmpty(), HoldsEmpty()]
+    items[0].z, items[1].z = 1, 2
+    hs = wp.array(items, dtype=HoldsEmpty)
+    out = wp.zeros(2, dtype=int)
+    wp.launch(reads_empty, dim=2, inputs=[EmptyS(), h, hs, out])
+    np.testing.assert_array_equal(out.numpy(), [41, 42])
+    np.testing.assert_array_equal(hs.numpy()["z"], [5, 5])
+
+
+def test_unsupported_struct_definitions():
     with pytest.raises(TypeError, match="member 'x' has an unsupported type"):
         @wp.struct
         class Bad:

@@ -193,14 +193,17 @@ def test_named_types_and_generic_types_are_one_family():
     assert wp.mat22._shape_ == (2, 2) and wp.mat22._length_ == 4
     assert wp.mat22._wp_scalar_type_ is wp.float32
     assert wp.quat._length_ == 4 and wp.transform._length_ == 7 and vec5d._length_ == 5
-    # Limits: the daemon's (vectors 1..64, matrices 64 per side and 1024 elements).
+    # Limits: the daemon's (vectors up to 1024 components, matrices 64 per side and 1024
+    # elements); a vector of length 0 exists as in Warp (t[3:3]) but kernels refuse it.
     assert vec64._length_ == 64 and mat16x64._length_ == 1024
-    with pytest.raises(ValueError, match="1, 64"):
-        wp.types.vector(65, wp.float32)
+    assert wp.types.vector(1024, wp.float16)._length_ == 1024 and wp.types.vector(0, float)._length_ == 0
+    with pytest.raises(ValueError, match="0, 1024"):
+        wp.types.vector(1025, wp.float32)
     with pytest.raises(ValueError, match="out of range"):
         wp.types.matrix((64, 17), wp.float32)
-    with pytest.raises(TypeError, match="bool"):
-        wp.types.vector(3, wp.bool)
+    # bool vectors and matrices exist, as in Warp (no vec3bool name: Warp has none)
+    assert wp.types.vector(3, wp.bool)._wp_scalar_type_ is wp.bool
+    assert wp.types.matrix((2, 2), wp.bool)._wp_scalar_type_ is wp.bool
     with pytest.raises(TypeError, match="float"):
         wp.types.quaternion(wp.int32)
 
@@ -619,3 +622,76 @@ def test_constructor_ir():
     assert vparams["c"].quat.dtype == ir_pb2.SCALAR_FLOAT64
     assert vparams["d"].transform.dtype == ir_pb2.SCALAR_FLOAT16
     assert vparams["h"].matrix.rows == 16 and vparams["h"].matrix.cols == 64
+
+
+vec3bool = wp.types.vector(length=3, dtype=wp.bool)
+mat22bool = wp.types.matrix(shape=(2, 2), dtype=wp.bool)
+vec123h = wp.types.vector(123, dtype=wp.float16)
+BOOL_SEL = wp.constant(vec3bool([True, False, True]))
+
+
+@wp.kernel(module="unique")
+def bool_and_long_vectors(out: wp.array(dtype=int), bv: wp.array(dtype=vec3bool), big: wp.array(dtype=vec123h),
+                          idx: wp.array(dtype=int), f: wp.array(dtype=float)):
+    s = int(0)
+    if BOOL_SEL[0]:
+        s += 1
+    if BOOL_SEL[1]:
+        s += 10
+    if BOOL_SEL[-1]:
+        s += 100
+    out[0] = s
+    b = bv[0]
+    b[1] = True
+    bv[1] = b
+    bv[2] = vec3bool(False, True, True)
+    m = mat22bool()
+    m[0, 1] = True
+    if m[0, 1] and not m[1, 0]:
+        out[1] = 1
+    v = big[0]
+    out[2] = int(float(v[122]) + float(v[-1]))
+    # negative indices count from the end, constant or not
+    w = wp.vec3(1.0, 2.0, 3.0)
+    w[-1] = 30.0
+    w[-3] *= 2.0
+    f[0] = w[-1]
+    f[1] = w[0]
+    f[2] = w[idx[0]]
+    mm = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    f[3] = mm[-1, -2]
+    f[4] = mm[idx[0], idx[1]]
+
+
+def test_bool_vectors_long_vectors_and_negative_indices():
+    out = wp.zeros(3, dtype=int)
+    bv = wp.array([[True, False, False], [False] * 3, [False] * 3], dtype=vec3bool)
+    big = wp.array(np.arange(123, dtype=np.float16)[None, :], dtype=vec123h)
+    f = wp.zeros(5, dtype=float)
+    wp.launch(bool_and_long_vectors, dim=1, inputs=[out, bv, big, wp.array([-1, -2], dtype=int), f])
+    np.testing.assert_array_equal(out.numpy(), [101, 1, 244])
+    np.testing.assert_array_equal(bv.numpy(), [[True, False, False], [True, True, False], [False, True, True]])
+    assert bv.numpy().dtype == np.bool_
+    np.testing.assert_array_equal(f.numpy(), [30.0, 2.0, 30.0, 3.0, 3.0])
+    # out of range either way: a fault naming the index
+    with pytest.raises(wp.KernelError, match="index -4 out of bounds for a vector of length 3"):
+        wp.launch(bool_and_long_vectors, dim=1, inputs=[out, bv, big, wp.array([-4, 0], dtype=int), f])
+        wp.synchronize()
+
+
+def test_constant_indices_out_of_range_either_way_are_compile_errors(tmp_path):
+    import textwrap
+    for index in ("-4", "3"):
+        path = tmp_path / f"neg_index_{index.replace('-', 'm')}.py"
+        path.write_text(textwrap.dedent(f"""
+            import warpd as wp
+
+            @wp.kernel
+            def k(out: wp.array(dtype=float)):
+                v = wp.vec3(1.0, 2.0, 3.0)
+                out[0] = v[{index}]
+            """))
+        ns = {"__name__": path.stem}
+        exec(compile(path.read_text(), str(path), "exec"), ns)
+        with pytest.raises(wp.CompileError, match=f"index {index} is out of range for vec3f"):
+            wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=float)])

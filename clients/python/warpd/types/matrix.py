@@ -159,9 +159,6 @@ def matrix(shape, dtype=float32):
     st = scalar_type(dtype)
     if st is None:
         raise TypeError(f"matrix dtype must be a scalar type such as wp.float32, got {dtype!r}")
-    if st is bool_:
-        raise TypeError("matrices of bool are not supported by warpd (the daemon has no bool "
-                        "matrices); use an integer dtype such as wp.uint8")
     try:
         rows, cols = (int(d) for d in shape)
     except (TypeError, ValueError):
@@ -179,11 +176,12 @@ def matrix(shape, dtype=float32):
 def _make(rows, cols, st):
     suffix = SUFFIX[st]
     builtin_suffix = "" if st is float32 else suffix
-    if rows == cols and 2 <= rows <= 4:
+    if rows == cols and 2 <= rows <= 4 and st is not bool_:
         name = type_name = f"mat{rows}{cols}{suffix}"
         builtin = f"mat{rows}{cols}{builtin_suffix}"
     else:
         type_name = f"matrix(shape=({rows}, {cols}), dtype={st._wp_name_})"
+        builtin_suffix = "" if st is bool_ else builtin_suffix
         if rows == cols == 6 and st in (float16, float32, float64):
             name, builtin = f"spatial_matrix{suffix}", f"spatial_matrix{builtin_suffix}"
         else:

@@ -275,7 +275,7 @@ _SCALAR_BY_NP = {t._np_dtype_: t for t in SCALAR_TYPES}
 _PY_ALIASES = {builtins.float: float32, builtins.int: int32, builtins.bool: bool_}
 
 # Warp's suffixes of named types (vec3f, mat22d, quath), by scalar type.
-SUFFIX = {float32: "f", float64: "d", float16: "h", int8: "b", uint8: "ub", int16: "s",
+SUFFIX = {bool_: "bool", float32: "f", float64: "d", float16: "h", int8: "b", uint8: "ub", int16: "s",
           uint16: "us", int32: "i", uint32: "ui", int64: "l", uint64: "ul"}
 
 

@@ -300,8 +300,6 @@ def struct(cls):
     if not isinstance(cls, type):
         raise TypeError(f"@wp.struct decorates a class, got {type(cls).__name__}")
     anns = _annotations(cls)
-    if not anns:
-        raise TypeError(f"struct {cls.__name__} has no annotated members")
     members, offset, align = [], 0, 1
     formats, names, offsets = [], [], []
     for name, ann in anns.items():
@@ -317,7 +315,8 @@ def struct(cls):
         offsets.append(offset)
         offset += t._wp_size_
         align = max(align, a)
-    size = (offset + align - 1) // align * align
+    # An empty struct takes one byte, as in C++ and Warp (ctypes).
+    size = max((offset + align - 1) // align * align, 1)
     np_dtype = np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size})
     ir_name = _ir_name(cls, members)
 

@@ -23,7 +23,7 @@ from .family import Value
 from .generic import GenericValue, is_any_dim, is_generic
 from .scalar import SUFFIX, bool_, convert, float16, float32, float64, scalar_type
 
-MAX_LENGTH = 64
+MAX_LENGTH = 1024  # common/types/type.h kMaxVectorLength
 
 
 class Vector(Value):
@@ -94,12 +94,10 @@ def vector(length, dtype=float32):
     st = scalar_type(dtype)
     if st is None:
         raise TypeError(f"vector dtype must be a scalar type such as wp.float32, got {dtype!r}")
-    if st is bool_:
-        raise TypeError("vectors of bool are not supported by warpd (the daemon has no bool "
-                        "vectors); use an integer dtype such as wp.uint8")
     length = operator.index(length)
-    if not 1 <= length <= MAX_LENGTH:
-        raise ValueError(f"vector length must be in [1, {MAX_LENGTH}], got {length}")
+    # Length 0 exists as in Warp (what slicing a transformation t[3:3] gives); kernels refuse it.
+    if not 0 <= length <= MAX_LENGTH:
+        raise ValueError(f"vector length must be in [0, {MAX_LENGTH}], got {length}")
     cls = _CACHE.get((length, st))
     if cls is None:
         cls = _make(length, st)
@@ -110,7 +108,9 @@ def vector(length, dtype=float32):
 def _make(length, st):
     suffix = SUFFIX[st]
     builtin_suffix = "" if st is float32 else suffix
-    if 2 <= length <= 4:
+    if 2 <= length <= 4 and st is bool_:  # Warp has no vec3bool builtin: vector(dtype=bool)
+        name, builtin, type_name = f"vec{length}{suffix}", "", f"vector(length={length}, dtype=bool)"
+    elif 2 <= length <= 4:
         name, builtin = f"vec{length}{suffix}", f"vec{length}{builtin_suffix}"
         type_name = name
     else:
