@@ -115,3 +115,31 @@ def test_a_module_with_only_broken_kernels_fails_to_load(tmp_path):
     with pytest.raises(wp.CompileError) as info:
         wp.launch(ns["k1"], dim=1, inputs=[a])
     assert "no_such_builtin_one" in str(info.value) and "no_such_builtin_two" in str(info.value)
+
+
+def test_a_broken_kernel_defined_after_the_module_loaded_raises_its_own_error(tmp_path):
+    # Leaving the broken kernel out gives the module the IR it had before: the load is the
+    # cached one, which must still answer for the new kernel with its error.
+    ns, path = load(tmp_path, "late_broken_mod", """
+        import warpd as wp
+
+        @wp.kernel
+        def first(a: wp.array(dtype=float)):
+            a[0] = 1.0
+        """)
+    a = wp.zeros(1, dtype=float)
+    wp.launch(ns["first"], dim=1, inputs=[a])
+    more = tmp_path / "late_broken_more.py"
+    more.write_text(textwrap.dedent("""
+        @wp.kernel
+        def late(a: wp.array(dtype=float)):
+            f = lambda y: y
+            a[0] = 2.0
+        """))
+    exec(compile(more.read_text(), str(more), "exec"), ns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(wp.CompileError, match="lambda"):
+            wp.launch(ns["late"], dim=1, inputs=[a])
+    wp.launch(ns["first"], dim=1, inputs=[a])
+    assert a.numpy()[0] == 1.0

@@ -190,9 +190,12 @@ def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
         return cached[2]
     loaded = kernel.module.load(rt, device)
     info = loaded.kernels.get(kernel.ir_name)
-    if info is None and kernel.ir_name in loaded.failed:
-        e = loaded.failed[kernel.ir_name]
-        raise CompileError(e.message, e.code)
+    if info is None:
+        # Left out of the module: by the daemon, or by translation (a module of the same
+        # IR loaded before this kernel existed knows nothing of it).
+        e = loaded.failed.get(kernel.ir_name) or kernel.module.translation_failures().get(kernel.ir_name)
+        if e is not None:
+            raise CompileError(e.message, e.code)
     if info is None:
         raise RuntimeError(f"the daemon loaded module '{kernel.module.name}' without kernel "
                            f"'{kernel.ir_name}' (it returned: {', '.join(loaded.kernels) or 'none'})")
