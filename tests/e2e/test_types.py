@@ -6,6 +6,7 @@ numbers, or results real Warp 1.19 gives in Python scope (noted where used).
 The kernels of this file form one module (compiled once).
 """
 
+import ctypes
 import math
 
 import numpy as np
@@ -695,3 +696,19 @@ def test_constant_indices_out_of_range_either_way_are_compile_errors(tmp_path):
         exec(compile(path.read_text(), str(path), "exec"), ns)
         with pytest.raises(wp.CompileError, match=f"index {index} is out of range for vec3f"):
             wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+def test_scalar_types_carry_warps_ctypes_type():
+    # Warp's tests wrap values with wptype._type_(v).value: C conversion, as numpy's astype does.
+    for st, npt in [(wp.int8, np.int8), (wp.uint8, np.uint8), (wp.int16, np.int16), (wp.uint16, np.uint16),
+                    (wp.int32, np.int32), (wp.uint32, np.uint32), (wp.int64, np.int64), (wp.uint64, np.uint64)]:
+        for v in (70000, -3, 2**40 + 5):
+            assert st._type_(v).value == int(np.array(v).astype(npt)), (st, v)
+    assert wp.float32._type_(0.1).value == float(np.float32(0.1))
+    assert wp.float64._type_ is ctypes.c_double and wp.bool._type_ is ctypes.c_bool
+    assert ctypes.sizeof(wp.float16._type_) == 2  # a half's bits, as in Warp
+
+
+def test_log_levels_are_warps():
+    assert (wp.LOG_DEBUG, wp.LOG_INFO, wp.LOG_WARNING, wp.LOG_ERROR) == (10, 20, 30, 40)
+    assert wp.config.log_level == wp.LOG_INFO

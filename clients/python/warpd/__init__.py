@@ -50,6 +50,8 @@ globals().update(types.NAMED_TYPES)
 from .utils import ScopedDevice, ScopedTimer
 
 __version__ = config.version
+LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = (config.LOG_DEBUG, config.LOG_INFO, config.LOG_WARNING,
+                                             config.LOG_ERROR)
 
 # Warp's constants (folded into kernels like any module-level number).
 E = e = _math.e

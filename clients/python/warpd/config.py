@@ -16,6 +16,11 @@ kernel_cache_dir: Optional[str] = None
 #: Suppress the banner and other informational output.
 quiet: bool = False
 
+#: Warp's logging levels (``wp.LOG_DEBUG`` ...) and the client's threshold: the
+#: banner and other informational output print at ``LOG_INFO`` and below.
+LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 10, 20, 30, 40
+log_level: int = LOG_INFO
+
 #: Print extra information (module loads, daemon start-up).
 verbose: bool = False
 

@@ -495,7 +495,7 @@ def init():
         atexit.register(rt.close)
         _register_notebook_sync(rt)
         _runtime = rt
-        if not config.quiet:
+        if not config.quiet and config.log_level <= config.LOG_INFO:
             print(_banner(rt), flush=True)
 
 

@@ -11,6 +11,7 @@ scalar type, with Warp's strictness: an integer type never takes a float.
 from __future__ import annotations
 
 import builtins
+import ctypes
 import numbers
 import struct
 from typing import Any
@@ -222,6 +223,13 @@ def _convert(st, v, wrap):
     return v
 
 
+# Warp's ctypes type of each scalar (``wp.int16._type_(v).value`` wraps as C does);
+# float16 is its bits, a c_uint16, as in Warp.
+_CTYPES = {"?": ctypes.c_bool, "b": ctypes.c_int8, "B": ctypes.c_uint8, "h": ctypes.c_int16,
+           "H": ctypes.c_uint16, "i": ctypes.c_int32, "I": ctypes.c_uint32, "q": ctypes.c_int64,
+           "Q": ctypes.c_uint64, "e": ctypes.c_uint16, "f": ctypes.c_float, "d": ctypes.c_double}
+
+
 def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True):
     size = struct.calcsize("<" + fmt)
     return type(
@@ -241,6 +249,7 @@ def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True):
             "_np_dtype_": np.dtype(np_dtype),
             "_wp_np_dtype_": np.dtype(np_dtype),
             "_fmt_": fmt,
+            "_type_": _CTYPES[fmt],
             "_kind_": kind,
             "_signed_": signed,
         },
