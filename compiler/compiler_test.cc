@@ -195,7 +195,7 @@ TEST(CompilerTest, LoopsBranchesVectorsAndUserFunctions) {
 
 #if WARPD_WITH_CUDA
 TEST(CompilerTest, VerifyCudaCompilesGeneratedSourceWithNvrtcAndPtxas) {
-  if (!Nvrtc::Load().ok()) GTEST_SKIP() << "NVRTC is not installed: " << Nvrtc::Load().status();
+  ASSERT_TRUE(Nvrtc::Load().ok()) << "NVRTC is required with CUDA: " << Nvrtc::Load().status();
   auto c = Compiler::Create(Options("", true));
   ASSERT_TRUE(c.ok()) << c.status();
   for (const auto& proto : {ScaleModule(), FeatureModule()}) {
