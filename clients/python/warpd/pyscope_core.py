@@ -90,13 +90,15 @@ def is_number(t) -> bool:
 
 
 def is_vec(t, length=None, float_only=False) -> bool:
+    """A vector type (of `length`; of a float dtype) of numbers: no builtin takes bool vectors."""
     return family(t) == "vector" and (length is None or t._length_ == length) and \
-        (not float_only or is_float(t._wp_scalar_type_))
+        (is_float(t._wp_scalar_type_) if float_only else is_number(t._wp_scalar_type_))
 
 
 def is_mat(t, shape=None, float_only=False) -> bool:
+    """A matrix type (of `shape`; of a float dtype) of numbers: no builtin takes bool matrices."""
     return family(t) == "matrix" and (shape is None or t._shape_ == shape) and \
-        (not float_only or is_float(t._wp_scalar_type_))
+        (is_float(t._wp_scalar_type_) if float_only else is_number(t._wp_scalar_type_))
 
 
 def is_square(t, sizes=None) -> bool:
