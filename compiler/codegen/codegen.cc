@@ -211,6 +211,20 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   }
 
   void VisitSubview(const tir::Subview& i) {
+    if (!i.slices.empty()) {  // a[1:3, j]: runtime/native/warpd/native/array.h slice_view
+      std::string values, kinds;
+      for (const auto& k : i.indices) values += (values.empty() ? "" : ", ") + std::string("(wp::int64)") + Op(k);
+      for (bool s : i.slices) kinds += (kinds.empty() ? "" : ", ") + std::string(s ? "1" : "0");
+      const std::string n = std::to_string(i.slices.size());
+      w_.Line(Type(i.dst) + " " + Name(i.dst) + ";");
+      w_.Open("{");
+      w_.Line("const wp::int64 sv[] = {" + values + "};");
+      w_.Line("const wp::int32 sk[] = {" + kinds + "};");
+      w_.Line("if (WP_UNLIKELY(!wp::slice_view(ctx, " + Op(i.array) + ", " + Line(i.span) + ", sv, sk, " + n + ", &" +
+              Name(i.dst) + "))) " + fail_);
+      w_.Close();
+      return;
+    }
     std::string args = "ctx, " + Op(i.array) + ", " + Line(i.span);
     for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
     w_.Line(Type(i.dst) + " " + Name(i.dst) + ";");

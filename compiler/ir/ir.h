@@ -43,7 +43,8 @@ struct Span {
 //   BoolOp     bool_op; operands = {v_1 .. v_n}, n >= 2
 //   Call       name = callee; callee_kind; operands = positional args then
 //              keyword values; keywords = names of the trailing operands
-//   Subscript  operands = {value, index_1 .. index_n}
+//   Subscript  operands = {value, index_1 .. index_n}; an index may be a
+//              slice: a Call of builtin "slice" with keywords start/stop/step
 //   Attribute  name = attribute; operands = {value}
 //   IfExp      operands = {test, body, orelse}
 //   Tuple      operands = elements
@@ -111,6 +112,9 @@ struct Expr {
   int function_index = -1;                       // resolved user function (Call)
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
   int element_index = -1;                        // Subscript of a tuple: the element (negative indices resolved)
+  // Subscript of a vector or matrix with slices (v[1:3], m[:, 1]): per index,
+  // the components a slice selects (constant bounds), empty for an integer index.
+  std::vector<std::vector<int>> slice_components;
 };
 
 using ExprPtr = std::unique_ptr<Expr>;
@@ -214,6 +218,11 @@ struct Function {
   std::vector<Local> locals;  // params first, then assigned names in order of appearance
   int tid_ndim = 0;           // kernels: targets wp.tid() unpacks into (0: unused)
 };
+
+// A slice index (a:b:c) of a Subscript.
+inline bool IsSlice(const Expr& e) {
+  return e.kind == ExprKind::Call && e.callee_kind == CalleeKind::kBuiltin && e.name == "slice";
+}
 
 // Whether lowering and codegen emit `f`: analysed, and not a template.
 inline bool IsEmitted(const Function& f) { return !f.dropped && !f.is_generic(); }

@@ -233,6 +233,8 @@ absl::Status FunctionSema::CheckPlace(Expr& target, const Span& span) {
   // Walk down to the root of the path; it must be a local, or an array element.
   Expr* node = &target;
   while (node->kind == ExprKind::Subscript || node->kind == ExprKind::Attribute) {
+    for (size_t i = 1; node->kind == ExprKind::Subscript && i < node->operands.size(); ++i)
+      if (ir::IsSlice(*node->operands[i])) return Err(span, "a slice cannot be assigned; assign its elements");
     Expr& owner = *node->operands[0];
     if (owner.type && owner.type->is_tuple()) return Err(span, "tuples are immutable: their elements cannot be assigned");
     if (owner.type && owner.type->is_array()) {

@@ -1,7 +1,12 @@
 // Semantic analysis: expressions (names, constants, operators, indexing,
 // attributes).
 #include "common/str_cat.h"
+
+#include <algorithm>
+#include <optional>
+
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "compiler/sema/sema_internal.h"
 
 namespace warpd::sema::internal {
@@ -184,7 +189,129 @@ absl::Status CheckConstantIndex(FunctionSema& fs, Expr& idx, int extent, TypeRef
   return absl::OkStatus();
 }
 
+// An integer constant, or the negation of one.
+std::optional<int64_t> ConstantInt(const Expr& e) {
+  const Expr* lit = &e;
+  bool negated = false;
+  if (e.kind == ExprKind::Unary && e.unary_op == ir::UnaryOp::kNeg) {
+    lit = e.operands[0].get();
+    negated = true;
+  }
+  if (lit->kind != ExprKind::Constant) return std::nullopt;
+  const int64_t* k = std::get_if<int64_t>(&lit->value);
+  if (!k) return std::nullopt;
+  return negated ? -*k : *k;
+}
+
+// The components of a vector or matrix axis of `n` a slice selects, by
+// Python's rules (slice(start, stop, step).indices(n)); its bounds must be
+// constants, as the result's length is part of its type.
+absl::StatusOr<std::vector<int>> SliceComponents(const Expr& s, int n) {
+  std::optional<int64_t> part[3];
+  for (size_t i = 0; i < s.operands.size(); ++i) {
+    const std::string& k = s.keywords[i];
+    const int which = k == "start" ? 0 : k == "stop" ? 1 : 2;
+    part[which] = ConstantInt(*s.operands[i]);
+    if (!part[which])
+      return absl::InvalidArgumentError("a slice of a vector or matrix needs constant bounds (its length is part of its type)");
+  }
+  const int64_t step = part[2].value_or(1);
+  if (step == 0) return absl::InvalidArgumentError("slice step cannot be zero");
+  auto norm = [n](int64_t x, int64_t lo, int64_t hi) { return std::clamp(x < 0 ? x + n : x, lo, hi); };
+  int64_t start, stop;
+  if (step > 0) {
+    start = part[0] ? norm(*part[0], 0, n) : 0;
+    stop = part[1] ? norm(*part[1], 0, n) : n;
+  } else {
+    start = part[0] ? norm(*part[0], -1, n - 1) : n - 1;
+    stop = part[1] ? norm(*part[1], -1, n - 1) : -1;
+  }
+  std::vector<int> out;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 }  // namespace
+
+absl::Status FunctionSema::SliceSema(Expr& s) {
+  for (size_t i = 0; i < s.operands.size(); ++i) {
+    const std::string& k = i < s.keywords.size() ? s.keywords[i] : "";
+    if (k != "start" && k != "stop" && k != "step") return Err(s.span, "a slice has a start, a stop and a step");
+    SEMA_TRY(ExprSema(*s.operands[i]));
+    if (!s.operands[i]->type->is_int())
+      return Err(s.operands[i]->span, Cat("slice bounds must be integers, not ", s.operands[i]->type->ToString()));
+  }
+  if (s.operands.size() != s.keywords.size()) return Err(s.span, "a slice has a start, a stop and a step");
+  s.type = types::Void();
+  return absl::OkStatus();
+}
+
+absl::Status FunctionSema::SliceSubscript(Expr& e) {
+  TypeRef t = e.operands[0]->type;
+  const size_t n = e.operands.size() - 1;
+  auto components = [&](size_t i, int extent) -> absl::StatusOr<std::vector<int>> {
+    auto c = SliceComponents(*e.operands[i], extent);
+    if (!c.ok()) return Err(e.operands[i]->span, std::string(c.status().message()));
+    if (c->empty()) return Err(e.operands[i]->span, Cat("the slice selects no component of ", t->ToString()));
+    return c;
+  };
+  if (t->is_array()) {
+    size_t ints = 0;
+    for (size_t i = 1; i <= n; ++i) {
+      const Expr& ix = *e.operands[i];
+      if (!ir::IsSlice(ix)) {
+        ++ints;
+        continue;
+      }
+      for (size_t k = 0; k < ix.operands.size(); ++k) {
+        std::optional<int64_t> step = ix.keywords[k] == "step" ? ConstantInt(*ix.operands[k]) : std::nullopt;
+        if (step && *step <= 0) return Err(ix.span, "array slices in kernels take a positive step");
+      }
+    }
+    if (static_cast<int>(n) > t->ndim())
+      return Err(e.span, Cat("array with ndim=", t->ndim(), " indexed with ", n, " indices"));
+    e.type = table().Array(t->element(), t->ndim() - static_cast<int>(ints));
+    return absl::OkStatus();
+  }
+  if (t->is_vector()) {
+    if (n != 1) return Err(e.span, Cat(t->ToString(), " takes exactly one index"));
+    WARPD_ASSIGN_OR_RETURN(std::vector<int> c, components(1, t->length()));
+    auto v = table().CheckedVector(static_cast<int64_t>(c.size()), t->scalar());
+    if (!v.ok()) return Err(e.span, std::string(v.status().message()));
+    e.type = *v;
+    e.slice_components = {std::move(c)};
+    return absl::OkStatus();
+  }
+  if (t->is_matrix()) {
+    if (n < 1 || n > 2) return Err(e.span, "matrices take one index (a row) or two (an element)");
+    std::vector<int> rows, cols;
+    const bool row_slice = ir::IsSlice(*e.operands[1]);
+    const bool col_slice = n == 2 && ir::IsSlice(*e.operands[2]);
+    if (row_slice) {
+      WARPD_ASSIGN_OR_RETURN(rows, components(1, t->rows()));
+    } else {
+      SEMA_TRY(CheckConstantIndex(*this, *e.operands[1], t->rows(), t, e.span));
+    }
+    if (col_slice) {
+      WARPD_ASSIGN_OR_RETURN(cols, components(2, t->cols()));
+    } else if (n == 2) {
+      SEMA_TRY(CheckConstantIndex(*this, *e.operands[2], t->cols(), t, e.span));
+    } else {
+      for (int c = 0; c < t->cols(); ++c) cols.push_back(c);  // m[1:3]: whole rows
+    }
+    absl::StatusOr<TypeRef> r = absl::InternalError("unset");
+    if (row_slice && (col_slice || n == 1)) {
+      r = table().CheckedMatrix(static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols.size()), t->scalar());
+    } else {
+      r = table().CheckedVector(static_cast<int64_t>(row_slice ? rows.size() : cols.size()), t->scalar());
+    }
+    if (!r.ok()) return Err(e.span, std::string(r.status().message()));
+    e.type = *r;
+    e.slice_components = {std::move(rows), std::move(cols)};
+    return absl::OkStatus();
+  }
+  return Err(e.span, Cat("a value of type ", t->ToString(), " cannot be sliced (arrays, vectors and matrices can)"));
+}
 
 absl::Status FunctionSema::SubscriptSema(Expr& e) {
   Expr& owner = *e.operands[0];
@@ -221,11 +348,18 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     e.type = owner.type->elements()[static_cast<size_t>(at)];
     return absl::OkStatus();
   }
+  bool sliced = false;
   for (size_t i = 1; i <= n; ++i) {
+    if (ir::IsSlice(*e.operands[i])) {
+      SEMA_TRY(SliceSema(*e.operands[i]));
+      sliced = true;
+      continue;
+    }
     SEMA_TRY(ExprSema(*e.operands[i]));
     TypeRef t = e.operands[i]->type;
     if (!t->is_int()) return Err(e.operands[i]->span, Cat("indices must be integers, not ", t->ToString()));
   }
+  if (sliced) return SliceSubscript(e);
   TypeRef t = owner.type;
   if (t->is_array()) {
     int nd = t->ndim();

@@ -54,6 +54,9 @@ class FunctionSema {
   // sema_expr.cc
   absl::Status ExprSema(ir::Expr& e);
   absl::Status SubscriptSema(ir::Expr& e);
+  // a[1:3], v[::2], m[:, 1]: slices (sema_expr.cc).
+  absl::Status SliceSema(ir::Expr& slice);
+  absl::Status SliceSubscript(ir::Expr& e);
   absl::Status AttributeSema(ir::Expr& e);
   absl::Status ResolveOperator(ir::Expr& e, std::string_view builtin, std::string_view symbol);
 

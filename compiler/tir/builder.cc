@@ -297,6 +297,31 @@ Operand Builder::Subview(Operand array, std::vector<Operand> indices, const ir::
   return Operand::Of(dst, view);
 }
 
+Operand Builder::SliceView(Operand array, std::vector<bool> slices, std::vector<Operand> operands,
+                           const ir::Span& span) {
+  if (!CheckArray(array, span)) return Operand::Of(kNoVar, types::Void());
+  for (const auto& o : operands) CheckIndexOperand(o, span);
+  const int nd = array.type->ndim();
+  size_t want = 0;
+  int ints = 0;
+  for (bool s : slices) {
+    want += s ? 3 : 1;
+    ints += s ? 0 : 1;
+  }
+  if (slices.empty() || static_cast<int>(slices.size()) > nd || want != operands.size() || ints >= nd) {
+    Fail(span, "a slice view whose indices do not fit the array");
+    return Operand::Of(kNoVar, types::Void());
+  }
+  TypeRef view = m_.types->Array(array.type->element(), nd - ints);
+  VarId dst = NewVar(VarKind::kTemp, view);
+  auto& s = Append<tir::Subview>(span);
+  s.dst = dst;
+  s.array = std::move(array);
+  s.indices = std::move(operands);
+  s.slices = std::move(slices);
+  return Operand::Of(dst, view);
+}
+
 Operand Builder::LocalArray(TypeRef array, std::vector<int> shape, const ir::Span& span) {
   if (array == nullptr || !array->is_array() || static_cast<int>(shape.size()) != array->ndim()) {
     Fail(span, "a local array whose shape does not fit its type");

@@ -65,6 +65,9 @@ class Builder {
   Operand MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span);
   VarId ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span);
   Operand Subview(Operand array, std::vector<Operand> indices, const ir::Span& span);
+  // a[1:3, j]: `slices` flags each position; a slice's start, stop and step
+  // are three consecutive operands of `operands`.
+  Operand SliceView(Operand array, std::vector<bool> slices, std::vector<Operand> operands, const ir::Span& span);
   Operand LocalArray(TypeRef array, std::vector<int> shape, const ir::Span& span);
   Operand ArrayShape(Operand array, int dim, const ir::Span& span);
   // The component index to use for `index` (negative ones count from the end).

@@ -179,6 +179,7 @@ class FunctionLowering {
       case ExprKind::Subscript: {
         const Expr& owner = *e.operands[0];
         TypeRef t = owner.type;
+        if (!e.slice_components.empty() || HasSlice(e)) break;  // a slice is a value
         if (t->is_array() && static_cast<int>(e.operands.size() - 1) == t->ndim())
           return b_.Root(ElementOf(e));
         if (t->is_array()) break;  // a slice is a value
@@ -208,6 +209,69 @@ class FunctionLowering {
   }
 
   // ------------------------------------------------------------ values
+
+  static bool HasSlice(const Expr& sub) {
+    for (size_t i = 1; i < sub.operands.size(); ++i)
+      if (ir::IsSlice(*sub.operands[i])) return true;
+    return false;
+  }
+
+  // a[1:3, j]: a view; a slice's missing parts are 0, "to the end" and 1.
+  Operand ArraySlice(const Expr& e) {
+    Operand arr = Value(*e.operands[0]);
+    TypeRef i64 = types::Scalar(ScalarKind::kInt64);
+    std::vector<bool> slices;
+    std::vector<Operand> operands;
+    for (size_t i = 1; i < e.operands.size(); ++i) {
+      const Expr& ix = *e.operands[i];
+      if (!ir::IsSlice(ix)) {
+        slices.push_back(false);
+        operands.push_back(Value(ix));
+        continue;
+      }
+      Operand part[3] = {Operand::Constant(int64_t{0}, i64), Operand::Constant(INT64_MAX, i64),
+                         Operand::Constant(int64_t{1}, i64)};
+      for (size_t k = 0; k < ix.operands.size(); ++k) {
+        const std::string& name = ix.keywords[k];
+        part[name == "start" ? 0 : name == "stop" ? 1 : 2] = Value(*ix.operands[k]);
+      }
+      slices.push_back(true);
+      for (auto& p : part) operands.push_back(std::move(p));
+    }
+    return b_.SliceView(arr, std::move(slices), std::move(operands), e.span);
+  }
+
+  // v[1:3], m[:, j], m[0:2, 1:3]: the selected components (sema listed them),
+  // loaded from the owner's value and constructed into the result.
+  Operand ComponentSlice(const Expr& e) {
+    const Expr& owner = *e.operands[0];
+    TypeRef t = owner.type;
+    Operand base = Value(owner);
+    if (!base.is_var()) {
+      VarId slot = b_.Slot(t, e.span);
+      b_.Store(b_.Root(slot), base, e.span);
+      base = Operand::Of(slot, t);
+    }
+    const Place root = b_.Root(base.var);
+    TypeRef i32 = types::Scalar(ScalarKind::kInt32);
+    auto k = [&](int c) { return Operand::Constant(int64_t{c}, i32); };
+    std::vector<Arg> parts;
+    const auto& sc = e.slice_components;
+    if (t->is_vector()) {
+      for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.Component(root, k(c)), e.span)));
+    } else if (!sc[0].empty() && !sc[1].empty()) {
+      for (int r : sc[0])
+        for (int c : sc[1]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, k(r), k(c)), e.span)));
+    } else if (!sc[0].empty()) {  // m[1:3, j]: part of a column
+      Operand j = Index(*e.operands[2], t->cols());
+      for (int r : sc[0]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, k(r), j), e.span)));
+    } else {  // m[i, 1:3]: part of a row
+      Operand i = Index(*e.operands[1], t->rows());
+      for (int c : sc[1]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, i, k(c)), e.span)));
+    }
+    const builtins::Overload* ctor = builtins::Lookup("vector").front();
+    return b_.CallBuiltin(ctor, builtins::Spell("$R{{$*}}", {.result = e.type}), std::move(parts), e.type, e.span);
+  }
 
   static Arg ValueArg(Operand v) {
     Arg a;
@@ -260,6 +324,8 @@ class FunctionLowering {
           Operand arr = Value(*owner.operands[0]);
           return b_.ArrayShape(arr, static_cast<int>(std::get<int64_t>(e.operands[1]->value)), e.span);
         }
+        if (owner.type->is_array() && HasSlice(e)) return ArraySlice(e);
+        if (!e.slice_components.empty()) return ComponentSlice(e);
         if (owner.type->is_array() && static_cast<int>(e.operands.size() - 1) < owner.type->ndim()) {
           Operand arr = Value(owner);
           std::vector<Operand> idx;

@@ -95,7 +95,9 @@ class Dumper : public Visitor<Dumper> {
     Line(i.dst == kNoVar ? call : Cat(Def(i.dst), " = ", call));
   }
   void VisitElementAddr(const ElementAddr& i) { Line(Cat(Def(i.dst), " = &", Op(i.array), Indices(i.indices))); }
-  void VisitSubview(const Subview& i) { Line(Cat(Def(i.dst), " = view ", Op(i.array), Indices(i.indices))); }
+  void VisitSubview(const Subview& i) {
+    Line(Cat(Def(i.dst), " = view ", Op(i.array), Indices(i.indices), i.slices.empty() ? "" : " (slices)"));
+  }
   void VisitLocalArray(const LocalArray& i) {
     std::string shape;
     for (size_t k = 0; k < i.shape.size(); ++k) shape += Cat(k ? ", " : "", i.shape[k]);

@@ -223,6 +223,10 @@ struct Subview : InstOf<InstKind::Subview> {
   VarId dst = kNoVar;
   Operand array;
   std::vector<Operand> indices;  // fewer than the array's ndim
+  // Empty: every entry of `indices` is an integer index. Else one flag per
+  // index position: a slice takes three operands of `indices` (start, stop,
+  // step: Python's rules, a positive step), an integer one.
+  std::vector<bool> slices;
 };
 
 // The storage lives as long as the function's frame (sema keeps the array

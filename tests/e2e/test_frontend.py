@@ -277,7 +277,6 @@ def test_nested_definition_spans_are_exact():
     ("    s = 'text'\n", "string constants"),
     ("    l = [1.0, 2.0]\n", "lists"),
     ("    f = lambda x: x\n", "lambdas"),
-    ("    y = a[0:2]\n", "slices"),
     ("    with x:\n        pass\n", "'with'"),
     ("    for i in range(3):\n        pass\n    else:\n        pass\n", "for ... else"),
     ("    y = a if a is None else a\n", "'is'"),

@@ -528,10 +528,18 @@ class Translator:
         if isinstance(sl, ast.Index):  # Python < 3.9
             sl = sl.value
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        for it in items:
-            if isinstance(it, ast.Slice):
-                raise self.error(it, "slices are not supported; index with integers")
-        return [self.expr(it) for it in items]
+        return [self.slice(it) if isinstance(it, ast.Slice) else self.expr(it) for it in items]
+
+    def slice(self, node) -> ir_pb2.Expr:
+        """``a:b:c`` as an index: the daemon's slice(start=a, stop=b, step=c), the parts given."""
+        e = ir_pb2.Expr(span=self.span(node))
+        e.call.kind = ir_pb2.CALLEE_BUILTIN
+        e.call.callee = "slice"
+        for name, part in (("start", node.lower), ("stop", node.upper), ("step", node.step)):
+            if part is not None:
+                k = e.call.keywords.add(name=name)
+                k.value.CopyFrom(self.expr(part))
+        return e
 
     def expr(self, node) -> ir_pb2.Expr:
         e = ir_pb2.Expr(span=self.span(node))

@@ -128,6 +128,60 @@ WP_FUNC bool subview_n(launch_ctx* ctx, const array_t<T>& a, int32 line, const i
   return true;
 }
 
+// a[1:3, j, ::2]: n index positions; kinds[k] 1 takes (start, stop, step)
+// from `v` (Python's rules: negative bounds count from the end, then clamp to
+// [0, extent]; the step must be positive), 0 takes one integer index (bounds
+// checked). A slice keeps its dimension with stride * step; an index drops
+// it; positions past n keep theirs. False after recording a fault.
+template <typename T>
+WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const int64* v, const int32* kinds, int n,
+                        array_t<T>* out) {
+  char* data = (char*)a.data;
+  int p = 0, od = 0;
+  int32 shape[4] = {0, 0, 0, 0};
+  int64 strides[4] = {0, 0, 0, 0};
+  for (int d = 0; d < a.ndim; ++d) {
+    const int64 extent = a.shape[d];
+    if (d >= n) {
+      shape[od] = a.shape[d];
+      strides[od++] = a.strides[d];
+      continue;
+    }
+    if (kinds[d] == 0) {
+      const int64 i = v[p++];
+      if (WP_UNLIKELY((uint64)i >= (uint64)extent)) {
+        record_oob(ctx, a, line, d, i);
+        return false;
+      }
+      data += i * a.strides[d];
+      continue;
+    }
+    int64 start = v[p], stop = v[p + 1];
+    const int64 step = v[p + 2];
+    p += 3;
+    if (WP_UNLIKELY(step <= 0)) {
+      record_oob(ctx, a, line, d, step);
+      return false;
+    }
+    if (start < 0) start += extent;
+    if (stop < 0) stop += extent;
+    start = start < 0 ? 0 : (start > extent ? extent : start);
+    stop = stop < 0 ? 0 : (stop > extent ? extent : stop);
+    const int64 len = stop > start ? (stop - start + step - 1) / step : 0;
+    data += (len > 0 ? start : 0) * a.strides[d];
+    shape[od] = (int32)len;
+    strides[od++] = a.strides[d] * step;
+  }
+  out->data = (T*)data;
+  out->ndim = od;
+  out->reserved = 0;
+  for (int d = 0; d < 4; ++d) {
+    out->shape[d] = shape[d];
+    out->strides[d] = strides[d];
+  }
+  return true;
+}
+
 template <typename T>
 WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, array_t<T>* out) {
   const int64 idx[1] = {i};
