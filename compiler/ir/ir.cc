@@ -43,8 +43,6 @@ std::string Module::Where(const Span& s) const {
   return FileOf(s) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col);
 }
 
-namespace {
-
 ExprPtr CopyExpr(const Expr& e) {
   auto c = std::make_unique<Expr>();
   c->kind = e.kind;
@@ -60,8 +58,11 @@ ExprPtr CopyExpr(const Expr& e) {
   c->bool_op = e.bool_op;
   c->callee_kind = e.callee_kind;
   c->type_value = e.type_value;
+  c->user_function = e.user_function;
   return c;
 }
+
+namespace {
 
 Block CopyBlock(const Block& b);
 

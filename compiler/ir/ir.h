@@ -224,6 +224,12 @@ inline bool IsSlice(const Expr& e) {
   return e.kind == ExprKind::Call && e.callee_kind == CalleeKind::kBuiltin && e.name == "slice";
 }
 
+// A call argument *v (spread by sema into v[0], v[1], ...).
+inline bool IsUnpack(const Expr& e) {
+  return e.kind == ExprKind::Call && e.callee_kind == CalleeKind::kBuiltin && e.name == "unpack" &&
+         e.operands.size() == 1 && e.keywords.empty();
+}
+
 // Whether lowering and codegen emit `f`: analysed, and not a template.
 inline bool IsEmitted(const Function& f) { return !f.dropped && !f.is_generic(); }
 
@@ -234,6 +240,10 @@ struct FunctionFailure {
   bool kernel = false;
   std::string message;       // "file:line:col: error: ... (in kernel 'k')"
 };
+
+// A deep copy of an expression as the client sent it (sema's annotations
+// are not copied).
+ExprPtr CopyExpr(const Expr& e);
 
 // A deep copy of a function's parameters and body (sema's instances of
 // generic functions); sema's annotations are not copied.

@@ -170,8 +170,97 @@ absl::Status FunctionSema::KeywordCall(Expr& e, const std::vector<const builtins
   return absl::OkStatus();
 }
 
+namespace {
+
+// The elements *v spreads into: v[0] .. v[n-1] for a vector, quaternion or
+// matrix (its rows), and a[start], a[start+step], ... for a slice of a 1-D
+// array with constant bounds (*a[:3]). Each is a copy of v's expression, so
+// v must be a path (a name, member, component or element), evaluated once
+// per element as Warp does.
+absl::StatusOr<std::vector<ir::ExprPtr>> Spread(const Expr& original, TypeRef t) {
+  auto pure = [](const Expr& x, auto& self) -> bool {
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Constant) return true;
+    if (x.kind == ExprKind::Attribute) return self(*x.operands[0], self);
+    if (x.kind == ExprKind::Unary && x.unary_op == ir::UnaryOp::kNeg) return self(*x.operands[0], self);
+    if (x.kind == ExprKind::Subscript || ir::IsSlice(x)) {
+      for (const auto& o : x.operands)
+        if (!self(*o, self)) return false;
+      return true;
+    }
+    return false;
+  };
+  if (!pure(original, pure))
+    return absl::InvalidArgumentError("*x needs x to be a variable, member, component or array slice");
+  std::vector<ir::ExprPtr> out;
+  auto element = [&](ir::ExprPtr base, int64_t k) {
+    auto sub = std::make_unique<Expr>();
+    sub->kind = ExprKind::Subscript;
+    sub->span = original.span;
+    sub->operands.push_back(std::move(base));
+    auto c = std::make_unique<Expr>();
+    c->kind = ExprKind::Constant;
+    c->span = original.span;
+    c->value = k;
+    sub->operands.push_back(std::move(c));
+    out.push_back(std::move(sub));
+  };
+  if (t->is_vector() || t->is_quat() || t->is_matrix()) {
+    const int n = t->is_matrix() ? t->rows() : t->length();
+    for (int k = 0; k < n; ++k) element(ir::CopyExpr(original), k);
+    return out;
+  }
+  if (t->is_array() && original.kind == ExprKind::Subscript && original.operands.size() == 2 &&
+      ir::IsSlice(*original.operands[1]) && original.operands[0]->type && original.operands[0]->type->ndim() == 1) {
+    const Expr& s = *original.operands[1];
+    int64_t part[3] = {0, -1, 1};
+    bool has[3] = {false, false, false};
+    for (size_t i = 0; i < s.operands.size(); ++i) {
+      const int w = s.keywords[i] == "start" ? 0 : s.keywords[i] == "stop" ? 1 : 2;
+      const Expr& v = *s.operands[i];
+      const bool negated = v.kind == ExprKind::Unary && v.unary_op == ir::UnaryOp::kNeg;
+      const Expr& lit = negated ? *v.operands[0] : v;
+      const int64_t* k = lit.kind == ExprKind::Constant ? std::get_if<int64_t>(&lit.value) : nullptr;
+      if (!k) return absl::InvalidArgumentError("*a[i:j]: Slice component must be a compile-time constant");
+      if (negated && w == 2) return absl::InvalidArgumentError("*a[i:j]: the slice step cannot be negative");
+      if (negated) return absl::InvalidArgumentError("*a[i:j]: slice bounds cannot be negative for arrays");
+      part[w] = *k;
+      has[w] = true;
+    }
+    if (!has[1]) return absl::InvalidArgumentError("*a[i:] requires explicit upper bound (the array's length is not known)");
+    if (part[2] <= 0) return absl::InvalidArgumentError("*a[i:j]: the slice step must be positive");
+    if ((part[1] - part[0]) / part[2] > 64) return absl::InvalidArgumentError("*a[i:j] spreads at most 64 elements");
+    for (int64_t k = part[0]; k < part[1]; k += part[2]) element(ir::CopyExpr(*original.operands[0]), k);
+    return out;
+  }
+  return absl::InvalidArgumentError(Cat("Starred expressions are only supported for vectors, quaternions, matrices "
+                                         "and array slices with constant bounds, not ", t->ToString()));
+}
+
+}  // namespace
+
+absl::Status FunctionSema::SpreadArguments(Expr& e) {
+  for (size_t i = 0; i < e.operands.size(); ++i) {
+    if (!ir::IsUnpack(*e.operands[i])) continue;
+    if (i >= e.operands.size() - e.keywords.size()) return Err(e.span, "*x must come before keyword arguments");
+    // Typed to learn the length; the elements are fresh copies, typed as arguments.
+    Expr& typed = *e.operands[i]->operands[0];
+    SEMA_TRY(ExprSema(typed));
+    auto spread = Spread(typed, typed.type);
+    if (!spread.ok()) return Err(e.operands[i]->span, std::string(spread.status().message()));
+    std::vector<ir::ExprPtr> operands;
+    for (size_t k = 0; k < i; ++k) operands.push_back(std::move(e.operands[k]));
+    const size_t next = operands.size() + spread->size();
+    for (auto& s : *spread) operands.push_back(std::move(s));
+    for (size_t k = i + 1; k < e.operands.size(); ++k) operands.push_back(std::move(e.operands[k]));
+    e.operands = std::move(operands);
+    i = next - 1;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FunctionSema::BuiltinCall(Expr& e) {
   std::string_view name = e.name;
+  SEMA_TRY(SpreadArguments(e));
   auto overloads = builtins::Lookup(name);
   if (overloads.empty()) {
     auto near = builtins::Suggest(name);

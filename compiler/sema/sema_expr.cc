@@ -265,7 +265,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
       }
       for (size_t k = 0; k < ix.operands.size(); ++k) {
         std::optional<int64_t> step = ix.keywords[k] == "step" ? ConstantInt(*ix.operands[k]) : std::nullopt;
-        if (step && *step <= 0) return Err(ix.span, "array slices in kernels take a positive step");
+        if (step && *step <= 0) return Err(ix.span, "array slices in kernels take a positive step (the slice step cannot be negative)");
       }
     }
     if (static_cast<int>(n) > t->ndim())
@@ -273,7 +273,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     e.type = table().Array(t->element(), t->ndim() - static_cast<int>(ints));
     return absl::OkStatus();
   }
-  if (t->is_vector()) {
+  if (t->is_vector() || t->is_quat()) {  // q[-2:] is a vector of q's components
     if (n != 1) return Err(e.span, Cat(t->ToString(), " takes exactly one index"));
     WARPD_ASSIGN_OR_RETURN(std::vector<int> c, components(1, t->length()));
     auto v = table().CheckedVector(static_cast<int64_t>(c.size()), t->scalar());

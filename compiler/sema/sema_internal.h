@@ -66,6 +66,8 @@ class FunctionSema {
   // An operator whose user overload takes its (typed) operands: made a call of it.
   absl::Status OperatorCall(ir::Expr& e);
   absl::Status BuiltinCall(ir::Expr& e);
+  // f(*v): v's elements become arguments (v[0], v[1], ...).
+  absl::Status SpreadArguments(ir::Expr& e);
   absl::Status KeywordCall(ir::Expr& e, const std::vector<const builtins::Overload*>& overloads,
                            std::vector<ir::TypeRef>& args, std::optional<builtins::Resolution>& r);
 

@@ -257,7 +257,7 @@ class FunctionLowering {
     auto k = [&](int c) { return Operand::Constant(int64_t{c}, i32); };
     std::vector<Arg> parts;
     const auto& sc = e.slice_components;
-    if (t->is_vector()) {
+    if (t->is_vector() || t->is_quat()) {
       for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.Component(root, k(c)), e.span)));
     } else if (!sc[0].empty() && !sc[1].empty()) {
       for (int r : sc[0])

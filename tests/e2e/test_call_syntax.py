@@ -256,3 +256,57 @@ def test_struct_constructor_mistakes_are_compile_errors(tmp_path):
             continue
         with pytest.raises(wp.CompileError, match=message):
             wp.launch(ns["k"], dim=1, inputs=[out])
+
+
+@wp.kernel(module="unique")
+def spread_arguments(arr: wp.array(dtype=int), out: wp.array(dtype=wp.vec3i), o2: wp.array(dtype=float),
+                     o3: wp.array(dtype=int), om: wp.array(dtype=wp.mat22)):
+    out[0] = wp.vec3i(*arr[:3])
+    out[1] = wp.vec3i(*arr[2:8:2])
+    o3[0] = wp.max(*arr[:2])
+    v = wp.vec2(5.0, 10.0)
+    o2[0] = wp.max(*v)
+    w = wp.vec2(*v)
+    o2[1] = w[0]
+    m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    o2[2] = wp.dot(*m)                          # rows
+    v4 = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    o2[3] = wp.vec2(*v4[-2:])[0]
+    q = wp.quat(1.0, 2.0, 3.0, 4.0)
+    o2[4] = wp.vec2(*q[:-2])[1]
+    m3 = wp.mat33(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    om[0] = wp.matrix_from_rows(*m3[-2:, :2])
+
+
+def test_starred_arguments_spread_vectors_matrices_and_constant_array_slices():
+    arr = wp.array(np.arange(1, 10), dtype=int)
+    out = wp.zeros(2, dtype=wp.vec3i)
+    o2 = wp.zeros(5, dtype=float)
+    o3 = wp.zeros(1, dtype=int)
+    om = wp.zeros(1, dtype=wp.mat22)
+    wp.launch(spread_arguments, dim=1, inputs=[arr, out, o2, o3, om])
+    a = np.arange(1, 10)
+    np.testing.assert_array_equal(out.numpy(), [a[:3], a[2:8:2]])
+    assert o3.numpy()[0] == max(a[:2])
+    np.testing.assert_array_equal(o2.numpy(), [10.0, 5.0, 1.0 * 3.0 + 2.0 * 4.0, 3.0, 2.0])
+    m3 = np.arange(1.0, 10.0).reshape(3, 3)
+    np.testing.assert_array_equal(om.numpy()[0], m3[-2:, :2])
+
+
+@pytest.mark.parametrize("body, message", [
+    ("v = wp.vec3i(*arr[:n])", "Slice component must be a compile-time constant"),
+    ("v = wp.vec3i(*arr[0:])", "requires explicit upper bound"),
+    ("v = wp.vec3i(*n)", "Starred expressions are only supported for"),
+    ("v = wp.vec3i(*arr[:-3])", "cannot be negative for arrays"),
+    ("v = wp.vec2(*wp.vec3(1.0, 2.0, 3.0)[:2])", "needs x to be a variable"),
+])
+def test_starred_argument_mistakes_are_compile_errors(tmp_path, body, message):
+    ns = load(tmp_path, f"spread_err_{abs(hash(body))}", f"""
+        import warpd as wp
+
+        @wp.kernel
+        def k(arr: wp.array(dtype=int), n: int):
+            {body}
+        """)
+    with pytest.raises(wp.CompileError, match=message):
+        wp.launch(ns["k"], dim=1, inputs=[wp.zeros(10, dtype=int), 3])

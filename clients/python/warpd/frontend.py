@@ -771,8 +771,12 @@ class Translator:
                 name = self.unresolved_warp_attr(f) or self.dotted(f)
             call.callee = name
         for a in node.args:
-            if isinstance(a, ast.Starred):
-                raise self.error(a, "'*' arguments are not supported")
+            if isinstance(a, ast.Starred):  # *v: the daemon's unpack(v), spread into the arguments
+                u = call.args.add(span=self.span(a))
+                u.call.kind = ir_pb2.CALLEE_BUILTIN
+                u.call.callee = "unpack"
+                u.call.args.append(self.expr(a.value))
+                continue
             call.args.append(self.expr(a))
         for kw in node.keywords:
             if kw.arg is None:
