@@ -149,11 +149,45 @@ absl::StatusOr<HookResult> ConstructQuat(TypeRef t, Args& a, std::string_view fn
   return Done(t, "$R{{$*}}");
 }
 
+// transform(p=..., q=...) (q defaults to the identity, as in Warp): the call
+// is rewritten to its positional form (lowering passes positional operands).
+absl::StatusOr<HookResult> ConstructTransformKeywords(TypeRef t, Expr& call, std::string_view fn) {
+  Args a(call);
+  if (auto st = a.OnlyKeywords(fn, {"p", "q", "dtype"}); !st.ok()) return st;
+  Expr* p = a.pos.size() > 0 ? a.pos[0] : a.Keyword("p");
+  Expr* q = a.pos.size() > 1 ? a.pos[1] : a.Keyword("q");
+  if (a.pos.size() > 2 || !p || (a.pos.size() > 0 && a.Keyword("p")) || (a.pos.size() > 1 && a.Keyword("q")))
+    return Err(Cat(fn, "() takes p and q (by position or name)"));
+  TypeRef v3 = types::Vector(3, t->scalar()), qt = types::Quat(t->scalar());
+  if (!p->type || !types::SameType(p->type, v3) || (q && (!q->type || !types::SameType(q->type, qt))))
+    return Err(Cat(fn, "(p, q) needs p: ", v3->ToString(), " and q: ", qt->ToString()));
+  std::vector<std::unique_ptr<Expr>> old = std::move(call.operands);
+  auto take = [&](Expr* e) {
+    for (auto& o : old)
+      if (o.get() == e) return std::move(o);
+    return std::unique_ptr<Expr>();
+  };
+  call.operands.push_back(take(p));
+  if (q) call.operands.push_back(take(q));
+  call.keywords.clear();
+  std::string dt(types::ScalarCppName(t->scalar()));
+  return Done(t, q ? "$R{$0, $1}" : Cat("$R{$0, wp::quat_identity<", dt, ">()}"));
+}
+
 absl::StatusOr<HookResult> ConstructTransform(TypeRef t, Args& a, std::string_view fn) {
   size_t n = a.pos.size();
   std::string dt(types::ScalarCppName(t->scalar()));
   if (n == 0) return Done(t, "$R{}");  // zeros, as in Warp 1.19 (not the identity)
-  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_transform()) return Done(t, "wp::cast<$R>($0)");
+  if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_transform()) {
+    if (a.pos[0]->type->scalar() != t->scalar())
+      return Err(Cat("copy constructing a transform requires matching source and target dtypes, got `",
+                     types::ScalarName(a.pos[0]->type->scalar()), "` and `", types::ScalarName(t->scalar()), "`"));
+    return Done(t, "$0");
+  }
+  if (n == 1) {  // every component the one value, as Warp's transform(1.5)
+    if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+    return Done(t, "$R{{{$0, $0, $0}}, {{$0, $0, $0, $0}}}");
+  }
   if (n == 2) {
     if (!a.pos[0]->type || !types::SameType(a.pos[0]->type, types::Vector(3, t->scalar())) || !a.pos[1]->type ||
         !types::SameType(a.pos[1]->type, types::Quat(t->scalar())))
@@ -161,7 +195,9 @@ absl::StatusOr<HookResult> ConstructTransform(TypeRef t, Args& a, std::string_vi
                               types::Quat(t->scalar())->ToString()));
     return Done(t, "$R{$0, $1}");
   }
-  if (n != 7) return Err(Cat(fn, "() takes 0 arguments, (p, q) or 7 scalars; got ", n));
+  if (n != 7)
+    return Err(Cat("incompatible number of values given (", n,
+                   ") when constructing a transform; expected 0, 1, or 7 (or p and q)"));
   if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
   return Done(t, "$R{{{$0, $1, $2}}, {{$3, $4, $5, $6}}}");
 }
@@ -214,7 +250,9 @@ absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::T
     return table.CheckedMatrix(*r, *c, s);
   }
   if (name == "quaternion" || name == "transformation") {
-    if (auto st = a.OnlyKeywords(name, {"dtype"}); !st.ok()) return st;
+    if (auto st = name == "quaternion" ? a.OnlyKeywords(name, {"dtype"}) : a.OnlyKeywords(name, {"p", "q", "dtype"});
+        !st.ok())
+      return st;
     ScalarKind s = ScalarKind::kFloat32;
     if (!a.pos.empty() && a.pos[0]->type && a.pos[0]->type->has_dtype() && !IsLiteral(*a.pos[0]))
       s = a.pos[0]->type->scalar();
@@ -231,9 +269,13 @@ absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::T
     if (!dtype.ok()) return dtype.status();
     return table.CheckedVector(6, *dtype);
   }
-  if (auto st = a.OnlyKeywords(name, {}); !st.ok()) return st;
   TypeRef t = types::TypeFromWarpName(name);
   if (!t) return Err(Cat("unknown type constructor '", name, "'"));
+  if (t->is_transform()) {
+    if (auto st = a.OnlyKeywords(name, {"p", "q"}); !st.ok()) return st;
+  } else if (auto st = a.OnlyKeywords(name, {}); !st.ok()) {
+    return st;
+  }
   return t;
 }
 
@@ -309,7 +351,9 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
       return ConstructVector(type, a, name);
     case types::Kind::kMatrix: return ConstructMatrix(type, a, name);
     case types::Kind::kQuat: return ConstructQuat(type, a, name);
-    case types::Kind::kTransform: return ConstructTransform(type, a, name);
+    case types::Kind::kTransform:
+      if (a.Keyword("p") || a.Keyword("q") || a.pos.size() == 2) return ConstructTransformKeywords(type, call, name);
+      return ConstructTransform(type, a, name);
     default: break;
   }
   return Err(Cat("cannot construct ", type->ToString()));

@@ -24,10 +24,11 @@ void AddQuaternionAndSpatial(Builder& b) {
   b.Add("quat_twist_angle_signed", "axis: vec(3, float32), q: quat(float32)", "float32");
 
   b.Group("Transformations", "warpd/native/transform.h");
-  b.Add("transform_compose", "position: vec(3, float32), rotation: quat(float32), scale: vec(3, float32)",
-        "mat(4, 4, float32)");
-  b.Add("transform_decompose", "m: mat(4, 4, float32)", "tuple(vec(3, float32), quat(float32), vec(3, float32))");
-  b.Add("transform_from_matrix", "mat: mat(4, 4, float32)", "transform(float32)");
+  // Warp's registry lists these for float32; its code (and its tests) take
+  // every float type.
+  b.Add("transform_compose", "position: vec(3, T), rotation: quat(T), scale: vec(3, T)", "mat(4, 4, T)", "T: Float");
+  b.Add("transform_decompose", "m: mat(4, 4, T)", "tuple(vec(3, T), quat(T), vec(3, T))", "T: Float");
+  b.Add("transform_from_matrix", "mat: mat(4, 4, T)", "transform(T)", "T: Float");
   b.Add("transform_get_rotation", "xform: transform(T)", "quat(T)", "T: Float");
   b.Add("transform_get_translation", "xform: transform(T)", "vec(3, T)", "T: Float");
   b.Add("transform_inverse", "xform: transform(T)", "transform(T)", "T: Float");
@@ -38,7 +39,7 @@ void AddQuaternionAndSpatial(Builder& b) {
   b.Add("transform_vector", "mat: mat(4, 4, T), vec: vec(3, T)", "vec(3, T)", "T: Float");
   b.Add("transform_set_rotation", "xform: out transform(T), q: quat(T)", "", "T: Float");
   b.Add("transform_set_translation", "xform: out transform(T), p: vec(3, T)", "", "T: Float");
-  b.Add("transform_to_matrix", "xform: transform(float32)", "mat(4, 4, float32)");
+  b.Add("transform_to_matrix", "xform: transform(T)", "mat(4, 4, T)", "T: Float");
 
   b.Group("Spatial Math", "warpd/native/spatial.h");
   b.Add("spatial_adjoint", "r: mat(3, 3, T), s: mat(3, 3, T)", "mat(6, 6, T)", "T: Float");

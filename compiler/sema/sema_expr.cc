@@ -273,7 +273,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     e.type = table().Array(t->element(), t->ndim() - static_cast<int>(ints));
     return absl::OkStatus();
   }
-  if (t->is_vector() || t->is_quat()) {  // q[-2:] is a vector of q's components
+  if (t->is_vector() || t->is_quat() || t->is_transform()) {  // q[-2:], t[:]: a vector of the components
     if (n != 1) return Err(e.span, Cat(t->ToString(), " takes exactly one index"));
     WARPD_ASSIGN_OR_RETURN(std::vector<int> c, components(1, t->length()));
     auto v = table().CheckedVector(static_cast<int64_t>(c.size()), t->scalar());

@@ -259,6 +259,8 @@ class FunctionLowering {
     const auto& sc = e.slice_components;
     if (t->is_vector() || t->is_quat()) {
       for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.Component(root, k(c)), e.span)));
+    } else if (t->is_transform()) {
+      for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.TransformIndex(root, k(c)), e.span)));
     } else if (!sc[0].empty() && !sc[1].empty()) {
       for (int r : sc[0])
         for (int c : sc[1]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, k(r), k(c)), e.span)));

@@ -310,3 +310,62 @@ def test_starred_argument_mistakes_are_compile_errors(tmp_path, body, message):
         """)
     with pytest.raises(wp.CompileError, match=message):
         wp.launch(ns["k"], dim=1, inputs=[wp.zeros(10, dtype=int), 3])
+
+
+vec7 = wp.types.vector(7, float)
+
+
+@wp.kernel(module="unique")
+def transform_forms(out: wp.array(dtype=wp.transformd), o7: wp.array(dtype=vec7),
+                    om: wp.array(dtype=wp.mat44d), od: wp.array(dtype=wp.vec3d), oc: wp.array(dtype=wp.vec2)):
+    p = wp.vec3d(1.0, 2.0, 3.0)
+    q = wp.quatd(0.0, 0.0, 0.0, 1.0)
+    out[0] = wp.transformd(p=p, q=q)
+    out[1] = wp.transformd(p=p)                 # q: the identity
+    out[2] = wp.transformd(wp.float64(1.5))     # every component
+    out[3] = wp.transformd(p, q=q)
+    t = wp.transform(wp.vec3(1.0, 2.0, 3.0), wp.quat(0.0, 0.0, 0.0, 1.0))
+    o7[0] = t[:]
+    o7[1] = vec7(t[-1], t[5], t[4], t[3], t[2], t[1], t[0])
+    # float64 forms of the compose/decompose family (Warp's registry lists float32 only)
+    m = wp.transform_compose(p, q, wp.vec3d(2.0, 3.0, 4.0))
+    om[0] = m
+    om[1] = wp.transform_to_matrix(out[0])
+    pos, rot, scale = wp.transform_decompose(m)
+    od[0] = pos
+    od[1] = scale
+    out[4] = wp.transform_from_matrix(om[1])
+    # curlnoise with Warp's defaults (octaves=1, lacunarity=2.0, gain=0.5)
+    s = wp.rand_init(3)
+    oc[0] = wp.curlnoise(s, wp.vec2(0.3, 0.7))
+    oc[1] = wp.curlnoise(s, wp.vec2(0.3, 0.7), wp.uint32(1), 2.0, 0.5)
+    oc[2] = wp.curlnoise(s, wp.vec2(0.3, 0.7), wp.uint32(2))
+    oc[3] = wp.curlnoise(s, wp.vec2(0.3, 0.7), wp.uint32(2), 2.0, 0.5)
+
+
+def test_transform_constructors_slices_float64_forms_and_curlnoise_defaults():
+    out = wp.zeros(5, dtype=wp.transformd)
+    o7 = wp.zeros(2, dtype=vec7)
+    om = wp.zeros(2, dtype=wp.mat44d)
+    od = wp.zeros(2, dtype=wp.vec3d)
+    oc = wp.zeros(4, dtype=wp.vec2)
+    wp.launch(transform_forms, dim=1, inputs=[out, o7, om, od, oc])
+    t = out.numpy()
+    want = [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
+    np.testing.assert_array_equal(t[0], want)
+    np.testing.assert_array_equal(t[1], want)
+    np.testing.assert_array_equal(t[2], [1.5] * 7)
+    np.testing.assert_array_equal(t[3], want)
+    np.testing.assert_array_equal(t[4], want)
+    np.testing.assert_array_equal(o7.numpy(), [want, want[::-1]])
+    m = np.diag([2.0, 3.0, 4.0, 1.0])
+    m[:3, 3] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(om.numpy()[0], m)
+    m1 = np.eye(4)
+    m1[:3, 3] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(om.numpy()[1], m1)
+    np.testing.assert_allclose(od.numpy(), [[1.0, 2.0, 3.0], [2.0, 3.0, 4.0]], rtol=1e-12)
+    c = oc.numpy()
+    np.testing.assert_array_equal(c[0], c[1])  # the defaults are Warp's
+    np.testing.assert_array_equal(c[2], c[3])
+    assert np.isfinite(c).all() and not np.array_equal(c[0], c[2])
