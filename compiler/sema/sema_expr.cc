@@ -265,7 +265,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
       }
       for (size_t k = 0; k < ix.operands.size(); ++k) {
         std::optional<int64_t> step = ix.keywords[k] == "step" ? ConstantInt(*ix.operands[k]) : std::nullopt;
-        if (step && *step <= 0) return Err(ix.span, "array slices in kernels take a positive step (the slice step cannot be negative)");
+        if (step && *step == 0) return Err(ix.span, "slice step cannot be zero");
       }
     }
     if (static_cast<int>(n) > t->ndim())
@@ -322,8 +322,8 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     if (n != 1 || idx.kind != ExprKind::Constant || !std::holds_alternative<int64_t>(idx.value))
       return Err(e.span, "array.shape must be indexed with one integer constant");
     int64_t d = std::get<int64_t>(idx.value);
-    int nd = owner.operands[0]->type->ndim();
-    if (d < 0 || d >= nd) return Err(e.span, Cat("shape index ", d, " is out of range for an array with ndim=", nd));
+    // The descriptor has four extents, 0 past ndim (Warp: a.shape[1] of a 1-D array is 0).
+    if (d < 0 || d >= 4) return Err(e.span, Cat("shape index ", d, " is out of range (0..3)"));
     SEMA_TRY(ExprSema(idx));
     e.type = types::Scalar(ScalarKind::kInt32);
     return absl::OkStatus();
@@ -415,6 +415,15 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"));
   }
   if (t->is_array() && e.name == "shape") return Err(e.span, "array.shape must be indexed, e.g. a.shape[0]");
+  if (t->is_array() && e.name == "ndim") {  // a constant of the type
+    const int nd = t->ndim();
+    e.kind = ExprKind::Constant;
+    e.operands.clear();
+    e.value = int64_t{nd};
+    e.const_dtype = ScalarKind::kInt32;
+    e.type = types::Scalar(ScalarKind::kInt32);
+    return absl::OkStatus();
+  }
   return Err(e.span, Cat("a value of type ", t->ToString(), " has no attribute '", e.name, "'"));
 }
 

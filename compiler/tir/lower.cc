@@ -216,7 +216,8 @@ class FunctionLowering {
     return false;
   }
 
-  // a[1:3, j]: a view; a slice's missing parts are 0, "to the end" and 1.
+  // a[1:3, j]: a view; a slice's missing start and stop are INT64_MIN (the
+  // ends, by the step's sign: wp::slice_view), a missing step 1.
   Operand ArraySlice(const Expr& e) {
     Operand arr = Value(*e.operands[0]);
     TypeRef i64 = types::Scalar(ScalarKind::kInt64);
@@ -229,7 +230,7 @@ class FunctionLowering {
         operands.push_back(Value(ix));
         continue;
       }
-      Operand part[3] = {Operand::Constant(int64_t{0}, i64), Operand::Constant(INT64_MAX, i64),
+      Operand part[3] = {Operand::Constant(INT64_MIN, i64), Operand::Constant(INT64_MIN, i64),
                          Operand::Constant(int64_t{1}, i64)};
       for (size_t k = 0; k < ix.operands.size(); ++k) {
         const std::string& name = ix.keywords[k];

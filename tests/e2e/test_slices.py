@@ -40,6 +40,16 @@ def array_slices(x: wp.array(dtype=float), y: wp.array2d(dtype=float), bounds: w
     g = y[::2]                         # rows 0 and 2, all columns
     lens[7] = g.shape[0] * 100 + g.shape[1]
     firsts[4] = g[1, 3]
+    h = x[::-1]                        # negative steps walk backwards
+    lens[8] = h.shape[0]
+    firsts[5] = h[0]
+    r = x[5:1:-2]
+    lens[9] = r.shape[0]
+    firsts[6] = r[1]
+    rr = x[bounds[3]::-1]              # a negative step known only at run time
+    lens[10] = rr.shape[0]
+    firsts[7] = rr[rr.shape[0] - 1]
+    lens[11] = h.ndim * 10 + h.shape[1]   # ndim, and shape past ndim is 0 (as Warp)
 
 
 def test_array_slices_are_views_with_pythons_bounds():
@@ -47,19 +57,20 @@ def test_array_slices_are_views_with_pythons_bounds():
     yv = np.arange(3 * N, dtype=np.float32).reshape(3, N)
     x = wp.array(xv)
     y = wp.array(yv)
-    lens = wp.zeros(8, dtype=int)
-    firsts = wp.zeros(5, dtype=float)
-    wp.launch(array_slices, dim=N, inputs=[x, y, wp.array([-5, 7, 2], dtype=int), lens, firsts])
+    lens = wp.zeros(12, dtype=int)
+    firsts = wp.zeros(8, dtype=float)
+    wp.launch(array_slices, dim=N, inputs=[x, y, wp.array([-5, 7, 2, 3], dtype=int), lens, firsts])
     want_y = yv.copy()
     want_y[1, :] = 2.0 * xv
     np.testing.assert_array_equal(y.numpy(), want_y)  # written through the row view
     c = xv[-5:7:2]
     assert list(lens.numpy()) == [3, len(xv[1:6:2]), len(xv[-3:]), len(c), len(xv[5:100]), len(xv[4:2]),
-                                  len(yv[2, 1:4]), 2 * 100 + N]
+                                  len(yv[2, 1:4]), 2 * 100 + N, len(xv[::-1]), len(xv[5:1:-2]), len(xv[3::-1]),
+                                  10]
     # y's row 1 changed before the reads of row 2 and rows ::2 only in lanes that ran first;
     # the values read here come from rows 0 and 2, which no thread writes.
     np.testing.assert_array_equal(firsts.numpy(), [xv[1:6:2][2], xv[-3:][0], c[-1], yv[2, 1:4][0],
-                                                   yv[::2][1, 3]])
+                                                   yv[::2][1, 3], xv[::-1][0], xv[5:1:-2][1], xv[3::-1][-1]])
 
 
 @wp.kernel(module="unique")
@@ -110,7 +121,7 @@ def load(tmp_path, name, body):
     ("v = wp.vec3(1.0, 2.0, 3.0)\nw = v[2:1]\n", "selects no component"),
     ("v = wp.vec3(1.0, 2.0, 3.0)\nw = v[::0]\n", "step cannot be zero"),
     ("v = wp.vec3(1.0, 2.0, 3.0)\nv[0:2] = wp.vec2(1.0, 2.0)\n", "a slice cannot be assigned"),
-    ("y = x[::-1]\n", "positive step"),
+    ("y = x[::0]\n", "step cannot be zero"),
     ("x[0:2] = 1.0\n", "a slice cannot be assigned"),
     ("s = float(n)\nr = s[0:2]\n", "cannot be sliced"),
 ])

@@ -128,11 +128,12 @@ WP_FUNC bool subview_n(launch_ctx* ctx, const array_t<T>& a, int32 line, const i
   return true;
 }
 
-// a[1:3, j, ::2]: n index positions; kinds[k] 1 takes (start, stop, step)
-// from `v` (Python's rules: negative bounds count from the end, then clamp to
-// [0, extent]; the step must be positive), 0 takes one integer index (bounds
-// checked). A slice keeps its dimension with stride * step; an index drops
-// it; positions past n keep theirs. False after recording a fault.
+// a[1:3, j, ::-1]: n index positions; kinds[k] 1 takes (start, stop, step)
+// from `v` with Python's rules (INT64_MIN: a missing bound, the end the step
+// starts or stops at; negative bounds count from the end, then clamp; a zero
+// step is a fault), 0 takes one integer index (bounds checked). A slice keeps
+// its dimension with stride * step (negative for a negative step); an index
+// drops it; positions past n keep theirs. False after recording a fault.
 template <typename T>
 WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const int64* v, const int32* kinds, int n,
                         array_t<T>* out) {
@@ -159,15 +160,28 @@ WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const 
     int64 start = v[p], stop = v[p + 1];
     const int64 step = v[p + 2];
     p += 3;
-    if (WP_UNLIKELY(step <= 0)) {
+    if (WP_UNLIKELY(step == 0)) {
       record_oob(ctx, a, line, d, step);
       return false;
     }
-    if (start < 0) start += extent;
-    if (stop < 0) stop += extent;
-    start = start < 0 ? 0 : (start > extent ? extent : start);
-    stop = stop < 0 ? 0 : (stop > extent ? extent : stop);
-    const int64 len = stop > start ? (stop - start + step - 1) / step : 0;
+    const int64 kMissing = (int64)(((uint64)1) << 63);
+    // Clamped to [0, extent] for a positive step, [-1, extent - 1] for a negative one.
+    const int64 lo = step > 0 ? 0 : -1, hi = step > 0 ? extent : extent - 1;
+    if (start == kMissing) {
+      start = step > 0 ? 0 : extent - 1;
+    } else {
+      if (start < 0) start += extent;
+      start = start < lo ? lo : (start > hi ? hi : start);
+    }
+    if (stop == kMissing) {
+      stop = step > 0 ? extent : -1;
+    } else {
+      if (stop < 0) stop += extent;
+      stop = stop < lo ? lo : (stop > hi ? hi : stop);
+    }
+    int64 len = 0;
+    if (step > 0 && stop > start) len = (stop - start + step - 1) / step;
+    if (step < 0 && start > stop) len = (start - stop - step - 1) / (-step);
     data += (len > 0 ? start : 0) * a.strides[d];
     shape[od] = (int32)len;
     strides[od++] = a.strides[d] * step;
