@@ -823,6 +823,10 @@ class Translator:
                 continue
             b.apply_defaults()
             bound.append(list(b.arguments.values()))
+        if not bound and not keywords:  # the daemon lists the overloads none of which fits
+            for a in node.args:
+                call.args.append(self.expr(a))
+            return
         if not bound:
             raise self.error(node, f"'{fn.key}' cannot be called with these arguments: {why}")
         given = {id(a) for a in [*node.args, *keywords.values()]}
