@@ -301,6 +301,10 @@ std::vector<std::string_view> ConstructorNames() {
   return std::vector<std::string_view>(names->begin(), names->end());
 }
 
+namespace {
+absl::StatusOr<HookResult> ConstructOf(TypeRef type, Args& a, Expr& call, std::string_view name);
+}  // namespace
+
 absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::TypeTable& table) {
   Args a(call);
   std::string_view name = o.name;
@@ -343,7 +347,12 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
   }
   auto t = ConstructedType(name, a, table);
   if (!t.ok()) return t.status();
-  TypeRef type = *t;
+  return ConstructOf(*t, a, call, name);
+}
+
+namespace {
+
+absl::StatusOr<HookResult> ConstructOf(TypeRef type, Args& a, Expr& call, std::string_view name) {
   switch (type->kind()) {
     case types::Kind::kScalar: return ConstructScalar(type, a, name);
     case types::Kind::kVector:
@@ -357,6 +366,49 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
     default: break;
   }
   return Err(Cat("cannot construct ", type->ToString()));
+}
+
+}  // namespace
+
+// type(x)(args) and a.dtype(args) (Warp's generic code): construct_like(x,
+// args..., element=True for a.dtype) constructs x's type (or its array's
+// element type) from args. x is only typed, never evaluated; the call is
+// rewritten to the constructor of that type.
+absl::StatusOr<HookResult> HookConstructLike(const Overload& o, Expr& call, types::TypeTable& table) {
+  const size_t npos = call.operands.size() - call.keywords.size();
+  if (npos < 1) return Err("construct_like() needs the value whose type it constructs");
+  bool element = false;
+  for (const std::string& k : call.keywords) {
+    if (k != "element") return Err(Cat("construct_like() got an unexpected keyword argument '", k, "'"));
+    element = true;
+  }
+  TypeRef t = call.operands[0]->type;
+  if (element) {  // an array's element type; a vector's, matrix's, ... scalar type
+    if (t && t->is_array()) {
+      t = t->element();
+    } else if (t && t->has_dtype() && !t->is_scalar()) {
+      t = types::Scalar(t->scalar());
+    } else {
+      return Err("x.dtype(...) needs x to be an array, vector, matrix, quaternion or transformation");
+    }
+  }
+  if (!t || t->is_void() || t->is_array() || t->is_tuple()) return Err("type(x)(...) needs x to be a value");
+  std::vector<std::unique_ptr<Expr>> args;
+  for (size_t i = 1; i < npos; ++i) args.push_back(std::move(call.operands[i]));
+  call.operands = std::move(args);
+  call.keywords.clear();
+  if (t->is_struct()) {
+    auto d = std::make_unique<Expr>();
+    d->kind = ExprKind::TypeValue;
+    d->span = call.span;
+    d->type_value = t;
+    d->type = types::Void();
+    call.operands.push_back(std::move(d));
+    call.keywords = {"dtype"};
+    return HookStruct(o, call, table);
+  }
+  Args a(call);
+  return ConstructOf(t, a, call, t->ToString());
 }
 
 // struct(dtype=S) is S's zero value (what the client emits for `S()` in a

@@ -12,6 +12,7 @@ namespace warpd::builtins::internal {
 // "matrix_from_rows", "matrix_from_cols").
 absl::StatusOr<HookResult> HookConstruct(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookStruct(const Overload& o, ir::Expr& call, types::TypeTable& table);
+absl::StatusOr<HookResult> HookConstructLike(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookTid(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookRange(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookAtomic(const Overload& o, ir::Expr& call, types::TypeTable& table);

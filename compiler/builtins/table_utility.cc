@@ -83,6 +83,8 @@ void AddUtility(Builder& b) {
   }
   // warpd's own (not a Warp name): the client spells `S()` of a @wp.struct so.
   b.Hook("struct", HookStruct, "dtype: a @wp.struct type", "dtype").NoDiff();
+  // type(x)(args), a.dtype(args): the client's spelling of Warp's generic constructors.
+  b.Hook("construct_like", HookConstructLike, "x: Any, *args, element: bool", "type(x)").NoDiff().Variadic();
   b.Group("Vector Math", "warpd/native/mat.h");
   b.Hook("identity", HookConstruct, "n: int32, dtype: Scalar", "mat(n, n, dtype)").NoDiff();
   b.Hook("matrix_from_rows", HookConstruct, "*args: vec(N, T)", "mat(len(args), N, T)").Variadic();

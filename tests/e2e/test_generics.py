@@ -307,3 +307,60 @@ def test_a_repeated_generic_launch_reuses_its_instance_without_rechecking(wp):
     wp.launch(fill_generic, dim=2, inputs=[b, wp.int32(6)])
     assert fill_generic._by_args[(wp.int32, 1), int] is fill_generic._by_args[(wp.int32, 1), wp.int32]
     np.testing.assert_array_equal(b.numpy(), [6, 6])
+
+
+@wp.struct
+class LikeS:
+    x: float
+    y: int
+
+
+@wp.func
+def like_adder(a: Any, b: Any):
+    return a + b
+
+
+@wp.kernel
+def construct_like_kernel(a: Any, b: Any, out: wp.array(dtype=Any)):
+    c = type(a)(b)                      # b converted to a's type
+    d = type(like_adder(b, b))(c)       # the type of a call's result (the call is not run)
+    out[0] = type(out[0])(d)
+
+
+wp.overload(construct_like_kernel, [wp.float32, wp.float64, wp.array(dtype=wp.float64)])
+wp.overload(construct_like_kernel, [wp.vec3f, wp.vec3d, wp.array(dtype=wp.vec3d)])
+wp.overload(construct_like_kernel, [wp.int32, wp.float32, wp.array(dtype=wp.float32)])
+
+
+@wp.kernel
+def dtype_like_kernel(a: wp.array(dtype=Any), out: wp.array(dtype=float)):
+    zero = type(a[0])(0)
+    copy = a.dtype(a[0])
+    copy += zero
+    out[0] = float(copy)
+    s = LikeS(1.5, 2)
+    t = type(s)(2.5, 3)
+    out[1] = t.x + float(t.y) + s.x
+    v = wp.vec3(1.0, 2.0, 3.0)
+    out[2] = v.dtype(7)
+
+
+wp.overload(dtype_like_kernel, [wp.array(dtype=wp.int32), wp.array(dtype=float)])
+wp.overload(dtype_like_kernel, [wp.array(dtype=wp.float64), wp.array(dtype=float)])
+
+
+def test_type_of_a_value_and_dtype_construct_as_in_warp():
+    out = wp.zeros(1, dtype=wp.float64)
+    wp.launch(construct_like_kernel, dim=1, inputs=[1.0, wp.float64(2.25), out])
+    assert out.numpy()[0] == 2.25 and out.numpy().dtype == np.float64
+    outv = wp.zeros(1, dtype=wp.vec3d)
+    wp.launch(construct_like_kernel, dim=1, inputs=[wp.vec3f(0.0), wp.vec3d(4.0, 5.0, 6.0), outv])
+    np.testing.assert_array_equal(outv.numpy(), [[4.0, 5.0, 6.0]])
+    outi = wp.zeros(1, dtype=wp.float32)
+    wp.launch(construct_like_kernel, dim=1, inputs=[1, 2.75, outi])  # int32(2.75) truncates, as in Warp
+    assert outi.numpy()[0] == 2.0
+    o = wp.zeros(3, dtype=float)
+    wp.launch(dtype_like_kernel, dim=1, inputs=[wp.array([-5], dtype=wp.int32), o])
+    np.testing.assert_array_equal(o.numpy(), [-5.0, 7.0, 7.0])
+    wp.launch(dtype_like_kernel, dim=1, inputs=[wp.array([2.5], dtype=wp.float64), o])
+    np.testing.assert_array_equal(o.numpy(), [2.5, 7.0, 7.0])

@@ -728,6 +728,23 @@ class Translator:
     def call(self, e, node):
         call = e.call
         f = node.func
+        like = self.constructor_like(f)
+        if like is not None:  # type(x)(args), a.dtype(args): the daemon's construct_like
+            exemplar, element = like
+            call.kind = ir_pb2.CALLEE_BUILTIN
+            call.callee = "construct_like"
+            call.args.append(self.expr(exemplar))
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    raise self.error(a, "'*' arguments are not supported here")
+                call.args.append(self.expr(a))
+            if element:
+                k = call.keywords.add(name="element")
+                k.value.span.CopyFrom(self.span(f))
+                k.value.constant.bool_value = True
+            if node.keywords:
+                raise self.error(node, "type(x)(...) takes positional arguments only")
+            return
         if self.is_static_call(f):
             obj = self.static_value(f)
             if self.static_kind(obj) != "function":
@@ -783,6 +800,17 @@ class Translator:
                 raise self.error(kw.value, "'**' arguments are not supported")
             k = call.keywords.add(name=kw.arg)
             k.value.CopyFrom(self.expr(kw.value))
+
+    def constructor_like(self, f):
+        """(exemplar node, element?) when `f` is ``type(x)`` or ``a.dtype`` of a local ``a``
+        (Warp's generic constructors), else None."""
+        if (isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type"
+                and f.func.id not in self.locals and self.lookup("type") is builtins.type
+                and len(f.args) == 1 and not f.keywords):
+            return f.args[0], False
+        if isinstance(f, ast.Attribute) and f.attr == "dtype" and self.resolve(f.value) is _LOCAL:
+            return f.value, True
+        return None
 
     def operator_function(self, name) -> str:
         """The IR name of the user function `name` (an operator's builtin name: add, mul, neg,
