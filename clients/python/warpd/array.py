@@ -158,6 +158,15 @@ def _outer_shape(values: np.ndarray, dtype) -> tuple:
     return values.shape[:values.ndim - k] if k else values.shape
 
 
+
+def elements_list(values: np.ndarray, dtype) -> list:
+    """An array's elements (as numpy() gives them), flat: Python numbers, or instances of
+    the value or struct type `dtype`."""
+    eshape = wt.element_shape(dtype)
+    if eshape or wt.is_struct_type(dtype):
+        return [dtype._wp_from_storage_(e) for e in values.reshape((-1,) + eshape)]
+    return values.reshape(-1).tolist()
+
 class array:
     """A daemon-resident array, or (without data or shape) a kernel parameter annotation."""
 
@@ -548,11 +557,7 @@ class array:
 
     def list(self) -> list:
         """The elements, flat: Python numbers, or instances of the value or struct type."""
-        a = self.numpy()
-        eshape = wt.element_shape(self.dtype)
-        if eshape or wt.is_struct_type(self.dtype):
-            return [self.dtype._wp_from_storage_(e) for e in a.reshape((-1,) + eshape)]
-        return a.reshape(-1).tolist()
+        return elements_list(self.numpy(), self.dtype)
 
     def assign(self, src):
         """Copies src (an array, NumPy array or sequence) into this array."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as wt
-from .array import MAX_DIMS, _fill_bytes, _outer_shape, _to_numpy, array
+from .array import MAX_DIMS, _fill_bytes, _outer_shape, _to_numpy, array, elements_list
 
 
 def _check_index_array(indices, device):
@@ -133,11 +133,7 @@ class indexedarray:
         return a if dtype is None else a.astype(dtype)
 
     def list(self) -> list:
-        a = self.numpy()
-        eshape = wt.element_shape(self.dtype)
-        if eshape or wt.is_struct_type(self.dtype):
-            return [self.dtype._wp_from_storage_(e) for e in a.reshape((-1,) + eshape)]
-        return a.reshape(-1).tolist()
+        return elements_list(self.numpy(), self.dtype)
 
     def contiguous(self) -> array:
         """A new array holding the picked elements."""
