@@ -712,3 +712,20 @@ def test_scalar_types_carry_warps_ctypes_type():
 def test_log_levels_are_warps():
     assert (wp.LOG_DEBUG, wp.LOG_INFO, wp.LOG_WARNING, wp.LOG_ERROR) == (10, 20, 30, 40)
     assert wp.config.log_level == wp.LOG_INFO
+
+
+def test_scalar_arithmetic_in_python_scope_wraps_like_c():
+    for st, npt in [(wp.int8, np.int8), (wp.uint8, np.uint8), (wp.int16, np.int16), (wp.uint32, np.uint32),
+                    (wp.uint64, np.uint64)]:
+        a, b = st(1), st(5)
+        with np.errstate(over="ignore"):
+            assert a - b == int(np.array(1, npt) - np.array(5, npt)), st
+            assert -a == int(-np.array(1, npt)), st
+            assert st(100) * st(3) == int(np.array(100, npt) * np.array(3, npt)), st
+    # % is C's remainder (the dividend's sign), as in kernels
+    assert wp.int32(-7) % wp.int32(3) == -1 and wp.int32(7) % wp.int32(-3) == 1
+    assert wp.float32(-7.5) % wp.float32(2.0) == math.fmod(-7.5, 2.0)
+    # ** takes floats only, as Warp's pow
+    assert wp.float32(2.0) ** wp.float32(3.0) == 8.0 and wp.float64(3.0) ** 2.0 == 9.0
+    with pytest.raises(TypeError):
+        wp.int32(2) ** wp.int32(3)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import math
 import numbers
 import struct
 from typing import Any
@@ -119,7 +120,8 @@ class _Scalar:
     def __str__(self):
         return str(self.value)
 
-    # Arithmetic in Python scope gives plain Python numbers, as in Warp.
+    # Arithmetic in Python scope gives plain Python numbers, as in Warp; integer results
+    # wrap to the type's width (wp.uint8(1) - wp.uint8(5) == 252), as C does.
     def _arith(self, other, op, reflected=False):
         if isinstance(other, _Scalar):
             if type(other) is not type(self):
@@ -128,7 +130,28 @@ class _Scalar:
         elif not isinstance(other, (numbers.Number, np.number)):
             return NotImplemented
         a, b = (other, self.value) if reflected else (self.value, other)
-        return op(a, b)
+        r = op(a, b)
+        if self._kind_ == "int" and isinstance(r, numbers.Integral):
+            return convert(type(self), int(r), wrap=True)
+        return r
+
+    def __mod__(self, o):
+        return self._arith(o, _c_mod)
+
+    def __rmod__(self, o):
+        return self._arith(o, _c_mod, True)
+
+    def __pow__(self, o):
+        if self._kind_ != "float":
+            raise TypeError(f"unsupported operand type(s) for ** or pow(): '{self._wp_name_}' (Warp's pow "
+                            f"takes floating-point values)")
+        return self._arith(o, lambda a, b: float(a) ** float(b))
+
+    def __rpow__(self, o):
+        if self._kind_ != "float":
+            raise TypeError(f"unsupported operand type(s) for ** or pow(): '{self._wp_name_}' (Warp's pow "
+                            f"takes floating-point values)")
+        return self._arith(o, lambda a, b: float(a) ** float(b), True)
 
     def __add__(self, o):
         return self._arith(o, lambda a, b: a + b)
@@ -155,10 +178,22 @@ class _Scalar:
         return self._arith(o, lambda a, b: a / b, True)
 
     def __neg__(self):
+        if self._kind_ == "int":
+            return convert(type(self), -self.value, wrap=True)
         return -self.value
 
     def __pos__(self):
         return self.value
+
+
+def _c_mod(a, b):
+    """C's remainder (the sign of the dividend), as Warp's kernels compute %."""
+    if isinstance(a, numbers.Integral) and isinstance(b, numbers.Integral):
+        if b == 0:
+            raise ZeroDivisionError("integer modulo by zero")
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    return math.fmod(a, b)
 
 
 def _int_range(st):
