@@ -228,8 +228,10 @@ absl::StatusOr<std::vector<ir::ExprPtr>> Spread(const Expr& original, TypeRef t)
     }
     if (!has[1]) return absl::InvalidArgumentError("*a[i:] requires explicit upper bound (the array's length is not known)");
     if (part[2] <= 0) return absl::InvalidArgumentError("*a[i:j]: the slice step must be positive");
-    if ((part[1] - part[0]) / part[2] > 64) return absl::InvalidArgumentError("*a[i:j] spreads at most 64 elements");
-    for (int64_t k = part[0]; k < part[1]; k += part[2]) element(ir::CopyExpr(*original.operands[0]), k);
+    // Non-negative bounds: the difference cannot overflow; counting avoids stepping past INT64_MAX.
+    const int64_t count = part[1] > part[0] ? (part[1] - part[0] - 1) / part[2] + 1 : 0;
+    if (count > 64) return absl::InvalidArgumentError("*a[i:j] spreads at most 64 elements");
+    for (int64_t i = 0; i < count; ++i) element(ir::CopyExpr(*original.operands[0]), part[0] + i * part[2]);
     return out;
   }
   return absl::InvalidArgumentError(Cat("Starred expressions are only supported for vectors, quaternions, matrices "

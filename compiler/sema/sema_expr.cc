@@ -177,7 +177,7 @@ absl::Status CheckConstantIndex(FunctionSema& fs, Expr& idx, int extent, TypeRef
   const Expr& lit = negated ? *idx.operands[0] : idx;
   if (lit.kind != ExprKind::Constant) return absl::OkStatus();
   const int64_t* k = std::get_if<int64_t>(&lit.value);
-  if (!k) return absl::OkStatus();
+  if (!k || (negated && *k == INT64_MIN)) return absl::OkStatus();
   const int64_t v = negated ? -*k : *k;
   if (v < -extent || v >= extent) return fs.Err(span, Cat("index ", v, " is out of range for ", owner->ToString()));
   if (v >= 0 && !negated) return absl::OkStatus();
@@ -199,7 +199,7 @@ std::optional<int64_t> ConstantInt(const Expr& e) {
   }
   if (lit->kind != ExprKind::Constant) return std::nullopt;
   const int64_t* k = std::get_if<int64_t>(&lit->value);
-  if (!k) return std::nullopt;
+  if (!k || (negated && *k == INT64_MIN)) return std::nullopt;
   return negated ? -*k : *k;
 }
 
@@ -226,8 +226,12 @@ absl::StatusOr<std::vector<int>> SliceComponents(const Expr& s, int n) {
     start = part[0] ? norm(*part[0], -1, n - 1) : n - 1;
     stop = part[1] ? norm(*part[1], -1, n - 1) : -1;
   }
+  // start and stop lie in [-1, n]: counting avoids stepping past INT64 bounds.
+  int64_t count = 0;
+  if (step > 0 && stop > start) count = (stop - start - 1) / step + 1;
+  if (step < 0 && start > stop) count = step == INT64_MIN ? 1 : (start - stop - 1) / -step + 1;
   std::vector<int> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(static_cast<int>(i));
+  for (int64_t i = 0; i < count; ++i) out.push_back(static_cast<int>(start + i * step));
   return out;
 }
 

@@ -129,3 +129,24 @@ def test_slice_mistakes_are_compile_errors(tmp_path, body, message):
     k = load(tmp_path, f"slice_err_{abs(hash(body))}", body)
     with pytest.raises(wp.CompileError, match=message):
         wp.launch(k, dim=1, inputs=[wp.zeros(3, dtype=float), 1])
+
+
+@wp.kernel(module="unique")
+def extreme_steps(x: wp.array(dtype=float), steps: wp.array(dtype=wp.int64), lens: wp.array(dtype=int),
+                  firsts: wp.array(dtype=float)):
+    for k in range(steps.shape[0]):
+        s = x[::steps[k]]
+        lens[k] = s.shape[0]
+        if s.shape[0] > 0:
+            firsts[k] = s[s.shape[0] - 1]
+
+
+def test_extreme_steps_take_pythons_lengths():
+    """Steps near the int64 limits take the lengths Python gives (never a negative extent)."""
+    xv = np.arange(N, dtype=np.float32)
+    steps = [2**63 - 1, -(2**63 - 1), -(2**63), 2**62, -3, 3]
+    lens = wp.zeros(len(steps), dtype=int)
+    firsts = wp.zeros(len(steps), dtype=float)
+    wp.launch(extreme_steps, dim=1, inputs=[wp.array(xv), wp.array(steps, dtype=wp.int64), lens, firsts])
+    assert list(lens.numpy()) == [len(xv[::s]) for s in steps]
+    np.testing.assert_array_equal(firsts.numpy(), [xv[::s][-1] for s in steps])

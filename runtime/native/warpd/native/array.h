@@ -179,12 +179,15 @@ WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const 
       if (stop < 0) stop += extent;
       stop = stop < lo ? lo : (stop > hi ? hi : stop);
     }
+    // start and stop are within [-1, extent]: the differences cannot overflow,
+    // and neither can the count for any step (INT64_MIN included).
     int64 len = 0;
-    if (step > 0 && stop > start) len = (stop - start + step - 1) / step;
-    if (step < 0 && start > stop) len = (start - stop - step - 1) / (-step);
+    if (step > 0 && stop > start) len = (stop - start - 1) / step + 1;
+    if (step < 0 && start > stop) len = step == kMissing ? 1 : (start - stop - 1) / (0 - step) + 1;
     data += (len > 0 ? start : 0) * a.strides[d];
     shape[od] = (int32)len;
-    strides[od++] = a.strides[d] * step;
+    // |step| < extent when more than one element is taken: the product is within the array.
+    strides[od++] = len > 1 ? a.strides[d] * step : a.strides[d];
   }
   out->data = (T*)data;
   out->ndim = od;
