@@ -337,6 +337,58 @@ class array:
             v.grad = None
         return v
 
+    # Elementwise arithmetic, as Warp 1.19's arrays (array_ops.py: a kernel per operator).
+    def _binary(self, name, other, reflected=False):
+        from . import array_ops
+        return array_ops.binary(name, other, self) if reflected else array_ops.binary(name, self, other)
+
+    def __add__(self, o):
+        return self._binary("add", o)
+
+    def __radd__(self, o):
+        return self._binary("add", o, True)
+
+    def __sub__(self, o):
+        return self._binary("sub", o)
+
+    def __rsub__(self, o):
+        return self._binary("sub", o, True)
+
+    def __mul__(self, o):
+        return self._binary("mul", o)
+
+    def __rmul__(self, o):
+        return self._binary("mul", o, True)
+
+    def __truediv__(self, o):
+        return self._binary("div", o)
+
+    def __rtruediv__(self, o):
+        return self._binary("div", o, True)
+
+    def __mod__(self, o):
+        return self._binary("mod", o)
+
+    def __rmod__(self, o):
+        return self._binary("mod", o, True)
+
+    def __pow__(self, o):
+        return self._binary("pow", o)
+
+    def __rpow__(self, o):
+        return self._binary("pow", o, True)
+
+    def __matmul__(self, o):
+        return self._binary("mul", o)
+
+    def __neg__(self):
+        from . import array_ops
+        return array_ops.unary("neg", self)
+
+    def __pos__(self):
+        from . import array_ops
+        return array_ops.unary("pos", self)
+
     def __getitem__(self, key):
         """A view: ``a[1:3]``, ``a[:, 1]``, ``a[::2]``, ``a[i]`` of an n-d array;
         index arrays give a ``wp.indexedarray``. Reading one element raises, as in Warp."""
