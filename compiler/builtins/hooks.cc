@@ -78,6 +78,13 @@ absl::Status ScalarsOf(std::vector<Expr*>& args, ScalarKind s, std::string_view 
   return absl::OkStatus();
 }
 
+// Moves operand `e` out of `operands` (a hook rewriting its call to positional form).
+std::unique_ptr<Expr> TakeOperand(std::vector<std::unique_ptr<Expr>>& operands, const Expr* e) {
+  for (auto& o : operands)
+    if (o.get() == e) return std::move(o);
+  return nullptr;
+}
+
 absl::StatusOr<HookResult> Done(TypeRef t, std::string cpp) {
   HookResult r;
   r.result = t;
@@ -162,13 +169,8 @@ absl::StatusOr<HookResult> ConstructTransformKeywords(TypeRef t, Expr& call, std
   if (!p->type || !types::SameType(p->type, v3) || (q && (!q->type || !types::SameType(q->type, qt))))
     return Err(Cat(fn, "(p, q) needs p: ", v3->ToString(), " and q: ", qt->ToString()));
   std::vector<std::unique_ptr<Expr>> old = std::move(call.operands);
-  auto take = [&](Expr* e) {
-    for (auto& o : old)
-      if (o.get() == e) return std::move(o);
-    return std::unique_ptr<Expr>();
-  };
-  call.operands.push_back(take(p));
-  if (q) call.operands.push_back(take(q));
+  call.operands.push_back(TakeOperand(old, p));
+  if (q) call.operands.push_back(TakeOperand(old, q));
   call.keywords.clear();
   std::string dt(types::ScalarCppName(t->scalar()));
   return Done(t, q ? "$R{$0, $1}" : Cat("$R{$0, wp::quat_identity<", dt, ">()}"));
@@ -447,11 +449,6 @@ absl::StatusOr<HookResult> HookStruct(const Overload&, Expr& call, types::TypeTa
   }
   // Operands become: the given values in member order, then dtype=.
   std::vector<std::unique_ptr<Expr>> old = std::move(call.operands);
-  auto take = [&](Expr* e) {
-    for (auto& o : old)
-      if (o.get() == e) return std::move(o);
-    return std::unique_ptr<Expr>();
-  };
   std::string cpp = "$R{";
   size_t k = 0;
   for (size_t m = 0; m < members.size(); ++m) {
@@ -460,11 +457,11 @@ absl::StatusOr<HookResult> HookStruct(const Overload&, Expr& call, types::TypeTa
       cpp += "{}";
       continue;
     }
-    call.operands.push_back(take(given[m]));
+    call.operands.push_back(TakeOperand(old, given[m]));
     CatAppend(&cpp, "${", k++, "}");
   }
   cpp += "}";
-  call.operands.push_back(take(d));
+  call.operands.push_back(TakeOperand(old, d));
   call.keywords = {"dtype"};
   return Done(t, cpp);
 }

@@ -6,8 +6,8 @@ namespace warpd::builtins::internal {
 
 void AddVectorMath(Builder& b) {
   b.Group("Vector Math");
-  b.Add("argmax", "a: vec(N, T)", "uint32").NoDiff().Header("warpd/native/mat.h");
-  b.Add("argmin", "a: vec(N, T)", "uint32").NoDiff().Header("warpd/native/mat.h");
+  b.Add("argmax", "a: vec(N, T)", "uint32").NoDiff();
+  b.Add("argmin", "a: vec(N, T)", "uint32").NoDiff();
   b.Add("cross", "a: vec(3, T), b: vec(3, T)", "vec(3, T)");
   b.Add("cw_mul", "a: vec(N, T), b: vec(N, T)", "vec(N, T)");
   b.Add("cw_div", "a: vec(N, T), b: vec(N, T)", "vec(N, T)");

@@ -1,6 +1,6 @@
 // warpd device runtime: matrices mat_t<R, C, T> and Warp's matrix builtins,
 // plus the "Vector Math" builtins on vectors that vec.h leaves to this header
-// (argmin/argmax, norm_l1/l2/huber/pseudo_huber, smooth_normalize). The
+// (norm_l1/l2/huber/pseudo_huber, smooth_normalize). The
 // decompositions (svd2, svd3, qr3, eig3) are in svd.h.
 //
 // Layout (ABI, docs/native_headers.md): T c[R][C], row-major. Generated code
@@ -474,28 +474,6 @@ WP_FUNC mat_t<N, N, T> inverse_approx(const mat_t<N, N, T>& m) {
 }
 
 // --- Vector reductions and norms ---------------------------------------------------
-
-// Index of the first smallest (argmin) / largest (argmax) element, skipping
-// NaN elements; 0 when all are NaN (as in Warp).
-template <int N, typename T>
-WP_FUNC uint32 argmin(const vec_t<N, T>& v) {
-  int best = -1;
-  for (int i = 0; i < N; ++i) {
-    if (!eq(v.c[i], v.c[i])) continue;  // NaN
-    if (best < 0 || lt(v.c[i], v.c[best])) best = i;
-  }
-  return best < 0 ? 0u : (uint32)best;
-}
-
-template <int N, typename T>
-WP_FUNC uint32 argmax(const vec_t<N, T>& v) {
-  int best = -1;
-  for (int i = 0; i < N; ++i) {
-    if (!eq(v.c[i], v.c[i])) continue;  // NaN
-    if (best < 0 || gt(v.c[i], v.c[best])) best = i;
-  }
-  return best < 0 ? 0u : (uint32)best;
-}
 
 // The norms of warp/_src/math.py. Warp declares delta as float; codegen
 // converts it to the vector's scalar type.

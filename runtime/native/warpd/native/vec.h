@@ -158,7 +158,7 @@ WP_FUNC bool ne(const vec_t<N, T>& a, const vec_t<N, T>& b) {
 }
 
 // Reductions. Float min/max skip NaN components (fmin/fmax), so the result is
-// NaN only when every component is. (argmin/argmax are in mat.h.)
+// NaN only when every component is.
 template <int N, typename T>
 WP_FUNC T min(const vec_t<N, T>& a) {
   T r = a.c[0];
@@ -171,6 +171,28 @@ WP_FUNC T max(const vec_t<N, T>& a) {
   T r = a.c[0];
   for (int i = 1; i < N; ++i) r = max(r, a.c[i]);
   return r;
+}
+
+// Index of the first smallest (argmin) / largest (argmax) element, skipping
+// NaN elements; 0 when all are NaN (as in Warp).
+template <int N, typename T>
+WP_FUNC uint32 argmin(const vec_t<N, T>& v) {
+  int best = -1;
+  for (int i = 0; i < N; ++i) {
+    if (!eq(v.c[i], v.c[i])) continue;  // NaN
+    if (best < 0 || lt(v.c[i], v.c[best])) best = i;
+  }
+  return best < 0 ? 0u : (uint32)best;
+}
+
+template <int N, typename T>
+WP_FUNC uint32 argmax(const vec_t<N, T>& v) {
+  int best = -1;
+  for (int i = 0; i < N; ++i) {
+    if (!eq(v.c[i], v.c[i])) continue;  // NaN
+    if (best < 0 || gt(v.c[i], v.c[best])) best = i;
+  }
+  return best < 0 ? 0u : (uint32)best;
 }
 
 // isnan/isinf: any component; isfinite: every component.
