@@ -26,6 +26,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# A test that uses the client without the `wp` fixture would otherwise find no
+# address and autostart a private daemon of its own, and every later test in the
+# process would talk to that one instead of the fixture's: point such a test at
+# an address that cannot exist, so it fails with an error naming the cause.
+# (The fixture sets the real address; tests of autostart drop the variable.
+# Test files also import this file as `conftest`: a second run of this line
+# must leave the fixture's address alone.)
+os.environ.setdefault("WARPD_ADDRESS", "unix:/nonexistent/warpd-tests-must-request-the-wp-fixture.sock")
+
 
 def daemon_binary() -> str:
     return os.environ.get("WARPD_BIN") or str(REPO / "build" / "bin" / "warpd")

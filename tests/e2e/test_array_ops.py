@@ -12,7 +12,7 @@ TYPES = [(wp.float32, np.float32), (wp.float64, np.float64), (wp.float16, np.flo
 
 
 @pytest.mark.parametrize("st, npt", TYPES, ids=[t[0].__name__ for t in TYPES])
-def test_array_operators_match_numpy(st, npt):
+def test_array_operators_match_numpy(wp, st, npt):
     av = np.array([1, 2, 3, 7], dtype=npt)
     bv = np.array([4, 3, 2, 5], dtype=npt)
     a, b, s = wp.array(av, dtype=st), wp.array(bv, dtype=st), st(5)
@@ -28,7 +28,7 @@ def test_array_operators_match_numpy(st, npt):
         np.testing.assert_allclose(got.numpy().astype(np.float64), want.astype(np.float64), rtol=tol)
 
 
-def test_operators_on_views_vectors_and_shapes():
+def test_operators_on_views_vectors_and_shapes(wp):
     yv = np.arange(12, dtype=np.float32).reshape(3, 4)
     y = wp.array(yv)
     np.testing.assert_array_equal((y[:, 1] + 1.0).numpy(), yv[:, 1] + 1.0)  # a strided view
