@@ -298,6 +298,15 @@ bool Components(TypeRef t, const uint8_t* p, std::vector<double>* out, std::stri
         break;
       }
       case ScalarKind::kFloat64: std::memcpy(&v, p, 8); break;
+      case ScalarKind::kBFloat16: {
+        uint16_t x;
+        std::memcpy(&x, p, 2);
+        const uint32_t bits = static_cast<uint32_t>(x) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        v = f;
+        break;
+      }
     }
     if (types::IsFloat(s) && !std::isfinite(v)) {
       ok = false;
@@ -309,9 +318,10 @@ bool Components(TypeRef t, const uint8_t* p, std::vector<double>* out, std::stri
 }
 
 double Tolerance(TypeRef t) {
-  ScalarKind s = t->is_struct() ? ScalarKind::kFloat16 : t->scalar();  // a struct: its least precise member
+  ScalarKind s = t->is_struct() ? ScalarKind::kFloat16 : t->scalar();  // a struct: its least precise member (no bfloat16 members)
   switch (s) {
     case ScalarKind::kFloat16: return 2e-3;
+    case ScalarKind::kBFloat16: return 2e-2;
     case ScalarKind::kFloat32: return 1e-5;
     case ScalarKind::kFloat64: return 1e-12;
     default: return 0;

@@ -30,6 +30,7 @@ constexpr std::array<ScalarRow, kNumScalarKinds> kScalars = {{
     {ScalarKind::kFloat16, "float16", "wp::half", "h", 2},
     {ScalarKind::kFloat32, "float32", "wp::float32", "f", 4},
     {ScalarKind::kFloat64, "float64", "wp::float64", "d", 8},
+    {ScalarKind::kBFloat16, "bfloat16", "wp::bfloat16", "bf", 2},
 }};
 
 const ScalarRow& Row(ScalarKind s) { return kScalars[static_cast<size_t>(s)]; }
@@ -82,7 +83,8 @@ std::optional<ScalarKind> ScalarFromName(std::string_view name) {
 }
 
 bool IsFloat(ScalarKind s) {
-  return s == ScalarKind::kFloat16 || s == ScalarKind::kFloat32 || s == ScalarKind::kFloat64;
+  return s == ScalarKind::kFloat16 || s == ScalarKind::kBFloat16 || s == ScalarKind::kFloat32 ||
+         s == ScalarKind::kFloat64;
 }
 bool IsInteger(ScalarKind s) { return s != ScalarKind::kBool && !IsFloat(s); }
 bool IsSigned(ScalarKind s) {

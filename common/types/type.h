@@ -56,8 +56,9 @@ enum class ScalarKind : uint8_t {
   kFloat16,
   kFloat32,
   kFloat64,
+  kBFloat16,  // Warp's bfloat16 (last: the kinds' numbering predates it)
 };
-constexpr int kNumScalarKinds = 12;
+constexpr int kNumScalarKinds = 13;
 
 // Warp's names: "bool", "int8", ..., "float64".
 std::string_view ScalarName(ScalarKind s);
@@ -68,7 +69,7 @@ bool IsInteger(ScalarKind s);  // not bool
 bool IsSigned(ScalarKind s);   // signed integers and floats
 // The C++ spelling in runtime/native ("wp::float32", "wp::half", "bool").
 std::string_view ScalarCppName(ScalarKind s);
-// Warp's suffix of named vector/matrix types: vec3f, vec3d, vec3h, vec3i, ...
+// Warp's suffix of named vector/matrix types: vec3f, vec3d, vec3h, vec3bf, vec3i, ...
 std::string_view ScalarSuffix(ScalarKind s);
 
 enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform, kStruct, kArray, kTuple };

@@ -191,15 +191,26 @@ std::string AtomicCallee(std::string_view name, types::TypeRef elem) {
   return Cat("wp::", name, "_n<", types::ScalarCppName(elem->scalar()), ", ", n, ">");
 }
 
-bool AtomicSupports(std::string_view name, types::TypeRef elem) {
+bool AtomicScalarSupported(std::string_view name, types::ScalarKind s) {
   using types::ScalarKind;
+  const bool wide = s == ScalarKind::kInt32 || s == ScalarKind::kUInt32 || s == ScalarKind::kInt64 ||
+                    s == ScalarKind::kUInt64 || s == ScalarKind::kFloat32 || s == ScalarKind::kFloat64;
+  if (name == "atomic_add" || name == "atomic_sub") return wide || s == ScalarKind::kFloat16 || s == ScalarKind::kBFloat16;
+  if (name == "atomic_min" || name == "atomic_max") return wide || s == ScalarKind::kBFloat16;
+  if (name == "atomic_and" || name == "atomic_or" || name == "atomic_xor") return wide && types::IsInteger(s);
+  return wide;  // atomic_cas, atomic_exch
+}
+
+std::string_view AtomicScalarsText(std::string_view name) {
+  if (name == "atomic_add" || name == "atomic_sub") return "[u]int32, [u]int64, float16, bfloat16, float32, or float64";
+  if (name == "atomic_min" || name == "atomic_max") return "[u]int32, [u]int64, bfloat16, float32, or float64";
+  if (name == "atomic_and" || name == "atomic_or" || name == "atomic_xor") return "[u]int32 or [u]int64";
+  return "[u]int32, [u]int64, float32, or float64";
+}
+
+bool AtomicSupports(std::string_view name, types::TypeRef elem) {
   if (!elem->has_dtype() || elem->is_transform()) return false;
-  const ScalarKind s = elem->scalar();
-  if (s == ScalarKind::kFloat16) return name == "atomic_add" || name == "atomic_sub";
-  if (s != ScalarKind::kInt32 && s != ScalarKind::kUInt32 && s != ScalarKind::kInt64 && s != ScalarKind::kUInt64 &&
-      s != ScalarKind::kFloat32 && s != ScalarKind::kFloat64)
-    return false;
-  if (name == "atomic_and" || name == "atomic_or" || name == "atomic_xor") return types::IsInteger(s);
+  if (!AtomicScalarSupported(name, elem->scalar())) return false;
   if (name == "atomic_cas" || name == "atomic_exch") return elem->is_scalar();
   if (name == "atomic_min" || name == "atomic_max") return !elem->is_quat();
   return true;

@@ -116,9 +116,15 @@ std::string Spell(std::string_view tmpl, const SpellInput& in);
 std::string AtomicCallee(std::string_view name, types::TypeRef elem);
 // Whether atomic `name` works on array elements of type `elem` (Warp 1.19's
 // rules: int32/uint32/int64/uint64/float32/float64 and their vectors,
-// matrices and quaternions; float16 for add/sub only; bitwise ops on
-// integers; exch/cas on scalars; no transforms, no quaternion min/max).
+// matrices and quaternions; float16 for add/sub only; bfloat16 for
+// add/sub/min/max; bitwise ops on integers; exch/cas on scalars; no
+// transforms, no quaternion min/max).
 bool AtomicSupports(std::string_view name, types::TypeRef elem);
+// The scalar-type part of those rules, and Warp's spelling of the scalar
+// types atomic `name` takes ("[u]int32, [u]int64, float16, bfloat16, float32,
+// or float64"), for messages.
+bool AtomicScalarSupported(std::string_view name, types::ScalarKind s);
+std::string_view AtomicScalarsText(std::string_view name);
 
 // Local arrays (wp.zeros(shape, dtype) in kernels): their storage is part of
 // a thread's stack frame, so a module may hold at most this many bytes of

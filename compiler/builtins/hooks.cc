@@ -492,6 +492,10 @@ absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::Type
     if (!a.pos[i]->type || !a.pos[i]->type->is_int())
       return Err(Cat("indices must be integers, not ", a.pos[i]->type ? a.pos[i]->type->ToString() : "no value"));
   TypeRef elem = arr->element();
+  if (elem->has_dtype() && !AtomicScalarSupported(o.name, elem->scalar()))  // Warp 1.19's words
+    return Err(Cat(o.name, "() operations only work on arrays with ", AtomicScalarsText(o.name),
+                   " as the underlying scalar types, but got ", elem->ToString(), " (with scalar type ",
+                   types::ScalarName(elem->scalar()), ")"));
   if (!AtomicSupports(o.name, elem))
     return Err(Cat(o.name, "() on an array of ", elem->ToString(), " is not supported"));
   // No literal adaptation (Warp 1.19: atomic_add(int64_array, 0, 1) is an error).

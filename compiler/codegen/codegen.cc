@@ -78,6 +78,7 @@ std::string FloatLiteral(double v, ScalarKind k) {
     lit = buf;
   }
   if (k == ScalarKind::kFloat16) return "wp::float_to_half(" + lit + ")";
+  if (k == ScalarKind::kBFloat16) return "wp::float_to_bfloat16(" + lit + ")";
   return lit;
 }
 

@@ -98,6 +98,7 @@ std::optional<ScalarKind> ScalarFromProto(v1::ScalarType t) {
     case v1::SCALAR_FLOAT16: return ScalarKind::kFloat16;
     case v1::SCALAR_FLOAT32: return ScalarKind::kFloat32;
     case v1::SCALAR_FLOAT64: return ScalarKind::kFloat64;
+    case v1::SCALAR_BFLOAT16: return ScalarKind::kBFloat16;
     default: return std::nullopt;
   }
 }
@@ -106,7 +107,8 @@ v1::ScalarType ScalarToProto(ScalarKind s) {
   static const v1::ScalarType kMap[] = {
       v1::SCALAR_BOOL,   v1::SCALAR_INT8,   v1::SCALAR_UINT8,   v1::SCALAR_INT16,
       v1::SCALAR_UINT16, v1::SCALAR_INT32,  v1::SCALAR_UINT32,  v1::SCALAR_INT64,
-      v1::SCALAR_UINT64, v1::SCALAR_FLOAT16, v1::SCALAR_FLOAT32, v1::SCALAR_FLOAT64};
+      v1::SCALAR_UINT64, v1::SCALAR_FLOAT16, v1::SCALAR_FLOAT32, v1::SCALAR_FLOAT64,
+      v1::SCALAR_BFLOAT16};
   return kMap[static_cast<int>(s)];
 }
 

@@ -75,6 +75,14 @@ void PutScalar(ScalarKind s, double x, uint8_t* out) {
     case ScalarKind::kUInt64: put(static_cast<uint64_t>(x)); break;
     case ScalarKind::kFloat32: put(static_cast<float>(x)); break;
     case ScalarKind::kFloat64: put(x); break;
+    case ScalarKind::kBFloat16: {
+      // The upper half of the float32 (values are short multiples of 1/64: exact).
+      uint32_t bits;
+      const float f = static_cast<float>(x);
+      std::memcpy(&bits, &f, 4);
+      put(static_cast<uint16_t>(bits >> 16));
+      break;
+    }
     case ScalarKind::kFloat16: {
       // Values are multiples of 1/64 below 2^15: normal halves, exact.
       uint16_t bits = 0;

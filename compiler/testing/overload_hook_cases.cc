@@ -302,12 +302,14 @@ void Constants(Cases& cs) {
     const std::string name(types::ScalarName(s));
     const TypeRef t = types::Scalar(s);
     if (types::IsFloat(s)) {
-      const double max = s == ScalarKind::kFloat16   ? 65504.0
-                         : s == ScalarKind::kFloat32 ? 3.4028234663852886e38
-                                                     : 1.7976931348623157e308;
-      const double tiny = s == ScalarKind::kFloat16   ? 5.960464477539063e-08
-                          : s == ScalarKind::kFloat32 ? 1.401298464324817e-45
-                                                      : 4.9406564584124654e-324;
+      const double max = s == ScalarKind::kFloat16    ? 65504.0
+                         : s == ScalarKind::kBFloat16 ? 3.3895313892515355e38  // 0x7f7f
+                         : s == ScalarKind::kFloat32  ? 3.4028234663852886e38
+                                                      : 1.7976931348623157e308;
+      const double tiny = s == ScalarKind::kFloat16    ? 5.960464477539063e-08
+                          : s == ScalarKind::kBFloat16 ? 9.183549615799121e-41  // 2^-133, 0x0001
+                          : s == ScalarKind::kFloat32  ? 1.401298464324817e-45
+                                                       : 4.9406564584124654e-324;
       for (double v : {max, -max, tiny, -0.0, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(), 0.1}) {
         // 0.1 is not exact in any float type: rounded by the compiler.
         const std::optional<double> want = v == 0.1 ? std::optional<double>() : std::optional<double>(v);

@@ -61,6 +61,10 @@ Scalar Read(ScalarKind k, const uint8_t* p) {
       s.is_float = true;
       s.f = wp::half_to_float(wp::half{Load<uint16_t>(p)});
       break;
+    case ScalarKind::kBFloat16:
+      s.is_float = true;
+      s.f = wp::bfloat16_to_float(wp::bfloat16{Load<uint16_t>(p)});
+      break;
     case ScalarKind::kFloat32: s.is_float = true; s.f = Load<float>(p); break;
     case ScalarKind::kFloat64: s.is_float = true; s.f = Load<double>(p); break;
   }

@@ -31,9 +31,10 @@ target_compile_definitions(native_headers_test PRIVATE
   WARPD_WITH_CUDA=$<BOOL:${WARPD_WITH_CUDA}>)
 
 # Host numerics of the value-type families, one test file per family header
-# (mat.h, svd.h, quat.h + transform.h + spatial.h, rand.h + noise.h, scalar math),
+# (mat.h, svd.h, quat.h + transform.h + spatial.h, rand.h + noise.h, scalar math,
+# bfloat16),
 # against independent references computed in the tests.
-foreach(_family mat svd quat rand scalar_math)
+foreach(_family mat svd quat rand scalar_math bfloat16)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_family}_test.cc)
     warpd_test(native_${_family}_test ${CMAKE_CURRENT_LIST_DIR}/${_family}_test.cc
       LIBS warpd_native_embedded Threads::Threads)

@@ -96,6 +96,31 @@ WP_FUNC half float_to_half(float32 f) {
   return h;
 }
 
+// bfloat16 (Warp's bfloat16: the upper half of a float32), stored as bits.
+// Arithmetic happens in float32 like half's: converted on load, rounded to
+// nearest even on store. The exponent range is float32's, so float32
+// subnormals round to bfloat16 subnormals by the same bit arithmetic and the
+// largest values round up to infinity. A NaN stays a NaN (its quiet bit is
+// set so that dropping the low payload bits cannot make it an infinity).
+struct bfloat16 {
+  uint16 bits;
+};
+
+WP_FUNC float32 bfloat16_to_float(bfloat16 b) { return __builtin_bit_cast(float32, (uint32)b.bits << 16); }
+
+WP_FUNC bfloat16 float_to_bfloat16(float32 f) {
+  uint32 x = __builtin_bit_cast(uint32, f);
+  bfloat16 b;
+  if ((x & 0x7fffffffu) > 0x7f800000u) {  // NaN
+    b.bits = (uint16)((x | 0x00400000u) >> 16);
+  } else {
+    // Adding 0x7fff plus the kept part's lowest bit rounds to nearest, ties
+    // to even; a carry out of the mantissa correctly bumps the exponent.
+    b.bits = (uint16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  }
+  return b;
+}
+
 // Non-finite constants in generated code are written as bit patterns.
 WP_FUNC float32 float32_from_bits(uint32 bits) { return __builtin_bit_cast(float32, bits); }
 WP_FUNC float64 float64_from_bits(uint64 bits) { return __builtin_bit_cast(float64, bits); }

@@ -1,9 +1,9 @@
 // warpd device runtime: scalar builtins (arithmetic, math, conversions).
 //
-// Types: the integer types, half (float16), float32, float64 and bool. Every
-// builtin is a named function (wp::add, wp::floor, ...); half has no C++
-// operators, only these functions, each computed in float32 and rounded back
-// to half (to nearest even) as in Warp.
+// Types: the integer types, half (float16), bfloat16, float32, float64 and
+// bool. Every builtin is a named function (wp::add, wp::floor, ...); half and
+// bfloat16 have no C++ operators, only these functions, each computed in
+// float32 and rounded back (to nearest even) as in Warp.
 //
 // Semantics follow Warp 1.19:
 // - Integers: div and mod truncate toward zero (C: -7 / 2 == -3, -7 % 2 ==
@@ -337,83 +337,87 @@ WP_FUNC float32 erfinv(float32 y) { return (float32)detail::erfinv((float64)y, 2
 WP_FUNC float32 erfcinv(float32 c) { return (float32)detail::erfcinv((float64)c, 2); }
 #endif  // !WP_CUDA
 
-// --- half ---------------------------------------------------------------------
+// --- half and bfloat16 -----------------------------------------------------------
 
-// Each function converts to float32, computes, and rounds once to half.
-#define WP_HALF1(name) \
-  WP_FUNC half name(half x) { return float_to_half(name(half_to_float(x))); }
-#define WP_HALF2(name)                                                     \
-  WP_FUNC half name(half x, half y) {                                      \
-    return float_to_half(name(half_to_float(x), half_to_float(y)));        \
-  }
-#define WP_HALF_PRED(name, op) \
-  WP_FUNC bool name(half x, half y) { return half_to_float(x) op half_to_float(y); }
+// Each function converts to float32, computes, and rounds once to the 16-bit
+// type (T: half or bfloat16; TO/FROM: its float32 conversions).
+#define WP_LOWP1(T, TO, FROM, name) \
+  WP_FUNC T name(T x) { return FROM(name(TO(x))); }
+#define WP_LOWP2(T, TO, FROM, name) \
+  WP_FUNC T name(T x, T y) { return FROM(name(TO(x), TO(y))); }
+#define WP_LOWP_PRED(T, TO, name, op) \
+  WP_FUNC bool name(T x, T y) { return TO(x) op TO(y); }
+#define WP_LOWP_ALL(T, TO, FROM)                                                \
+  WP_LOWP2(T, TO, FROM, add)                                                    \
+  WP_LOWP2(T, TO, FROM, sub)                                                    \
+  WP_LOWP2(T, TO, FROM, mul)                                                    \
+  WP_LOWP2(T, TO, FROM, div)                                                    \
+  WP_LOWP2(T, TO, FROM, div_approx)                                             \
+  WP_LOWP2(T, TO, FROM, mod)                                                    \
+  WP_LOWP2(T, TO, FROM, min)                                                    \
+  WP_LOWP2(T, TO, FROM, max)                                                    \
+  WP_LOWP2(T, TO, FROM, pow)                                                    \
+  WP_LOWP2(T, TO, FROM, atan2)                                                  \
+  WP_LOWP2(T, TO, FROM, fmod)                                                   \
+  WP_LOWP2(T, TO, FROM, copysign)                                               \
+  WP_LOWP1(T, TO, FROM, sqrt)                                                   \
+  WP_LOWP1(T, TO, FROM, cbrt)                                                   \
+  WP_LOWP1(T, TO, FROM, sin)                                                    \
+  WP_LOWP1(T, TO, FROM, cos)                                                    \
+  WP_LOWP1(T, TO, FROM, tan)                                                    \
+  WP_LOWP1(T, TO, FROM, asin)                                                   \
+  WP_LOWP1(T, TO, FROM, acos)                                                   \
+  WP_LOWP1(T, TO, FROM, atan)                                                   \
+  WP_LOWP1(T, TO, FROM, sinh)                                                   \
+  WP_LOWP1(T, TO, FROM, cosh)                                                   \
+  WP_LOWP1(T, TO, FROM, tanh)                                                   \
+  WP_LOWP1(T, TO, FROM, exp)                                                    \
+  WP_LOWP1(T, TO, FROM, log)                                                    \
+  WP_LOWP1(T, TO, FROM, log2)                                                   \
+  WP_LOWP1(T, TO, FROM, log10)                                                  \
+  WP_LOWP1(T, TO, FROM, erf)                                                    \
+  WP_LOWP1(T, TO, FROM, erfc)                                                   \
+  WP_LOWP1(T, TO, FROM, erfinv)                                                 \
+  WP_LOWP1(T, TO, FROM, erfcinv)                                                \
+  WP_LOWP1(T, TO, FROM, floor)                                                  \
+  WP_LOWP1(T, TO, FROM, ceil)                                                   \
+  WP_LOWP1(T, TO, FROM, trunc)                                                  \
+  WP_LOWP1(T, TO, FROM, round)                                                  \
+  WP_LOWP1(T, TO, FROM, rint)                                                   \
+  WP_LOWP1(T, TO, FROM, frac)                                                   \
+  WP_LOWP1(T, TO, FROM, sign)                                                   \
+  WP_LOWP1(T, TO, FROM, step)                                                   \
+  WP_LOWP1(T, TO, FROM, nonzero)                                                \
+  WP_LOWP1(T, TO, FROM, degrees)                                                \
+  WP_LOWP1(T, TO, FROM, radians)                                                \
+  /* Sign-bit operations are exact on the bits (NaN payloads kept). */         \
+  WP_FUNC T neg(T a) { return T{(uint16)(a.bits ^ 0x8000u)}; }                  \
+  WP_FUNC T abs(T a) { return T{(uint16)(a.bits & 0x7fffu)}; }                  \
+  /* Warp floors the quotient after rounding it to T. */                        \
+  WP_FUNC T floordiv(T a, T b) { return floor(div(a, b)); }                     \
+  WP_FUNC T clamp(T x, T lo, T hi) { return min(max(lo, x), hi); }              \
+  /* IEEE comparisons: NaN is unordered, -0 == +0. */                           \
+  WP_LOWP_PRED(T, TO, eq, ==)                                                   \
+  WP_LOWP_PRED(T, TO, ne, !=)                                                   \
+  WP_LOWP_PRED(T, TO, lt, <)                                                    \
+  WP_LOWP_PRED(T, TO, le, <=)                                                   \
+  WP_LOWP_PRED(T, TO, gt, >)                                                    \
+  WP_LOWP_PRED(T, TO, ge, >=)
 
-WP_HALF2(add)
-WP_HALF2(sub)
-WP_HALF2(mul)
-WP_HALF2(div)
-WP_HALF2(div_approx)
-WP_HALF2(mod)
-WP_HALF2(min)
-WP_HALF2(max)
-WP_HALF2(pow)
-WP_HALF2(atan2)
-WP_HALF2(fmod)
-WP_HALF2(copysign)
-WP_HALF1(sqrt)
-WP_HALF1(cbrt)
-WP_HALF1(sin)
-WP_HALF1(cos)
-WP_HALF1(tan)
-WP_HALF1(asin)
-WP_HALF1(acos)
-WP_HALF1(atan)
-WP_HALF1(sinh)
-WP_HALF1(cosh)
-WP_HALF1(tanh)
-WP_HALF1(exp)
-WP_HALF1(log)
-WP_HALF1(log2)
-WP_HALF1(log10)
-WP_HALF1(erf)
-WP_HALF1(erfc)
-WP_HALF1(erfinv)
-WP_HALF1(erfcinv)
-WP_HALF1(floor)
-WP_HALF1(ceil)
-WP_HALF1(trunc)
-WP_HALF1(round)
-WP_HALF1(rint)
-WP_HALF1(frac)
-WP_HALF1(sign)
-WP_HALF1(step)
-WP_HALF1(nonzero)
-WP_HALF1(degrees)
-WP_HALF1(radians)
+WP_LOWP_ALL(half, half_to_float, float_to_half)
+WP_LOWP_ALL(bfloat16, bfloat16_to_float, float_to_bfloat16)
+#undef WP_LOWP_ALL
+#undef WP_LOWP1
+#undef WP_LOWP2
+#undef WP_LOWP_PRED
 
-// Sign-bit operations are exact on the bits (NaN payloads kept).
-WP_FUNC half neg(half a) { return half{(uint16)(a.bits ^ 0x8000u)}; }
-WP_FUNC half abs(half a) { return half{(uint16)(a.bits & 0x7fffu)}; }
-
-// Warp floors the quotient after rounding it to half.
-WP_FUNC half floordiv(half a, half b) { return floor(div(a, b)); }
-WP_FUNC half clamp(half x, half lo, half hi) { return min(max(lo, x), hi); }
-
+// Exponent all ones: half's is 5 bits (0x7c00), bfloat16's 8 (0x7f80).
 WP_FUNC bool isnan(half a) { return (a.bits & 0x7fffu) > 0x7c00u; }
 WP_FUNC bool isinf(half a) { return (a.bits & 0x7fffu) == 0x7c00u; }
 WP_FUNC bool isfinite(half a) { return (a.bits & 0x7fffu) < 0x7c00u; }
-
-// IEEE comparisons: NaN is unordered, -0 == +0.
-WP_HALF_PRED(eq, ==)
-WP_HALF_PRED(ne, !=)
-WP_HALF_PRED(lt, <)
-WP_HALF_PRED(le, <=)
-WP_HALF_PRED(gt, >)
-WP_HALF_PRED(ge, >=)
-#undef WP_HALF1
-#undef WP_HALF2
-#undef WP_HALF_PRED
+WP_FUNC bool isnan(bfloat16 a) { return (a.bits & 0x7fffu) > 0x7f80u; }
+WP_FUNC bool isinf(bfloat16 a) { return (a.bits & 0x7fffu) == 0x7f80u; }
+WP_FUNC bool isfinite(bfloat16 a) { return (a.bits & 0x7fffu) < 0x7f80u; }
 
 // --- Generic (integers; half and floats have their own overloads above) --------
 
@@ -438,9 +442,9 @@ template <typename T>
 WP_FUNC bool gt(T a, T b) { return a > b; }
 template <typename T>
 WP_FUNC bool ge(T a, T b) { return a >= b; }
-// float32/float64 comparisons are the built-in ones; half uses the overloads.
+// float32/float64 comparisons are the built-in ones; half and bfloat16 use the overloads.
 
-// Conversions: cast<To>(from). Half goes through float32.
+// Conversions: cast<To>(from). half and bfloat16 go through float32.
 template <typename To, typename From>
 struct caster {
   WP_FUNC static To apply(From x) { return (To)x; }
@@ -456,6 +460,27 @@ struct caster<To, half> {
 template <>
 struct caster<half, half> {
   WP_FUNC static half apply(half x) { return x; }
+};
+template <typename From>
+struct caster<bfloat16, From> {
+  WP_FUNC static bfloat16 apply(From x) { return float_to_bfloat16((float32)x); }
+};
+template <typename To>
+struct caster<To, bfloat16> {
+  WP_FUNC static To apply(bfloat16 x) { return caster<To, float32>::apply(bfloat16_to_float(x)); }
+};
+template <>
+struct caster<bfloat16, bfloat16> {
+  WP_FUNC static bfloat16 apply(bfloat16 x) { return x; }
+};
+// Between the two 16-bit types: through float32 (exact), rounded once.
+template <>
+struct caster<half, bfloat16> {
+  WP_FUNC static half apply(bfloat16 x) { return float_to_half(bfloat16_to_float(x)); }
+};
+template <>
+struct caster<bfloat16, half> {
+  WP_FUNC static bfloat16 apply(half x) { return float_to_bfloat16(half_to_float(x)); }
 };
 // Float to integer conversion of NaN or out-of-range values is undefined in
 // C++; Warp's kernels must not crash on it, so clamp first.

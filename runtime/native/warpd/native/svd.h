@@ -89,6 +89,8 @@ struct traits<float32> {
 template <>
 struct traits<half> : traits<float32> {};
 template <>
+struct traits<bfloat16> : traits<float32> {};
+template <>
 struct traits<float64> {
   typedef float64 real;
   static constexpr int kSweeps = 8;
