@@ -39,6 +39,10 @@ ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, con
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
     // A durable array is stored as its size_bytes() bytes from data(): a
     // strided view has no such bytes (a contiguous view does).
+    if (array->dtype()->holds_array()) {  // its descriptors point into this process
+      return absl::FailedPreconditionError(absl::StrCat(
+          "array ", req.handle(), " holds structs with array members and cannot be made persistent"));
+    }
     if (!array->contiguous()) {
       return absl::FailedPreconditionError(absl::StrCat("array ", req.handle(),
                                                         " is a strided view; persist a contiguous() copy of it"));

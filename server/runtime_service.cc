@@ -1,6 +1,7 @@
 #include "server/runtime_service.h"
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "runtime/device/device.h"
 #include "runtime/objects/array.h"
+#include "runtime/objects/array_members.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/lease.h"
@@ -45,22 +47,56 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
   if (req.init() != v1::ARRAY_INIT_UNSPECIFIED && req.init() != v1::ARRAY_INIT_EMPTY &&
-      req.init() != v1::ARRAY_INIT_ZEROS) {
+      req.init() != v1::ARRAY_INIT_ZEROS && req.init() != v1::ARRAY_INIT_CONTENTS) {
     return absl::InvalidArgumentError(absl::StrCat("unknown array init ", req.init()));
+  }
+  const bool with_contents = req.init() == v1::ARRAY_INIT_CONTENTS;
+  if (!with_contents && !req.contents().empty()) {
+    return absl::InvalidArgumentError("array contents are given only with ARRAY_INIT_CONTENTS");
   }
   // Struct dtypes live in a table owned by the array.
   auto dtype_table = std::make_shared<types::TypeTable>();
   WARPD_ASSIGN_OR_RETURN(ir::TypeRef dtype, ir::TypeFromProto(req.dtype(), *dtype_table));
   if (!dtype->contains_struct()) dtype_table.reset();
-  WARPD_ASSIGN_OR_RETURN(
-      runtime::ArrayLayout layout,
-      runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())}, std::move(dtype_table)));
+  WARPD_ASSIGN_OR_RETURN(runtime::ArrayLayout layout,
+                         runtime::MakeArrayLayout(dtype, {req.shape().data(), size_t(req.shape_size())},
+                                                  std::move(dtype_table), /*allow_array_members=*/true));
+  if (with_contents && req.contents().size() != layout.size_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("array contents have ", req.contents().size(),
+                                                   " bytes, but the array takes ", layout.size_bytes));
+  }
+  // Elements holding descriptors (runtime/objects/array_members.h) live in
+  // the session's private pool, never mapped into a client, and start zeroed
+  // (an empty descriptor), whatever the init.
+  const bool descriptors = dtype->holds_array();
+  runtime::SegmentPool& pool = descriptors ? session->private_pool() : session->pool();
   // EMPTY may reuse the session's own freed memory as it is (segment_pool.h).
-  const runtime::Fill fill = req.init() == v1::ARRAY_INIT_ZEROS ? runtime::Fill::kZero : runtime::Fill::kAny;
+  const runtime::Fill fill =
+      req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED ? runtime::Fill::kAny
+                                                                                      : runtime::Fill::kZero;
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         device->Allocate(layout.size_bytes, "array", &session->pool(), fill));
+                         device->Allocate(layout.size_bytes, "array", &pool,
+                                          descriptors ? runtime::Fill::kZero : fill));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
-                         MakeTenantArray(session->tenant(), session->pool(), device->name(), layout, std::move(buffer)));
+                         MakeTenantArray(session->tenant(), pool, device->name(), layout, std::move(buffer)));
+  if (with_contents && layout.size_bytes > 0) {
+    // Nothing else can reach the array yet: no handle exists.
+    std::memcpy(array->data(), req.contents().data(), layout.size_bytes);
+    if (descriptors) {
+      std::vector<std::shared_ptr<const runtime::Array>> bound;
+      auto lookup_fn = [&](uint64_t handle) { return session->arrays().Get(handle); };
+      const uint64_t elem = dtype->size();
+      for (uint64_t i = 0; i < layout.num_elements; ++i) {
+        auto what = [&] { return absl::StrCat("array contents: element ", i); };
+        WARPD_RETURN_IF_ERROR(runtime::BindArrayMembers(dtype, array->data() + i * elem, lookup_fn, device->name(),
+                                                        &bound, what));
+      }
+      array->held()->Add(bound, array.get());
+      session->TrackHeld(array->held());
+    }
+  } else if (descriptors) {
+    session->TrackHeld(array->held());
+  }
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);
   resp->set_size_bytes(layout.size_bytes);

@@ -10,7 +10,18 @@ Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant,
     : client_name_(std::move(client_name)),
       tenant_(std::move(tenant)),
       group_(std::move(group)),
-      pool_(runtime::MemoryAccount::Create("session", 0, tenant_->memory()), pool_options) {}
+      pool_(runtime::MemoryAccount::Create("session", 0, tenant_->memory()), pool_options),
+      private_pool_(pool_.account(), pool_options) {}
+
+void Session::TrackHeld(const std::shared_ptr<runtime::HeldArrays>& held) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return;  // Close has run: AddArray fails next, and nothing keeps the array
+  // Pruned when the list doubles: amortized O(1) per array.
+  if (held_.size() >= 16 && (held_.size() & (held_.size() - 1)) == 0) {
+    std::erase_if(held_, [](const std::weak_ptr<runtime::HeldArrays>& w) { return w.expired(); });
+  }
+  held_.push_back(held);
+}
 
 Session::~Session() { Close(); }
 
@@ -98,12 +109,14 @@ size_t Session::close_listener_count() const {
 void Session::Close() {
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
   std::map<uint64_t, absl::AnyInvocable<void() &&>> listeners;
+  std::vector<std::weak_ptr<runtime::HeldArrays>> held;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
     streams.swap(streams_);
     listeners.swap(close_listeners_);
+    held.swap(held_);
   }
   for (auto& [id, l] : listeners) std::move(l)();
   // Stop the work first, then drop the objects; the last references (and
@@ -112,6 +125,10 @@ void Session::Close() {
   streams.clear();
   graphs_.Clear();  // graphs hold arrays and modules
   arrays_.Clear();
+  // Arrays holding each other (or freed ones still held) go now.
+  for (const std::weak_ptr<runtime::HeldArrays>& w : held) {
+    if (std::shared_ptr<runtime::HeldArrays> h = w.lock()) h->Clear();
+  }
   modules_.Clear();
 }
 

@@ -67,6 +67,13 @@ class Session {
   }
   // Where the session's CPU arrays are allocated (Device::Allocate).
   runtime::SegmentPool& pool() { return pool_; }
+  // Where its arrays whose elements hold array descriptors are allocated
+  // (runtime/objects/array_members.h): memory never mapped into a client.
+  // Charged to the same account.
+  runtime::SegmentPool& private_pool() { return private_pool_; }
+  // Close() lets go of what `held` holds (breaking cycles of arrays that
+  // hold each other). Pass each descriptor array's HeldArrays once.
+  void TrackHeld(const std::shared_ptr<runtime::HeldArrays>& held);
 
   // Objects the session holds by handle. A module and a graph are charged
   // to the session's memory account (their memory_bytes / HeldBytes and a
@@ -116,6 +123,7 @@ class Session {
   std::atomic<int64_t> last_active_ns_{absl::GetCurrentTimeNanos()};
   std::atomic<int> holders_{0};
   runtime::SegmentPool pool_;
+  runtime::SegmentPool private_pool_;
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
   runtime::HandleTable<runtime::Graph> graphs_{"graph", 4096};
@@ -128,6 +136,9 @@ class Session {
   // By id, in the order they were added (ids only grow).
   std::map<uint64_t, absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
   uint64_t next_close_listener_ ABSL_GUARDED_BY(mu_) = 1;
+  // Descriptor arrays' HeldArrays (TrackHeld); expired ones are pruned as
+  // new ones come.
+  std::vector<std::weak_ptr<runtime::HeldArrays>> held_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::server

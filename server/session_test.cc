@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "runtime/exec/scheduler.h"
 #include "runtime/memory/memory_account.h"
+#include "runtime/objects/array.h"
 
 namespace warpd::server {
 namespace {
@@ -64,6 +65,42 @@ TEST_F(SessionTest, RemovedCloseListenersAreGoneAndNeverCalled) {
   session_.Close();
   EXPECT_EQ(kept_calls, 1);
   EXPECT_EQ(removed_calls, 0);
+}
+
+// Arrays whose elements hold descriptors of each other (a launch given
+// both makes each hold the other) are a reference cycle: Close breaks it,
+// so their memory goes back to the tenant with the session.
+TEST_F(SessionTest, CloseFreesDescriptorArraysThatHoldEachOther) {
+  auto table = std::make_shared<types::TypeTable>();
+  auto s = table->Struct("S_1", "S", {{"a", types::TypeTable::Global().Array(types::Scalar(types::ScalarKind::kFloat32), 1)}});
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto layout = runtime::MakeArrayLayout(*s, {1000}, table, /*allow_array_members=*/true);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const uint64_t before = tenant_->memory()->used();
+  std::weak_ptr<const runtime::Array> wa, wb;
+  {
+    auto make = [&]() {
+      auto buf = session_.private_pool().Allocate(layout->size_bytes, "t");
+      EXPECT_TRUE(buf.ok()) << buf.status();
+      auto a = std::make_shared<const runtime::Array>("cpu", *layout, *buf);
+      session_.TrackHeld(a->held());
+      return a;
+    };
+    std::shared_ptr<const runtime::Array> a = make(), b = make();
+    EXPECT_FALSE(a->buffer()->BelongsTo(session_.pool()));  // never shared with a client
+    const std::shared_ptr<const runtime::Array> both[] = {a, b};
+    a->held()->Add(both, a.get());
+    b->held()->Add(both, b.get());
+    wa = a;
+    wb = b;
+  }
+  EXPECT_FALSE(wa.expired());  // the cycle keeps them
+  EXPECT_FALSE(wb.expired());
+  EXPECT_GT(tenant_->memory()->used(), before);
+  session_.Close();
+  EXPECT_TRUE(wa.expired());
+  EXPECT_TRUE(wb.expired());
+  EXPECT_EQ(tenant_->memory()->used(), before);
 }
 
 }  // namespace

@@ -103,7 +103,9 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
     case v1::Command::kFill: {
       auto array = arrays.Get(command.fill().array());
       if (!array.ok()) return array.status();
-      return runtime::PrepareFill(*std::move(array), command.fill().value(), device);
+      auto lookup_fn = [&](uint64_t handle) { return arrays.Get(handle); };
+      runtime::ArrayLookup lookup(lookup_fn);
+      return runtime::PrepareFill(*std::move(array), command.fill().value(), device, &lookup);
     }
     case v1::Command::kFree: {
       auto array = arrays.Get(command.free().array());

@@ -11,8 +11,10 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
                                                                       std::shared_ptr<runtime::CpuBuffer> buffer,
-                                                                      uint64_t byte_offset) {
-  auto array = std::make_unique<runtime::Array>(std::move(device), layout, std::move(buffer), byte_offset);
+                                                                      uint64_t byte_offset,
+                                                                      std::shared_ptr<runtime::HeldArrays> held) {
+  auto array = std::make_unique<runtime::Array>(std::move(device), layout, std::move(buffer), byte_offset,
+                                                std::move(held));
   absl::StatusOr<runtime::MemoryCharge> charge = pool.Charge(array->MetadataBytes());
   if (!charge.ok()) return charge.status();
   if (absl::Status s = tenant->arrays().Acquire(); !s.ok()) return s;

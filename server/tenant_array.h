@@ -27,6 +27,7 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
                                                                       std::shared_ptr<runtime::CpuBuffer> buffer,
-                                                                      uint64_t byte_offset = 0);
+                                                                      uint64_t byte_offset = 0,
+                                                                      std::shared_ptr<runtime::HeldArrays> held = nullptr);
 
 }  // namespace warpd::server

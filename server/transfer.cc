@@ -111,6 +111,12 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                            state_->sessions().Get(chunk_.session, *tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
                            session->arrays().Get(chunk_.handle));
+    if (array->dtype()->holds_array()) {
+      // Its elements hold descriptors only the daemon writes (array_members.h).
+      return absl::FailedPreconditionError(absl::StrCat(
+          "array ", chunk_.handle, " holds structs with array members: it cannot be uploaded into; "
+          "make it with contents (CreateArray), or write it with a copy, a fill or a kernel"));
+    }
     if (chunk_.offset > array->size_bytes()) {
       return absl::InvalidArgumentError(absl::StrCat("upload offset ", chunk_.offset,
                                                      " is past the end of the array (",
@@ -280,9 +286,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
 const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
                             std::vector<std::byte>* staging) {
-  if (array.contiguous()) return reinterpret_cast<const uint8_t*>(array.data() + offset);
+  const bool descriptors = array.dtype()->holds_array();
+  if (array.contiguous() && !descriptors) return reinterpret_cast<const uint8_t*>(array.data() + offset);
   staging->resize(n);
   runtime::ReadArrayBytes(array, offset, n, staging->data());
+  // Daemon pointers never reach a client: array members read as empty.
+  if (descriptors) runtime::ClearArrayMembers(array.dtype(), offset, staging->data(), n);
   return reinterpret_cast<const uint8_t*>(staging->data());
 }
 

@@ -52,8 +52,9 @@ absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& 
 
 // Logical bytes [offset, offset + n) of `array` (array_bytes.h: a strided
 // view's elements in row-major order), for a download: a contiguous array's
-// own memory, else gathered into *staging (resized to n). Valid until the
-// array or *staging changes.
+// own memory, else gathered into *staging (resized to n), as is an array
+// whose elements hold array members, whose descriptors are zeroed there
+// (array_members.h). Valid until the array or *staging changes.
 const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
                             std::vector<std::byte>* staging);
 

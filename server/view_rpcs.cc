@@ -32,7 +32,7 @@ absl::Status CreateView(DaemonState* state, Session& session, const v1::CreateVi
                          runtime::MakeViewLayout(*base, view, state->flags().max_array_bytes));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
                          MakeTenantArray(session.tenant(), session.pool(), base->device(), placed.layout,
-                                         base->buffer(), placed.byte_offset));
+                                         base->buffer(), placed.byte_offset, base->held()));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddArray(std::move(array)));
   resp->set_handle(handle);
   resp->set_size_bytes(placed.layout.size_bytes);

@@ -40,6 +40,17 @@ absl::Status ModuleSema::Run() {
     if (kernel) kernel_errors.push_back(std::string(errors_[i].message()));
   }
   if (!any_kernel) return absl::InvalidArgumentError(absl::StrJoin(kernel_errors, "\n"));
+  // A local array's descriptor points into a kernel's frame: stored into an
+  // array element (inside a struct), a later launch would read freed stack.
+  // Which function's local array can reach which store is not tracked, so
+  // a module does one or the other.
+  if (local_array_span_ && descriptor_store_) {
+    return absl::InvalidArgumentError(
+        Cat(m_.Where(*descriptor_store_), ": error: a struct holding arrays is stored here, and the module makes a "
+            "local array (wp.zeros) at ", m_.Where(*local_array_span_),
+            ": a local array could outlive its kernel inside an array element; put these kernels in separate "
+            "modules"));
+  }
   return absl::OkStatus();
 }
 
@@ -99,6 +110,7 @@ absl::Status ModuleSema::Ensure(int i, const Expr* call) {
 }
 
 absl::Status ModuleSema::AddLocalArray(uint64_t bytes, const Expr& call) {
+  if (!local_array_span_) local_array_span_ = call.span;
   local_array_bytes_ += bytes;
   if (local_array_bytes_ > builtins::kMaxLocalArrayBytes)
     return absl::InvalidArgumentError(Cat(m_.Where(call.span), ": error: the module's local arrays (wp.zeros) take ",
@@ -109,11 +121,6 @@ absl::Status ModuleSema::AddLocalArray(uint64_t bytes, const Expr& call) {
 
 absl::Status FunctionSema::Run() {
   for (const auto& p : f_.params) {
-    // A struct argument's array members are resolved by the server; arrays
-    // of such structs cannot exist (their elements would hold descriptors).
-    if (p.type->is_array() && p.type->element()->holds_array())
-      return Err(f_.span, Cat("parameter '", p.name, "': arrays of struct ", p.type->element()->ToString(),
-                              " (which has array members) are not supported"));
     f_.locals.push_back(ir::Local{p.name, p.type, true});
   }
   if (f_.kind == FunctionKind::kKernel && f_.declared_return && !f_.declared_return->is_void())
@@ -291,6 +298,7 @@ absl::Status FunctionSema::Assign(Stmt& s) {
     return Err(s.span, Cat("cannot store a value of type ", value.type->ToString(), " into a place of type ",
                                     target.type->ToString(), " (no implicit conversion)"));
   }
+  if (value.type->holds_array()) ms_.NoteDescriptorStore(s.span);
   return absl::OkStatus();
 }
 
@@ -320,6 +328,7 @@ absl::Status FunctionSema::Unpack(Stmt& s) {
     if (!types::SameType(t.type, elements[k]))
       return Err(t.span, Cat("cannot store a value of type ", elements[k]->ToString(), " into a place of type ",
                              t.type->ToString(), " (no implicit conversion)"));
+    if (elements[k]->holds_array()) ms_.NoteDescriptorStore(t.span);
   }
   return absl::OkStatus();
 }

@@ -3,6 +3,8 @@
 // sema_call.cc (calls of builtins and user functions).
 #pragma once
 
+#include <optional>
+
 #include "common/str_cat.h"
 #include <string>
 #include <unordered_map>
@@ -129,6 +131,13 @@ class ModuleSema {
 
   // Counts a local array's bytes against the module's limit.
   absl::Status AddLocalArray(uint64_t bytes, const ir::Expr& call);
+  // A store of a value holding arrays (a struct with array members) into a
+  // place other than a plain local: it may reach an array's elements, which
+  // outlive the kernel, so the module must make no local array (checked
+  // once every function is analysed).
+  void NoteDescriptorStore(const ir::Span& span) {
+    if (!descriptor_store_) descriptor_store_ = span;
+  }
 
  private:
   enum State { kNone, kActive, kDone, kFailed };
@@ -141,6 +150,8 @@ class ModuleSema {
   std::vector<int> instance_of_;                     // the template of each instance; -1 otherwise
   std::unordered_map<std::string, int> instances_;   // (template, argument types) -> instance
   uint64_t local_array_bytes_ = 0;
+  std::optional<ir::Span> local_array_span_;  // the module's first wp.zeros() in a kernel or function
+  std::optional<ir::Span> descriptor_store_;
 };
 
 // The printable name of a possibly missing type.

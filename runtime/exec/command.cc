@@ -78,6 +78,15 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
                                                      const std::string& device) {
   if (absl::Status s = CheckArrayDevice(*dst, device, "copy destination"); !s.ok()) return s;
   if (absl::Status s = CheckArrayDevice(*src, device, "copy source"); !s.ok()) return s;
+  // Descriptors (array_members.h) are copied only between arrays of the
+  // same struct: bytes from elsewhere would forge them, and bytes copied out
+  // of them would show a client daemon pointers.
+  if ((dst->dtype()->holds_array() || src->dtype()->holds_array()) && !types::SameType(dst->dtype(), src->dtype())) {
+    return absl::InvalidArgumentError(absl::StrCat("copy: ", dst->dtype()->ToString(), " <- ",
+                                                   src->dtype()->ToString(),
+                                                   ": an array of structs holding arrays copies only from and to "
+                                                   "arrays of the same struct"));
+  }
   // As in Warp, any two element types of one size: the bytes are copied.
   if (dst->dtype()->size() != src->dtype()->size()) {
     return absl::InvalidArgumentError(absl::StrCat("copy: element size mismatch: destination is ",
@@ -90,18 +99,35 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
                                                    FormatShape(dst->shape()), ", source is ",
                                                    FormatShape(src->shape())));
   }
+  // dst's elements will point where src's do.
+  if (dst->held() != nullptr && src->held() != nullptr && dst->held() != src->held()) {
+    dst->held()->Add(src->held()->Snapshot(), dst.get());
+  }
   return std::make_unique<CopyCommand>(std::move(dst), std::move(src));
 }
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array> array,
                                                      std::string value,
-                                                     const std::string& device) {
+                                                     const std::string& device, const ArrayLookup* lookup) {
   if (absl::Status s = CheckArrayDevice(*array, device, "fill target"); !s.ok()) return s;
   const size_t elem = array->dtype()->size();
   if (value.size() != elem) {
     return absl::InvalidArgumentError(absl::StrCat("fill: value has ", value.size(),
                                                    " bytes, but an element of ",
                                                    array->dtype()->ToString(), " has ", elem));
+  }
+  if (array->held() != nullptr) {
+    if (lookup == nullptr) {
+      return absl::InvalidArgumentError("fill: structs with array members are not supported here");
+    }
+    std::vector<std::shared_ptr<const Array>> bound;
+    auto what = [] { return std::string("fill value"); };
+    if (absl::Status s = BindArrayMembers(array->dtype(), reinterpret_cast<std::byte*>(value.data()), *lookup,
+                                          device, &bound, what);
+        !s.ok()) {
+      return s;
+    }
+    array->held()->Add(bound, array.get());
   }
   return std::make_unique<FillCommand>(std::move(array), std::move(value));
 }

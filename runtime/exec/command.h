@@ -72,10 +72,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
                                                      const std::string& device);
 
 // Every element of `array` <- `value` (one element's bytes; its size must be
-// the element size).
+// the element size). A struct holding arrays names them by handle, resolved
+// with `lookup` (array_members.h; INVALID_ARGUMENT without one).
 absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array> array,
                                                      std::string value,
-                                                     const std::string& device);
+                                                     const std::string& device, const ArrayLookup* lookup = nullptr);
 
 // Drops the stream's reference to `array` in stream order: the memory is
 // released once no earlier command still uses it.

@@ -195,18 +195,15 @@ absl::Status CheckDims(const abi::KernelLayout& k, absl::Span<const int64_t> dim
   return absl::OkStatus();
 }
 
-// Calls fn(member type, byte offset) for every array member of struct `t`
-// at any depth, `base` bytes into the argument block.
-absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
-                                absl::FunctionRef<absl::Status(types::TypeRef, uint64_t)> fn) {
-  for (const types::Member& m : t->members()) {
-    if (m.type->is_array()) {
-      if (absl::Status s = fn(m.type, base + m.offset); !s.ok()) return s;
-    } else if (m.type->is_struct()) {
-      if (absl::Status s = ForEachArrayMember(m.type, base + m.offset, fn); !s.ok()) return s;
-    }
+// A kernel may store any descriptor it can read (from its arguments, their
+// array members, and the elements of descriptor arrays it is given) into
+// any descriptor array it is given: each of those then holds every array
+// the launch could have read a descriptor of (array_members.h), before the
+// launch runs. Conservative: it may hold arrays the kernel never stored.
+void HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Array>> arrays) {
+  for (const std::shared_ptr<const Array>& a : arrays) {
+    if (a->held() != nullptr) a->held()->Add(arrays, a.get());
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -281,31 +278,14 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
       if (p.type->holds_array()) {
         if (lookup == nullptr)
           return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
-        absl::Status st = ForEachArrayMember(p.type, p.offset, [&](types::TypeRef at, uint64_t off) -> absl::Status {
-          if (off + types::kArrayDescriptorSize > k.args_size)
-            return absl::InternalError(absl::StrCat(what(), ": an array member lies outside the argument block"));
-          std::byte* slot = buffer.get() + off;
-          uint64_t handle = 0;
-          std::memcpy(&handle, slot, sizeof(handle));
-          std::memset(slot, 0, types::kArrayDescriptorSize);  // no array: an empty descriptor
-          if (handle == 0) return absl::OkStatus();
-          absl::StatusOr<std::shared_ptr<const Array>> array = (*lookup)(handle);
-          if (!array.ok())
-            return absl::Status(array.status().code(), absl::StrCat(what(), ": ", array.status().message()));
-          const Array& a = **array;
-          if (!a.Matches(at)) {
-            return absl::InvalidArgumentError(
-                absl::StrCat(what(), ": a member expects ", at->ToString(), ", got ", a.TypeName()));
-          }
-          if (a.device() != device) return CheckArrayDevice(a, device, what());
-          a.WriteDescriptor(slot);
-          arrays.push_back(*std::move(array));
-          return absl::OkStatus();
-        });
-        if (!st.ok()) return st;
+        if (absl::Status st = BindArrayMembers(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what);
+            !st.ok()) {
+          return st;
+        }
       }
     }
   }
+  HoldWhatALaunchMayStore(arrays);
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),
                                          std::move(arrays), bounds, std::max<uint32_t>(repeat, 1));
 }

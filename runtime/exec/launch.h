@@ -41,9 +41,6 @@ namespace warpd::runtime {
 // raw bytes for a scalar or vector parameter, or an array.
 using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
 
-// Resolves an array handle found inside a struct argument (the session's
-// handle table: another session's handles are NOT_FOUND).
-using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array>>(uint64_t handle)>;
 
 // A launch runs `repeat` times in a row (0: once), as that many identical
 // launches would, stopping at the first failing run; more than

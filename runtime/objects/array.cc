@@ -25,18 +25,18 @@ std::string ArrayMemberPath(types::TypeRef t, const std::string& prefix) {
 
 }  // namespace
 
-absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table) {
+absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table, bool allow_array_members) {
   if (dtype == nullptr || dtype->is_void() || dtype->is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "array dtype must be a value type, got ", dtype ? dtype->ToString() : "none"));
   }
-  // Element bytes come from clients (uploads), so an array member's
-  // descriptor (a raw pointer) could be forged: such dtypes have no arrays.
-  if (dtype->holds_array()) {
+  // An array member's descriptor is a raw pointer: only arrays the daemon
+  // keeps to itself may hold one (array_members.h).
+  if (dtype->holds_array() && !allow_array_members) {
     const std::string path = ArrayMemberPath(dtype, "");
     return absl::InvalidArgumentError(absl::StrCat(
         "array dtype ", dtype->ToString(), " holds an array (member '", path,
-        "'): arrays of structs with array members are not supported"));
+        "'): such arrays are made only by CreateArray, in daemon-private memory"));
   }
   if (dtype->contains_struct() && table == nullptr) {
     return absl::InternalError("an array of structs needs the table that owns its dtype");
@@ -60,8 +60,8 @@ std::array<int64_t, 4> RowMajorStrides(absl::Span<const int64_t> shape, uint64_t
 }
 
 absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
-                                            std::shared_ptr<types::TypeTable> dtype_table) {
-  if (absl::Status s = CheckArrayDtype(dtype, dtype_table.get()); !s.ok()) return s;
+                                            std::shared_ptr<types::TypeTable> dtype_table, bool allow_array_members) {
+  if (absl::Status s = CheckArrayDtype(dtype, dtype_table.get(), allow_array_members); !s.ok()) return s;
   if (shape.empty() || shape.size() > 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         "array shape must have 1 to 4 dimensions, got ", shape.size()));
@@ -110,6 +110,16 @@ uint64_t Array::MetadataBytes() const {
   if (layout_.dtype_table != nullptr) bytes += layout_.dtype_table->MemoryBytes();
   return bytes;
 }
+
+Array::Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer, uint64_t byte_offset,
+             std::shared_ptr<HeldArrays> held)
+    : device_(std::move(device)),
+      layout_(layout),
+      buffer_(std::move(buffer)),
+      byte_offset_(byte_offset),
+      held_(layout.dtype != nullptr && layout.dtype->holds_array()
+                ? (held != nullptr ? std::move(held) : std::make_shared<HeldArrays>())
+                : nullptr) {}
 
 void Array::WriteDescriptor(void* out) const {
   wp::array_t<unsigned char> desc;

@@ -26,6 +26,7 @@
 #include "absl/types/span.h"
 #include "common/types/type.h"
 #include "runtime/memory/segment_pool.h"
+#include "runtime/objects/array_members.h"
 
 namespace warpd::runtime {
 
@@ -47,7 +48,7 @@ struct ArrayLayout {
 
 // INVALID_ARGUMENT unless `dtype` may be an array's element type (see
 // MakeArrayLayout); `table` must own it when it is a struct.
-absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table);
+absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table, bool allow_array_members = false);
 
 // The row-major byte strides of `shape` for elements of `elem` bytes, as
 // MakeArrayLayout lays them out (0 from a dimension outwards when the
@@ -55,12 +56,14 @@ absl::Status CheckArrayDtype(types::TypeRef dtype, const types::TypeTable* table
 std::array<int64_t, 4> RowMajorStrides(absl::Span<const int64_t> shape, uint64_t elem);
 
 // Checks and lays out an array: dtype must be a value type (not an array, and
-// not a struct holding an array anywhere: element bytes come from clients, so
-// a descriptor inside them could carry a forged pointer); 1..4 dims,
+// not a struct holding an array anywhere unless `allow_array_members`: such
+// elements hold raw pointers, so only an array the daemon keeps to itself
+// may have them, array_members.h); 1..4 dims,
 // each in [0, 2^31-1] (the descriptor holds int32 extents); the byte size is
 // computed with overflow checks. INVALID_ARGUMENT otherwise.
 absl::StatusOr<ArrayLayout> MakeArrayLayout(types::TypeRef dtype, absl::Span<const int64_t> shape,
-                                            std::shared_ptr<types::TypeTable> dtype_table = nullptr);
+                                            std::shared_ptr<types::TypeTable> dtype_table = nullptr,
+                                            bool allow_array_members = false);
 
 // Python's tuple spelling of a shape: "(10,)", "(3, 4)".
 std::string FormatShape(absl::Span<const int64_t> shape);
@@ -70,9 +73,10 @@ class Array {
   // `buffer` (never null) must hold every element: for a row-major layout at
   // offset 0, layout.size_bytes bytes; a view's placement is checked by
   // MakeViewLayout (array_view.h) before it is made.
+  // A dtype holding arrays (array_members.h) gets `held`, or new HeldArrays
+  // when that is null: a view passes its base's, which it shares.
   Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer,
-        uint64_t byte_offset = 0)
-      : device_(std::move(device)), layout_(layout), buffer_(std::move(buffer)), byte_offset_(byte_offset) {}
+        uint64_t byte_offset = 0, std::shared_ptr<HeldArrays> held = nullptr);
 
   const std::string& device() const { return device_; }
   const ArrayLayout& layout() const { return layout_; }
@@ -101,6 +105,9 @@ class Array {
     return base == nullptr ? nullptr : base + byte_offset_;
   }
   const std::shared_ptr<CpuBuffer>& buffer() const { return buffer_; }
+  // The arrays its elements' descriptors may point to (array_members.h);
+  // null unless the dtype holds arrays.
+  const std::shared_ptr<HeldArrays>& held() const { return held_; }
 
   // Writes the 64-byte wp::array_t descriptor (docs/launch_abi.md) to `out`.
   void WriteDescriptor(void* out) const;
@@ -116,6 +123,7 @@ class Array {
   const ArrayLayout layout_;
   const std::shared_ptr<CpuBuffer> buffer_;
   const uint64_t byte_offset_;
+  const std::shared_ptr<HeldArrays> held_;
 };
 
 }  // namespace warpd::runtime

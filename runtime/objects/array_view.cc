@@ -19,7 +19,16 @@ absl::StatusOr<ViewPlacement> MakeViewLayout(const Array& base, const ViewReques
   types::TypeRef dtype = request.dtype != nullptr ? request.dtype : base.dtype();
   std::shared_ptr<types::TypeTable> table =
       request.dtype != nullptr ? request.dtype_table : base.layout().dtype_table;
-  if (absl::Status s = CheckArrayDtype(dtype, table.get()); !s.ok()) return s;
+  // Descriptors (array_members.h) stay where the daemon wrote them: a view
+  // of an array whose elements hold some keeps its dtype, and every element
+  // it reaches starts on the base's element grid (checked below).
+  const bool descriptors = base.dtype()->holds_array();
+  if (descriptors && !types::SameType(dtype, base.dtype())) {
+    return absl::InvalidArgumentError(absl::StrCat("a view of an array of ", base.dtype()->ToString(),
+                                                   " (a struct holding arrays) cannot change its dtype to ",
+                                                   dtype->ToString()));
+  }
+  if (absl::Status s = CheckArrayDtype(dtype, table.get(), /*allow_array_members=*/descriptors); !s.ok()) return s;
   const absl::Span<const int64_t> shape = request.shape;
   const absl::Span<const int64_t> strides = request.strides;
   if (shape.empty() || shape.size() > 4) {
@@ -50,6 +59,11 @@ absl::StatusOr<ViewPlacement> MakeViewLayout(const Array& base, const ViewReques
     if (strides[d] < 0) {
       return absl::InvalidArgumentError(absl::StrCat("view strides ", Spelled(strides), ": stride ", d,
                                                      " is negative (views with negative steps are not supported)"));
+    }
+    if (descriptors && static_cast<uint64_t>(strides[d]) % dtype->size() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("view strides ", Spelled(strides), ": stride ", d,
+                                                     " is not a multiple of the size of ", dtype->ToString(), " (",
+                                                     dtype->size(), " bytes), which a struct holding arrays needs"));
     }
     if (static_cast<uint64_t>(strides[d]) % align != 0) {
       return absl::InvalidArgumentError(absl::StrCat("view strides ", Spelled(strides), ": stride ", d,
@@ -85,6 +99,11 @@ absl::StatusOr<ViewPlacement> MakeViewLayout(const Array& base, const ViewReques
   if (*offset % align != 0) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": the offset is not a multiple of the alignment of ",
                                                    dtype->ToString(), " (", align, " bytes)"));
+  }
+  if (descriptors && *offset % elem != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": the offset is not a multiple of the size of ",
+                                                   dtype->ToString(), " (", elem,
+                                                   " bytes), which a struct holding arrays needs"));
   }
   if (count_overflow) {
     return absl::InvalidArgumentError(absl::StrCat(where, " has too many elements"));

@@ -17,6 +17,11 @@ ShareSocket::Answer ShareArrays(const TenantRegistry& tenants, const SessionMana
     if (array->size_bytes() == 0 || buffer == nullptr || buffer->fd() < 0) {
       return absl::FailedPreconditionError(absl::StrCat("array ", handle, " has no memory to map (it is empty)"));
     }
+    if (array->dtype()->holds_array()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "array ", handle, " holds structs with array members, whose descriptors only the daemon may see or "
+          "write: it cannot be mapped; download it"));
+    }
     if (!buffer->BelongsTo(session->pool())) {
       return absl::FailedPreconditionError(
           absl::StrCat("array ", handle, " lives in another session's memory and cannot be mapped; download it"));

@@ -238,8 +238,11 @@ class array:
         self._upload(values, fresh=True)
 
     # ----------------------------------------------------------- allocation
+        if wt.holds_array(dtype):  # made with its contents (see _upload)
+            self._allocate(normalize_shape(outer), dtype, device, zero=False, contents=values)
+            return
 
-    def _allocate(self, shape, dtype, device, zero):
+    def _allocate(self, shape, dtype, device, zero, contents=None):
         rt = runtime()
         dev = rt.device(device)
         self.dtype = wt.canonical_dtype(dtype)
@@ -247,11 +250,17 @@ class array:
         self.ndim = len(shape)
         self.size = int(np.prod(shape, dtype=np.int64)) if shape else 0
         self.device = dev
-        resp = rt.call("CreateArray", runtime_pb2.CreateArrayRequest(
+        request = runtime_pb2.CreateArrayRequest(
             session=rt.session, device=dev.name, dtype=wt.to_typeref(self.dtype), shape=list(shape),
-            init=runtime_pb2.ARRAY_INIT_ZEROS if zero else runtime_pb2.ARRAY_INIT_EMPTY))
+            init=runtime_pb2.ARRAY_INIT_ZEROS if zero else runtime_pb2.ARRAY_INIT_EMPTY)
+        if contents is not None:
+            request.init = runtime_pb2.ARRAY_INIT_CONTENTS
+            request.contents = np.ascontiguousarray(contents).tobytes()
+        resp = rt.call("CreateArray", request)
         self.handle = resp.handle
-        self._mapping = None  # local_map.Mapping once mapped; False: not mappable
+        # local_map.Mapping once mapped; False: not mappable (the elements of a
+        # struct holding arrays are descriptors only the daemon sees).
+        self._mapping = False if wt.holds_array(self.dtype) else None
         self.strides = tuple(resp.strides) if resp.strides else _row_major_strides(
             shape, wt.type_size(self.dtype))
         self._rt = rt
@@ -516,6 +525,16 @@ class array:
         rt = self._rt
         local = self._local_bytes() if self._root is None else self._local_view()
         if local is not None:
+        if wt.holds_array(self.dtype):
+            # Never uploaded into: the values go to the daemon in a new array's
+            # request, which binds their array handles, then copied in order.
+            tmp = array.__new__(array)
+            tmp.handle = None
+            tmp.requires_grad = False
+            tmp.grad = None
+            tmp._allocate(self.shape, self.dtype, self.device, zero=False, contents=values)
+            copy_array(self, tmp)
+            return
             if not fresh:
                 # Queued work may use this array: let it finish first.
                 rt.synchronize(self.device)

@@ -31,7 +31,7 @@ from .quat import Quat, quaternion
 from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, int8,
                      int16, int32, int64, is_scalar_type, scalar_from_numpy, scalar_from_proto,
                      scalar_type, uint8, uint16, uint32, uint64)
-from .struct import Struct, is_struct_type, struct, struct_from_name
+from .struct import Struct, holds_array, is_struct_type, struct, struct_from_name
 from .transform import Transform, transformation
 from .vector import Vector, is_vector_type, vector
 

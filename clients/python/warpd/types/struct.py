@@ -19,8 +19,10 @@ daemon lays them out (common/types/type.cc), so kernel arguments and array
 elements are the NumPy record's bytes. Array members (``a: wp.array(dtype=
 wp.vec3)``) hold a warpd array or None; in kernel arguments their 64-byte
 slot carries the array's handle, which the daemon resolves in the launching
-session and replaces by the array's descriptor. Arrays of such structs cannot
-be made (their elements would hold raw descriptors).
+session and replaces by the array's descriptor. Arrays of such structs live in
+daemon-private memory: they are made with their contents in one request (the
+handles bound there), written by copies, fills and kernels, never uploaded
+into or mapped; read back, their array members are None.
 
 As in Warp, member defaults written in the class body are ignored (members
 start at zero); unlike Warp, ``Particle(mass=2.0)`` may set members by keyword.
@@ -55,6 +57,7 @@ class Struct:
     _wp_members_: tuple = ()  # ((name, type, offset), ...)
     _wp_struct_name_ = ""
     _wp_typeref_cached_ = None
+    _wp_holds_array_ = False
 
     __slots__ = ("_values",)
 
@@ -177,6 +180,11 @@ class ArrayMember:
                             f"ndim={cls._wp_ndim_}; got dtype={getattr(value.dtype, '__name__', value.dtype)}, "
                             f"ndim={value.ndim}")
         return value
+
+    @classmethod
+    def _wp_from_storage_(cls, raw):
+        # The daemon never shows a descriptor: read back, a member is empty.
+        return None
 
     @classmethod
     def storage(cls, value):
@@ -327,6 +335,8 @@ def struct(cls):
         "__doc__": cls.__doc__, "_wp_members_": tuple(members), "_wp_struct_name_": ir_name,
         "_wp_np_dtype_": np_dtype, "_wp_size_": size, "_wp_align_": align,
         "_wp_type_name_": cls.__name__,
+        "_wp_holds_array_": any(issubclass(t, ArrayMember) or getattr(t, "_wp_holds_array_", False)
+                                for _, t, _ in members),
     })
     # Warp's class attributes, unless a member has the name.
     attrs.setdefault("cls", cls)
@@ -352,4 +362,9 @@ def struct_from_name(ir_name: str):
 
 def is_struct_type(t) -> bool:
     return _is_struct_class(t)
+
+
+def holds_array(t) -> bool:
+    """Whether values of type `t` hold an array at any depth (a struct with an array member)."""
+    return bool(getattr(t, "_wp_holds_array_", False))
 

@@ -1,0 +1,92 @@
+// warpd runtime: array members of struct values (Warp's `@wp.struct` with an
+// `a: wp.array(...)` member), in kernel arguments and in array elements.
+//
+// In memory such a member is a 64-byte wp::array_t descriptor holding a raw
+// pointer, which only the daemon may ever write: a client names the array
+// by its handle in the slot's first 8 bytes (0: no array), and
+// BindArrayMembers replaces every handle by the descriptor of the array it
+// resolves to in the caller's session, checking its type and device. A
+// descriptor never goes back to a client either: ClearArrayMembers zeroes
+// the slots of bytes on their way out (downloads).
+//
+// An array whose elements hold such structs ("descriptor array") is made
+// only by the daemon, from daemon-private memory (never mapped into a
+// client, never made persistent, never viewed with another dtype or off its
+// element grid, never copied to or from another dtype: those are checked
+// where they are done), so its descriptors are the ones written here or
+// copied by kernels from other descriptors. Its HeldArrays keep the arrays
+// those descriptors point to alive, as Warp's Python references do: the
+// ones bound into its elements, and after each launch or copy that may
+// have written it, every array that command could read a descriptor from.
+// Cycles (an array holding itself, two holding each other) are broken by
+// the session that made them when it closes (HeldArrays::Clear).
+//
+//   std::vector<std::shared_ptr<const Array>> bound;
+//   RETURN_IF_ERROR(BindArrayMembers(dtype, bytes, lookup, "cpu", &bound, what));
+//   array->held()->Add(bound, array.get());
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "common/types/type.h"
+
+namespace warpd::runtime {
+
+class Array;
+
+// Resolves an array handle found in a struct value (the session's handle
+// table: another session's handles are NOT_FOUND).
+using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array>>(uint64_t handle)>;
+
+// Calls fn(member type, byte offset) for every array member of struct `t` at
+// any depth, `base` bytes into the value; stops at the first error.
+absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
+                                absl::FunctionRef<absl::Status(types::TypeRef, uint64_t)> fn);
+
+// Binds the array members of one value of type `t` (a struct that
+// holds_array(), `t->size()` bytes at `value`): each slot's handle becomes
+// the resolved array's descriptor (a zero handle: an empty descriptor), and
+// the array is appended to `bound`. Errors name the value with what():
+// NOT_FOUND for an unknown handle, INVALID_ARGUMENT for an array of another
+// type or device. The slots already bound stay bound on error; callers
+// discard the value then.
+absl::Status BindArrayMembers(types::TypeRef t, std::byte* value, ArrayLookup lookup, const std::string& device,
+                              std::vector<std::shared_ptr<const Array>>* bound,
+                              absl::FunctionRef<std::string()> what);
+
+// Zeroes every byte of an array-member slot among logical bytes
+// [offset, offset + n) of elements of type `dtype` laid back to back
+// (array_bytes.h), `bytes` holding those n bytes.
+void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, uint64_t n);
+
+// The arrays a descriptor array's elements may point to (see above).
+// Thread-safe.
+class HeldArrays {
+ public:
+  // Adds each array of `arrays` but `self` (an array never holds itself),
+  // and every array those hold in turn (so holding an array keeps what its
+  // descriptors point to, without a chain of holders). Arrays already held
+  // are not added twice.
+  void Add(absl::Span<const std::shared_ptr<const Array>> arrays, const Array* self);
+  // The arrays held now.
+  std::vector<std::shared_ptr<const Array>> Snapshot() const;
+  size_t size() const;
+  // Lets go of every array (the owning session closed).
+  void Clear();
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<const Array*, std::shared_ptr<const Array>> arrays_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace warpd::runtime
