@@ -91,8 +91,9 @@ class Compiler {
   // Validates, type-checks, generates code and compiles `module` for
   // `target`, or returns it from the cache. User errors: INVALID_ARGUMENT
   // whose message lists diagnostics as "file:line:col: error: ...", when
-  // no kernel of the module passes sema; kernels that fail while others
-  // pass are left out and listed in CompileResult::failures.
+  // no kernel of the module passes sema (then `module.failures` lists each
+  // failure, with its parts: ir/diagnostic.h); kernels that fail while
+  // others pass are left out and listed in CompileResult::failures.
   // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
   // CUDA devices exist (the CUDA source is verified with --verify-cuda).
   // Blocks the calling thread until the result is ready (so never call it

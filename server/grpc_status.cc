@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
+#include "warpd/v1/runtime.pb.h"
+
 namespace warpd::server {
 
 namespace {
@@ -41,7 +44,21 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
     message.resize(cut);
     message += "\n[warpd: " + std::to_string(dropped) + " more bytes of this message were cut]";
   }
-  return grpc::Status(ToGrpcCode(status.code()), std::move(message));
+  v1::StatusDetails details;
+  size_t detail_bytes = 0;
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    if (!absl::StartsWith(url, kTypeUrlPrefix)) return;
+    if (detail_bytes + url.size() + payload.size() > kMaxStatusDetailsBytes) return;
+    detail_bytes += url.size() + payload.size();
+    v1::StatusDetail* d = details.add_details();
+    d->set_type_url(std::string(url));
+    d->set_value(std::string(payload));
+  });
+  if (details.details().empty()) return grpc::Status(ToGrpcCode(status.code()), std::move(message));
+  // The message is the call's own (grpc-message); not repeated here, so
+  // both trailers together stay within what clients accept.
+  details.set_code(static_cast<int32_t>(status.code()));
+  return grpc::Status(ToGrpcCode(status.code()), message, details.SerializeAsString());
 }
 
 }  // namespace warpd::server

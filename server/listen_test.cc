@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "server/grpc_status.h"
+#include "warpd/v1/runtime.pb.h"
 
 namespace warpd::server {
 namespace {
@@ -95,6 +96,29 @@ TEST(GrpcStatusTest, CodesAndMessagesCarryOver) {
                                    .error_code()),
               c);
   }
+}
+
+TEST(GrpcStatusTest, TypedPayloadsBecomeErrorDetails) {
+  absl::Status st = absl::InvalidArgumentError("k.py:1:1: error: x");
+  v1::CompileFailures failures;
+  failures.add_failed()->set_text("x");
+  st.SetPayload("type.googleapis.com/warpd.v1.CompileFailures", absl::Cord(absl::string_view(failures.SerializeAsString())));
+  st.SetPayload("warpd/ir/error-text", absl::Cord("stays in the daemon"));
+  grpc::Status g = ToGrpcStatus(st);
+  EXPECT_EQ(g.error_message(), "k.py:1:1: error: x");
+  v1::StatusDetails details;
+  ASSERT_TRUE(details.ParseFromString(g.error_details()));
+  EXPECT_EQ(details.code(), 3);
+  ASSERT_EQ(details.details_size(), 1);
+  EXPECT_EQ(details.details(0).type_url(), "type.googleapis.com/warpd.v1.CompileFailures");
+  v1::CompileFailures back;
+  ASSERT_TRUE(back.ParseFromString(details.details(0).value()));
+  EXPECT_EQ(back.failed(0).text(), "x");
+  // Without typed payloads there are no details; too large ones are left out.
+  EXPECT_EQ(ToGrpcStatus(absl::InvalidArgumentError("y")).error_details(), "");
+  absl::Status big = absl::InvalidArgumentError("z");
+  big.SetPayload("type.googleapis.com/warpd.v1.CompileFailures", absl::Cord(absl::string_view(std::string(kMaxStatusDetailsBytes, 'q'))));
+  EXPECT_EQ(ToGrpcStatus(big).error_details(), "");
 }
 
 }  // namespace

@@ -104,6 +104,32 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   return absl::OkStatus();
 }
 
+// A FailedFunction of the response (or of an error's CompileFailures).
+void FailureToProto(const ir::FunctionFailure& f, v1::FailedFunction* out) {
+  out->set_name(f.name);
+  out->set_display_name(f.display_name);
+  out->set_kernel(f.kernel);
+  out->set_message(f.message);
+  out->set_category(static_cast<v1::ErrorCategory>(f.parts.category));
+  out->set_location(f.parts.location);
+  out->set_text(f.parts.text);
+}
+
+// Adds `failures` to a failed LoadModule's status as a CompileFailures
+// payload (ToGrpcStatus sends it as the call's error details), as many as
+// fit in kMaxStatusDetailsBytes.
+void AttachCompileFailures(const std::vector<ir::FunctionFailure>& failures, absl::Status& status) {
+  v1::CompileFailures details;
+  for (const ir::FunctionFailure& f : failures) {
+    v1::FailedFunction one;
+    FailureToProto(f, &one);
+    if (details.ByteSizeLong() + one.ByteSizeLong() + 8 > kMaxStatusDetailsBytes) break;
+    *details.add_failed() = std::move(one);
+  }
+  status.SetPayload(absl::StrCat(kTypeUrlPrefix, v1::CompileFailures::descriptor()->full_name()),
+                    absl::Cord(absl::string_view(details.SerializeAsString())));
+}
+
 // Fills the response for a compiled module and adds it to the session.
 absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session& session,
                               absl::StatusOr<compiler::CompileResult> compiled, v1::LoadModuleResponse* resp) {
@@ -139,11 +165,7 @@ absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session&
     }
   }
   for (const ir::FunctionFailure& f : result.failures) {
-    v1::FailedFunction* out = resp->add_failed();
-    out->set_name(f.name);
-    out->set_display_name(f.display_name);
-    out->set_kernel(f.kernel);
-    out->set_message(f.message);
+    FailureToProto(f, resp->add_failed());
   }
   spdlog::debug("LoadModule: {} kernel(s), key {}, {} in {:.1f} ms",
                 result.module->kernels().size(), result.module->cache_key(),
@@ -179,12 +201,15 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
     state->metrics().ForTenant(tenant->name()).kernel_cache_unsaved.Increment();
     return false;
   };
+  auto module = std::shared_ptr<ir::Module>(std::move(req.module));
   state->compiler()->CompileAsync(
-      std::shared_ptr<ir::Module>(std::move(req.module)), compiler::Target::kCpu,
-      [state, tenant = std::move(tenant), session = *std::move(session), out, arrived,
+      module, compiler::Target::kCpu,
+      [state, tenant = std::move(tenant), session = *std::move(session), out, arrived, module,
        finish = std::move(finish)](absl::StatusOr<compiler::CompileResult> compiled) mutable {
         v1::LoadModuleResponse resp;
         absl::Status status = FinishLoadModule(state, *tenant, *session, std::move(compiled), &resp);
+        // No kernel passed sema: the error's details list each failure in parts.
+        if (!status.ok() && !module->failures.empty()) AttachCompileFailures(module->failures, status);
         resp.set_server_ms(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - arrived).count());
         if (status.ok()) status = SerializeMessage(resp, out);

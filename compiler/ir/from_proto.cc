@@ -218,6 +218,11 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
         return Error(e.span(), "call without a callee kind");
       }
       out->name = c.callee();
+      if (!c.written().empty()) {
+        if (c.written().size() > static_cast<size_t>(limits_.max_identifier) || !IsDottedName(c.written()))
+          return Error(e.span(), "invalid written callee name");
+        out->written = c.written();
+      }
       if (c.args_size() + c.keywords_size() > limits_.max_params)
         return Error(e.span(), "too many call arguments");
       for (const auto& a : c.args()) WARPD_RETURN_IF_ERROR(add(a, "argument"));

@@ -59,6 +59,7 @@ ExprPtr CopyExpr(const Expr& e) {
   c->callee_kind = e.callee_kind;
   c->type_value = e.type_value;
   c->user_function = e.user_function;
+  c->written = e.written;
   return c;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/types/type.h"
+#include "compiler/ir/diagnostic.h"
 
 namespace warpd::builtins {
 struct Overload;
@@ -101,6 +102,8 @@ struct Expr {
   // Binary/Unary: a user overload set of the operator's builtin name that
   // sema tries first (operator overloading); empty: none.
   std::string user_function;
+  // Call: the callee as written ("wp.missing_func"), for messages; empty: `name`.
+  std::string written;
   TypeRef type_value = nullptr;
 
   // Filled by sema.
@@ -239,6 +242,7 @@ struct FunctionFailure {
   std::string display_name;  // Function::display_name
   bool kernel = false;
   std::string message;       // "file:line:col: error: ... (in kernel 'k')"
+  UserErrorParts parts;      // the same error in parts (diagnostic.h)
 };
 
 // A deep copy of an expression as the client sent it (sema's annotations

@@ -19,6 +19,11 @@ using ir::StmtKind;
 using ir::TypeRef;
 using types::ScalarKind;
 
+// Warp's words for a kernel returning a value (or declaring one).
+constexpr char kKernelReturnText[] =
+    "Warp kernels cannot return values. Write results to output arguments, and omit the return annotation or use "
+    "`-> None`.";
+
 absl::Status ModuleSema::Run() {
   // Templates (generic functions) are analysed through their instances only;
   // instances are appended as calls need them, and analysed there. A
@@ -26,7 +31,7 @@ absl::Status ModuleSema::Run() {
   const size_t declared = m_.functions.size();
   for (size_t i = 0; i < declared; ++i)
     if (!m_.functions[i].is_generic()) (void)Ensure(static_cast<int>(i), nullptr);
-  std::vector<std::string> kernel_errors;
+  std::vector<absl::Status> kernel_errors;
   bool any_kernel = false;
   for (size_t i = 0; i < m_.functions.size(); ++i) {
     ir::Function& f = m_.functions[i];
@@ -36,10 +41,17 @@ absl::Status ModuleSema::Run() {
     if (kernel && !f.dropped) any_kernel = true;
     // An instance's error names its template's code; its callers report it.
     if (state_[i] != kFailed || instance_of_[i] >= 0) continue;
-    m_.failures.push_back(ir::FunctionFailure{f.name, f.display_name, kernel, std::string(errors_[i].message())});
-    if (kernel) kernel_errors.push_back(std::string(errors_[i].message()));
+    m_.failures.push_back(ir::FunctionFailure{f.name, f.display_name, kernel, std::string(errors_[i].message()),
+                                              ir::PartsOf(errors_[i])});
+    if (kernel) kernel_errors.push_back(errors_[i]);
   }
-  if (!any_kernel) return absl::InvalidArgumentError(absl::StrJoin(kernel_errors, "\n"));
+  // One kernel: its own error, parts included (ir/diagnostic.h).
+  if (!any_kernel && kernel_errors.size() == 1) return kernel_errors[0];
+  if (!any_kernel) {
+    std::vector<std::string> messages;
+    for (const absl::Status& st : kernel_errors) messages.push_back(std::string(st.message()));
+    return absl::InvalidArgumentError(absl::StrJoin(messages, "\n"));
+  }
   // A local array's descriptor points into a kernel's frame: stored into an
   // array element (inside a struct), a later launch would read freed stack.
   // Which function's local array can reach which store is not tracked, so
@@ -124,7 +136,7 @@ absl::Status FunctionSema::Run() {
     f_.locals.push_back(ir::Local{p.name, p.type, true});
   }
   if (f_.kind == FunctionKind::kKernel && f_.declared_return && !f_.declared_return->is_void())
-    return Err(f_.span, "kernels cannot return a value");
+    return Err(f_.span, kKernelReturnText, ir::ErrorCategory::kType);
   f_.return_type = types::Void();
   SEMA_TRY(BlockSema(f_.body));
   if (f_.kind == FunctionKind::kKernel) {
@@ -193,7 +205,7 @@ absl::Status FunctionSema::StmtSema(Stmt& s) {
 
 absl::Status FunctionSema::ReturnSema(Stmt& s) {
   if (f_.kind == FunctionKind::kKernel) {
-    if (s.value) return Err(s.span, "kernels cannot return a value");
+    if (s.value) return Err(s.span, kKernelReturnText, ir::ErrorCategory::kType);
     return absl::OkStatus();
   }
   TypeRef t = types::Void();
@@ -205,8 +217,9 @@ absl::Status FunctionSema::ReturnSema(Stmt& s) {
   }
   if (f_.declared_return) {
     if (!types::SameType(f_.declared_return, t)) {
-      return Err(s.span, Cat("returns ", t->ToString(), " but the function is declared to return ",
-                                      f_.declared_return->ToString()));
+      return Err(s.span, Cat("The function `", f_.display_name, "` has its return type annotated as `",
+                             f_.declared_return->ToString(), "` but the code returns a value of type `", t->ToString(),
+                             "`."));
     }
   } else if (!f_.return_type->is_void() || saw_return_value_) {
     if (f_.return_type->is_void()) {
@@ -232,7 +245,8 @@ absl::Status FunctionSema::AssignName(Expr& target, TypeRef t, const Span& span)
                                   f_.locals[i].type->ToString(),
                                   "; Warp variables keep their type (convert explicitly, e.g. ",
                                   f_.locals[i].type->is_scalar() ? f_.locals[i].type->ToString() : std::string("float32"),
-                                  "(x))"));
+                                  "(x))"),
+               ir::ErrorCategory::kType);
   return absl::OkStatus();
 }
 

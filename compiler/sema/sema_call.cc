@@ -16,6 +16,14 @@ absl::Status FunctionSema::CallSema(Expr& e) {
 
 namespace {
 
+// Warp's message for a call of a name that is no builtin or user function,
+// naming it as the user wrote it.
+std::string UnknownFunction(const Expr& call) {
+  return Cat("Could not find function ", call.written.empty() ? call.name : call.written,
+             " as a built-in or user-defined function. Note that user functions must be annotated with a "
+             "@wp.func decorator to be called from a kernel.");
+}
+
 // "f(x: float32, v: Any)" for messages.
 std::string FunctionSignatureText(const ir::Function& f) {
   std::vector<std::string> params;
@@ -64,7 +72,7 @@ absl::Status FunctionSema::UserCall(Expr& e) {
     if (k >= 0 && m_.functions[static_cast<size_t>(k)].kind == ir::FunctionKind::kKernel)
       return Err(e.span, Cat("'", m_.functions[static_cast<size_t>(k)].display_name,
                              "' is a kernel; kernels cannot be called, only launched"));
-    return Err(e.span, Cat("unknown function '", e.name, "'"));
+    return Err(e.span, UnknownFunction(e), ir::ErrorCategory::kAttribute);
   }
   if (!e.keywords.empty()) return Err(e.span, "keyword arguments to user functions are not supported");
   // The arguments' types choose the overload (and a generic function's instance).
@@ -220,13 +228,18 @@ absl::StatusOr<std::vector<ir::ExprPtr>> Spread(const Expr& original, TypeRef t)
       const bool negated = v.kind == ExprKind::Unary && v.unary_op == ir::UnaryOp::kNeg;
       const Expr& lit = negated ? *v.operands[0] : v;
       const int64_t* k = lit.kind == ExprKind::Constant ? std::get_if<int64_t>(&lit.value) : nullptr;
-      if (!k) return absl::InvalidArgumentError("*a[i:j]: Slice component must be a compile-time constant");
-      if (negated && w == 2) return absl::InvalidArgumentError("*a[i:j]: the slice step cannot be negative");
-      if (negated) return absl::InvalidArgumentError("*a[i:j]: slice bounds cannot be negative for arrays");
+      if (!k) return ir::UserError(ir::ErrorCategory::kValue, "Slice component must be a compile-time constant.");
+      if (negated && w == 2)
+        return ir::UserError(ir::ErrorCategory::kValue, "Starred expression slice step cannot be negative for arrays.");
+      if (negated)
+        return ir::UserError(ir::ErrorCategory::kValue,
+                             "Starred expression slice bounds cannot be negative for arrays.");
       part[w] = *k;
       has[w] = true;
     }
-    if (!has[1]) return absl::InvalidArgumentError("*a[i:] requires explicit upper bound (the array's length is not known)");
+    if (!has[1])
+      return ir::UserError(ir::ErrorCategory::kValue, "Starred expression on arrays requires explicit upper bound "
+                                                      "(e.g., *array[0:3], not *array[0:]).");
     if (part[2] <= 0) return absl::InvalidArgumentError("*a[i:j]: the slice step must be positive");
     // Non-negative bounds: the difference cannot overflow; counting avoids stepping past INT64_MAX.
     const int64_t count = part[1] > part[0] ? (part[1] - part[0] - 1) / part[2] + 1 : 0;
@@ -234,8 +247,9 @@ absl::StatusOr<std::vector<ir::ExprPtr>> Spread(const Expr& original, TypeRef t)
     for (int64_t i = 0; i < count; ++i) element(ir::CopyExpr(*original.operands[0]), part[0] + i * part[2]);
     return out;
   }
-  return absl::InvalidArgumentError(Cat("Starred expressions are only supported for vectors, quaternions, matrices "
-                                         "and array slices with constant bounds, not ", t->ToString()));
+  return ir::UserError(ir::ErrorCategory::kType,
+                       Cat("Starred expressions are only supported for arrays (with slice), vectors, quaternions, "
+                           "and matrices. Got ", t->ToString(), "."));
 }
 
 }  // namespace
@@ -248,7 +262,7 @@ absl::Status FunctionSema::SpreadArguments(Expr& e) {
     Expr& typed = *e.operands[i]->operands[0];
     SEMA_TRY(ExprSema(typed));
     auto spread = Spread(typed, typed.type);
-    if (!spread.ok()) return Err(e.operands[i]->span, std::string(spread.status().message()));
+    if (!spread.ok()) return ErrFrom(e.operands[i]->span, spread.status());
     std::vector<ir::ExprPtr> operands;
     for (size_t k = 0; k < i; ++k) operands.push_back(std::move(e.operands[k]));
     const size_t next = operands.size() + spread->size();
@@ -267,8 +281,8 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
   if (overloads.empty()) {
     auto near = builtins::Suggest(name);
     std::string hint;
-    if (!near.empty()) hint = Cat("; did you mean ", Join(near, ", "), "?");
-    return Err(e.span, Cat("unknown function '", e.name, "'", hint));
+    if (!near.empty()) hint = Cat(" Did you mean ", Join(near, ", "), "?");
+    return Err(e.span, Cat(UnknownFunction(e), hint), ir::ErrorCategory::kAttribute);
   }
   // Type the arguments; types used as values (dtype=wp.float64) and strings
   // are read by the hooks.
@@ -287,7 +301,7 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
   const builtins::Overload& first = *overloads.front();
   if (first.hook) {
     auto r = first.hook(first, e, table());
-    if (!r.ok()) return Err(e.span, std::string(r.status().message()));
+    if (!r.ok()) return ErrFrom(e.span, r.status());
     e.overload = &first;
     e.type = r->result;
     e.callee = builtins::Spell(r->cpp, {.result = r->result});

@@ -26,12 +26,21 @@ absl::Status FunctionSema::ResolveOperator(Expr& e, std::string_view builtin, st
     e.callee = r->cpp;
     return absl::OkStatus();
   }
-  std::vector<std::string> names;
-  for (TypeRef a : args) names.push_back(TypeText(a));
+  std::vector<std::string> names, quoted;
+  for (TypeRef a : args) {
+    names.push_back(TypeText(a));
+    quoted.push_back(Cat("'", TypeText(a), "'"));
+  }
+  // Two scalars of different types: Warp's builtins say so in these words.
+  if (args.size() == 2 && args[0] && args[1] && args[0]->is_scalar() && args[1]->is_scalar() &&
+      !types::SameType(args[0], args[1]))
+    return Err(e.span, Cat("unsupported operand types for ", symbol, " (Warp does not convert implicitly; convert one "
+                           "side, e.g. float32(x)): Input types must be the same, got [", Join(quoted, ", "), "]"));
   return Err(e.span, Cat("unsupported operand type", args.size() > 1 ? "s" : "", " for ", symbol, ": ",
                                   Join(names, " and "),
                                   args.size() > 1 ? " (Warp does not convert implicitly; convert one side, e.g. float32(x))"
-                                                  : ""));
+                                                  : ""),
+             ir::ErrorCategory::kType);
 }
 
 absl::Status FunctionSema::ExprSema(Expr& e) {
@@ -40,7 +49,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
       int i = FindLocal(e.name);
       if (i < 0) {
         if (ms_.Find(e.name) >= 0) return Err(e.span, Cat("function '", e.name, "' used as a value (call it)"));
-        return Err(e.span, Cat("unknown name '", e.name, "'"));
+        return Err(e.span, Cat("Referencing undefined symbol: ", e.name), ir::ErrorCategory::kKey);
       }
       e.type = f_.locals[i].type;
       return absl::OkStatus();
@@ -105,7 +114,8 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
         auto r = builtins::Resolve(builtins::Lookup(builtins::CompareOpBuiltin(e.compare_ops[i])), args, table());
         if (!r)
           return Err(e.span, Cat("cannot compare ", TypeText(args[0]), " ", ir::CompareOpSymbol(e.compare_ops[i]),
-                                          " ", TypeText(args[1]), " (Warp does not convert implicitly)"));
+                                 " ", TypeText(args[1]), " (Warp does not convert implicitly)"),
+                     ir::ErrorCategory::kType);
         e.callees.push_back(r->cpp);
         e.compare_overloads.push_back(r->overload);
       }
@@ -157,7 +167,7 @@ absl::Status FunctionSema::ExprSema(Expr& e) {
         elements.push_back(o->type);
       }
       auto t = table().Tuple(std::move(elements));
-      if (!t.ok()) return Err(e.span, std::string(t.status().message()));
+      if (!t.ok()) return ErrFrom(e.span, t.status());
       e.type = *t;
       return absl::OkStatus();
     }
@@ -179,7 +189,7 @@ absl::Status CheckConstantIndex(FunctionSema& fs, Expr& idx, int extent, TypeRef
   const int64_t* k = std::get_if<int64_t>(&lit.value);
   if (!k || (negated && *k == INT64_MIN)) return absl::OkStatus();
   const int64_t v = negated ? -*k : *k;
-  if (v < -extent || v >= extent) return fs.Err(span, Cat("index ", v, " is out of range for ", owner->ToString()));
+  if (v < -extent || v >= extent) return fs.Err(span, Cat("index ", v, " is out of range for ", owner->ToString()), ir::ErrorCategory::kIndex);
   if (v >= 0 && !negated) return absl::OkStatus();
   const auto dtype = lit.const_dtype;
   idx.kind = ExprKind::Constant;
@@ -216,7 +226,7 @@ absl::StatusOr<std::vector<int>> SliceComponents(const Expr& s, int n) {
       return absl::InvalidArgumentError("a slice of a vector or matrix needs constant bounds (its length is part of its type)");
   }
   const int64_t step = part[2].value_or(1);
-  if (step == 0) return absl::InvalidArgumentError("slice step cannot be zero");
+  if (step == 0) return ir::UserError(ir::ErrorCategory::kValue, "Slice step cannot be zero.");
   auto norm = [n](int64_t x, int64_t lo, int64_t hi) { return std::clamp(x < 0 ? x + n : x, lo, hi); };
   int64_t start, stop;
   if (step > 0) {
@@ -243,7 +253,8 @@ absl::Status FunctionSema::SliceSema(Expr& s) {
     if (k != "start" && k != "stop" && k != "step") return Err(s.span, "a slice has a start, a stop and a step");
     SEMA_TRY(ExprSema(*s.operands[i]));
     if (!s.operands[i]->type->is_int())
-      return Err(s.operands[i]->span, Cat("slice bounds must be integers, not ", s.operands[i]->type->ToString()));
+      return Err(s.operands[i]->span, Cat("slice bounds must be integers, not ", s.operands[i]->type->ToString()),
+                 ir::ErrorCategory::kType);
   }
   if (s.operands.size() != s.keywords.size()) return Err(s.span, "a slice has a start, a stop and a step");
   s.type = types::Void();
@@ -255,7 +266,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
   const size_t n = e.operands.size() - 1;
   auto components = [&](size_t i, int extent) -> absl::StatusOr<std::vector<int>> {
     auto c = SliceComponents(*e.operands[i], extent);
-    if (!c.ok()) return Err(e.operands[i]->span, std::string(c.status().message()));
+    if (!c.ok()) return ErrFrom(e.operands[i]->span, c.status());
     if (c->empty()) return Err(e.operands[i]->span, Cat("the slice selects no component of ", t->ToString()));
     return c;
   };
@@ -269,7 +280,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
       }
       for (size_t k = 0; k < ix.operands.size(); ++k) {
         std::optional<int64_t> step = ix.keywords[k] == "step" ? ConstantInt(*ix.operands[k]) : std::nullopt;
-        if (step && *step == 0) return Err(ix.span, "slice step cannot be zero");
+        if (step && *step == 0) return Err(ix.span, "Slice step cannot be zero.", ir::ErrorCategory::kValue);
       }
     }
     if (static_cast<int>(n) > t->ndim())
@@ -281,7 +292,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     if (n != 1) return Err(e.span, Cat(t->ToString(), " takes exactly one index"));
     WARPD_ASSIGN_OR_RETURN(std::vector<int> c, components(1, t->length()));
     auto v = table().CheckedVector(static_cast<int64_t>(c.size()), t->scalar());
-    if (!v.ok()) return Err(e.span, std::string(v.status().message()));
+    if (!v.ok()) return ErrFrom(e.span, v.status());
     e.type = *v;
     e.slice_components = {std::move(c)};
     return absl::OkStatus();
@@ -309,7 +320,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     } else {
       r = table().CheckedVector(static_cast<int64_t>(row_slice ? rows.size() : cols.size()), t->scalar());
     }
-    if (!r.ok()) return Err(e.span, std::string(r.status().message()));
+    if (!r.ok()) return ErrFrom(e.span, r.status());
     e.type = *r;
     e.slice_components = {std::move(rows), std::move(cols)};
     return absl::OkStatus();
@@ -347,7 +358,8 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     const int64_t size = static_cast<int64_t>(owner.type->elements().size());
     const int64_t at = negated ? size - *k : *k;
     if (at < 0 || at >= size)
-      return Err(e.span, Cat("index ", negated ? -*k : *k, " is out of range for ", owner.type->ToString()));
+      return Err(e.span, Cat("index ", negated ? -*k : *k, " is out of range for ", owner.type->ToString()),
+                 ir::ErrorCategory::kIndex);
     e.element_index = static_cast<int>(at);
     e.type = owner.type->elements()[static_cast<size_t>(at)];
     return absl::OkStatus();
@@ -361,7 +373,7 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     }
     SEMA_TRY(ExprSema(*e.operands[i]));
     TypeRef t = e.operands[i]->type;
-    if (!t->is_int()) return Err(e.operands[i]->span, Cat("indices must be integers, not ", t->ToString()));
+    if (!t->is_int()) return Err(e.operands[i]->span, Cat("indices must be integers, not ", t->ToString()), ir::ErrorCategory::kType);
   }
   if (sliced) return SliceSubscript(e);
   TypeRef t = owner.type;
@@ -386,7 +398,7 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     e.type = n == 1 ? types::Vector(t->cols(), t->scalar()) : types::Scalar(t->scalar());
     return absl::OkStatus();
   }
-  return Err(e.span, Cat("a value of type ", t->ToString(), " cannot be indexed"));
+  return Err(e.span, Cat("a value of type ", t->ToString(), " cannot be indexed"), ir::ErrorCategory::kType);
 }
 
 absl::Status FunctionSema::AttributeSema(Expr& e) {
@@ -395,7 +407,7 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     static const std::string_view kNames[] = {"x", "y", "z", "w"};
     for (int i = 0; i < 4; ++i) {
       if (e.name == kNames[i]) {
-        if (i >= t->length()) return Err(e.span, Cat(t->ToString(), " has no component '", e.name, "'"));
+        if (i >= t->length()) return Err(e.span, Cat(t->ToString(), " has no component '", e.name, "'"), ir::ErrorCategory::kAttribute);
         e.type = types::Scalar(t->scalar());
         return absl::OkStatus();
       }
@@ -416,7 +428,7 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
       e.type = m->type;
       return absl::OkStatus();
     }
-    return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"));
+    return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"), ir::ErrorCategory::kAttribute);
   }
   if (t->is_array() && e.name == "shape") return Err(e.span, "array.shape must be indexed, e.g. a.shape[0]");
   if (t->is_array() && e.name == "ndim") {  // a constant of the type
@@ -428,7 +440,8 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     e.type = types::Scalar(ScalarKind::kInt32);
     return absl::OkStatus();
   }
-  return Err(e.span, Cat("a value of type ", t->ToString(), " has no attribute '", e.name, "'"));
+  return Err(e.span, Cat("Error, `", e.name, "` is not an attribute of a value of type ", t->ToString()),
+             ir::ErrorCategory::kAttribute);
 }
 
 }  // namespace warpd::sema::internal

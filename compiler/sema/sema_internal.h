@@ -31,10 +31,20 @@ class FunctionSema {
   FunctionSema(ModuleSema& ms, ir::Module& m, ir::Function& f) : ms_(ms), m_(m), f_(f) {}
   absl::Status Run();
 
-  absl::Status Err(const ir::Span& s, std::string_view msg) const {
+  // A user error at `s` (ir/diagnostic.h). The category picks the Python
+  // exception class a client raises: the one Warp raises for the same
+  // mistake; `msg` is Warp's wording where Warp's tests check it.
+  absl::Status Err(const ir::Span& s, std::string_view msg,
+                   ir::ErrorCategory category = ir::ErrorCategory::kGeneral) const {
     const char* what = f_.kind == ir::FunctionKind::kKernel ? "kernel" : "function";
-    return absl::InvalidArgumentError(
-        Cat(m_.Where(s), ": error: ", msg, " (in ", what, " '", f_.display_name, "')"));
+    std::string where = m_.Where(s);
+    std::string message = Cat(where, ": error: ", msg, " (in ", what, " '", f_.display_name, "')");
+    return ir::UserError({category, std::move(where), std::string(msg)}, message);
+  }
+  // A hook's (or other located-later) error at `s`, keeping its category and text.
+  absl::Status ErrFrom(const ir::Span& s, const absl::Status& st) const {
+    ir::UserErrorParts p = ir::PartsOf(st);
+    return Err(s, p.text, p.category);
   }
 
   // sema.cc: statements.

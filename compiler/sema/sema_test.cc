@@ -103,9 +103,12 @@ struct ErrorCase {
 TEST(SemaTest, UserErrors) {
   std::vector<ErrorCase> cases = {
       {"float + int", K({Assign(Name("x", 9), Bin(v1::BINOP_ADD, Float(1.0, 9), Int(1, 9), 9), 9)}),
-       "test.py:9:1: error: unsupported operand types for +: float32 and int32"},
-      {"unknown name", K({Assign(Name("x", 5), Name("nope", 5), 5)}), "test.py:5:1: error: unknown name 'nope'"},
-      {"unknown function", K({Assign(Name("x", 6), Call("wp.frobnicate", {}, 6), 6)}), "unknown function 'wp.frobnicate'"},
+       "test.py:9:1: error: unsupported operand types for + (Warp does not convert implicitly; convert one side, e.g. "
+       "float32(x)): Input types must be the same, got ['float32', 'int32']"},
+      {"unknown name", K({Assign(Name("x", 5), Name("nope", 5), 5)}),
+       "test.py:5:1: error: Referencing undefined symbol: nope"},
+      {"unknown function", K({Assign(Name("x", 6), Call("wp.frobnicate", {}, 6), 6)}),
+       "Could not find function wp.frobnicate as a built-in or user-defined function"},
       {"retype variable", K({Assign(Name("x"), Float(1.0)), Assign(Name("x", 3), Int(2, 3), 3)}),
        "cannot assign a value of type int32 to 'x' of type float32"},
       {"wrong index count", K({Assign(Name("x"), Sub(Name("a"), {Int(0), Int(1)}))}), "array with ndim=1 indexed with 2"},
@@ -122,7 +125,7 @@ TEST(SemaTest, UserErrors) {
       {"recursion", K({Assign(Name("y"), Call("r", {Float(1)}, 1, v1::CALLEE_FUNCTION))},
                       {Func("r", {{"x", F32()}}, {Return(Call("r", {Name("x")}, 1, v1::CALLEE_FUNCTION))})}),
        "recursion is not supported"},
-      {"kernel return value", K({Return(Int(1))}), "kernels cannot return a value"},
+      {"kernel return value", K({Return(Int(1))}), "Warp kernels cannot return values."},
       {"vec3 component type", K({Assign(Name("u"), Call("vec3", {Name("n"), Float(0), Float(0)}))}),
        "vec3() components must be float32, got int32"},
       {"vector attribute", K({Assign(Name("x"), Attr(Name("v"), "w"))}), "vec3f has no component 'w'"},
@@ -144,7 +147,7 @@ TEST(SemaTest, UserErrors) {
       {"int literal into a float array", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
        "cannot store a value of type int32 into a place of type float32"},
       {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),
-       "unsupported operand types for *: float64 and float32"},
+       "Input types must be the same, got ['float64', 'float32']"},
       {"no kernels", ModuleOf({Func("f", {}, {})}), "has no kernels"},
   };
   for (const auto& c : cases) {
@@ -155,9 +158,6 @@ TEST(SemaTest, UserErrors) {
   }
 }
 
-// @wp.func overloads: the call's argument types choose (exactly; Warp has
-// no implicit conversions), by type and by arity.
-TEST(SemaTest, OverloadsAreChosenByArgumentTypes) {
 // Arrays of structs holding arrays (the daemon binds their descriptors):
 // elements read, members indexed, whole elements stored; an array member
 // itself is never assigned.
@@ -172,6 +172,9 @@ TEST(SemaTest, ArraysOfStructsHoldingArrays) {
   EXPECT_NE(bad.status().message().find("cannot be assigned"), std::string::npos) << bad.status();
 }
 
+// @wp.func overloads: the call's argument types choose (exactly; Warp has
+// no implicit conversions), by type and by arity.
+TEST(SemaTest, OverloadsAreChosenByArgumentTypes) {
   auto fcall = [](std::vector<v1::Expr> args) { return Call("area", std::move(args), 1, v1::CALLEE_FUNCTION); };
   auto m = Check(K({Assign(Name("a1"), fcall({Float(2.0)})), Assign(Name("a2"), fcall({Float(2.0), Float(3.0)})),
                     Assign(Name("a3"), fcall({Name("v")}))},
@@ -267,14 +270,62 @@ TEST(SemaTest, AFailingKernelIsDroppedAndTheOthersStay) {
   ASSERT_EQ(failures.size(), 3u);
   EXPECT_EQ(failures[0].name, "bad_f");
   EXPECT_FALSE(failures[0].kernel);
-  EXPECT_NE(failures[0].message.find("unknown function 'no_such_builtin'"), std::string::npos) << failures[0].message;
+  EXPECT_NE(failures[0].message.find("Could not find function no_such_builtin"), std::string::npos)
+      << failures[0].message;
+  EXPECT_EQ(failures[0].parts.category, ir::ErrorCategory::kAttribute);
+  EXPECT_EQ(failures[0].parts.location, "test.py:1:1");
   EXPECT_EQ(failures[1].name, "uses_bad");
   EXPECT_TRUE(failures[1].kernel);
   // A kernel failing through its callee reports the callee's error (its line).
   EXPECT_EQ(failures[1].message, failures[0].message);
   EXPECT_EQ(failures[2].name, "bad");
-  EXPECT_NE(failures[2].message.find("'nowhere'"), std::string::npos) << failures[2].message;
+  EXPECT_NE(failures[2].message.find("nowhere"), std::string::npos) << failures[2].message;
   EXPECT_NE(failures[2].message.find("(in kernel 'bad')"), std::string::npos) << failures[2].message;
+  // The parts: Warp's text alone (no location, no kernel), and its category.
+  EXPECT_EQ(failures[2].parts.text, "Referencing undefined symbol: nowhere");
+  EXPECT_EQ(failures[2].parts.category, ir::ErrorCategory::kKey);
+  EXPECT_EQ(failures[2].message, failures[2].parts.location + ": error: " + failures[2].parts.text + " (in kernel 'bad')");
+}
+
+// Each user error carries the category of the Python class Warp raises for
+// it, decided where sema finds it (hooks' errors keep theirs).
+TEST(SemaTest, UserErrorsCarryWarpsCategory) {
+  using ir::ErrorCategory;
+  struct Case {
+    const char* what;
+    v1::Module module;
+    ErrorCategory category;
+    const char* text;
+  };
+  std::vector<Case> cases = {
+      {"unknown name", K({Assign(Name("x"), Name("nope"))}), ErrorCategory::kKey, "Referencing undefined symbol: nope"},
+      {"unknown builtin", K({Assign(Name("x"), Call("frobnicate", {}))}), ErrorCategory::kAttribute,
+       "Could not find function frobnicate as a built-in or user-defined function. Note that user functions must be "
+       "annotated with a @wp.func decorator to be called from a kernel."},
+      {"compare types", K({Assign(Name("x"), Cmp(v1::CMP_EQ, Name("v"), Name("n")))}), ErrorCategory::kType,
+       "cannot compare vec3f == int32 (Warp does not convert implicitly)"},
+      {"mixed scalars", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Int(1), Float(1.0)))}), ErrorCategory::kGeneral,
+       "unsupported operand types for * (Warp does not convert implicitly; convert one side, e.g. float32(x)): Input "
+       "types must be the same, got ['int32', 'float32']"},
+      {"component index", K({Assign(Name("x"), Sub(Name("v"), {Int(3)}))}), ErrorCategory::kIndex,
+       "index 3 is out of range for vec3f"},
+      {"no component", K({Assign(Name("x"), Attr(Name("v"), "w"))}), ErrorCategory::kAttribute,
+       "vec3f has no component 'w'"},
+      {"float index", K({Assign(Name("x"), Sub(Name("a"), {Float(0.0)}))}), ErrorCategory::kType,
+       "indices must be integers, not float32"},
+      {"kernel return", K({Return(Int(1))}), ErrorCategory::kType,
+       "Warp kernels cannot return values. Write results to output arguments, and omit the return annotation or use "
+       "`-> None`."},
+      {"retype", K({Assign(Name("x"), Float(1.0)), Assign(Name("x"), Int(2))}), ErrorCategory::kType, nullptr},
+  };
+  for (const auto& c : cases) {
+    auto m = Check(c.module);
+    ASSERT_FALSE(m.ok()) << c.what;
+    ir::UserErrorParts p = ir::PartsOf(m.status());
+    EXPECT_EQ(p.category, c.category) << c.what << ": " << m.status();
+    if (c.text) EXPECT_EQ(p.text, c.text) << c.what;
+    EXPECT_EQ(p.location.substr(0, 8), "test.py:") << c.what;
+  }
 }
 
 // When no kernel is left, the module fails with every kernel's error.

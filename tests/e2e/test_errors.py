@@ -54,7 +54,7 @@ def test_misspelled_builtin_gets_a_suggestion(wp, serving):
 
     with pytest.raises(wp.CompileError) as info:
         wp.launch(misspelled, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3)])
-    assert "did you mean normalize?" in str(info.value), str(info.value)
+    assert "Did you mean normalize?" in str(info.value), str(info.value)
     assert_names_line(str(info.value), misspelled.func, "wp.normalise(a[i])")
 
 
@@ -67,7 +67,7 @@ def test_no_implicit_conversion_float_plus_int(wp, serving):
     with pytest.raises(wp.CompileError) as info:
         wp.launch(mixes_types, dim=1, inputs=[wp.zeros(1, dtype=float), 3])
     assert_names_line(str(info.value), mixes_types.func, "a[i] + n")
-    assert "float32 and int32" in str(info.value), str(info.value)
+    assert "Input types must be the same, got ['float32', 'int32']" in str(info.value), str(info.value)
     assert serving()
 
 

@@ -275,7 +275,7 @@ def test_nested_definition_spans_are_exact():
 
 @pytest.mark.parametrize("body,message", [
     ("    s = 'text'\n", "string constants"),
-    ("    l = [1.0, 2.0]\n", "lists"),
+    ("    l = [1.0, 2.0]\n", "List constructs are not supported in kernels"),
     ("    f = lambda x: x\n", "lambdas"),
     ("    with x:\n        pass\n", "'with'"),
     ("    for i in range(3):\n        pass\n    else:\n        pass\n", "for ... else"),

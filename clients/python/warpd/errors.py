@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import grpc
 
+from .v1 import runtime_pb2
+
 
 class WarpdError(RuntimeError):
     """Base class of every error reported by (or about) the warpd daemon.
@@ -26,32 +28,117 @@ class WarpdError(RuntimeError):
         self.code = code
 
 
+# Warp's error classes for mistakes in a kernel's code, with Warp 1.19's
+# hierarchy: WarpCodegenError is a RuntimeError; the others derive from the
+# builtin exception of their name only (a WarpCodegenTypeError is a
+# TypeError, not a WarpCodegenError).
 class WarpCodegenError(RuntimeError):
-    """Warp's name for an error in a kernel's code (warpd's CompileError is one)."""
+    """General error in a kernel's code (warpd's CompileError is one)."""
 
 
-class WarpCodegenTypeError(WarpCodegenError, TypeError):
-    pass
+class WarpCodegenTypeError(TypeError):
+    """A value of the wrong type in a kernel's code."""
 
 
-class WarpCodegenValueError(WarpCodegenError, ValueError):
-    pass
+class WarpCodegenValueError(ValueError):
+    """A value of the right type but not an acceptable one in a kernel's code."""
 
 
-class WarpCodegenAttributeError(WarpCodegenError, AttributeError):
-    pass
+class WarpCodegenAttributeError(AttributeError):
+    """An attribute or function that does not exist, named in a kernel's code."""
 
 
-class WarpCodegenIndexError(WarpCodegenError, IndexError):
-    pass
+class WarpCodegenIndexError(IndexError):
+    """An index out of range in a kernel's code."""
 
 
-class WarpCodegenKeyError(WarpCodegenError, KeyError):
-    pass
+class WarpCodegenKeyError(KeyError):
+    """An undefined name in a kernel's code."""
 
 
 class CompileError(WarpdError, WarpCodegenError):
-    """A kernel module failed to translate or type-check ("file:line:col: error: ...")."""
+    """A kernel or function failed to translate or type-check.
+
+    ``str(e)`` is ``"file:line:col: error: <text>"``: the text is Warp's
+    wording where Warp has one and ends the message, so patterns written for
+    Warp's errors (``...$``) match. The parts are attributes: ``location``
+    ("file:line:col", or None), ``text``, ``function`` (the kernel or
+    function it happened in, or None) and ``category`` (the
+    ``warpd.v1.ErrorCategory`` number). The function is also a note
+    (shown in tracebacks). Each category has its own subclass, which is also
+    the Warp class of that category (:func:`compile_error` picks it).
+    """
+
+    category = 0  # ERROR_CATEGORY_GENERAL
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None, *, location: str | None = None,
+                 text: str | None = None, function: str | None = None):
+        super().__init__(message, code)
+        self.location = location
+        self.text = message if text is None else text
+        self.function = function
+        if function:
+            self.add_note(f"in {function}")
+
+    def __str__(self):
+        # KeyError's own __str__ would quote the message.
+        return self.message
+
+    def fresh(self) -> "CompileError":
+        """A new exception equal to this one (to raise again with a new traceback)."""
+        e = type(self)(self.message, self.code, location=self.location, text=self.text, function=self.function)
+        for attr in ("failures", "rpc_error"):
+            if hasattr(self, attr):
+                setattr(e, attr, getattr(self, attr))
+        return e
+
+
+class CompileTypeError(CompileError, WarpCodegenTypeError):
+    category = 1
+
+
+class CompileValueError(CompileError, WarpCodegenValueError):
+    category = 2
+
+
+class CompileAttributeError(CompileError, WarpCodegenAttributeError):
+    category = 3
+
+
+class CompileKeyError(CompileError, WarpCodegenKeyError):
+    category = 4
+
+
+class CompileIndexError(CompileError, WarpCodegenIndexError):
+    category = 5
+
+
+_BY_CATEGORY = {c.category: c for c in (CompileError, CompileTypeError, CompileValueError, CompileAttributeError,
+                                        CompileKeyError, CompileIndexError)}
+
+# Python's exception classes a front-end check names -> the category whose class derives from it.
+CATEGORY_OF = {TypeError: 1, ValueError: 2, AttributeError: 3, KeyError: 4, IndexError: 5}
+
+
+def compile_error(text: str, category: int = 0, *, location: str | None = None, function: str | None = None,
+                  message: str | None = None, code: grpc.StatusCode | None = None) -> CompileError:
+    """The CompileError of `category` (a ``warpd.v1.ErrorCategory`` number, or
+    a Python exception class of CATEGORY_OF) for `text` at `location`."""
+    if isinstance(category, type):
+        category = CATEGORY_OF.get(category, 0)
+    cls = _BY_CATEGORY.get(category, CompileError)
+    if message is None:
+        message = f"{location}: error: {text}" if location else text
+    return cls(message, code, location=location, text=text, function=function)
+
+
+def from_failure(f, code: grpc.StatusCode | None = grpc.StatusCode.INVALID_ARGUMENT) -> CompileError:
+    """The CompileError of a ``warpd.v1.FailedFunction`` (a daemon that sends no
+    parts gives a general error whose message is the daemon's)."""
+    what = f"{'kernel' if f.kernel else 'function'} '{f.display_name}'" if f.display_name else None
+    if not f.text:
+        return CompileError(f.message, code, function=what)
+    return compile_error(f.text, f.category, location=f.location or None, function=what, code=code)
 
 
 class KernelError(WarpdError):
@@ -149,4 +236,29 @@ def from_rpc_error(err: grpc.RpcError, *, compiling: bool = False) -> WarpdError
         cls = _BY_CODE.get(code, WarpdError)
     exc = cls(message, code)
     exc.rpc_error = err
+    if cls is CompileError:
+        exc.failures = _compile_failures(err)
     return exc
+
+
+_DETAILS_KEY = "grpc-status-details-bin"
+_FAILURES_TYPE = "type.googleapis.com/warpd.v1.CompileFailures"
+
+
+def _compile_failures(err) -> dict:
+    """IR name -> CompileError of each function a failed LoadModule lists in
+    its error details (runtime.proto's StatusDetails); {} without them."""
+    try:
+        trailers = err.trailing_metadata() or ()
+    except Exception:  # not a call error (tests build RpcErrors by hand)
+        return {}
+    out = {}
+    for key, value in trailers:
+        if key != _DETAILS_KEY:
+            continue
+        details = runtime_pb2.StatusDetails.FromString(value)
+        for d in details.details:
+            if d.type_url == _FAILURES_TYPE:
+                for f in runtime_pb2.CompileFailures.FromString(d.value).failed:
+                    out[f.name] = from_failure(f)
+    return out

@@ -50,10 +50,13 @@ import numpy as np
 
 from . import identity, staticexpr
 from . import types as wt
-from .errors import CompileError
+from .errors import CompileError, compile_error
 from .v1 import ir_pb2
 
 _MISSING = object()
+# Warp's words for a kernel returning a value (the daemon says the same).
+KERNEL_RETURN_TEXT = ("Warp kernels cannot return values. Write results to output arguments, and omit the "
+                      "return annotation or use `-> None`.")
 _LOCAL = object()
 
 # The builtin each operator calls: a user function of that name in scope overloads it.
@@ -242,10 +245,14 @@ class Translator:
         return ir_pb2.SourceSpan(file=self.file, line=self.src.line_base + node.lineno,
                                  col=node.col_offset + 1)
 
-    def error(self, node, msg):
+    def error(self, node, msg, category=0):
+        """The CompileError for `msg` at `node`; `category` is the Warp error
+        class's (a warpd.v1.ErrorCategory number, or TypeError, KeyError, ...)."""
         line = self.src.line_base + getattr(node, "lineno", 1)
         col = getattr(node, "col_offset", 0) + 1
-        return CompileError(f"{self.file}:{line}:{col}: error: {msg}")
+        what = "kernel" if self.kind == ir_pb2.FUNCTION_KERNEL else "function"
+        return compile_error(msg, category, location=f"{self.file}:{line}:{col}",
+                             function=f"{what} '{self.func.__name__}'")
 
     def lookup(self, name):
         if name in self.closure:
@@ -279,12 +286,27 @@ class Translator:
         return None
 
     def unresolved_warp_attr(self, node) -> str | None:
-        """For ``wp.name`` where warpd has no attribute ``name``: "name"."""
+        """For ``wp.name`` where warpd has no attribute ``name``: "name" (the daemon may
+        have a builtin of that name; Warp looks builtins up on its top module only)."""
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is not _LOCAL and base is not _MISSING and _is_warp_module(base) \
-                    and not hasattr(base, node.attr):
+                    and base.__name__ in ("warp", "warpd") and not hasattr(base, node.attr):
                 return node.attr
+        return None
+
+    def missing_module_attr(self, node):
+        """For a callee ``a.b.c`` whose ``a.b`` is a missing attribute of a module ``a``:
+        Warp's AttributeError."""
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node)
+            node = node.value
+        for n in reversed(chain[1:]):  # every attribute but the called one
+            base = self.resolve(n.value)
+            if isinstance(base, pytypes.ModuleType) and not hasattr(base, n.attr):
+                return self.error(n, f"Error, `{n.attr}` is not an attribute of '{self.dotted(n.value)}' "
+                                     f"({base.__name__})", AttributeError)
         return None
 
     def evaluate_annotation(self, ann):
@@ -346,6 +368,8 @@ class Translator:
                 if n is not None:
                     self.param_lengths[a.arg] = n
         ret = annotations.get("return", None)
+        if self.kind == ir_pb2.FUNCTION_KERNEL and ret is not None and ret is not pytypes.NoneType:
+            raise self.error(node, KERNEL_RETURN_TEXT, TypeError)
         if ret is not None and self.kind == ir_pb2.FUNCTION_FUNC and not self.is_any(ret, node, "the return value"):
             fn.return_type.CopyFrom(self.typeref_of(ret, node, "the return value"))
         body = node.body
@@ -456,6 +480,9 @@ class Translator:
         if isinstance(node, ast.Return):
             s = ir_pb2.Stmt(span=span)
             s.return_stmt.SetInParent()
+            if node.value is not None and self.kind == ir_pb2.FUNCTION_KERNEL:
+                # `return None` too (Warp: still a value-returning statement).
+                raise self.error(node, KERNEL_RETURN_TEXT, TypeError)
             if node.value is not None:
                 s.return_stmt.value.CopyFrom(self.expr(node.value))
             return [s]
@@ -617,6 +644,12 @@ class Translator:
             e.tuple.SetInParent()
             e.tuple.elements.extend(self.expr(x) for x in node.elts)
             return e
+        if isinstance(node, ast.List):
+            raise self.error(node, "List constructs are not supported in kernels. Use vectors like `wp.vec3()` "
+                                   "for small fixed-size collections, or `wp.zeros(shape=N, dtype=...)` for "
+                                   "stack-allocated arrays.")
+        if isinstance(node, (ast.Dict, ast.Set)):
+            raise self.error(node, f"Construct `ast.{type(node).__name__}` not supported in kernels.")
         what = {ast.List: "lists (use a vector type such as wp.vec3(...))", ast.Dict: "dicts",
                 ast.Set: "sets", ast.Lambda: "lambdas", ast.ListComp: "comprehensions",
                 ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
@@ -785,7 +818,12 @@ class Translator:
             if obj is not _LOCAL and obj is not _MISSING:
                 name = builtin_name(obj)
             if name is None:
+                if obj is _MISSING and (missing := self.missing_module_attr(f)) is not None:
+                    raise missing
                 name = self.unresolved_warp_attr(f) or self.dotted(f)
+                written = self.dotted(f)
+                if written and written != name:
+                    call.written = written
             call.callee = name
         for a in node.args:
             if isinstance(a, ast.Starred):  # *v: the daemon's unpack(v), spread into the arguments

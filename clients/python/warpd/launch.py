@@ -26,7 +26,6 @@ from . import context, wire
 from . import types as wt
 from .array import array
 from .context import runtime
-from .errors import CompileError
 from .kernel import Kernel
 
 # Launch.args entries of array handles (wire.arg_array), by handle; cleared
@@ -188,14 +187,14 @@ def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
     if cached is not None and cached[0] == version and cached[1] is rt:
         kernel._last_plan = (rt, device, version, cached[2])
         return cached[2]
-    loaded = kernel.module.load(rt, device)
+    loaded = kernel.module.load(rt, device, kernel.ir_name)
     info = loaded.kernels.get(kernel.ir_name)
     if info is None:
         # Left out of the module: by the daemon, or by translation (a module of the same
         # IR loaded before this kernel existed knows nothing of it).
         e = loaded.failed.get(kernel.ir_name) or kernel.module.translation_failures().get(kernel.ir_name)
         if e is not None:
-            raise CompileError(e.message, e.code)
+            raise e.fresh()
     if info is None:
         raise RuntimeError(f"the daemon loaded module '{kernel.module.name}' without kernel "
                            f"'{kernel.ir_name}' (it returned: {', '.join(loaded.kernels) or 'none'})")

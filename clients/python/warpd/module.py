@@ -19,12 +19,13 @@ import threading
 import warnings
 import weakref
 
-import grpc
 
-from .errors import CompileError
+from .errors import CompileError, from_failure
 from .v1 import ir_pb2, runtime_pb2
 
 _registry: dict[str, Module] = {}
+# Warp's name for the registry (warp._src.context.user_modules): module name -> Module.
+user_modules = _registry
 _registry_lock = threading.Lock()
 # Bumped when a @wp.func gets another overload in place (function.py): the IR of
 # every module that reaches it may change, though none of its kernels did.
@@ -78,7 +79,7 @@ def _warn_failures(module: str, kernels: dict, functions) -> None:
     """Says once per load which kernels (and uncalled functions) were left out, and why."""
     lines = [f"warpd: module '{module}' loaded without {len(kernels)} kernel(s) that failed "
              f"to compile; launching one raises its error:"]
-    messages = [e.message for e in kernels.values()] + [f.message for f in functions]
+    messages = [str(e) for e in kernels.values()] + [str(from_failure(f)) for f in functions]
     lines += [f"  {m}" for m in dict.fromkeys(messages)]  # a function's error once
     warnings.warn("\n".join(lines), UserWarning, stacklevel=4)
 
@@ -183,14 +184,17 @@ class Module:
         with self._lock:
             return dict(self._built[3]) if self._built is not None else {}
 
-    def load(self, rt, device) -> LoadedModule:
-        """The module loaded on `device` (LoadModule on first use of this content)."""
+    def load(self, rt, device, kernel: str | None = None) -> LoadedModule:
+        """The module loaded on `device` (LoadModule on first use of this content).
+
+        When no kernel compiles, raises the error of `kernel` (an IR name) if
+        the daemon listed it, else the module's error (every kernel's)."""
         mod, digest = self.build()
         key = (digest, device.name)
         with rt.lock:
             cached = rt.loaded_modules.get(key)
         if isinstance(cached, CompileError):
-            raise CompileError(cached.message, cached.code)
+            raise _error_of(cached, kernel).fresh()
         if cached is not None:
             return cached
         req = runtime_pb2.LoadModuleRequest(session=rt.session, module=mod, devices=[device.name])
@@ -199,11 +203,11 @@ class Module:
         except CompileError as e:
             with rt.lock:
                 rt.loaded_modules[key] = e
-            raise
+            raise _error_of(e, kernel).fresh() from None
         failed = self.translation_failures()
         for f in resp.failed:
             if f.kernel:
-                failed[f.name] = CompileError(f.message, grpc.StatusCode.INVALID_ARGUMENT)
+                failed[f.name] = from_failure(f)
         loaded = LoadedModule(resp.module, {k.name: k for k in resp.kernels}, resp, failed)
         with rt.lock:
             rt.loaded_modules[key] = loaded
@@ -213,6 +217,11 @@ class Module:
 
     def __repr__(self):
         return f"<warpd module {self.name}: {len(self.kernels)} kernels>"
+
+
+def _error_of(module_error: CompileError, kernel: str | None) -> CompileError:
+    """`kernel`'s own error among a failed load's, else the module's."""
+    return getattr(module_error, "failures", {}).get(kernel) or module_error
 
 
 def all_modules() -> list:
