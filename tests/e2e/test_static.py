@@ -573,3 +573,22 @@ def test_static_needs_one_expression(wp):
 def test_python_scope_returns_the_value():
     assert wp.static(3) == 3
     assert wp.static(SCALE * 2.0) == 3.0
+
+
+def test_static_len_of_a_run_time_local(wp):
+    """wp.static(len(x)) of a local known only when the kernel runs (a tuple, a builtin's
+    result, a vector made there): its length is part of its type, so it is that constant."""
+
+    @wp.kernel(module="unique")
+    def lengths(out: wp.array(dtype=int)):
+        tid = wp.tid()
+        t = (1, 2.5, wp.vec3(1.0, 2.0, 3.0), tid)
+        r = wp.quat_to_axis_angle(wp.quat(1.0, 2.0, 3.0, 4.0))
+        v = wp.vec4()
+        out[0] = wp.static(len(t))
+        out[1] = wp.static(len(r))
+        out[2] = wp.static(len(v)) * 10
+
+    out = wp.zeros(3, dtype=int)
+    wp.launch(lengths, dim=1, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [4, 2, 40])

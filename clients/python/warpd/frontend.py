@@ -625,6 +625,15 @@ class Translator:
             return e
         if isinstance(node, ast.Call):
             if self.is_static_call(node):
+                local = self.static_len_of_local(node)
+                if local is not None:
+                    # wp.static(len(t)) of a local whose value is known only when the kernel
+                    # runs (a tuple, a vector, a builtin's result): its length is part of its
+                    # type, which the daemon knows; its len() is that constant.
+                    e.call.kind = ir_pb2.CALLEE_BUILTIN
+                    e.call.callee = "len"
+                    e.call.args.append(self.expr(local))
+                    return e
                 self.static_expr(e, node, self.static_value(node))
             else:
                 self.call(e, node)
@@ -918,6 +927,24 @@ class Translator:
     def is_static_call(self, node) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
             and self.resolve(node.func) is staticexpr.static
+
+    def static_len_of_local(self, node):
+        """For ``wp.static(len(x))`` whose x is a local without a compile-time value (a
+        parameter of fixed length aside), the Name node x; else None."""
+        if id(node) in self.static_values:
+            return None
+        try:
+            arg = staticexpr.argument(node)
+        except staticexpr.StaticError:
+            return None
+        if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len"
+                and arg.func.id not in self.locals and self.lookup("len") is builtins.len
+                and len(arg.args) == 1 and not arg.keywords and isinstance(arg.args[0], ast.Name)):
+            return None
+        x = arg.args[0].id
+        if x not in self.locals or x in self.consts or x in self.param_lengths:
+            return None
+        return arg.args[0]
 
     def source_of(self, node) -> str:
         text = ast.get_source_segment(self.src.text, node) or ast.unparse(node)
