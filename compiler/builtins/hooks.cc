@@ -298,6 +298,9 @@ std::vector<std::string_view> ConstructorNames() {
     for (const char* f : {"", "h", "f", "d"}) {
       for (const char* base : {"quat", "transform", "spatial_vector", "spatial_matrix"}) v->push_back(Cat(base, f));
     }
+    // Warp spells bfloat16 quaternions and transforms quatbf, transformbf (type_repr).
+    v->push_back("quatbf");
+    v->push_back("transformbf");
     return v;
   }();
   return std::vector<std::string_view>(names->begin(), names->end());

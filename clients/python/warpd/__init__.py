@@ -40,7 +40,7 @@ from .module_api import force_load, get_module, get_module_options, load_module,
 from .staticexpr import static
 from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)
 from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)
-from .types import (bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
+from .types import (bfloat16, bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
                     struct, uint8, uint16, uint32, uint64)
 
 # Every named value type: vec2..vec4, mat22..mat44 (with Warp's suffixes f d h

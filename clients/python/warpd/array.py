@@ -126,7 +126,11 @@ def _to_numpy(data, dtype) -> np.ndarray:
     arr = np.asarray(data)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"data of NumPy dtype {arr.dtype} cannot be stored as {wt.type_name(dtype)}")
-    if arr.dtype != st._np_dtype_:
+    if st._wp_np_dtype_ != st._np_dtype_:
+        # bfloat16: uint16 data is already its bits (as in Warp); other data rounds to it.
+        if arr.dtype != st._wp_np_dtype_:
+            arr = st._wp_encode_(arr.astype(st._np_dtype_))
+    elif arr.dtype != st._np_dtype_:
         arr = arr.astype(st._np_dtype_)
     k = len(eshape)
     if k:
@@ -165,7 +169,7 @@ def elements_list(values: np.ndarray, dtype) -> list:
     eshape = wt.element_shape(dtype)
     if eshape or wt.is_struct_type(dtype):
         return [dtype._wp_from_storage_(e) for e in values.reshape((-1,) + eshape)]
-    return values.reshape(-1).tolist()
+    return dtype._wp_decode_(values.reshape(-1)).tolist()  # bfloat16: bits -> values
 
 class array:
     """A daemon-resident array, or (without data or shape) a kernel parameter annotation."""
@@ -690,7 +694,7 @@ def _fill_bytes(dtype, value) -> bytes:
     """One element's bytes for a fill: a value of dtype, or one number for every component."""
     try:
         if wt.element_shape(dtype) and wt.scalar.is_number(value):
-            return dtype._splat(value).tobytes()
+            return np.asarray(wt.type_scalar(dtype)._wp_encode_(dtype._splat(value))).tobytes()
         return wt.pack(dtype, value, wrap=True)
     except (TypeError, ValueError) as e:
         raise type(e)(f"fill value for {wt.type_name(dtype)}: {e}") from None

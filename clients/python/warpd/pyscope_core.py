@@ -32,7 +32,9 @@ from .types.family import Value
 from .types.scalar import _Scalar
 
 F16, F32, F64 = wt.float16, wt.float32, wt.float64
-FLOATS = (F16, F32, F64)
+# bfloat16 computes as float32 (its Python-scope dtype); results round to it
+# when they become values (the bfloat16 constructor, Value._wp_wrap_).
+FLOATS = (F16, wt.bfloat16, F32, F64)
 _NATIVE = (wt.int32, wt.float32, wt.bool_)
 
 

@@ -48,6 +48,8 @@ def _name(name, t):
 
 
 for _st, _sfx in SUFFIX.items():
+    if _sfx == "bf":  # Warp 1.19 names no bfloat16 vectors or matrices: vector(3, wp.bfloat16)
+        continue
     for _n in (2, 3, 4):
         _name(f"vec{_n}{_sfx}", vector(_n, _st))
         _name(f"mat{_n}{_n}{_sfx}", matrix((_n, _n), _st))
@@ -65,6 +67,9 @@ _name("spatial_vector", vector(6, float32))
 _name("spatial_matrix", matrix((6, 6), float32))
 globals().update(NAMED_TYPES)
 del _st, _sfx, _n
+
+from .introspect import _get_ml_dtypes_bfloat16  # noqa: E402,F401 - Warp's probe: None here
+from .scalar import bfloat16  # noqa: E402 - beside the named types: no NumPy dtype, see scalar.py
 
 # ------------------------------------------------------------ dtypes at large
 
@@ -114,7 +119,7 @@ def numpy_dtype(t) -> np.dtype:
     t = canonical_dtype(t)
     if is_struct_type(t):
         return t._wp_np_dtype_
-    return t._wp_scalar_type_._np_dtype_
+    return t._wp_scalar_type_._wp_np_dtype_  # bfloat16: its bits, uint16
 
 
 def type_name(t) -> str:
@@ -129,7 +134,10 @@ def pack(t, value, wrap=False) -> bytes:
     """
     t = canonical_dtype(t)
     rec = np.zeros((), dtype=t._wp_np_dtype_)
-    rec[...] = t._wp_storage_(value, wrap=wrap)
+    stored = t._wp_storage_(value, wrap=wrap)
+    if isinstance(t, type) and issubclass(t, Value):
+        stored = t._wp_scalar_type_._wp_encode_(stored)  # bfloat16 components: bits
+    rec[...] = stored
     return rec.tobytes()
 
 
@@ -196,7 +204,7 @@ bool = bool_  # noqa: A001
 __all__ = [
     *introspect.__all__, "Float", "GenericValue", "Int", "Scalar", "is_generic",
     "SCALAR_TYPES", "Matrix", "NAMED_TYPES", "Quat", "Struct", "Transform", "Value", "Vector",
-    "bool", "bool_", "canonical_dtype", "constant", "describe", "element_shape", "float16",
+    "bfloat16", "bool", "bool_", "canonical_dtype", "constant", "describe", "element_shape", "float16",
     "float32", "float64", "from_typeref", "half", "int8", "int16", "int32", "int64",
     "is_matrix_type", "is_scalar_type", "is_struct_type", "is_value_type", "is_vector_type",
     "matrix", "numpy_dtype", "pack", "quaternion", "scalar_from_numpy", "scalar_from_proto",

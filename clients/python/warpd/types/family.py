@@ -22,13 +22,16 @@ class that fills these in:
   _wp_typeref_()                 the IR TypeRef
   _wp_storage_(value, wrap)      value checked and converted to what NumPy stores
                                  for one element: a Python number, an ndarray of
-                                 _shape_, or a tuple (structs). TypeError or
+                                 _shape_, or a tuple (structs); for vectors and
+                                 matrices of bfloat16 still the values (float32):
+                                 _wp_scalar_type_._wp_encode_ makes them bits. TypeError or
                                  ValueError whose message starts with "got ...".
                                  `wrap` is a constructor's leniency (constructors,
                                  struct members, fills): out-of-range integers
                                  wrap and values of another dtype convert; kernel
                                  arguments (wrap=False) must fit exactly.
   _wp_from_storage_(raw)         an instance (or Python number) from one stored element
+                                 (bits, for bfloat16)
   _wp_components_(value)         the scalar components, flat and row-major
                                  (a kernel constant is a constructor call of these)
   _wp_fill_ctor_(call, span)     sets an IR Call's callee (and keywords) so that
@@ -47,7 +50,7 @@ import numbers
 import numpy as np
 
 from ..v1 import ir_pb2
-from .scalar import SUFFIX, _Scalar, convert, float16, float32, float64, is_number, scalar_type
+from .scalar import SUFFIX, _Scalar, bfloat16, convert, float16, float32, float64, is_number, scalar_type
 
 
 class Value:
@@ -76,8 +79,11 @@ class Value:
     def _wp_wrap_(cls, arr):
         """An instance holding arr (converted to the dtype and shape; copied)."""
         obj = cls.__new__(cls)
+        st = cls._wp_scalar_type_
         with np.errstate(all="ignore"):
-            obj._v = np.array(arr, dtype=cls._wp_scalar_type_._np_dtype_).reshape(cls._shape_)
+            obj._v = np.array(arr, dtype=st._np_dtype_).reshape(cls._shape_)
+            if st._wp_np_dtype_ != st._np_dtype_:  # bfloat16: float32 values rounded to it
+                obj._v = st._wp_decode_(st._wp_encode_(obj._v))
         return obj
 
     @classmethod
@@ -159,7 +165,7 @@ class Value:
 
     @classmethod
     def _wp_from_storage_(cls, raw):
-        return cls._wp_wrap_(raw)
+        return cls._wp_wrap_(cls._wp_scalar_type_._wp_decode_(raw))
 
     @classmethod
     def _wp_components_(cls, value) -> list:
@@ -184,7 +190,7 @@ class Value:
 
     def __bytes__(self):
         """The components as stored (C layout), as bytes() of a Warp value gives."""
-        return self._v.tobytes()
+        return np.asarray(self._wp_scalar_type_._wp_encode_(self._v)).tobytes()
 
     def __iter__(self):
         for i in range(len(self)):
@@ -400,15 +406,16 @@ def float_family_type(base, prefix: str, count: int, dtype, cache: dict, what: s
     """The class of `base` (Quat, Transform) with `count` components of a float
     `dtype`: one per dtype (cached), named as Warp names it (quatd, transformh)."""
     st = scalar_type(dtype)
-    if st not in (float16, float32, float64):
-        raise TypeError(f"{what} dtype must be wp.float16, wp.float32 or wp.float64, got {dtype!r}")
+    if st not in (float16, bfloat16, float32, float64):
+        raise TypeError(f"{what} dtype must be wp.float16, wp.bfloat16, wp.float32 or wp.float64, "
+                        f"got {dtype!r}")
     cls = cache.get(st)
     if cls is None:
         suffix = SUFFIX[st]
         name = f"{prefix}{suffix}"
         cls = type(name, (base,), {
             "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
-            "_wp_scalar_type_": st, "_wp_np_dtype_": np.dtype((st._np_dtype_, (count,))),
+            "_wp_scalar_type_": st, "_wp_np_dtype_": np.dtype((st._wp_np_dtype_, (count,))),
             "_wp_size_": count * st._size_, "_wp_align_": st._size_, "_wp_type_name_": name,
             "_wp_builtin_": prefix + ("" if st is float32 else suffix),
         })

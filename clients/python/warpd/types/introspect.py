@@ -4,8 +4,8 @@ NumPy dtype conversion (``dtype_from_numpy``, ``dtype_to_numpy``), family
 predicates (``type_is_vector``, ``is_matrix``...), ``types_equal`` and
 ``type_repr``, with Warp 1.19's meaning.
 
-warpd has no bfloat16 (the daemon's scalar table has none), so the float
-tables hold float16, float32 and float64.
+The float tables hold float16, bfloat16, float32 and float64, in Warp's
+order; bfloat16 has no NumPy dtype (``dtype_to_numpy`` gives uint16, its bits).
 """
 
 from __future__ import annotations
@@ -17,27 +17,35 @@ import numpy as np
 
 from .matrix import Matrix, matrix
 from .quat import Quat
-from .scalar import (SUFFIX, bool_, float16, float32, float64, int8, int16, int32, int64,
+from .scalar import (SUFFIX, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
                      scalar_type, uint8, uint16, uint32, uint64)
 from .struct import is_struct_type
 from .transform import Transform
 from .vector import Vector, vector
 
 int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
-float_types = (float16, float32, float64)
+float_types = (float16, bfloat16, float32, float64)
 scalar_types = int_types + float_types
 scalar_and_bool_types = (*scalar_types, bool_)
 # Integer types atomics do not take, as in Warp 1.19.
 non_atomic_types = (int8, uint8, int16, uint16)
 
-# Every named vector and matrix type with a dtype suffix (vec2b ... vec4d, mat22b ... mat44d).
-vector_types = tuple(vector(n, st) for n in (2, 3, 4) for st in SUFFIX)
-matrix_types = tuple(matrix((n, n), st) for n in (2, 3, 4) for st in SUFFIX)
+# Every named vector and matrix type with a dtype suffix (vec2b ... vec4d, mat22b ... mat44d);
+# Warp 1.19 names none of bfloat16 (vector(3, wp.bfloat16) is unnamed).
+vector_types = tuple(vector(n, st) for n in (2, 3, 4) for st in SUFFIX if st is not bfloat16)
+matrix_types = tuple(matrix((n, n), st) for n in (2, 3, 4) for st in SUFFIX if st is not bfloat16)
 
-_NUMPY_TO_WARP = {np.dtype(st._np_dtype_): st for st in scalar_and_bool_types}
+# NumPy has no bfloat16: its arrays hold the bits (uint16), and uint16 data is uint16.
+_NUMPY_TO_WARP = {np.dtype(st._np_dtype_): st for st in scalar_and_bool_types if st is not bfloat16}
 # Keys as Warp has them: NumPy scalar classes and dtype objects both.
 np_dtype_to_warp_type = {**{d.type: st for d, st in _NUMPY_TO_WARP.items()}, **_NUMPY_TO_WARP}
-warp_type_to_np_dtype = {st: np.dtype(st._np_dtype_).type for st in scalar_and_bool_types}
+warp_type_to_np_dtype = {st: np.dtype(st._wp_np_dtype_).type for st in scalar_and_bool_types}
+
+
+def _get_ml_dtypes_bfloat16():
+    """The ml_dtypes bfloat16 NumPy dtype that bfloat16 arrays convert to, or None: warpd
+    converts to none (numpy() gives the bits, uint16, as Warp does without ml_dtypes)."""
+    return None
 
 
 def dtype_from_numpy(numpy_dtype):

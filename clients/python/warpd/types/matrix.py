@@ -190,7 +190,7 @@ def _make(rows, cols, st):
     return type(name, (Matrix,), {
         "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
         "_length_": rows * cols, "_shape_": (rows, cols), "_wp_scalar_type_": st,
-        "_wp_np_dtype_": np.dtype((st._np_dtype_, (rows, cols))),
+        "_wp_np_dtype_": np.dtype((st._wp_np_dtype_, (rows, cols))),
         "_wp_size_": rows * cols * st._size_, "_wp_align_": st._size_,
         "_wp_type_name_": type_name, "_wp_builtin_": builtin,
     })

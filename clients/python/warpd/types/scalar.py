@@ -1,4 +1,4 @@
-"""Scalar types: ``wp.int8`` ... ``wp.uint64``, ``wp.float16/32/64``, ``wp.bool``.
+"""Scalar types: ``wp.int8`` ... ``wp.uint64``, ``wp.float16/32/64``, ``wp.bfloat16``, ``wp.bool``.
 
 Each is a class whose instances hold one value (``wp.float32(1.5).value``);
 Python's ``float``, ``int`` and ``bool`` stand for float32, int32 and bool.
@@ -6,6 +6,13 @@ The class attributes follow the family protocol of ``family.py``.
 
 ``convert`` is the one place a Python value becomes a component of a given
 scalar type, with Warp's strictness: an integer type never takes a float.
+
+bfloat16 has no NumPy dtype. Its values live in Python scope as float32
+numbers (``_np_dtype_``, exact: every bfloat16 is a float32) and are stored
+as their bits, uint16 (``_wp_np_dtype_``), which is what Warp's ``numpy()``
+returns for them. ``_wp_encode_`` / ``_wp_decode_`` convert between the two
+at the storage boundary (arrays, argument and struct bytes); for the other
+scalar types they return their argument.
 """
 
 from __future__ import annotations
@@ -62,6 +69,15 @@ class _Scalar:
     @classmethod
     def _wp_components_(cls, value) -> list:
         return [cls._wp_storage_(value, wrap=True)]
+
+    # Values (a number or an ndarray of _np_dtype_) <-> what arrays store.
+    @classmethod
+    def _wp_encode_(cls, values):
+        return values
+
+    @classmethod
+    def _wp_decode_(cls, stored):
+        return stored
 
     # ------------------------------------------------------------ values
 
@@ -240,6 +256,8 @@ def _convert(st, v, wrap):
             return builtins.bool(v)
         raise TypeError(f"got {_describe_value(v)}")
     if kind == "float":
+        if st._wp_name_ == "bfloat16":
+            return float(bfloat16_round(np.float32(float(v))))
         return float(np.asarray(float(v), dtype=st._np_dtype_))
     # integers
     if isinstance(v, (np.floating, numbers.Real)) and not isinstance(
@@ -265,11 +283,57 @@ _CTYPES = {"?": ctypes.c_bool, "b": ctypes.c_int8, "B": ctypes.c_uint8, "h": cty
            "Q": ctypes.c_uint64, "e": ctypes.c_uint16, "f": ctypes.c_float, "d": ctypes.c_double}
 
 
-def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True):
+def float_to_bfloat16_bits(values) -> np.ndarray:
+    """float32 values (any shape) -> bfloat16 bits (uint16): to nearest, ties to even; a NaN
+    stays a NaN (its quiet bit set), as the kernels' wp::float_to_bfloat16 rounds."""
+    f = np.asarray(values, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)  # room for the carry of the rounding add
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    quiet = (bits | 0x00400000) >> 16
+    return np.where(np.isnan(f), quiet, rounded).astype(np.uint16)
+
+
+def bfloat16_bits_to_float(bits) -> np.ndarray:
+    """bfloat16 bits (uint16, any shape) -> their float32 values (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bfloat16_round(values) -> np.ndarray:
+    """float32 values rounded to the nearest bfloat16, as float32."""
+    return bfloat16_bits_to_float(float_to_bfloat16_bits(values))
+
+
+class _BFloat16(_Scalar):
+    """Storage of bfloat16: bits (see the module docstring)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _wp_storage_(cls, value, wrap=False):
+        return int(float_to_bfloat16_bits(convert(cls, value, wrap=wrap)))
+
+    @classmethod
+    def _wp_from_storage_(cls, raw):
+        return float(bfloat16_bits_to_float(raw))
+
+    @classmethod
+    def _wp_components_(cls, value) -> list:
+        return [convert(cls, value, wrap=True)]
+
+    @classmethod
+    def _wp_encode_(cls, values):
+        return float_to_bfloat16_bits(values)
+
+    @classmethod
+    def _wp_decode_(cls, stored):
+        return bfloat16_bits_to_float(stored)
+
+
+def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True, base=None, storage_dtype=None):
     size = struct.calcsize("<" + fmt)
     return type(
         name,
-        (_Scalar,),
+        (base or _Scalar,),
         {
             "__slots__": (),
             "__module__": "warpd.types",
@@ -282,7 +346,7 @@ def _make_scalar(name, proto, np_dtype, fmt, kind, signed=True):
             "_wp_size_": size,
             "_wp_align_": size,
             "_np_dtype_": np.dtype(np_dtype),
-            "_wp_np_dtype_": np.dtype(np_dtype),
+            "_wp_np_dtype_": np.dtype(storage_dtype or np_dtype),
             "_fmt_": fmt,
             "_type_": _CTYPES[fmt],
             "_kind_": kind,
@@ -303,24 +367,28 @@ uint64 = _make_scalar("uint64", _S.SCALAR_UINT64, np.uint64, "Q", "int", False)
 float16 = _make_scalar("float16", _S.SCALAR_FLOAT16, np.float16, "e", "float")
 float32 = _make_scalar("float32", _S.SCALAR_FLOAT32, np.float32, "f", "float")
 float64 = _make_scalar("float64", _S.SCALAR_FLOAT64, np.float64, "d", "float")
+# Values as float32, stored as uint16 bits (format "H", ctypes c_uint16, as Warp's _type_).
+bfloat16 = _make_scalar("bfloat16", _S.SCALAR_BFLOAT16, np.float32, "H", "float", base=_BFloat16,
+                        storage_dtype=np.uint16)
 bool_ = _make_scalar("bool", _S.SCALAR_BOOL, np.bool_, "?", "bool", False)
 half = float16
 
 for _t in (int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64,
-           bool_):
+           bfloat16, bool_):
     _t._wp_scalar_type_ = _t
 
 SCALAR_TYPES = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
-                float16, float32, float64)
+                float16, float32, float64, bfloat16)
 _SCALAR_BY_PROTO = {t._proto_: t for t in SCALAR_TYPES}
-_SCALAR_BY_NP = {t._np_dtype_: t for t in SCALAR_TYPES}
+# NumPy data infers these (uint16 data is uint16, never bfloat16, as in Warp).
+_SCALAR_BY_NP = {t._np_dtype_: t for t in SCALAR_TYPES if t is not bfloat16}
 
 # Python's own types stand for Warp's defaults.
 _PY_ALIASES = {builtins.float: float32, builtins.int: int32, builtins.bool: bool_}
 
 # Warp's suffixes of named types (vec3f, mat22d, quath), by scalar type.
-SUFFIX = {bool_: "bool", float32: "f", float64: "d", float16: "h", int8: "b", uint8: "ub", int16: "s",
-          uint16: "us", int32: "i", uint32: "ui", int64: "l", uint64: "ul"}
+SUFFIX = {bool_: "bool", float32: "f", float64: "d", float16: "h", bfloat16: "bf", int8: "b", uint8: "ub",
+          int16: "s", uint16: "us", int32: "i", uint32: "ui", int64: "l", uint64: "ul"}
 
 
 def is_scalar_type(t) -> builtins.bool:

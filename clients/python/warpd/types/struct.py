@@ -237,8 +237,8 @@ def _member_storage(t, v):
     if issubclass(t, Struct):
         return t._wp_storage_(v)
     if issubclass(t, Value):
-        return v._v
-    return v
+        return t._wp_scalar_type_._wp_encode_(v._v)  # bfloat16 components: bits
+    return t._wp_encode_(v)
 
 
 def _member_property(name, t, owner):

@@ -123,7 +123,7 @@ def _make(length, st):
     return type(name, (Vector,), {
         "__slots__": (), "__module__": "warpd.types", "__qualname__": name,
         "_length_": length, "_shape_": (length,), "_wp_scalar_type_": st,
-        "_wp_np_dtype_": np.dtype((st._np_dtype_, (length,))),
+        "_wp_np_dtype_": np.dtype((st._wp_np_dtype_, (length,))),
         "_wp_size_": size, "_wp_align_": st._size_,
         "_wp_type_name_": type_name, "_wp_builtin_": builtin,
     })
