@@ -165,7 +165,8 @@ absl::Status FunctionSema::Condition(Expr& e, std::string_view what) {
 }
 
 absl::Status FunctionSema::ConditionType(const Expr& e, std::string_view what) {
-  if (!e.type || !e.type->is_scalar() || e.type->scalar() == ScalarKind::kFloat16)
+  if (!e.type || !e.type->is_scalar() || e.type->scalar() == ScalarKind::kFloat16 ||
+      e.type->scalar() == ScalarKind::kBFloat16)  // the 16-bit floats are structs in C++
     return Err(e.span, Cat(what, " must be a bool or an integer/float scalar, not ", TypeText(e.type)));
   return absl::OkStatus();
 }

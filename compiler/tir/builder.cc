@@ -388,7 +388,9 @@ void Builder::Print(uint32_t site, std::vector<Operand> values, PrintGuard guard
 }
 
 If& Builder::MakeIf(Operand cond, const ir::Span& span) {
-  if (CheckOperand(cond, span, "a condition") && (!cond.type->is_scalar() || cond.type->is_scalar_of(ScalarKind::kFloat16)))
+  if (CheckOperand(cond, span, "a condition") &&
+      (!cond.type->is_scalar() || cond.type->is_scalar_of(ScalarKind::kFloat16) ||
+       cond.type->is_scalar_of(ScalarKind::kBFloat16)))
     Fail(span, Cat("a condition of type ", cond.type->ToString()));
   auto& i = Append<tir::If>(span);
   i.cond = std::move(cond);

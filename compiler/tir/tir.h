@@ -272,7 +272,7 @@ struct Print : InstOf<InstKind::Print> {
 };
 
 struct If : InstOf<InstKind::If> {
-  Operand cond;  // a scalar (not float16): nonzero is true
+  Operand cond;  // a scalar (not float16 or bfloat16): nonzero is true
   Block then_body, else_body;
 };
 

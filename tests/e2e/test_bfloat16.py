@@ -274,3 +274,16 @@ def test_vectors_of_bfloat16(wp):
         assert dots.list()[i] == d
     got = out.list()[0]
     assert isinstance(got, vec3bf) and got[0] == op32(lambda p, q: p + q, op32(lambda p, q: p * q, 1.0, s), 1.0)
+
+
+def test_bfloat16_condition_is_a_compile_error_not_a_native_one(wp):
+    # As float16: the 16-bit floats are not conditions (sema refuses them before C++ sees them).
+    @wp.kernel(module="unique")
+    def cond_kernel(a: wp.array(dtype=wp.bfloat16), out: wp.array(dtype=wp.int32)):
+        if a[0]:
+            out[0] = 1
+
+    a = wp.zeros(1, dtype=wp.bfloat16)
+    out = wp.zeros(1, dtype=wp.int32)
+    with pytest.raises(Exception, match=r"bfloat16"):
+        wp.launch(cond_kernel, dim=1, inputs=[a, out])
