@@ -180,6 +180,8 @@ std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, st
     r.overload = o;
     r.result = o->sig.result ? Instantiate(*o->sig.result, b, table) : types::Void();
     r.cpp = Spell(o->cpp, {.bindings = &b, .result = r.result});
+    for (size_t i = args.size(); i < o->sig.params.size(); ++i)
+      r.defaults.push_back(Instantiate(o->sig.params[i].pattern, b, table));
     return r;
   }
   return std::nullopt;
@@ -231,7 +233,8 @@ std::string SignatureText(const Overload& o) {
       if (e.dtype_var >= 0) uses[e.dtype_var] = true;
   };
   for (const Param& p : o.sig.params) {
-    params.push_back(Cat(p.name, ": ", p.out ? "out " : "", PatternText(p.pattern)));
+    params.push_back(Cat(p.name, ": ", p.out ? "out " : "", PatternText(p.pattern),
+                         p.default_value ? Cat(" = ", *p.default_value) : std::string()));
     note(p.pattern);
   }
   CatAppend(&s, absl::StrJoin(params, ", "), ")");

@@ -91,6 +91,9 @@ struct Resolution {
   const Overload* overload = nullptr;
   types::TypeRef result = nullptr;  // void type for no result
   std::string cpp;
+  // The types of the trailing parameters the call left out (their defaults,
+  // Param::default_value, are passed in their place), in order.
+  std::vector<types::TypeRef> defaults;
 };
 
 // Resolves a regular (non-hook) call; nullopt when no overload fits.

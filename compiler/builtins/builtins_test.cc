@@ -40,6 +40,31 @@ TEST(BuiltinsTest, StrictScalarMatching) {
   EXPECT_EQ(ResultOf("sqrt", {types::Scalar(ScalarKind::kFloat16)}), types::Scalar(ScalarKind::kFloat16));
 }
 
+TEST(BuiltinsTest, TrailingDefaultsTakeTheBoundType) {
+  // expect_near(a, b) leaves out tolerance (default 1e-6), typed as a's dtype.
+  auto r = Resolve(Lookup("expect_near"), std::vector<TypeRef>{F64(), F64()}, types::TypeTable::Global());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->defaults.size(), 1u);
+  EXPECT_EQ(r->defaults[0], F64());
+  r = Resolve(Lookup("expect_near"), std::vector<TypeRef>{V3(), V3()}, types::TypeTable::Global());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->defaults.size(), 1u);
+  EXPECT_EQ(r->defaults[0], F32());
+  EXPECT_EQ(ResultOf("expect_near", {F32()}), nullptr);  // b has no default
+  auto sig = ParseSignature("a: T, b: T = 0.5", "T", "T: Float");
+  ASSERT_TRUE(sig.ok());
+  EXPECT_EQ(sig->params[1].default_value, 0.5);
+  EXPECT_FALSE(ParseSignature("a: T = 0.5, b: T", "T", "T: Float").ok());  // a default must be trailing
+  EXPECT_FALSE(ParseSignature("a: vec(3, T) = 0.5", "T", "T: Float").ok());  // scalars only
+  EXPECT_FALSE(ParseSignature("a: T = x", "T", "T: Float").ok());
+  // A default whose dtype no given argument binds cannot be typed: no match.
+  sig = ParseSignature("a: S, b: T = 1", "", "T: Float");
+  ASSERT_TRUE(sig.ok());
+  Bindings b;
+  EXPECT_FALSE(Match(*sig, std::vector<TypeRef>{F32()}, &b));
+  EXPECT_TRUE(Match(*sig, std::vector<TypeRef>{F32(), F32()}, &b));
+}
+
 TEST(BuiltinsTest, VectorOverloadsBindLengthAndDtype) {
   TypeRef v3d = types::Vector(3, ScalarKind::kFloat64);
   TypeRef v4 = types::Vector(4, ScalarKind::kFloat32);

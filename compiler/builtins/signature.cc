@@ -1,8 +1,10 @@
 #include "common/str_cat.h"
 #include "compiler/builtins/signature.h"
 
+#include <algorithm>
 #include <cctype>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace warpd::builtins {
@@ -37,6 +39,11 @@ class Parser {
     Skip();
     return i_ >= s_.size();
   }
+  bool Peek(char c) {
+    Skip();
+    return i_ < s_.size() && s_[i_] == c;
+  }
+  char Next() { return s_[i_++]; }
   std::string Word() {
     Skip();
     size_t start = i_;
@@ -241,6 +248,15 @@ absl::StatusOr<Signature> ParseSignature(std::string_view params, std::string_vi
     if (!t.ok()) return t.status();
     if (t->kind == Pattern::Kind::kTuple) return pp.Error("tuples only as results");
     prm.pattern = *t;
+    if (pp.Eat('=')) {
+      std::string text;
+      while (!pp.AtEnd() && !pp.Peek(',')) text += pp.Next();
+      double v = 0;
+      if (t->kind != Pattern::Kind::kScalar || !absl::SimpleAtod(text, &v)) return pp.Error("expected a number");
+      prm.default_value = v;
+    } else if (!sig.params.empty() && sig.params.back().default_value) {
+      return pp.Error("a parameter without a default follows one with a default");
+    }
     sig.params.push_back(std::move(prm));
     if (!pp.AtEnd() && !pp.Eat(',')) return pp.Error("expected ','");
   }
@@ -270,7 +286,15 @@ absl::StatusOr<Signature> ParseSignature(std::string_view params, std::string_vi
 }
 
 bool Match(const Signature& sig, std::span<const TypeRef> args, Bindings* b) {
-  if (args.size() != sig.params.size()) return false;
+  if (args.size() > sig.params.size()) return false;
+  // Parameters left out must have defaults, of a type the others bind.
+  for (size_t i = args.size(); i < sig.params.size(); ++i) {
+    const Pattern& p = sig.params[i].pattern;
+    if (!sig.params[i].default_value) return false;
+    if (p.dtype_var >= 0 && std::none_of(sig.params.begin(), sig.params.begin() + static_cast<long>(args.size()),
+                                         [&](const Param& q) { return q.pattern.dtype_var == p.dtype_var; }))
+      return false;
+  }
   *b = Bindings{};
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i] || !MatchOne(sig, sig.params[i].pattern, args[i], b)) return false;

@@ -16,6 +16,8 @@
 //   vec(len, dtype)  mat(rows, cols, dtype)  quat(dtype)  transform(dtype)
 //   array(dtype)          an array of any ndim; array(dtype, ndim)
 //   tuple(p1, p2, ...)    results only: several values (Warp's tuple returns)
+//   name: T = 1.0e-6      a trailing scalar parameter with a default (a number
+//                         of the parameter's type; a call may leave it out)
 // A variable binds on first use; later uses must agree (no implicit
 // conversions: Warp has none).
 // Thread-compatible values.
@@ -62,6 +64,9 @@ struct Param {
   std::string name;
   Pattern pattern;
   bool out = false;  // an output argument: passed by reference, must be assignable
+  // A default (trailing scalar parameters only): a call that leaves the
+  // parameter out passes this number, of the parameter's bound type.
+  std::optional<double> default_value;
 };
 
 struct Signature {

@@ -34,13 +34,13 @@ void AddUtility(Builder& b) {
   b.Add("lerp", "a: transform(T), b: transform(T), t: T", "transform(T)", "T: Float")
       .Header("warpd/native/transform.h");
   b.Add("smoothstep", "a: T, b: T, x: T", "T", "T: Float");
-  b.Add("expect_near", "a: T, b: T, tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
-  b.Add("expect_near", "a: vec(N, T), b: vec(N, T), tolerance: T", "", "T: Float").NoDiff().Form(Form::kPrint);
-  b.Add("expect_near", "a: quat(T), b: quat(T), tolerance: T", "", "T: Float")
+  b.Add("expect_near", "a: T, b: T, tolerance: T = 1.0e-6", "", "T: Float").NoDiff().Form(Form::kPrint);
+  b.Add("expect_near", "a: vec(N, T), b: vec(N, T), tolerance: T = 1.0e-6", "", "T: Float").NoDiff().Form(Form::kPrint);
+  b.Add("expect_near", "a: quat(T), b: quat(T), tolerance: T = 1.0e-6", "", "T: Float")
       .NoDiff()
       .Form(Form::kPrint)
       .Header("warpd/native/quat.h");
-  b.Add("expect_near", "a: mat(R, C, T), b: mat(R, C, T), tolerance: T", "", "T: Float")
+  b.Add("expect_near", "a: mat(R, C, T), b: mat(R, C, T), tolerance: T = 1.0e-6", "", "T: Float")
       .NoDiff()
       .Form(Form::kPrint)
       .Header("warpd/native/mat.h");

@@ -344,6 +344,17 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
                                       "() is an output: pass a variable"));
     SEMA_TRY(CheckPlace(a, a.span));
   }
+  // Parameters left out take their defaults, typed as the overload binds them.
+  for (size_t i = 0; i < r->defaults.size(); ++i) {
+    const builtins::Param& p = sig.params[e.operands.size()];
+    auto c = std::make_unique<Expr>();
+    c->kind = ExprKind::Constant;
+    c->span = e.span;
+    c->value = *p.default_value;
+    c->const_dtype = r->defaults[i]->scalar();
+    SEMA_TRY(ExprSema(*c));
+    e.operands.push_back(std::move(c));
+  }
   e.overload = r->overload;
   e.type = r->result;
   e.callee = r->cpp;

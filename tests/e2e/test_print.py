@@ -380,3 +380,26 @@ def test_cell_end_is_a_sync_point_in_ipython(wp, capsys):
     finally:
         shell.events.unregister("post_run_cell", rt.cell_hook[1])
         rt.cell_hook = None
+
+
+@wp.kernel
+def expect_near_default_tolerance(x: float, y: wp.float64):
+    # No tolerance: Warp's default, 1e-6, of the arguments' float type.
+    wp.expect_near(x, x + 1.0e-7)
+    wp.expect_near(x, x + 1.0e-3)
+    wp.expect_near(wp.vec2d(y, y), wp.vec2d(y, y + wp.float64(1.0e-5)))
+    wp.expect_near(wp.vec2d(y, y), wp.vec2d(y, y + wp.float64(1.0e-8)))
+
+
+def test_expect_near_default_tolerance(wp, capsys):
+    wp.launch(expect_near_default_tolerance, dim=1, inputs=[2.0, 4.0])
+    wp.synchronize()
+    assert capsys.readouterr().out == (
+        "Error, expect_near() failed with tolerance 1e-06\n"
+        "    Expected: 2.001\n"
+        "    Actual: 2\n"
+        "    Absolute difference: 0.000999928\n"
+        "Error, expect_near() failed with tolerance 1e-06\n"
+        "    Expected: 4 4.00001 \n"
+        "    Actual: 4 4 \n"
+        "    Max absolute difference: 1e-05\n")
