@@ -110,7 +110,8 @@ bool SameType(TypeRef a, TypeRef b) {
   if (!a || !b || a->kind() != b->kind()) return false;
   switch (a->kind()) {
     case Kind::kArray:
-      return a->ndim() == b->ndim() && SameType(a->element(), b->element());
+      return a->ndim() == b->ndim() && a->is_indexed_array() == b->is_indexed_array() &&
+             SameType(a->element(), b->element());
     case Kind::kStruct: {
       if (a->struct_name() != b->struct_name() || a->members().size() != b->members().size()) return false;
       for (size_t i = 0; i < a->members().size(); ++i) {
@@ -253,21 +254,22 @@ TypeRef TypeTable::Transform(ScalarKind s) {
   });
 }
 
-TypeRef TypeTable::Array(TypeRef element, int ndim) {
+TypeRef TypeTable::Array(TypeRef element, int ndim, bool indexed) {
   assert(element && !element->is_void() && !element->is_array() && ndim >= 1 && ndim <= kMaxArrayDims);
-  if (!element->contains_struct() && !is_global()) return Global().Array(element, ndim);
+  if (!element->contains_struct() && !is_global()) return Global().Array(element, ndim, indexed);
   assert(!(element->contains_struct() && is_global()));
-  return Intern(Key{Kind::kArray, element->scalar(), ndim, 0, element, ""}, [](const Key& k) {
+  return Intern(Key{Kind::kArray, element->scalar(), ndim, indexed ? 1 : 0, element, ""}, [](const Key& k) {
     auto t = NewType();
     t->kind_ = Kind::kArray;
     t->scalar_ = k.element->scalar();
     t->a_ = k.a;
+    t->b_ = k.b;
     t->element_ = k.element;
     t->contains_struct_ = k.element->contains_struct();
-    t->size_ = kArrayDescriptorSize;
+    t->size_ = k.b ? kIndexedArrayDescriptorSize : kArrayDescriptorSize;
     t->align_ = 8;
-    t->text_ = Cat("array(dtype=", k.element->ToString(), ", ndim=", k.a, ")");
-    t->cpp_ = Cat("wp::array_t<", k.element->CppName(), ">");
+    t->text_ = Cat(k.b ? "indexedarray" : "array", "(dtype=", k.element->ToString(), ", ndim=", k.a, ")");
+    t->cpp_ = Cat(k.b ? "wp::indexedarray_t<" : "wp::array_t<", k.element->CppName(), ">");
     return t;
   });
 }
@@ -299,14 +301,14 @@ absl::StatusOr<TypeRef> TypeTable::CheckedTransform(ScalarKind s) {
   return Transform(s);
 }
 
-absl::StatusOr<TypeRef> TypeTable::CheckedArray(TypeRef element, int64_t ndim) {
+absl::StatusOr<TypeRef> TypeTable::CheckedArray(TypeRef element, int64_t ndim, bool indexed) {
   if (!element || element->is_void() || element->is_array())
     return absl::InvalidArgumentError("an array's dtype must be a value type (not an array)");
   if (ndim < 1 || ndim > kMaxArrayDims)
     return absl::InvalidArgumentError(Cat("array ndim ", ndim, " is out of range [1, ", kMaxArrayDims, "]"));
   if (element->contains_struct() && is_global())
     return absl::InternalError("arrays of structs belong in a local type table");
-  return Array(element, static_cast<int>(ndim));
+  return Array(element, static_cast<int>(ndim), indexed);
 }
 
 absl::StatusOr<TypeRef> TypeTable::Struct(std::string name, std::string display_name,

@@ -92,6 +92,9 @@ constexpr int kMaxStructMembers = 256;
 constexpr int kMaxTupleElements = 16;
 constexpr uint64_t kMaxStructSize = 1 << 20;
 constexpr size_t kArrayDescriptorSize = 64;
+// Warp's indexedarray_t: the data array's descriptor, int32* indices[4],
+// int32 shape[4] (docs/launch_abi.md).
+constexpr size_t kIndexedArrayDescriptorSize = 112;
 
 class Type {
  public:
@@ -125,6 +128,9 @@ class Type {
   int cols() const { return b_; }
   // Arrays.
   int ndim() const { return a_; }
+  // An array type of Warp's indexedarray: its elements picked through int32
+  // index arrays (an array in every other respect, but for slicing).
+  bool is_indexed_array() const { return kind_ == Kind::kArray && b_ != 0; }
   TypeRef element() const { return element_; }
   // Structs.
   const std::string& struct_name() const { return name_; }
@@ -192,14 +198,14 @@ class TypeTable {
   TypeRef Matrix(int rows, int cols, ScalarKind s);
   TypeRef Quat(ScalarKind s);
   TypeRef Transform(ScalarKind s);
-  TypeRef Array(TypeRef element, int ndim);
+  TypeRef Array(TypeRef element, int ndim, bool indexed = false);
 
   // The same, with the limits checked: INVALID_ARGUMENT naming the problem.
   absl::StatusOr<TypeRef> CheckedVector(int64_t length, ScalarKind s);
   absl::StatusOr<TypeRef> CheckedMatrix(int64_t rows, int64_t cols, ScalarKind s);
   absl::StatusOr<TypeRef> CheckedQuat(ScalarKind s);
   absl::StatusOr<TypeRef> CheckedTransform(ScalarKind s);
-  absl::StatusOr<TypeRef> CheckedArray(TypeRef element, int64_t ndim);
+  absl::StatusOr<TypeRef> CheckedArray(TypeRef element, int64_t ndim, bool indexed = false);
   // A struct: `name` must be a C identifier; member names C identifiers,
   // unique; member types values (not void). Interned by (name, members): the
   // same definition twice gives the same TypeRef; the same name with other

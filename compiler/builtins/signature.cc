@@ -189,7 +189,9 @@ bool MatchOne(const Signature& sig, const Pattern& p, TypeRef t, Bindings* b) {
     case K::kTransform:
       return t->is_transform() && BindDType(sig, p, t->scalar(), b);
     case K::kArray:
-      if (!t->is_array() || !BindDim(p.dims[0], t->ndim(), b)) return false;
+      // Builtins take plain arrays only (atomics on indexedarrays go through
+      // their hook and an element address).
+      if (!t->is_array() || t->is_indexed_array() || !BindDim(p.dims[0], t->ndim(), b)) return false;
       if (p.value_var >= 0) return BindValue(p.value_var, t->element(), b);
       return t->element()->is_scalar() && BindDType(sig, p, t->element()->scalar(), b);
     case K::kValue:

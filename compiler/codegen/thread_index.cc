@@ -126,7 +126,8 @@ ThreadIndexed FindThreadIndexed(const tir::Function& kernel) {
     const tir::Var& var = kernel.var(array);
     // A parameter never written: its descriptor is the argument block's.
     if (var.kind != tir::VarKind::kParam || !defs.plain[static_cast<size_t>(array)] ||
-        !defs.sources[static_cast<size_t>(array)].empty() || var.type->ndim() != 1) {
+        !defs.sources[static_cast<size_t>(array)].empty() || var.type->ndim() != 1 ||
+        var.type->is_indexed_array()) {  // its element i is data[indices[i]]: checked per access
       continue;
     }
     out.accesses.insert(a);

@@ -5,8 +5,8 @@
 // the thread id or 0: the result of wp.tid() in a 1-D view (a Tid), a plain
 // copy of such a variable, or a local or slot (zero-initialized) whose every
 // write is a plain store of such a variable or of the constant 0. An access `a[i]` qualifies when
-// `i` holds the thread id and `a` is a 1-D array parameter the kernel never
-// reassigns. For a block of thread ids [b, e) with 0 <= b and e <= the
+// `i` holds the thread id and `a` is a 1-D array parameter (not an
+// indexedarray) the kernel never reassigns. For a block of thread ids [b, e) with 0 <= b and e <= the
 // array's length, every such access is in bounds whatever the path through
 // the kernel; codegen then emits it without a per-access check (and, for
 // contiguous arrays, as plain pointer arithmetic the loop vectorizer sees

@@ -476,7 +476,7 @@ absl::StatusOr<TypeRef> TypeFromProto(const v1::TypeRef& proto, types::TypeTable
         return absl::InvalidArgumentError("arrays of arrays are not supported");
       auto elem = TypeFromProto(a.dtype(), table, max_depth - 1);
       if (!elem.ok()) return absl::InvalidArgumentError(absl::StrCat("array dtype: ", elem.status().message()));
-      return table.CheckedArray(*elem, a.ndim());
+      return table.CheckedArray(*elem, a.ndim(), a.indexed());
     }
     default:
       return absl::InvalidArgumentError("type without a kind");
@@ -527,3 +527,4 @@ v1::TypeRef TypeToProto(TypeRef type) {
 }
 
 }  // namespace warpd::ir
+      if (type->is_indexed_array()) out.mutable_array()->set_indexed(true);

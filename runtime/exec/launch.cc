@@ -246,7 +246,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
       return absl::InternalError(absl::StrCat(what(), " lies outside the argument block"));
     }
-    if (p.type->is_array()) {
+    if (p.type->is_array() && !p.type->is_indexed_array()) {
       const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
       if (array == nullptr || *array == nullptr) {
         return absl::InvalidArgumentError(
@@ -275,13 +275,13 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
                                                        bytes->size()));
       }
       if (!bytes->empty()) std::memcpy(buffer.get() + p.offset, bytes->data(), bytes->size());
-      if (p.type->holds_array()) {
+      if (p.type->holds_array() || p.type->is_indexed_array()) {
         if (lookup == nullptr)
           return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
-        if (absl::Status st = BindArrayMembers(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what);
-            !st.ok()) {
-          return st;
-        }
+        absl::Status st = p.type->is_indexed_array()
+                              ? BindArraySlot(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what)
+                              : BindArrayMembers(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what);
+        if (!st.ok()) return st;
       }
     }
   }

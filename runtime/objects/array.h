@@ -97,7 +97,8 @@ class Array {
   }
   // True when a kernel parameter of type `param` (an array type) accepts this array.
   bool Matches(types::TypeRef param) const {
-    return param->is_array() && param->ndim() == layout_.ndim && types::SameType(param->element(), layout_.dtype);
+    return param->is_array() && !param->is_indexed_array() && param->ndim() == layout_.ndim &&
+           types::SameType(param->element(), layout_.dtype);
   }
   // Element 0's address; null when the buffer is empty (size 0).
   std::byte* data() const {

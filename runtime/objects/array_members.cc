@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "runtime/objects/array.h"
 
 namespace warpd::runtime {
@@ -20,48 +21,88 @@ absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
   return absl::OkStatus();
 }
 
+absl::Status BindArraySlot(types::TypeRef at, std::byte* slot, ArrayLookup lookup, const std::string& device,
+                           std::vector<std::shared_ptr<const Array>>* bound, absl::FunctionRef<std::string()> what) {
+  // The handles first: the slot becomes the descriptor (an empty one where
+  // there is no array: shape 0, so every access is out of bounds).
+  uint64_t handles[1 + types::kMaxArrayDims] = {};
+  std::memcpy(&handles[0], slot, sizeof(uint64_t));
+  if (at->is_indexed_array()) {
+    for (int d = 0; d < at->ndim(); ++d) {
+      std::memcpy(&handles[1 + d], slot + types::kArrayDescriptorSize + 8 * d, sizeof(uint64_t));
+    }
+  }
+  std::memset(slot, 0, at->size());
+  if (handles[0] == 0) return absl::OkStatus();
+  auto resolve = [&](uint64_t handle) -> absl::StatusOr<std::shared_ptr<const Array>> {
+    absl::StatusOr<std::shared_ptr<const Array>> array = lookup(handle);
+    if (!array.ok()) return absl::Status(array.status().code(), absl::StrCat(what(), ": ", array.status().message()));
+    if ((*array)->device() != device) {
+      return absl::InvalidArgumentError(absl::StrCat(what(), ": an array member's array is on device '",
+                                                     (*array)->device(), "', but the command runs on '", device,
+                                                     "'"));
+    }
+    return array;
+  };
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const Array> data, resolve(handles[0]));
+  if (data->ndim() != at->ndim() || !types::SameType(data->dtype(), at->element())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what(), ": a member expects ", at->ToString(), ", got ", data->TypeName()));
+  }
+  if (!at->is_indexed_array()) {
+    data->WriteDescriptor(slot);
+    bound->push_back(std::move(data));
+    return absl::OkStatus();
+  }
+  // wp::indexedarray_t: data's descriptor, int32* indices[4], int32 shape[4].
+  std::byte* indices = slot + types::kArrayDescriptorSize;
+  std::byte* shape = indices + 8 * types::kMaxArrayDims;
+  for (int d = 0; d < at->ndim(); ++d) {
+    int32_t extent = static_cast<int32_t>(data->shape()[d]);
+    if (handles[1 + d] != 0) {
+      WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const Array> index, resolve(handles[1 + d]));
+      // Read as int32 indices[i], i < its length: back to back.
+      if (index->ndim() != 1 || !index->dtype()->is_scalar_of(types::ScalarKind::kInt32) || !index->contiguous()) {
+        return absl::InvalidArgumentError(absl::StrCat(what(), ": the index array of dimension ", d,
+                                                       " must be a contiguous 1-D int32 array, got ",
+                                                       index->TypeName()));
+      }
+      std::byte* p = index->data();
+      std::memcpy(indices + 8 * d, &p, sizeof(p));
+      extent = static_cast<int32_t>(index->shape()[0]);
+      bound->push_back(std::move(index));
+    }
+    std::memcpy(shape + 4 * d, &extent, sizeof(extent));
+  }
+  data->WriteDescriptor(slot);
+  bound->push_back(std::move(data));
+  return absl::OkStatus();
+}
+
 absl::Status BindArrayMembers(types::TypeRef t, std::byte* value, ArrayLookup lookup, const std::string& device,
                               std::vector<std::shared_ptr<const Array>>* bound,
                               absl::FunctionRef<std::string()> what) {
   return ForEachArrayMember(t, 0, [&](types::TypeRef at, uint64_t off) -> absl::Status {
-    if (off + types::kArrayDescriptorSize > t->size()) {
+    if (off + at->size() > t->size()) {
       return absl::InternalError(absl::StrCat(what(), ": an array member lies outside the value"));
     }
-    std::byte* slot = value + off;
-    uint64_t handle = 0;
-    std::memcpy(&handle, slot, sizeof(handle));
-    std::memset(slot, 0, types::kArrayDescriptorSize);  // no array: an empty descriptor
-    if (handle == 0) return absl::OkStatus();
-    absl::StatusOr<std::shared_ptr<const Array>> array = lookup(handle);
-    if (!array.ok()) return absl::Status(array.status().code(), absl::StrCat(what(), ": ", array.status().message()));
-    const Array& a = **array;
-    if (!a.Matches(at)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what(), ": a member expects ", at->ToString(), ", got ", a.TypeName()));
-    }
-    if (a.device() != device) {
-      return absl::InvalidArgumentError(absl::StrCat(what(), ": a member's array is on device '", a.device(),
-                                                     "', but the command runs on '", device, "'"));
-    }
-    a.WriteDescriptor(slot);
-    bound->push_back(*std::move(array));
-    return absl::OkStatus();
+    return BindArraySlot(at, value + off, lookup, device, bound, what);
   });
 }
 
 void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, uint64_t n) {
   const uint64_t elem = dtype->size();
   if (elem == 0 || n == 0 || !dtype->holds_array()) return;
-  std::vector<uint64_t> slots;  // member offsets within one element
-  (void)ForEachArrayMember(dtype, 0, [&](types::TypeRef, uint64_t off) {
-    slots.push_back(off);
+  std::vector<std::pair<uint64_t, uint64_t>> slots;  // member (offset, size) within one element
+  (void)ForEachArrayMember(dtype, 0, [&](types::TypeRef at, uint64_t off) {
+    slots.emplace_back(off, at->size());
     return absl::OkStatus();
   });
   const uint64_t end = offset + n;
   for (uint64_t e = offset / elem * elem; e < end; e += elem) {
-    for (uint64_t off : slots) {
+    for (auto [off, size] : slots) {
       const uint64_t lo = std::max(e + off, offset);
-      const uint64_t hi = std::min(e + off + types::kArrayDescriptorSize, end);
+      const uint64_t hi = std::min(e + off + size, end);
       if (lo < hi) std::memset(bytes + (lo - offset), 0, hi - lo);
     }
   }

@@ -1,9 +1,10 @@
 // warpd runtime: array members of struct values (Warp's `@wp.struct` with an
 // `a: wp.array(...)` member), in kernel arguments and in array elements.
 //
-// In memory such a member is a 64-byte wp::array_t descriptor holding a raw
-// pointer, which only the daemon may ever write: a client names the array
-// by its handle in the slot's first 8 bytes (0: no array), and
+// In memory such a member is a 64-byte wp::array_t descriptor (112 bytes,
+// wp::indexedarray_t, for an indexedarray) holding raw pointers, which only
+// the daemon may ever write: a client names the arrays by their handles in
+// the slot (BindArraySlot; 0: no array), and
 // BindArrayMembers replaces every handle by the descriptor of the array it
 // resolves to in the caller's session, checking its type and device. A
 // descriptor never goes back to a client either: ClearArrayMembers zeroes
@@ -52,6 +53,17 @@ using ArrayLookup = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const Array
 // any depth, `base` bytes into the value; stops at the first error.
 absl::Status ForEachArrayMember(types::TypeRef t, uint64_t base,
                                 absl::FunctionRef<absl::Status(types::TypeRef, uint64_t)> fn);
+
+// Binds one array slot of type `at` (an array or indexedarray type): a
+// plain array's 64-byte slot holds the array's handle in its first 8 bytes;
+// an indexedarray's 112-byte slot holds the data array's handle there and
+// dimension d's index array's handle at 64 + 8 d (0: that dimension is not
+// indexed). The slot becomes wp::array_t / wp::indexedarray_t, whose shape
+// the daemon computes (an index array's length, else data's extent); index
+// arrays must be contiguous 1-D int32 arrays. Every array is appended to
+// `bound`. Errors as BindArrayMembers'.
+absl::Status BindArraySlot(types::TypeRef at, std::byte* slot, ArrayLookup lookup, const std::string& device,
+                           std::vector<std::shared_ptr<const Array>>* bound, absl::FunctionRef<std::string()> what);
 
 // Binds the array members of one value of type `t` (a struct that
 // holds_array(), `t->size()` bytes at `value`): each slot's handle becomes

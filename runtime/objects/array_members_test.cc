@@ -184,6 +184,55 @@ TEST_F(ArrayMembersTest, ViewsKeepTheDtypeAndTheElementGrid) {
   EXPECT_EQ(MakeViewLayout(*plain, forged, uint64_t{1} << 30).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ArrayMembersTest, IndexedArraySlotsGetDataIndicesAndShape) {
+  const TypeRef it = types::TypeTable::Global().Array(f32_, 2, /*indexed=*/true);
+  EXPECT_TRUE(it->is_indexed_array());
+  EXPECT_EQ(it->size(), types::kIndexedArrayDescriptorSize);
+  EXPECT_EQ(it->ToString(), "indexedarray(dtype=float32, ndim=2)");
+  EXPECT_FALSE(types::SameType(it, types::TypeTable::Global().Array(f32_, 2)));
+  auto data = Make(f32_, {5, 7});
+  auto index = Make(i32_, {3});
+  auto floats = Make(f32_, {3});
+  absl::flat_hash_map<uint64_t, std::shared_ptr<const Array>> handles = {{1, data}, {2, index}, {3, floats}};
+  auto lookup_fn = [&](uint64_t h) -> absl::StatusOr<std::shared_ptr<const Array>> {
+    auto found = handles.find(h);
+    if (found == handles.end()) return absl::NotFoundError("unknown array handle");
+    return found->second;
+  };
+  auto what = [] { return std::string("arg"); };
+  auto slot_with = [](uint64_t d, uint64_t i0, uint64_t i1) {
+    std::vector<std::byte> slot(112, std::byte{0xab});  // garbage the daemon must overwrite
+    std::memcpy(slot.data(), &d, 8);
+    std::memcpy(slot.data() + 64, &i0, 8);
+    std::memcpy(slot.data() + 72, &i1, 8);
+    return slot;
+  };
+  std::vector<std::shared_ptr<const Array>> bound;
+  std::vector<std::byte> slot = slot_with(1, 0, 2);  // dimension 1 indexed
+  ASSERT_TRUE(BindArraySlot(it, slot.data(), lookup_fn, "cpu", &bound, what).ok());
+  wp::indexedarray_t<float> ia;
+  std::memcpy(&ia, slot.data(), sizeof(ia));
+  EXPECT_EQ(reinterpret_cast<std::byte*>(ia.data.data), data->data());
+  EXPECT_EQ(ia.indices[0], nullptr);
+  EXPECT_EQ(reinterpret_cast<std::byte*>(ia.indices[1]), index->data());
+  EXPECT_EQ(ia.indices[2], nullptr);
+  EXPECT_EQ(ia.indices[3], nullptr);
+  EXPECT_EQ(ia.shape[0], 5);  // data's extent
+  EXPECT_EQ(ia.shape[1], 3);  // the index array's length
+  EXPECT_EQ(ia.shape[2], 0);
+  EXPECT_EQ(bound.size(), 2u);
+
+  slot = slot_with(1, 3, 0);  // a float32 index array
+  EXPECT_EQ(BindArraySlot(it, slot.data(), lookup_fn, "cpu", &bound, what).code(), absl::StatusCode::kInvalidArgument);
+  slot = slot_with(2, 0, 0);  // data of another type
+  EXPECT_EQ(BindArraySlot(it, slot.data(), lookup_fn, "cpu", &bound, what).code(), absl::StatusCode::kInvalidArgument);
+  slot = slot_with(9, 0, 0);
+  EXPECT_EQ(BindArraySlot(it, slot.data(), lookup_fn, "cpu", &bound, what).code(), absl::StatusCode::kNotFound);
+  slot = slot_with(0, 2, 2);  // no data: an empty descriptor, whatever else the slot says
+  ASSERT_TRUE(BindArraySlot(it, slot.data(), lookup_fn, "cpu", &bound, what).ok());
+  for (std::byte b : slot) EXPECT_EQ(b, std::byte{0});
+}
+
 TEST_F(ArrayMembersTest, HeldArraysSkipsItselfAndFollowsWhatOthersHold) {
   auto a = Make(s_, {2}, true);
   auto b = Make(s_, {2}, true);

@@ -238,13 +238,13 @@ class array:
             raise ValueError("cannot make an array from a single value; use wp.full() or a 1-element list")
         if ndim is not None and int(ndim) != len(outer):
             raise ValueError(f"data has {len(outer)} dimensions, ndim={ndim} was requested")
+        if wt.holds_array(dtype):  # made with its contents (see _upload)
+            self._allocate(normalize_shape(outer), dtype, device, zero=False, contents=values)
+            return
         self._allocate(normalize_shape(outer), dtype, device, zero=False)
         self._upload(values, fresh=True)
 
     # ----------------------------------------------------------- allocation
-        if wt.holds_array(dtype):  # made with its contents (see _upload)
-            self._allocate(normalize_shape(outer), dtype, device, zero=False, contents=values)
-            return
 
     def _allocate(self, shape, dtype, device, zero, contents=None):
         rt = runtime()
@@ -525,10 +525,6 @@ class array:
             raise ValueError(f"data has {values.nbytes} bytes, the array {self.capacity}")
         if values.nbytes == 0:
             return
-        buf = memoryview(values.reshape(-1)).cast("B")
-        rt = self._rt
-        local = self._local_bytes() if self._root is None else self._local_view()
-        if local is not None:
         if wt.holds_array(self.dtype):
             # Never uploaded into: the values go to the daemon in a new array's
             # request, which binds their array handles, then copied in order.
@@ -539,6 +535,10 @@ class array:
             tmp._allocate(self.shape, self.dtype, self.device, zero=False, contents=values)
             copy_array(self, tmp)
             return
+        buf = memoryview(values.reshape(-1)).cast("B")
+        rt = self._rt
+        local = self._local_bytes() if self._root is None else self._local_view()
+        if local is not None:
             if not fresh:
                 # Queued work may use this array: let it finish first.
                 rt.synchronize(self.device)

@@ -12,8 +12,11 @@ mapped array's memory directly), and a write changes the picked elements and
 writes ``data`` back (after the device's queued work, in stream order).
 Indices are checked when used (IndexError), not when the indexedarray is made.
 
-Not yet: indexed arrays as kernel arguments (``wp.indexedarray(dtype=...)``
-annotations): the daemon's kernels take only plain array descriptors.
+As kernel arguments (``a: wp.indexedarray(dtype=float)``, ``wp.indexedarray[float,
+Literal[2]]``, ``wp.indexedarray2d(dtype=...)``; also struct members) an indexed
+array is sent as the handles of its data and index arrays; the daemon checks them
+and writes Warp's ``indexedarray_t`` (docs/launch_abi.md), and every access in a
+kernel is bounds-checked through the index arrays.
 """
 
 from __future__ import annotations
@@ -41,16 +44,26 @@ class indexedarray:
     is_contiguous = False
     requires_grad = False
     grad = None
+    _wp_indexed_ = True
+    _wp_annotation_dtype_ = None  # an annotation's dtype (types.to_typeref)
 
-    def __class_getitem__(cls, dtype):
-        return cls(dtype=dtype)
+    def __class_getitem__(cls, params):
+        """``wp.indexedarray[float]``, ``wp.indexedarray[float, Literal[2]]``: annotations."""
+        if isinstance(params, tuple):
+            dtype, nd = params
+            ndim = getattr(nd, "__args__", (nd,))[0]  # typing.Literal[2] or 2
+            return cls(dtype=dtype, ndim=int(ndim))
+        return cls(dtype=params)
 
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim: int | None = None):
         self.data = data
         self.indices = [None] * MAX_DIMS
-        if data is None:  # an annotation (kernel parameters take none yet)
+        if data is None:  # an annotation
             self.dtype = wt.canonical_dtype(dtype) if dtype is not None else None
+            self._wp_annotation_dtype_ = self.dtype
             self.ndim = int(ndim) if ndim is not None else 1
+            if not 1 <= self.ndim <= MAX_DIMS:
+                raise ValueError(f"indexedarray ndim must be 1 to {MAX_DIMS}, got {self.ndim}")
             self.device = None
             self.shape = (0,) * self.ndim
             self.size = 0
@@ -181,6 +194,25 @@ class indexedarray:
 
     def zero_(self):
         self.fill_(0)
+
+    # ------------------------------------------------------------ kernels
+
+    def _wp_slot_(self, device=None) -> np.ndarray:
+        """The 112 argument bytes (docs/launch_abi.md) as 14 uint64: data's handle, then at
+        word 8 + d the handle of dimension d's index array (0: not indexed)."""
+        self._check_live()
+        if device is not None and self.device != device:
+            raise ValueError(f"an indexedarray on device \"{self.device}\" is passed to a kernel "
+                             f"launched on \"{device}\"")
+        slot = np.zeros(14, dtype=np.uint64)
+        slot[0] = self.data.handle
+        for d, idx in enumerate(self.indices):
+            if idx is not None:
+                idx._check_live()
+                if not idx.is_contiguous:
+                    raise ValueError(f"the index array of dimension {d} must be contiguous")
+                slot[8 + d] = idx.handle
+        return slot
 
 
 class _FixedNdim:

@@ -182,6 +182,8 @@ def _type_identity(value):
     """What decides a launch argument's type: (dtype, ndim) of an array, else its class."""
     if getattr(value, "_wp_array_", False):
         return (value.dtype, value.ndim)
+    if getattr(value, "_wp_indexed_", False):
+        return ("indexed", value.dtype, value.ndim)
     if isinstance(value, np.generic):
         return value.dtype
     return value.__class__
@@ -192,6 +194,9 @@ def _argument_type(value):
     for arrays); None when it has none."""
     if getattr(value, "_wp_array_", False) and getattr(value, "handle", None) is not None:
         return _array_annotation(value.dtype, value.ndim)
+    if getattr(value, "_wp_indexed_", False) and getattr(value, "data", None) is not None:
+        from .indexedarray import indexedarray
+        return indexedarray(dtype=value.dtype, ndim=value.ndim)
     if isinstance(value, bool):
         return wt.bool
     if isinstance(value, int):

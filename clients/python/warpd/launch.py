@@ -69,6 +69,15 @@ class _Param:
         self.which = info.type.WhichOneof("kind")
         self.want = wt.describe(info.type)
         self._fast = {}  # value class -> struct packer (see encode)
+        if self.which == "array" and info.type.array.indexed:
+            # Sent as bytes: the handles of the data and index arrays.
+            self.which = "indexedarray"
+            self.ndim = info.type.array.ndim
+            self.elem_type = wt.from_typeref(info.type.array.dtype)
+            self.type = None
+            self._prefix = wire.arg_bytes_prefix(self.size)
+            self.spec = (False, None, 0, self._prefix, {}, self)
+            return
         if self.which == "array":
             self.ndim = info.type.array.ndim
             self.elem_type = wt.from_typeref(info.type.array.dtype)
@@ -122,12 +131,26 @@ class _Param:
     def pack(self, value, device):
         if self.which == "array":
             return True, self._pack_array(value, device)
+        if self.which == "indexedarray":
+            return False, self._pack_indexed(value, device)
         if isinstance(value, array):
             raise TypeError(f"{self.where()} expects {self.want}, got an array")
         try:
             return False, wt.pack(self.type, value)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{self.where()} expects {self.want}, {e}") from None
+
+    def _pack_indexed(self, value, device) -> bytes:
+        from .indexedarray import indexedarray
+
+        want = self.want
+        if not isinstance(value, indexedarray) or value.data is None:
+            got = "a type annotation" if isinstance(value, indexedarray) else type(value).__name__
+            raise TypeError(f"{self.where()} expects {want}, got {got}")
+        if value.ndim != self.ndim or value.dtype is not self.elem_type:
+            raise TypeError(f"{self.where()} expects {want}, got an indexedarray of "
+                            f"dtype={wt.type_name(value.dtype)}, ndim={value.ndim}")
+        return value._wp_slot_(device).tobytes()
 
     def _pack_array(self, value, device):
         want = self.want

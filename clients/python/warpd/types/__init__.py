@@ -158,7 +158,8 @@ def to_typeref(t) -> ir_pb2.TypeRef | None:
         inner = to_typeref(dtype)
         if inner is None:
             return None
-        return ir_pb2.TypeRef(array=ir_pb2.ArrayType(dtype=inner, ndim=t.ndim))
+        return ir_pb2.TypeRef(array=ir_pb2.ArrayType(dtype=inner, ndim=t.ndim,
+                                                     indexed=bool(getattr(t, "_wp_indexed_", False))))
     return None
 
 
@@ -188,7 +189,8 @@ def describe(tr: ir_pb2.TypeRef) -> str:
     "matrix(shape=(2, 3), dtype=float32)", "Particle", "array(dtype=quatf, ndim=2)"."""
     which = tr.WhichOneof("kind")
     if which == "array":
-        return f"array(dtype={describe(tr.array.dtype)}, ndim={tr.array.ndim})"
+        kind = "indexedarray" if tr.array.indexed else "array"
+        return f"{kind}(dtype={describe(tr.array.dtype)}, ndim={tr.array.ndim})"
     if which == "struct_type":
         return tr.struct_type.display_name or tr.struct_type.name
     if which == "scalar":

@@ -161,6 +161,7 @@ class ArrayMember:
     _wp_tr_ = None
     _wp_dtype_ = None
     _wp_ndim_ = 1
+    _wp_indexed_ = False
 
     @classmethod
     def _wp_typeref_(cls):
@@ -172,6 +173,16 @@ class ArrayMember:
     def check(cls, value, what):
         if value is None:
             return None
+        if cls._wp_indexed_:
+            from ..indexedarray import indexedarray
+            from . import canonical_dtype
+            if not isinstance(value, indexedarray) or value.data is None:
+                raise TypeError(f"{what} expects a warpd indexedarray or None, got {type(value).__name__}")
+            if canonical_dtype(value.dtype) is not cls._wp_dtype_ or value.ndim != cls._wp_ndim_:
+                raise TypeError(f"{what} expects an indexedarray of dtype="
+                                f"{getattr(cls._wp_dtype_, '__name__', cls._wp_dtype_)}, ndim={cls._wp_ndim_}; "
+                                f"got dtype={getattr(value.dtype, '__name__', value.dtype)}, ndim={value.ndim}")
+            return value
         if not getattr(value, "_wp_array_", False) or getattr(value, "handle", None) is None:
             raise TypeError(f"{what} expects a warpd array or None, got {type(value).__name__}")
         from . import canonical_dtype
@@ -188,6 +199,8 @@ class ArrayMember:
 
     @classmethod
     def storage(cls, value):
+        if cls._wp_indexed_:  # 112 bytes: data's handle, index arrays' at word 8 + d
+            return value._wp_slot_() if value is not None else np.zeros(14, dtype=np.uint64)
         slot = np.zeros(8, dtype=np.uint64)
         if value is not None:
             slot[0] = value.handle
@@ -203,8 +216,10 @@ def _array_member(ann):
     key = tr.SerializeToString(deterministic=True)
     cls = _ARRAY_MEMBERS.get(key)
     if cls is None:
-        cls = type("ArrayMember", (ArrayMember,), {"_wp_tr_": tr, "_wp_dtype_": canonical_dtype(ann.dtype),
-                                                   "_wp_ndim_": ann.ndim})
+        attrs = {"_wp_tr_": tr, "_wp_dtype_": canonical_dtype(ann.dtype), "_wp_ndim_": ann.ndim}
+        if tr.array.indexed:  # wp::indexedarray_t: 112 bytes
+            attrs.update(_wp_indexed_=True, _wp_size_=112, _wp_np_dtype_=np.dtype((np.uint64, (14,))))
+        cls = type("ArrayMember", (ArrayMember,), attrs)
         _ARRAY_MEMBERS[key] = cls
     return cls
 
@@ -264,7 +279,8 @@ def _member_type(owner, name, ann):
     if _is_struct_class(ann) or (isinstance(ann, type) and issubclass(ann, Value)
                                  and ann._wp_scalar_type_ is not None):
         return ann
-    if getattr(ann, "_wp_array_", False) and getattr(ann, "_wp_annotation_dtype_", None) is not None:
+    if ((getattr(ann, "_wp_array_", False) or getattr(ann, "_wp_indexed_", False))
+            and getattr(ann, "_wp_annotation_dtype_", None) is not None):
         return _array_member(ann)
     raise TypeError(f"struct {owner} member '{name}' has an unsupported type {ann!r}: expected a "
                     f"scalar, vector, matrix, quaternion, transformation or @wp.struct type")

@@ -263,4 +263,74 @@ WP_FUNC array_t<T> local_array(T (&data)[N], int32 ndim, int32 s0, int32 s1, int
   return a;
 }
 
+// Warp's indexedarray: element (i, j, ...) is data[idx0[i], j, ...] for a
+// dimension d with an index array (indices[d], int32), else data's own
+// index. 112 bytes, as Warp's: the data descriptor, int32* indices[4],
+// int32 shape[4] (shape[d]: the index array's length, or data's extent).
+// The runtime writes it (docs/launch_abi.md) from arrays it checked; the
+// index values are data a kernel or client wrote, so each picked index is
+// bounds-checked against data's extent like any other.
+template <typename T>
+struct indexedarray_t {
+  array_t<T> data;
+  int32* indices[4];
+  int32 shape[4];
+};
+
+static_assert(sizeof(indexedarray_t<float32>) == 112, "indexedarray descriptor layout");
+
+template <typename T>
+WP_FUNC void record_oob(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int32 dim, int64 index) {
+  if (record_index_fault(ctx, line, dim, index, a.shape[dim])) {
+    ctx->fault.array_ndim = a.data.ndim;
+    for (int d = 0; d < 4; ++d) ctx->fault.shape[d] = d < a.data.ndim ? a.shape[d] : 0;
+  }
+}
+
+// Maps index `i` of dimension `d` through its index array; false after
+// recording the fault when `i` is outside the indexedarray's extent.
+template <typename T>
+WP_FUNC bool indexed_dim(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int d, int64 i, int64* out) {
+  if (WP_UNLIKELY((uint64)i >= (uint64)a.shape[d])) {
+    record_oob(ctx, a, line, d, i);
+    return false;
+  }
+  *out = a.indices[d] != nullptr ? (int64)a.indices[d][i] : i;
+  return true;
+}
+
+template <typename T>
+WP_FUNC T* address(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i) {
+  int64 x;
+  if (!indexed_dim(ctx, a, line, 0, i, &x)) return nullptr;
+  return address(ctx, a.data, line, x);
+}
+
+template <typename T>
+WP_FUNC T* address(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j) {
+  int64 x, y;
+  if (!indexed_dim(ctx, a, line, 0, i, &x) || !indexed_dim(ctx, a, line, 1, j, &y)) return nullptr;
+  return address(ctx, a.data, line, x, y);
+}
+
+template <typename T>
+WP_FUNC T* address(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j, int64 k) {
+  int64 x, y, z;
+  if (!indexed_dim(ctx, a, line, 0, i, &x) || !indexed_dim(ctx, a, line, 1, j, &y) ||
+      !indexed_dim(ctx, a, line, 2, k, &z)) {
+    return nullptr;
+  }
+  return address(ctx, a.data, line, x, y, z);
+}
+
+template <typename T>
+WP_FUNC T* address(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j, int64 k, int64 l) {
+  int64 x, y, z, w;
+  if (!indexed_dim(ctx, a, line, 0, i, &x) || !indexed_dim(ctx, a, line, 1, j, &y) ||
+      !indexed_dim(ctx, a, line, 2, k, &z) || !indexed_dim(ctx, a, line, 3, l, &w)) {
+    return nullptr;
+  }
+  return address(ctx, a.data, line, x, y, z, w);
+}
+
 }  // namespace wp
