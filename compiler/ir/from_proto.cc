@@ -400,13 +400,31 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
         fn.params.push_back(Param{p.name(), nullptr, ToSpan(span), true});
         continue;
       }
-      auto t = TypeFromProto(p.type(), *module->types);
+      if (p.type().kind_case() == v1::TypeRef::kTuple) {
+        if (fn.kind == FunctionKind::kKernel)
+          return Error(span, absl::StrCat("parameter '", p.name(), "': kernel parameters cannot be tuples"));
+        const v1::TupleType& tt = p.type().tuple();
+        if (tt.variadic()) {
+          // tuple[T, ...]: generic over the length (one instance per length).
+          if (tt.elements_size() != 1)
+            return Error(span, absl::StrCat("parameter '", p.name(), "': a variadic tuple names one element type"));
+          auto e = TypeFromProto(tt.elements(0), *module->types);
+          if (!e.ok()) return Error(span, absl::StrCat("parameter '", p.name(), "': ", e.status().message()));
+          if ((*e)->is_array())
+            return Error(span, absl::StrCat("parameter '", p.name(), "': tuple elements must be values, not arrays"));
+          Param param{p.name(), nullptr, ToSpan(span), true};
+          param.tuple_of = *e;
+          fn.params.push_back(std::move(param));
+          continue;
+        }
+      }
+      auto t = FunctionTypeFromProto(p.type(), *module->types);
       if (!t.ok())
         return Error(span, absl::StrCat("parameter '", p.name(), "': ", t.status().message()));
       fn.params.push_back(Param{p.name(), *t, ToSpan(span)});
     }
     if (f.has_return_type()) {
-      auto t = TypeFromProto(f.return_type(), *module->types);
+      auto t = FunctionTypeFromProto(f.return_type(), *module->types);
       if (!t.ok()) return Error(f.span(), absl::StrCat("return type: ", t.status().message()));
       fn.declared_return = *t;
     }
@@ -423,6 +441,22 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
 }
 
 }  // namespace
+
+absl::StatusOr<TypeRef> FunctionTypeFromProto(const v1::TypeRef& proto, types::TypeTable& table) {
+  if (proto.kind_case() != v1::TypeRef::kTuple) return TypeFromProto(proto, table);
+  const v1::TupleType& tt = proto.tuple();
+  if (tt.variadic()) return absl::InvalidArgumentError("a variadic tuple (tuple[T, ...]) is a parameter type only");
+  if (tt.elements_size() < 1 || tt.elements_size() > types::kMaxTupleElements)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a tuple has 1 to ", types::kMaxTupleElements, " elements, not ", tt.elements_size()));
+  std::vector<TypeRef> elements;
+  for (const v1::TypeRef& e : tt.elements()) {
+    auto t = TypeFromProto(e, table);
+    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("tuple element: ", t.status().message()));
+    elements.push_back(*t);
+  }
+  return table.Tuple(std::move(elements));
+}
 
 absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto, const Limits& limits) {
   return Converter(limits).Convert(proto);

@@ -32,6 +32,10 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const v1::Module& proto,
 // are interned in `table` (a module's or an array's own table); struct-free
 // types come from the global table. Nesting is bounded by `max_depth`.
 absl::StatusOr<TypeRef> TypeFromProto(const v1::TypeRef& proto, types::TypeTable& table, int max_depth = 16);
+// A @wp.func's parameter or return type: TypeFromProto's, or a tuple of them
+// (tuple[int, float]; interned in `table`, a module's own). A variadic tuple
+// (tuple[int, ...]) is a generic parameter, which the converter handles.
+absl::StatusOr<TypeRef> FunctionTypeFromProto(const v1::TypeRef& proto, types::TypeTable& table);
 v1::TypeRef TypeToProto(TypeRef type);
 
 }  // namespace warpd::ir

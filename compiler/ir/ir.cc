@@ -89,6 +89,8 @@ Block CopyBlock(const Block& b) {
 
 }  // namespace
 
+Block CopyStatements(const Block& b) { return CopyBlock(b); }
+
 Function CopyForInstance(const Function& f) {
   Function c;
   c.name = f.name;

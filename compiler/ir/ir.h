@@ -183,6 +183,9 @@ struct Param {
   TypeRef type = nullptr;  // null when generic
   Span span;
   bool generic = false;    // typing.Any: set per instance (Function::generic_source)
+  // A generic parameter annotated tuple[T, ...]: it takes tuples of any
+  // length whose elements are all T (null: any value).
+  TypeRef tuple_of = nullptr;
 };
 
 enum class FunctionKind : uint8_t { kKernel, kFunc };
@@ -248,6 +251,10 @@ struct FunctionFailure {
 // A deep copy of an expression as the client sent it (sema's annotations
 // are not copied).
 ExprPtr CopyExpr(const Expr& e);
+
+// A deep copy of statements as the client sent them (sema's annotations are
+// not copied): a loop body sema unrolls.
+Block CopyStatements(const Block& b);
 
 // A deep copy of a function's parameters and body (sema's instances of
 // generic functions); sema's annotations are not copied.

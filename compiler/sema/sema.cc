@@ -155,7 +155,13 @@ absl::Status FunctionSema::Run() {
 }
 
 absl::Status FunctionSema::BlockSema(Block& b) {
-  for (auto& s : b) SEMA_TRY(StmtSema(*s));
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i]->kind == StmtKind::For) {
+      auto unrolled = Unroll(b, i);  // b[i] is then the first statement of the copies
+      if (!unrolled.ok()) return unrolled.status();
+    }
+    SEMA_TRY(StmtSema(*b[i]));
+  }
   return absl::OkStatus();
 }
 

@@ -27,7 +27,9 @@ std::string UnknownFunction(const Expr& call) {
 // "f(x: float32, v: Any)" for messages.
 std::string FunctionSignatureText(const ir::Function& f) {
   std::vector<std::string> params;
-  for (const auto& p : f.params) params.push_back(Cat(p.name, ": ", p.generic ? "Any" : p.type->ToString()));
+  for (const auto& p : f.params)
+    params.push_back(Cat(p.name, ": ", p.tuple_of ? Cat("tuple[", p.tuple_of->ToString(), ", ...]")
+                                       : p.generic ? "Any" : p.type->ToString()));
   return Cat(f.display_name, "(", Join(params, ", "), ")");
 }
 
@@ -39,6 +41,11 @@ int Fit(const ir::Function& f, const std::vector<TypeRef>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (f.params[i].generic) {
       if (args[i]->is_void()) return -1;
+      if (TypeRef of = f.params[i].tuple_of) {  // tuple[T, ...]
+        if (!args[i]->is_tuple()) return -1;
+        for (TypeRef e : args[i]->elements())
+          if (!types::SameType(e, of)) return -1;
+      }
       ++generic;
     } else if (!types::SameType(args[i], f.params[i].type)) {
       return -1;

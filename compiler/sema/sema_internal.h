@@ -55,6 +55,10 @@ class FunctionSema {
   absl::Status AugAssign(ir::Stmt& s);
   absl::Status Unpack(ir::Stmt& s);
   absl::Status ForSema(ir::Stmt& s);
+  // sema_unroll.cc: b[i], a for loop over a constant range() whose body
+  // indexes a tuple with the loop variable, replaced by one copy of the body
+  // per iteration (the variable a constant in each); false: left alone.
+  absl::StatusOr<bool> Unroll(ir::Block& b, size_t i);
   absl::Status ReturnSema(ir::Stmt& s);
   absl::Status Condition(ir::Expr& e, std::string_view what);
   // The type check of a condition, for an expression already analysed.

@@ -5,6 +5,8 @@ it: [5, 9, 3, 1, 9, 7, 3, -2] and [-4, -1, -4, 0]). The builtins that return
 tuples (svd3, qr3, eig3, svd2, quat_to_axis_angle, transform_decompose) are
 in test_builtins_matrix.py and test_builtins_quat_transform.py."""
 
+import typing
+
 import numpy as np
 import pytest
 
@@ -171,3 +173,144 @@ def test_tuple_index_must_be_a_constant_in_range(wp):
 
     with pytest.raises(wp.CompileError, match=r"index 2 is out of range for tuple\(float32, float32\)"):
         wp.launch(out_of_range, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+# ------------------------------------------------ tuple annotations, loops over tuples
+
+
+@wp.func
+def scaled_pair(x: int, y: float) -> tuple[int, float]:
+    return (x * 123, y * 1.5)
+
+
+@wp.func
+def weighted_length(values: tuple[wp.vec3, float]) -> float:
+    return wp.length(values[0]) * values[1]
+
+
+@wp.func
+def digits(values: tuple[int, ...]):
+    # Unrolled in the daemon: t[i] needs a constant i, and the bounds are constants.
+    out = int(0)
+    for i in range(wp.static(len(values))):
+        out = out * 10 + values[i]
+    return out
+
+
+@wp.func
+def digits_reversed(values: typing.Any):
+    out = int(0)
+    for i in range(len(values)):
+        out = out + values[i] * (i + 1)
+    return out
+
+
+@wp.func
+def backwards(values: typing.Any):
+    out = int(0)
+    for k in range(2, -1, -1):
+        out = out * 10 + values[k]
+    return out
+
+
+@wp.kernel
+def tuple_annotations(out: wp.array(dtype=float), iout: wp.array(dtype=int)):
+    x, y = scaled_pair(4, 2.0)
+    iout[0] = x
+    out[0] = y
+    t = (wp.vec3(3.0, 4.0, 0.0), 2.0)
+    out[1] = weighted_length(t)
+    out[2] = weighted_length((wp.vec3(0.0, 0.0, 1.0), 0.5))
+    iout[1] = digits((1,))
+    iout[2] = digits((1, 2))
+    iout[3] = digits((4, 5, 6, 7))
+    iout[4] = digits_reversed((7, 8, 9))
+    iout[5] = backwards((1, 2, 3))
+    last = int(-1)
+    t2 = (1.5, 0.5)
+    for j in range(len(t2)):
+        last = j
+        out[3] += t2[j]
+    iout[6] = last + j * 10
+
+
+def test_tuple_annotations_and_loops_over_tuples(wp):
+    out = wp.zeros(4, dtype=float)
+    iout = wp.zeros(7, dtype=int)
+    wp.launch(tuple_annotations, dim=1, inputs=[out, iout])
+    np.testing.assert_allclose(out.numpy(), [3.0, 10.0, 0.5, 2.0])
+    # 7*1 + 8*2 + 9*3 = 50; backwards: 3, 2, 1; after the loop j keeps its last value (1).
+    assert iout.numpy().tolist() == [492, 1, 12, 4567, 50, 321, 11]
+
+
+def test_tuple_annotation_errors(wp):
+    @wp.func
+    def wrong_return(x: int) -> tuple[int, float]:
+        return (1.0, x)
+
+    @wp.kernel(module="unique")
+    def calls_wrong_return(out: wp.array(dtype=int)):
+        a, b = wrong_return(1)
+        out[0] = b
+
+    with pytest.raises(wp.CompileError, match=r"has its return type annotated as `tuple\(int32, float32\)` but "
+                                              r"the code returns a value of type `tuple\(float32, int32\)`"):
+        wp.launch(calls_wrong_return, dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+    @wp.kernel(module="unique")
+    def wrong_elements(out: wp.array(dtype=int)):
+        out[0] = digits((1.0, 2.0))
+
+    with pytest.raises(wp.CompileError, match=r"no overload of digits\(\) takes \(tuple\(float32, float32\)\).*"
+                                              r"digits\(values: tuple\[int32, \.\.\.\]\)"):
+        wp.launch(wrong_elements, dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+    @wp.kernel(module="unique")
+    def wrong_pair(out: wp.array(dtype=float)):
+        out[0] = weighted_length((1.0, 2.0))
+
+    with pytest.raises(wp.CompileError, match=r"expects tuple\(vec3f, float32\) but got tuple\(float32, float32\)"):
+        wp.launch(wrong_pair, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+    with pytest.raises(wp.CompileError, match="kernel parameters cannot be tuples"):
+        @wp.kernel(module="unique")
+        def tuple_param(t: tuple[int, int]):
+            pass
+
+        wp.launch(tuple_param, dim=1, inputs=[(1, 2)])
+
+
+def test_loops_over_tuples_that_stay_loops(wp):
+    # A loop that assigns its variable, or breaks, is not unrolled: t[i] is then no constant.
+    @wp.kernel(module="unique")
+    def assigns_index(out: wp.array(dtype=int)):
+        t = (1, 2)
+        for i in range(2):
+            i = 0
+            out[0] = t[i]
+
+    @wp.kernel(module="unique")
+    def breaks(out: wp.array(dtype=int)):
+        t = (1, 2)
+        for i in range(2):
+            out[0] = t[i]
+            break
+
+    @wp.kernel(module="unique")
+    def dynamic_bound(out: wp.array(dtype=int), n: int):
+        t = (1, 2)
+        for i in range(n):
+            out[0] = t[i]
+
+    for k, args in ((assigns_index, []), (breaks, []), (dynamic_bound, [2])):
+        with pytest.raises(wp.CompileError, match="a tuple must be indexed with one integer constant"):
+            wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=int), *args])
+
+    @wp.kernel(module="unique")
+    def past_the_end(out: wp.array(dtype=int)):
+        t = (1, 2)
+        for i in range(3):
+            out[0] = t[i]
+
+    with pytest.raises(wp.CompileError, match=r"index 2 is out of range for tuple\(int32, int32\)"):
+        wp.launch(past_the_end, dim=1, inputs=[wp.zeros(1, dtype=int)])

@@ -138,6 +138,29 @@ def signature(func) -> tuple:
                  for name in code.co_varnames[:code.co_argcount])
 
 
+def tuple_typeref(ann):
+    """The TypeRef of a ``tuple[...]`` annotation (``tuple[int, float]``, or
+    ``tuple[int, ...]``: variadic); None when ann is no subscripted tuple.
+    An element that is no value type raises TypeError."""
+    if typing.get_origin(ann) is not tuple:
+        return None
+    args = typing.get_args(ann)
+    variadic = len(args) == 2 and args[1] is Ellipsis
+    elements = args[:1] if variadic else args
+    if not elements or Ellipsis in elements:
+        raise TypeError(f"{ann!r}: a tuple annotation names its element types (tuple[int, float] or "
+                        f"tuple[int, ...])")
+    tr = ir_pb2.TypeRef()
+    tr.tuple.variadic = variadic
+    for e in elements:
+        et = wt.to_typeref(e)
+        if et is None or et.WhichOneof("kind") == "array":
+            raise TypeError(f"{ann!r}: tuple elements must be scalar, vector, matrix, quaternion, "
+                            f"transformation or @wp.struct types, not {e!r}")
+        tr.tuple.elements.add().CopyFrom(et)
+    return tr
+
+
 def annotation_key(func, ann) -> str:
     """ANY for typing.Any, the serialized TypeRef of a type, "" when there is no
     annotation; an annotation that cannot be evaluated yet is keyed by its text
@@ -151,7 +174,10 @@ def annotation_key(func, ann) -> str:
             return "text:" + ann
     if wt.is_generic(ann):
         return ANY
-    tr = wt.to_typeref(ann)
+    try:
+        tr = tuple_typeref(ann) or wt.to_typeref(ann)
+    except TypeError:  # the translator reports it, with file:line
+        tr = None
     if tr is not None:
         return tr.SerializeToString(deterministic=True).hex()
     return "other:" + identity.fingerprint(ann)
@@ -328,6 +354,16 @@ class Translator:
             obj = self.evaluate_annotation(ann)
         except Exception as e:
             raise self.error(node, f"cannot evaluate the type annotation of {what}: {e}") from None
+        try:
+            tr = tuple_typeref(obj)
+        except TypeError as e:
+            raise self.error(node, f"unsupported type annotation for {what}: {e}") from None
+        if tr is not None:
+            if self.kind == ir_pb2.FUNCTION_KERNEL:
+                raise self.error(node, f"kernel parameters cannot be tuples ({what}: {obj!r})")
+            if tr.tuple.variadic and what == "the return value":
+                raise self.error(node, f"a return type cannot be a variadic tuple ({obj!r})")
+            return tr
         tr = wt.to_typeref(obj)
         if tr is None:
             raise self.error(node, f"unsupported type annotation {obj!r} for {what}: expected a "
