@@ -661,3 +661,65 @@ def test_generic_kernel_is_specialized_at_launch(wp):
     wp.launch(generic_kernel, dim=1, inputs=[a, wp.int16(5)])
     assert a.numpy()[0] == 6.0
     assert len(generic_kernel._instances) == 2
+
+
+# ------------------------------------------------ locals bound to functions (Warp 1.19)
+
+
+@wp.func
+def bound_double(a: float):
+    return a * 2.0
+
+
+@wp.func
+def bound_halve(a: float):
+    return a * 0.5
+
+
+def test_local_bound_to_a_function_is_called(wp):
+    @wp.kernel(module="unique")
+    def calls_through_locals(out: wp.array(dtype=float)):
+        f = bound_double
+        g = f  # a copy names the same function
+        out[0] = f(3.0) + g(1.0)
+        f = bound_double  # the same function again is allowed
+        out[1] = f(0.25)
+        h = wp.static(bound_halve)
+        out[2] = h(3.0)
+
+    out = wp.zeros(3, dtype=float)
+    wp.launch(calls_through_locals, dim=1, inputs=[out])
+    np.testing.assert_allclose(out.numpy(), [8.0, 0.5, 1.5])
+
+
+def test_rebinding_a_function_valued_local_is_an_error(wp):
+    @wp.kernel(module="unique")
+    def to_another_function(out: wp.array(dtype=float)):
+        f = bound_double
+        f = bound_halve
+        out[0] = f(3.0)
+
+    @wp.kernel(module="unique")
+    def to_a_value(out: wp.array(dtype=float)):
+        f = bound_double
+        f = 1.0
+        out[0] = f
+
+    @wp.kernel(module="unique")
+    def through_a_tuple(out: wp.array(dtype=float)):
+        f = bound_double
+        f, x = (1.0, 2.0)
+        out[0] = x
+
+    @wp.kernel(module="unique")
+    def through_augassign(out: wp.array(dtype=float)):
+        f = bound_double
+        f += 1.0
+        out[0] = 1.0
+
+    cases = [(to_another_function, "to a different function"), (to_a_value, "to a non-function value"),
+             (through_a_tuple, "to a non-function value"), (through_augassign, "to a non-function value")]
+    for k, what in cases:
+        with pytest.raises(wp.WarpCodegenError, match=f"rebinding function-valued local 'f' {what} is not "
+                                                      f"supported. Warp does not have function pointers"):
+            wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=float)])

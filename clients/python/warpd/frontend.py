@@ -387,6 +387,9 @@ class Translator:
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 self.locals.add(n.id)
+        # Statements are followed for the locals bound to functions too (f = my_func).
+        self.static_statements = self.static_statements or any(
+            isinstance(n, ast.Assign) and self.function_value(n.value) is not _MISSING for n in ast.walk(node))
         fn = ir_pb2.Function(name=self.ir_name, kind=self.kind, span=self.span(node),
                              display_name=node.name)
         annotations = getattr(self.func, "__annotations__", {})
@@ -435,6 +438,8 @@ class Translator:
             unrolled = self.unroll(node)
             if unrolled is not None:
                 return unrolled
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            self.check_function_rebinding(node)
         written = staticexpr.written_names(node)
         if isinstance(node, (ast.For, ast.While)):
             self.forget(written)  # a value may differ from one iteration to the next
@@ -447,6 +452,45 @@ class Translator:
                 if self.static_kind(value) == "function":
                     self.function_aliases.add(node.targets[0].id)
         return out
+
+    def function_value(self, node):
+        """The function an assignment's right side names (``f = my_func``, ``g = f`` with f
+        bound to one, ``f = wp.static(...)``); _MISSING for anything else."""
+        if self.is_static_call(node):
+            value = self.static_cache.get(id(node), _MISSING)
+        elif isinstance(node, ast.Name) and node.id in self.locals:
+            value = self.consts.get(node.id, _MISSING)
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            value = self.resolve(node)
+            if value is _LOCAL:
+                return _MISSING
+        else:
+            return _MISSING
+        return value if self.static_kind(value) == "function" else _MISSING
+
+    def check_function_rebinding(self, node):
+        """Warp's error for assigning a local bound to a function anything but that function:
+        Warp has no function pointers."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            names = [t] if isinstance(t, ast.Name) else \
+                [e for e in getattr(t, "elts", []) if isinstance(e, ast.Name)]
+            for n in names:
+                bound = self.consts.get(n.id, _MISSING)
+                if n.id not in self.function_aliases or self.static_kind(bound) != "function":
+                    continue
+                new = self.function_value(node.value) if isinstance(node, ast.Assign) and t is n \
+                    else _MISSING
+                if new is _MISSING:
+                    raise self.error(node, f"Error, rebinding function-valued local '{n.id}' to a "
+                                           f"non-function value is not supported. Warp does not have "
+                                           f"function pointers, so a local bound to a function must refer "
+                                           f"to a function throughout the kernel.")
+                if new is not bound:
+                    raise self.error(node, f"Error, rebinding function-valued local '{n.id}' to a "
+                                           f"different function is not supported. Warp does not have "
+                                           f"function pointers, so a local bound to a function must refer "
+                                           f"to the same function throughout the kernel.")
 
     def forget(self, names):
         for n in names:
@@ -543,6 +587,9 @@ class Translator:
 
     def assign(self, node, span) -> list:
         first = node.targets[0]
+        if len(node.targets) == 1 and isinstance(first, ast.Name) and not self.is_static_call(node.value) \
+                and self.function_value(node.value) is not _MISSING:
+            return []  # `f = func`: f names the function from here on (see stmt)
         if len(node.targets) == 1 and isinstance(first, ast.Name) and self.is_static_call(node.value):
             value = self.static_value(node.value)
             if self.static_kind(value) == "function":
@@ -1067,6 +1114,9 @@ class Translator:
             return node.value if staticexpr.is_number(node.value) else _MISSING
         if self.is_static_call(node):
             return self.static_cache.get(id(node), _MISSING)
+        function = self.function_value(node)  # f = func: f names func (Warp 1.19 too)
+        if function is not _MISSING:
+            return function
         if isinstance(node, ast.Attribute):
             obj = self.resolve(node)
             if obj is not _LOCAL and obj is not _MISSING and staticexpr.is_constant(obj):
