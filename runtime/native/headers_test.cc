@@ -173,19 +173,21 @@ TEST(NativeHeadersTest, EveryHeaderInTheDirectoryIsEmbedded) {
   const std::vector<std::string> embedded = EmbeddedPaths();
   const std::set<std::string> embedded_set(embedded.begin(), embedded.end());
   EXPECT_EQ(embedded_set.size(), embedded.size()) << "a header is embedded twice";
-  DIR* dir = opendir(WARPD_NATIVE_DIR "/warpd/native");
-  ASSERT_NE(dir, nullptr);
   int headers = 0;
-  while (dirent* e = readdir(dir)) {
-    std::string name = e->d_name;
-    if (name.size() < 3 || name.compare(name.size() - 2, 2, ".h") != 0) continue;
-    ++headers;
-    EXPECT_TRUE(embedded_set.count("warpd/native/" + name))
-        << "warpd/native/" << name
-        << " is not in WARPD_NATIVE_HEADERS (runtime/native/CMakeLists.txt), so the JIT "
-           "cannot include it";
+  for (const std::string sub : {"warpd/native/", "warpd/native/adjoint/"}) {
+    DIR* dir = opendir((WARPD_NATIVE_DIR "/" + sub).c_str());
+    ASSERT_NE(dir, nullptr) << sub;
+    while (dirent* e = readdir(dir)) {
+      std::string name = e->d_name;
+      if (name.size() < 3 || name.compare(name.size() - 2, 2, ".h") != 0) continue;
+      ++headers;
+      EXPECT_TRUE(embedded_set.count(sub + name))
+          << sub << name
+          << " is not in WARPD_NATIVE_HEADERS (runtime/native/CMakeLists.txt), so the JIT "
+             "cannot include it";
+    }
+    closedir(dir);
   }
-  closedir(dir);
   EXPECT_GT(headers, 0);
   EXPECT_TRUE(embedded_set.count("warpd/native/builtin.h"));
 }

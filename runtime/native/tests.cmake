@@ -43,3 +43,12 @@ endforeach()
 if(TARGET native_rand_test)
   target_compile_definitions(native_rand_test PRIVATE WARPD_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")
 endif()
+
+# The adjoints (warpd/native/adjoint/): float64 finite differences, the
+# lower-precision instantiations, Warp's subgradients, and coverage against
+# warpd/adjoint_builtins.h and Warp 1.19's differentiable builtins.
+warpd_test(native_adjoint_test
+  ${CMAKE_CURRENT_LIST_DIR}/adjoint_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/adjoint_scalar_test.cc
+  LIBS warpd_native_embedded Threads::Threads)
+target_compile_definitions(native_adjoint_test PRIVATE WARPD_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")

@@ -1,0 +1,16 @@
+// The adjoint test families (adjoint_<family>_test.cc), for the coverage test
+// in adjoint_test.cc: each family's float64 finite-difference cases and its
+// explicit checks, which add the builtin names they assert to `covered`.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "adjoint_test_util.h"
+
+namespace warpd_adjoint_test {
+
+void ScalarFamilyCases(Suite<double>& s);
+void ScalarFamilyExplicitChecks(std::set<std::string>& covered);
+
+}  // namespace warpd_adjoint_test
