@@ -362,6 +362,14 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
   SEMA_TRY(ExprSema(target));
   if (target.kind != ExprKind::Name) SEMA_TRY(CheckPlace(target, s.span));
   bool array_element = target.kind == ExprKind::Subscript && target.operands[0]->type->is_array();
+  // Warp 1.19: elements of 8- and 16-bit integers (and values made of them)
+  // have no atomics; a[i] += x is then a[i] = a[i] + x, like other operators.
+  const auto narrow = [](TypeRef t) {
+    if (!t->is_scalar() && !t->is_vector() && !t->is_matrix() && !t->is_quat() && !t->is_transform()) return false;
+    const ScalarKind k = t->scalar();
+    return k == ScalarKind::kInt8 || k == ScalarKind::kUInt8 || k == ScalarKind::kInt16 || k == ScalarKind::kUInt16;
+  };
+  if (array_element && narrow(target.type)) array_element = false;
   if (array_element && (s.binary_op == ir::BinaryOp::kAdd || s.binary_op == ir::BinaryOp::kSub)) {
     // a[i] += x is an atomic add (Warp's semantics), a[i] -= x an atomic sub.
     TypeRef t = target.type;

@@ -498,3 +498,34 @@ def test_array_shape_in_kernels_and_functions(wp):
     wp.launch(shapes_in_kernels, dim=5, inputs=[wp.array(a, dtype=float), out, dims])
     np.testing.assert_allclose(out.numpy(), a.sum(axis=1) + 5, rtol=1e-5)
     np.testing.assert_array_equal(dims.numpy(), [5, 7])
+
+
+# ------------------------------------------------ a[i] += x on 8/16-bit integer arrays (Warp 1.19)
+
+
+@wp.func
+def counted_int16(counter: wp.array(dtype=int), v: wp.int16):
+    wp.atomic_add(counter, 0, 1)
+    return v
+
+
+@wp.kernel
+def narrow_augassign(counter: wp.array(dtype=int), data: wp.array(dtype=wp.int16),
+                     v: wp.array(dtype=wp.vec3ub), b: wp.array(dtype=wp.int8)):
+    i = wp.tid()
+    data[i] += counted_int16(counter, wp.int16(10))  # no atomic: a[i] = a[i] + x, x evaluated once
+    data[i] -= wp.int16(1)
+    v[i] += wp.vec3ub(wp.uint8(250), wp.uint8(1), wp.uint8(2))  # wraps as uint8 does
+    b[i] -= wp.int8(100)
+
+
+def test_augmented_assignment_on_narrow_integer_arrays(wp):
+    counter = wp.zeros(1, dtype=int)
+    data = wp.array([5, 7], dtype=wp.int16)
+    v = wp.array([[10, 20, 30], [1, 2, 3]], dtype=wp.vec3ub)
+    b = wp.array([-100, 0], dtype=wp.int8)
+    wp.launch(narrow_augassign, dim=2, inputs=[counter, data, v, b])
+    assert counter.numpy().tolist() == [2]
+    assert data.numpy().tolist() == [14, 16]
+    assert v.numpy().tolist() == [[4, 21, 32], [251, 3, 5]]
+    assert b.numpy().tolist() == [56, -100]
