@@ -338,8 +338,36 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
     std::vector<std::string> got, sigs;
     for (TypeRef a : args) got.push_back(TypeText(a));
     for (const auto* o : overloads) sigs.push_back(builtins::SignatureText(*o));
-    return Err(e.span, Cat("no overload of ", std::string(name), "() takes (", Join(got, ", "),
-                                    "); Warp does not convert implicitly. Candidates: ", Join(sigs, "; ")));
+    // Values of one shape whose dtypes differ, which an overload takes once
+    // they agree: Warp's words for it (dot(vec2f, vec2h)).
+    std::string same;
+    const TypeRef a0 = args.empty() ? nullptr : args[0];
+    if (e.keywords.empty() && args.size() >= 2 &&
+        (a0->is_scalar() || a0->is_vector() || a0->is_matrix() || a0->is_quat() || a0->is_transform())) {
+      types::TypeTable& global = types::TypeTable::Global();
+      const types::ScalarKind k = a0->scalar();
+      std::vector<TypeRef> uniform;
+      bool differ = false;
+      for (TypeRef a : args) {
+        TypeRef u = nullptr;
+        if (a->is_scalar() && a0->is_scalar()) u = global.Scalar(k);
+        if (a->is_vector() && a0->is_vector() && a->length() == a0->length()) u = global.Vector(a->length(), k);
+        if (a->is_matrix() && a0->is_matrix() && a->rows() == a0->rows() && a->cols() == a0->cols())
+          u = global.Matrix(a->rows(), a->cols(), k);
+        if (a->is_quat() && a0->is_quat()) u = global.Quat(k);
+        if (a->is_transform() && a0->is_transform()) u = global.Transform(k);
+        if (!u) break;
+        differ |= !types::SameType(u, a);
+        uniform.push_back(u);
+      }
+      if (differ && uniform.size() == args.size() && builtins::Resolve(overloads, uniform, table())) {
+        std::vector<std::string> quoted;
+        for (TypeRef a : args) quoted.push_back(Cat("'", a->ToString(), "'"));
+        same = Cat(": Input types must be exactly the same, got [", Join(quoted, ", "), "]");
+      }
+    }
+    return Err(e.span, Cat("no overload of ", std::string(name), "() takes (", Join(got, ", "), ")", same,
+                           "; Warp does not convert implicitly. Candidates: ", Join(sigs, "; ")));
   }
   // Output arguments must be places this function can write.
   const builtins::Signature& sig = r->overload->sig;

@@ -492,3 +492,23 @@ def test_strings_are_not_numbers(wp, serving):
     wp.launch(has_docstring, dim=1, inputs=[a])
     assert a.numpy()[0] == 2.0
     assert serving()
+
+
+def test_builtin_arguments_of_one_shape_and_different_dtypes(wp):
+    # Warp's words when the values would fit an overload if their dtypes agreed.
+    @wp.kernel(module="unique")
+    def mixed_dot():
+        wp.expect_eq(wp.dot(wp.vec2(1.0, 2.0), wp.vec2h(1.0, 2.0)), 0.0)
+
+    with pytest.raises(wp.CompileError, match=r"no overload of dot\(\) takes \(vec2f, vec2h\): Input types must "
+                                              r"be exactly the same, got \['vec2f', 'vec2h'\]"):
+        wp.launch(mixed_dot, dim=1)
+
+    # Different shapes: no such claim, only the candidates.
+    @wp.kernel(module="unique")
+    def shapes_differ():
+        wp.expect_eq(wp.dot(wp.vec2(1.0, 2.0), wp.vec3(1.0, 2.0, 3.0)), 0.0)
+
+    with pytest.raises(wp.CompileError, match=r"no overload of dot\(\) takes \(vec2f, vec3f\); Warp does not "
+                                              r"convert implicitly"):
+        wp.launch(shapes_differ, dim=1)
