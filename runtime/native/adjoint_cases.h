@@ -12,5 +12,7 @@ namespace warpd_adjoint_test {
 
 void ScalarFamilyCases(Suite<double>& s);
 void ScalarFamilyExplicitChecks(std::set<std::string>& covered);
+void VecFamilyCases(Suite<double>& s);
+void VecFamilyExplicitChecks(std::set<std::string>& covered);
 
 }  // namespace warpd_adjoint_test

@@ -30,6 +30,7 @@ struct FamilyChecks {
 
 const FamilyChecks kFamilies[] = {
     {"scalar", &ScalarFamilyCases, &ScalarFamilyExplicitChecks},
+    {"vec", &VecFamilyCases, &VecFamilyExplicitChecks},
 };
 
 // The (family, name) pairs some test asserts.
