@@ -552,6 +552,7 @@ v1::TypeRef TypeToProto(TypeRef type) {
     case types::Kind::kArray:
       *out.mutable_array()->mutable_dtype() = TypeToProto(type->element());
       out.mutable_array()->set_ndim(type->ndim());
+      if (type->is_indexed_array()) out.mutable_array()->set_indexed(true);
       break;
     case types::Kind::kVoid:
     case types::Kind::kTuple:  // never a declared type
@@ -561,4 +562,3 @@ v1::TypeRef TypeToProto(TypeRef type) {
 }
 
 }  // namespace warpd::ir
-      if (type->is_indexed_array()) out.mutable_array()->set_indexed(true);
