@@ -270,6 +270,8 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     if (c->empty()) return Err(e.operands[i]->span, Cat("the slice selects no component of ", t->ToString()));
     return c;
   };
+  if (t->is_indexed_array())
+    return Err(e.span, Cat("an ", t->ToString(), " cannot be sliced in a kernel; index every dimension"));
   if (t->is_array()) {
     size_t ints = 0;
     for (size_t i = 1; i <= n; ++i) {
@@ -382,6 +384,8 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     if (static_cast<int>(n) > nd)
       return Err(e.span, Cat("array with ndim=", nd, " indexed with ", n, " indices"));
     // Fewer indices than dimensions: a slice (a view of the remaining dims).
+    if (static_cast<int>(n) < nd && t->is_indexed_array())
+      return Err(e.span, Cat("an ", t->ToString(), " indexed with ", n, " indices: index every dimension"));
     e.type = static_cast<int>(n) == nd ? t->element() : table().Array(t->element(), nd - static_cast<int>(n));
     return absl::OkStatus();
   }
