@@ -383,10 +383,10 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
     int nd = t->ndim();
     if (static_cast<int>(n) > nd)
       return Err(e.span, Cat("array with ndim=", nd, " indexed with ", n, " indices"));
-    // Fewer indices than dimensions: a slice (a view of the remaining dims).
-    if (static_cast<int>(n) < nd && t->is_indexed_array())
-      return Err(e.span, Cat("an ", t->ToString(), " indexed with ", n, " indices: index every dimension"));
-    e.type = static_cast<int>(n) == nd ? t->element() : table().Array(t->element(), nd - static_cast<int>(n));
+    // Fewer indices than dimensions: a slice (a view of the remaining dims;
+    // of an indexedarray, an indexedarray, as in Warp).
+    e.type = static_cast<int>(n) == nd ? t->element()
+                                       : table().Array(t->element(), nd - static_cast<int>(n), t->is_indexed_array());
     return absl::OkStatus();
   }
   if (t->is_vector() || t->is_quat() || t->is_transform()) {

@@ -288,7 +288,8 @@ Operand Builder::Subview(Operand array, std::vector<Operand> indices, const ir::
     Fail(span, "a subview needs fewer indices than dimensions");
     return Operand::Of(kNoVar, types::Void());
   }
-  TypeRef view = m_.types->Array(array.type->element(), nd - static_cast<int>(indices.size()));
+  TypeRef view =
+      m_.types->Array(array.type->element(), nd - static_cast<int>(indices.size()), array.type->is_indexed_array());
   VarId dst = NewVar(VarKind::kTemp, view);
   auto& s = Append<tir::Subview>(span);
   s.dst = dst;

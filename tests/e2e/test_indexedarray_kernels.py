@@ -169,11 +169,34 @@ def test_bad_indices_fault_with_the_kernel_line(wp, serving):
     assert serving()
 
 
+@wpd.kernel
+def rows_of(a: wpd.indexedarray3d(dtype=float), out: wpd.array2d(dtype=float), shapes: wpd.array(dtype=int)):
+    i, j = wpd.tid()
+    row = a[i]  # an indexedarray of the remaining two dimensions
+    col = row[j]
+    out[i, j] = col[1]
+    if i == 0 and j == 0:
+        shapes[0] = row.shape[0]
+        shapes[1] = row.shape[1]
+        shapes[2] = col.shape[0]
+
+
+def test_views_of_an_indexedarray_keep_the_remaining_indices(wp):
+    v = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    ia = wp.indexedarray(wp.array(v), [idx([2, 0]), None, idx([4, 1, 3])])
+    want = v[np.ix_([2, 0], np.arange(4), [4, 1, 3])]  # (2, 4, 3)
+    out = wp.zeros((2, 4), dtype=float)
+    shapes = wp.zeros(3, dtype=int)
+    wp.launch(rows_of, dim=(2, 4), inputs=[ia, out, shapes])
+    np.testing.assert_array_equal(out.numpy(), want[:, :, 1])
+    np.testing.assert_array_equal(shapes.numpy(), [4, 3, 3])
+
+
 def test_slicing_an_indexedarray_in_a_kernel_is_refused(wp):
     @wp.kernel(module="unique")
     def slices(a: wp.indexedarray2d(dtype=float), out: wp.array(dtype=float)):
-        row = a[0]
-        out[0] = row[0]
+        rows = a[0:1]
+        out[0] = rows[0, 0]
 
     data = wp.array(np.zeros((2, 2), dtype=np.float32))
     with pytest.raises(wp.CompileError, match="index every dimension"):

@@ -208,7 +208,7 @@ def create(stub, session, contents=None, n=N, init=None):
 
 
 def record_bytes(handle, n=N):
-    rec = np.zeros(n, dtype=MyStruct.numpy_dtype())
+    rec = np.zeros(n, dtype=np.dtype(MyStruct.numpy_dtype()))
     rec["param1"] = 5
     rec["param3"][:, 0] = handle
     return rec.tobytes()
@@ -252,10 +252,10 @@ def test_descriptors_never_cross_the_wire(wp, raw, serving):
     stub, session = raw
     member = wp.array(np.ones((2, 3), dtype=np.float32), dtype=wp.vec3)
     h = create(stub, session, record_bytes(member.handle)).handle
-    elem = MyStruct.numpy_dtype().itemsize
+    elem = np.dtype(MyStruct.numpy_dtype()).itemsize
     # Downloads, whole or cut anywhere, show zeros where descriptors are.
     whole = b"".join(c.data for c in stub.Download(runtime_pb2.DownloadRequest(session=session, handle=h)))
-    rec = np.frombuffer(whole, dtype=MyStruct.numpy_dtype())
+    rec = np.frombuffer(whole, dtype=np.dtype(MyStruct.numpy_dtype()))
     assert (rec["param1"] == 5).all() and not rec["param3"].any()
     part = b"".join(c.data for c in stub.Download(runtime_pb2.DownloadRequest(
         session=session, handle=h, offset=elem + 20, length=elem)))

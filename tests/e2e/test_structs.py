@@ -102,7 +102,7 @@ def step(particles: wp.array(dtype=Particle), dt: float, ages: wp.array(dtype=in
 
 
 def test_layout_matches_c_rules():
-    dt = Odd.numpy_dtype()
+    dt = np.dtype(Odd.numpy_dtype())
     assert dt.itemsize == ODD_SIZE and Odd._wp_size_ == ODD_SIZE and Odd._wp_align_ == 8
     assert [dt.fields[n][1] for n in dt.names] == ODD_OFFSETS
     assert dt.names == ("a", "b", "c", "v", "m", "q", "t", "inner", "flag", "u")
@@ -180,8 +180,8 @@ def reads_empty(e: EmptyS, h: HoldsEmpty, hs: wp.array(dtype=HoldsEmpty), out: w
 
 def test_empty_structs_take_a_byte_as_in_warp(wp):
     # Warp (ctypes) and C++ give an empty struct one byte; members after it keep their alignment.
-    assert EmptyS.numpy_dtype().itemsize == 1
-    assert HoldsEmpty.numpy_dtype().itemsize == 8 and HoldsEmpty.numpy_dtype().fields["z"][1] == 4
+    assert np.dtype(EmptyS.numpy_dtype()).itemsize == 1
+    assert np.dtype(HoldsEmpty.numpy_dtype()).itemsize == 8 and np.dtype(HoldsEmpty.numpy_dtype()).fields["z"][1] == 4
     h = HoldsEmpty()
     h.z = 40
     items = [HoldsEmpty(), HoldsEmpty()]
@@ -206,7 +206,7 @@ def test_unsupported_struct_definitions():
 def test_arrays_of_structs_read_back_as_structured_arrays(wp):
     z = wp.zeros(3, dtype=Odd)
     zn = z.numpy()
-    assert zn.dtype == Odd.numpy_dtype() and zn.shape == (3,)
+    assert zn.dtype == np.dtype(Odd.numpy_dtype()) and zn.shape == (3,)
     assert zn.tobytes() == b"\0" * 3 * ODD_SIZE
     a = wp.array([sample_odd(), Odd(), sample_odd(2.0)], dtype=Odd)
     n = a.numpy()
@@ -328,14 +328,14 @@ def test_structs_constructed_in_kernels_start_at_zero(wp):
         out[2 * i] = p
         out[2 * i + 1] = q
 
-    src_np = np.zeros(3, dtype=Particle.numpy_dtype())
+    src_np = np.zeros(3, dtype=np.dtype(Particle.numpy_dtype()))
     src_np["age"] = [7, 8, 9]
     src = wp.array(src_np, dtype=Particle)
     out = wp.zeros(6, dtype=Particle)
     wp.launch(makes_struct, dim=3, inputs=[out, src])
     got = out.numpy()
     # Every member of a fresh struct is zero but the one assigned.
-    for name in Particle.numpy_dtype().names:
+    for name in np.dtype(Particle.numpy_dtype()).names:
         col = got[name][0::2]
         if name == "age":
             np.testing.assert_array_equal(col, [1, 2, 3])
@@ -401,3 +401,21 @@ def test_array_members_are_checked(wp):
     with pytest.raises(wp.KernelError, match=r"out of bounds"):
         wp.launch(compute, dim=1, inputs=[MyStruct()])
         wp.synchronize()
+
+
+def test_numpy_dtype_and_value_are_spelled_as_in_warp():
+    # Warp 1.19: numpy_dtype() is a dict (names, formats, offsets, itemsize); numpy_value()
+    # the record's items (vectors as lists).
+    @wp.struct
+    class NV:
+        a: int
+        b: wp.vec3
+
+    d = NV.numpy_dtype()
+    assert isinstance(d, dict) and d["names"] == ["a", "b"] and d["offsets"] == [0, 4] and d["itemsize"] == 16
+    s = NV()
+    s.a = 3
+    s.b = wp.vec3(1.0, 2.0, 3.5)
+    assert s.numpy_value() == (3, [1.0, 2.0, 3.5])
+    rec = np.array([s.numpy_value()], dtype=np.dtype(d))
+    assert rec["a"][0] == 3 and list(rec["b"][0]) == [1.0, 2.0, 3.5]

@@ -115,9 +115,23 @@ class Struct:
         k.value.type_value.CopyFrom(cls._wp_typeref_())
 
     @classmethod
-    def numpy_dtype(cls) -> np.dtype:
-        """The NumPy structured dtype of one element (C offsets and padding)."""
-        return cls._wp_np_dtype_
+    def numpy_dtype(cls) -> dict:
+        """The NumPy structured dtype of one element (C offsets and padding), spelled as
+        Warp spells it: a dict of names, formats, offsets and itemsize (np.dtype() of it
+        is the dtype of ``a.numpy()`` for an array of this struct)."""
+        dt = cls._wp_np_dtype_
+        return {"names": list(dt.names), "formats": [dt.fields[n][0] for n in dt.names],
+                "offsets": [dt.fields[n][1] for n in dt.names], "itemsize": dt.itemsize}
+
+    def numpy_value(self) -> tuple:
+        """This value as a NumPy record's items (Warp's numpy_value): a tuple of the members,
+        vectors and matrices as lists, nested structs as tuples."""
+        def items(rec):
+            if rec.dtype.names is None:
+                return rec.tolist()
+            return tuple(items(rec[n]) for n in rec.dtype.names)
+
+        return items(_record(type(self), self))
 
     # ------------------------------------------------------------ values
 

@@ -333,4 +333,42 @@ WP_FUNC T* address(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int6
   return address(ctx, a.data, line, x, y, z, w);
 }
 
+// a[i] (a[i, j], a[i, j, k]) of an indexedarray with more dimensions: the
+// indexedarray of the remaining ones (Warp's view): data is viewed at the
+// picked indices, the remaining dimensions keep their index arrays.
+template <typename T>
+WP_FUNC bool subview_n(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, const int64* idx, int n,
+                       indexedarray_t<T>* out) {
+  int64 picked[4];
+  for (int d = 0; d < n; ++d) {
+    if (!indexed_dim(ctx, a, line, d, idx[d], &picked[d])) return false;
+  }
+  if (!subview_n(ctx, a.data, line, picked, n, &out->data)) return false;
+  for (int d = 0; d < 4; ++d) {
+    out->indices[d] = d + n < 4 ? a.indices[d + n] : nullptr;
+    out->shape[d] = d + n < 4 ? a.shape[d + n] : 0;
+  }
+  return true;
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, indexedarray_t<T>* out) {
+  const int64 idx[1] = {i};
+  return subview_n(ctx, a, line, idx, 1, out);
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j,
+                     indexedarray_t<T>* out) {
+  const int64 idx[2] = {i, j};
+  return subview_n(ctx, a, line, idx, 2, out);
+}
+
+template <typename T>
+WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j, int64 k,
+                     indexedarray_t<T>* out) {
+  const int64 idx[3] = {i, j, k};
+  return subview_n(ctx, a, line, idx, 3, out);
+}
+
 }  // namespace wp
