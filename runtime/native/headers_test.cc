@@ -169,6 +169,37 @@ INSTANTIATE_TEST_SUITE_P(Native, HeaderAloneTest, ::testing::ValuesIn(EmbeddedPa
                            return name;
                          });
 
+// The adjoint headers are templates that including them alone does not
+// instantiate: adjoint_instantiate.inc calls every adjoint for float32,
+// float64 and half, and must compile like a module with a backward pass.
+TEST(AdjointInstantiationTest, CompilesWithHostClang) {
+  ASSERT_STRNE(WARPD_HOST_CLANGXX, "") << "tests.cmake found no host clang++";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string output;
+  int code = RunCommand({WARPD_HOST_CLANGXX, "-std=c++17", "-ffreestanding", "-nostdinc", "-nostdinc++",
+                         "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I" WARPD_NATIVE_DIR, "-x", "c++",
+                         WARPD_NATIVE_DIR "/adjoint_instantiate.inc"},
+                        dir, &output);
+  EXPECT_EQ(code, 0) << output;
+}
+
+TEST(AdjointInstantiationTest, CompilesWithNvrtcAndPtxas) {
+#if WARPD_WITH_CUDA
+  absl::StatusOr<std::shared_ptr<warpd::compiler::Nvrtc>> nvrtc = warpd::compiler::Nvrtc::Load();
+  ASSERT_TRUE(nvrtc.ok()) << nvrtc.status().message();
+  const std::string source = ReadFile(WARPD_NATIVE_DIR "/adjoint_instantiate.inc");
+  ASSERT_FALSE(source.empty());
+  absl::StatusOr<std::string> ptx = (*nvrtc)->CompileToPtx(source, "adjoint_instantiate.cu", 90);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_NE(ptx->find("adj_vec3_f64"), std::string::npos);
+  absl::Status verified = warpd::compiler::VerifyPtx(*ptx, 90);
+  EXPECT_TRUE(verified.ok()) << verified;
+#else
+  GTEST_SKIP() << "built without WARPD_WITH_CUDA";
+#endif
+}
+
 TEST(NativeHeadersTest, EveryHeaderInTheDirectoryIsEmbedded) {
   const std::vector<std::string> embedded = EmbeddedPaths();
   const std::set<std::string> embedded_set(embedded.begin(), embedded.end());
