@@ -73,6 +73,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
             args.emplace_back(arg.bytes());
             break;
           case v1::LaunchArg::kArray: {
+            if (arg.array() == 0) {  // None (handles are never 0): an empty descriptor
+              args.emplace_back(std::shared_ptr<const runtime::Array>());
+              break;
+            }
             auto array = arrays.Get(arg.array());
             if (!array.ok()) {
               return absl::Status(array.status().code(),

@@ -2,6 +2,8 @@
 #include "common/str_cat.h"
 #include "compiler/sema/sema.h"
 
+#include "absl/cleanup/cleanup.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/sema/sema_internal.h"
@@ -155,6 +157,8 @@ absl::Status FunctionSema::Run() {
 }
 
 absl::Status FunctionSema::BlockSema(Block& b) {
+  blocks_.push_back(&b);
+  absl::Cleanup pop = [this] { blocks_.pop_back(); };
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i]->kind == StmtKind::For) {
       auto unrolled = Unroll(b, i);  // b[i] is then the first statement of the copies
@@ -167,6 +171,23 @@ absl::Status FunctionSema::BlockSema(Block& b) {
 
 absl::Status FunctionSema::Condition(Expr& e, std::string_view what) {
   SEMA_TRY(ExprSema(e));
+  if (e.type && e.type->is_array() && !e.type->is_indexed_array()) {
+    // `if arr:` is true for an array with data (Warp): not (not arr), with
+    // Warp's unot(array).
+    auto inner = std::make_unique<Expr>(std::move(e));
+    auto mid = std::make_unique<Expr>();
+    mid->kind = ExprKind::Unary;
+    mid->unary_op = ir::UnaryOp::kNot;
+    mid->span = inner->span;
+    mid->operands.push_back(std::move(inner));
+    SEMA_TRY(ResolveOperator(*mid, "unot", "not"));
+    e = Expr();
+    e.kind = ExprKind::Unary;
+    e.unary_op = ir::UnaryOp::kNot;
+    e.span = mid->span;
+    e.operands.push_back(std::move(mid));
+    SEMA_TRY(ResolveOperator(e, "unot", "not"));
+  }
   return ConditionType(e, what);
 }
 
@@ -241,10 +262,35 @@ absl::Status FunctionSema::ReturnSema(Stmt& s) {
 
 absl::Status FunctionSema::AssignName(Expr& target, TypeRef t, const Span& span) {
   target.type = t;
+  if (auto r = renamed_.find(target.name); r != renamed_.end()) target.name = r->second;
   int i = FindLocal(target.name);
   if (i < 0) {
     if (t->is_void()) return Err(span, Cat("cannot assign an expression without a value to '", target.name, "'"));
     f_.locals.push_back(ir::Local{target.name, t, false});
+    if (!blocks_.empty()) declared_in_[target.name] = blocks_.back();
+    return absl::OkStatus();
+  }
+  // An array local may be bound again to an array of the same dtype and
+  // another ndim (Warp compares arrays by dtype: `sub = a[:2]` then
+  // `sub = a[:2, 1]`): from here on the name is a new local. Only in the
+  // block that declared it, so every later use sees one type.
+  const TypeRef old = f_.locals[i].type;
+  if (old->is_array() && t->is_array() && old->ndim() != t->ndim() &&
+      old->is_indexed_array() == t->is_indexed_array() && types::SameType(old->element(), t->element()) &&
+      !blocks_.empty() && declared_in_[target.name] == blocks_.back()) {
+    const std::string source = f_.locals[i].name;
+    std::string fresh;
+    for (int n = 1;; ++n) {
+      fresh = Cat(source, "__", t->ndim(), "d", n);
+      if (FindLocal(fresh) < 0) break;
+    }
+    f_.locals.push_back(ir::Local{fresh, t, false});
+    declared_in_[fresh] = blocks_.back();
+    // Every spelling that reached `source` now reaches `fresh`.
+    for (auto& [from, to] : renamed_)
+      if (to == source) to = fresh;
+    renamed_[source] = fresh;
+    target.name = fresh;
     return absl::OkStatus();
   }
   if (!types::SameType(f_.locals[i].type, t))

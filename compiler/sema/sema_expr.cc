@@ -46,6 +46,7 @@ absl::Status FunctionSema::ResolveOperator(Expr& e, std::string_view builtin, st
 absl::Status FunctionSema::ExprSema(Expr& e) {
   switch (e.kind) {
     case ExprKind::Name: {
+      if (auto r = renamed_.find(e.name); r != renamed_.end()) e.name = r->second;
       int i = FindLocal(e.name);
       if (i < 0) {
         if (ms_.Find(e.name) >= 0) return Err(e.span, Cat("function '", e.name, "' used as a value (call it)"));

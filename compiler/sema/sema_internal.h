@@ -103,6 +103,12 @@ class FunctionSema {
   int loop_depth_ = 0;
   bool saw_return_value_ = false;
   const ir::Expr* local_array_ = nullptr;  // the first wp.zeros() call here
+  // Blocks being analysed, innermost last; where each local was declared;
+  // names bound again to an array of another ndim (AssignName) and the
+  // local each now means.
+  std::vector<const ir::Block*> blocks_;
+  std::unordered_map<std::string, const ir::Block*> declared_in_;
+  std::unordered_map<std::string, std::string> renamed_;
 };
 
 class ModuleSema {

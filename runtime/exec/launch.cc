@@ -248,10 +248,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     }
     if (p.type->is_array() && !p.type->is_indexed_array()) {
       const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
-      if (array == nullptr || *array == nullptr) {
+      if (array == nullptr) {
         return absl::InvalidArgumentError(
             absl::StrCat(what(), " expects ", p.type->ToString(), ", got a value, not an array"));
       }
+      if (*array == nullptr) continue;  // None: an empty descriptor (data null, shape 0), as in Warp
       const Array& a = **array;
       if (!a.Matches(p.type)) {
         return absl::InvalidArgumentError(

@@ -154,6 +154,8 @@ class _Param:
 
     def _pack_array(self, value, device):
         want = self.want
+        if value is None:  # as in Warp: an array without data (`if a:` is false)
+            return 0
         if not isinstance(value, array) or value.handle is None:
             got = "a type annotation" if isinstance(value, array) else type(value).__name__
             raise TypeError(f"{self.where()} expects {want}, got {got}")

@@ -131,7 +131,7 @@ WP_FUNC bool subview_n(launch_ctx* ctx, const array_t<T>& a, int32 line, const i
 // a[1:3, j, ::-1]: n index positions; kinds[k] 1 takes (start, stop, step)
 // from `v` with Python's rules (INT64_MIN: a missing bound, the end the step
 // starts or stops at; negative bounds count from the end, then clamp; a zero
-// step is a fault), 0 takes one integer index (bounds checked). A slice keeps
+// step is a fault), 0 takes one integer index (negative: from the end; bounds checked). A slice keeps
 // its dimension with stride * step (negative for a negative step); an index
 // drops it; positions past n keep theirs. False after recording a fault.
 template <typename T>
@@ -148,8 +148,9 @@ WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const 
       strides[od++] = a.strides[d];
       continue;
     }
-    if (kinds[d] == 0) {
-      const int64 i = v[p++];
+    if (kinds[d] == 0) {  // an index beside slices counts from the end when negative, as in Python
+      const int64 i = v[p] < 0 ? v[p] + extent : v[p];
+      ++p;
       if (WP_UNLIKELY((uint64)i >= (uint64)extent)) {
         record_oob(ctx, a, line, d, i);
         return false;

@@ -1,0 +1,72 @@
+"""Array values in kernels as Warp 1.19 treats them: a local re-bound to an array of
+another ndim (`sub = arr[:2]` then `sub = arr[:2, 1]`), negative indices beside slices,
+`if arr:` / `not arr`, and None passed for an array (an array without data). References:
+NumPy slicing of the same data."""
+
+import numpy as np
+import pytest
+
+import warpd as wpd
+
+
+@wpd.kernel
+def rebinds(arr: wpd.array2d(dtype=int), out: wpd.array(dtype=int)):
+    sub = arr[:2]
+    out[0] = sub.ndim
+    out[1] = sub[1, 3]
+    sub = arr[:2, 1]  # now 1-D: a new local from here on
+    out[2] = sub.ndim
+    out[3] = sub[1]
+    sub = arr[-4, :3]
+    out[4] = sub[2]
+    out[5] = sub.shape[0]
+    sub = arr[1:3]  # 2-D again
+    out[6] = sub[1, 0]
+
+
+@wpd.kernel
+def truthiness(a: wpd.array(dtype=float), b: wpd.array(dtype=float), out: wpd.array(dtype=int)):
+    if a:
+        out[0] = 1
+    if not a:
+        out[1] = 1
+    if b:
+        out[2] = 1
+    if not b:
+        out[3] = 1
+    out[4] = a.shape[0]
+
+
+@wpd.kernel
+def reads(a: wpd.array(dtype=float), out: wpd.array(dtype=float)):
+    out[0] = a[0]
+
+
+def test_rebinding_to_another_ndim_and_negative_indices(wp):
+    v = np.arange(32, dtype=np.int32).reshape(8, 4)
+    out = wp.zeros(7, dtype=int)
+    wp.launch(rebinds, dim=1, inputs=[wp.array(v), out])
+    want = [2, v[:2][1, 3], 1, v[:2, 1][1], v[-4, :3][2], len(v[-4, :3]), v[1:3][1, 0]]
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_rebinding_keeps_its_type_outside_the_declaring_block(wp):
+    @wp.kernel(module="unique")
+    def in_a_branch(arr: wp.array2d(dtype=int), n: int, out: wp.array(dtype=int)):
+        sub = arr[:2]
+        if n > 0:
+            sub = arr[:2, 1]  # another block: the type would differ after the if
+        out[0] = sub.ndim
+
+    with pytest.raises(wp.CompileError, match="cannot assign a value of type array"):
+        wp.launch(in_a_branch, dim=1, inputs=[wp.zeros((2, 2), dtype=int), 1, wp.zeros(1, dtype=int)])
+
+
+def test_none_is_an_array_without_data(wp, serving):
+    out = wp.zeros(5, dtype=int)
+    wp.launch(truthiness, dim=1, inputs=[None, wp.zeros(3, dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 1, 0, 0])
+    with pytest.raises(wp.KernelError, match="out of bounds"):
+        wp.launch(reads, dim=1, inputs=[None, wp.zeros(1, dtype=float)])
+        wp.synchronize()
+    assert serving()
