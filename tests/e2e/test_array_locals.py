@@ -70,3 +70,16 @@ def test_none_is_an_array_without_data(wp, serving):
         wp.launch(reads, dim=1, inputs=[None, wp.zeros(1, dtype=float)])
         wp.synchronize()
     assert serving()
+
+
+def test_device_capability_queries(wp):
+    # Warp 1.19's answers for the CPU; an unknown device is unavailable (and the pool
+    # queries name it in a DeviceError).
+    assert wp.is_device_available("cpu") and wp.is_device_available(wp.get_device("cpu"))
+    assert not wp.is_device_available("cuda:7")
+    assert wp.is_mempool_supported("cpu") is False and wp.is_mempool_enabled("cpu") is False
+    for f in (wp.is_mempool_access_supported, wp.is_mempool_access_enabled, wp.is_peer_access_supported,
+              wp.is_peer_access_enabled):
+        assert f("cpu", "cpu") is False
+    with pytest.raises(wp.DeviceError):
+        wp.is_mempool_supported("nope")

@@ -26,7 +26,10 @@ from .array import copy_array as copy
 from .indexedarray import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_devices,
                       get_preferred_device, init, is_cpu_available, is_cuda_available,
-                      is_initialized, set_device, shutdown, synchronize, synchronize_device)
+                      is_device_available, is_initialized, is_mempool_access_enabled,
+                      is_mempool_access_supported, is_mempool_enabled, is_mempool_supported,
+                      is_peer_access_enabled, is_peer_access_supported, set_device, shutdown,
+                      synchronize, synchronize_device)
 from .device import Device
 from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpCodegenAttributeError,
@@ -40,8 +43,8 @@ from .module_api import force_load, get_module, get_module_options, load_module,
 from .staticexpr import static
 from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)
 from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)
-from .types import (bfloat16, bool, constant, float16, float32, float64, half, int8, int16, int32, int64,
-                    struct, uint8, uint16, uint32, uint64)
+from .types import (bfloat16, bool, constant, float16, float32, float64, half, handle, int8, int16, int32,
+                    int64, struct, uint8, uint16, uint32, uint64)
 
 # Every named value type: vec2..vec4, mat22..mat44 (with Warp's suffixes f d h
 # b ub s us i ui l ul), quat/quatf/d/h, transform/transformf/d/h,
