@@ -14,5 +14,7 @@ void ScalarFamilyCases(Suite<double>& s);
 void ScalarFamilyExplicitChecks(std::set<std::string>& covered);
 void VecFamilyCases(Suite<double>& s);
 void VecFamilyExplicitChecks(std::set<std::string>& covered);
+void MatFamilyCases(Suite<double>& s);
+void MatFamilyExplicitChecks(std::set<std::string>& covered);
 
 }  // namespace warpd_adjoint_test

@@ -31,6 +31,7 @@ struct FamilyChecks {
 const FamilyChecks kFamilies[] = {
     {"scalar", &ScalarFamilyCases, &ScalarFamilyExplicitChecks},
     {"vec", &VecFamilyCases, &VecFamilyExplicitChecks},
+    {"mat", &MatFamilyCases, &MatFamilyExplicitChecks},
 };
 
 // The (family, name) pairs some test asserts.
