@@ -83,3 +83,25 @@ def test_device_capability_queries(wp):
         assert f("cpu", "cpu") is False
     with pytest.raises(wp.DeviceError):
         wp.is_mempool_supported("nope")
+
+
+@wpd.kernel
+def fill_ids(out: wpd.array(dtype=int), base: int, v: wpd.vec3):
+    i = wpd.tid()
+    out[i] = base + i + int(v[0])
+
+
+def test_a_default_constructed_launch(wp):
+    # Warp's wp.Launch(kernel, device): parameters start zero (arrays None), dim unset.
+    out = wp.zeros(10, dtype=int)
+    cmd = wp.Launch(fill_ids, "cpu")
+    cmd.launch()  # no dim yet: nothing runs
+    cmd.set_dim(5)
+    cmd.set_param_by_name("out", out)
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 2, 3, 4, 0, 0, 0, 0, 0])
+    cmd.set_dim(10)
+    cmd.set_param_at_index(1, 100)
+    cmd.set_param_at_index(2, wp.vec3(7.0, 0.0, 0.0))
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), 107 + np.arange(10))

@@ -144,6 +144,8 @@ class _Param:
         from .indexedarray import indexedarray
 
         want = self.want
+        if value is None:  # an indexedarray without data, as None for an array
+            return bytes(self.size)
         if not isinstance(value, indexedarray) or value.data is None:
             got = "a type annotation" if isinstance(value, indexedarray) else type(value).__name__
             raise TypeError(f"{self.where()} expects {want}, got {got}")
@@ -323,7 +325,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
                          f"but was launched with {len(dims)}-D dim {dims}")
     if record_cmd:
         packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
-        return Launch(kernel, rt, dev, plan, dims, args, packed)
+        return Launch._recorded(kernel, rt, dev, plan, dims, args, packed)
     body = [plan.header, dim_field]
     append = body.append
     for (is_array, etype, ndim, prefix, fast, param), a in zip(specs, args):
@@ -370,7 +372,28 @@ class Launch:
     and ``set_param_*``/``set_dim`` change one part of it (checked like the
     original argument)."""
 
-    def __init__(self, kernel, rt, device, plan, dims, args, packed):
+    def __init__(self, kernel, device=None, hooks=None, params=None, params_addr=None, bounds=None,
+                 max_blocks=0, block_dim=256, adjoint=False):
+        """Warp's Launch(kernel, device): every parameter zero (an array parameter None)
+        and no dim until set_dim; set_param_* and set_dim fill it in."""
+        if adjoint:
+            raise NotImplementedError("Launch(adjoint=True): adjoint launches are not supported by warpd yet")
+        if params is not None or params_addr is not None or hooks is not None:
+            raise NotImplementedError("Launch: params, params_addr and hooks are Warp internals; use set_param_*")
+        rt = runtime()
+        dev = rt.device(device if device is not None else rt.default_device)
+        plan = _plan(kernel, rt, dev)
+        packed = [(True, 0) if p.which == "array" else (False, bytes(p.size)) for p in plan.params]
+        dims = _dims(kernel, bounds) if bounds is not None else (0,)
+        self._setup(kernel, rt, dev, plan, dims, [None] * len(plan.params), packed)
+
+    @classmethod
+    def _recorded(cls, kernel, rt, device, plan, dims, args, packed):
+        self = cls.__new__(cls)
+        self._setup(kernel, rt, device, plan, dims, args, packed)
+        return self
+
+    def _setup(self, kernel, rt, device, plan, dims, args, packed):
         self.kernel = kernel
         self.device = device
         self._rt = rt
