@@ -364,3 +364,35 @@ def test_type_of_a_value_and_dtype_construct_as_in_warp():
     np.testing.assert_array_equal(o.numpy(), [-5.0, 7.0, 7.0])
     wp.launch(dtype_like_kernel, dim=1, inputs=[wp.array([2.5], dtype=wp.float64), o])
     np.testing.assert_array_equal(o.numpy(), [2.5, 7.0, 7.0])
+
+
+def test_overload_stubs_find_their_kernel_and_count_in_overloads(wp):
+    from typing import Any
+
+    @wp.kernel(name="named_generic_stub_target")
+    def stub_target(x: Any, out: wp.array(dtype=float)):
+        out[0] = float(x) * 2.0
+
+    @wp.overload
+    def stub_target(x: float, out: wp.array(dtype=float)): ...
+
+    # The decorator returns the kernel (its name is kept), with one overload made.
+    assert stub_target.key == "named_generic_stub_target" and len(stub_target.overloads) == 1
+    out = wp.zeros(1, dtype=float)
+    wp.launch(stub_target, dim=1, inputs=[1.5, out])
+    assert out.numpy()[0] == 3.0
+    wp.launch(stub_target, dim=1, inputs=[wp.int32(4), out])  # a launch makes another
+    assert len(stub_target.overloads) == 2 and out.numpy()[0] == 8.0
+
+    with pytest.raises(TypeError, match=r"Return annotations are not allowed on @wp\.overload stubs"):
+        @wp.overload
+        def stub_target(x: float, out: wp.array(dtype=float)) -> int: ...
+
+    def factory(x: Any):
+        return
+
+    wp.kernel(name="factory_a")(factory)
+    wp.kernel(name="factory_b")(factory)
+    with pytest.raises(RuntimeError, match="Ambiguous kernel lookup"):
+        @wp.overload
+        def factory(x: float): ...

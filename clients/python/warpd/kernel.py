@@ -65,7 +65,16 @@ class Kernel:
             self.module = get_module(func.__module__)
         if not self.generic_params:
             self.module.register(self)
+        else:  # found by a later @wp.overload stub of the same name (see overload); kept, as a
+            # module keeps its kernels
+            _GENERIC_KERNELS.setdefault((func.__module__, func.__qualname__), []).append(self)
         functools.update_wrapper(self, func)
+
+    @property
+    def overloads(self) -> dict:
+        """Warp's Kernel.overloads: this generic kernel's instances made so far (by
+        wp.overload or by launches), keyed by their concrete parameter types."""
+        return dict(self._instances)
 
     @property
     def is_generic(self) -> bool:
@@ -220,6 +229,10 @@ def _array_annotation(dtype, ndim):
     return array(dtype=dtype, ndim=ndim)
 
 
+# Generic kernels by their function's (module, qualified name), for @wp.overload stubs.
+_GENERIC_KERNELS: dict = {}
+
+
 def overload(kernel, arg_types=None):
     """``wp.overload``: an explicit instance of a generic kernel, from a list or dict of
     parameter types (``wp.overload(k, [wp.array(dtype=float)])``) or as a decorator on a
@@ -247,6 +260,20 @@ def overload(kernel, arg_types=None):
         return kernel
     if callable(kernel) and arg_types is None:
         # Decorator form: the function names an existing generic kernel or @wp.func.
+        ret = getattr(kernel, "__annotations__", {}).get("return", None)
+        if ret is not None and ret is not type(None) and ret != "None":
+            raise TypeError(f"Return annotations are not allowed on @wp.overload stubs "
+                            f"('{kernel.__name__}' is annotated to return {ret!r})")
+        # A generic kernel made from a function of this qualified name (the stub may
+        # have rebound the name itself, as a module-level def does).
+        made = _GENERIC_KERNELS.get((kernel.__module__, kernel.__qualname__), [])
+        if len({k.key for k in made}) > 1:
+            raise RuntimeError(f"Ambiguous kernel lookup for @wp.overload '{kernel.__qualname__}': kernels "
+                               f"{', '.join(sorted({k.key for k in made}))} were made from functions of that "
+                               f"name; call wp.overload(kernel, arg_types) on the one you mean")
+        if made:
+            overload(made[-1], _evaluated_annotations(kernel))
+            return made[-1]
         target = kernel.__globals__.get(kernel.__name__)
         if target is None:
             import inspect  # noqa: PLC0415
