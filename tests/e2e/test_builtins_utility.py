@@ -371,8 +371,8 @@ def test_lower_bound(wp, dtype):
     out = wp.zeros((N, 2), dtype=wp.int32)
     wp.launch(LOWER_BOUND_KERNELS[dtype], dim=N, inputs=[wp.array(arr, dtype=T), wp.array(q, dtype=T), out])
 
-    def brute(lo, hi, v):  # the first index in [lo, hi) whose value is >= v, else hi
-        return next((k for k in range(lo, hi) if arr[k] >= v), hi)
+    def brute(lo, hi, v):  # Warp 1.19: the first index in [lo, hi - 1] whose value is >= v, else hi - 1
+        return next((k for k in range(lo, hi - 1) if arr[k] >= v), hi - 1)
 
     np.testing.assert_array_equal(out.numpy()[:, 0], [brute(0, len(arr), v) for v in q], err_msg="lower_bound")
     np.testing.assert_array_equal(out.numpy()[:, 1], [brute(3, 9, v) for v in q], err_msg="lower_bound range")

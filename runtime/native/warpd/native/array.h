@@ -219,14 +219,15 @@ WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, 
   return subview_n(ctx, a, line, idx, 3, out);
 }
 
-// Warp's lower_bound: the first index in [begin, end) whose element is not
-// less than `value` (end when none is), by binary search over a sorted 1-D
-// array. begin and end are clamped to the array, so a bad range cannot read
-// outside it.
+// Warp's lower_bound: the first index in [begin, end - 1] whose element is
+// not less than `value`, by binary search over a sorted 1-D array; as in Warp
+// 1.19 the search stops at end - 1, so a value above every element gives
+// end - 1 (not end), and an empty range gives begin. begin and end are
+// clamped to the array, so a bad range cannot read outside it.
 template <typename T>
 WP_FUNC int32 lower_bound(launch_ctx*, const array_t<T>& a, int32 begin, int32 end, T value) {
   int32 lo = begin < 0 ? 0 : begin;
-  int32 hi = end > a.shape[0] ? a.shape[0] : end;
+  int32 hi = (end > a.shape[0] ? a.shape[0] : end) - 1;
   while (lo < hi) {
     int32 mid = lo + (hi - lo) / 2;
     if (lt(*(const T*)((const char*)a.data + (int64)mid * a.strides[0]), value)) {
