@@ -772,13 +772,22 @@ def _value_dtype(value):
         return wt.float32
     if isinstance(value, (wt._Scalar, wt.Value, wt.Struct)):
         return type(value)
-    if isinstance(value, (list, tuple, np.ndarray)):
-        shape = np.shape(value)
-        if len(shape) == 1:
-            return wt.vector(shape[0], wt.float32)
-        if len(shape) == 2:
-            return wt.matrix(shape, wt.float32)
-    raise TypeError(f"cannot infer a dtype from the fill value {value!r}; pass dtype=")
+    if hasattr(value, "__len__"):
+        # A vector or matrix of the scalar type NumPy infers, as in Warp ([1, 2] is a
+        # vector of int64, np.array([1, 2], np.int8) a vector of int8).
+        try:
+            na = np.asarray(value)
+        except Exception as e:
+            raise ValueError(f"Failed to interpret the value as a vector or matrix: {e}") from e
+        st = wt.scalar_from_numpy(na.dtype)
+        if st is None:
+            raise ValueError(f"Failed to convert {na.dtype} to a Warp data type")
+        if na.ndim == 1:
+            return wt.vector(na.size, st)
+        if na.ndim == 2:
+            return wt.matrix(na.shape, st)
+        raise ValueError("Values with more than two dimensions are not supported")
+    raise ValueError(f"Invalid value type for Warp array: {type(value)}")
 
 
 def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinned=False,

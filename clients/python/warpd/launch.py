@@ -158,6 +158,8 @@ class _Param:
         want = self.want
         if value is None:  # as in Warp: an array without data (`if a:` is false)
             return 0
+        if isinstance(value, np.ndarray):
+            raise _HostArray(self.where())  # launch() stages it (see _launch_host_arrays)
         if not isinstance(value, array) or value.handle is None:
             got = "a type annotation" if isinstance(value, array) else type(value).__name__
             raise TypeError(f"{self.where()} expects {want}, got {got}")
@@ -171,6 +173,59 @@ class _Param:
             raise ValueError(f"{self.where()} is an array on device \"{value.device}\", but the "
                              f"kernel is launched on \"{device}\"")
         return value.handle
+
+
+class _HostArray(TypeError):
+    """A NumPy array was passed for an array parameter: wp.launch() stages it; anywhere
+    else (a recorded launch, set_param_*) it is this TypeError."""
+
+    def __init__(self, where=""):
+        super().__init__(f"{where} got a NumPy array: only wp.launch() takes NumPy arrays for "
+                         f"array parameters (on the CPU); pass a wp.array elsewhere")
+
+
+def _stage_host_array(param, value, device):
+    """A daemon array holding a copy of `value` (a NumPy array passed for the array
+    parameter `param`) viewed as Warp views its memory (__array_interface__): the
+    data's scalar type must be the dtype's, and a vector or matrix dtype takes the
+    trailing dimensions, which must be the dtype's shape."""
+    dtype = param.elem_type
+    where = f"Error launching kernel '{param.kernel}', argument '{param.name}'"
+    if not device.is_cpu:
+        raise RuntimeError(f"{where} expects an array of type {param.want}, but passed value has type "
+                           f"ndarray (as in Warp, only CPU launches take NumPy arrays)")
+    st = wt.scalar_from_numpy(value.dtype)
+    scalar = getattr(dtype, "_wp_scalar_type_", None)
+    eshape = tuple(getattr(dtype, "_shape_", ()))
+    if st is None or scalar is None or st is not scalar:
+        raise RuntimeError(f"Could not convert array interface with typestr='{value.dtype.str}' to Warp "
+                           f"array with dtype={wt.type_name(dtype)}")
+    if eshape and (len(eshape) > value.ndim or tuple(value.shape[value.ndim - len(eshape):]) != eshape):
+        raise RuntimeError(f"Could not convert array interface with shape {value.shape} to Warp array with "
+                           f"dtype={wt.type_name(dtype)}, ensure that source inner shape is {eshape}")
+    outer = value.shape[:value.ndim - len(eshape)] or (1,)
+    if len(outer) != param.ndim:
+        raise TypeError(f"{param.where()} expects a {param.ndim}-D array ({param.want}), got a NumPy "
+                        f"array of shape {value.shape}")
+    return array(value.reshape(outer + eshape), dtype=dtype, device=device)
+
+
+def _launch_host_arrays(kernel, dim, args, plan, dev, record_tape):
+    """wp.launch with NumPy arrays for array parameters, as Warp runs it on the CPU
+    (the kernel reads and writes the NumPy memory): each is copied into a daemon
+    array, the launch runs and is waited for, and each writable NumPy array gets
+    the array's contents back. Costs a round trip and two copies per array."""
+    args = list(args)
+    staged = []
+    for i, (param, a) in enumerate(zip(plan.params, args)):
+        if param.which == "array" and isinstance(a, np.ndarray):
+            tmp = _stage_host_array(param, a, dev)
+            staged.append((a, tmp))
+            args[i] = tmp
+    launch(kernel, dim, inputs=args, device=dev, record_tape=record_tape)
+    for a, tmp in staged:
+        if a.flags.writeable:
+            np.copyto(a, tmp.numpy().reshape(a.shape))
 
 
 class LaunchPlan:
@@ -328,24 +383,28 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         return Launch._recorded(kernel, rt, dev, plan, dims, args, packed)
     body = [plan.header, dim_field]
     append = body.append
-    for (is_array, etype, ndim, prefix, fast, param), a in zip(specs, args):
-        # _Param.encode's fast paths, inline: a call per argument is a good
-        # part of a launch's time. Anything they do not take goes to encode.
-        if is_array:
-            if a.__class__ is array and a.dtype is etype and a.ndim == ndim and a.device is dev:
-                entry = _array_args.get(a.handle)
-                if entry is not None:
-                    append(entry)
-                    continue
-        else:
-            packer = fast.get(a.__class__)
-            if packer is not None:
-                try:
-                    append(prefix + packer(a))
-                    continue
-                except _PACK_ERRORS:
-                    pass
-        append(param.encode(a, dev))
+    try:
+        for (is_array, etype, ndim, prefix, fast, param), a in zip(specs, args):
+            # _Param.encode's fast paths, inline: a call per argument is a good
+            # part of a launch's time. Anything they do not take goes to encode.
+            if is_array:
+                if a.__class__ is array and a.dtype is etype and a.ndim == ndim and a.device is dev:
+                    entry = _array_args.get(a.handle)
+                    if entry is not None:
+                        append(entry)
+                        continue
+            else:
+                packer = fast.get(a.__class__)
+                if packer is not None:
+                    try:
+                        append(prefix + packer(a))
+                        continue
+                    except _PACK_ERRORS:
+                        pass
+            append(param.encode(a, dev))
+    except _HostArray:
+        _launch_host_arrays(kernel, dim, args, plan, dev, record_tape)
+        return
     entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return

@@ -28,8 +28,8 @@ from .generic import Float, GenericValue, Int, Scalar, is_generic
 from .introspect import *  # noqa: F403 - Warp's type tables and predicates (introspect.__all__)
 from .matrix import Matrix, is_matrix_type, matrix
 from .quat import Quat, quaternion
-from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, int8,
-                     int16, int32, int64, is_scalar_type, scalar_from_numpy, scalar_from_proto,
+from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, handle,
+                     int8, int16, int32, int64, is_scalar_type, scalar_from_numpy, scalar_from_proto,
                      scalar_type, uint8, uint16, uint32, uint64)
 from .struct import Struct, holds_array, is_struct_type, struct, struct_from_name
 from .transform import Transform, transformation
@@ -142,7 +142,11 @@ def pack(t, value, wrap=False) -> bytes:
 
 
 def constant(x):
-    """A compile-time constant for kernels (folded in where it is used)."""
+    """A compile-time constant for kernels (folded in where it is used): a value of a
+    Warp value type (a Python or Warp scalar, vector, matrix, quaternion or
+    transformation); anything else is Warp's TypeError."""
+    if not introspect.is_value(x):
+        raise TypeError(f"Invalid constant type: {type(x)}")
     return x
 
 
@@ -207,7 +211,7 @@ __all__ = [
     *introspect.__all__, "Float", "GenericValue", "Int", "Scalar", "is_generic",
     "SCALAR_TYPES", "Matrix", "NAMED_TYPES", "Quat", "Struct", "Transform", "Value", "Vector",
     "bfloat16", "bool", "bool_", "canonical_dtype", "constant", "describe", "element_shape", "float16",
-    "float32", "float64", "from_typeref", "half", "int8", "int16", "int32", "int64",
+    "float32", "float64", "from_typeref", "half", "handle", "int8", "int16", "int32", "int64",
     "is_matrix_type", "is_scalar_type", "is_struct_type", "is_value_type", "is_vector_type",
     "matrix", "numpy_dtype", "pack", "quaternion", "scalar_from_numpy", "scalar_from_proto",
     "scalar_type", "struct", "to_typeref", "transformation", "type_length", "type_name",

@@ -50,7 +50,8 @@ import numbers
 import numpy as np
 
 from ..v1 import ir_pb2
-from .scalar import SUFFIX, _Scalar, bfloat16, convert, float16, float32, float64, is_number, scalar_type
+from .scalar import (SUFFIX, _Scalar, bfloat16, convert, export, float16, float32, float64, is_number,
+                     scalar_type)
 
 
 class Value:
@@ -64,8 +65,12 @@ class Value:
     _wp_type_name_ = ""
     # Whether `value + scalar` adds to every component (vectors, as in Warp's Python scope).
     _wp_scalar_add_ = False
+    # Warp's word for the family in constructor messages ("Invalid number of arguments in
+    # vector constructor ..."); quaternions and transformations are vectors in Warp.
+    _wp_ctor_kind_ = "vector"
 
-    __slots__ = ("_v",)
+    # "__dict__": instances take other attributes (v.foo = 123), as Warp's ctypes-based values do.
+    __slots__ = ("_v", "__dict__")
     # NumPy defers to our reflected operators (np.float32(2) * v is a vector, not an ndarray).
     __array_ufunc__ = None
     __hash__ = None  # mutable, as in Warp
@@ -112,8 +117,10 @@ class Value:
 
     @classmethod
     def _parse_common(cls, args, count_msg=None):
-        """0 args: zeros; 1 number: every component; 1 sequence or value: a copy;
-        _length_ numbers: the components (row-major)."""
+        """0 args: zeros; 1 number: every component; 1 value of this family and shape: a
+        copy (converting the dtype); 1 other sequence: its items taken as the arguments,
+        as Warp does (vec3([1, 2]) is vec3(1, 2)); _length_ numbers: the components
+        (row-major)."""
         n = len(args)
         what = f"{cls.__name__}()"
         if n == 0:
@@ -121,11 +128,15 @@ class Value:
         if n == 1 and is_number(args[0]):
             return cls._splat(args[0])
         if n == 1:
-            return cls._wp_storage_(args[0], wrap=True, what=what)
+            a = args[0]
+            same = isinstance(a, Value) and a._wp_family_ == cls._wp_family_ and a._shape_ == cls._shape_
+            if not same and hasattr(a, "__len__") and not isinstance(a, (str, bytes)):
+                return cls._wp_parse_(tuple(a), {})
+            return cls._wp_storage_(a, wrap=True, what=what)
         if n == cls._length_ and all(is_number(a) for a in args):
             return cls._components(args, what=what)
-        raise ValueError(count_msg or f"{what} takes 0 arguments, 1 value or {cls._length_} "
-                                      f"components, got {n} arguments")
+        raise ValueError(count_msg or f"Invalid number of arguments in {cls._wp_ctor_kind_} constructor, "
+                                      f"expected {cls._length_} elements, got {n}")
 
     # ------------------------------------------------------------ protocol
 
@@ -196,31 +207,74 @@ class Value:
         for i in range(len(self)):
             yield self[i]
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
+    def __getitem__(self, key):
+        """v[i]: a component (Warp 1.19: a Python number for float32, int32 and bool, an
+        instance of the scalar type otherwise, see scalar.export); v[a:b]: a vector."""
+        if isinstance(key, slice):
             from .vector import vector
 
-            part = self._v.reshape(-1)[i]
+            part = self._v.reshape(-1)[key]
             return vector(len(part), self._wp_scalar_type_)._wp_wrap_(part)
-        return self._v.reshape(-1)[self._index(i)].item()
+        i = self._index(key, key_error="int or slice")
+        return export(self._wp_scalar_type_, self._v.reshape(-1)[i].item())
 
-    def __setitem__(self, i, value):
-        st = self._wp_scalar_type_
+    def __setitem__(self, key, value):
         flat = self._v.reshape(-1)
-        if isinstance(i, slice):
-            idx = range(len(flat))[i]
-            vals = list(value)
-            if len(vals) != len(idx):
-                raise ValueError(f"cannot assign {len(vals)} values to a slice of {len(idx)}")
-            for k, v in zip(idx, vals):
-                flat[k] = convert(st, v, wrap=True, what=type(self).__name__)
+        if isinstance(key, slice):
+            self._assign_slice(flat, key, value)
             return
-        flat[self._index(i)] = convert(st, value, wrap=True, what=type(self).__name__)
+        flat[self._index(key, key_error="int or slice")] = self._assigned(value)
 
-    def _index(self, i, extent=None):
-        if isinstance(i, (_Scalar, np.integer)):
+    def _assigned(self, value):
+        """value as a component to store, with Warp's message when it cannot be one."""
+        st = self._wp_scalar_type_
+        try:
+            return convert(st, value, wrap=True)
+        except (TypeError, ValueError):
+            raise TypeError(f"Expected to assign a `{st._wp_name_}` value but got "
+                            f"`{type(value).__name__}` instead") from None
+
+    def _assign_slice(self, flat, key, value):
+        """flat[key] = value: a scalar fills the slice, a sequence of as many scalars sets
+        it. As in Warp, 16-bit float types convert the values before the size check, the
+        others after (which error a bad sequence gets follows)."""
+        st = self._wp_scalar_type_
+        idx = range(len(flat))[key]
+        if is_number(value):
+            c = self._assigned(value)
+            for k in idx:
+                flat[k] = c
+            return
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"Expected to assign a slice from a sequence of values but got "
+                            f"`{type(value).__name__}` instead")
+        values = list(value)
+
+        def converted():
+            out = []
+            for x in values:
+                try:
+                    out.append(convert(st, x, wrap=True))
+                except (TypeError, ValueError):
+                    raise TypeError(f"Expected to assign a slice from a sequence of `{st._wp_name_}` "
+                                    f"values but got `{type(x).__name__}` instead") from None
+            return out
+
+        if st._size_ == 2 and st._kind_ == "float":
+            values = converted()
+        if len(values) != len(idx):
+            raise ValueError("Can only assign sequence of same size")
+        for k, c in zip(idx, converted()):
+            flat[k] = c
+
+    def _index(self, i, extent=None, key_error=None):
+        """i (an integer: Python, NumPy or Warp) as an index in [0, extent). Anything else is
+        Warp's KeyError naming the keys taken (`key_error`), or a TypeError without one."""
+        if isinstance(i, (_Scalar, np.integer)) and not isinstance(i, (np.bool_,)):
             i = int(i)
         if not isinstance(i, numbers.Integral) or isinstance(i, bool):
+            if key_error:
+                raise KeyError(f"Invalid key {i}, expected {key_error}")
             raise TypeError(f"{type(self).__name__} indices must be integers, got "
                             f"{type(i).__name__}")
         n = self._shape_[0] if extent is None else extent
@@ -253,7 +307,9 @@ class Value:
         return eq if eq is NotImplemented else not eq
 
     def __repr__(self):
-        return f"{type(self).__name__}({self._v.tolist()!r})"
+        """Warp's: the type as Warp spells it and each component's repr
+        (vec4d([float64(1.0), ...]), vector(length=5, dtype=float32)([1.0, ...]))."""
+        return f"{self._wp_type_name_}([{', '.join(repr(c) for c in self)}])"
 
     def __str__(self):
         return str(self._v.tolist())
@@ -348,7 +404,11 @@ class Value:
         return self._new(_divide(s, self._v))
 
     def __mod__(self, other):
-        s = self._scalar(other)
+        """Componentwise C remainder (fmod: the dividend's sign) by a scalar or, for vectors,
+        by a vector of the same type (v % v, as Warp's Python scope computes it)."""
+        s = self._same(other, "%") if self._wp_scalar_add_ else None
+        if s is None:
+            s = self._scalar(other)
         if s is None:
             return NotImplemented
         if self._wp_scalar_type_._kind_ == "int" and np.any(s == 0):

@@ -164,8 +164,9 @@ def is_struct(x) -> builtins.bool:
 
 
 def is_array(x) -> builtins.bool:
-    """An array or an array annotation (wp.array(dtype=float), wp.array[float])."""
-    return builtins.bool(getattr(x, "_wp_array_", False))
+    """An array or an array annotation (wp.array(dtype=float), wp.array[float]); not an
+    array class (wp.array itself: type_is_array)."""
+    return not isinstance(x, type) and builtins.bool(getattr(x, "_wp_array_", False))
 
 
 def is_tile(x) -> builtins.bool:

@@ -17,12 +17,14 @@ ctypes-based matrices give a flat array; reshape works on both).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value
+from .family import Value, _flatten
 from .generic import GenericValue, is_any_dim, is_generic
-from .scalar import SUFFIX, bool_, convert, float16, float32, float64, is_number, scalar_type
+from .scalar import SUFFIX, _Scalar, bool_, export, float16, float32, float64, is_number, scalar_type
 from .vector import vector
 
 MAX_DIM = 64
@@ -33,7 +35,10 @@ class Matrix(Value):
     """Base of the matrix types; make one with ``matrix(shape, dtype)``."""
 
     _wp_family_ = "matrix"
+    _wp_generic_type_str_ = "mat_t"  # Warp's name of the family's C++ template
     __slots__ = ()
+
+    _wp_ctor_kind_ = "matrix"
 
     @classmethod
     def _wp_parse_(cls, args, kwargs):
@@ -41,17 +46,19 @@ class Matrix(Value):
             raise TypeError(f"{cls.__name__}() takes no keyword arguments")
         rows, cols = cls._shape_
         n = len(args)
-        msg = (f"{cls.__name__}() takes 0 arguments, 1 value, {rows} rows or {rows * cols} "
-               f"elements, got {n} arguments")
-        if n == rows and n > 1 and not all(is_number(a) for a in args):
+        if n == rows and n > 1 and n != rows * cols:
+            # Rows (sequences or vectors; Warp itself refuses vectors here and points to
+            # wp.matrix_from_rows, which warpd's constructor does for them).
             out = cls._zeros()
             row_t = vector(cols, cls._wp_scalar_type_)
             for i, r in enumerate(args):
-                if is_number(r):
-                    raise ValueError(msg)
+                if is_number(r) or isinstance(r, (str, bytes)) or not hasattr(r, "__len__") \
+                        or len(r) != cols:
+                    raise TypeError(f"Invalid argument in matrix constructor, expected row of "
+                                    f"length {cols}, got {r}")
                 out[i] = row_t._wp_storage_(r, wrap=True, what=f"{cls.__name__}() row {i}")
             return out
-        return cls._parse_common(args, msg)
+        return cls._parse_common(args)
 
     @classmethod
     def _wp_typeref_(cls) -> ir_pb2.TypeRef:
@@ -80,28 +87,121 @@ class Matrix(Value):
     def _row_type(self):
         return vector(self._shape_[1], self._wp_scalar_type_)
 
+    def _int_key(self, key):
+        """key as a Python int when it is an integer (Python, NumPy or Warp); else None."""
+        if isinstance(key, (_Scalar, np.integer)) and not isinstance(key, np.bool_):
+            if isinstance(key, _Scalar) and key._kind_ != "int":
+                return None
+            return int(key)
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            return key
+        return None
+
+    def _pair(self, key):
+        """The numpy key of m[i, j] (ints checked against the shape, slices kept)."""
+        if len(key) != 2:
+            raise KeyError(f"Invalid key, expected one or two indices, got {len(key)}")
+        out = []
+        for k, extent in zip(key, self._shape_):
+            if isinstance(k, slice):
+                out.append(k)
+                continue
+            i = self._int_key(k)
+            if i is None:
+                raise KeyError(f"Invalid key {key}, expected int or pair of ints")
+            if not -extent <= i < extent:
+                raise IndexError(f"index {i} is out of range for {type(self).__name__} "
+                                 f"(extent {extent})")
+            out.append(i % extent)
+        return tuple(out)
+
+    def _part_type(self, part):
+        st = self._wp_scalar_type_
+        return vector(part.shape[0], st) if part.ndim == 1 else matrix(part.shape, st)
+
     def __getitem__(self, key):
+        """m[i]: row i (a vector copy); m[i, j]: an element (as vectors' components,
+        see scalar.export); m[a:b], m[i, a:b], m[a:b, j], m[a:b, c:d]: a matrix or vector copy."""
         if isinstance(key, tuple):
-            if len(key) != 2:
-                raise IndexError(f"{type(self).__name__} takes 1 or 2 indices, got {len(key)}")
-            i = self._index(key[0])
-            j = self._index(key[1], self._shape_[1])
-            return self._v[i, j].item()
+            k = self._pair(key)
+            part = self._v[k]
+            if part.ndim == 0:
+                return export(self._wp_scalar_type_, part.item())
+            return self._part_type(part)._wp_wrap_(part)
         if isinstance(key, slice):
-            raise TypeError(f"{type(self).__name__} rows cannot be sliced")
-        return self._row_type()._wp_wrap_(self._v[self._index(key)])
+            part = self._v[key]
+            return self._part_type(part)._wp_wrap_(part)
+        i = self._int_key(key)
+        if i is None:
+            raise KeyError(f"Invalid key {key}, expected int or pair of ints")
+        return self.get_row(i)
 
     def __setitem__(self, key, value):
-        name = type(self).__name__
         if isinstance(key, tuple):
-            if len(key) != 2:
-                raise IndexError(f"{name} takes 1 or 2 indices, got {len(key)}")
-            i = self._index(key[0])
-            j = self._index(key[1], self._shape_[1])
-            self._v[i, j] = convert(self._wp_scalar_type_, value, wrap=True, what=f"{name}[{i}, {j}]")
+            k = self._pair(key)
+            target = self._v[k]
+            if target.ndim == 0:
+                if not is_number(value) and hasattr(value, "__len__") \
+                        and not isinstance(value, (str, bytes)):
+                    shape = np.shape(np.asarray(value, dtype=object))
+                    raise RuntimeError(f"The provided value is expected to be a scalar but got an "
+                                       f"object of shape {shape} instead")
+                self._v[k] = self._assigned(value)
+                return
+            self._v[k] = self._block(value, target.shape)
             return
-        i = self._index(key)
-        self._v[i] = self._row_type()._wp_storage_(value, wrap=True, what=f"{name}[{i}]")
+        if isinstance(key, slice):
+            self._v[key] = self._block(value, self._v[key].shape)
+            return
+        i = self._int_key(key)
+        if i is None:
+            raise KeyError(f"Invalid key {key}, expected int or pair of ints")
+        self.set_row(i, value)
+
+    def _block(self, value, shape):
+        """value (a scalar, or values of `shape`) converted for a sliced assignment."""
+        st = self._wp_scalar_type_
+        if is_number(value):
+            return np.full(shape, self._assigned(value), dtype=st._np_dtype_)
+        flat = _flatten(value)
+        if flat is None or (flat[0] != shape and flat[0] != (int(np.prod(shape)),)):
+            got = flat[0] if flat is not None else type(value).__name__
+            raise RuntimeError(f"The shape of the provided value ({got}) isn't compatible with the "
+                               f"given slice (expected {shape})")
+        return np.array([self._assigned(x) for x in flat[1]], dtype=st._np_dtype_).reshape(shape)
+
+    def _line(self, i, extent, what):
+        j = self._int_key(i)
+        if j is None:
+            raise TypeError(f"{what} index must be an integer, got {type(i).__name__}")
+        if not -extent <= j < extent:
+            raise IndexError(f"Invalid {what} index")
+        return j % extent
+
+    def get_row(self, r):
+        """Row r (negative counts from the end) as a new vector; IndexError "Invalid row
+        index" when out of range, as in Warp."""
+        return self._row_type()._wp_wrap_(self._v[self._line(r, self._shape_[0], "row")])
+
+    def get_col(self, c):
+        """Column c as a new vector; IndexError "Invalid column index" when out of range."""
+        col_t = vector(self._shape_[0], self._wp_scalar_type_)
+        return col_t._wp_wrap_(self._v[:, self._line(c, self._shape_[1], "column")])
+
+    def set_row(self, r, v):
+        """Sets row r to v: a scalar for every element, or one value per column."""
+        i = self._line(r, self._shape_[0], "row")
+        self._assign_slice(self._v[i], slice(None), v)
+
+    def set_col(self, c, v):
+        """Sets column c to v: a scalar for every element, or one value per row."""
+        j = self._line(c, self._shape_[1], "col")
+        col = self._v[:, j].copy()
+        self._assign_slice(col, slice(None), v)
+        self._v[:, j] = col
+
+    def __repr__(self):
+        return f"{self._wp_type_name_}({self._v.tolist()!r})"
 
     def __str__(self):
         rows = ",\n ".join(str(r) for r in self._v.tolist())

@@ -15,13 +15,14 @@ import numpy as np
 from ..v1 import ir_pb2
 from .family import Value, float_family_type
 from .generic import GenericValue, is_generic
-from .scalar import convert, float32, is_number
+from .scalar import float32, is_number
 
 
 class Quat(Value):
     """Base of the quaternion types; make one with ``quaternion(dtype)``."""
 
     _wp_family_ = "quat"
+    _wp_generic_type_str_ = "quat_t"  # Warp's name of the family's C++ template
     _length_ = 4
     _shape_ = (4,)
     __slots__ = ()
@@ -75,11 +76,10 @@ def quat_rotate(q, v):
 
 def _component(i, name):
     def get(self):
-        return self._v[i].item()
+        return self[i]
 
     def set_(self, value):
-        self._v[i] = convert(self._wp_scalar_type_, value, wrap=True,
-                             what=f"{type(self).__name__}.{name}")
+        self[i] = value
 
     return property(get, set_)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..v1 import ir_pb2
 
 
@@ -50,6 +51,10 @@ class _Scalar:
     def __init__(self, value=0):
         if isinstance(value, _Scalar):
             value = value.value
+        if self._kind_ == "bool" and is_number(value):
+            # wp.bool(x) is x != 0 for any number (wp.bool(0.0), wp.bool(123)), as in Warp.
+            self.value = builtins.bool(value != 0)
+            return
         self.value = convert(type(self), value, wrap=True, what=f"{self._wp_name_}()")
 
     # ------------------------------------------------------------ protocol
@@ -95,22 +100,43 @@ class _Scalar:
     def __bool__(self):
         return builtins.bool(self.value)
 
-    def __eq__(self, other):
+    # Comparisons as Warp's: a float type compares float(self) with float(other) (so a
+    # Python int too large for a float is an OverflowError, wp.float32(1) == 2**1024);
+    # an integer type compares as floats with a float and as integers otherwise.
+    def _operands(self, other):
+        """(a, b) Python numbers to compare, or None when other is not a number."""
         if isinstance(other, _Scalar):
+            other_float = other._kind_ == "float"
             other = other.value
-        return self.value == other
+        elif isinstance(other, (numbers.Real, np.number, np.bool_)):
+            other_float = isinstance(other, (float, np.floating)) or not isinstance(
+                other, (numbers.Integral, np.integer, np.bool_))
+        else:
+            return None
+        if self._kind_ == "float" or (self._kind_ == "int" and other_float):
+            return float(self.value), float(other)
+        if self._kind_ == "int":
+            return int(self.value), int(other)
+        return self.value, other
+
+    def _cmp(self, other, op):
+        pair = self._operands(other)
+        if pair is None:
+            return NotImplemented
+        return op(*pair)
+
+    def __eq__(self, other):
+        pair = self._operands(other)
+        if pair is None:
+            return self.value == other if self._kind_ == "bool" else NotImplemented
+        return pair[0] == pair[1]
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(self):
         return hash(self.value)
-
-    # Ordering, abs() and round() as Warp's scalar values have them (builtins called in
-    # Python scope return these for float16, float64 and the integer types but int32).
-    def _cmp(self, other, op):
-        if isinstance(other, _Scalar):
-            other = other.value
-        elif not isinstance(other, (numbers.Real, np.number)):
-            return NotImplemented
-        return op(self.value, other)
 
     def __lt__(self, other):
         return self._cmp(other, lambda a, b: a < b)
@@ -124,6 +150,8 @@ class _Scalar:
     def __ge__(self, other):
         return self._cmp(other, lambda a, b: a >= b)
 
+    # abs() and round() as Warp's scalar values have them (builtins called in Python scope
+    # return these for float16, float64 and the integer types but int32).
     def __abs__(self):
         return type(self)(abs(self.value))
 
@@ -376,6 +404,19 @@ half = float16
 for _t in (int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64,
            bfloat16, bool_):
     _t._wp_scalar_type_ = _t
+    if _t is not bfloat16:
+        # NumPy's dtype protocol (NumPy 2.4+): np.dtype(wp.float32), np.zeros(3, dtype=wp.int16),
+        # structured dtypes with Warp scalar fields, as Warp 1.19 declares it. bfloat16 has
+        # no NumPy dtype (np.dtype(wp.bfloat16) stays object, as in Warp).
+        _t.__numpy_dtype__ = _t._np_dtype_
+
+
+class handle(uint64):
+    """Warp's type of object handles (Mesh, Volume, BVH ids): a uint64 in every respect
+    (scalar_type(handle) is uint64, so arrays and parameters of it are uint64's)."""
+
+    __slots__ = ()
+    __module__ = "warpd.types"
 
 SCALAR_TYPES = (bool_, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
                 float16, float32, float64, bfloat16)
@@ -384,11 +425,29 @@ _SCALAR_BY_PROTO = {t._proto_: t for t in SCALAR_TYPES}
 _SCALAR_BY_NP = {t._np_dtype_: t for t in SCALAR_TYPES if t is not bfloat16}
 
 # Python's own types stand for Warp's defaults.
-_PY_ALIASES = {builtins.float: float32, builtins.int: int32, builtins.bool: bool_}
+_PY_ALIASES = {builtins.float: float32, builtins.int: int32, builtins.bool: bool_, handle: uint64}
 
 # Warp's suffixes of named types (vec3f, mat22d, quath), by scalar type.
 SUFFIX = {bool_: "bool", float32: "f", float64: "d", float16: "h", bfloat16: "bf", int8: "b", uint8: "ub",
           int16: "s", uint16: "us", int32: "i", uint32: "ui", int64: "l", uint64: "ul"}
+
+
+# Types whose components Python scope reads as Python numbers (Warp's native_scalar_types).
+NATIVE_TYPES = (int32, float32, bool_)
+
+
+def export(st, value):
+    """A component of scalar type st (a Python number of it) as Warp 1.19 returns it from
+    a vector, matrix, quaternion or transformation: the number for int32, float32 and
+    bool (and for every type with wp.config.legacy_scalar_return_types), else an
+    instance of st (wp.vec3d(1, 2, 3)[0] is wp.float64(1.0))."""
+    if st in NATIVE_TYPES:
+        return value
+    if config.legacy_scalar_return_types:
+        return value
+    obj = st.__new__(st)
+    obj.value = value
+    return obj
 
 
 def is_scalar_type(t) -> builtins.bool:

@@ -25,6 +25,7 @@ class Transform(Value):
     """Base of the transformation types; make one with ``transformation(dtype)``."""
 
     _wp_family_ = "transform"
+    _wp_generic_type_str_ = "transform_t"  # Warp's name of the family's C++ template
     _length_ = 7
     _shape_ = (7,)
     __slots__ = ()

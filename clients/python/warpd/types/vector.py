@@ -21,7 +21,7 @@ import numpy as np
 from ..v1 import ir_pb2
 from .family import Value
 from .generic import GenericValue, is_any_dim, is_generic
-from .scalar import SUFFIX, bool_, convert, float16, float32, float64, scalar_type
+from .scalar import SUFFIX, bool_, float16, float32, float64, scalar_type
 
 MAX_LENGTH = 1024  # common/types/type.h kMaxVectorLength
 
@@ -30,6 +30,7 @@ class Vector(Value):
     """Base of the vector types; make one with ``vector(length, dtype)``."""
 
     _wp_family_ = "vector"
+    _wp_generic_type_str_ = "vec_t"  # Warp's name of the family's C++ template
     _wp_scalar_add_ = True
     __slots__ = ()
 
@@ -42,6 +43,14 @@ class Vector(Value):
                 isinstance(a, Value) and a._wp_family_ == "vector" and a._length_ == 3 for a in args):
             return cls._components(list(args[0]._v) + list(args[1]._v))
         return cls._parse_common(args)
+
+    def __setattr__(self, name, value):
+        # Other attributes may be set (v.foo = 123), as in Warp; but a name spelled only
+        # with component letters (v.xy, v.w of a vec3) asks for components, and storing
+        # it would silently shadow nothing: AttributeError, as Warp raises.
+        if name and not name.strip("xyzw") and not hasattr(type(self), name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        object.__setattr__(self, name, value)
 
     @classmethod
     def _wp_typeref_(cls) -> ir_pb2.TypeRef:
@@ -70,12 +79,11 @@ def _component(i, name):
 
     def get(self):
         check(self)
-        return self._v[i].item()
+        return self[i]
 
     def set_(self, value):
         check(self)
-        self._v[i] = convert(self._wp_scalar_type_, value, wrap=True,
-                             what=f"{type(self).__name__}.{name}")
+        self[i] = value
 
     return property(get, set_)
 
