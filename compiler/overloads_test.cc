@@ -13,7 +13,8 @@
 // module i only (in its shard, i % kShards); WARPD_OVERLOADS_DUMP=<dir>
 // writes each module's generated source there; WARPD_OVERLOADS_PROFILE=1
 // times each overload's calls alone; WARPD_OVERLOADS_WIDE=1 explores wider
-// bindings (CatalogOptions::wide; slower, not for CI).
+// bindings (CatalogOptions::wide; slower, not for CI). The sanitizer build
+// compiles for the CPU only (WARPD_OVERLOADS_CPU_ONLY, compiler/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -126,7 +127,7 @@ Compiled CompileBoth(const GeneratedModule& g, Timing* t) {
     return {e, nullptr};
   }
   out.module = r->module;
-#if WARPD_WITH_CUDA
+#if WARPD_WITH_CUDA && !WARPD_OVERLOADS_CPU_ONLY  // see compiler/CMakeLists.txt
   if (CudaAvailable()) {
     auto t1 = std::chrono::steady_clock::now();
     auto m2 = ir::ModuleFromProto(g.proto);
