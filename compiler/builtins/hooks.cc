@@ -67,16 +67,27 @@ absl::StatusOr<int64_t> IntConstant(const Expr* e, std::string_view what) {
 
 // Checks that every argument is a scalar of dtype `s`, giving untyped
 // literals that type. Constructors are the one place Warp adapts literals.
-absl::Status ScalarsOf(std::vector<Expr*>& args, ScalarKind s, std::string_view fn) {
+// With `noun` ("vector", "matrix") the error is Warp 1.19's for that family's
+// constructors (one value fills it, several initialize it).
+absl::Status ScalarsOf(std::vector<Expr*>& args, ScalarKind s, std::string_view fn, std::string_view noun = {}) {
   for (Expr* a : args) {
     if (a->type && a->type->is_scalar_of(s)) continue;
     if (CoerceLiteral(*a, s)) continue;
+    if (!noun.empty()) {
+      return Err(args.size() == 1 ? Cat("the value used to fill this ", noun, " is expected to be of the type `",
+                                        types::ScalarName(s), "`")
+                                  : Cat("all values used to initialize this ", noun,
+                                        " are expected to be of the type `", types::ScalarName(s), "`"));
+    }
     return Err(Cat(fn, "() components must be ", types::ScalarName(s), ", got ",
                             a->type ? a->type->ToString() : "no value", " (convert explicitly, e.g. ",
                             types::ScalarName(s), "(x))"));
   }
   return absl::OkStatus();
 }
+
+// "(2, 3)": a matrix shape as Warp's messages write it.
+std::string ShapeText(int rows, int cols) { return Cat("(", rows, ", ", cols, ")"); }
 
 // Moves operand `e` out of `operands` (a hook rewriting its call to positional form).
 std::unique_ptr<Expr> TakeOperand(std::vector<std::unique_ptr<Expr>>& operands, const Expr* e) {
@@ -106,13 +117,14 @@ absl::StatusOr<HookResult> ConstructVector(TypeRef t, Args& a, std::string_view 
   int len = t->length();
   if (n == 0) return Done(t, "$R{}");
   if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_vector()) {
-    if (a.pos[0]->type->length() != len)
-      return Err(Cat(fn, "() cannot convert ", a.pos[0]->type->ToString(), " to ", t->ToString()));
+    if (a.pos[0]->type->length() != len)  // Warp's words, the target's length first
+      return Err(Cat("incompatible vector of length ", len, " given when copy constructing a vector of length ",
+                     a.pos[0]->type->length()));
     return Done(t, "wp::cast<$R>($0)");
   }
   if (n != 1 && n != static_cast<size_t>(len))
-    return Err(Cat(fn, "() takes 0, 1 or ", len, " arguments, got ", n));
-  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+    return Err(Cat("incompatible number of values given (", n, ") when constructing a vector of length ", len));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn, "vector"); !st.ok()) return st;
   if (n == 1) return Done(t, Cat("wp::vec_splat<", len, ", ", types::ScalarCppName(t->scalar()), ">($0)"));
   return Done(t, "$R{{$*}}");
 }
@@ -124,8 +136,9 @@ absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view 
   if (n == 0) return Done(t, "$R{}");
   if (n == 1 && a.pos[0]->type && a.pos[0]->type->is_matrix()) {
     TypeRef from = a.pos[0]->type;
-    if (from->rows() != r || from->cols() != c)
-      return Err(Cat(fn, "() cannot convert ", from->ToString(), " to ", t->ToString()));
+    if (from->rows() != r || from->cols() != c)  // Warp's words, the target's shape first
+      return Err(Cat("incompatible matrix of shape ", ShapeText(r, c), " given when copy constructing a matrix of shape ",
+                     ShapeText(from->rows(), from->cols())));
     return Done(t, "wp::cast<$R>($0)");
   }
   // Warp 1.19 refuses vectors here in kernels (rows or columns would be a
@@ -135,8 +148,9 @@ absl::StatusOr<HookResult> ConstructMatrix(TypeRef t, Args& a, std::string_view 
       return Err(Cat(fn, "(): passing vectors to a matrix constructor is not supported (as in Warp 1.19); use "
                          "wp.matrix_from_rows() or wp.matrix_from_cols()"));
   if (n != 1 && n != static_cast<size_t>(r * c))
-    return Err(Cat(fn, "() takes 0, 1 or ", r * c, " scalars, got ", n, " arguments"));
-  if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
+    return Err(Cat("incompatible number of values given (", n, ") when constructing a matrix of shape ",
+                   ShapeText(r, c)));
+  if (auto st = ScalarsOf(a.pos, t->scalar(), fn, "matrix"); !st.ok()) return st;
   if (n == 1) return Done(t, Cat("wp::mat_splat<", r, ", ", c, ", ", dt, ">($0)"));
   return Done(t, "$R{{$*}}");
 }
@@ -219,19 +233,35 @@ absl::StatusOr<HookResult> ConstructSpatialVector(TypeRef t, Args& a, std::strin
 // The type a constructor name denotes (with keywords for the generic ones).
 absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::TypeTable& table) {
   if (name == "vector") {
+    // As Warp 1.19 infers vector(...)'s length and dtype (builtins.py vector_value_func).
     if (auto st = a.OnlyKeywords(name, {"length", "dtype"}); !st.ok()) return st;
     auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
     if (!dtype.ok()) return dtype.status();
-    int64_t len = static_cast<int64_t>(a.pos.size());
+    size_t n = a.pos.size();
+    int64_t len = static_cast<int64_t>(n);
+    const TypeRef first = n ? a.pos[0]->type : nullptr;
     if (Expr* l = a.Keyword("length")) {
       auto v = IntConstant(l, "vector(): length");
       if (!v.ok()) return v.status();
       len = *v;
+      if (n > 1 && len != static_cast<int64_t>(n))
+        return Err(Cat("incompatible number of values given (", n, ") when constructing a vector of length ", len));
+    } else if (n == 0) {
+      return Err("the `length` argument must be specified when zero-initializing a vector");
+    } else if (n == 1 && first && first->is_vector()) {
+      len = first->length();  // vector(v): a copy (converted with dtype=)
+    } else if (n == 1) {
+      return Err("the `length` argument must be specified when filling a vector with a value");
     }
-    // Without dtype=, the components' type decides.
-    if (!a.Keyword("dtype") && !a.pos.empty() && a.pos[0]->type && a.pos[0]->type->is_scalar() &&
-        !IsLiteral(*a.pos[0]))
-      return table.CheckedVector(len, a.pos[0]->type->scalar());
+    if (a.Keyword("dtype") || !first) return table.CheckedVector(len, *dtype);
+    // Without dtype=, the values' type decides (a copy: the vector's scalar type); several
+    // values must have one type, literals included (vector(1.0, 2) is refused, as in Warp).
+    if (n > 1) {
+      for (Expr* v : a.pos)
+        if (!v->type || !types::SameType(v->type, first))
+          return Err("all values given when constructing a vector must have the same type");
+    }
+    if (first->has_dtype()) return table.CheckedVector(len, first->scalar());
     return table.CheckedVector(len, *dtype);
   }
   if (name == "matrix") {
@@ -239,7 +269,16 @@ absl::StatusOr<TypeRef> ConstructedType(std::string_view name, Args& a, types::T
     auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
     if (!dtype.ok()) return dtype.status();
     Expr* shape = a.Keyword("shape");
-    if (!shape || shape->kind != ExprKind::Tuple || shape->operands.size() != 2)
+    if (!shape) {  // as Warp 1.19 infers matrix(...)'s shape
+      if (a.pos.size() == 1 && a.pos[0]->type && a.pos[0]->type->is_matrix()) {
+        TypeRef from = a.pos[0]->type;
+        return table.CheckedMatrix(from->rows(), from->cols(), a.Keyword("dtype") ? *dtype : from->scalar());
+      }
+      return Err(a.pos.empty()  ? "the `shape` argument must be specified when zero-initializing a matrix"
+                 : a.pos.size() == 1 ? "the `shape` argument must be specified when filling a matrix with a value"
+                                     : "the `shape` argument must be specified when initializing a matrix by value");
+    }
+    if (shape->kind != ExprKind::Tuple || shape->operands.size() != 2)
       return Err("matrix(): shape=(rows, cols) is required");
     auto r = IntConstant(shape->operands[0].get(), "matrix(): shape");
     auto c = IntConstant(shape->operands[1].get(), "matrix(): shape");

@@ -127,7 +127,7 @@ TEST(SemaTest, UserErrors) {
        "recursion is not supported"},
       {"kernel return value", K({Return(Int(1))}), "Warp kernels cannot return values."},
       {"vec3 component type", K({Assign(Name("u"), Call("vec3", {Name("n"), Float(0), Float(0)}))}),
-       "vec3() components must be float32, got int32"},
+       "all values used to initialize this vector are expected to be of the type `float32`"},
       {"vector attribute", K({Assign(Name("x"), Attr(Name("v"), "w"))}), "vec3f has no component 'w'"},
       {"tid arity mismatch",
        K({Assign(TupleOf({Name("i"), Name("j")}), Call("tid", {})), Assign(TupleOf({Name("p"), Name("q"), Name("r")}), Call("tid", {}))}),

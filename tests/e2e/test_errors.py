@@ -203,8 +203,12 @@ def test_wrong_array_arguments(wp):
         wp.launch(takes_three, dim=2, inputs=[wp.zeros(2, dtype=wp.float64), 1, wp.vec3()])
     with pytest.raises(TypeError, match=r"'a' .* expects a 1-D array"):
         wp.launch(takes_three, dim=2, inputs=[wp.zeros((2, 2), dtype=float), 1, wp.vec3()])
-    with pytest.raises(TypeError, match=r"'a' .* got ndarray"):
-        wp.launch(takes_three, dim=2, inputs=[np.zeros(2, np.float32), 1, wp.vec3()])
+    with pytest.raises(TypeError, match=r"'a' .* got list"):
+        wp.launch(takes_three, dim=2, inputs=[[0.0, 0.0], 1, wp.vec3()])
+    # A NumPy array is taken on the CPU, as Warp takes it (test_warp_value_api), when its
+    # scalar type is the dtype's: Warp's RuntimeError otherwise.
+    with pytest.raises(RuntimeError, match=r"typestr='<f8' to Warp array with dtype=float32"):
+        wp.launch(takes_three, dim=2, inputs=[np.zeros(2), 1, wp.vec3()], device="cpu")
 
 
 def test_wrong_vector_argument(wp):

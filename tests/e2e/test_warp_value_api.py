@@ -326,3 +326,123 @@ def test_lower_bound_stops_at_the_last_index(wp):
     wp.launch(lower_bounds, dim=7, inputs=[values, arr, out])
     # Real Warp 1.19: a value above every element gives end - 1, not end
     assert out.numpy().tolist() == [[0, 1], [0, 1], [3, 2], [4, 2], [5, 2], [5, 2], [5, 2]]
+
+
+# ------------------------------------------------------------ constructors in kernels
+
+def _compile_error(wp, kernel, inputs=()):
+    with pytest.raises(wp.CompileError) as info:
+        wp.launch(kernel, dim=1, inputs=list(inputs))
+    return str(info.value)
+
+
+def test_constructor_errors_in_kernels_are_warps(wp):
+    # Warp 1.19's words (its copy messages name the target's size first)
+    @wp.kernel(module="unique")
+    def vec_copy_length():
+        wp.types.vector(wp.types.vector(length=2, dtype=float), length=3, dtype=float)
+
+    @wp.kernel(module="unique")
+    def vec3_of_vec2():
+        wp.vec3(wp.vec2(1.0, 2.0))
+
+    @wp.kernel(module="unique")
+    def vec_count():
+        wp.types.vector(1.0, 2.0, length=12345)
+
+    @wp.kernel(module="unique")
+    def vec_no_length():
+        wp.types.vector()
+
+    @wp.kernel(module="unique")
+    def vec_fill_no_length():
+        wp.types.vector(1.0, dtype=float)
+
+    @wp.kernel(module="unique")
+    def vec_mixed():
+        wp.types.vector(1.0, 2)
+
+    @wp.kernel(module="unique")
+    def vec2_of_float64(x: wp.float64):
+        wp.vec2(x, x)
+
+    @wp.kernel(module="unique")
+    def vec2_fill_float64(x: wp.float64):
+        wp.vec2(x)
+
+    @wp.kernel(module="unique")
+    def mat_count():
+        wp.mat22(1.0, 2.0, 3.0)
+
+    @wp.kernel(module="unique")
+    def mat_copy_shape():
+        wp.types.matrix(wp.mat22(), shape=(3, 3))
+
+    @wp.kernel(module="unique")
+    def mat_no_shape():
+        wp.types.matrix(1.0, 2.0)
+
+    @wp.kernel(module="unique")
+    def mat_fill_float16(x: wp.float16):
+        wp.types.matrix(x, shape=(2, 2), dtype=wp.float32)
+
+    @wp.kernel(module="unique")
+    def mat22_of_float64(x: wp.float64):
+        wp.mat22(x, 2.0, 3.0, 4.0)
+
+    cases = [
+        (vec_copy_length, (), "incompatible vector of length 3 given when copy constructing a vector of length 2"),
+        (vec3_of_vec2, (), "incompatible vector of length 3 given when copy constructing a vector of length 2"),
+        (vec_count, (), "incompatible number of values given (2) when constructing a vector of length 12345"),
+        (vec_no_length, (), "the `length` argument must be specified when zero-initializing a vector"),
+        (vec_fill_no_length, (), "the `length` argument must be specified when filling a vector with a value"),
+        (vec_mixed, (), "all values given when constructing a vector must have the same type"),
+        (vec2_of_float64, (wp.float64(1.0),),
+         "all values used to initialize this vector are expected to be of the type `float32`"),
+        (vec2_fill_float64, (wp.float64(1.0),),
+         "the value used to fill this vector is expected to be of the type `float32`"),
+        (mat_count, (), "incompatible number of values given (3) when constructing a matrix of shape (2, 2)"),
+        (mat_copy_shape, (), "incompatible matrix of shape (3, 3) given when copy constructing a matrix of shape (2, 2)"),
+        (mat_no_shape, (), "the `shape` argument must be specified when initializing a matrix by value"),
+        (mat_fill_float16, (wp.float16(1.0),),
+         "the value used to fill this matrix is expected to be of the type `float32`"),
+        (mat22_of_float64, (wp.float64(1.0),),
+         "all values used to initialize this matrix are expected to be of the type `float32`"),
+    ]
+    for kernel, inputs, message in cases:
+        msg = _compile_error(wp, kernel, inputs)
+        assert msg.rstrip().endswith(message), (kernel.key, msg)
+
+
+@wpd.kernel
+def inferred_vectors(out: wpd.array(dtype=float), outi: wpd.array(dtype=int)):
+    a = wpd.vec2(1.0, 2.0)
+    b = wpd.types.vector(a, dtype=wpd.float16)  # length from a, converted
+    c = wpd.types.vector(a)  # a copy: vec2f
+    d = wpd.types.vector(a, length=2)
+    e = wpd.types.vector(3, 4, 5)  # int literals: a vector of int32, as Warp infers it
+    m = wpd.types.matrix(wpd.mat22(1.0, 2.0, 3.0, 4.0))  # shape from the matrix
+    out[0] = float(b[1]) + c[0] + d[1] * 10.0
+    out[1] = m[1, 0]
+    outi[0] = e[2]  # storing it in an int array checks its type too
+    outi[1] = wpd.types.vector(7, length=3)[1]
+
+
+def test_vector_and_matrix_constructors_infer_length_shape_and_dtype(wp):
+    out = wp.zeros(2, dtype=float)
+    outi = wp.zeros(2, dtype=int)
+    wp.launch(inferred_vectors, dim=1, inputs=[out, outi])
+    np.testing.assert_array_equal(out.numpy(), [2.0 + 1.0 + 20.0, 3.0])
+    np.testing.assert_array_equal(outi.numpy(), [5, 7])
+
+
+def test_raw_pointers_are_refused_with_a_reason(wp):
+    # warpd arrays live in the daemon: no pointer exists in the client, by design
+    a = wp.zeros(3, dtype=float)
+    with pytest.raises(AttributeError, match="warpd arrays live in the daemon"):
+        a.ptr
+    assert not hasattr(a, "ptr")
+    with pytest.raises(NotImplementedError, match=r"^vec3f.from_ptr\(0\) is not supported: warpd has no raw"):
+        wp.vec3.from_ptr(0)
+    with pytest.raises(NotImplementedError, match=r"^mat22f.from_ptr\(0\) is not supported"):
+        wp.mat22.from_ptr(0)

@@ -453,6 +453,15 @@ class array:
     def __len__(self):
         return self.shape[0]
 
+    @property
+    def ptr(self):
+        """Warp's address of the data: warpd arrays have none in this process (they live
+        in the daemon, possibly shared by tenants), so reading it is an AttributeError that
+        says so (hasattr(a, "ptr") is False)."""
+        raise AttributeError("'array' object has no attribute 'ptr': warpd arrays live in the daemon, "
+                             "not in this process, so they have no pointer; read them with numpy() or "
+                             "list(), write them with assign() or wp.copy()")
+
     def _check_live(self):
         if self.handle is None:
             if self._wp_annotation_dtype_ is not None:

@@ -175,6 +175,14 @@ class Value:
             fail(type(e), str(e))
 
     @classmethod
+    def from_ptr(cls, ptr):
+        """Warp reads a value from a raw address; warpd has no raw pointers (arrays live in
+        the daemon), so this is NotImplementedError saying so."""
+        raise NotImplementedError(f"{cls.__name__}.from_ptr({ptr!r}) is not supported: warpd has no raw "
+                                  f"pointers (arrays live in the daemon); construct the value from its "
+                                  f"components, or read an array element with numpy() or list()")
+
+    @classmethod
     def _wp_from_storage_(cls, raw):
         return cls._wp_wrap_(cls._wp_scalar_type_._wp_decode_(raw))
 
