@@ -187,6 +187,119 @@ class ArrayMember:
     def check(cls, value, what):
         if value is None:
             return None
+        from . import canonical_dtype
+        if cls._wp_indexed_:
+            from ..indexedarray import indexedarray
+            kind = "indexedarray"
+            live = isinstance(value, indexedarray) and value.data is not None
+        else:
+            kind = "array"
+            live = getattr(value, "_wp_array_", False) and getattr(value, "handle", None) is not None
+        if not live:
+            raise TypeError(f"{what} expects a warpd {kind} or None, got {type(value).__name__}")
+        if canonical_dtype(value.dtype) is not cls._wp_dtype_ or value.ndim != cls._wp_ndim_:
+            raise TypeError(f"{what} expects an {kind} of dtype={getattr(cls._wp_dtype_, '__name__', cls._wp_dtype_)}, "
+                            f"ndim={cls._wp_ndim_}; got dtype={getattr(value.dtype, '__name__', value.dtype)}, "
+                            f"ndim={value.ndim}")
+        return value
+
+    @classmethod
+    def _wp_from_storage_(cls, raw):
+        s = cls.__new__(cls)
+        values = {}
+        for m, t, _ in cls._wp_members_:
+            field = raw[m]
+            values[m] = t._wp_from_storage_(field)
+        object.__setattr__(s, "_values", values)
+        return s
+
+    @classmethod
+    def _wp_components_(cls, value):
+        raise TypeError(f"struct {cls.__name__} values cannot be kernel constants; pass them as "
+                        f"kernel arguments")
+
+    @classmethod
+    def _wp_fill_ctor_(cls, call, span):
+        # S() in a kernel: the daemon's struct(dtype=S), a zero-initialized value.
+        call.kind = ir_pb2.CALLEE_BUILTIN
+        call.callee = "struct"
+        k = call.keywords.add(name="dtype")
+        k.value.span.CopyFrom(span)
+        k.value.type_value.CopyFrom(cls._wp_typeref_())
+
+    @classmethod
+    def numpy_dtype(cls) -> dict:
+        """The NumPy structured dtype of one element (C offsets and padding), spelled as
+        Warp spells it: a dict of names, formats, offsets and itemsize (np.dtype() of it
+        is the dtype of ``a.numpy()`` for an array of this struct)."""
+        dt = cls._wp_np_dtype_
+        return {"names": list(dt.names), "formats": [dt.fields[n][0] for n in dt.names],
+                "offsets": [dt.fields[n][1] for n in dt.names], "itemsize": dt.itemsize}
+
+    def numpy_value(self) -> tuple:
+        """This value as a NumPy record's items (Warp's numpy_value): a tuple of the members,
+        vectors and matrices as lists, nested structs as tuples."""
+        def items(rec):
+            if rec.dtype.names is None:
+                return rec.tolist()
+            return tuple(items(rec[n]) for n in rec.dtype.names)
+
+        return items(_record(type(self), self))
+
+    # ------------------------------------------------------------ values
+
+    def __eq__(self, other):
+        if not isinstance(other, Struct) or type(other)._wp_struct_name_ != self._wp_struct_name_:
+            return NotImplemented
+        return all(_member_eq(self._values[m], other._values[m]) for m, _, _ in self._wp_members_)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __copy__(self):
+        s = type(self).__new__(type(self))
+        object.__setattr__(s, "_values", {m: _member_value(t, self._values[m], m)
+                                          for m, t, _ in self._wp_members_})
+        return s
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __repr__(self):
+        inner = ", ".join(f"{m}={self._values[m]!r}" for m, _, _ in self._wp_members_)
+        return f"{type(self).__name__}({inner})"
+
+
+def _record(cls, value):
+    rec = np.zeros((), dtype=cls._wp_np_dtype_)
+    rec[()] = cls._wp_storage_(value)
+    return rec
+
+
+class ArrayMember:
+    """The type of an array member of a struct: one class per array type."""
+
+    _wp_size_ = 64  # the array descriptor (common/abi, docs/launch_abi.md)
+    _wp_align_ = 8
+    _wp_np_dtype_ = np.dtype((np.uint64, (8,)))
+    _wp_tr_ = None
+    _wp_dtype_ = None
+    _wp_ndim_ = 1
+    _wp_indexed_ = False
+
+    @classmethod
+    def _wp_typeref_(cls):
+        out = ir_pb2.TypeRef()
+        out.CopyFrom(cls._wp_tr_)
+        return out
+
+    @classmethod
+    def check(cls, value, what):
+        if value is None:
+            return None
         if cls._wp_indexed_:
             from ..indexedarray import indexedarray
             from . import canonical_dtype

@@ -200,21 +200,22 @@ WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const 
   return true;
 }
 
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, array_t<T>* out) {
+// a[i], a[i, j], a[i, j, k] with fewer indices than dimensions, of an
+// array_t or (below) an indexedarray_t: subview_n of that type.
+template <typename A>
+WP_FUNC bool subview(launch_ctx* ctx, const A& a, int32 line, int64 i, A* out) {
   const int64 idx[1] = {i};
   return subview_n(ctx, a, line, idx, 1, out);
 }
 
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, int64 j, array_t<T>* out) {
+template <typename A>
+WP_FUNC bool subview(launch_ctx* ctx, const A& a, int32 line, int64 i, int64 j, A* out) {
   const int64 idx[2] = {i, j};
   return subview_n(ctx, a, line, idx, 2, out);
 }
 
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const array_t<T>& a, int32 line, int64 i, int64 j, int64 k,
-                     array_t<T>* out) {
+template <typename A>
+WP_FUNC bool subview(launch_ctx* ctx, const A& a, int32 line, int64 i, int64 j, int64 k, A* out) {
   const int64 idx[3] = {i, j, k};
   return subview_n(ctx, a, line, idx, 3, out);
 }
@@ -351,26 +352,6 @@ WP_FUNC bool subview_n(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, 
     out->shape[d] = d + n < 4 ? a.shape[d + n] : 0;
   }
   return true;
-}
-
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, indexedarray_t<T>* out) {
-  const int64 idx[1] = {i};
-  return subview_n(ctx, a, line, idx, 1, out);
-}
-
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j,
-                     indexedarray_t<T>* out) {
-  const int64 idx[2] = {i, j};
-  return subview_n(ctx, a, line, idx, 2, out);
-}
-
-template <typename T>
-WP_FUNC bool subview(launch_ctx* ctx, const indexedarray_t<T>& a, int32 line, int64 i, int64 j, int64 k,
-                     indexedarray_t<T>* out) {
-  const int64 idx[3] = {i, j, k};
-  return subview_n(ctx, a, line, idx, 3, out);
 }
 
 }  // namespace wp
