@@ -592,3 +592,52 @@ def test_static_len_of_a_run_time_local(wp):
     out = wp.zeros(3, dtype=int)
     wp.launch(lengths, dim=1, inputs=[out])
     np.testing.assert_array_equal(out.numpy(), [4, 2, 40])
+
+
+@wp.struct
+class StaticInner:
+    h: wp.float16
+    v: wp.vec3
+
+
+@wp.struct
+class StaticOuter:
+    m: wp.mat22
+    i: int
+    f: float
+    inner: StaticInner
+
+
+@wp.struct
+class StaticHoldsArray:
+    a: wp.array(dtype=float)
+
+
+def _make_static_outer():
+    s = StaticOuter()
+    s.m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    s.i = 7
+    s.f = 0.5
+    s.inner.h = wp.float16(1.5)
+    s.inner.v = wp.vec3(4.0, 5.0, 6.0)
+    return s
+
+
+def test_static_struct_values_are_inlined(wp):
+    # Warp 1.19: wp.static(f(...)) may return a struct, inlined with its member values.
+    @wp.kernel(module="unique")
+    def reads(out: wp.array(dtype=float)):
+        s = wp.static(_make_static_outer())
+        out[0] = s.m[1, 0] + float(s.i) + s.f + float(s.inner.h) + s.inner.v[2]
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(reads, dim=1, inputs=[out])
+    assert out.numpy()[0] == 3.0 + 7 + 0.5 + 1.5 + 6.0
+
+    @wp.kernel(module="unique")
+    def holds(out: wp.array(dtype=float)):
+        s = wp.static(StaticHoldsArray())
+        out[0] = 1.0
+
+    with pytest.raises(wp.CompileError, match="holds arrays"):
+        wp.launch(holds, dim=1, inputs=[out])

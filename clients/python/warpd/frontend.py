@@ -840,9 +840,26 @@ class Translator:
                 self.value(e.call.args.add(span=e.span), st(v))
             return True
         if isinstance(obj, wt.Struct):
-            raise CompileError(f"{e.span.file}:{e.span.line}:{e.span.col}: error: the struct "
-                               f"value {type(obj).__name__}(...) cannot be used as a kernel "
-                               f"constant; pass it as a kernel argument")
+            # A struct value (e.g. wp.static(make_struct(...))): its constructor with
+            # each member a constant, by name; an array member cannot be one.
+            from .types.struct import ArrayMember
+
+            t = type(obj)
+            t._wp_fill_ctor_(e.call, e.span)
+            for name, mt, _ in t._wp_members_:
+                v = getattr(obj, name)
+                if v is None and issubclass(mt, ArrayMember):
+                    continue  # an empty array member: the zero the constructor gives
+                if issubclass(mt, ArrayMember):
+                    raise CompileError(f"{e.span.file}:{e.span.line}:{e.span.col}: error: the struct "
+                                       f"value {t.__name__}(...) holds an array (member '{name}') and "
+                                       f"cannot be used as a kernel constant; pass it as a kernel argument")
+                k = e.call.keywords.add(name=name)
+                k.value.span.CopyFrom(e.span)
+                if not self.value(k.value, mt(v) if isinstance(mt, type) and issubclass(mt, wt._Scalar)
+                                  and not isinstance(v, wt._Scalar) else v):
+                    return False
+            return True
         if isinstance(obj, type):
             tr = wt.to_typeref(obj)
             if tr is not None:

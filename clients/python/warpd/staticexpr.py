@@ -135,6 +135,8 @@ def check(value, function_type) -> str:
     """The kind of a static value: "constant", "string" or "function"; StaticError otherwise."""
     if is_constant(value):
         return "constant"
+    if isinstance(value, wt.Struct) and not type(value)._wp_holds_array_:
+        return "constant"  # inlined as its constructor with constant members (frontend.value)
     if isinstance(value, str):
         return "string"
     if isinstance(value, (function_type, Builtin)):
@@ -156,8 +158,8 @@ def describe_unsupported(value) -> str:
     if isinstance(value, Kernel):
         return "it returned a kernel; only functions (@wp.func) can be called from kernels"
     if isinstance(value, wt.Struct):
-        return (f"it returned the struct value {type(value).__name__}(...); warpd cannot inline struct "
-                f"values (pass it as a kernel argument)")
+        return (f"it returned the struct value {type(value).__name__}(...), which holds arrays; such "
+                f"values cannot be inlined (pass it as a kernel argument)")
     if isinstance(value, type):
         return (f"it returned the type {getattr(value, '__name__', value)!s}; Warp 1.19 does not accept "
                 f"types from wp.static() (use the type directly)")
