@@ -29,7 +29,7 @@ def builtin_keywords(out: wp.array(dtype=float), m: wp.array(dtype=wp.mat44)):
     m[1] = wp.transform_compose(pos, scale=scale, rotation=rot)
 
 
-def test_builtins_take_keyword_arguments_by_parameter_name():
+def test_builtins_take_keyword_arguments_by_parameter_name(wp):
     out = wp.zeros(6, dtype=float)
     m = wp.zeros(2, dtype=wp.mat44)
     wp.launch(builtin_keywords, dim=1, inputs=[out, m])
@@ -54,7 +54,7 @@ def load(tmp_path, name, src):
     ("wp.pow(x=2.0, x=4.0)", None),  # a SyntaxError in Python itself
     ("wp.pow(2.0, x=4.0)", r"pow\(\) has no overload"),
 ])
-def test_keyword_mistakes_are_compile_errors(tmp_path, call, message):
+def test_keyword_mistakes_are_compile_errors(wp, tmp_path, call, message):
     src = f"""
         import warpd as wp
 
@@ -95,7 +95,7 @@ def user_calls(out: wp.array(dtype=int), fo: wp.array(dtype=float)):
     fo[3] = scaled(4.0, 0.5, wp.vec3(0.0, -1.0, 0.0))
 
 
-def test_user_functions_take_keywords_and_defaults_as_python_binds_them():
+def test_user_functions_take_keywords_and_defaults_as_python_binds_them(wp):
     out = wp.zeros(6, dtype=int)
     fo = wp.zeros(4, dtype=float)
     wp.launch(user_calls, dim=1, inputs=[out, fo])
@@ -104,7 +104,7 @@ def test_user_functions_take_keywords_and_defaults_as_python_binds_them():
     np.testing.assert_allclose(fo.numpy(), [1.0 * 2.0 + 2.0, 1.0 * 3.0 + 2.0, 1.0 * 2.0 + 10.0, 4.0 * 0.5 - 1.0])
 
 
-def test_a_call_python_would_refuse_is_a_compile_error(tmp_path):
+def test_a_call_python_would_refuse_is_a_compile_error(wp, tmp_path):
     ns = load(tmp_path, "bad_binding_mod", """
         import warpd as wp
 
@@ -120,7 +120,7 @@ def test_a_call_python_would_refuse_is_a_compile_error(tmp_path):
         wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=int)])
 
 
-def test_kernel_parameters_cannot_have_defaults(tmp_path):
+def test_kernel_parameters_cannot_have_defaults(wp, tmp_path):
     ns = load(tmp_path, "kernel_default_mod", """
         import warpd as wp
 
@@ -146,7 +146,7 @@ def spatial_and_arg(out: wp.array(dtype=wp.spatial_vector), od: wp.array(dtype=w
     idx[3] = wp.argmin(wp.vec3i(3, 5, -2))
 
 
-def test_spatial_vector_dtype_keyword_and_argmax_argmin():
+def test_spatial_vector_dtype_keyword_and_argmax_argmin(wp):
     out = wp.zeros(3, dtype=wp.spatial_vector)
     od = wp.zeros(1, dtype=wp.spatial_vectord)
     idx = wp.zeros(4, dtype=wp.uint32)
@@ -214,7 +214,7 @@ def struct_ctors_and_operators(out: wp.array(dtype=float), tagged: wp.array(dtyp
     tagged[2] = Tagged(1, b=3.0)
 
 
-def test_struct_constructors_and_user_operator_overloads():
+def test_struct_constructors_and_user_operator_overloads(wp):
     out = wp.zeros(9, dtype=float)
     tagged = wp.zeros(3, dtype=Tagged)
     wp.launch(struct_ctors_and_operators, dim=1, inputs=[out, tagged])
@@ -229,7 +229,7 @@ def test_struct_constructors_and_user_operator_overloads():
     np.testing.assert_array_equal(t[1]["v"], [0.0, 0.0, 0.0])
 
 
-def test_struct_constructor_mistakes_are_compile_errors(tmp_path):
+def test_struct_constructor_mistakes_are_compile_errors(wp, tmp_path):
     for call, message in [("Complex(1.0, 2.0, 3.0)", r"takes at most 2 arguments"),
                           ("Complex(rael=1.0)", r"has no member 'rael'"),
                           ("Complex(1.0, real=2.0)", r"multiple values for member 'real'"),
@@ -278,7 +278,7 @@ def spread_arguments(arr: wp.array(dtype=int), out: wp.array(dtype=wp.vec3i), o2
     om[0] = wp.matrix_from_rows(*m3[-2:, :2])
 
 
-def test_starred_arguments_spread_vectors_matrices_and_constant_array_slices():
+def test_starred_arguments_spread_vectors_matrices_and_constant_array_slices(wp):
     arr = wp.array(np.arange(1, 10), dtype=int)
     out = wp.zeros(2, dtype=wp.vec3i)
     o2 = wp.zeros(5, dtype=float)
@@ -300,7 +300,7 @@ def test_starred_arguments_spread_vectors_matrices_and_constant_array_slices():
     ("v = wp.vec3i(*arr[:-3])", "cannot be negative for arrays"),
     ("v = wp.vec2(*wp.vec3(1.0, 2.0, 3.0)[:2])", "needs x to be a variable"),
 ])
-def test_starred_argument_mistakes_are_compile_errors(tmp_path, body, message):
+def test_starred_argument_mistakes_are_compile_errors(wp, tmp_path, body, message):
     ns = load(tmp_path, f"spread_err_{abs(hash(body))}", f"""
         import warpd as wp
 
@@ -343,7 +343,7 @@ def transform_forms(out: wp.array(dtype=wp.transformd), o7: wp.array(dtype=vec7)
     oc[3] = wp.curlnoise(s, wp.vec2(0.3, 0.7), wp.uint32(2), 2.0, 0.5)
 
 
-def test_transform_constructors_slices_float64_forms_and_curlnoise_defaults():
+def test_transform_constructors_slices_float64_forms_and_curlnoise_defaults(wp):
     out = wp.zeros(5, dtype=wp.transformd)
     o7 = wp.zeros(2, dtype=vec7)
     om = wp.zeros(2, dtype=wp.mat44d)
