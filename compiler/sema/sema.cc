@@ -456,6 +456,12 @@ absl::Status FunctionSema::ForSema(Stmt& s) {
   if (!iter.keywords.empty() || n < 1 || n > 3) return Err(iter.span, "range() takes 1 to 3 positional arguments");
   for (auto& a : iter.operands) {
     SEMA_TRY(ExprSema(*a));
+    if (a->kind == ExprKind::Constant && std::holds_alternative<bool>(a->value)) {
+      // range(True), e.g. from wp.static(flag): a bool literal counts as 0 or 1 (Warp).
+      a->value = int64_t{std::get<bool>(a->value) ? 1 : 0};
+      a->const_dtype.reset();
+      SEMA_TRY(ExprSema(*a));
+    }
     if (!a->type->is_int())
       return Err(a->span, Cat("range() arguments must be integers, not ", a->type->ToString()));
   }

@@ -105,3 +105,22 @@ def test_a_default_constructed_launch(wp):
     cmd.set_param_at_index(2, wp.vec3(7.0, 0.0, 0.0))
     cmd.launch()
     np.testing.assert_array_equal(out.numpy(), 107 + np.arange(10))
+
+
+def test_range_of_a_static_bool_and_kernel_names(wp):
+    @wp.kernel(module="unique")
+    def counts(out: wp.array(dtype=int)):
+        n = int(0)
+        for _ in range(wp.static(True)):
+            n += 1
+        for _ in range(wp.static(False)):
+            n += 10
+        out[0] = n
+
+    out = wp.zeros(1, dtype=int)
+    wp.launch(counts, dim=1, inputs=[out])
+    assert out.numpy()[0] == 1
+    with pytest.raises(ValueError, match=r"valid C\+\+ identifier"):
+        @wp.kernel(module="unique", name="1invalid")
+        def bad_name():
+            return

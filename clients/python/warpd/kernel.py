@@ -156,6 +156,8 @@ def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_
     if entry_point_abi not in (None, "warp"):
         raise NotImplementedError(f"entry_point_abi={entry_point_abi!r} is not supported by warpd "
                                   f"(only Warp's own kernel ABI)")
+    if name is not None and not (isinstance(name, str) and name.isidentifier() and name.isascii()):
+        raise ValueError(f"kernel name {name!r} is not a valid C++ identifier")
     options = {k: v for k, v in (("enable_backward", enable_backward), ("launch_bounds", launch_bounds),
                                  ("cuda_max_registers", cuda_max_registers),
                                  ("enable_cuda_smem_spilling", enable_cuda_smem_spilling),
