@@ -583,6 +583,8 @@ absl::StatusOr<HookResult> HookPrintf(const Overload&, Expr& call, types::TypeTa
   if (!a.kw.empty()) return Err("printf() takes no keyword arguments");
   if (a.pos.empty() || !IsStringConstant(a.pos[0]))
     return Err("printf() needs a format string constant first");
+  if (a.pos.size() - 1 > 32)  // Warp 1.19's limit, in its words
+    return Err("printf(): the maximum number of variadic arguments that can be passed to `printf` is 32");
   std::vector<PrintfArg> args;
   for (size_t i = 1; i < a.pos.size(); ++i) {
     Expr* e = a.pos[i];

@@ -237,6 +237,8 @@ def test_output_before_a_fault_is_printed_before_the_error(wp, capsys):
     ('wp.printf("%p\\n", 3)', "unsupported conversion '%p'"),
     ('wp.printf("%99999d\\n", 3)', "the width in '%99999' is larger than 1024"),
     ('wp.printf("100%")', "the format ends inside the conversion '%'"),
+    ('wp.printf("' + "%d " * 33 + '", ' + ", ".join(["1"] * 33) + ')',
+     "the maximum number of variadic arguments that can be passed to `printf` is 32"),  # Warp's limit
 ])
 def test_bad_printf_format_is_rejected_naming_the_line(wp, tmp_path, call, message):
     # A kernel in its own file, so the message's file:line can be checked.
