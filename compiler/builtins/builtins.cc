@@ -31,9 +31,9 @@ Builder::Entry Builder::Add(std::string_view name, std::string_view params, std:
   }
   o.sig = *std::move(sig);
   o.cpp = Cat("wp::", name);
-  o.differentiable = true;
   out_.push_back(std::move(o));
-  return Entry(out_.back());
+  decisions_.push_back(0);
+  return Entry(*this, out_.size() - 1);
 }
 
 Builder::Entry Builder::Hook(std::string_view name, TypeHook hook, std::string_view params_text,
@@ -45,9 +45,26 @@ Builder::Entry Builder::Hook(std::string_view name, TypeHook hook, std::string_v
   o.params_text = std::string(params_text);
   o.result_text = std::string(result_text);
   o.hook = hook;
-  o.differentiable = true;
   out_.push_back(std::move(o));
-  return Entry(out_.back());
+  decisions_.push_back(0);
+  return Entry(*this, out_.size() - 1);
+}
+
+Builder::Entry& Builder::Entry::Decide(bool differentiable) {
+  o().differentiable = differentiable;
+  ++b_.decisions_[i_];
+  return *this;
+}
+
+absl::Status Builder::Finish() const {
+  std::vector<std::string> bad;
+  for (size_t i = 0; i < out_.size(); ++i) {
+    if (decisions_[i] == 1) continue;
+    const Overload& o = out_[i];
+    bad.push_back(Cat(o.name, "(", o.params_text, ")", decisions_[i] ? " [decided twice]" : ""));
+  }
+  if (bad.empty()) return absl::OkStatus();
+  return absl::InternalError(Cat("builtin table entries without exactly one Diff()/NoDiff(): ", Join(bad, "; ")));
 }
 
 }  // namespace internal
@@ -64,6 +81,10 @@ std::vector<Overload> BuildTable() {
   internal::AddQuaternionAndSpatial(b);
   internal::AddRandom(b);
   internal::AddUtility(b);
+  if (absl::Status s = b.Finish(); !s.ok()) {
+    std::fprintf(stderr, "warpd: %s\n", std::string(s.message()).c_str());
+    std::abort();
+  }
   // Group overloads by name, keeping table order within a name.
   std::stable_sort(t.begin(), t.end(), [](const Overload& x, const Overload& y) { return x.name < y.name; });
   return t;

@@ -67,6 +67,8 @@ struct Overload {
   Signature sig;
   std::string cpp;               // spelling (see above)
   std::string_view header;       // native header ("warpd/native/mat.h"); empty: builtin.h
+  // Warp 1.19's decision for this overload (each table entry states it; see
+  // table_builder.h and differentiability_test.cc).
   bool differentiable = false;
   std::string_view adjoint;      // adjoint spelling (the autodiff issue fills these)
   uint8_t targets = kAllTargets;

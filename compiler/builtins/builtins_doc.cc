@@ -30,7 +30,9 @@ std::string BuiltinsMarkdown() {
       "lengths and shapes bound by the arguments; `V`, `W` any value type;\n"
       "`vec(N, T)`, `mat(R, C, T)`, `quat(T)`, `transform(T)`, `array(T, ndim)`.\n"
       "`out` marks an output argument. Irregular builtins (constructors, atomics,\n"
-      "print) are typed by hooks; their line describes the accepted forms.\n";
+      "print) are typed by hooks; their line describes the accepted forms.\n"
+      "Differentiability is Warp 1.19's, per overload: where a name's overloads\n"
+      "differ, the column lists one answer per signature, in order.\n";
   // Groups in first-appearance order of the builder, names sorted within.
   std::vector<std::string> groups;
   std::map<std::string, std::map<std::string, std::vector<const Overload*>>> by_group;
@@ -43,16 +45,20 @@ std::string BuiltinsMarkdown() {
   for (const auto& g : groups) {
     CatAppend(&out, "\n## ", g, "\n\n| builtin | signatures | differentiable | targets |\n|---|---|---|---|\n");
     for (const auto& [name, overloads] : by_group[g]) {
-      std::string sigs;
-      bool diff = false;
+      std::string sigs, diffs;
+      size_t ndiff = 0;
       uint8_t targets = 0;
       for (const auto* o : overloads) {
         if (!sigs.empty()) sigs += "<br>";
+        if (!diffs.empty()) diffs += "<br>";
         CatAppend(&sigs, "`", SignatureText(*o), "`");
-        diff = diff || o->differentiable;
+        diffs += o->differentiable ? "yes" : "no";
+        ndiff += o->differentiable;
         targets |= o->targets;
       }
-      CatAppend(&out, "| `", name, "` | ", sigs, " | ", diff ? "yes" : "no", " | ", TargetsText(targets), " |\n");
+      // One word when the overloads agree; else one per signature, in order.
+      if (ndiff == 0 || ndiff == overloads.size()) diffs = ndiff ? "yes" : "no";
+      CatAppend(&out, "| `", name, "` | ", sigs, " | ", diffs, " | ", TargetsText(targets), " |\n");
     }
   }
   return out;

@@ -1,14 +1,23 @@
 // warpd compiler: internal: how the table files add overloads.
 //
 //   b.Group("Vector Math", "warpd/native/mat.h");
-//   b.Add("transpose", "a: mat(R, C, T)", "mat(C, R, T)");          // cpp "wp::transpose"
+//   b.Add("transpose", "a: mat(R, C, T)", "mat(C, R, T)").Diff();   // cpp "wp::transpose"
 //   b.Add("floor", "x: T", "T", "T: Float").NoDiff();
-//   b.Hook("vector", HookVector).Variadic();
-// Only builtins.cc and the table_*.cc files include this.
+//   b.Hook("vector", HookVector).Diff().Variadic();
+// Differentiability is a decision per entry, never a default: every Add and
+// Hook takes exactly one of Diff() or NoDiff() (Warp 1.19's per-overload
+// `differentiable`, tests/fixtures/warp_builtins_1.19.json, checked by
+// differentiability_test.cc). Finish() reports the entries without one, and
+// the table aborts on them at first use (a bug in the table, caught by every
+// test).
+// Only builtins.cc, the table_*.cc files and their tests include this.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
+
+#include "absl/status/status.h"
 
 #include "compiler/builtins/builtins.h"
 
@@ -18,19 +27,25 @@ class Builder {
  public:
   class Entry {
    public:
-    explicit Entry(Overload& o) : o_(o) {}
-    Entry& Cpp(std::string_view s) { o_.cpp = std::string(s); return *this; }
-    Entry& NoDiff() { o_.differentiable = false; return *this; }
-    Entry& Header(std::string_view h) { o_.header = h; return *this; }
-    Entry& Form(builtins::Form f) { o_.form = f; return *this; }
-    Entry& Variadic() { o_.variadic = true; return *this; }
-    Entry& Targets(uint8_t t) { o_.targets = t; return *this; }
+    Entry(Builder& b, size_t index) : b_(b), i_(index) {}
+    Entry& Cpp(std::string_view s) { o().cpp = std::string(s); return *this; }
+    // Differentiable (an adjoint exists or is owed), or not; one of the two.
+    Entry& Diff() { return Decide(true); }
+    Entry& NoDiff() { return Decide(false); }
+    Entry& Header(std::string_view h) { o().header = h; return *this; }
+    Entry& Form(builtins::Form f) { o().form = f; return *this; }
+    Entry& Variadic() { o().variadic = true; return *this; }
+    Entry& Targets(uint8_t t) { o().targets = t; return *this; }
 
    private:
-    Overload& o_;
+    Overload& o() { return b_.out_[i_]; }
+    Entry& Decide(bool differentiable);
+    Builder& b_;
+    size_t i_;
   };
 
-  explicit Builder(std::vector<Overload>& out) : out_(out) {}
+  // Entries already in `out` count as decided.
+  explicit Builder(std::vector<Overload>& out) : out_(out), decisions_(out.size(), 1) {}
 
   // Sets the group and default header of the entries that follow.
   void Group(std::string_view group, std::string_view header = "") {
@@ -44,9 +59,15 @@ class Builder {
   // An irregular builtin typed by `hook`.
   Entry Hook(std::string_view name, TypeHook hook, std::string_view params_text = "",
              std::string_view result_text = "");
+  // INTERNAL, naming each entry (name and parameters) that has no
+  // differentiability decision or more than one; OK otherwise.
+  absl::Status Finish() const;
 
  private:
   std::vector<Overload>& out_;
+  // Per entry of out_: how many times Diff()/NoDiff() was called (exactly
+  // one is required).
+  std::vector<uint8_t> decisions_;
   std::string_view group_;
   std::string_view header_;
 };

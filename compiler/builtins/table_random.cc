@@ -23,14 +23,14 @@ void AddRandom(Builder& b) {
   b.Add("poisson", "state: uint32, lam: float32", "uint32").NoDiff();
 
   b.Group("Random", "warpd/native/noise.h");
-  b.Add("noise", "state: uint32, x: float32", "float32");
-  b.Add("noise", "state: uint32, xy: vec(2, float32)", "float32");
-  b.Add("noise", "state: uint32, xyz: vec(3, float32)", "float32");
-  b.Add("noise", "state: uint32, xyzt: vec(4, float32)", "float32");
-  b.Add("pnoise", "state: uint32, x: float32, px: int32", "float32");
-  b.Add("pnoise", "state: uint32, xy: vec(2, float32), px: int32, py: int32", "float32");
-  b.Add("pnoise", "state: uint32, xyz: vec(3, float32), px: int32, py: int32, pz: int32", "float32");
-  b.Add("pnoise", "state: uint32, xyzt: vec(4, float32), px: int32, py: int32, pz: int32, pt: int32", "float32");
+  b.Add("noise", "state: uint32, x: float32", "float32").Diff();
+  b.Add("noise", "state: uint32, xy: vec(2, float32)", "float32").Diff();
+  b.Add("noise", "state: uint32, xyz: vec(3, float32)", "float32").Diff();
+  b.Add("noise", "state: uint32, xyzt: vec(4, float32)", "float32").Diff();
+  b.Add("pnoise", "state: uint32, x: float32, px: int32", "float32").Diff();
+  b.Add("pnoise", "state: uint32, xy: vec(2, float32), px: int32, py: int32", "float32").Diff();
+  b.Add("pnoise", "state: uint32, xyz: vec(3, float32), px: int32, py: int32, pz: int32", "float32").Diff();
+  b.Add("pnoise", "state: uint32, xyzt: vec(4, float32), px: int32, py: int32, pz: int32, pt: int32", "float32").Diff();
   // Warp's defaults (octaves=1, lacunarity=2.0, gain=0.5): the shorter forms
   // pass them, so curlnoise(state, xy) and curlnoise(state, xy, 4) work.
   struct Curl {
@@ -40,11 +40,11 @@ void AddRandom(Builder& b) {
   for (const Curl& c : {Curl{"xy: vec(2, float32)", "vec(2, float32)"}, Curl{"xyz: vec(3, float32)", "vec(3, float32)"},
                         Curl{"xyzt: vec(4, float32)", "vec(3, float32)"}}) {
     const std::string head = std::string("state: uint32, ") + c.point;
-    b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32, gain: float32", c.result);
-    b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32", c.result)
+    b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32, gain: float32", c.result).Diff();
+    b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32", c.result).Diff()
         .Cpp("wp::curlnoise($0, $1, $2, $3, 0.5f)");
-    b.Add("curlnoise", head + ", octaves: uint32", c.result).Cpp("wp::curlnoise($0, $1, $2, 2.0f, 0.5f)");
-    b.Add("curlnoise", head, c.result).Cpp("wp::curlnoise($0, $1, 1u, 2.0f, 0.5f)");
+    b.Add("curlnoise", head + ", octaves: uint32", c.result).Diff().Cpp("wp::curlnoise($0, $1, $2, 2.0f, 0.5f)");
+    b.Add("curlnoise", head, c.result).Diff().Cpp("wp::curlnoise($0, $1, 1u, 2.0f, 0.5f)");
   }
 }
 

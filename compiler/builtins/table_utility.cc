@@ -1,5 +1,8 @@
 // The builtin table: utilities (tid, atomics, print, select, lerp, ...) and
 // the value constructors.
+#include <set>
+#include <string_view>
+
 #include "compiler/builtins/hooks.h"
 #include "compiler/builtins/table_builder.h"
 
@@ -9,31 +12,47 @@ void AddUtility(Builder& b) {
   b.Group("Utility");
   b.Hook("tid", HookTid, "", "int32 | (int32, ...)").NoDiff().Form(Form::kTid);
   b.Hook("range", HookRange, "start: Int, stop: Int, step: Int").NoDiff().Form(Form::kRange);
-  for (const char* op : {"atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or",
-                         "atomic_xor", "atomic_exch"})
-    b.Hook(op, HookAtomic, "arr: array(V), i: Int, ..., value: V", "V").Cpp(std::string("wp::") + op).Form(Form::kAtomic);
+  // Warp 1.19 differentiates add/sub/min/max; the bitwise ones and exch
+  // (like cas) have no adjoint.
+  for (const char* op : {"atomic_add", "atomic_sub", "atomic_min", "atomic_max"})
+    b.Hook(op, HookAtomic, "arr: array(V), i: Int, ..., value: V", "V")
+        .Diff().Cpp(std::string("wp::") + op).Form(Form::kAtomic);
+  for (const char* op : {"atomic_and", "atomic_or", "atomic_xor", "atomic_exch"})
+    b.Hook(op, HookAtomic, "arr: array(V), i: Int, ..., value: V", "V")
+        .NoDiff()
+        .Cpp(std::string("wp::") + op)
+        .Form(Form::kAtomic);
   b.Hook("atomic_cas", HookAtomic, "arr: array(V), i: Int, ..., compare: V, value: V", "V")
       .Cpp("wp::atomic_cas").Form(Form::kAtomic).NoDiff();
-  b.Hook("print", HookPrint, "value: Any", "").Form(Form::kPrint).Variadic();
+  b.Hook("print", HookPrint, "value: Any", "").Diff().Form(Form::kPrint).Variadic();
   b.Hook("printf", HookPrintf, "fmt: str, *args: Scalar", "").Form(Form::kPrintf).NoDiff().Variadic();
   b.Hook("len", HookLen, "a: vector | matrix | quat | transform | array", "int32").Form(Form::kLen).NoDiff();
   b.Hook("cast", HookCast, "a: Any, dtype: Any", "dtype").NoDiff();
+  // Warp 1.19 differentiates where but not the deprecated select.
   for (const char* f : {"select", "where"}) {
     bool where = std::string_view(f) == "where";
     const char* params = where ? "cond: T, value_if_true: V, value_if_false: V"
                                : "cond: T, value_if_false: V, value_if_true: V";
-    b.Add(f, params, "V", "T: Cond").Cpp(where ? "(($0) ? ($1) : ($2))" : "(($0) ? ($2) : ($1))");
+    auto value = b.Add(f, params, "V", "T: Cond").Cpp(where ? "(($0) ? ($1) : ($2))" : "(($0) ? ($2) : ($1))");
     const char* arr = where ? "arr: array(W, 1), value_if_true: V, value_if_false: V"
                             : "arr: array(W, 1), value_if_false: V, value_if_true: V";
-    b.Add(f, arr, "V").Cpp(where ? "((($0).data) ? ($1) : ($2))" : "((($0).data) ? ($2) : ($1))");
+    auto array = b.Add(f, arr, "V").Cpp(where ? "((($0).data) ? ($1) : ($2))" : "((($0).data) ? ($2) : ($1))");
+    if (where) {
+      value.Diff();
+      array.Diff();
+    } else {
+      value.NoDiff();
+      array.NoDiff();
+    }
   }
-  b.Add("lerp", "a: T, b: T, t: T", "T", "T: Float");
-  b.Add("lerp", "a: vec(N, T), b: vec(N, T), t: T", "vec(N, T)", "T: Float");
-  b.Add("lerp", "a: mat(R, C, T), b: mat(R, C, T), t: T", "mat(R, C, T)", "T: Float").Header("warpd/native/mat.h");
-  b.Add("lerp", "a: quat(T), b: quat(T), t: T", "quat(T)", "T: Float").Header("warpd/native/quat.h");
-  b.Add("lerp", "a: transform(T), b: transform(T), t: T", "transform(T)", "T: Float")
+  b.Add("lerp", "a: T, b: T, t: T", "T", "T: Float").Diff();
+  b.Add("lerp", "a: vec(N, T), b: vec(N, T), t: T", "vec(N, T)", "T: Float").Diff();
+  b.Add("lerp", "a: mat(R, C, T), b: mat(R, C, T), t: T", "mat(R, C, T)", "T: Float")
+      .Diff().Header("warpd/native/mat.h");
+  b.Add("lerp", "a: quat(T), b: quat(T), t: T", "quat(T)", "T: Float").Diff().Header("warpd/native/quat.h");
+  b.Add("lerp", "a: transform(T), b: transform(T), t: T", "transform(T)", "T: Float").Diff()
       .Header("warpd/native/transform.h");
-  b.Add("smoothstep", "a: T, b: T, x: T", "T", "T: Float");
+  b.Add("smoothstep", "a: T, b: T, x: T", "T", "T: Float").Diff();
   b.Add("expect_near", "a: T, b: T, tolerance: T = 1.0e-6", "", "T: Float").NoDiff().Form(Form::kPrint);
   b.Add("expect_near", "a: vec(N, T), b: vec(N, T), tolerance: T = 1.0e-6", "", "T: Float").NoDiff().Form(Form::kPrint);
   b.Add("expect_near", "a: quat(T), b: quat(T), tolerance: T = 1.0e-6", "", "T: Float")
@@ -74,21 +93,31 @@ void AddUtility(Builder& b) {
 
   // Constructors: every value type's name, and the generic ones.
   b.Group("Constructors");
+  static const std::set<std::string_view> kIntegerOrBoolCasts = {
+      "bool", "int", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"};
   for (std::string_view name : ConstructorNames()) {
     std::string_view header;
     if (name.substr(0, 3) == "mat" || name.substr(0, 14) == "spatial_matrix" || name == "matrix") header = "warpd/native/mat.h";
     if (name.substr(0, 4) == "quat") header = "warpd/native/quat.h";
     if (name.substr(0, 9) == "transform") header = "warpd/native/transform.h";
-    b.Hook(name, HookConstruct, "*args, **kwargs").Header(header).Variadic();
+    // Warp 1.19: casts to integers and bool are not differentiable, casts to
+    // floats and the vector/matrix/quaternion/transformation constructors are.
+    auto e = b.Hook(name, HookConstruct, "*args, **kwargs").Header(header).Variadic();
+    if (kIntegerOrBoolCasts.count(name))
+      e.NoDiff();
+    else
+      e.Diff();
   }
   // warpd's own (not a Warp name): the client spells `S()` of a @wp.struct so.
   b.Hook("struct", HookStruct, "dtype: a @wp.struct type", "dtype").NoDiff();
-  // type(x)(args), a.dtype(args): the client's spelling of Warp's generic constructors.
-  b.Hook("construct_like", HookConstructLike, "x: Any, *args, element: bool", "type(x)").NoDiff().Variadic();
+  // type(x)(args), a.dtype(args): the client's spelling of Warp's generic
+  // constructors, differentiable as Warp's vector/matrix/float constructors
+  // are (an integer result simply carries no gradient).
+  b.Hook("construct_like", HookConstructLike, "x: Any, *args, element: bool", "type(x)").Diff().Variadic();
   b.Group("Vector Math", "warpd/native/mat.h");
   b.Hook("identity", HookConstruct, "n: int32, dtype: Scalar", "mat(n, n, dtype)").NoDiff();
-  b.Hook("matrix_from_rows", HookConstruct, "*args: vec(N, T)", "mat(len(args), N, T)").Variadic();
-  b.Hook("matrix_from_cols", HookConstruct, "*args: vec(N, T)", "mat(N, len(args), T)").Variadic();
+  b.Hook("matrix_from_rows", HookConstruct, "*args: vec(N, T)", "mat(len(args), N, T)").Diff().Variadic();
+  b.Hook("matrix_from_cols", HookConstruct, "*args: vec(N, T)", "mat(N, len(args), T)").Diff().Variadic();
   b.Group("Quaternion Math", "warpd/native/quat.h");
   b.Hook("quat_identity", HookConstruct, "dtype: Float", "quat(dtype)").NoDiff();
   b.Group("Transformations", "warpd/native/transform.h");
