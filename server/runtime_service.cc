@@ -67,18 +67,19 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   }
   // Elements holding descriptors (runtime/objects/array_members.h) live in
   // the session's private pool, never mapped into a client, and start zeroed
-  // (an empty descriptor), whatever the init.
+  // (an empty descriptor), whatever the init; the arrays they hold are
+  // charged to the session. EMPTY may otherwise reuse the session's own
+  // freed memory as it is (segment_pool.h).
   const bool descriptors = dtype->holds_array();
   runtime::SegmentPool& pool = descriptors ? session->private_pool() : session->pool();
-  // EMPTY may reuse the session's own freed memory as it is (segment_pool.h).
-  const runtime::Fill fill =
-      req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED ? runtime::Fill::kAny
-                                                                                      : runtime::Fill::kZero;
+  const bool uninitialized = req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED;
+  const runtime::Fill fill = uninitialized && !descriptors ? runtime::Fill::kAny : runtime::Fill::kZero;
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
-                         device->Allocate(layout.size_bytes, "array", &pool,
-                                          descriptors ? runtime::Fill::kZero : fill));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array,
-                         MakeTenantArray(session->tenant(), pool, device->name(), layout, std::move(buffer)));
+                         device->Allocate(layout.size_bytes, "array", &pool, fill));
+  WARPD_ASSIGN_OR_RETURN(
+      std::shared_ptr<const runtime::Array> array,
+      MakeTenantArray(session->tenant(), pool, device->name(), layout, std::move(buffer), 0,
+                      descriptors ? std::make_shared<runtime::HeldArrays>(pool.account()) : nullptr));
   if (with_contents && layout.size_bytes > 0) {
     // Nothing else can reach the array yet: no handle exists.
     std::memcpy(array->data(), req.contents().data(), layout.size_bytes);
@@ -91,12 +92,10 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
         WARPD_RETURN_IF_ERROR(runtime::BindArrayMembers(dtype, array->data() + i * elem, lookup_fn, device->name(),
                                                         &bound, what));
       }
-      array->held()->Add(bound, array.get());
-      session->TrackHeld(array->held());
+      WARPD_RETURN_IF_ERROR(array->held()->Add(bound, array.get()));
     }
-  } else if (descriptors) {
-    session->TrackHeld(array->held());
   }
+  if (descriptors) session->TrackHeld(array->held());
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(array));
   resp->set_handle(handle);
   resp->set_size_bytes(layout.size_bytes);

@@ -89,8 +89,8 @@ TEST_F(SessionTest, CloseFreesDescriptorArraysThatHoldEachOther) {
     std::shared_ptr<const runtime::Array> a = make(), b = make();
     EXPECT_FALSE(a->buffer()->BelongsTo(session_.pool()));  // never shared with a client
     const std::shared_ptr<const runtime::Array> both[] = {a, b};
-    a->held()->Add(both, a.get());
-    b->held()->Add(both, b.get());
+    ASSERT_TRUE(a->held()->Add(both, a.get()).ok());
+    ASSERT_TRUE(b->held()->Add(both, b.get()).ok());
     wa = a;
     wb = b;
   }

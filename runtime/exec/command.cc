@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
   }
   // dst's elements will point where src's do.
   if (dst->held() != nullptr && src->held() != nullptr && dst->held() != src->held()) {
-    dst->held()->Add(src->held()->Snapshot(), dst.get());
+    if (absl::Status s = dst->held()->Add(src->held()->Snapshot(), dst.get()); !s.ok()) return s;
   }
   return std::make_unique<CopyCommand>(std::move(dst), std::move(src));
 }
@@ -127,7 +127,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareFill(std::shared_ptr<const Array
         !s.ok()) {
       return s;
     }
-    array->held()->Add(bound, array.get());
+    if (absl::Status s = array->held()->Add(bound, array.get()); !s.ok()) return s;
   }
   return std::make_unique<FillCommand>(std::move(array), std::move(value));
 }

@@ -200,10 +200,12 @@ absl::Status CheckDims(const abi::KernelLayout& k, absl::Span<const int64_t> dim
 // any descriptor array it is given: each of those then holds every array
 // the launch could have read a descriptor of (array_members.h), before the
 // launch runs. Conservative: it may hold arrays the kernel never stored.
-void HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Array>> arrays) {
+absl::Status HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Array>> arrays) {
   for (const std::shared_ptr<const Array>& a : arrays) {
-    if (a->held() != nullptr) a->held()->Add(arrays, a.get());
+    if (a->held() == nullptr) continue;
+    if (absl::Status s = a->held()->Add(arrays, a.get()); !s.ok()) return s;
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -286,7 +288,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
       }
     }
   }
-  HoldWhatALaunchMayStore(arrays);
+  if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),
                                          std::move(arrays), bounds, std::max<uint32_t>(repeat, 1));
 }

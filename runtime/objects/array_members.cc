@@ -108,7 +108,9 @@ void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, 
   }
 }
 
-void HeldArrays::Add(absl::Span<const std::shared_ptr<const Array>> arrays, const Array* self) {
+HeldArrays::~HeldArrays() { Clear(); }
+
+absl::Status HeldArrays::Add(absl::Span<const std::shared_ptr<const Array>> arrays, const Array* self) {
   // What the added arrays hold, read before taking this lock: a view shares
   // its base's HeldArrays (this one, skipped), another array's has its own
   // lock.
@@ -122,12 +124,19 @@ void HeldArrays::Add(absl::Span<const std::shared_ptr<const Array>> arrays, cons
     }
   }
   absl::MutexLock lock(&mu_);
-  for (std::shared_ptr<const Array>& a : all) {
-    // An array sharing this storage (itself, a view of it) is never held:
-    // it would keep its own memory alive.
-    if (a.get() == self || a->held().get() == this) continue;
-    arrays_.try_emplace(a.get(), std::move(a));
+  // An array sharing this storage (itself, a view of it) is never held: it
+  // would keep its own memory alive.
+  auto skip = [&](const std::shared_ptr<const Array>& a) { return a.get() == self || a->held().get() == this; };
+  if (account_ != nullptr) {
+    absl::flat_hash_map<const Array*, bool> fresh;
+    for (const auto& a : all)
+      if (!skip(a) && !arrays_.contains(a.get())) fresh.try_emplace(a.get(), true);
+    if (absl::Status s = account_->Charge(fresh.size() * kEntryBytes); !s.ok()) return s;
   }
+  for (std::shared_ptr<const Array>& a : all) {
+    if (!skip(a)) arrays_.try_emplace(a.get(), std::move(a));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::shared_ptr<const Array>> HeldArrays::Snapshot() const {
@@ -149,6 +158,7 @@ void HeldArrays::Clear() {
     absl::MutexLock lock(&mu_);
     gone.swap(arrays_);
   }
+  if (account_ != nullptr) account_->Release(gone.size() * kEntryBytes);
   // Destroyed outside the lock: a released array may release others.
 }
 

@@ -24,7 +24,7 @@
 //
 //   std::vector<std::shared_ptr<const Array>> bound;
 //   RETURN_IF_ERROR(BindArrayMembers(dtype, bytes, lookup, "cpu", &bound, what));
-//   array->held()->Add(bound, array.get());
+//   RETURN_IF_ERROR(array->held()->Add(bound, array.get()));
 #pragma once
 
 #include <cstddef>
@@ -40,6 +40,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "common/types/type.h"
+#include "runtime/memory/memory_account.h"
 
 namespace warpd::runtime {
 
@@ -82,21 +83,35 @@ absl::Status BindArrayMembers(types::TypeRef t, std::byte* value, ArrayLookup lo
 void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, uint64_t n);
 
 // The arrays a descriptor array's elements may point to (see above).
-// Thread-safe.
+// Each entry is charged kEntryBytes to `account` (the owning session's, so a
+// tenant cannot grow these sets past its memory quota: a launch given many
+// descriptor arrays and many arrays makes each hold all of them); none when
+// it is null (tests). Thread-safe.
 class HeldArrays {
  public:
+  // What one held array costs: its map slot (key and shared_ptr) with the
+  // map's spare capacity.
+  static constexpr uint64_t kEntryBytes = 64;
+
+  explicit HeldArrays(std::shared_ptr<MemoryAccount> account = nullptr) : account_(std::move(account)) {}
+  ~HeldArrays();
+  HeldArrays(const HeldArrays&) = delete;
+  HeldArrays& operator=(const HeldArrays&) = delete;
+
   // Adds each array of `arrays` but `self` (an array never holds itself),
   // and every array those hold in turn (so holding an array keeps what its
   // descriptors point to, without a chain of holders). Arrays already held
-  // are not added twice.
-  void Add(absl::Span<const std::shared_ptr<const Array>> arrays, const Array* self);
+  // are not added twice. RESOURCE_EXHAUSTED, adding none, when the new
+  // entries do not fit in the account.
+  absl::Status Add(absl::Span<const std::shared_ptr<const Array>> arrays, const Array* self);
   // The arrays held now.
   std::vector<std::shared_ptr<const Array>> Snapshot() const;
   size_t size() const;
-  // Lets go of every array (the owning session closed).
+  // Lets go of every array (the owning session closed) and of their charge.
   void Clear();
 
  private:
+  const std::shared_ptr<MemoryAccount> account_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const Array*, std::shared_ptr<const Array>> arrays_ ABSL_GUARDED_BY(mu_);
 };

@@ -240,9 +240,9 @@ TEST_F(ArrayMembersTest, HeldArraysSkipsItselfAndFollowsWhatOthersHold) {
   auto y = Make(f32_, {3});
   ASSERT_NE(a->held(), nullptr);
   EXPECT_EQ(x->held(), nullptr);
-  b->held()->Add({&y, 1}, b.get());
+  ASSERT_TRUE(b->held()->Add({&y, 1}, b.get()).ok());
   const std::shared_ptr<const Array> some[] = {a, x, b, x};
-  a->held()->Add(some, a.get());
+  ASSERT_TRUE(a->held()->Add(some, a.get()).ok());
   // a holds x, b and what b holds (y); never itself; x once.
   std::vector<std::shared_ptr<const Array>> held = a->held()->Snapshot();
   EXPECT_EQ(held.size(), 3u);
@@ -259,6 +259,27 @@ TEST_F(ArrayMembersTest, HeldArraysSkipsItselfAndFollowsWhatOthersHold) {
   EXPECT_FALSE(wy.expired());  // a still holds it
   a->held()->Clear();
   EXPECT_TRUE(wy.expired());
+}
+
+// Held entries are charged to the account given (the session's): a launch
+// that would make a descriptor array hold more than fits is refused whole.
+TEST_F(ArrayMembersTest, HeldEntriesAreChargedAndReleased) {
+  auto account = MemoryAccount::Create("session", 3 * HeldArrays::kEntryBytes);
+  auto held = std::make_shared<HeldArrays>(account);
+  auto x = Make(f32_, {1}), y = Make(f32_, {1}), z = Make(f32_, {1}), w = Make(f32_, {1});
+  const std::shared_ptr<const Array> two[] = {x, y, x};
+  ASSERT_TRUE(held->Add(two, nullptr).ok());
+  EXPECT_EQ(account->used(), 2 * HeldArrays::kEntryBytes);  // x once
+  const std::shared_ptr<const Array> three[] = {x, z, w};   // two new: 4 > 3
+  absl::Status s = held->Add(three, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_EQ(held->size(), 2u);  // nothing of the refused call was added
+  EXPECT_EQ(account->used(), 2 * HeldArrays::kEntryBytes);
+  held->Clear();
+  EXPECT_EQ(account->used(), 0u);
+  ASSERT_TRUE(held->Add(three, nullptr).ok());
+  held.reset();  // destroyed: its charge goes too
+  EXPECT_EQ(account->used(), 0u);
 }
 
 }  // namespace
