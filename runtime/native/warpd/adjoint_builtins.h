@@ -26,6 +26,10 @@ namespace warpd::native {
 struct AdjointBuiltin {
   std::string_view name;
   std::string_view family;
+  // The adjoint takes the forward result after the forward arguments
+  // (adj_<name>(args..., ret, adj_args&..., adj_ret)); the adjoint codegen
+  // passes it. False: adj_<name>(args..., adj_args&..., adj_ret).
+  bool takes_result = false;
 };
 
 inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
@@ -33,8 +37,8 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"add", "scalar"},
     {"sub", "scalar"},
     {"mul", "scalar"},
-    {"div", "scalar"},
-    {"div_approx", "scalar"},
+    {"div", "scalar", true},
+    {"div_approx", "scalar", true},
     {"mod", "scalar"},
     {"neg", "scalar"},
     {"pos", "scalar"},
@@ -43,13 +47,13 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"max", "scalar"},
     {"clamp", "scalar"},
     {"copysign", "scalar"},
-    {"sqrt", "scalar"},
-    {"cbrt", "scalar"},
-    {"exp", "scalar"},
+    {"sqrt", "scalar", true},
+    {"cbrt", "scalar", true},
+    {"exp", "scalar", true},
     {"log", "scalar"},
     {"log2", "scalar"},
     {"log10", "scalar"},
-    {"pow", "scalar"},
+    {"pow", "scalar", true},
     {"sin", "scalar"},
     {"cos", "scalar"},
     {"tan", "scalar"},
@@ -59,11 +63,11 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"atan2", "scalar"},
     {"sinh", "scalar"},
     {"cosh", "scalar"},
-    {"tanh", "scalar"},
+    {"tanh", "scalar", true},
     {"erf", "scalar"},
     {"erfc", "scalar"},
-    {"erfinv", "scalar"},
-    {"erfcinv", "scalar"},
+    {"erfinv", "scalar", true},
+    {"erfcinv", "scalar", true},
     {"degrees", "scalar"},
     {"radians", "scalar"},
     {"lerp", "scalar"},
@@ -85,15 +89,15 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"min", "vec"},
     {"max", "vec"},
     {"cw_mul", "vec"},
-    {"cw_div", "vec"},
+    {"cw_div", "vec", true},
     {"mul", "vec"},
     {"div", "vec"},
     {"div_approx", "vec"},
     {"dot", "vec"},
     {"cross", "vec"},
-    {"length", "vec"},
+    {"length", "vec", true},
     {"length_sq", "vec"},
-    {"normalize", "vec"},
+    {"normalize", "vec", true},
     {"lerp", "vec"},
     {"norm_l1", "vec"},
     {"norm_l2", "vec"},
@@ -107,7 +111,7 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"neg", "mat"},
     {"pos", "mat"},
     {"cw_mul", "mat"},
-    {"cw_div", "mat"},
+    {"cw_div", "mat", true},
     {"mul", "mat"},
     {"div", "mat"},
     {"div_approx", "mat"},
@@ -120,8 +124,8 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"diag", "mat"},
     {"get_diag", "mat"},
     {"determinant", "mat"},
-    {"inverse", "mat"},
-    {"inverse_approx", "mat"},
+    {"inverse", "mat", true},
+    {"inverse_approx", "mat", true},
     {"skew", "mat"},
 };
 
