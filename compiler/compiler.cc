@@ -11,9 +11,11 @@
 #include "compiler/cache/disk_cache.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/compile_queue.h"
+#include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
+#include "compiler/tir/explicit_reads.h"
 #include "compiler/tir/lower.h"
 #include "compiler/tir/print_sites.h"
 #include "warpd/embedded_headers.h"
@@ -179,7 +181,16 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
   auto lowered = tir::Lower(module);
   if (!lowered.ok()) return lowered.status();
   Generated out;
-  out.source = codegen::GenerateModule(*lowered);
+  if (module.backward) {
+    // The adjoints need every read of a mutable variable explicit; the
+    // forward text of a backward module is emitted from the same TIR.
+    for (tir::Function& f : lowered->functions) tir::MakeReadsExplicit(f);
+    auto adjoints = codegen::GenerateAdjoints(*lowered);
+    if (!adjoints.ok()) return adjoints.status();
+    out.source = codegen::GenerateModule(*lowered) + *adjoints;
+  } else {
+    out.source = codegen::GenerateModule(*lowered);
+  }
   out.prints = std::make_shared<const abi::PrintTable>(std::move(lowered->prints));
   return out;
 }
@@ -291,6 +302,11 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
     auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
     if (!sym.ok()) return sym.status();
     CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};
+    if (module.backward) {
+      auto adj = (*code)->Lookup(codegen::AdjointCpuEntrySymbol(f.name));
+      if (!adj.ok()) return adj.status();
+      kernel.cpu_adjoint = reinterpret_cast<CpuKernelFn>(*adj);
+    }
     for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
     kernels.push_back(std::move(kernel));
   }

@@ -1,5 +1,7 @@
 #include "server/submit.h"
 
+#include <optional>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/count_quota.h"
@@ -53,6 +55,38 @@ class ReleaseCommand final : public Command {
   std::shared_ptr<void> held_;
 };
 
+// A launch's arguments with their handles resolved.
+absl::StatusOr<std::vector<runtime::LaunchArgValue>> LaunchArgs(
+    const std::string& kernel, const google::protobuf::RepeatedPtrField<v1::LaunchArg>& in, const char* role,
+    ArrayResolver& arrays) {
+  std::vector<runtime::LaunchArgValue> args;
+  args.reserve(in.size());
+  for (int i = 0; i < in.size(); ++i) {
+    const v1::LaunchArg& arg = in[i];
+    switch (arg.value_case()) {
+      case v1::LaunchArg::kBytes:
+        args.emplace_back(arg.bytes());
+        break;
+      case v1::LaunchArg::kArray: {
+        if (arg.array() == 0) {  // None (handles are never 0): an empty descriptor
+          args.emplace_back(std::shared_ptr<const runtime::Array>());
+          break;
+        }
+        auto array = arrays.Get(arg.array());
+        if (!array.ok()) {
+          return absl::Status(array.status().code(), absl::StrCat("kernel '", kernel, "': ", role, i, ": ",
+                                                                  array.status().message()));
+        }
+        args.emplace_back(*std::move(array));
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel, "': ", role, i, " has no value"));
+    }
+  }
+  return args;
+}
+
 absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, const std::string& device,
                                                           const v1::Command& command, ArrayResolver& arrays) {
   switch (command.kind_case()) {
@@ -64,38 +98,23 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       }
       auto module = session.modules().Get(launch.module());
       if (!module.ok()) return module.status();
-      std::vector<runtime::LaunchArgValue> args;
-      args.reserve(launch.args_size());
-      for (int i = 0; i < launch.args_size(); ++i) {
-        const v1::LaunchArg& arg = launch.args(i);
-        switch (arg.value_case()) {
-          case v1::LaunchArg::kBytes:
-            args.emplace_back(arg.bytes());
-            break;
-          case v1::LaunchArg::kArray: {
-            if (arg.array() == 0) {  // None (handles are never 0): an empty descriptor
-              args.emplace_back(std::shared_ptr<const runtime::Array>());
-              break;
-            }
-            auto array = arrays.Get(arg.array());
-            if (!array.ok()) {
-              return absl::Status(array.status().code(),
-                                  absl::StrCat("kernel '", launch.kernel(), "': argument ", i,
-                                               ": ", array.status().message()));
-            }
-            args.emplace_back(*std::move(array));
-            break;
-          }
-          default:
-            return absl::InvalidArgumentError(absl::StrCat(
-                "kernel '", launch.kernel(), "': argument ", i, " has no value"));
-        }
+      auto args = LaunchArgs(launch.kernel(), launch.args(), "argument ", arrays);
+      if (!args.ok()) return args.status();
+      std::optional<std::vector<runtime::LaunchArgValue>> adj_args;
+      if (launch.adjoint()) {
+        auto adj = LaunchArgs(launch.kernel(), launch.adj_args(), "adjoint argument ", arrays);
+        if (!adj.ok()) return adj.status();
+        adj_args = *std::move(adj);
+      } else if (launch.adj_args_size() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("kernel '", launch.kernel(), "': adjoint arguments without adjoint"));
       }
       auto lookup_fn = [&](uint64_t handle) { return arrays.Get(handle); };
       runtime::ArrayLookup lookup(lookup_fn);
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
-                                    std::move(args), device, &lookup, launch.repeat());
+                                    *std::move(args), device, &lookup, launch.repeat(),
+                                    adj_args ? &*adj_args : nullptr);
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());

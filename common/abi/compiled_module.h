@@ -60,6 +60,10 @@ using CpuKernelFn = void (*)(wp::launch_ctx* ctx, const void* args, int64_t begi
 struct CompiledKernel {
   KernelLayout layout;
   CpuKernelFn cpu_entry = nullptr;
+  // The adjoint entry (modules compiled with a backward pass; else null):
+  // its argument block is the forward block followed, at layout.args_size,
+  // by a block of the same layout holding the parameters' adjoints.
+  CpuKernelFn cpu_adjoint = nullptr;
   // Calls print()/printf()/expect_near(), itself or in a function it calls:
   // its launches get an output buffer (launch_ctx::output).
   bool may_print = false;

@@ -355,6 +355,7 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
     return absl::InvalidArgumentError(
         absl::StrCat("malformed module: the module name is longer than ", limits_.max_text, " bytes"));
   module->name = proto.name();
+  module->backward = proto.backward();
   if (proto.functions_size() > limits_.max_functions)
     return absl::InvalidArgumentError(
         absl::StrCat("malformed module: more than ", limits_.max_functions, " functions"));

@@ -266,6 +266,8 @@ struct Module {
   // keep the types alive after the Module is gone.
   std::shared_ptr<types::TypeTable> types = std::make_shared<types::TypeTable>();
   std::string name;
+  // Compile the backward pass too (codegen/adjoint.h).
+  bool backward = false;
   std::vector<std::string> files;  // Span::file indexes this
   // A deque: sema appends instances of generic functions while it holds
   // references to functions under analysis.

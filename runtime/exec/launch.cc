@@ -40,9 +40,10 @@ class LaunchCommand final : public Command {
  public:
   LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
                 ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
-                const wp::launch_bounds& bounds, uint32_t repeat)
-      : module_(std::move(module)), kernel_(kernel), args_(std::move(args)),
-        arrays_(std::move(arrays)), repeat_(repeat) {
+                const wp::launch_bounds& bounds, uint32_t repeat,
+                std::shared_ptr<const CompiledKernel> adjoint_kernel, size_t block_bytes)
+      : module_(std::move(module)), adjoint_kernel_(std::move(adjoint_kernel)), kernel_(kernel),
+        args_(std::move(args)), arrays_(std::move(arrays)), repeat_(repeat), block_bytes_(block_bytes) {
     std::memset(&ctx_, 0, sizeof(ctx_));
     ctx_.bounds = bounds;
   }
@@ -75,8 +76,8 @@ class LaunchCommand final : public Command {
   // running launch is bounded apart (kMaxRepeatOutput) and moves to the
   // stream, which charges it.
   uint64_t HeldBytes() const override {
-    return kBaseBytes + sizeof(*this) + std::max<size_t>(kernel_->layout.args_size, 16) +
-           arrays_.capacity() * sizeof(arrays_[0]);
+    return kBaseBytes + sizeof(*this) + block_bytes_ + arrays_.capacity() * sizeof(arrays_[0]) +
+           (adjoint_kernel_ ? sizeof(CompiledKernel) + adjoint_kernel_->layout.params.size() * sizeof(ParamLayout) : 0);
   }
 
   std::string Describe() const override {
@@ -149,10 +150,13 @@ class LaunchCommand final : public Command {
   }
 
   const std::shared_ptr<const CompiledModule> module_;
-  const CompiledKernel* const kernel_;  // owned by module_
+  // An adjoint launch's kernel: the module's, entered at its adjoint.
+  const std::shared_ptr<const CompiledKernel> adjoint_kernel_;
+  const CompiledKernel* const kernel_;  // owned by module_ or adjoint_kernel_
   const ArgsBuffer args_;
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
   const uint32_t repeat_;  // runs per Execute, >= 1
+  const size_t block_bytes_;
   wp::launch_ctx ctx_;
   OutputBuffer output_{kMaxRepeatOutput};  // text printed by the last Execute
 };
@@ -213,7 +217,7 @@ absl::Status HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Arra
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup, uint32_t repeat) {
+    const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -237,60 +241,90 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
         k.params.size() == 1 ? "" : "s", " (", ParamNames(k), "), got ", args.size()));
   }
 
-  const size_t block = std::max<size_t>(k.args_size, 16);
+  // An adjoint launch's block holds a second block of the same layout (the
+  // parameters' adjoints) at args_size.
+  const bool adjoint = adj_args != nullptr;
+  if (adjoint) {
+    if (kernel->cpu_adjoint == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel '", k.display_name, "' was compiled without its backward pass (load its module with backward)"));
+    }
+    if (adj_args->size() != k.params.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel '", k.display_name, "' takes ", k.params.size(),
+                                                     " adjoint argument", k.params.size() == 1 ? "" : "s", " (",
+                                                     ParamNames(k), "), got ", adj_args->size()));
+    }
+  }
+  const size_t block = std::max<size_t>(adjoint ? 2 * size_t{k.args_size} : k.args_size, 16);
   ArgsBuffer buffer(new (kArgsAlign) std::byte[block]);
   std::memset(buffer.get(), 0, block);
   std::vector<std::shared_ptr<const Array>> arrays;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ParamLayout& p = k.params[i];
-    // Built only for messages: the success path allocates nothing per argument.
-    auto what = [&] { return absl::StrCat("kernel '", k.display_name, "': argument '", p.name, "'"); };
-    if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
-      return absl::InternalError(absl::StrCat(what(), " lies outside the argument block"));
+  auto pack = [&](std::vector<LaunchArgValue>& vals, std::byte* base, const char* role) -> absl::Status {
+    for (size_t i = 0; i < vals.size(); ++i) {
+      const ParamLayout& p = k.params[i];
+      // Built only for messages: the success path allocates nothing per argument.
+      auto what = [&] { return absl::StrCat("kernel '", k.display_name, "': ", role, "argument '", p.name, "'"); };
+      if (uint64_t end = uint64_t{p.offset} + p.size; end > k.args_size) {
+        return absl::InternalError(absl::StrCat(what(), " lies outside the argument block"));
+      }
+      if (p.type->is_array() && !p.type->is_indexed_array()) {
+        const auto* array = std::get_if<std::shared_ptr<const Array>>(&vals[i]);
+        if (array == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what(), " expects ", p.type->ToString(), ", got a value, not an array"));
+        }
+        if (*array == nullptr) continue;  // None: an empty descriptor (data null, shape 0), as in Warp
+        const Array& a = **array;
+        if (!a.Matches(p.type)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what(), " expects ", p.type->ToString(), ", got ", a.TypeName()));
+        }
+        if (a.device() != device) return CheckArrayDevice(a, device, what());
+        if (p.size != types::kArrayDescriptorSize) {
+          return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
+        }
+        a.WriteDescriptor(base + p.offset);
+        arrays.push_back(*array);
+      } else {
+        const auto* bytes = std::get_if<std::string>(&vals[i]);
+        if (bytes == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what(), " expects a value of type ", p.type->ToString(), ", got an array"));
+        }
+        if (bytes->size() != p.size) {
+          return absl::InvalidArgumentError(absl::StrCat(what(), " of type ", p.type->ToString(),
+                                                         " takes ", p.size, " bytes, got ",
+                                                         bytes->size()));
+        }
+        if (!bytes->empty()) std::memcpy(base + p.offset, bytes->data(), bytes->size());
+        if (p.type->holds_array() || p.type->is_indexed_array()) {
+          if (lookup == nullptr)
+            return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
+          absl::Status st = p.type->is_indexed_array()
+                                ? BindArraySlot(p.type, base + p.offset, *lookup, device, &arrays, what)
+                                : BindArrayMembers(p.type, base + p.offset, *lookup, device, &arrays, what);
+          if (!st.ok()) return st;
+        }
+      }
     }
-    if (p.type->is_array() && !p.type->is_indexed_array()) {
-      const auto* array = std::get_if<std::shared_ptr<const Array>>(&args[i]);
-      if (array == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects ", p.type->ToString(), ", got a value, not an array"));
-      }
-      if (*array == nullptr) continue;  // None: an empty descriptor (data null, shape 0), as in Warp
-      const Array& a = **array;
-      if (!a.Matches(p.type)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects ", p.type->ToString(), ", got ", a.TypeName()));
-      }
-      if (a.device() != device) return CheckArrayDevice(a, device, what());
-      if (p.size != types::kArrayDescriptorSize) {
-        return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
-      }
-      a.WriteDescriptor(buffer.get() + p.offset);
-      arrays.push_back(*array);
-    } else {
-      const auto* bytes = std::get_if<std::string>(&args[i]);
-      if (bytes == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what(), " expects a value of type ", p.type->ToString(), ", got an array"));
-      }
-      if (bytes->size() != p.size) {
-        return absl::InvalidArgumentError(absl::StrCat(what(), " of type ", p.type->ToString(),
-                                                       " takes ", p.size, " bytes, got ",
-                                                       bytes->size()));
-      }
-      if (!bytes->empty()) std::memcpy(buffer.get() + p.offset, bytes->data(), bytes->size());
-      if (p.type->holds_array() || p.type->is_indexed_array()) {
-        if (lookup == nullptr)
-          return absl::InvalidArgumentError(absl::StrCat(what(), ": structs with array members are not supported here"));
-        absl::Status st = p.type->is_indexed_array()
-                              ? BindArraySlot(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what)
-                              : BindArrayMembers(p.type, buffer.get() + p.offset, *lookup, device, &arrays, what);
-        if (!st.ok()) return st;
-      }
-    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = pack(args, buffer.get(), ""); !s.ok()) return s;
+  if (adjoint) {
+    if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint "); !s.ok()) return s;
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
-  return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer),
-                                         std::move(arrays), bounds, std::max<uint32_t>(repeat, 1));
+  std::shared_ptr<const CompiledKernel> adjoint_kernel;
+  if (adjoint) {
+    // The same kernel, entered at its adjoint.
+    auto copy = std::make_shared<CompiledKernel>(*kernel);
+    copy->cpu_entry = kernel->cpu_adjoint;
+    copy->may_print = false;  // the replay prints nothing
+    adjoint_kernel = std::move(copy);
+    kernel = adjoint_kernel.get();
+  }
+  return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer), std::move(arrays), bounds,
+                                         std::max<uint32_t>(repeat, 1), std::move(adjoint_kernel), block);
 }
 
 }  // namespace warpd::runtime

@@ -52,9 +52,13 @@ inline constexpr uint32_t kMaxLaunchRepeat = 1 << 16;
 // slot is ignored. Each is resolved with `lookup`, checked like an array
 // argument (dtype, ndim, device) and replaced by its descriptor. Without
 // `lookup`, structs with array members are INVALID_ARGUMENT.
+// `adj_args` (an adjoint launch, Warp's adjoint=True): the parameters'
+// adjoints, checked and packed like `args` into a second block after the
+// first; the kernel runs its adjoint entry (FAILED_PRECONDITION when its
+// module was compiled without a backward pass). Gradient arrays may be None.
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup = nullptr, uint32_t repeat = 1);
+    const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr);
 
 }  // namespace warpd::runtime

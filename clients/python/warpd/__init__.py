@@ -39,6 +39,7 @@ from .function import Function, func, func_grad, func_native, func_replay
 from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
+from .tape import Tape
 from .module_api import force_load, get_module, get_module_options, load_module, set_module_options
 from .staticexpr import static
 from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)

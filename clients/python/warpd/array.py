@@ -182,6 +182,8 @@ class array:
     _ref = None
     _root = None
     _offset = 0
+    _requires_grad = False
+    grad = None
 
     def __class_getitem__(cls, dtype):
         """``wp.array[float]``: the annotation ``wp.array(dtype=float)``."""
@@ -191,8 +193,10 @@ class array:
                  ptr=None, capacity=None, device=None, pinned=False, copy=True, owner=False,
                  deleter=None, ndim=None, grad=None, requires_grad=False):
         self.handle = None
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = False
         self.grad = None
+        self._wants_grad = bool(requires_grad) or grad is not None
+        self._given_grad = grad
         if length is not None and shape is None:
             shape = length
         if data is None and shape is None and ptr is None:
@@ -269,15 +273,40 @@ class array:
             shape, wt.type_size(self.dtype))
         self._rt = rt
         self._stream = rt.stream(dev)
+        if self.__dict__.pop("_wants_grad", False):
+            given = self.__dict__.pop("_given_grad", None)
+            if given is not None:
+                self.grad = given
+                self._requires_grad = True
+            else:
+                self.requires_grad = True
 
     @classmethod
     def _create(cls, shape, dtype, device, zero, requires_grad=False) -> array:
         a = cls.__new__(cls)
         a.handle = None
-        a.requires_grad = bool(requires_grad)
+        a._requires_grad = False
         a.grad = None
+        a._wants_grad = bool(requires_grad)
         a._allocate(normalize_shape(shape), dtype, device, zero)
         return a
+
+    # ------------------------------------------------------------ gradients
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether the array has a gradient (``grad``, same shape, zeroed when made), as in Warp:
+        setting it True makes the gradient array in the daemon; False drops it."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        value = bool(value)
+        if value and self.grad is None and self.handle is not None:
+            self.grad = array._create(self.shape, self.dtype, self.device, zero=True)
+        elif not value:
+            self.grad = None
+        self._requires_grad = value
 
     def __del__(self):
         h = getattr(self, "handle", None)
@@ -340,7 +369,7 @@ class array:
         v._ref = self
         v._root = self._root if self._root is not None else self
         v._offset = self._offset + g.offset
-        v.requires_grad = self.requires_grad
+        v._requires_grad = self._requires_grad
         grad = self.grad
         # The gradient is viewed the same way, as in Warp (when it is laid out like the array).
         if isinstance(grad, array) and grad.handle is not None and grad.shape == self.shape \
@@ -539,7 +568,7 @@ class array:
             # request, which binds their array handles, then copied in order.
             tmp = array.__new__(array)
             tmp.handle = None
-            tmp.requires_grad = False
+            tmp._requires_grad = False
             tmp.grad = None
             tmp._allocate(self.shape, self.dtype, self.device, zero=False, contents=values)
             copy_array(self, tmp)

@@ -26,7 +26,9 @@ from . import context, wire
 from . import types as wt
 from .array import array
 from .context import runtime
+from . import tape as _tape
 from .kernel import Kernel
+from .v1 import runtime_pb2
 
 # Launch.args entries of array handles (wire.arg_array), by handle; cleared
 # when it grows past _MAX_CACHED (handles are random, so a stale entry is
@@ -262,14 +264,17 @@ class LaunchPlan:
         return out
 
 
-def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
-    key = (id(rt), device.name)
+def _plan(kernel: Kernel, rt, device, backward: bool = False) -> LaunchPlan:
+    """The plan of `kernel` on `device`; `backward`: of its module with the backward
+    pass (adjoint launches), loaded apart the first time one is needed."""
+    key = (id(rt), device.name, backward)
     cached = kernel._plans.get(key)
     version = kernel.module.version
     if cached is not None and cached[0] == version and cached[1] is rt:
-        kernel._last_plan = (rt, device, version, cached[2])
+        if not backward:
+            kernel._last_plan = (rt, device, version, cached[2])
         return cached[2]
-    loaded = kernel.module.load(rt, device, kernel.ir_name)
+    loaded = kernel.module.load(rt, device, kernel.ir_name, backward=backward)
     info = loaded.kernels.get(kernel.ir_name)
     if info is None:
         # Left out of the module: by the daemon, or by translation (a module of the same
@@ -282,8 +287,47 @@ def _plan(kernel: Kernel, rt, device) -> LaunchPlan:
                            f"'{kernel.ir_name}' (it returned: {', '.join(loaded.kernels) or 'none'})")
     plan = LaunchPlan(kernel, loaded, info)
     kernel._plans[key] = (version, rt, plan)
-    kernel._last_plan = (rt, device, version, plan)
+    if not backward:
+        kernel._last_plan = (rt, device, version, plan)
     return plan
+
+
+def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
+    """Queues the adjoint of a launch (Warp's adjoint=True): the kernel's backward
+    pass, with `adj_args` (one per parameter: gradient arrays, None for none, or
+    values; missing trailing ones are None) as the adjoints of `args`."""
+    if kernel.options.get("enable_backward") is False:
+        raise RuntimeError(f"kernel '{kernel.key}' was defined with enable_backward=False: it has no adjoint")
+    dims = _dims(kernel, dim)
+    plan = _plan(kernel, rt, dev, backward=True)
+    params = plan.params
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise TypeError(f"kernel '{kernel.key}' takes {len(params)} arguments ({names}), "
+                        f"but {len(args)} were given")
+    if len(adj_args) > len(params):
+        raise TypeError(f"adjoint launch of kernel '{kernel.key}': {len(adj_args)} adjoints for "
+                        f"{len(params)} parameters")
+    adj_args = list(adj_args) + [None] * (len(params) - len(adj_args))
+    msg = runtime_pb2.Launch(module=plan.module, kernel=plan.name, dim=list(dims), adjoint=True)
+    for p, a in zip(params, args):
+        is_array, v = p.pack(a, dev)
+        msg.args.add(array=v) if is_array else msg.args.add(bytes=v)
+    for p, a in zip(params, adj_args):
+        if a is None:
+            if p.which == "array":
+                msg.adj_args.add(array=0)
+            else:
+                msg.adj_args.add(bytes=bytes(p.size))
+            continue
+        is_array, v = p.pack(a, dev)
+        msg.adj_args.add(array=v) if is_array else msg.adj_args.add(bytes=v)
+    if 0 in dims:
+        return
+    entry = wire.launch_command(msg.SerializeToString())
+    stream = rt.stream(dev)
+    with rt.lock:
+        stream.add_wire(entry, [*args, *adj_args])
 
 
 def _dims(kernel, dim) -> tuple:
@@ -309,13 +353,7 @@ def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, m
                  block_dim):
     """NotImplementedError for the first launch option warpd does not implement."""
     why = None
-    if adjoint:
-        why = "adjoint=True (adjoint launches)"
-    elif adj_inputs is not None and len(adj_inputs) > 0:
-        why = "adj_inputs (adjoint launches)"
-    elif adj_outputs is not None and len(adj_outputs) > 0:
-        why = "adj_outputs (adjoint launches)"
-    elif stream is not None:
+    if stream is not None:
         why = "stream= (launches run on the session's stream for the device)"
     elif max_blocks:
         why = "max_blocks= (a CUDA grid limit)"
@@ -358,6 +396,11 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         dev = rt.devices.get(device) if device.__class__ is str else None
         if dev is None:
             dev = rt.device(device)
+    if adjoint:
+        return _launch_adjoint(kernel, dim, [*inputs, *outputs],
+                               [*(adj_inputs or ()), *(adj_outputs or ())], dev, rt)
+    if record_tape and _tape._current is not None:
+        _tape._current.record_launch(kernel, dim, inputs, outputs, dev)
     last = kernel._last_plan
     if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
         plan = last[3]

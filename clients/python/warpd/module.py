@@ -184,13 +184,24 @@ class Module:
         with self._lock:
             return dict(self._built[3]) if self._built is not None else {}
 
-    def load(self, rt, device, kernel: str | None = None) -> LoadedModule:
+    def load(self, rt, device, kernel: str | None = None, backward: bool = False) -> LoadedModule:
         """The module loaded on `device` (LoadModule on first use of this content).
 
-        When no kernel compiles, raises the error of `kernel` (an IR name) if
-        the daemon listed it, else the module's error (every kernel's)."""
+        `backward`: the module with its backward pass (each kernel's adjoint),
+        loaded apart the first time a gradient is needed, so forward-only
+        programs never compile it. When no kernel compiles, raises the error
+        of `kernel` (an IR name) if the daemon listed it, else the module's
+        error (every kernel's)."""
         mod, digest = self.build()
-        key = (digest, device.name)
+        if backward:
+            if not self.options.get("enable_backward", True):
+                raise RuntimeError(f"module '{self.name}' was built with enable_backward=False: its "
+                                   f"kernels have no adjoint (set it True to differentiate them)")
+            full = ir_pb2.Module()
+            full.CopyFrom(mod)
+            full.backward = True
+            mod = full
+        key = (digest, device.name, backward)
         with rt.lock:
             cached = rt.loaded_modules.get(key)
         if isinstance(cached, CompileError):

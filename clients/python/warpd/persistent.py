@@ -63,7 +63,7 @@ def load(name: str) -> array:
         raise TypeError(f"persistent array '{name}' has a struct dtype this program has not defined; "
                         f"define the @wp.struct first")
     a = array.__new__(array)
-    a.requires_grad = False
+    a._requires_grad = False
     a.grad = None
     a.dtype = wt.canonical_dtype(info.dtype)
     a.shape = info.shape

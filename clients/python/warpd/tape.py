@@ -1,0 +1,151 @@
+"""``wp.Tape``: records launches, then runs their adjoints in reverse on the daemon.
+
+As in Warp, ``with tape:`` records every ``wp.launch`` (and functions given
+to :meth:`Tape.record_func`) while it runs the forward pass as usual;
+``tape.backward(loss)`` seeds ``loss.grad`` with 1 and launches each
+recorded kernel's adjoint in reverse order, with the gradient arrays of its
+array arguments (``a.grad``, made by ``requires_grad=True``) as their
+adjoints. Recording keeps a reference to the launch's arguments and costs no
+round trip: the forward launches are the same batched Submit as without a
+tape, and the backward launches are queued together and reach the daemon as
+one batched Submit at the next sync point. The adjoint kernels are compiled
+the first time a module's backward pass is needed (module.py).
+"""
+
+from __future__ import annotations
+
+from .array import array
+
+# The tape recording now (Warp keeps it on the runtime); wp.launch reads it.
+_current = None
+
+
+def _is_struct(value) -> bool:
+    return hasattr(type(value), "_wp_struct_") or hasattr(value, "_wp_struct_")
+
+
+class Tape:
+    """Warp's Tape: ``with tape: ...``, ``backward()``, ``gradients``, ``zero()``, ``reset()``."""
+
+    def __init__(self):
+        self.gradients: dict = {}
+        self.const_gradients: set = set()
+        self.launches: list = []
+        self.scopes: list = []
+        self.loss = None
+        self._previous = None
+
+    def __enter__(self):
+        global _current
+        if _current is not None and _current is not self:
+            raise RuntimeError("a wp.Tape is already recording; tapes do not nest")
+        self._previous = _current
+        _current = self
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        global _current
+        _current = self._previous
+        self._previous = None
+
+    # ------------------------------------------------------------ recording
+
+    def record_launch(self, kernel, dim, inputs, outputs, device, max_blocks=0, block_dim=256, metadata=None):
+        """Records one launch (wp.launch calls this while the tape records)."""
+        self.launches.append((kernel, dim, max_blocks, list(inputs), list(outputs), device, block_dim,
+                              metadata or {}))
+
+    def record_func(self, backward, arrays):
+        """Records a Python function run by backward() at this point of the tape, in reverse
+        order (Warp's custom backward steps); `arrays` are the arrays whose gradients it uses."""
+        if not callable(backward):
+            raise TypeError("Tape.record_func expects a callable backward function")
+        self.launches.append(backward)
+        for a in arrays:
+            if isinstance(a, array) and a.grad is not None:
+                self.gradients[a] = a.grad
+
+    def record_scope_begin(self, scope_name, metadata=None):
+        self.scopes.append((len(self.launches), scope_name, metadata))
+
+    def record_scope_end(self, remove_scope_if_empty=True):
+        if remove_scope_if_empty and self.scopes and self.scopes[-1][0] == len(self.launches):
+            self.scopes.pop()
+        else:
+            self.scopes.append((len(self.launches), None, None))
+
+    # ------------------------------------------------------------- backward
+
+    def get_adjoint(self, a):
+        """The adjoint passed for argument `a` in a backward launch: an array's gradient (None
+        without one), a struct with its arrays' gradients, None for other values (zero)."""
+        if isinstance(a, array):
+            if a.grad is not None:
+                self.gradients[a] = a.grad
+                return a.grad
+            return None
+        if _is_struct(a):
+            adj = type(a)()
+            for name in getattr(type(a), "_wp_fields_", {}) or {}:
+                value = getattr(a, name, None)
+                if isinstance(value, array):
+                    grad = value.grad
+                    if grad is not None:
+                        self.gradients[value] = grad
+                    setattr(adj, name, grad)
+            return adj
+        return None
+
+    def backward(self, loss=None, grads=None):
+        """Runs the recorded launches' adjoints in reverse order.
+
+        `loss`: a one-element array with requires_grad=True; its gradient is set to 1.
+        `grads`: {array: gradient array} seeds (a vector-Jacobian product), kept by zero()."""
+        if loss is not None:
+            if not isinstance(loss, array):
+                raise TypeError(f"Tape.backward(loss) expects a wp.array, got {type(loss).__name__}")
+            if loss.size != 1:
+                raise RuntimeError("Can only return gradients for scalar loss functions.")
+            if loss.grad is None:
+                raise RuntimeError("The loss array must have requires_grad=True to compute gradients.")
+            self.loss = loss
+            loss.grad.fill_(1.0)
+        if grads is not None:
+            for a, g in grads.items():
+                if a.grad is None:
+                    a.grad = g
+                    a._requires_grad = True
+                else:
+                    a.grad.assign(g)
+                self.const_gradients.add(a)
+        from .launch import launch  # noqa: PLC0415 - launch imports this module
+
+        for entry in reversed(self.launches):
+            if callable(entry):
+                entry()
+                continue
+            kernel, dim, max_blocks, inputs, outputs, device, _block_dim, _meta = entry
+            adj_inputs = [self.get_adjoint(a) for a in inputs]
+            adj_outputs = [self.get_adjoint(a) for a in outputs]
+            launch(kernel, dim, inputs=inputs, outputs=outputs, adj_inputs=adj_inputs,
+                   adj_outputs=adj_outputs, device=device, adjoint=True)
+
+    # ------------------------------------------------------------- clearing
+
+    def zero(self):
+        """Zeroes every gradient the tape used (but the seeds given to backward(grads=...))."""
+        for a, g in self.gradients.items():
+            if a in self.const_gradients:
+                continue
+            if isinstance(g, array):
+                g.zero_()
+        if self.loss is not None and self.loss.grad is not None and self.loss not in self.const_gradients:
+            self.loss.grad.zero_()
+
+    def reset(self):
+        """Forgets the recorded launches and zeroes the gradients."""
+        self.zero()
+        self.launches = []
+        self.scopes = []
+        self.const_gradients = set()
+        self.loss = None

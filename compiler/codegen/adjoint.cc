@@ -1,0 +1,691 @@
+#include "compiler/codegen/adjoint.h"
+
+#include <climits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/str_cat.h"
+#include "compiler/builtins/adjoint.h"
+#include "compiler/builtins/builtins.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/codegen/function_emitter.h"
+#include "compiler/codegen/layout.h"
+
+namespace warpd::codegen {
+namespace {
+
+using namespace internal;  // NOLINT: codegen's own internals
+
+std::string AdjFuncSymbol(const std::string& name) { return "adj_f_" + name; }
+std::string AdjBodySymbol(const std::string& kernel) { return "wpr_" + kernel; }
+
+// Whether values of `t` can carry a gradient (a float somewhere in them).
+bool CarriesGradient(TypeRef t) {
+  if (!t) return false;
+  switch (t->kind()) {
+    case types::Kind::kScalar: return types::IsFloat(t->scalar());
+    case types::Kind::kVector:
+    case types::Kind::kMatrix:
+    case types::Kind::kQuat:
+    case types::Kind::kTransform: return types::IsFloat(t->scalar());
+    case types::Kind::kArray: return CarriesGradient(t->element());
+    case types::Kind::kStruct:
+      for (const auto& m : t->members())
+        if (CarriesGradient(m.type)) return true;
+      return false;
+    case types::Kind::kTuple:
+      for (TypeRef e : t->elements())
+        if (CarriesGradient(e)) return true;
+      return false;
+    default: return false;
+  }
+}
+
+// How many scalars a flat value type holds (vectors, matrices,
+// quaternions, transforms; 1 for a scalar; 0 for anything else).
+int FlatSize(TypeRef t) {
+  switch (t->kind()) {
+    case types::Kind::kScalar: return 1;
+    case types::Kind::kVector: return t->length();
+    case types::Kind::kMatrix: return t->rows() * t->cols();
+    case types::Kind::kQuat: return 4;
+    case types::Kind::kTransform: return 7;
+    default: return 0;
+  }
+}
+
+class AdjointEmitter : public FunctionEmitter {
+ public:
+  AdjointEmitter(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors)
+      : FunctionEmitter(m, f, w), errors_(errors) {
+    SetReplay();
+    NumberSites(f.body);
+  }
+
+  // The whole adjoint body: declarations, the forward replay, the reverse sweep.
+  void AdjointBody() {
+    for (size_t v = 0; v < f_.vars.size(); ++v) {
+      const tir::Var& var = f_.vars[v];
+      const tir::VarId id = static_cast<tir::VarId>(v);
+      if (var.kind == tir::VarKind::kParam) continue;
+      if (var.kind == tir::VarKind::kElementRef) {
+        w_.Line(Type(id) + "* " + Name(id) + " = nullptr; " + Type(id) + "* " + Adj(id) + " = nullptr;");
+      } else {
+        w_.Line(Type(id) + " " + Name(id) + "{}; " + Type(id) + " " + Adj(id) + "{};");
+      }
+    }
+    DeclareFrame(/*locals=*/false);
+    for (const auto& [inst, name] : storage_) {
+      int n = 1;
+      for (int d : inst->shape) n *= d;
+      w_.Line(f_.var(inst->dst).type->element()->CppName() + " a" + name + "[" + std::to_string(n) + "];");
+    }
+    w_.Line("wp::int32 _rs = 2147483647;");
+    for (int l = 0; l < loops_; ++l) w_.Line("wp::int64 _n" + std::to_string(l) + " = 0; wp::int32 _ls" + std::to_string(l) + " = 2147483647;");
+    w_.Line("(void)_rs;");
+    // The forward replay; a return jumps past it.
+    frames_.clear();
+    w_.Open("{");
+    VisitBlock(f_.body);
+    w_.Close();
+    w_.Line("wp_fwd_end:;");
+    Reverse(f_.body, -1);
+  }
+
+  // ------------------------------------------------------------ forward replay
+
+  void VisitPrint(const tir::Print&) override {}  // printed once, by the forward launch
+
+  void VisitLoad(const tir::Load& i) override {
+    FunctionEmitter::VisitLoad(i);
+    if (f_.var(i.dst).type->is_array()) {
+      if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
+        w_.Line(Adj(i.dst) + " = {};");
+      } else {
+        w_.Line(Adj(i.dst) + " = " + AdjPlace(i.place, false) + ";");
+      }
+    }
+  }
+
+  void VisitStore(const tir::Store& i) override {
+    FunctionEmitter::VisitStore(i);
+    if (i.place.type->is_array() && f_.var(i.place.root).kind != tir::VarKind::kElementRef)
+      w_.Line(AdjPlace(i.place, true) + " = " + (i.value.is_var() ? Adj(i.value.var) : std::string("{}")) + ";");
+  }
+
+  void VisitElementAddr(const tir::ElementAddr& i) override {
+    FunctionEmitter::VisitElementAddr(i);
+    std::string args = "ctx, " + AdjOp(i.array) + ", " + Line(i.span);
+    for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
+    w_.Line(Adj(i.dst) + " = wp::adj_address(" + args + ");");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+  }
+
+  void VisitSubview(const tir::Subview& i) override {
+    FunctionEmitter::VisitSubview(i);
+    // The same view of the gradient array (none without one).
+    const std::string adj = AdjOp(i.array);
+    w_.Line(Adj(i.dst) + " = {};");
+    w_.Open("if (wp::adj_present(" + adj + ")) {");
+    if (!i.slices.empty()) {
+      std::string values, kinds;
+      for (const auto& k : i.indices) values += (values.empty() ? "" : ", ") + std::string("(wp::int64)") + Op(k);
+      for (bool s : i.slices) kinds += (kinds.empty() ? "" : ", ") + std::string(s ? "1" : "0");
+      w_.Line("const wp::int64 sv[] = {" + values + "};");
+      w_.Line("const wp::int32 sk[] = {" + kinds + "};");
+      w_.Line("if (WP_UNLIKELY(!wp::slice_view(ctx, " + adj + ", " + Line(i.span) + ", sv, sk, " +
+              std::to_string(i.slices.size()) + ", &" + Adj(i.dst) + "))) return;");
+    } else {
+      std::string args = "ctx, " + adj + ", " + Line(i.span);
+      for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
+      w_.Line("if (WP_UNLIKELY(!wp::subview(" + args + ", &" + Adj(i.dst) + "))) return;");
+    }
+    w_.Close();
+  }
+
+  void VisitLocalArray(const tir::LocalArray& i) override {
+    FunctionEmitter::VisitLocalArray(i);
+    std::string args = "a" + storage_.at(&i) + ", " + std::to_string(i.shape.size());
+    for (size_t d = 0; d < 4; ++d) args += ", " + std::to_string(d < i.shape.size() ? i.shape[d] : 0);
+    w_.Line(Adj(i.dst) + " = wp::local_array(" + args + ");");
+  }
+
+  void VisitFor(const tir::For& i) override {
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l);
+    std::string it = "it" + std::to_string(next_coords_++);
+    std::string lo = it + "_lo", hi = it + "_hi", st = it + "_st";
+    w_.Line("const wp::int64 " + lo + " = (wp::int64)" + Op(i.start) + ", " + hi + " = (wp::int64)" + Op(i.stop) +
+            ", " + st + " = (wp::int64)" + Op(i.step) + ";");
+    w_.Line(n + " = 0;");
+    w_.Open("for (wp::int64 " + it + " = " + lo + "; " + st + " > 0 ? " + it + " < " + hi + " : (" + st + " < 0 && " +
+            it + " > " + hi + "); " + it + " += " + st + ") {");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    w_.Line("++" + n + ";");
+    w_.Line(Name(i.var) + " = (" + Type(i.var) + ")" + it + ";");
+    frames_.push_back(-1);  // a loop running natively: break and continue are C++'s
+    VisitBlock(i.body);
+    frames_.pop_back();
+    w_.Close();
+  }
+
+  void VisitWhile(const tir::While& i) override {
+    const std::string n = "_n" + std::to_string(loop_of_.at(&i));
+    w_.Line(n + " = 0;");
+    w_.Open("for (;;) {");
+    frames_.push_back(-1);
+    VisitBlock(i.cond_body);
+    w_.Line("if (!(" + Op(i.cond) + ")) break;");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    w_.Line("++" + n + ";");
+    VisitBlock(i.body);
+    frames_.pop_back();
+    w_.Close();
+  }
+
+  void VisitBreak(const tir::Break& i) override { Exit(i, "break;"); }
+  void VisitContinue(const tir::Continue& i) override { Exit(i, "continue;"); }
+
+  void VisitReturn(const tir::Return& i) override {
+    // Out of every loop: to the end of the iteration being replayed, or of
+    // the forward pass.
+    for (auto f = frames_.rbegin(); f != frames_.rend(); ++f) {
+      if (*f >= 0) {
+        w_.Line("{ _ls" + std::to_string(*f) + " = " + std::to_string(sites_.at(&i)) + "; goto wp_iter" +
+                std::to_string(*f) + "; }");
+        return;
+      }
+    }
+    w_.Line("{ _rs = " + std::to_string(sites_.at(&i)) + "; goto wp_fwd_end; }");
+  }
+
+ private:
+  // ---------------------------------------------------------------- naming
+
+  std::string Adj(tir::VarId v) const { return "a" + BaseName(v); }
+  std::string AdjOp(const tir::Operand& o) const { return o.is_var() ? Adj(o.var) : "{}"; }
+  std::string AdjPlace(const tir::Place& p, bool lvalue) const {
+    const std::string root = Adj(p.root);
+    return PlaceText(p, lvalue, &root);
+  }
+
+  void Error(const ir::Span& span, const std::string& message) {
+    errors_.push_back(Cat(m_.source->Where(span), ": error: ", message));
+  }
+
+  // ---------------------------------------------------- exits and their sites
+
+  // Numbers returns, breaks and continues in order, and the loops.
+  void NumberSites(const tir::Block& b) {
+    for (const auto& inst : b) {
+      switch (inst->kind) {
+        case tir::InstKind::Break:
+        case tir::InstKind::Continue:
+        case tir::InstKind::Return: sites_[inst.get()] = next_site_++; break;
+        case tir::InstKind::If:
+          NumberSites(tir::Cast<tir::If>(*inst).then_body);
+          NumberSites(tir::Cast<tir::If>(*inst).else_body);
+          break;
+        case tir::InstKind::For:
+          loop_of_[inst.get()] = loops_++;
+          NumberSites(tir::Cast<tir::For>(*inst).body);
+          break;
+        case tir::InstKind::While:
+          loop_of_[inst.get()] = loops_++;
+          NumberSites(tir::Cast<tir::While>(*inst).cond_body);
+          NumberSites(tir::Cast<tir::While>(*inst).body);
+          break;
+        default: break;
+      }
+    }
+  }
+
+  // The highest site in `inst` that ends the block it is in, for a block of
+  // the function's body (loop -1: returns only) or of loop `loop`'s body
+  // (returns, and breaks and continues outside nested loops); -1 if none.
+  int MaxSite(const tir::Inst& inst, int loop, bool nested = false) const {
+    switch (inst.kind) {
+      case tir::InstKind::Return: return sites_.at(&inst);
+      case tir::InstKind::Break:
+      case tir::InstKind::Continue: return loop >= 0 && !nested ? sites_.at(&inst) : -1;
+      case tir::InstKind::If: {
+        int m = -1;
+        for (const auto& i : tir::Cast<tir::If>(inst).then_body) m = std::max(m, MaxSite(*i, loop, nested));
+        for (const auto& i : tir::Cast<tir::If>(inst).else_body) m = std::max(m, MaxSite(*i, loop, nested));
+        return m;
+      }
+      case tir::InstKind::For: {
+        int m = -1;
+        for (const auto& i : tir::Cast<tir::For>(inst).body) m = std::max(m, MaxSite(*i, loop, true));
+        return m;
+      }
+      case tir::InstKind::While: {
+        int m = -1;
+        for (const auto& i : tir::Cast<tir::While>(inst).cond_body) m = std::max(m, MaxSite(*i, loop, true));
+        for (const auto& i : tir::Cast<tir::While>(inst).body) m = std::max(m, MaxSite(*i, loop, true));
+        return m;
+      }
+      default: return -1;
+    }
+  }
+
+  // A break or continue: C++'s inside a loop running natively, else the
+  // end of the iteration being replayed.
+  void Exit(const tir::Inst& i, const std::string& native) {
+    if (frames_.empty() || frames_.back() < 0) {
+      w_.Line(native);
+      return;
+    }
+    const std::string l = std::to_string(frames_.back());
+    w_.Line("{ _ls" + l + " = " + std::to_string(sites_.at(&i)) + "; goto wp_iter" + l + "; }");
+  }
+
+  // --------------------------------------------------------------- reverse
+
+  std::string Flag(int loop) const { return loop < 0 ? "_rs" : "_ls" + std::to_string(loop); }
+
+  // The reverse sweep of `b` (in the function's body, or loop `loop`'s):
+  // the instructions after one that may exit ran only when the exit that
+  // happened (the flag) comes later.
+  void Reverse(const tir::Block& b, int loop) { ReverseRange(b, b.size(), loop); }
+
+  void ReverseRange(const tir::Block& b, size_t end, int loop) {
+    size_t split = 0;
+    int site = -1;
+    for (size_t k = end; k-- > 0;) {
+      int m = MaxSite(*b[k], loop);
+      if (m >= 0) {
+        split = k + 1;
+        site = m;
+        break;
+      }
+    }
+    if (site >= 0 && split < end) {
+      w_.Open("if (" + Flag(loop) + " > " + std::to_string(site) + ") {");
+      for (size_t k = end; k-- > split;) ReverseInst(*b[k], loop);
+      w_.Close();
+      ReverseRange(b, split, loop);
+      return;
+    }
+    for (size_t k = end; k-- > 0;) ReverseInst(*b[k], loop);
+  }
+
+  void ReverseInst(const tir::Inst& inst, int loop) {
+    switch (inst.kind) {
+      case tir::InstKind::Declare: {
+        const auto& i = tir::Cast<tir::Declare>(inst);
+        w_.Line(Adj(i.var) + " = {};");
+        break;
+      }
+      case tir::InstKind::Load: ReverseLoad(tir::Cast<tir::Load>(inst)); break;
+      case tir::InstKind::Store: ReverseStore(tir::Cast<tir::Store>(inst)); break;
+      case tir::InstKind::Builtin: ReverseBuiltin(tir::Cast<tir::Builtin>(inst)); break;
+      case tir::InstKind::MakeTuple: {
+        const auto& i = tir::Cast<tir::MakeTuple>(inst);
+        for (size_t k = 0; k < i.elements.size(); ++k)
+          if (i.elements[k].is_var())
+            w_.Line("wp::adj_acc(" + Adj(i.elements[k].var) + ", wp::tuple_get<" + std::to_string(k) + ">(" +
+                    Adj(i.dst) + "));");
+        w_.Line(Adj(i.dst) + " = {};");
+        break;
+      }
+      case tir::InstKind::CallFunc: ReverseCall(tir::Cast<tir::CallFunc>(inst)); break;
+      case tir::InstKind::If: {
+        const auto& i = tir::Cast<tir::If>(inst);
+        w_.Open("if (" + Op(i.cond) + ") {");
+        Reverse(i.then_body, loop);
+        if (!i.else_body.empty()) {
+          w_.Reopen("} else {");
+          Reverse(i.else_body, loop);
+        }
+        w_.Close();
+        break;
+      }
+      case tir::InstKind::For: ReverseFor(tir::Cast<tir::For>(inst)); break;
+      case tir::InstKind::While: ReverseWhile(tir::Cast<tir::While>(inst)); break;
+      case tir::InstKind::Return: {
+        const auto& i = tir::Cast<tir::Return>(inst);
+        if (i.has_value && i.value.is_var() && !f_.is_kernel() && !f_.source->return_type->is_void())
+          w_.Line("if (" + Flag(loop) + " == " + std::to_string(sites_.at(&inst)) + ") wp::adj_acc(" +
+                  Adj(i.value.var) + ", adj_ret);");
+        break;
+      }
+      default: break;  // no adjoint: addresses, shapes, indices, tid, print, break, continue
+    }
+  }
+
+  void ReverseLoad(const tir::Load& i) {
+    TypeRef t = f_.var(i.dst).type;
+    if (t->is_array() || !CarriesGradient(t)) return;
+    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
+      w_.Line("if (" + Adj(i.place.root) + ") wp::adj_atomic_add(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) +
+              ");");
+    } else {
+      w_.Line("wp::adj_acc(" + AdjPlace(i.place, true) + ", " + Adj(i.dst) + ");");
+    }
+    w_.Line(Adj(i.dst) + " = {};");
+  }
+
+  void ReverseStore(const tir::Store& i) {
+    TypeRef t = i.place.type;
+    if (t->is_array() || !CarriesGradient(t)) return;
+    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
+      // The gradient of an array element flows to the stored value; it is
+      // not reset (Warp's rule: a store reads the output's gradient).
+      if (i.value.is_var())
+        w_.Line("if (" + Adj(i.place.root) + ") wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) +
+                ");");
+      return;
+    }
+    if (i.value.is_var()) w_.Line("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
+    if (!i.place.steps.empty() && i.place.steps.back().kind == tir::Step::Kind::kMatrixRow) {
+      tir::Place base = i.place;
+      base.steps.pop_back();
+      w_.Line("wp::mat_set_row(" + AdjPlace(base, true) + ", " + Op(i.place.steps.back().index) + ", " +
+              i.value.type->CppName() + "{});");
+      return;
+    }
+    w_.Line(AdjPlace(i.place, true) + " = {};");
+  }
+
+  // An lvalue for the adjoint of argument `o`: its adjoint variable, or a
+  // scratch one for a constant (declared in the enclosing block).
+  std::string AdjArg(const tir::Operand& o, std::vector<std::string>& scratch) {
+    if (o.is_var()) return Adj(o.var);
+    const std::string name = "_s" + std::to_string(scratch.size());
+    scratch.push_back(o.type->CppName() + " " + name + "{};");
+    return name;
+  }
+
+  void ReverseBuiltin(const tir::Builtin& i) {
+    const builtins::Overload& o = *i.overload;
+    if (!o.differentiable) return;
+    bool carries = i.dst != tir::kNoVar && CarriesGradient(f_.var(i.dst).type);
+    for (const tir::Arg& a : i.args) carries |= a.mode == tir::Arg::Mode::kValue && CarriesGradient(a.value.type);
+    if (!carries) return;
+    if (o.form == builtins::Form::kAtomic) return ReverseAtomic(i);
+    const std::string dst_adj = i.dst != tir::kNoVar ? Adj(i.dst) : "";
+    if (o.group == "Constructors") {
+      ReverseConstructor(i);
+      if (!dst_adj.empty()) w_.Line(dst_adj + " = {};");
+      return;
+    }
+    std::vector<TypeRef> types;
+    for (const tir::Arg& a : i.args) {
+      if (a.mode != tir::Arg::Mode::kValue || i.dst == tir::kNoVar) {
+        Error(i.span, Cat("warpd cannot differentiate ", o.name, "() yet (an output or type argument)"));
+        return;
+      }
+      types.push_back(a.value.type);
+    }
+    std::optional<builtins::AdjointSpelling> adj = o.hook ? std::nullopt : builtins::AdjointOf(o, types);
+    if (!adj) {
+      std::string sig;
+      for (TypeRef t : types) sig += (sig.empty() ? "" : ", ") + t->ToString();
+      Error(i.span, Cat("warpd cannot differentiate ", o.name, "(", sig, ") yet: no adjoint for it (launches "
+                        "without adjoint=True and kernels outside a Tape are not affected)"));
+      return;
+    }
+    std::vector<std::string> scratch;
+    std::string args;
+    for (const tir::Arg& a : i.args) args += (args.empty() ? "" : ", ") + Op(a.value);
+    if (adj->takes_result) args += ", " + Name(i.dst);
+    for (const tir::Arg& a : i.args) args += ", " + AdjArg(a.value, scratch);
+    args += ", " + dst_adj;
+    if (!scratch.empty()) w_.Open("{");
+    for (const auto& s : scratch) w_.Line(s);
+    w_.Line(adj->callee + "(" + args + ");");
+    if (!scratch.empty()) w_.Close();
+    w_.Line(dst_adj + " = {};");
+  }
+
+  // Constructors and conversions, by the shapes of their values: the same
+  // type (a copy), a conversion (another dtype, same shape), one scalar
+  // filling every component, or components laid out in order.
+  void ReverseConstructor(const tir::Builtin& i) {
+    if (i.dst == tir::kNoVar) return;
+    TypeRef r = f_.var(i.dst).type;
+    std::vector<const tir::Operand*> values;
+    for (const tir::Arg& a : i.args)
+      if (a.mode == tir::Arg::Mode::kValue) values.push_back(&a.value);
+    const std::string adj_ret = Adj(i.dst);
+    if (values.empty()) return;
+    if (values.size() == 1) {
+      const tir::Operand& x = *values[0];
+      if (!x.is_var()) return;
+      if (types::SameType(x.type, r)) {
+        w_.Line("wp::adj_acc(" + Adj(x.var) + ", " + adj_ret + ");");
+        return;
+      }
+      if (x.type->kind() == r->kind() && FlatSize(x.type) == FlatSize(r) && FlatSize(r) > 0) {
+        w_.Line("wp::adj_convert(" + adj_ret + ", " + Adj(x.var) + ");");
+        return;
+      }
+      if (x.type->is_scalar() && FlatSize(r) > 1) {
+        w_.Line("wp::adj_splat(" + adj_ret + ", " + Adj(x.var) + ");");
+        return;
+      }
+    }
+    int total = 0;
+    for (const tir::Operand* x : values) {
+      const int n = FlatSize(x->type);
+      if (n == 0 || !types::SameType(types::Scalar(x->type->scalar()), types::Scalar(r->scalar()))) total = -1;
+      if (total >= 0) total += n;
+    }
+    if (FlatSize(r) == 0 || total < 0 || total > FlatSize(r)) {
+      Error(i.span, Cat("warpd cannot differentiate this ", i.overload->name, "() construction yet"));
+      return;
+    }
+    int offset = 0;
+    for (const tir::Operand* x : values) {
+      if (x->is_var())
+        w_.Line("wp::adj_flat_extract(" + adj_ret + ", " + std::to_string(offset) + ", " + Adj(x->var) + ");");
+      offset += FlatSize(x->type);
+    }
+  }
+
+  // atomic_add/sub/min/max(arr, i..., value) on an element: the element's
+  // gradient flows to the value.
+  void ReverseAtomic(const tir::Builtin& i) {
+    const tir::Arg* ref = nullptr;
+    const tir::Arg* value = nullptr;
+    for (const tir::Arg& a : i.args) {
+      if (a.mode == tir::Arg::Mode::kAddress) ref = &a;
+      if (a.mode == tir::Arg::Mode::kValue) value = &a;
+    }
+    if (!ref || !value || !value->value.is_var()) return;
+    const std::string g = Adj(ref->value.var), v = Adj(value->value.var);
+    const std::string_view name = i.overload->name;
+    if (name == "atomic_add") {
+      w_.Line("if (" + g + ") wp::adj_acc(" + v + ", *" + g + ");");
+    } else if (name == "atomic_sub") {
+      w_.Line("if (" + g + ") wp::adj_acc(" + v + ", wp::neg(*" + g + "));");
+    } else if (name == "atomic_min" || name == "atomic_max") {
+      w_.Line("if (" + g + ") wp::adj_atomic_minmax(" + Name(ref->value.var) + ", " + g + ", " + Op(value->value) +
+              ", " + v + ");");
+    }
+  }
+
+  void ReverseCall(const tir::CallFunc& i) {
+    const ir::Function& callee = m_.source->functions[static_cast<size_t>(i.function)];
+    std::vector<std::string> scratch;
+    std::string args = "ctx, _tid";
+    for (const auto& a : i.args) args += ", " + Op(a);
+    for (const auto& a : i.args) args += ", " + AdjArg(a, scratch);
+    if (!callee.return_type->is_void()) args += ", " + Adj(i.dst);
+    if (!scratch.empty()) w_.Open("{");
+    for (const auto& s : scratch) w_.Line(s);
+    w_.Line(AdjFuncSymbol(callee.name) + "(" + args + ");");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    if (!scratch.empty()) w_.Close();
+    if (i.dst != tir::kNoVar) w_.Line(Adj(i.dst) + " = {};");
+  }
+
+  // Iterations backwards; each replays forward (from the values the
+  // variables have now), then runs its reverse sweep.
+  void ReverseFor(const tir::For& i) {
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l), k = "_k" + std::to_string(l);
+    w_.Open("for (wp::int64 " + k + " = " + n + " - 1; " + k + " >= 0; --" + k + ") {");
+    w_.Line(Name(i.var) + " = (" + Type(i.var) + ")((wp::int64)" + Op(i.start) + " + " + k + " * (wp::int64)" +
+            Op(i.step) + ");");
+    ReplayIteration(l, i.body, nullptr);
+    Reverse(i.body, l);
+    w_.Close();
+  }
+
+  void ReverseWhile(const tir::While& i) {
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l), k = "_k" + std::to_string(l);
+    w_.Open("for (wp::int64 " + k + " = " + n + " - 1; " + k + " >= 0; --" + k + ") {");
+    ReplayIteration(l, i.body, &i.cond_body);
+    Reverse(i.body, l);
+    Reverse(i.cond_body, l);
+    w_.Close();
+  }
+
+  void ReplayIteration(int l, const tir::Block& body, const tir::Block* cond_body) {
+    const std::string ls = "_ls" + std::to_string(l);
+    w_.Line(ls + " = 2147483647;");
+    std::vector<int> saved = frames_;
+    frames_ = {l};
+    w_.Open("{");
+    if (cond_body) VisitBlock(*cond_body);
+    VisitBlock(body);
+    w_.Close();
+    frames_ = std::move(saved);
+    w_.Line("wp_iter" + std::to_string(l) + ":;");
+  }
+
+  std::vector<std::string>& errors_;
+  std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
+  std::map<const tir::Inst*, int> loop_of_;   // loops, in order
+  int next_site_ = 0;
+  int loops_ = 0;
+  // Loops being replayed around the current instruction, innermost last: a
+  // loop's number while one of its iterations is replayed by the reverse
+  // sweep, -1 for a loop running natively.
+  std::vector<int> frames_;
+};
+
+std::string AdjFuncSignature(const ir::Function& f) {
+  std::string sig = "static WP_DEVICE_FUNC void " + AdjFuncSymbol(f.name) + "(wp::launch_ctx* ctx, wp::int64 _tid";
+  for (const auto& p : f.params) sig += ", " + p.type->CppName() + " " + Local(p.name);
+  for (const auto& p : f.params) sig += ", " + p.type->CppName() + "& a" + Local(p.name);
+  if (!f.return_type->is_void()) sig += ", " + f.return_type->CppName() + " adj_ret";
+  return sig + ")";
+}
+
+void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors) {
+  const ir::Function& k = *f.source;
+  compiler::KernelLayout layout = compiler::ComputeLayout(*m.source, k);
+  const std::string args = ArgsStruct(k.name);
+  w.Line("// adjoint of kernel " + k.name);
+  w.Open("static WP_DEVICE_FUNC void " + AdjBodySymbol(k.name) + "(wp::launch_ctx* ctx, const " + args +
+         "& args, const " + args + "& adj, wp::int64 _tid) {");
+  for (const auto& p : k.params) {
+    w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
+    w.Line(p.type->CppName() + " a" + Local(p.name) + " = adj.p_" + p.name + ";");
+  }
+  AdjointEmitter(m, f, w, errors).AdjointBody();
+  w.Close();
+  w.Line("");
+  // The adjoint block follows the forward block at args_size (a multiple of
+  // the block's alignment).
+  const std::string off = std::to_string(layout.args_size);
+  w.Line("#if !WP_CUDA");
+  w.Open("extern \"C\" void " + AdjointCpuEntrySymbol(k.name) +
+         "(wp::launch_ctx* ctx, const void* args, wp::int64 begin, wp::int64 end) {");
+  w.Line("const " + args + " a = *(const " + args + "*)args;");
+  w.Line("const " + args + " d = *(const " + args + "*)((const char*)args + " + off + ");");
+  w.Open("for (wp::int64 block = begin; block < end; block += 256) {");
+  w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+  w.Line("const wp::int64 block_end = end - block < 256 ? end : block + 256;");
+  w.Line("for (wp::int64 t = block; t < block_end; ++t) " + AdjBodySymbol(k.name) + "(ctx, a, d, t);");
+  w.Close();
+  w.Close();
+  w.Line("#else");
+  // Both blocks by value when they fit CUDA's parameter space, else their
+  // address in device memory (docs/launch_abi.md).
+  const bool by_pointer = 2 * layout.args_size + sizeof(void*) > kMaxCudaParamBytes;
+  w.Open("extern \"C\" __global__ void " + AdjointCudaEntrySymbol(k.name) + "(wp::launch_ctx* ctx, " +
+         (by_pointer ? "const char* __restrict__ block" : args + " args, " + args + " adj") + ") {");
+  if (by_pointer) {
+    w.Line("const " + args + "& args = *(const " + args + "*)block;");
+    w.Line("const " + args + "& adj = *(const " + args + "*)(block + " + off + ");");
+  }
+  w.Line("const wp::int64 stride = (wp::int64)blockDim.x * gridDim.x;");
+  w.Open("for (wp::int64 t = (wp::int64)blockIdx.x * blockDim.x + threadIdx.x; t < ctx->bounds.size; t += stride) {");
+  w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+  w.Line(AdjBodySymbol(k.name) + "(ctx, args, adj, t);");
+  w.Close();
+  w.Close();
+  w.Line("#endif");
+  w.Line("");
+}
+
+// Member-wise accumulation for a struct (arrays in it accumulate nothing).
+void EmitStructAdjoint(TypeRef t, Writer& w) {
+  const std::string s = t->CppName();
+  w.Open("namespace wp {");
+  w.Open("WP_FUNC void adj_acc(" + s + "& adj, const " + s + "& v) {");
+  for (const auto& m : t->members()) w.Line("adj_acc(adj.m_" + m.name + ", v.m_" + m.name + ");");
+  w.Close();
+  w.Open("WP_FUNC void adj_atomic_add(" + s + "* p, const " + s + "& v) {");
+  for (const auto& m : t->members())
+    if (!m.type->is_array()) w.Line("adj_atomic_add(&p->m_" + m.name + ", v.m_" + m.name + ");");
+  w.Line("(void)p; (void)v;");
+  w.Close();
+  w.Close("}  // namespace wp");
+}
+
+void CollectStructs(TypeRef t, std::vector<TypeRef>& out) {
+  if (!t) return;
+  if (t->is_array()) return CollectStructs(t->element(), out);
+  if (t->is_tuple()) {
+    for (TypeRef e : t->elements()) CollectStructs(e, out);
+    return;
+  }
+  if (!t->is_struct()) return;
+  for (TypeRef done : out)
+    if (done == t) return;
+  for (const auto& m : t->members()) CollectStructs(m.type, out);
+  out.push_back(t);
+}
+
+}  // namespace
+
+std::string AdjointCpuEntrySymbol(const std::string& kernel) { return "wpk_" + kernel + "_adj_cpu"; }
+std::string AdjointCudaEntrySymbol(const std::string& kernel) { return "wpk_" + kernel + "_adj_cuda"; }
+
+absl::StatusOr<std::string> GenerateAdjoints(const tir::Module& module) {
+  Writer w;
+  std::vector<std::string> errors;
+  w.Line("// ---- adjoints (backward pass)");
+  w.Line("#include \"warpd/native/adjoint/adj_codegen.h\"");
+  std::vector<TypeRef> structs;
+  for (const auto& f : module.functions) {
+    if (!ir::IsEmitted(*f.source)) continue;
+    for (const auto& v : f.vars) CollectStructs(v.type, structs);
+  }
+  for (TypeRef t : structs) EmitStructAdjoint(t, w);
+  for (const auto& f : module.functions)
+    if (!f.is_kernel() && ir::IsEmitted(*f.source)) w.Line(AdjFuncSignature(*f.source) + ";");
+  w.Line("");
+  for (const auto& f : module.functions) {
+    if (f.is_kernel() || !ir::IsEmitted(*f.source)) continue;
+    w.Line("// adjoint of function " + f.source->name);
+    w.Open(AdjFuncSignature(*f.source) + " {");
+    AdjointEmitter(module, f, w, errors).AdjointBody();
+    w.Close();
+    w.Line("");
+  }
+  for (const auto& f : module.functions)
+    if (f.is_kernel() && ir::IsEmitted(*f.source)) EmitKernelAdjoint(module, f, w, errors);
+  if (!errors.empty()) return absl::InvalidArgumentError(Join(errors, "\n"));
+  return w.str();
+}
+
+}  // namespace warpd::codegen

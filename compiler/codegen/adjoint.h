@@ -1,0 +1,45 @@
+// warpd compiler: the adjoint (reverse-mode) emitter.
+//
+// For a module compiled with a backward pass (ir::Module::backward), each
+// emitted @wp.func f gets `adj_f_<name>(ctx, _tid, args..., adj_args&...,
+// adj_ret)` and each kernel K a thread body and entry points
+// (AdjointCpuEntrySymbol, AdjointCudaEntrySymbol) whose argument block is
+// K's block followed by a second one of the same layout holding the
+// adjoints of the parameters (gradient arrays for arrays; docs/launch_abi.md).
+//
+// The emitter walks the same TIR as the forward emitter (after
+// tir::MakeReadsExplicit): every variable is declared at the top, the body
+// is replayed forward (FunctionEmitter in replay mode: faults return, prints
+// are skipped, loops count their iterations, returns, breaks and continues
+// record which one happened), then each instruction's adjoint is emitted in
+// reverse order: loads accumulate into the place's adjoint (atomically into
+// gradient arrays), stores move the place's adjoint into the value's and
+// reset it (an array element's gradient is read, not reset: Warp's rule),
+// builtins call their native adjoint (builtins/adjoint.h), constructors
+// distribute over their flat components, user calls call the callee's
+// adjoint (which replays it). Branches reverse under the same condition;
+// loops run their iterations backwards, replaying each one forward before
+// its reverse sweep. As in Warp, a dynamic loop replays with the values its
+// variables have at the end, so a loop-carried value that is overwritten
+// nonlinearly gets an approximate gradient.
+//
+// Thread-safe (pure function).
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/tir/tir.h"
+
+namespace warpd::codegen {
+
+// The adjoint functions and kernel entries of `module` (its functions made
+// explicit by tir::MakeReadsExplicit), appended after the forward text.
+// INVALID_ARGUMENT (file:line: error: ...) naming a call whose builtin is
+// differentiable but has no adjoint in warpd yet.
+absl::StatusOr<std::string> GenerateAdjoints(const tir::Module& module);
+
+std::string AdjointCpuEntrySymbol(const std::string& kernel);
+std::string AdjointCudaEntrySymbol(const std::string& kernel);
+
+}  // namespace warpd::codegen

@@ -1,0 +1,167 @@
+// warpd device runtime: what the adjoint codegen's generated code calls
+// besides the builtins' adjoints: constructors' adjoints over flat
+// components, accumulation into gradient arrays, gradient element
+// addresses, and the adjoints of the array atomics.
+//
+// Included only by modules with a backward pass (compiler/codegen/adjoint.cc).
+// Conventions: adj_scalar.h.
+#pragma once
+
+#include "warpd/native/adjoint/adj_mat.h"
+#include "warpd/native/array.h"
+#include "warpd/native/atomic.h"
+#include "warpd/native/quat.h"
+#include "warpd/native/transform.h"
+#include "warpd/native/tuple.h"
+
+namespace wp {
+
+// --- Flat components --------------------------------------------------------
+
+// A value type as `n` contiguous scalars of type S (vectors, matrices row
+// by row, quaternions, transforms p then q).
+template <typename T>
+struct flat_of {
+  typedef T S;
+  static constexpr int n = 1;
+};
+template <int N, typename T>
+struct flat_of<vec_t<N, T>> {
+  typedef T S;
+  static constexpr int n = N;
+};
+template <int R, int C, typename T>
+struct flat_of<mat_t<R, C, T>> {
+  typedef T S;
+  static constexpr int n = R * C;
+};
+
+template <typename T>
+struct flat_of<quat_t<T>> {
+  typedef T S;
+  static constexpr int n = 4;
+};
+template <typename T>
+struct flat_of<transform_t<T>> {
+  typedef T S;
+  static constexpr int n = 7;
+};
+
+template <typename T>
+WP_FUNC typename flat_of<T>::S* flat_ptr(T& v) {
+  static_assert(sizeof(T) == sizeof(typename flat_of<T>::S) * flat_of<T>::n, "contiguous components");
+  return (typename flat_of<T>::S*)&v;
+}
+template <typename T>
+WP_FUNC const typename flat_of<T>::S* flat_ptr(const T& v) {
+  static_assert(sizeof(T) == sizeof(typename flat_of<T>::S) * flat_of<T>::n, "contiguous components");
+  return (const typename flat_of<T>::S*)&v;
+}
+
+// A constructor from components: argument `adj_arg` took the flat
+// components [offset, offset + its size) of the result.
+template <typename R, typename A>
+WP_FUNC void adj_flat_extract(const R& adj_ret, int offset, A& adj_arg) {
+  const typename flat_of<R>::S* r = flat_ptr(adj_ret);
+  typename flat_of<A>::S* a = flat_ptr(adj_arg);
+  for (int i = 0; i < flat_of<A>::n; ++i) accumulate_adjoint(a[i], r[offset + i]);
+}
+
+// A constructor filling every component with one scalar.
+template <typename R, typename S>
+WP_FUNC void adj_splat(const R& adj_ret, S& adj_x) {
+  const typename flat_of<R>::S* r = flat_ptr(adj_ret);
+  for (int i = 0; i < flat_of<R>::n; ++i) accumulate_adjoint(adj_x, r[i]);
+}
+
+// Conversions: the adjoint converts back.
+template <typename R, typename X>
+WP_FUNC void adj_convert(const R& adj_ret, X& adj_x) {
+  accumulate_adjoint(adj_x, cast<X>(adj_ret));
+}
+
+// adj += v for any value type: scalars and the flat types component by
+// component; arrays carry no adjoint value (their gradients are arrays);
+// tuples element by element. Generated code adds overloads for its structs.
+template <typename T>
+WP_FUNC void adj_acc(T& adj, const T& v) {
+  typename flat_of<T>::S* a = flat_ptr(adj);
+  const typename flat_of<T>::S* b = flat_ptr(v);
+  for (int i = 0; i < flat_of<T>::n; ++i) accumulate_adjoint(a[i], b[i]);
+}
+template <typename T>
+WP_FUNC void adj_acc(array_t<T>&, const array_t<T>&) {}
+template <typename T>
+WP_FUNC void adj_acc(indexedarray_t<T>&, const indexedarray_t<T>&) {}
+WP_FUNC void adj_acc(tuple_t<>&, const tuple_t<>&) {}
+template <typename H, typename... T>
+WP_FUNC void adj_acc(tuple_t<H, T...>& adj, const tuple_t<H, T...>& v) {
+  adj_acc(adj.head, v.head);
+  adj_acc(adj.tail, v.tail);
+}
+
+// --- Arrays and gradient memory ---------------------------------------------
+
+template <typename T>
+WP_FUNC bool adj_present(const array_t<T>& a) {
+  return a.data != nullptr;
+}
+template <typename T>
+WP_FUNC bool adj_present(const indexedarray_t<T>& a) {
+  return a.data.data != nullptr;
+}
+
+// The gradient element of an access: null when no gradient array was
+// given (nothing flows); bounds-checked like the access itself, so a
+// gradient array of another shape faults instead of reading past its end.
+template <typename A, typename... I>
+WP_FUNC auto adj_address(launch_ctx* ctx, const A& adj, int32 line, I... idx) -> decltype(address(ctx, adj, line, idx...)) {
+  if (!adj_present(adj)) return nullptr;
+  return address(ctx, adj, line, idx...);
+}
+
+template <typename T>
+struct is_float_scalar {
+  static constexpr bool value = false;
+};
+template <>
+struct is_float_scalar<float32> {
+  static constexpr bool value = true;
+};
+template <>
+struct is_float_scalar<float64> {
+  static constexpr bool value = true;
+};
+template <>
+struct is_float_scalar<half> {
+  static constexpr bool value = true;
+};
+template <>
+struct is_float_scalar<bfloat16> {
+  static constexpr bool value = true;
+};
+
+// Gradient memory is shared by every thread of the launch: adds are atomic.
+template <typename T>
+WP_FUNC void adj_atomic_add(T* p, const T& v) {
+  typedef typename flat_of<T>::S S;
+  if constexpr (is_float_scalar<S>::value) {
+    S* ps = flat_ptr(*p);
+    const S* vs = flat_ptr(v);
+    for (int i = 0; i < flat_of<T>::n; ++i) atomic_add(&ps[i], vs[i]);
+  }
+}
+
+// atomic_min/max: the gradient flows to the value that is the result.
+template <typename T>
+WP_FUNC void adj_atomic_minmax(const T* addr, const T* adj_addr, const T& value, T& adj_value) {
+  typedef typename flat_of<T>::S S;
+  const S* a = flat_ptr(*addr);
+  const S* g = flat_ptr(*adj_addr);
+  const S* v = flat_ptr(value);
+  S* av = flat_ptr(adj_value);
+  for (int i = 0; i < flat_of<T>::n; ++i)
+    if (eq(a[i], v[i])) accumulate_adjoint(av[i], g[i]);
+}
+
+}  // namespace wp
