@@ -16,5 +16,11 @@ void VecFamilyCases(Suite<double>& s);
 void VecFamilyExplicitChecks(std::set<std::string>& covered);
 void MatFamilyCases(Suite<double>& s);
 void MatFamilyExplicitChecks(std::set<std::string>& covered);
+void QuatFamilyCases(Suite<double>& s);
+void QuatFamilyExplicitChecks(std::set<std::string>& covered);
+void TransformFamilyCases(Suite<double>& s);
+void TransformFamilyExplicitChecks(std::set<std::string>& covered);
+void SpatialFamilyCases(Suite<double>& s);
+void SpatialFamilyExplicitChecks(std::set<std::string>& covered);
 
 }  // namespace warpd_adjoint_test

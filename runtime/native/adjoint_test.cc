@@ -32,6 +32,9 @@ const FamilyChecks kFamilies[] = {
     {"scalar", &ScalarFamilyCases, &ScalarFamilyExplicitChecks},
     {"vec", &VecFamilyCases, &VecFamilyExplicitChecks},
     {"mat", &MatFamilyCases, &MatFamilyExplicitChecks},
+    {"quat", &QuatFamilyCases, &QuatFamilyExplicitChecks},
+    {"transform", &TransformFamilyCases, &TransformFamilyExplicitChecks},
+    {"spatial", &SpatialFamilyCases, &SpatialFamilyExplicitChecks},
 };
 
 // The (family, name) pairs some test asserts.

@@ -13,9 +13,9 @@
 //   }
 //
 // Points are the flattened arguments (Flat<> below: vectors by component,
-// matrices row-major, quaternions x y z w, transforms p then q). For each
-// point the suite draws a random adj_ret and random initial adjoints, calls the
-// adjoint twice and expects
+// matrices row-major, quaternions x y z w, transforms p then q, tuples element
+// by element). For each point the suite draws a random adj_ret and random
+// initial adjoints, calls the adjoint twice and expects
 // - the first call's change to equal the finite-difference gradient of
 //   dot(adj_ret, f(args)) (Suite<double> only),
 // - the second call to add the same change again (accumulation),
@@ -39,6 +39,7 @@
 #include "warpd/native/mat.h"
 #include "warpd/native/quat.h"
 #include "warpd/native/transform.h"
+#include "warpd/native/tuple.h"
 #include "warpd/native/vec.h"
 
 namespace warpd_adjoint_test {
@@ -111,6 +112,29 @@ struct Flat<wp::transform_t<T>> {
   static void set(wp::transform_t<T>& x, int i, double v) {
     if (i < 3) Flat<T>::set(x.p.c[i], 0, v);
     else Flat<T>::set(x.q.c[i - 3], 0, v);
+  }
+};
+
+// Tuples (results of quat_to_axis_angle, transform_decompose, ...): the
+// elements' coordinates in order.
+template <>
+struct Flat<wp::tuple_t<>> {
+  static constexpr int n = 0;
+  static constexpr bool differentiable = true;
+  static double get(const wp::tuple_t<>&, int) { return 0; }
+  static void set(wp::tuple_t<>&, int, double) {}
+};
+template <typename H, typename... R>
+struct Flat<wp::tuple_t<H, R...>> {
+  using Tail = Flat<wp::tuple_t<R...>>;
+  static constexpr int n = Flat<H>::n + Tail::n;
+  static constexpr bool differentiable = Flat<H>::differentiable;
+  static double get(const wp::tuple_t<H, R...>& x, int i) {
+    return i < Flat<H>::n ? Flat<H>::get(x.head, i) : Tail::get(x.tail, i - Flat<H>::n);
+  }
+  static void set(wp::tuple_t<H, R...>& x, int i, double v) {
+    if (i < Flat<H>::n) Flat<H>::set(x.head, i, v);
+    else Tail::set(x.tail, i - Flat<H>::n, v);
   }
 };
 

@@ -52,5 +52,7 @@ warpd_test(native_adjoint_test
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_scalar_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_vec_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_mat_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/adjoint_quat_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/adjoint_transform_test.cc
   LIBS warpd_native_embedded Threads::Threads)
 target_compile_definitions(native_adjoint_test PRIVATE WARPD_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")

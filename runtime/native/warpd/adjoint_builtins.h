@@ -127,23 +127,12 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"inverse", "mat", true},
     {"inverse_approx", "mat", true},
     {"skew", "mat"},
-};
-
-inline constexpr AdjointBuiltin kAdjointPending[] = {
-    {"print", "scalar"},  // codegen's: prints the adjoint, nothing to differentiate
-    {"vector", "vec"},
-    {"eig3", "mat"},
-    {"matrix", "mat"},
-    {"matrix_from_cols", "mat"},
-    {"matrix_from_rows", "mat"},
-    {"qr3", "mat"},
-    {"svd2", "mat"},
-    {"svd3", "mat"},
+    // Quaternions (the operators, Vector Math and Quaternion Math on quat).
     {"add", "quat"},
     {"div", "quat"},
     {"div_approx", "quat"},
     {"dot", "quat"},
-    {"length", "quat"},
+    {"length", "quat", true},
     {"length_sq", "quat"},
     {"lerp", "quat"},
     {"mul", "quat"},
@@ -157,7 +146,7 @@ inline constexpr AdjointBuiltin kAdjointPending[] = {
     {"quat_rotate", "quat"},
     {"quat_rotate_inv", "quat"},
     {"quat_rpy", "quat"},
-    {"quat_slerp", "quat"},
+    {"quat_slerp", "quat", true},
     {"quat_to_axis_angle", "quat"},
     {"quat_to_euler", "quat"},
     {"quat_to_matrix", "quat"},
@@ -165,8 +154,8 @@ inline constexpr AdjointBuiltin kAdjointPending[] = {
     {"quat_twist", "quat"},
     {"quat_twist_angle", "quat"},
     {"quat_twist_angle_signed", "quat"},
-    {"quaternion", "quat"},
     {"sub", "quat"},
+    // Transformations (and transform_point / transform_vector on 4x4 matrices).
     {"add", "transform"},
     {"lerp", "transform"},
     {"mul", "transform"},
@@ -183,17 +172,33 @@ inline constexpr AdjointBuiltin kAdjointPending[] = {
     {"transform_set_translation", "transform"},
     {"transform_to_matrix", "transform"},
     {"transform_vector", "transform"},
-    {"transformation", "transform"},
+    // Spatial vectors and matrices.
     {"spatial_adjoint", "spatial"},
     {"spatial_bottom", "spatial"},
     {"spatial_cross", "spatial"},
     {"spatial_cross_dual", "spatial"},
     {"spatial_dot", "spatial"},
     {"spatial_top", "spatial"},
-    {"spatial_vector", "spatial"},
     {"transform_twist", "spatial"},
     {"transform_wrench", "spatial"},
     {"velocity_at_point", "spatial"},
+};
+
+inline constexpr AdjointBuiltin kAdjointPending[] = {
+    {"print", "scalar"},  // codegen's: prints the adjoint, nothing to differentiate
+    {"vector", "vec"},
+    {"eig3", "mat"},
+    {"matrix", "mat"},
+    {"matrix_from_cols", "mat"},
+    {"matrix_from_rows", "mat"},
+    {"qr3", "mat"},
+    {"svd2", "mat"},
+    {"svd3", "mat"},
+    // Constructors (hook-emitted initializers, no native forward function, as
+    // vector and matrix): left to the adjoint codegen.
+    {"quaternion", "quat"},
+    {"transformation", "transform"},
+    {"spatial_vector", "spatial"},
 };
 
 }  // namespace warpd::native
