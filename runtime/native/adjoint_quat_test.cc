@@ -1,6 +1,6 @@
 // Adjoints of the quaternion builtins (warpd/native/adjoint/adj_quat.h)
-// against float64 central finite differences, in float32 against float64, and
-// Warp's choices at the degenerate points.
+// against float64 central finite differences, in float32/half/bfloat16 against
+// float64, and Warp's choices at the degenerate points.
 #include <cmath>
 #include <initializer_list>
 #include <set>
@@ -216,6 +216,7 @@ void QuatCases(Suite<T>& s) {
 void QuatFamilyCases(Suite<double>& s) { QuatCases<double>(s); }
 
 WARPD_ADJOINT_SUITES(AdjointQuatTest, QuatCases)
+WARPD_ADJOINT_LOWP_SUITES(AdjointQuatTest, QuatCases)
 
 // Warp's choices where the forward is degenerate.
 void QuatFamilyExplicitChecks(std::set<std::string>& covered) {

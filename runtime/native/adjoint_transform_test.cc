@@ -1,6 +1,6 @@
 // Adjoints of the transformation and spatial builtins
 // (warpd/native/adjoint/adj_transform.h, adj_spatial.h) against float64
-// central finite differences and in float32 against float64.
+// central finite differences and in float32/half/bfloat16 against float64.
 #include <cmath>
 #include <initializer_list>
 #include <set>
@@ -212,5 +212,7 @@ void SpatialFamilyExplicitChecks(std::set<std::string>&) {}
 
 WARPD_ADJOINT_SUITES(AdjointTransformTest, TransformCases)
 WARPD_ADJOINT_SUITES(AdjointSpatialTest, SpatialCases)
+WARPD_ADJOINT_LOWP_SUITES(AdjointTransformTest, TransformCases)
+WARPD_ADJOINT_LOWP_SUITES(AdjointSpatialTest, SpatialCases)
 
 }  // namespace warpd_adjoint_test
