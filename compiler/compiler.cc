@@ -185,9 +185,9 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
     // The adjoints need every read of a mutable variable explicit; the
     // forward text of a backward module is emitted from the same TIR.
     for (tir::Function& f : lowered->functions) tir::MakeReadsExplicit(f);
-    auto adjoints = codegen::GenerateAdjoints(*lowered);
-    if (!adjoints.ok()) return adjoints.status();
-    out.source = codegen::GenerateModule(*lowered) + *adjoints;
+    codegen::Adjoints adjoints = codegen::GenerateAdjoints(*lowered);
+    out.source = codegen::GenerateModule(*lowered) + adjoints.source;
+    out.adjoint_failed = std::move(adjoints.failed);
   } else {
     out.source = codegen::GenerateModule(*lowered);
   }
@@ -301,11 +301,18 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
     if (f.kind != ir::FunctionKind::kKernel || f.dropped) continue;
     auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
     if (!sym.ok()) return sym.status();
-    CompiledKernel kernel{ComputeLayout(module, f), reinterpret_cast<CpuKernelFn>(*sym)};
+    CompiledKernel kernel;
+    kernel.layout = ComputeLayout(module, f);
+    kernel.cpu_entry = reinterpret_cast<CpuKernelFn>(*sym);
     if (module.backward) {
-      auto adj = (*code)->Lookup(codegen::AdjointCpuEntrySymbol(f.name));
-      if (!adj.ok()) return adj.status();
-      kernel.cpu_adjoint = reinterpret_cast<CpuKernelFn>(*adj);
+      auto why = request.generated.adjoint_failed.find(f.name);
+      if (why != request.generated.adjoint_failed.end()) {
+        kernel.adjoint_error = why->second;
+      } else {
+        auto adj = (*code)->Lookup(codegen::AdjointCpuEntrySymbol(f.name));
+        if (!adj.ok()) return adj.status();
+        kernel.cpu_adjoint = reinterpret_cast<CpuKernelFn>(*adj);
+      }
     }
     for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
     kernels.push_back(std::move(kernel));

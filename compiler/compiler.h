@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,6 +121,8 @@ class Compiler {
   // client text the source leaves out (part of the cache key).
   struct Generated {
     std::string source;
+    // Backward modules: kernels left without an adjoint, and why.
+    std::map<std::string, std::string> adjoint_failed;
     std::shared_ptr<const abi::PrintTable> prints;
   };
   static absl::StatusOr<Generated> Generate(ir::Module& module);

@@ -64,6 +64,9 @@ struct CompiledKernel {
   // its argument block is the forward block followed, at layout.args_size,
   // by a block of the same layout holding the parameters' adjoints.
   CpuKernelFn cpu_adjoint = nullptr;
+  // Why a backward module's kernel has no adjoint (warpd cannot
+  // differentiate a builtin it calls yet); empty otherwise.
+  std::string adjoint_error;
   // Calls print()/printf()/expect_near(), itself or in a function it calls:
   // its launches get an output buffer (launch_ctx::output).
   bool may_print = false;

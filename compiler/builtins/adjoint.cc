@@ -5,10 +5,18 @@
 namespace warpd::builtins {
 
 std::string_view AdjointFamily(std::string_view name, std::span<const types::TypeRef> args) {
+  // A name listed under one family only (quat_rpy, transform_point, the
+  // spatial builtins) is that family's whatever its arguments are.
+  std::string_view only;
+  bool several = false;
   for (const auto& lists : {std::span<const native::AdjointBuiltin>(native::kAdjointBuiltins),
                             std::span<const native::AdjointBuiltin>(native::kAdjointPending)})
-    for (const auto& b : lists)
-      if (b.name == name && b.family == "spatial") return "spatial";
+    for (const auto& b : lists) {
+      if (b.name != name) continue;
+      if (!only.empty() && only != b.family) several = true;
+      only = b.family;
+    }
+  if (!only.empty() && !several) return only;
   for (types::TypeRef t : args) {
     if (!t) continue;
     if (t->is_vector()) return "vec";

@@ -1,7 +1,9 @@
 #include "compiler/codegen/adjoint.h"
 
 #include <climits>
+#include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,7 @@ class AdjointEmitter : public FunctionEmitter {
       : FunctionEmitter(m, f, w), errors_(errors) {
     SetReplay();
     NumberSites(f.body);
+    FindLocalArrays();
   }
 
   // The whole adjoint body: declarations, the forward replay, the reverse sweep.
@@ -98,6 +101,20 @@ class AdjointEmitter : public FunctionEmitter {
 
   void VisitPrint(const tir::Print&) override {}  // printed once, by the forward launch
 
+  void VisitBuiltin(const tir::Builtin& i) override {
+    if (i.overload->form == builtins::Form::kAtomic) {
+      // Not applied again; an atomic's result (the old value) reads as the
+      // element's value now.
+      const tir::Arg* ref = nullptr;
+      for (const tir::Arg& a : i.args)
+        if (a.mode == tir::Arg::Mode::kAddress) ref = &a;
+      if (ref && local_refs_.contains(ref->value.var)) return FunctionEmitter::VisitBuiltin(i);
+      if (i.dst != tir::kNoVar) Define(i.dst, ref ? "*" + Name(ref->value.var) : Type(i.dst) + "{}");
+      return;
+    }
+    FunctionEmitter::VisitBuiltin(i);
+  }
+
   void VisitLoad(const tir::Load& i) override {
     FunctionEmitter::VisitLoad(i);
     if (f_.var(i.dst).type->is_array()) {
@@ -110,6 +127,9 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   void VisitStore(const tir::Store& i) override {
+    // The forward launch wrote the arrays; the replay only recomputes values
+    // (a kernel's own local arrays excepted: it reads them back).
+    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && !local_refs_.contains(i.place.root)) return;
     FunctionEmitter::VisitStore(i);
     if (i.place.type->is_array() && f_.var(i.place.root).kind != tir::VarKind::kElementRef)
       w_.Line(AdjPlace(i.place, true) + " = " + (i.value.is_var() ? Adj(i.value.var) : std::string("{}")) + ";");
@@ -213,6 +233,39 @@ class AdjointEmitter : public FunctionEmitter {
 
   void Error(const ir::Span& span, const std::string& message) {
     errors_.push_back(Cat(m_.source->Where(span), ": error: ", message));
+  }
+
+  // Element references into the function's own local arrays (wp.zeros in
+  // kernels): the variables holding such arrays (through array locals and
+  // subviews, to a fixpoint), then the references taken from them.
+  void FindLocalArrays() {
+    struct Walk : tir::Visitor<Walk> {
+      std::set<tir::VarId>& arrays;
+      std::set<tir::VarId>& refs;
+      const tir::Function& f;
+      bool changed = false;
+      Walk(std::set<tir::VarId>& a, std::set<tir::VarId>& r, const tir::Function& fn) : arrays(a), refs(r), f(fn) {}
+      void Add(std::set<tir::VarId>& s, tir::VarId v) { changed |= s.insert(v).second; }
+      void VisitLocalArray(const tir::LocalArray& i) { Add(arrays, i.dst); }
+      void VisitLoad(const tir::Load& i) {
+        if (i.place.steps.empty() && arrays.contains(i.place.root)) Add(arrays, i.dst);
+      }
+      void VisitStore(const tir::Store& i) {
+        if (i.place.steps.empty() && i.value.is_var() && arrays.contains(i.value.var)) Add(arrays, i.place.root);
+      }
+      void VisitSubview(const tir::Subview& i) {
+        if (i.array.is_var() && arrays.contains(i.array.var)) Add(arrays, i.dst);
+      }
+      void VisitElementAddr(const tir::ElementAddr& i) {
+        if (i.array.is_var() && arrays.contains(i.array.var)) Add(refs, i.dst);
+      }
+    };
+    std::set<tir::VarId> arrays;
+    for (;;) {
+      Walk w(arrays, local_refs_, f_);
+      w.VisitBlock(f_.body);
+      if (!w.changed) break;
+    }
   }
 
   // ---------------------------------------------------- exits and their sites
@@ -401,6 +454,7 @@ class AdjointEmitter : public FunctionEmitter {
 
   void ReverseBuiltin(const tir::Builtin& i) {
     const builtins::Overload& o = *i.overload;
+    if (o.name == "struct" && i.dst != tir::kNoVar) return ReverseStructConstructor(i);
     if (!o.differentiable) return;
     bool carries = i.dst != tir::kNoVar && CarriesGradient(f_.var(i.dst).type);
     for (const tir::Arg& a : i.args) carries |= a.mode == tir::Arg::Mode::kValue && CarriesGradient(a.value.type);
@@ -414,11 +468,12 @@ class AdjointEmitter : public FunctionEmitter {
     }
     std::vector<TypeRef> types;
     for (const tir::Arg& a : i.args) {
-      if (a.mode != tir::Arg::Mode::kValue || i.dst == tir::kNoVar) {
-        Error(i.span, Cat("warpd cannot differentiate ", o.name, "() yet (an output or type argument)"));
+      const bool out = a.mode == tir::Arg::Mode::kOut;
+      if ((a.mode != tir::Arg::Mode::kValue && !out) || (i.dst == tir::kNoVar) != HasOut(i)) {
+        Error(i.span, Cat("warpd cannot differentiate ", o.name, "() yet (a type argument)"));
         return;
       }
-      types.push_back(a.value.type);
+      types.push_back(out ? a.place.type : a.value.type);
     }
     std::optional<builtins::AdjointSpelling> adj = o.hook ? std::nullopt : builtins::AdjointOf(o, types);
     if (!adj) {
@@ -428,17 +483,27 @@ class AdjointEmitter : public FunctionEmitter {
                         "without adjoint=True and kernels outside a Tape are not affected)"));
       return;
     }
+    // Output arguments (Warp's form): the places, then their adjoints among
+    // the others', and no adj_ret.
     std::vector<std::string> scratch;
     std::string args;
-    for (const tir::Arg& a : i.args) args += (args.empty() ? "" : ", ") + Op(a.value);
-    if (adj->takes_result) args += ", " + Name(i.dst);
-    for (const tir::Arg& a : i.args) args += ", " + AdjArg(a.value, scratch);
-    args += ", " + dst_adj;
+    for (const tir::Arg& a : i.args)
+      args += (args.empty() ? "" : ", ") + (a.mode == tir::Arg::Mode::kOut ? PlaceText(a.place, true) : Op(a.value));
+    if (adj->takes_result && i.dst != tir::kNoVar) args += ", " + Name(i.dst);
+    for (const tir::Arg& a : i.args)
+      args += ", " + (a.mode == tir::Arg::Mode::kOut ? AdjPlace(a.place, true) : AdjArg(a.value, scratch));
+    if (i.dst != tir::kNoVar) args += ", " + dst_adj;
     if (!scratch.empty()) w_.Open("{");
     for (const auto& s : scratch) w_.Line(s);
     w_.Line(adj->callee + "(" + args + ");");
     if (!scratch.empty()) w_.Close();
-    w_.Line(dst_adj + " = {};");
+    if (i.dst != tir::kNoVar) w_.Line(dst_adj + " = {};");
+  }
+
+  static bool HasOut(const tir::Builtin& i) {
+    for (const tir::Arg& a : i.args)
+      if (a.mode == tir::Arg::Mode::kOut) return true;
+    return false;
   }
 
   // Constructors and conversions, by the shapes of their values: the same
@@ -484,6 +549,42 @@ class AdjointEmitter : public FunctionEmitter {
         w_.Line("wp::adj_flat_extract(" + adj_ret + ", " + std::to_string(offset) + ", " + Adj(x->var) + ");");
       offset += FlatSize(x->type);
     }
+  }
+
+  // S(a, b, ...): member m took the argument its spelling names there
+  // ("S{${0}, {}, ${1}}": members in order, {} where none was given).
+  void ReverseStructConstructor(const tir::Builtin& i) {
+    TypeRef t = f_.var(i.dst).type;
+    const std::string& cpp = i.callee;
+    size_t open = cpp.find('{');
+    if (!t->is_struct() || open == std::string::npos) return;
+    std::vector<std::string> entries;
+    int depth = 0;
+    std::string cur;
+    for (size_t k = open + 1; k < cpp.size(); ++k) {
+      char c = cpp[k];
+      if (c == '{') ++depth;
+      if (c == '}') {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (c == ',' && depth == 0) {
+        entries.push_back(cur);
+        cur.clear();
+        continue;
+      }
+      if (c != ' ') cur += c;
+    }
+    entries.push_back(cur);
+    const auto& members = t->members();
+    for (size_t m = 0; m < members.size() && m < entries.size(); ++m) {
+      const std::string& e = entries[m];
+      if (e.size() < 4 || e[0] != '$' || e[1] != '{') continue;
+      const size_t k = static_cast<size_t>(std::atoi(e.c_str() + 2));
+      if (k >= i.args.size() || i.args[k].mode != tir::Arg::Mode::kValue || !i.args[k].value.is_var()) continue;
+      w_.Line("wp::adj_acc(" + Adj(i.args[k].value.var) + ", " + Adj(i.dst) + ".m_" + members[m].name + ");");
+    }
+    w_.Line(Adj(i.dst) + " = {};");
   }
 
   // atomic_add/sub/min/max(arr, i..., value) on an element: the element's
@@ -560,6 +661,7 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   std::vector<std::string>& errors_;
+  std::set<tir::VarId> local_refs_;           // references into local arrays
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
   std::map<const tir::Inst*, int> loop_of_;   // loops, in order
   int next_site_ = 0;
@@ -660,9 +762,18 @@ void CollectStructs(TypeRef t, std::vector<TypeRef>& out) {
 std::string AdjointCpuEntrySymbol(const std::string& kernel) { return "wpk_" + kernel + "_adj_cpu"; }
 std::string AdjointCudaEntrySymbol(const std::string& kernel) { return "wpk_" + kernel + "_adj_cuda"; }
 
-absl::StatusOr<std::string> GenerateAdjoints(const tir::Module& module) {
+namespace {
+
+// The functions `f` calls.
+struct Callees : tir::Visitor<Callees> {
+  std::set<int> functions;
+  void VisitCallFunc(const tir::CallFunc& i) { functions.insert(i.function); }
+};
+
+}  // namespace
+
+Adjoints GenerateAdjoints(const tir::Module& module) {
   Writer w;
-  std::vector<std::string> errors;
   w.Line("// ---- adjoints (backward pass)");
   w.Line("#include \"warpd/native/adjoint/adj_codegen.h\"");
   std::vector<TypeRef> structs;
@@ -671,21 +782,56 @@ absl::StatusOr<std::string> GenerateAdjoints(const tir::Module& module) {
     for (const auto& v : f.vars) CollectStructs(v.type, structs);
   }
   for (TypeRef t : structs) EmitStructAdjoint(t, w);
-  for (const auto& f : module.functions)
-    if (!f.is_kernel() && ir::IsEmitted(*f.source)) w.Line(AdjFuncSignature(*f.source) + ";");
-  w.Line("");
-  for (const auto& f : module.functions) {
-    if (f.is_kernel() || !ir::IsEmitted(*f.source)) continue;
-    w.Line("// adjoint of function " + f.source->name);
-    w.Open(AdjFuncSignature(*f.source) + " {");
-    AdjointEmitter(module, f, w, errors).AdjointBody();
-    w.Close();
-    w.Line("");
+  // Callees first, so a function whose adjoint failed fails its callers.
+  const size_t n = module.functions.size();
+  std::vector<int> order;
+  std::vector<char> state(n, 0);
+  std::vector<std::set<int>> callees(n);
+  for (size_t i = 0; i < n; ++i) {
+    Callees c;
+    c.VisitBlock(module.functions[i].body);
+    callees[i] = std::move(c.functions);
   }
-  for (const auto& f : module.functions)
-    if (f.is_kernel() && ir::IsEmitted(*f.source)) EmitKernelAdjoint(module, f, w, errors);
-  if (!errors.empty()) return absl::InvalidArgumentError(Join(errors, "\n"));
-  return w.str();
+  auto visit = [&](auto& self, int i) -> void {
+    if (state[static_cast<size_t>(i)]) return;
+    state[static_cast<size_t>(i)] = 1;
+    for (int c : callees[static_cast<size_t>(i)]) self(self, c);
+    order.push_back(i);
+  };
+  for (size_t i = 0; i < n; ++i) visit(visit, static_cast<int>(i));
+  std::map<int, std::string> failed;  // function index -> its first error
+  Adjoints out;
+  std::string declarations, bodies;
+  for (int i : order) {
+    const tir::Function& f = module.functions[static_cast<size_t>(i)];
+    if (!ir::IsEmitted(*f.source)) continue;
+    std::vector<std::string> errors;
+    for (int c : callees[static_cast<size_t>(i)]) {
+      auto it = failed.find(c);
+      if (it != failed.end()) errors.push_back(it->second);
+    }
+    Writer body;
+    if (errors.empty()) {
+      if (f.is_kernel()) {
+        EmitKernelAdjoint(module, f, body, errors);
+      } else {
+        body.Line("// adjoint of function " + f.source->name);
+        body.Open(AdjFuncSignature(*f.source) + " {");
+        AdjointEmitter(module, f, body, errors).AdjointBody();
+        body.Close();
+        body.Line("");
+      }
+    }
+    if (!errors.empty()) {
+      failed[i] = errors.front();
+      if (f.is_kernel()) out.failed[f.source->name] = errors.front();
+      continue;
+    }
+    if (!f.is_kernel()) declarations += AdjFuncSignature(*f.source) + ";\n";
+    bodies += body.str();
+  }
+  out.source = w.str() + declarations + "\n" + bodies;
+  return out;
 }
 
 }  // namespace warpd::codegen

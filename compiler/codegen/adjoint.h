@@ -26,18 +26,25 @@
 // Thread-safe (pure function).
 #pragma once
 
+#include <map>
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "compiler/tir/tir.h"
 
 namespace warpd::codegen {
 
+struct Adjoints {
+  std::string source;  // appended after the module's forward text
+  // Kernels left without an adjoint, with why ("file:line:col: error: warpd
+  // cannot differentiate ..."): a differentiable builtin without an adjoint
+  // in warpd yet, in the kernel or a function it calls. The other kernels'
+  // adjoints are unaffected, as a failing kernel leaves the rest of its module.
+  std::map<std::string, std::string> failed;
+};
+
 // The adjoint functions and kernel entries of `module` (its functions made
-// explicit by tir::MakeReadsExplicit), appended after the forward text.
-// INVALID_ARGUMENT (file:line: error: ...) naming a call whose builtin is
-// differentiable but has no adjoint in warpd yet.
-absl::StatusOr<std::string> GenerateAdjoints(const tir::Module& module);
+// explicit by tir::MakeReadsExplicit).
+Adjoints GenerateAdjoints(const tir::Module& module);
 
 std::string AdjointCpuEntrySymbol(const std::string& kernel);
 std::string AdjointCudaEntrySymbol(const std::string& kernel);

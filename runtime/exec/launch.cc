@@ -245,6 +245,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   // parameters' adjoints) at args_size.
   const bool adjoint = adj_args != nullptr;
   if (adjoint) {
+    if (kernel->cpu_adjoint == nullptr && !kernel->adjoint_error.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernel '", k.display_name, "' has no adjoint: ", kernel->adjoint_error));
+    }
     if (kernel->cpu_adjoint == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(
           "kernel '", k.display_name, "' was compiled without its backward pass (load its module with backward)"));

@@ -313,7 +313,11 @@ def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
     for p, a in zip(params, args):
         is_array, v = p.pack(a, dev)
         msg.args.add(array=v) if is_array else msg.args.add(bytes=v)
-    for p, a in zip(params, adj_args):
+    for i, (p, a) in enumerate(zip(params, adj_args)):
+        if a is None:
+            # As in Warp: an array without an adjoint given uses its own gradient.
+            a = _tape.adjoint_of(args[i])
+            adj_args[i] = a
         if a is None:
             if p.which == "array":
                 msg.adj_args.add(array=0)

@@ -15,13 +15,32 @@ the first time a module's backward pass is needed (module.py).
 from __future__ import annotations
 
 from .array import array
+from .types.struct import Struct
 
 # The tape recording now (Warp keeps it on the runtime); wp.launch reads it.
 _current = None
 
 
-def _is_struct(value) -> bool:
-    return hasattr(type(value), "_wp_struct_") or hasattr(value, "_wp_struct_")
+def adjoint_of(a, used=None):
+    """The adjoint an adjoint launch takes for argument `a` when none is given: an array's
+    gradient (None without one), a struct of the same type holding its arrays' gradients,
+    None for other values (zero). `used` collects {array: gradient} of what it returns."""
+    if isinstance(a, array):
+        if a.grad is not None:
+            if used is not None:
+                used[a] = a.grad
+            return a.grad
+        return None
+    if isinstance(a, Struct) and type(a)._wp_holds_array_:
+        adj = type(a)()
+        for name, _t, _offset in type(a)._wp_members_:
+            value = getattr(a, name, None)
+            if isinstance(value, (array, Struct)):
+                grad = adjoint_of(value, used)
+                if grad is not None:
+                    setattr(adj, name, grad)
+        return adj
+    return None
 
 
 class Tape:
@@ -79,22 +98,7 @@ class Tape:
     def get_adjoint(self, a):
         """The adjoint passed for argument `a` in a backward launch: an array's gradient (None
         without one), a struct with its arrays' gradients, None for other values (zero)."""
-        if isinstance(a, array):
-            if a.grad is not None:
-                self.gradients[a] = a.grad
-                return a.grad
-            return None
-        if _is_struct(a):
-            adj = type(a)()
-            for name in getattr(type(a), "_wp_fields_", {}) or {}:
-                value = getattr(a, name, None)
-                if isinstance(value, array):
-                    grad = value.grad
-                    if grad is not None:
-                        self.gradients[value] = grad
-                    setattr(adj, name, grad)
-            return adj
-        return None
+        return adjoint_of(a, self.gradients)
 
     def backward(self, loss=None, grads=None):
         """Runs the recorded launches' adjoints in reverse order.

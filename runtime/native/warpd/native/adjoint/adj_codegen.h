@@ -8,6 +8,7 @@
 #pragma once
 
 #include "warpd/native/adjoint/adj_mat.h"
+#include "warpd/native/adjoint/adj_spatial.h"
 #include "warpd/native/array.h"
 #include "warpd/native/atomic.h"
 #include "warpd/native/quat.h"
