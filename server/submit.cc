@@ -109,12 +109,13 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         return absl::InvalidArgumentError(
             absl::StrCat("kernel '", launch.kernel(), "': adjoint arguments without adjoint"));
       }
+      std::vector<bool> consume(launch.adj_consume().begin(), launch.adj_consume().end());
       auto lookup_fn = [&](uint64_t handle) { return arrays.Get(handle); };
       runtime::ArrayLookup lookup(lookup_fn);
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
                                     *std::move(args), device, &lookup, launch.repeat(),
-                                    adj_args ? &*adj_args : nullptr);
+                                    adj_args ? &*adj_args : nullptr, &consume);
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());

@@ -1,5 +1,6 @@
 #include "compiler/codegen/adjoint.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -74,7 +75,8 @@ class AdjointEmitter : public FunctionEmitter {
       const tir::VarId id = static_cast<tir::VarId>(v);
       if (var.kind == tir::VarKind::kParam) continue;
       if (var.kind == tir::VarKind::kElementRef) {
-        w_.Line(Type(id) + "* " + Name(id) + " = nullptr; " + Type(id) + "* " + Adj(id) + " = nullptr;");
+        w_.Line(Type(id) + "* " + Name(id) + " = nullptr; " + Type(id) + "* " + Adj(id) + " = nullptr; bool " +
+                Consume(id) + " = false;");
       } else {
         w_.Line(Type(id) + " " + Name(id) + "{}; " + Type(id) + " " + Adj(id) + "{};");
       }
@@ -86,7 +88,14 @@ class AdjointEmitter : public FunctionEmitter {
       w_.Line(f_.var(inst->dst).type->element()->CppName() + " a" + name + "[" + std::to_string(n) + "];");
     }
     w_.Line("wp::int32 _rs = 2147483647;");
-    for (int l = 0; l < loops_; ++l) w_.Line("wp::int64 _n" + std::to_string(l) + " = 0; wp::int32 _ls" + std::to_string(l) + " = 2147483647;");
+    for (int l = 0; l < loops_; ++l) {
+      w_.Line("wp::int64 _n" + std::to_string(l) + " = 0; wp::int32 _ls" + std::to_string(l) + " = 2147483647;");
+      for (tir::VarId v : carried_[static_cast<size_t>(l)]) {
+        const std::string cap = std::to_string(capacity_[static_cast<size_t>(l)]);
+        w_.Line(Type(v) + " " + SnapName(l, v, false) + "[" + cap + "];");
+        if (f_.var(v).type->is_array()) w_.Line(Type(v) + " " + SnapName(l, v, true) + "[" + cap + "];");
+      }
+    }
     w_.Line("(void)_rs;");
     // The forward replay; a return jumps past it.
     frames_.clear();
@@ -141,6 +150,9 @@ class AdjointEmitter : public FunctionEmitter {
     for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
     w_.Line(Adj(i.dst) + " = wp::adj_address(" + args + ");");
     w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    // A function's own local arrays are its to consume, like its locals.
+    w_.Line(Consume(i.dst) + " = " +
+            (local_refs_.contains(i.dst) ? std::string("true") : "wp::adj_consumes(" + AdjOp(i.array) + ")") + ";");
   }
 
   void VisitSubview(const tir::Subview& i) override {
@@ -183,6 +195,7 @@ class AdjointEmitter : public FunctionEmitter {
     w_.Open("for (wp::int64 " + it + " = " + lo + "; " + st + " > 0 ? " + it + " < " + hi + " : (" + st + " < 0 && " +
             it + " > " + hi + "); " + it + " += " + st + ") {");
     w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    Snapshot(l, n);
     w_.Line("++" + n + ";");
     w_.Line(Name(i.var) + " = (" + Type(i.var) + ")" + it + ";");
     frames_.push_back(-1);  // a loop running natively: break and continue are C++'s
@@ -192,9 +205,11 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   void VisitWhile(const tir::While& i) override {
-    const std::string n = "_n" + std::to_string(loop_of_.at(&i));
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l);
     w_.Line(n + " = 0;");
     w_.Open("for (;;) {");
+    Snapshot(l, n);
     frames_.push_back(-1);
     VisitBlock(i.cond_body);
     w_.Line("if (!(" + Op(i.cond) + ")) break;");
@@ -225,6 +240,7 @@ class AdjointEmitter : public FunctionEmitter {
   // ---------------------------------------------------------------- naming
 
   std::string Adj(tir::VarId v) const { return "a" + BaseName(v); }
+  std::string Consume(tir::VarId v) const { return "c" + BaseName(v); }
   std::string AdjOp(const tir::Operand& o) const { return o.is_var() ? Adj(o.var) : "{}"; }
   std::string AdjPlace(const tir::Place& p, bool lvalue) const {
     const std::string root = Adj(p.root);
@@ -283,10 +299,12 @@ class AdjointEmitter : public FunctionEmitter {
           break;
         case tir::InstKind::For:
           loop_of_[inst.get()] = loops_++;
+          Carried(*inst);
           NumberSites(tir::Cast<tir::For>(*inst).body);
           break;
         case tir::InstKind::While:
           loop_of_[inst.get()] = loops_++;
+          Carried(*inst);
           NumberSites(tir::Cast<tir::While>(*inst).cond_body);
           NumberSites(tir::Cast<tir::While>(*inst).body);
           break;
@@ -324,6 +342,72 @@ class AdjointEmitter : public FunctionEmitter {
     }
   }
 
+  // The mutable variables a loop writes (its own variable aside): their
+  // values at the start of each iteration are kept, up to a capacity, so
+  // the reverse sweep replays each iteration from the values it started
+  // with. Past the capacity an iteration replays from the values the
+  // variables have then (Warp's rule for every dynamic loop).
+  void Carried(const tir::Inst& loop) {
+    struct Writes : tir::Visitor<Writes> {
+      const tir::Function& f;
+      std::set<tir::VarId> vars;
+      explicit Writes(const tir::Function& fn) : f(fn) {}
+      void Add(tir::VarId v) {
+        const tir::VarKind k = f.var(v).kind;
+        if (k == tir::VarKind::kLocal || k == tir::VarKind::kParam || k == tir::VarKind::kSlot) vars.insert(v);
+      }
+      void VisitStore(const tir::Store& i) { Add(i.place.root); }
+      void VisitBuiltin(const tir::Builtin& i) {
+        for (const tir::Arg& a : i.args)
+          if (a.mode == tir::Arg::Mode::kOut) Add(a.place.root);
+      }
+      void VisitFor(const tir::For& i) {
+        Add(i.var);
+        VisitBlock(i.body);
+      }
+    } writes(f_);
+    if (loop.kind == tir::InstKind::For) {
+      writes.VisitBlock(tir::Cast<tir::For>(loop).body);
+      writes.vars.erase(tir::Cast<tir::For>(loop).var);
+    } else {
+      writes.VisitBlock(tir::Cast<tir::While>(loop).cond_body);
+      writes.VisitBlock(tir::Cast<tir::While>(loop).body);
+    }
+    size_t bytes = 0;
+    for (tir::VarId v : writes.vars) bytes += f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
+    // About 16 KiB of a thread's stack per loop, 8 to 256 iterations.
+    const size_t cap = bytes == 0 ? 0 : std::clamp<size_t>(16384 / bytes, 8, 256);
+    carried_.push_back(bytes == 0 ? std::vector<tir::VarId>{} : std::vector<tir::VarId>(writes.vars.begin(), writes.vars.end()));
+    capacity_.push_back(cap);
+  }
+
+  std::string SnapName(int l, tir::VarId v, bool adj) const {
+    return (adj ? "_sa" : "_s") + std::to_string(l) + "_" + BaseName(v);
+  }
+
+  // Keeps iteration `n`'s starting values (n counts the iterations begun before).
+  void Snapshot(int l, const std::string& n) {
+    const auto& vars = carried_[static_cast<size_t>(l)];
+    if (vars.empty()) return;
+    std::string body;
+    for (tir::VarId v : vars) {
+      body += " " + SnapName(l, v, false) + "[" + n + "] = " + Name(v) + ";";
+      if (f_.var(v).type->is_array()) body += " " + SnapName(l, v, true) + "[" + n + "] = " + Adj(v) + ";";
+    }
+    w_.Line("if (" + n + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
+  }
+
+  void Restore(int l, const std::string& k) {
+    const auto& vars = carried_[static_cast<size_t>(l)];
+    if (vars.empty()) return;
+    std::string body;
+    for (tir::VarId v : vars) {
+      body += " " + Name(v) + " = " + SnapName(l, v, false) + "[" + k + "];";
+      if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + SnapName(l, v, true) + "[" + k + "];";
+    }
+    w_.Line("if (" + k + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
+  }
+
   // A break or continue: C++'s inside a loop running natively, else the
   // end of the iteration being replayed.
   void Exit(const tir::Inst& i, const std::string& native) {
@@ -348,7 +432,7 @@ class AdjointEmitter : public FunctionEmitter {
     size_t split = 0;
     int site = -1;
     for (size_t k = end; k-- > 0;) {
-      int m = MaxSite(*b[k], loop);
+      int m = k + 1 < end ? MaxSite(*b[k], loop) : -1;  // the last one has nothing after it to guard
       if (m >= 0) {
         split = k + 1;
         site = m;
@@ -425,11 +509,14 @@ class AdjointEmitter : public FunctionEmitter {
     TypeRef t = i.place.type;
     if (t->is_array() || !CarriesGradient(t)) return;
     if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
-      // The gradient of an array element flows to the stored value; it is
-      // not reset (Warp's rule: a store reads the output's gradient).
-      if (i.value.is_var())
-        w_.Line("if (" + Adj(i.place.root) + ") wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) +
-                ");");
+      // The gradient of an array element flows to the stored value; a
+      // store consumes it where the array is its argument's own gradient
+      // (Warp 1.19: final write wins, unless retain_grad).
+      const std::string g = Adj(i.place.root);
+      w_.Open("if (" + g + ") {");
+      if (i.value.is_var()) w_.Line("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
+      w_.Line("if (" + Consume(i.place.root) + ") " + AdjPlace(i.place, true) + " = {};");
+      w_.Close();
       return;
     }
     if (i.value.is_var()) w_.Line("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
@@ -650,6 +737,7 @@ class AdjointEmitter : public FunctionEmitter {
   void ReplayIteration(int l, const tir::Block& body, const tir::Block* cond_body) {
     const std::string ls = "_ls" + std::to_string(l);
     w_.Line(ls + " = 2147483647;");
+    Restore(l, "_k" + std::to_string(l));
     std::vector<int> saved = frames_;
     frames_ = {l};
     w_.Open("{");
@@ -664,6 +752,8 @@ class AdjointEmitter : public FunctionEmitter {
   std::set<tir::VarId> local_refs_;           // references into local arrays
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
   std::map<const tir::Inst*, int> loop_of_;   // loops, in order
+  std::vector<std::vector<tir::VarId>> carried_;  // per loop: the variables it writes
+  std::vector<size_t> capacity_;                  // per loop: iterations whose starts are kept
   int next_site_ = 0;
   int loops_ = 0;
   // Loops being replayed around the current instruction, innermost last: a

@@ -28,6 +28,9 @@ using abi::kCancelTimeout;
 // keeps waiting); later runs' text is dropped and counted.
 constexpr size_t kMaxRepeatOutput = size_t{1} << 20;
 
+// Where an array descriptor keeps its flags (wp::array_t::reserved).
+constexpr size_t kDescriptorFlagsOffset = 28;
+
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
 constexpr std::align_val_t kArgsAlign{64};
 
@@ -217,7 +220,8 @@ absl::Status HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Arra
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args) {
+    const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args,
+    const std::vector<bool>* adj_consume) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -263,7 +267,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   ArgsBuffer buffer(new (kArgsAlign) std::byte[block]);
   std::memset(buffer.get(), 0, block);
   std::vector<std::shared_ptr<const Array>> arrays;
-  auto pack = [&](std::vector<LaunchArgValue>& vals, std::byte* base, const char* role) -> absl::Status {
+  auto pack = [&](std::vector<LaunchArgValue>& vals, std::byte* base, const char* role,
+                  const std::vector<bool>* flags) -> absl::Status {
     for (size_t i = 0; i < vals.size(); ++i) {
       const ParamLayout& p = k.params[i];
       // Built only for messages: the success path allocates nothing per argument.
@@ -288,6 +293,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
           return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
         }
         a.WriteDescriptor(base + p.offset);
+        if (flags != nullptr && i < flags->size() && (*flags)[i]) {
+          const int32_t consume = 1;  // array_t::reserved, bit 0
+          std::memcpy(base + p.offset + kDescriptorFlagsOffset, &consume, sizeof(consume));
+        }
         arrays.push_back(*array);
       } else {
         const auto* bytes = std::get_if<std::string>(&vals[i]);
@@ -313,9 +322,9 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     }
     return absl::OkStatus();
   };
-  if (absl::Status s = pack(args, buffer.get(), ""); !s.ok()) return s;
+  if (absl::Status s = pack(args, buffer.get(), "", nullptr); !s.ok()) return s;
   if (adjoint) {
-    if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint "); !s.ok()) return s;
+    if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint ", adj_consume); !s.ok()) return s;
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
   std::shared_ptr<const CompiledKernel> adjoint_kernel;

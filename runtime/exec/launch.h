@@ -56,9 +56,12 @@ inline constexpr uint32_t kMaxLaunchRepeat = 1 << 16;
 // adjoints, checked and packed like `args` into a second block after the
 // first; the kernel runs its adjoint entry (FAILED_PRECONDITION when its
 // module was compiled without a backward pass). Gradient arrays may be None.
+// `adj_consume[i]` marks gradient array i as its argument's own (stores
+// consume it): bit 0 of the descriptor's reserved word (docs/launch_abi.md).
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
-    const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr);
+    const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr,
+    const std::vector<bool>* adj_consume = nullptr);
 
 }  // namespace warpd::runtime

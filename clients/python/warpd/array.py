@@ -183,7 +183,8 @@ class array:
     _root = None
     _offset = 0
     _requires_grad = False
-    grad = None
+    _grad = None
+    _retain_grad = False
 
     def __class_getitem__(cls, dtype):
         """``wp.array[float]``: the annotation ``wp.array(dtype=float)``."""
@@ -191,10 +192,13 @@ class array:
 
     def __init__(self, data=None, dtype: Any = Any, shape=None, strides=None, length=None,
                  ptr=None, capacity=None, device=None, pinned=False, copy=True, owner=False,
-                 deleter=None, ndim=None, grad=None, requires_grad=False):
+                 deleter=None, ndim=None, grad=None, requires_grad=False, retain_grad=False):
         self.handle = None
         self._requires_grad = False
-        self.grad = None
+        self._grad = None
+        if retain_grad and not (requires_grad or grad is not None):
+            raise ValueError("retain_grad=True requires requires_grad=True")
+        self._retain_grad = bool(retain_grad)
         self._wants_grad = bool(requires_grad) or grad is not None
         self._given_grad = grad
         if length is not None and shape is None:
@@ -282,11 +286,14 @@ class array:
                 self.requires_grad = True
 
     @classmethod
-    def _create(cls, shape, dtype, device, zero, requires_grad=False) -> array:
+    def _create(cls, shape, dtype, device, zero, requires_grad=False, retain_grad=False) -> array:
+        if retain_grad and not requires_grad:
+            raise ValueError("retain_grad=True requires requires_grad=True")
         a = cls.__new__(cls)
         a.handle = None
         a._requires_grad = False
-        a.grad = None
+        a._grad = None
+        a._retain_grad = bool(retain_grad)
         a._wants_grad = bool(requires_grad)
         a._allocate(normalize_shape(shape), dtype, device, zero)
         return a
@@ -302,11 +309,45 @@ class array:
     @requires_grad.setter
     def requires_grad(self, value):
         value = bool(value)
-        if value and self.grad is None and self.handle is not None:
-            self.grad = array._create(self.shape, self.dtype, self.device, zero=True)
+        if value and self._grad is None and self.handle is not None:
+            self._grad = array._create(self.shape, self.dtype, self.device, zero=True)
         elif not value:
-            self.grad = None
+            self._grad = None
+            self._retain_grad = False
         self._requires_grad = value
+
+    @property
+    def grad(self):
+        """The array gradients accumulate into in backward passes (None without one). Assigning
+        an array of the same dtype, shape, strides and device sets requires_grad; None clears it."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad):
+        if grad is None:
+            self._grad = None
+            self._requires_grad = False
+            return
+        if not isinstance(grad, array):
+            raise TypeError(f"a gradient must be a wp.array, got {type(grad).__name__}")
+        for what in ("dtype", "shape", "device", "strides"):
+            mine, theirs = getattr(self, what, None), getattr(grad, what, None)
+            if self.handle is not None and mine != theirs:
+                raise ValueError(f"The given gradient array is incompatible: expected {what} {mine}, got {theirs}")
+        self._grad = grad
+        self._requires_grad = True
+
+    @property
+    def retain_grad(self) -> bool:
+        """Keep the gradient when a backward pass goes through a store into this array (Warp
+        1.19's stores otherwise consume it: the final write wins)."""
+        return self._retain_grad
+
+    @retain_grad.setter
+    def retain_grad(self, value):
+        if value and not self._requires_grad:
+            raise ValueError("retain_grad=True requires requires_grad=True")
+        self._retain_grad = bool(value)
 
     def __del__(self):
         h = getattr(self, "handle", None)
@@ -370,13 +411,14 @@ class array:
         v._root = self._root if self._root is not None else self
         v._offset = self._offset + g.offset
         v._requires_grad = self._requires_grad
-        grad = self.grad
+        v._retain_grad = self._retain_grad
+        grad = self._grad
         # The gradient is viewed the same way, as in Warp (when it is laid out like the array).
         if isinstance(grad, array) and grad.handle is not None and grad.shape == self.shape \
                 and grad.strides == self.strides:
-            v.grad = grad._view(g)
+            v._grad = grad._view(g)
         else:
-            v.grad = None
+            v._grad = None
         return v
 
     # Elementwise arithmetic, as Warp 1.19's arrays (array_ops.py: a kernel per operator).
@@ -569,7 +611,7 @@ class array:
             tmp = array.__new__(array)
             tmp.handle = None
             tmp._requires_grad = False
-            tmp.grad = None
+            tmp._grad = None
             tmp._allocate(self.shape, self.dtype, self.device, zero=False, contents=values)
             copy_array(self, tmp)
             return
@@ -688,6 +730,12 @@ class array:
         """Sets every element to value (queued on the device stream)."""
         self._check_live()
         self._fill_bytes_(_fill_bytes(self.dtype, value))
+        from . import tape as _tape  # noqa: PLC0415 - tape imports this module
+
+        if _tape._current is not None and self._grad is not None:
+            from . import grad_ops  # noqa: PLC0415
+
+            grad_ops.record_fill(_tape._current, self)
         return self
 
     def _fill_bytes_(self, data: bytes):
@@ -789,16 +837,18 @@ def _shape_arg(shape, kwargs):
     return shape
 
 
-def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False,
+          **kwargs) -> array:
     """A zero-initialized array."""
     return array._create(_shape_arg(shape, kwargs), dtype, device, zero=True,
-                         requires_grad=requires_grad)
+                         requires_grad=requires_grad, retain_grad=retain_grad)
 
 
-def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False,
+          **kwargs) -> array:
     """An array whose contents are unspecified."""
     return array._create(_shape_arg(shape, kwargs), dtype, device, zero=False,
-                         requires_grad=requires_grad)
+                         requires_grad=requires_grad, retain_grad=retain_grad)
 
 
 def _value_dtype(value):
@@ -829,40 +879,44 @@ def _value_dtype(value):
 
 
 def full(shape=None, value=0, dtype=Any, device=None, requires_grad=False, pinned=False,
-         **kwargs) -> array:
+         retain_grad=False, **kwargs) -> array:
     """An array with every element set to value."""
     if dtype is Any:
         dtype = _value_dtype(value)
-    a = empty(shape, dtype, device, requires_grad=requires_grad, **kwargs)
+    a = empty(shape, dtype, device, requires_grad=requires_grad, retain_grad=retain_grad, **kwargs)
     return a.fill_(value)
 
 
-def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, **kwargs) -> array:
-    return full(shape, 1, dtype, device, requires_grad, **kwargs)
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, retain_grad=False,
+         **kwargs) -> array:
+    return full(shape, 1, dtype, device, requires_grad, retain_grad=retain_grad, **kwargs)
 
 
-def zeros_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
+def zeros_like(src: array, device=None, requires_grad=None, pinned=False, retain_grad=False) -> array:
     return zeros(src.shape, src.dtype, device if device is not None else src.device,
-                 requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+                 requires_grad=src.requires_grad if requires_grad is None else requires_grad,
+                 retain_grad=retain_grad)
 
 
-def empty_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
+def empty_like(src: array, device=None, requires_grad=None, pinned=False, retain_grad=False) -> array:
     return empty(src.shape, src.dtype, device if device is not None else src.device,
-                 requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+                 requires_grad=src.requires_grad if requires_grad is None else requires_grad,
+                 retain_grad=retain_grad)
 
 
-def full_like(src: array, value, device=None, requires_grad=None, pinned=False) -> array:
+def full_like(src: array, value, device=None, requires_grad=None, pinned=False, retain_grad=False) -> array:
     return full(src.shape, value, src.dtype, device if device is not None else src.device,
-                requires_grad=src.requires_grad if requires_grad is None else requires_grad)
+                requires_grad=src.requires_grad if requires_grad is None else requires_grad,
+                retain_grad=retain_grad)
 
 
-def ones_like(src: array, device=None, requires_grad=None, pinned=False) -> array:
-    return full_like(src, 1, device, requires_grad)
+def ones_like(src: array, device=None, requires_grad=None, pinned=False, retain_grad=False) -> array:
+    return full_like(src, 1, device, requires_grad, retain_grad=retain_grad)
 
 
-def clone(src: array, device=None, requires_grad=None, pinned=False) -> array:
-    """A copy of src (on `device`, default src's)."""
-    dst = empty_like(src, device, requires_grad)
+def clone(src: array, device=None, requires_grad=None, pinned=False, retain_grad=False) -> array:
+    """A copy of src (on `device`, default src's); differentiable on a Tape as wp.copy is."""
+    dst = empty_like(src, device, requires_grad, retain_grad=retain_grad)
     copy_array(dst, src)
     return dst
 
@@ -957,6 +1011,12 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
         if src.shape != dest.shape:
             raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
                                f"source shape={src.shape}")
+    from . import tape as _tape  # noqa: PLC0415 - tape imports this module
+
+    if _tape._current is not None and dest.grad is not None:
+        from . import grad_ops  # noqa: PLC0415 - its kernels are made on first use
+
+        grad_ops.record_copy(_tape._current, dest, src)
     if dest.device != src.device:
         dest._upload(src.numpy())
         return

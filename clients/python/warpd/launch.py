@@ -318,6 +318,9 @@ def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
             # As in Warp: an array without an adjoint given uses its own gradient.
             a = _tape.adjoint_of(args[i])
             adj_args[i] = a
+        # Stores consume an argument's own gradient unless it retains it (Warp 1.19).
+        own = a is not None and isinstance(args[i], array) and a is args[i].grad
+        msg.adj_consume.append(own and not args[i].retain_grad)
         if a is None:
             if p.which == "array":
                 msg.adj_args.add(array=0)
@@ -401,8 +404,13 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         if dev is None:
             dev = rt.device(device)
     if adjoint:
-        return _launch_adjoint(kernel, dim, [*inputs, *outputs],
-                               [*(adj_inputs or ()), *(adj_outputs or ())], dev, rt)
+        # Adjoints line up with inputs and outputs apart; missing ones are None.
+        adj_in = list(adj_inputs or ())
+        if len(adj_in) > len(inputs):
+            raise TypeError(f"adjoint launch of kernel '{kernel.key}': {len(adj_in)} adj_inputs for "
+                            f"{len(inputs)} inputs")
+        adj_in += [None] * (len(inputs) - len(adj_in))
+        return _launch_adjoint(kernel, dim, [*inputs, *outputs], [*adj_in, *(adj_outputs or ())], dev, rt)
     if record_tape and _tape._current is not None:
         _tape._current.record_launch(kernel, dim, inputs, outputs, dev)
     last = kernel._last_plan

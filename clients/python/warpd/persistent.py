@@ -64,7 +64,7 @@ def load(name: str) -> array:
                         f"define the @wp.struct first")
     a = array.__new__(array)
     a._requires_grad = False
-    a.grad = None
+    a._grad = None
     a.dtype = wt.canonical_dtype(info.dtype)
     a.shape = info.shape
     a.ndim = len(info.shape)

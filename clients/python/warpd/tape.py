@@ -39,8 +39,19 @@ def adjoint_of(a, used=None):
                 grad = adjoint_of(value, used)
                 if grad is not None:
                     setattr(adj, name, grad)
+        if used is not None:
+            used[a] = adj
         return adj
     return None
+
+
+def _zero_gradient(g):
+    """Zeroes a gradient: an array, or the gradient arrays of a struct's adjoint."""
+    if isinstance(g, array):
+        g.zero_()
+    elif isinstance(g, Struct):
+        for name, _t, _offset in type(g)._wp_members_:
+            _zero_gradient(getattr(g, name, None))
 
 
 class Tape:
@@ -85,10 +96,24 @@ class Tape:
                 self.gradients[a] = a.grad
 
     def record_scope_begin(self, scope_name, metadata=None):
-        self.scopes.append((len(self.launches), scope_name, metadata))
+        """Opens a named scope of the recorded launches (for visualizations)."""
+        self.scopes.append((len(self.launches), scope_name, {} if metadata is None else metadata))
 
     def record_scope_end(self, remove_scope_if_empty=True):
-        if remove_scope_if_empty and self.scopes and self.scopes[-1][0] == len(self.launches):
+        """Closes the innermost open scope; one that recorded nothing is removed."""
+        depth = 0
+        begin = None
+        for k in range(len(self.scopes) - 1, -1, -1):
+            if self.scopes[k][1] is None:
+                depth += 1
+            elif depth == 0:
+                begin = k
+                break
+            else:
+                depth -= 1
+        if begin is None:
+            raise RuntimeError("ended tape scope, but scope not present")
+        if remove_scope_if_empty and begin == len(self.scopes) - 1 and self.scopes[begin][0] == len(self.launches):
             self.scopes.pop()
         else:
             self.scopes.append((len(self.launches), None, None))
@@ -141,8 +166,7 @@ class Tape:
         for a, g in self.gradients.items():
             if a in self.const_gradients:
                 continue
-            if isinstance(g, array):
-                g.zero_()
+            _zero_gradient(g)
         if self.loss is not None and self.loss.grad is not None and self.loss not in self.const_gradients:
             self.loss.grad.zero_()
 

@@ -144,7 +144,9 @@ class Struct:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    __hash__ = None
+    # Hashable by identity, as Warp's struct instances (a wp.Tape keys its
+    # gradients by them); equal values in distinct instances are distinct keys.
+    __hash__ = object.__hash__
 
     def __copy__(self):
         s = type(self).__new__(type(self))

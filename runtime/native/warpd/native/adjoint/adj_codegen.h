@@ -112,6 +112,18 @@ WP_FUNC bool adj_present(const indexedarray_t<T>& a) {
   return a.data.data != nullptr;
 }
 
+// Whether stores consume this gradient array's elements (it is its
+// argument's own gradient, without retain_grad: Warp's final-write-wins;
+// the runtime sets bit 0 of the descriptor's reserved word).
+template <typename T>
+WP_FUNC bool adj_consumes(const array_t<T>& a) {
+  return (a.reserved & 1) != 0;
+}
+template <typename T>
+WP_FUNC bool adj_consumes(const indexedarray_t<T>& a) {
+  return (a.data.reserved & 1) != 0;
+}
+
 // The gradient element of an access: null when no gradient array was
 // given (nothing flows); bounds-checked like the access itself, so a
 // gradient array of another shape faults instead of reading past its end.

@@ -1,0 +1,312 @@
+"""Automatic differentiation on the daemon (issue 25): adjoint kernels, wp.Tape,
+adjoint launches. Every gradient is checked against central finite differences of
+the same kernels' forward launches in float64 (or a closed form where the function
+is linear), so the references are independent of the adjoint code."""
+
+import numpy as np
+import pytest
+
+import warpd as wpd
+
+N = 6
+RNG = np.random.default_rng(7)
+
+
+# ------------------------------------------------------------------ kernels
+
+
+@wpd.func
+def soft(x: wpd.float64, k: wpd.float64) -> wpd.float64:
+    # nested user functions, an early return and both branches of an if
+    if x > k:
+        return wpd.sqrt(x * x + k)
+    y = wpd.exp(x) * wpd.sin(x)
+    return y / (wpd.float64(1.0) + x * x)
+
+
+@wpd.func
+def twice_soft(x: wpd.float64) -> wpd.float64:
+    return soft(x, wpd.float64(0.5)) + soft(wpd.float64(2.0) * x, wpd.float64(0.25))
+
+
+@wpd.kernel
+def scalar_chain(x: wpd.array(dtype=wpd.float64), out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    v = x[i]
+    a = wpd.pow(wpd.abs(v) + wpd.float64(1.0), wpd.float64(1.5)) - wpd.log(v * v + wpd.float64(2.0))
+    b = wpd.tanh(a) * wpd.cos(v) + twice_soft(v)
+    c = wpd.max(a, b) + wpd.min(wpd.atan2(v, wpd.float64(2.0)), wpd.float64(0.2))
+    out[i] = c * c
+
+
+@wpd.kernel
+def loops(x: wpd.array(dtype=wpd.float64), n: int, out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    s = wpd.float64(0.0)
+    # a dynamic loop accumulating (linear in its carried value) and a nonlinear term per step
+    for k in range(n):
+        s = s + wpd.sin(x[i] * wpd.float64(k + 1))
+    # a static loop with a nonlinear carried value (unrolled gradient)
+    p = x[i]
+    for _k in range(3):
+        p = p * p * wpd.float64(0.5) + wpd.float64(0.1)
+    # a while loop with break and continue
+    j = int(0)
+    w = wpd.float64(0.0)
+    while j < 10:
+        j += 1
+        if j == 2:
+            continue
+        if j > 6:
+            break
+        w = w + x[i] * wpd.float64(j)
+    out[i] = s + p + w
+
+
+@wpd.kernel
+def vectors(v: wpd.array(dtype=wpd.vec3d), m: wpd.array(dtype=wpd.mat33d), out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    a = v[i]
+    b = wpd.vec3d(a[1], a[2] * a[0], wpd.float64(1.0))
+    c = wpd.cross(a, b) + wpd.normalize(a) * wpd.length(b)
+    d = m[i] * c
+    e = wpd.inverse(m[i]) * a
+    q = wpd.quat_from_axis_angle(wpd.normalize(b), a[0])
+    r = wpd.quat_rotate(q, e)
+    out[i] = wpd.dot(d, r) + wpd.determinant(m[i]) + c.x * e[2]
+
+
+@wpd.struct
+class Params:
+    scale: wpd.float64
+    offset: wpd.vec2d
+
+
+@wpd.kernel
+def structs(x: wpd.array(dtype=wpd.vec2d), p: Params, out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    q = Params(p.scale * wpd.float64(2.0), x[i])
+    y = q.offset * q.scale + p.offset
+    y[0] = y[0] * y[1]  # a component store
+    out[i] = wpd.dot(y, y)
+
+
+@wpd.kernel
+def atomics(x: wpd.array(dtype=wpd.float64), loss: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    wpd.atomic_add(loss, 0, x[i] * x[i])
+    wpd.atomic_sub(loss, 0, wpd.float64(3.0) * x[i])
+
+
+@wpd.kernel
+def sum_all(x: wpd.array(dtype=wpd.float64), loss: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    wpd.atomic_add(loss, 0, x[i])
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def fd_gradient(wp, kernel, inputs, which, extra=(), eps=1e-6):
+    """d(sum of outputs)/d(inputs[which]) by central differences of forward launches."""
+    base = inputs[which].numpy()
+    flat = base.reshape(-1)
+    grad = np.zeros_like(flat)
+    n = inputs[0].shape[0]
+
+    def total(values):
+        args = list(inputs)
+        args[which] = wp.array(values.reshape(base.shape), dtype=inputs[which].dtype)
+        out = wp.zeros(n, dtype=wp.float64)
+        wp.launch(kernel, n, inputs=[*args, *extra], outputs=[out])
+        return out.numpy().sum()
+
+    for k in range(flat.size):
+        plus, minus = flat.copy(), flat.copy()
+        plus[k] += eps
+        minus[k] -= eps
+        grad[k] = (total(plus) - total(minus)) / (2 * eps)
+    return grad.reshape(base.shape)
+
+
+def tape_gradient(wp, kernel, inputs, which, extra=()):
+    n = inputs[0].shape[0]
+    out = wp.zeros(n, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, n, inputs=[*inputs, *extra], outputs=[out])
+    tape.backward(grads={out: wp.ones(n, dtype=wp.float64)})
+    return inputs[which].grad.numpy()
+
+
+# -------------------------------------------------------------------- tests
+
+
+def test_scalar_math_functions_branches_and_returns(wp):
+    x = wp.array(RNG.uniform(-2, 2, N), dtype=wp.float64, requires_grad=True)
+    np.testing.assert_allclose(tape_gradient(wp, scalar_chain, [x], 0), fd_gradient(wp, scalar_chain, [x], 0),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_loops_dynamic_static_and_while(wp):
+    x = wp.array(RNG.uniform(-0.8, 0.8, N), dtype=wp.float64, requires_grad=True)
+    got = tape_gradient(wp, loops, [x], 0, extra=(5,))
+    np.testing.assert_allclose(got, fd_gradient(wp, loops, [x], 0, extra=(5,)), rtol=1e-5, atol=1e-6)
+
+
+def test_vectors_matrices_quaternions(wp):
+    v = wp.array(RNG.uniform(0.5, 1.5, (N, 3)), dtype=wp.vec3d, requires_grad=True)
+    m = wp.array(RNG.uniform(-1, 1, (N, 3, 3)) + 3 * np.eye(3), dtype=wp.mat33d, requires_grad=True)
+    for which in (0, 1):
+        got = tape_gradient(wp, vectors, [v, m], which)
+        np.testing.assert_allclose(got, fd_gradient(wp, vectors, [v, m], which), rtol=1e-5, atol=1e-6)
+        v.grad.zero_()
+        m.grad.zero_()
+
+
+def test_struct_arguments_constructors_and_component_stores(wp):
+    x = wp.array(RNG.uniform(-1, 1, (N, 2)), dtype=wp.vec2d, requires_grad=True)
+    p = Params()
+    p.scale = 1.5
+    p.offset = wp.vec2d(0.25, -0.5)
+    got = tape_gradient(wp, structs, [x], 0, extra=(p,))
+    np.testing.assert_allclose(got, fd_gradient(wp, structs, [x], 0, extra=(p,)), rtol=1e-5, atol=1e-6)
+
+
+def test_atomics_and_loss_seed(wp):
+    xs = RNG.uniform(-1, 1, N)
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(atomics, N, inputs=[x], outputs=[loss])
+    np.testing.assert_allclose(loss.numpy()[0], np.sum(xs * xs - 3 * xs))
+    tape.backward(loss)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs - 3)
+    # forward outputs are left as the forward pass wrote them (the replay writes nothing)
+    np.testing.assert_allclose(loss.numpy()[0], np.sum(xs * xs - 3 * xs))
+    assert tape.gradients[x] is x.grad
+    tape.zero()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(N))
+    tape.backward(loss)  # the seed is set again: the same gradient
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs - 3)
+    tape.reset()
+    assert tape.launches == []
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(N))
+
+
+def test_adjoint_launch_with_explicit_and_fallback_adjoints(wp):
+    xs = RNG.uniform(-1, 1, N)
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    out = wp.zeros(N, dtype=wp.float64, requires_grad=True)
+    wp.launch(scalar_chain, N, inputs=[x], outputs=[out])
+    seed = RNG.uniform(0.5, 2.0, N)
+    adj_x = wp.zeros(N, dtype=wp.float64)
+    adj_out = wp.array(seed, dtype=wp.float64)
+    wp.launch(scalar_chain, N, inputs=[x], outputs=[out], adj_inputs=[adj_x], adj_outputs=[adj_out], adjoint=True)
+    ref = tape_gradient(wp, scalar_chain, [wp.array(xs, dtype=wp.float64, requires_grad=True)], 0)
+    np.testing.assert_allclose(adj_x.numpy(), ref * seed, rtol=1e-12)
+    np.testing.assert_array_equal(adj_out.numpy(), seed)  # explicit adjoints are only read
+    # None: the arrays' own gradients, as in Warp (and the output's is consumed by its store)
+    out.grad.assign(wp.array(seed, dtype=wp.float64))
+    wp.launch(scalar_chain, N, inputs=[x], outputs=[out], adj_inputs=[None], adj_outputs=[None], adjoint=True)
+    np.testing.assert_allclose(x.grad.numpy(), ref * seed, rtol=1e-12)
+    np.testing.assert_array_equal(out.grad.numpy(), np.zeros(N))
+
+
+def test_stores_consume_unless_retain_grad(wp):
+    # y = x (kernel 1), z = y (kernel 2); seeding both y and z: the store into y consumes
+    # y's gradient when the tape replays kernel 1 unless y retains it
+    @wp.kernel
+    def assign(a: wp.array(dtype=wp.float64), b: wp.array(dtype=wp.float64)):
+        i = wp.tid()
+        b[i] = a[i] * wp.float64(2.0)
+
+    for retain in (False, True):
+        x = wp.array(np.ones(N), dtype=wp.float64, requires_grad=True)
+        y = wp.zeros(N, dtype=wp.float64, requires_grad=True, retain_grad=retain)
+        z = wp.zeros(N, dtype=wp.float64, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(assign, N, inputs=[x, y])
+            wp.launch(assign, N, inputs=[y, z])
+        tape.backward(grads={z: wp.ones(N, dtype=wp.float64)})
+        np.testing.assert_array_equal(x.grad.numpy(), np.full(N, 4.0))
+        np.testing.assert_array_equal(y.grad.numpy(), np.full(N, 2.0) if retain else np.zeros(N))
+
+
+def test_copy_clone_and_fill_on_the_tape(wp):
+    xs = np.arange(1.0, N + 1)
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        c = wp.clone(x)                       # dL/dx gets 1 through the clone
+        window = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+        wp.copy(window, x, dest_offset=0, src_offset=1, count=2)  # +1 on x[1:3]
+        dead = wp.zeros(N, dtype=wp.float64, requires_grad=True)
+        wp.copy(dead, x)
+        dead.fill_(0.0)                        # overwritten: nothing flows through it
+        wp.launch(sum_all, N, inputs=[c], outputs=[loss])
+        wp.launch(sum_all, 2, inputs=[window], outputs=[loss])
+        wp.launch(sum_all, N, inputs=[dead], outputs=[loss])
+    tape.backward(loss)
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([1.0, 2.0, 2.0, 1.0, 1.0, 1.0]))
+
+
+def test_a_kernel_without_an_adjoint_leaves_the_others_differentiable(wp):
+    @wp.kernel
+    def decompose(m: wp.array(dtype=wp.mat33), out: wp.array(dtype=float)):
+        i = wp.tid()
+        u = wp.mat33()
+        s = wp.vec3()
+        v = wp.mat33()
+        wp.svd3(m[i], u, s, v)
+        out[i] = s[0]
+
+    @wp.kernel
+    def square(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = x[i] * x[i]
+
+    m = wp.array(np.tile(np.eye(3, dtype=np.float32), (2, 1, 1)), dtype=wp.mat33, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    wp.launch(decompose, 2, inputs=[m], outputs=[out])  # forward runs
+    with pytest.raises(wp.errors.WarpdError, match="svd3"):
+        wp.launch(decompose, 2, inputs=[m], outputs=[out], adjoint=True)
+        wp.synchronize()
+    x = wp.array(np.array([1.0, -2.0], dtype=np.float32), requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    wp.launch(square, 2, inputs=[x], outputs=[y], adj_outputs=[wp.ones(2, dtype=float)], adjoint=True)
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([2.0, -4.0], dtype=np.float32))
+
+
+def test_enable_backward_false_refuses_adjoints(wp):
+    @wp.kernel(enable_backward=False)
+    def fwd_only(x: wp.array(dtype=float)):
+        i = wp.tid()
+        x[i] = x[i] + 1.0
+
+    x = wp.zeros(2, dtype=float, requires_grad=True)
+    wp.launch(fwd_only, 2, inputs=[x])
+    with pytest.raises(RuntimeError, match="enable_backward=False"):
+        wp.launch(fwd_only, 2, inputs=[x], adjoint=True)
+
+
+def test_requires_grad_and_grad_assignment(wp):
+    a = wp.zeros(3, dtype=float, requires_grad=True)
+    assert a.grad is not None and a.grad.shape == (3,)
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros(3))
+    a.requires_grad = False
+    assert a.grad is None
+    b = wp.zeros(3, dtype=float)
+    b.grad = wp.ones(3, dtype=float)
+    assert b.requires_grad
+    with pytest.raises(ValueError, match="shape"):
+        b.grad = wp.ones(4, dtype=float)
+    with pytest.raises(ValueError, match="retain_grad"):
+        wp.zeros(3, dtype=float, retain_grad=True)
+    v = a[1:]
+    a.requires_grad = True
+    assert a[1:].grad is not None and a[1:].grad.shape == (2,)
+    del v
