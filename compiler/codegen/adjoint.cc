@@ -110,6 +110,29 @@ class AdjointEmitter : public FunctionEmitter {
 
   void VisitPrint(const tir::Print&) override {}  // printed once, by the forward launch
 
+  // A function with a custom replay (@wp.func_replay) recomputes through it.
+  void VisitCallFunc(const tir::CallFunc& i) override {
+    const ir::Function& callee = m_.source->functions[static_cast<size_t>(i.function)];
+    const ir::Function* replay = callee.custom_replay.empty() ? nullptr : FunctionNamed(callee.custom_replay);
+    if (!callee.custom_replay.empty() &&
+        (!replay || replay->params.size() != callee.params.size() ||
+         !types::SameType(replay->return_type, callee.return_type))) {
+      Error(i.span, Cat("the custom replay of '", callee.display_name, "' does not take its parameters and "
+                        "return its result type"));
+      return;
+    }
+    if (!replay) return FunctionEmitter::VisitCallFunc(i);
+    std::string args = "ctx, _tid";
+    for (const auto& a : i.args) args += ", " + Op(a);
+    const std::string call = FuncSymbol(replay->name) + "(" + args + ")";
+    if (i.dst == tir::kNoVar) {
+      w_.Line(call + ";");
+    } else {
+      Define(i.dst, call);
+    }
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+  }
+
   void VisitBuiltin(const tir::Builtin& i) override {
     if (i.overload->form == builtins::Form::kAtomic) {
       // Not applied again; an atomic's result (the old value) reads as the
@@ -696,8 +719,76 @@ class AdjointEmitter : public FunctionEmitter {
     }
   }
 
+  // The emitted function of the module named `name`; null when none.
+  const ir::Function* FunctionNamed(const std::string& name) const {
+    for (const auto& f : m_.source->functions)
+      if (f.name == name && ir::IsEmitted(f)) return &f;
+    return nullptr;
+  }
+
+  // A call of a function with a custom gradient g (@wp.func_grad): g(args...,
+  // adjoints of the result..., zeroed accumulators...) returns the
+  // accumulators, which go to the arguments' adjoints.
+  void ReverseCustomGrad(const tir::CallFunc& i, const ir::Function& callee) {
+    const ir::Function* g = FunctionNamed(callee.custom_grad);
+    const size_t n = callee.params.size();
+    std::vector<std::string> adj_ret;
+    if (i.dst != tir::kNoVar && callee.return_type->is_tuple()) {
+      for (size_t j = 0; j < callee.return_type->elements().size(); ++j)
+        adj_ret.push_back("wp::tuple_get<" + std::to_string(j) + ">(" + Adj(i.dst) + ")");
+    } else if (i.dst != tir::kNoVar) {
+      adj_ret.push_back(Adj(i.dst));
+    }
+    std::string why;
+    if (!g) {
+      why = "it is not in the module";
+    } else if (g->params.size() != 2 * n + adj_ret.size()) {
+      why = Cat("it takes ", g->params.size(), " parameters, not ", 2 * n + adj_ret.size(), " (the function's ",
+                n, ", the result's adjoints, then the accumulators)");
+    } else {
+      for (size_t k = 0; k < n && why.empty(); ++k)
+        if (!types::SameType(g->params[k].type, callee.params[k].type) ||
+            !types::SameType(g->params[n + adj_ret.size() + k].type, callee.params[k].type))
+          why = Cat("parameter '", g->params[k].name, "' is not of type ", callee.params[k].type->ToString());
+    }
+    // Arrays' accumulators are their gradient arrays (written in place); the
+    // others come back, in order: one value, a tuple, or nothing.
+    std::vector<size_t> returned;
+    for (size_t k = 0; k < n; ++k)
+      if (!callee.params[k].type->is_array()) returned.push_back(k);
+    if (why.empty()) {
+      const bool fits = returned.empty()   ? g->return_type->is_void()
+                        : returned.size() == 1 ? types::SameType(g->return_type, callee.params[returned[0]].type)
+                                               : g->return_type->is_tuple() &&
+                                                     g->return_type->elements().size() == returned.size();
+      if (!fits) why = "its result is not the adjoints of the non-array parameters";
+    }
+    if (!why.empty()) {
+      Error(i.span, Cat("the custom gradient of '", callee.display_name, "' does not fit: ", why));
+      return;
+    }
+    std::string args = "ctx, _tid";
+    for (const auto& a : i.args) args += ", " + Op(a);
+    for (const auto& r : adj_ret) args += ", " + r;
+    for (size_t k = 0; k < n; ++k)
+      args += ", " + (callee.params[k].type->is_array() ? AdjOp(i.args[k])
+                                                         : callee.params[k].type->CppName() + "{}");
+    w_.Open("{");
+    w_.Line((returned.empty() ? "" : "const auto _g = ") + FuncSymbol(g->name) + "(" + args + ");");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    for (size_t r = 0; r < returned.size(); ++r) {
+      const size_t k = returned[r];
+      if (!i.args[k].is_var()) continue;
+      w_.Line("wp::adj_acc(" + Adj(i.args[k].var) + ", " +
+              (returned.size() == 1 ? std::string("_g") : "wp::tuple_get<" + std::to_string(r) + ">(_g)") + ");");
+    }
+    w_.Close();
+    if (i.dst != tir::kNoVar) w_.Line(Adj(i.dst) + " = {};");
+  }
+
   void ReverseCall(const tir::CallFunc& i) {
     const ir::Function& callee = m_.source->functions[static_cast<size_t>(i.function)];
+    if (!callee.custom_grad.empty()) return ReverseCustomGrad(i, callee);
     std::vector<std::string> scratch;
     std::string args = "ctx, _tid";
     for (const auto& a : i.args) args += ", " + Op(a);
@@ -898,7 +989,9 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
     std::vector<std::string> errors;
     for (int c : callees[static_cast<size_t>(i)]) {
       auto it = failed.find(c);
-      if (it != failed.end()) errors.push_back(it->second);
+      // A callee with a custom gradient is not differentiated itself.
+      if (it != failed.end() && module.functions[static_cast<size_t>(c)].source->custom_grad.empty())
+        errors.push_back(it->second);
     }
     Writer body;
     if (errors.empty()) {

@@ -367,6 +367,10 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
     Function fn;
     fn.name = f.name();
     fn.overload_set = f.overload_set().empty() ? f.name() : f.overload_set();
+    for (const std::string* named : {&f.custom_grad(), &f.custom_replay()})
+      if (!named->empty()) WARPD_RETURN_IF_ERROR(CheckIdentifier(f.span(), *named, "custom gradient or replay name"));
+    fn.custom_grad = f.custom_grad();
+    fn.custom_replay = f.custom_replay();
     if (!f.overload_set().empty()) {
       WARPD_RETURN_IF_ERROR(CheckIdentifier(f.span(), f.overload_set(), "overload set name"));
       if (f.kind() != v1::FUNCTION_FUNC) return Error(f.span(), "only @wp.func functions have overloads");

@@ -201,6 +201,9 @@ struct Function {
   std::string name;          // unique C identifier in the module
   std::string display_name;  // what the user wrote (messages); never empty
   std::string overload_set;  // what calls name (== name unless overloaded)
+  // Backward modules: the functions replacing this one's adjoint and replay
+  // (ir.proto Function.custom_grad, custom_replay); empty: none.
+  std::string custom_grad, custom_replay;
   FunctionKind kind = FunctionKind::kFunc;
   std::vector<Param> params;
   TypeRef declared_return = nullptr;

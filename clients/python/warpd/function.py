@@ -57,6 +57,7 @@ import numpy as np
 
 from . import frontend
 from . import types as wt
+from .errors import CompileError
 from .module import functions_changed
 from .v1 import ir_pb2
 
@@ -147,6 +148,38 @@ class Function:
             irs.append(named)
             deps.extend(d for d in ov_deps if d not in deps)
         return irs, deps
+
+    def custom_irs(self) -> list:
+        """[(overload IR name, "grad" or "replay", ir_pb2.Function, deps)]: this set's
+        wp.func_grad and wp.func_replay functions (custom_grad.py), each for the overload
+        whose parameter types its leading parameters have (the last one defined wins)."""
+        if not self.custom_grads and not self.custom_replays:
+            return []
+        from . import custom_grad  # noqa: PLC0415 - needed only for backward passes
+
+        ovs = list(self._overloads.values())
+        names = [ovs[0].ir_name] if len(ovs) == 1 else [f"{self.ir_name}_{i}" for i in range(len(ovs))]
+        chosen = {}
+        for kind, fns in (("grad", self.custom_grads), ("replay", self.custom_replays)):
+            for fn in fns:
+                sig = frontend.signature(fn)
+                for ov, name in zip(ovs, names):
+                    n = len(ov.signature)
+                    if sig[:n] == ov.signature and (kind == "grad" or len(sig) == n):
+                        chosen[(name, kind)] = (ov, fn)
+                        break
+                else:
+                    raise CompileError(f"wp.func_{kind} function '{fn.__name__}': no overload of '{self.key}' "
+                                       f"takes the parameter types its first parameters have")
+        out = []
+        for (name, kind), (ov, fn) in chosen.items():
+            ir_name = f"{name}_{kind}"
+            if kind == "grad":
+                ir, deps = custom_grad.translate_grad(ov.func, fn, ir_name, Function)
+            else:
+                ir, deps = custom_grad.translate_replay(fn, ir_name, Function)
+            out.append((name, kind, ir, deps))
+        return out
 
     def __call__(self, *args, **kwargs):
         if len(self._overloads) == 1:

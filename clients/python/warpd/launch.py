@@ -300,6 +300,9 @@ def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
         raise RuntimeError(f"kernel '{kernel.key}' was defined with enable_backward=False: it has no adjoint")
     dims = _dims(kernel, dim)
     plan = _plan(kernel, rt, dev, backward=True)
+    custom_error = kernel.module.adjoint_error(kernel)
+    if custom_error is not None:
+        raise custom_error.fresh()
     params = plan.params
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)

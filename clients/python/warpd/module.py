@@ -145,12 +145,14 @@ class Module:
                     names.add(k.ir_name)
                     kernels.append(k)
         funcs, seen = [], set()
+        reached = {}  # IR name -> Function, of every function the module holds
 
         def add_function(f, out, new):
             # Every overload of a function a kernel reaches (the daemon picks among them).
             if f.ir_name in seen or f.ir_name in new:
                 return
             new.add(f.ir_name)
+            reached[f.ir_name] = f
             irs, deps = f.build()
             for d in deps:
                 add_function(d, out, new)
@@ -176,8 +178,69 @@ class Module:
         mod.functions.extend(kernel_irs)
         digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
         with self._lock:
-            self._built = (version, mod, digest, failed)
+            self._built = (version, mod, digest, failed, list(reached.values()))
         return mod, digest
+
+    def backward_ir(self, mod) -> ir_pb2.Module:
+        """`mod` (this module's build) with its backward pass: Module.backward set, and the
+        custom gradients and replays of the functions it holds (custom_grad.py), with the
+        functions those call."""
+        with self._lock:
+            reached = list(self._built[4]) if self._built is not None else []
+        full = ir_pb2.Module()
+        full.CopyFrom(mod)
+        full.backward = True
+        present = {f.name for f in full.functions}
+        by_name = {f.name: f for f in full.functions}
+        pending = []
+        errors = {}
+        for f in reached:
+            try:
+                customs = f.custom_irs()
+            except CompileError as e:
+                # Only the kernels reaching f lose their adjoint (launch.py asks adjoint_error).
+                errors[f.ir_name] = e
+                continue
+            for name, kind, ir, deps in customs:
+                target = by_name.get(name)
+                if target is None or ir.name in present:
+                    continue
+                if kind == "grad":
+                    target.custom_grad = ir.name
+                else:
+                    target.custom_replay = ir.name
+                full.functions.append(ir)
+                present.add(ir.name)
+                pending.extend(deps)
+        while pending:  # what the custom functions call
+            d = pending.pop()
+            irs, deps = d.build()
+            for ir in irs:
+                if ir.name not in present:
+                    full.functions.append(ir)
+                    present.add(ir.name)
+            pending.extend(x for x in deps if x.ir_name not in present)
+        with self._lock:
+            self._custom_errors = errors
+        return full
+
+    def adjoint_error(self, kernel):
+        """The error of a custom gradient or replay that `kernel` reaches and that failed to
+        translate for the last backward build, or None."""
+        errors = getattr(self, "_custom_errors", None)
+        if not errors:
+            return None
+        _ir, deps = kernel.build()
+        seen, stack = set(), list(deps)
+        while stack:
+            f = stack.pop()
+            if f.ir_name in seen:
+                continue
+            seen.add(f.ir_name)
+            if f.ir_name in errors:
+                return errors[f.ir_name]
+            stack.extend(f.build()[1])
+        return None
 
     def translation_failures(self) -> dict:
         """IR name -> CompileError of the kernels the last build() left out."""
@@ -197,10 +260,7 @@ class Module:
             if not self.options.get("enable_backward", True):
                 raise RuntimeError(f"module '{self.name}' was built with enable_backward=False: its "
                                    f"kernels have no adjoint (set it True to differentiate them)")
-            full = ir_pb2.Module()
-            full.CopyFrom(mod)
-            full.backward = True
-            mod = full
+            mod = self.backward_ir(mod)
         key = (digest, device.name, backward)
         with rt.lock:
             cached = rt.loaded_modules.get(key)
