@@ -274,7 +274,7 @@ def _plan(kernel: Kernel, rt, device, backward: bool = False) -> LaunchPlan:
         if not backward:
             kernel._last_plan = (rt, device, version, cached[2])
         return cached[2]
-    loaded = kernel.module.load(rt, device, kernel.ir_name, backward=backward)
+    loaded = kernel.module.load(rt, device, kernel.ir_name, backward=kernel if backward else None)
     info = loaded.kernels.get(kernel.ir_name)
     if info is None:
         # Left out of the module: by the daemon, or by translation (a module of the same

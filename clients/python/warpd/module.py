@@ -109,6 +109,7 @@ class Module:
         self._kernels_version = 0  # bumped whenever a kernel is (re)defined
         self._lock = threading.Lock()
         self._built = None  # (version, ir_pb2.Module, content hash, {IR name: CompileError})
+        self._custom_errors: dict = {}  # kernel IR name -> custom gradient error (backward_ir)
 
     def register(self, kernel):
         with self._lock:
@@ -145,14 +146,12 @@ class Module:
                     names.add(k.ir_name)
                     kernels.append(k)
         funcs, seen = [], set()
-        reached = {}  # IR name -> Function, of every function the module holds
 
         def add_function(f, out, new):
             # Every overload of a function a kernel reaches (the daemon picks among them).
             if f.ir_name in seen or f.ir_name in new:
                 return
             new.add(f.ir_name)
-            reached[f.ir_name] = f
             irs, deps = f.build()
             for d in deps:
                 add_function(d, out, new)
@@ -178,90 +177,90 @@ class Module:
         mod.functions.extend(kernel_irs)
         digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
         with self._lock:
-            self._built = (version, mod, digest, failed, list(reached.values()))
+            self._built = (version, mod, digest, failed)
         return mod, digest
 
-    def backward_ir(self, mod) -> ir_pb2.Module:
-        """`mod` (this module's build) with its backward pass: Module.backward set, and the
-        custom gradients and replays of the functions it holds (custom_grad.py), with the
-        functions those call."""
-        with self._lock:
-            reached = list(self._built[4]) if self._built is not None else []
-        full = ir_pb2.Module()
-        full.CopyFrom(mod)
-        full.backward = True
-        present = {f.name for f in full.functions}
-        by_name = {f.name: f for f in full.functions}
-        pending = []
-        errors = {}
+    def backward_ir(self, kernel) -> ir_pb2.Module:
+        """The module the backward pass of `kernel` is compiled in: the kernel, the functions
+        it reaches, and their custom gradients and replays (custom_grad.py) with what those
+        call; Module.backward set. One per differentiated kernel, so a program pays only for
+        the adjoints it runs (a module's other kernels are not compiled again)."""
+        kernel_ir, deps = kernel.build()
+        out = ir_pb2.Module(name=self.name, backward=True)
+        present, reached = set(), []
+        stack = list(deps)
+        while stack:
+            f = stack.pop()
+            if f.ir_name in present:
+                continue
+            present.add(f.ir_name)
+            reached.append(f)
+            irs, fdeps = f.build()
+            out.functions.extend(irs)
+            stack.extend(fdeps)
+        out.functions.append(kernel_ir)
+        names = {f.name for f in out.functions}
+        by_name = {f.name: f for f in out.functions}
+        error = None
         for f in reached:
             try:
                 customs = f.custom_irs()
             except CompileError as e:
-                # Only the kernels reaching f lose their adjoint (launch.py asks adjoint_error).
-                errors[f.ir_name] = e
+                error = error or e  # the kernel's adjoint launches raise it (adjoint_error)
                 continue
-            for name, kind, ir, deps in customs:
+            for name, kind, ir, cdeps in customs:
                 target = by_name.get(name)
-                if target is None or ir.name in present:
+                if target is None or ir.name in names:
                     continue
                 if kind == "grad":
                     target.custom_grad = ir.name
                 else:
                     target.custom_replay = ir.name
-                full.functions.append(ir)
-                present.add(ir.name)
-                pending.extend(deps)
-        while pending:  # what the custom functions call
-            d = pending.pop()
-            irs, deps = d.build()
+                out.functions.append(ir)
+                names.add(ir.name)
+                stack.extend(cdeps)
+        while stack:  # what the custom functions call
+            f = stack.pop()
+            if f.ir_name in present:
+                continue
+            present.add(f.ir_name)
+            irs, fdeps = f.build()
             for ir in irs:
-                if ir.name not in present:
-                    full.functions.append(ir)
-                    present.add(ir.name)
-            pending.extend(x for x in deps if x.ir_name not in present)
+                if ir.name not in names:
+                    out.functions.append(ir)
+                    names.add(ir.name)
+            stack.extend(fdeps)
         with self._lock:
-            self._custom_errors = errors
-        return full
+            self._custom_errors[kernel.ir_name] = error
+        return out
 
     def adjoint_error(self, kernel):
         """The error of a custom gradient or replay that `kernel` reaches and that failed to
-        translate for the last backward build, or None."""
-        errors = getattr(self, "_custom_errors", None)
-        if not errors:
-            return None
-        _ir, deps = kernel.build()
-        seen, stack = set(), list(deps)
-        while stack:
-            f = stack.pop()
-            if f.ir_name in seen:
-                continue
-            seen.add(f.ir_name)
-            if f.ir_name in errors:
-                return errors[f.ir_name]
-            stack.extend(f.build()[1])
-        return None
+        translate when its backward module was built, or None."""
+        with self._lock:
+            return self._custom_errors.get(kernel.ir_name)
 
     def translation_failures(self) -> dict:
         """IR name -> CompileError of the kernels the last build() left out."""
         with self._lock:
             return dict(self._built[3]) if self._built is not None else {}
 
-    def load(self, rt, device, kernel: str | None = None, backward: bool = False) -> LoadedModule:
+    def load(self, rt, device, kernel: str | None = None, backward=None) -> LoadedModule:
         """The module loaded on `device` (LoadModule on first use of this content).
 
-        `backward`: the module with its backward pass (each kernel's adjoint),
-        loaded apart the first time a gradient is needed, so forward-only
-        programs never compile it. When no kernel compiles, raises the error
-        of `kernel` (an IR name) if the daemon listed it, else the module's
-        error (every kernel's)."""
+        `backward` (a Kernel): the module of that kernel's backward pass
+        (backward_ir), loaded the first time its gradient is needed, so
+        forward-only programs never compile one. When no kernel compiles,
+        raises the error of `kernel` (an IR name) if the daemon listed it,
+        else the module's error (every kernel's)."""
         mod, digest = self.build()
-        if backward:
+        if backward is not None:
             if not self.options.get("enable_backward", True):
                 raise RuntimeError(f"module '{self.name}' was built with enable_backward=False: its "
                                    f"kernels have no adjoint (set it True to differentiate them)")
-            mod = self.backward_ir(mod)
-        key = (digest, device.name, backward)
+            mod = self.backward_ir(backward)
+            digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
+        key = (digest, device.name, backward is not None)
         with rt.lock:
             cached = rt.loaded_modules.get(key)
         if isinstance(cached, CompileError):
