@@ -310,3 +310,94 @@ def test_requires_grad_and_grad_assignment(wp):
     a.requires_grad = True
     assert a[1:].grad is not None and a[1:].grad.shape == (2,)
     del v
+
+
+@wpd.func
+def clipped_square(x: float, lim: float):
+    return wpd.min(x * x, lim), x * lim
+
+
+@wpd.func_grad(clipped_square)
+def clipped_square_grad(x: float, lim: float, adj_ret0: float, adj_ret1: float):
+    # a made-up gradient, so the test sees it was used: 10 x for the first result
+    wpd.adjoint[x] += 10.0 * x * adj_ret0 + lim * adj_ret1
+    wpd.adjoint[lim] += adj_ret1
+
+
+@wpd.func
+def scatter(i: int, xs: wpd.array(dtype=float), ys: wpd.array(dtype=float)):
+    ys[i] = xs[i] * 3.0
+
+
+@wpd.func_grad(scatter)
+def scatter_grad(i: int, xs: wpd.array(dtype=float), ys: wpd.array(dtype=float)):
+    wpd.adjoint[xs][i] += 7.0  # written into the gradient array itself
+
+
+@wpd.kernel
+def use_custom(x: wpd.array(dtype=float), lim: float, out: wpd.array(dtype=float)):
+    i = wpd.tid()
+    a, b = clipped_square(x[i], lim)
+    out[i] = a + b
+
+
+@wpd.kernel
+def use_scatter(xs: wpd.array(dtype=float), ys: wpd.array(dtype=float)):
+    i = wpd.tid()
+    scatter(i, xs, ys)
+
+
+def test_custom_gradients_replace_the_automatic_ones(wp):
+    xs = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x = wp.array(xs, requires_grad=True)
+    out = wp.zeros(3, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(use_custom, 3, inputs=[x, 4.0], outputs=[out])
+    np.testing.assert_allclose(out.numpy(), np.minimum(xs * xs, 4.0) + xs * 4.0)
+    tape.backward(grads={out: wp.ones(3, dtype=float)})
+    np.testing.assert_allclose(x.grad.numpy(), 10.0 * xs + 4.0, rtol=1e-6)
+
+    ys = wp.zeros(3, dtype=float, requires_grad=True)
+    x2 = wp.array(xs, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(use_scatter, 3, inputs=[x2, ys])
+    tape.backward(grads={ys: wp.ones(3, dtype=float)})
+    np.testing.assert_array_equal(x2.grad.numpy(), np.full(3, 7.0, dtype=np.float32))
+
+
+@wpd.func
+def bump(counter: wpd.array(dtype=int), values: wpd.array(dtype=int), tid: int):
+    slot = wpd.atomic_add(counter, 0, 1)
+    values[tid] = slot
+    return slot
+
+
+@wpd.func_replay(bump)
+def bump_replay(counter: wpd.array(dtype=int), values: wpd.array(dtype=int), tid: int):
+    return values[tid]
+
+
+@wpd.kernel
+def permuted_square(x: wpd.array(dtype=float), counter: wpd.array(dtype=int), values: wpd.array(dtype=int),
+                    out: wpd.array(dtype=float)):
+    tid = wpd.tid()
+    k = bump(counter, values, tid)
+    out[k] = x[k] * x[k]
+
+
+def test_custom_replay_recomputes_through_the_replay_function(wp):
+    n = 64
+    xs = np.arange(n, dtype=np.float32)
+    x = wp.array(xs, requires_grad=True)
+    counter = wp.zeros(1, dtype=int)
+    values = wp.zeros(n, dtype=int)
+    out = wp.zeros(n, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(permuted_square, n, inputs=[x, counter, values], outputs=[out])
+    tape.backward(grads={out: wp.ones(n, dtype=float)})
+    # without the replay, the adjoint would read slots past the counter's end
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs)
+    assert counter.numpy()[0] == n  # the replay did not bump it again
