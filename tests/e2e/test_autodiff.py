@@ -401,3 +401,67 @@ def test_custom_replay_recomputes_through_the_replay_function(wp):
     # without the replay, the adjoint would read slots past the counter's end
     np.testing.assert_allclose(x.grad.numpy(), 2 * xs)
     assert counter.numpy()[0] == n  # the replay did not bump it again
+
+
+@wpd.kernel
+def two_outputs(q: wpd.array(dtype=float), out: wpd.array(dtype=float)):
+    e = wpd.tid()  # one environment per thread, 3 inputs and 2 outputs each
+    a = q[3 * e]
+    b = q[3 * e + 1]
+    c = q[3 * e + 2]
+    out[2 * e] = a * b + wpd.sin(c)
+    out[2 * e + 1] = a * a * c
+
+
+def test_seed_jacobians_row_by_row_over_environments(wp):
+    # seed 003 "Jacobians": one backward pass per output row, all environments at once
+    num_envs, input_dim, output_dim = 4, 3, 2
+    qs = RNG.uniform(-1, 1, num_envs * input_dim).astype(np.float32)
+    q = wp.array(qs, dtype=wp.float32, requires_grad=True)
+    out = wp.zeros(num_envs * output_dim, dtype=wp.float32, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(two_outputs, num_envs, inputs=[q], outputs=[out])
+    jacobians = np.empty((num_envs, output_dim, input_dim), dtype=np.float32)
+    for output_index in range(output_dim):
+        select_index = np.zeros(output_dim)
+        select_index[output_index] = 1.0
+        e = wp.array(np.tile(select_index, num_envs), dtype=wp.float32)
+        tape.backward(grads={out: e})
+        jacobians[:, output_index, :] = tape.gradients[q].numpy().reshape(num_envs, input_dim)
+        tape.zero()
+    a, b, c = qs.reshape(num_envs, 3).T
+    expected = np.stack([np.stack([b, a, np.cos(c)], 1), np.stack([2 * a * c, 0 * a, a * a], 1)], 1)
+    np.testing.assert_allclose(jacobians, expected, rtol=1e-5, atol=1e-6)
+    assert tape.adjoints is tape.gradients  # seed 001's name
+
+
+def test_forward_and_backward_captured_in_a_graph(wp):
+    xs = RNG.uniform(-1, 1, N)
+    x = wp.array(xs, dtype=wp.float64, requires_grad=True)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    wp.capture_begin()
+    with tape:
+        wp.launch(atomics, N, inputs=[x], outputs=[loss])
+    tape.backward(loss)
+    graph = wp.capture_end()
+    for _ in range(3):  # an optimisation loop's shape: zero, replay, read
+        loss.zero_()
+        x.grad.zero_()
+        wp.capture_launch(graph)
+        np.testing.assert_allclose(x.grad.numpy(), 2 * xs - 3)
+        np.testing.assert_allclose(loss.numpy()[0], np.sum(xs * xs - 3 * xs))
+
+
+def test_abs_subgradient_at_zero_is_one(wp):
+    # the seed FAQ: d|x|/dx at x = 0 is 1, as in Warp
+    @wp.kernel
+    def absk(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        out[i] = wp.abs(x[i])
+
+    x = wp.array(np.array([0.0, -2.0, 3.0], dtype=np.float32), requires_grad=True)
+    out = wp.zeros(3, dtype=float, requires_grad=True)
+    wp.launch(absk, 3, inputs=[x], outputs=[out], adj_outputs=[wp.ones(3, dtype=float)], adjoint=True)
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([1.0, -1.0, 1.0], dtype=np.float32))

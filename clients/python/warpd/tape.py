@@ -65,6 +65,11 @@ class Tape:
         self.loss = None
         self._previous = None
 
+    @property
+    def adjoints(self) -> dict:
+        """The earlier name of ``gradients`` (Warp's documentation still shows it)."""
+        return self.gradients
+
     def __enter__(self):
         global _current
         if _current is not None and _current is not self:
