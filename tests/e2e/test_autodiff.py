@@ -465,3 +465,55 @@ def test_abs_subgradient_at_zero_is_one(wp):
     out = wp.zeros(3, dtype=float, requires_grad=True)
     wp.launch(absk, 3, inputs=[x], outputs=[out], adj_outputs=[wp.ones(3, dtype=float)], adjoint=True)
     np.testing.assert_array_equal(x.grad.numpy(), np.array([1.0, -1.0, 1.0], dtype=np.float32))
+
+
+@wpd.kernel
+def sin_times(x: wpd.array(dtype=wpd.vec2), y: wpd.array(dtype=float)):
+    i = wpd.tid()
+    v = x[i]
+    y[i] = wpd.sin(v[0]) * v[1]
+
+
+@wpd.func
+def wrong(x: float):
+    return x * x
+
+
+@wpd.func_grad(wrong)
+def wrong_grad(x: float, adj_ret: float):
+    wpd.adjoint[x] += 3.0 * adj_ret  # not 2x: gradcheck must notice
+
+
+@wpd.kernel
+def use_wrong(x: wpd.array(dtype=float), y: wpd.array(dtype=float)):
+    i = wpd.tid()
+    y[i] = wrong(x[i])
+
+
+def test_autograd_jacobian_jacobian_fd_and_gradcheck(wp):
+    xs = np.array([[0.3, 2.0], [1.0, -1.0], [-0.7, 0.5]], dtype=np.float32)
+    x = wp.array(xs, dtype=wp.vec2, requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    jac = wp.autograd.jacobian(sin_times, 3, inputs=[x], outputs=[y])[0, 0].numpy()
+    assert jac.shape == (3, 3, 2)  # (output scalars, input elements, vec2)
+    expected = np.zeros((3, 3, 2))
+    for i, (a, b) in enumerate(xs):
+        expected[i, i] = [np.cos(a) * b, np.sin(a)]
+    np.testing.assert_allclose(jac, expected, rtol=1e-5, atol=1e-6)
+    fd = wp.autograd.jacobian_fd(sin_times, 3, inputs=[x], outputs=[y], eps=1e-3)[0, 0].numpy()
+    np.testing.assert_allclose(fd, expected, atol=2e-3)
+    np.testing.assert_array_equal(x.numpy(), xs)  # the inputs are as they were
+    assert wp.autograd.gradcheck(sin_times, 3, inputs=[x], outputs=[y], show_summary=False)
+
+    def pipeline(a):  # a Python function of launches
+        out = wp.zeros(3, dtype=float, requires_grad=True)
+        wp.launch(sin_times, 3, inputs=[a], outputs=[out])
+        return out
+
+    assert wp.autograd.gradcheck(pipeline, inputs=[x], show_summary=False)
+    z = wp.array(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    w = wp.zeros(2, dtype=float, requires_grad=True)
+    assert not wp.autograd.gradcheck(use_wrong, 2, inputs=[z], outputs=[w], raise_exception=False,
+                                     show_summary=False)
+    with pytest.raises(ValueError, match="gradient check failed"):
+        wp.autograd.gradcheck(use_wrong, 2, inputs=[z], outputs=[w], show_summary=False)

@@ -19,7 +19,7 @@ live in the daemon. See docs/ in the repository for the architecture.
 
 import math as _math
 
-from . import build, config, persistent, types
+from . import autograd, build, config, persistent, types
 from .array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like,
                     from_numpy, full, full_like, ones, ones_like, zeros, zeros_like)
 from .array import copy_array as copy
