@@ -396,6 +396,88 @@ class AdjointEmitter : public FunctionEmitter {
       writes.VisitBlock(tir::Cast<tir::While>(loop).cond_body);
       writes.VisitBlock(tir::Cast<tir::While>(loop).body);
     }
+    // Whether the gradient depends on the values of those variables: a
+    // value read from one is used other than added, subtracted or copied.
+    struct Uses : tir::Visitor<Uses> {
+      std::set<tir::VarId> valued;  // temporaries whose value an adjoint or the control flow reads
+      std::map<tir::VarId, tir::VarId> read_from;  // temporary -> the variable it was loaded from
+      const std::set<tir::VarId>& written;
+      explicit Uses(const std::set<tir::VarId>& w) : written(w) {}
+      void Mark(const tir::Operand& o) {
+        if (o.is_var()) valued.insert(o.var);
+      }
+      void Steps(const tir::Place& p) {
+        for (const tir::Step& st : p.steps) {
+          Mark(st.index);
+          Mark(st.index2);
+        }
+      }
+      void VisitLoad(const tir::Load& i) {
+        if (written.contains(i.place.root)) read_from[i.dst] = i.place.root;
+        Steps(i.place);
+      }
+      void VisitStore(const tir::Store& i) { Steps(i.place); }
+      void VisitBuiltin(const tir::Builtin& i) {
+        const std::string_view n = i.overload->name;
+        const bool linear = n == "add" || n == "sub" || n == "neg" || n == "pos";
+        for (const tir::Arg& a : i.args) {
+          if (a.mode == tir::Arg::Mode::kValue && !linear) Mark(a.value);
+          if (a.mode == tir::Arg::Mode::kValue && linear && a.value.is_var() && i.dst != tir::kNoVar)
+            linear_edges.emplace_back(i.dst, a.value.var);
+          if (a.mode == tir::Arg::Mode::kOut) Steps(a.place);
+        }
+      }
+      std::vector<std::pair<tir::VarId, tir::VarId>> linear_edges;  // (sum, a term of it)
+      // A term of a sum whose value is read is read too.
+      void Close() {
+        for (bool changed = true; changed;) {
+          changed = false;
+          for (const auto& [sum, term] : linear_edges)
+            if (valued.contains(sum)) changed |= valued.insert(term).second;
+        }
+      }
+      void VisitMakeTuple(const tir::MakeTuple& i) {
+        for (const auto& e : i.elements) Mark(e);
+      }
+      void VisitCallFunc(const tir::CallFunc& i) {
+        for (const auto& a : i.args) Mark(a);
+      }
+      void VisitElementAddr(const tir::ElementAddr& i) {
+        for (const auto& k : i.indices) Mark(k);
+      }
+      void VisitSubview(const tir::Subview& i) {
+        for (const auto& k : i.indices) Mark(k);
+      }
+      void VisitCheckIndex(const tir::CheckIndex& i) { Mark(i.index); }
+      void VisitReturn(const tir::Return& i) {
+        if (i.has_value) Mark(i.value);
+      }
+      void VisitIf(const tir::If& i) {
+        Mark(i.cond);
+        VisitBlock(i.then_body);
+        VisitBlock(i.else_body);
+      }
+      void VisitFor(const tir::For& i) {
+        Mark(i.start);
+        Mark(i.stop);
+        Mark(i.step);
+        VisitBlock(i.body);
+      }
+      void VisitWhile(const tir::While& i) {
+        VisitBlock(i.cond_body);
+        Mark(i.cond);
+        VisitBlock(i.body);
+      }
+    } uses(writes.vars);
+    if (loop.kind == tir::InstKind::For) {
+      uses.VisitBlock(tir::Cast<tir::For>(loop).body);
+    } else {
+      uses.Visit(loop);
+    }
+    uses.Close();
+    bool exact = false;
+    for (tir::VarId t : uses.valued) exact |= uses.read_from.contains(t);
+    needs_exact_.push_back(exact);
     size_t bytes = 0;
     for (tir::VarId v : writes.vars) bytes += f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
     // About 16 KiB of a thread's stack per loop, 8 to 256 iterations.
@@ -420,7 +502,10 @@ class AdjointEmitter : public FunctionEmitter {
     w_.Line("if (" + n + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
   }
 
-  void Restore(int l, const std::string& k) {
+  // Restores iteration k's starting values. Past the capacity, where the
+  // gradient depends on them, the launch faults (FAULT_ADJOINT_LOOP) rather
+  // than give a wrong gradient; where it does not (sums), it goes on.
+  void Restore(int l, const std::string& k, const ir::Span& span) {
     const auto& vars = carried_[static_cast<size_t>(l)];
     if (vars.empty()) return;
     std::string body;
@@ -428,7 +513,11 @@ class AdjointEmitter : public FunctionEmitter {
       body += " " + Name(v) + " = " + SnapName(l, v, false) + "[" + k + "];";
       if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + SnapName(l, v, true) + "[" + k + "];";
     }
-    w_.Line("if (" + k + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
+    const std::string cap = std::to_string(capacity_[static_cast<size_t>(l)]);
+    w_.Line("if (" + k + " < " + cap + ") {" + body + " }");
+    if (needs_exact_[static_cast<size_t>(l)])
+      w_.Line("else { (void)wp::record_adjoint_loop_fault(ctx, " + Line(span) + ", _n" + std::to_string(l) + ", " +
+              cap + "); return; }");
   }
 
   // A break or continue: C++'s inside a loop running natively, else the
@@ -810,7 +899,7 @@ class AdjointEmitter : public FunctionEmitter {
     w_.Open("for (wp::int64 " + k + " = " + n + " - 1; " + k + " >= 0; --" + k + ") {");
     w_.Line(Name(i.var) + " = (" + Type(i.var) + ")((wp::int64)" + Op(i.start) + " + " + k + " * (wp::int64)" +
             Op(i.step) + ");");
-    ReplayIteration(l, i.body, nullptr);
+    ReplayIteration(l, i.body, nullptr, i.span);
     Reverse(i.body, l);
     w_.Close();
   }
@@ -819,16 +908,16 @@ class AdjointEmitter : public FunctionEmitter {
     const int l = loop_of_.at(&i);
     const std::string n = "_n" + std::to_string(l), k = "_k" + std::to_string(l);
     w_.Open("for (wp::int64 " + k + " = " + n + " - 1; " + k + " >= 0; --" + k + ") {");
-    ReplayIteration(l, i.body, &i.cond_body);
+    ReplayIteration(l, i.body, &i.cond_body, i.span);
     Reverse(i.body, l);
     Reverse(i.cond_body, l);
     w_.Close();
   }
 
-  void ReplayIteration(int l, const tir::Block& body, const tir::Block* cond_body) {
+  void ReplayIteration(int l, const tir::Block& body, const tir::Block* cond_body, const ir::Span& span) {
     const std::string ls = "_ls" + std::to_string(l);
     w_.Line(ls + " = 2147483647;");
-    Restore(l, "_k" + std::to_string(l));
+    Restore(l, "_k" + std::to_string(l), span);
     std::vector<int> saved = frames_;
     frames_ = {l};
     w_.Open("{");
@@ -845,6 +934,7 @@ class AdjointEmitter : public FunctionEmitter {
   std::map<const tir::Inst*, int> loop_of_;   // loops, in order
   std::vector<std::vector<tir::VarId>> carried_;  // per loop: the variables it writes
   std::vector<size_t> capacity_;                  // per loop: iterations whose starts are kept
+  std::vector<bool> needs_exact_;                 // per loop: the gradient depends on those values
   int next_site_ = 0;
   int loops_ = 0;
   // Loops being replayed around the current instruction, innermost last: a

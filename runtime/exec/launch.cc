@@ -146,6 +146,13 @@ class LaunchCommand final : public Command {
                                                 " (shape ", FormatShape({shape, size_t(ndim)}),
                                                 ")"));
     }
+    if (f.kind == wp::FAULT_ADJOINT_LOOP) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          where, ": the backward pass cannot differentiate this loop exactly: it ran ", f.index,
+          " iterations, and its adjoint keeps the starting values of at most ", f.extent,
+          " (per thread) of the variables it changes and that the gradient depends on; move the loop body "
+          "into a @wp.func, make the loop shorter, or keep its iterations' values in an array"));
+    }
     if (f.kind == wp::FAULT_CANCELLED) {
       return absl::CancelledError(absl::StrCat(where, ": cancelled"));
     }

@@ -517,3 +517,32 @@ def test_autograd_jacobian_jacobian_fd_and_gradcheck(wp):
                                      show_summary=False)
     with pytest.raises(ValueError, match="gradient check failed"):
         wp.autograd.gradcheck(use_wrong, 2, inputs=[z], outputs=[w], show_summary=False)
+
+
+@wpd.kernel
+def long_loops(x: wpd.array(dtype=wpd.float64), n: int, out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    s = wpd.float64(0.0)
+    p = x[i]
+    for k in range(n):
+        s = s + wpd.sin(x[i] * wpd.float64(k))  # a sum: exact at any length
+    for _k in range(n // 100):
+        p = p * wpd.float64(0.999) + wpd.float64(0.001) * p * p  # the gradient depends on p
+    out[i] = s + p
+
+
+def test_long_loops_sum_exactly_and_diagnose_what_they_cannot(wp):
+    x = wp.array(RNG.uniform(-0.5, 0.5, 2), dtype=wp.float64, requires_grad=True)
+    # 2000 iterations of a sum and 20 of the product: both exact
+    got = tape_gradient(wp, long_loops, [x], 0, extra=(2000,))
+    np.testing.assert_allclose(got, fd_gradient(wp, long_loops, [x], 0, extra=(2000,)), rtol=1e-5, atol=1e-6)
+    # 100000 iterations: the product loop (1000 iterations) outgrows what its adjoint keeps
+    out = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+    with pytest.raises(wp.errors.WarpdError, match="cannot differentiate this loop exactly"):
+        wp.launch(long_loops, 2, inputs=[x, 100000], outputs=[out], adj_outputs=[wp.ones(2, dtype=wp.float64)],
+                  adjoint=True)
+        wp.synchronize()
+    # the daemon serves on
+    x.grad.zero_()
+    np.testing.assert_allclose(tape_gradient(wp, long_loops, [x], 0, extra=(5,)),
+                               fd_gradient(wp, long_loops, [x], 0, extra=(5,)), rtol=1e-5, atol=1e-6)

@@ -26,6 +26,10 @@ enum fault_kind : int32 {
   FAULT_NONE = 0,
   FAULT_INDEX_OUT_OF_BOUNDS = 1,
   FAULT_CANCELLED = 2,
+  // A backward pass met a loop that ran more iterations than its adjoint
+  // keeps the starting values of, where those values decide the gradient
+  // (compiler/codegen/adjoint.cc): `index` iterations, `extent` kept.
+  FAULT_ADJOINT_LOOP = 3,
 };
 
 // The first fault of a launch. `flag` is claimed with an atomic compare-and-swap
@@ -123,6 +127,18 @@ WP_FUNC bool record_index_fault(launch_ctx* ctx, int32 line, int32 dim, int64 in
   ctx->fault.dim = dim;
   ctx->fault.index = index;
   ctx->fault.extent = extent;
+  ctx->fault.array_ndim = 0;
+  return true;
+}
+
+// Records FAULT_ADJOINT_LOOP for the loop at `line`.
+WP_FUNC bool record_adjoint_loop_fault(launch_ctx* ctx, int32 line, int64 iterations, int64 kept) {
+  if (!claim_fault(ctx)) return false;
+  ctx->fault.kind = FAULT_ADJOINT_LOOP;
+  ctx->fault.line = line;
+  ctx->fault.dim = 0;
+  ctx->fault.index = iterations;
+  ctx->fault.extent = kept;
   ctx->fault.array_ndim = 0;
   return true;
 }
