@@ -15,6 +15,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
+#include "compiler/tir/array_access.h"
 #include "compiler/tir/explicit_reads.h"
 #include "compiler/tir/lower.h"
 #include "compiler/tir/print_sites.h"
@@ -181,6 +182,11 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
   auto lowered = tir::Lower(module);
   if (!lowered.ok()) return lowered.status();
   Generated out;
+  {
+    std::vector<std::vector<uint8_t>> access = tir::AnalyzeArrayAccess(*lowered);
+    for (size_t i = 0; i < lowered->functions.size(); ++i)
+      if (lowered->functions[i].is_kernel()) out.param_access[lowered->functions[i].source->name] = access[i];
+  }
   if (module.backward) {
     // The adjoints need every read of a mutable variable explicit; the
     // forward text of a backward module is emitted from the same TIR.
@@ -303,6 +309,9 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
     if (!sym.ok()) return sym.status();
     CompiledKernel kernel;
     kernel.layout = ComputeLayout(module, f);
+    if (auto a = request.generated.param_access.find(f.name); a != request.generated.param_access.end())
+      for (size_t p = 0; p < kernel.layout.params.size() && p < a->second.size(); ++p)
+        kernel.layout.params[p].access = a->second[p];
     kernel.cpu_entry = reinterpret_cast<CpuKernelFn>(*sym);
     if (module.backward) {
       auto why = request.generated.adjoint_failed.find(f.name);

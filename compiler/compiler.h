@@ -123,6 +123,8 @@ class Compiler {
     std::string source;
     // Backward modules: kernels left without an adjoint, and why.
     std::map<std::string, std::string> adjoint_failed;
+    // Per kernel: how it uses each array parameter (tir/array_access.h).
+    std::map<std::string, std::vector<uint8_t>> param_access;
     std::shared_ptr<const abi::PrintTable> prints;
   };
   static absl::StatusOr<Generated> Generate(ir::Module& module);

@@ -161,6 +161,7 @@ absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session&
       *param->mutable_type() = ir::TypeToProto(p.type);
       param->set_offset(p.offset);
       param->set_size(p.size);
+      param->set_access(p.access);
     }
   }
   for (const ir::FunctionFailure& f : result.failures) {

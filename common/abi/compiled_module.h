@@ -39,6 +39,8 @@ struct ParamLayout {
   types::TypeRef type = nullptr;
   uint32_t offset = 0;
   uint32_t size = 0;
+  // Arrays: tir::ArrayAccessBits (read, overwritten, accumulated).
+  uint8_t access = 0;
 };
 
 struct KernelLayout {

@@ -546,3 +546,32 @@ def test_long_loops_sum_exactly_and_diagnose_what_they_cannot(wp):
     x.grad.zero_()
     np.testing.assert_allclose(tape_gradient(wp, long_loops, [x], 0, extra=(5,)),
                                fd_gradient(wp, long_loops, [x], 0, extra=(5,)), rtol=1e-5, atol=1e-6)
+
+
+def test_tape_warns_when_a_launch_overwrites_what_an_earlier_one_read(wp):
+    @wp.kernel
+    def scale_into(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+        i = wp.tid()
+        b[i] = a[i] * 2.0
+
+    @wp.kernel
+    def accumulate_into(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+        i = wp.tid()
+        wp.atomic_add(b, i, a[i])
+
+    x = wp.ones(4, dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float, requires_grad=True)
+    z = wp.zeros(4, dtype=float, requires_grad=True)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        tape = wp.Tape()
+        with tape:
+            wp.launch(scale_into, 4, inputs=[x, y])        # reads x
+            wp.launch(accumulate_into, 4, inputs=[y, x])   # adds into x: linear, fine
+            wp.launch(scale_into, 4, inputs=[y, x])        # overwrites x, read by launch 0
+    messages = [str(w.message) for w in seen if "wp.Tape" in str(w.message)]
+    assert len(messages) == 1, messages
+    assert "launch 2 (kernel 'scale_into') overwrites array argument 'b'" in messages[0]
+    assert "launch 0 (kernel 'scale_into') read" in messages[0]

@@ -68,6 +68,7 @@ class _Param:
         self.name = info.name or f"#{index}"
         self.typeref = info.type
         self.size = info.size
+        self.access = info.access  # arrays: read / overwritten / accumulated bits (ParamInfo.access)
         self.which = info.type.WhichOneof("kind")
         self.want = wt.describe(info.type)
         self._fast = {}  # value class -> struct packer (see encode)
@@ -414,8 +415,6 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
                             f"{len(inputs)} inputs")
         adj_in += [None] * (len(inputs) - len(adj_in))
         return _launch_adjoint(kernel, dim, [*inputs, *outputs], [*adj_in, *(adj_outputs or ())], dev, rt)
-    if record_tape and _tape._current is not None:
-        _tape._current.record_launch(kernel, dim, inputs, outputs, dev)
     last = kernel._last_plan
     if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
         plan = last[3]
@@ -436,6 +435,9 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if plan.tid_ndim > 1 and plan.tid_ndim != len(dims):
         raise ValueError(f"kernel '{kernel.key}' unpacks wp.tid() into {plan.tid_ndim} indices, "
                          f"but was launched with {len(dims)}-D dim {dims}")
+    if record_tape and _tape._current is not None:
+        _tape._current.record_launch(kernel, dim, inputs, outputs, dev,
+                                     access=[(p.name, p.access) for p in plan.params])
     if record_cmd:
         packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
         return Launch._recorded(kernel, rt, dev, plan, dims, args, packed)

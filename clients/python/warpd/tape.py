@@ -14,11 +14,16 @@ the first time a module's backward pass is needed (module.py).
 
 from __future__ import annotations
 
+import warnings
+
 from .array import array
 from .types.struct import Struct
 
 # The tape recording now (Warp keeps it on the runtime); wp.launch reads it.
 _current = None
+
+# ParamInfo.access bits (compiler/tir/array_access.h).
+_READ, _WRITTEN, _ACCUMULATED = 1, 2, 4
 
 
 def adjoint_of(a, used=None):
@@ -64,6 +69,8 @@ class Tape:
         self.scopes: list = []
         self.loss = None
         self._previous = None
+        # id(root array) -> (launch index, kernel name) of the first recorded launch reading it
+        self._reads: dict = {}
 
     @property
     def adjoints(self) -> dict:
@@ -85,10 +92,33 @@ class Tape:
 
     # ------------------------------------------------------------ recording
 
-    def record_launch(self, kernel, dim, inputs, outputs, device, max_blocks=0, block_dim=256, metadata=None):
-        """Records one launch (wp.launch calls this while the tape records)."""
+    def record_launch(self, kernel, dim, inputs, outputs, device, max_blocks=0, block_dim=256, metadata=None,
+                      access=None):
+        """Records one launch (wp.launch calls this while the tape records). `access`: per
+        parameter (name, ParamInfo.access bits), to warn when this launch overwrites an array
+        an earlier recorded launch read: the backward pass would replay that launch with the
+        new values (Warp's rule: overwrite only by atomic add/sub)."""
+        index = len(self.launches)
         self.launches.append((kernel, dim, max_blocks, list(inputs), list(outputs), device, block_dim,
                               metadata or {}))
+        if not access:
+            return
+        args = [*inputs, *outputs]
+        for (name, bits), a in zip(access, args):
+            if not isinstance(a, array) or not bits & _WRITTEN:
+                continue
+            root = a._root if a._root is not None else a
+            earlier = self._reads.get(id(root))
+            if earlier is not None and earlier[0] < index:
+                warnings.warn(
+                    f"wp.Tape: launch {index} (kernel '{kernel.key}') overwrites array argument '{name}', which "
+                    f"launch {earlier[0]} (kernel '{earlier[1]}') read: the backward pass replays launch "
+                    f"{earlier[0]} with the new values, so its gradients are wrong. Overwrite arrays on a tape only "
+                    f"with wp.atomic_add/atomic_sub, or write to a new array.", UserWarning, stacklevel=4)
+        for (name, bits), a in zip(access, args):
+            if isinstance(a, array) and bits & _READ:
+                root = a._root if a._root is not None else a
+                self._reads.setdefault(id(root), (index, kernel.key, root))
 
     def record_func(self, backward, arrays):
         """Records a Python function run by backward() at this point of the tape, in reverse
@@ -182,3 +212,4 @@ class Tape:
         self.scopes = []
         self.const_gradients = set()
         self.loss = None
+        self._reads = {}
