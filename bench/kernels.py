@@ -52,3 +52,28 @@ def tiny(x: wp.array(dtype=float)):
 def saxpy_again(x: wp.array(dtype=float), y: wp.array(dtype=float), a: float):
     i = wp.tid()
     y[i] = a * x[i] + y[i]
+
+
+# Autodiff rows (issue 25): each forward kernel beside its adjoint launch.
+@wp.kernel(module="unique")
+def ad_elementwise(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    y[i] = wp.sin(v) * v + v * v * 0.5
+
+
+@wp.kernel(module="unique")
+def ad_vec3_mat33(v: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat33), y: wp.array(dtype=float)):
+    i = wp.tid()
+    a = m[i] * v[i]
+    y[i] = wp.dot(a, v[i]) + wp.length(a)
+
+
+@wp.kernel(module="unique")
+def ad_loop(x: wp.array(dtype=float), iters: int, y: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    s = float(0.0)
+    for k in range(iters):
+        s = s + wp.sin(v * float(k + 1)) * 0.5
+    y[i] = s

@@ -92,6 +92,22 @@ def build(raw: dict, plan: dict) -> list[Row]:
           lambda: _get(nat, "sincos_scalar", "ms"), "native libm", ("native/warpd", faster[1]),
           skip=no_native)
 
+    # Autodiff (issue 25): the adjoint launch beside the forward one, in the same process.
+    for which, label in (("elementwise", "elementwise"), ("vec3_mat33", "vec3/mat33"), ("loop", "dynamic loop x32")):
+        key = f"autodiff_{which}"
+        size = _pow2(plan.get("autodiff_size", 0) or 1)
+        b.add(f"backward / forward, {label} {size}", "ms", lambda key=key: _get(wd, key, "backward_ms"),
+              lambda key=key: _get(wd, key, "forward_ms"), "warpd forward", ("backward/forward", slower[1]),
+              Target("ratio", "<=", 2.5),
+              note=lambda key=key: f"Warp: {_get(warp, key, 'ratio'):.2f}x" if warp else "")
+        b.add(f"backward {label} {size} vs Warp", "ms", lambda key=key: _get(wd, key, "backward_ms"),
+              lambda key=key: _get(warp, key, "backward_ms"), "Warp backward", ("Warp/warpd", faster[1]),
+              skip=no_warp)
+        b.add(f"first adjoint launch (compile), {label}", "ms", lambda key=key: _get(wd, key, "first_backward_ms"),
+              lambda key=key: _get(wd, key, "first_forward_ms"), "first forward launch (compile)",
+              ("backward/forward", slower[1]),
+              note="warpd compiles a kernel's adjoint at its first adjoint launch (a module of its own)")
+
     up = ("warpd/ref", lambda v, r: v / r)       # rates: > 1 means warpd is faster
     b.add(f"queued dim=1 launches ({plan['launches']} + 1 sync)", "/s",
           lambda: _get(wd, "queued_launches", "per_s"), lambda: _get(warp, "queued_launches", "per_s"),

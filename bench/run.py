@@ -47,11 +47,11 @@ from daemon import Daemon, free_port  # noqa: E402
 QUICK = dict(sizes=[1 << 20], sincos_threads=1 << 16, sincos_iters=200, repeats=10, sincos_repeats=3,
              launches=2000, graph_launches=1000, graph_replays=3, sync_repeats=200,
              transfer_bytes=16 << 20, transfer_repeats=3, compile_trials=3, hit_repeats=10,
-             disk_restarts=2, warp_cold_runs=1)
+             disk_restarts=2, warp_cold_runs=1, autodiff_size=1 << 18)
 FULL = dict(sizes=[1 << 22, 1 << 24], sincos_threads=1 << 18, sincos_iters=200, repeats=20,
             sincos_repeats=5, launches=20000, graph_launches=1000, graph_replays=10, sync_repeats=1000,
             transfer_bytes=256 << 20, transfer_repeats=5, compile_trials=5, hit_repeats=30,
-            disk_restarts=3, warp_cold_runs=3)
+            disk_restarts=3, warp_cold_runs=3, autodiff_size=1 << 20)
 SIDE_TIMEOUT = 1800
 
 

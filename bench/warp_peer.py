@@ -43,6 +43,7 @@ def main():
 
 def run_all(plan, r):
     w.run_kernel_rows(wp, k, plan, r)
+    w.run_autodiff_rows(wp, k, plan, r)
     measure(r, "launch_sync", lambda: w.launch_sync(wp, k, plan["sync_repeats"]))
 
 

@@ -65,6 +65,7 @@ def run_local(plan, r):
     measure(r, "cold_load_module_xform", lambda: cold_load_modules(k.xform, plan["compile_trials"]))
     measure(r, "memory_hit", lambda: memory_hits(plan["hit_repeats"]))
     w.run_kernel_rows(wp, k, plan, r, native_loops(plan))
+    w.run_autodiff_rows(wp, k, plan, r)
     measure(r, "graph_replay",
             lambda: graph_replay(plan["graph_launches"], plan["graph_replays"], plan["repeats"]))
     run_transport(plan, r)

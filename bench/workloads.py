@@ -168,3 +168,57 @@ def check(got, want, what: str, rel: float):
     want = np.asarray(want, dtype=np.float64)
     if not np.allclose(got, want, rtol=rel, atol=_EXPECT_TOL if rel else 0):
         raise AssertionError(f"{what}: wrong result {got.tolist()}, expected {want.tolist()}")
+
+
+def autodiff(wp, k, which: str, n: int, repeats: int, iters: int = 32) -> dict:
+    """A kernel's forward launch + sync beside its adjoint launch (adjoint=True, the
+    output's gradient seeded with ones) + sync, medians in ms and their ratio; and the
+    first launch of each (warpd compiles the adjoint then; Warp compiled both at the
+    forward's first launch). The adjoint is checked against the closed form."""
+    rng = np.random.default_rng(3)
+    if which == "elementwise":
+        xs = rng.uniform(-1, 1, n).astype(np.float32)
+        x = wp.array(xs, dtype=float, device="cpu", requires_grad=True)
+        inputs, kernel = [x], k.ad_elementwise
+        expected = np.cos(xs) * xs + np.sin(xs) + xs
+    elif which == "vec3_mat33":
+        vs = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+        ms = rng.uniform(-1, 1, (n, 3, 3)).astype(np.float32)
+        x = wp.array(vs, dtype=wp.vec3, device="cpu", requires_grad=True)
+        inputs, kernel = [x, wp.array(ms, dtype=wp.mat33, device="cpu", requires_grad=True)], k.ad_vec3_mat33
+        a = np.einsum("nij,nj->ni", ms, vs)
+        la = np.linalg.norm(a, axis=1, keepdims=True)
+        expected = np.einsum("nji,nj->ni", ms, vs) + a + np.einsum("nji,nj->ni", ms, a / la)
+    else:
+        xs = rng.uniform(-1, 1, n).astype(np.float32)
+        x = wp.array(xs, dtype=float, device="cpu", requires_grad=True)
+        inputs, kernel = [x, iters], k.ad_loop
+        ks = np.arange(1, iters + 1, dtype=np.float64)
+        expected = (0.5 * np.cos(np.outer(xs, ks)) * ks).sum(axis=1)
+    y = wp.zeros(n, dtype=float, device="cpu", requires_grad=True)
+    seed = wp.array(np.ones(n, dtype=np.float32), dtype=float, device="cpu")
+    adj_inputs = [x.grad, inputs[1].grad if which == "vec3_mat33" else 0][:len(inputs)]
+
+    def forward():
+        wp.launch(kernel, dim=n, inputs=inputs, outputs=[y], device="cpu")
+        wp.synchronize()
+
+    def backward():
+        wp.launch(kernel, dim=n, inputs=inputs, outputs=[y], adj_inputs=adj_inputs, adj_outputs=[seed],
+                  adjoint=True, device="cpu")
+        wp.synchronize()
+
+    first_forward = once_s(forward) * 1e3
+    x.grad.zero_()
+    first_backward = once_s(backward) * 1e3
+    check(x.grad.numpy().reshape(expected.shape), expected, f"{which} adjoint", 1e-3)
+    fwd = median_s(forward, repeats, 2) * 1e3
+    bwd = median_s(backward, repeats, 2) * 1e3
+    return {"forward_ms": fwd, "backward_ms": bwd, "ratio": bwd / fwd, "first_forward_ms": first_forward,
+            "first_backward_ms": first_backward}
+
+
+def run_autodiff_rows(wp, k, plan: dict, r: dict):
+    n = plan["autodiff_size"]
+    for which in ("elementwise", "vec3_mat33", "loop"):
+        measure(r, f"autodiff_{which}", lambda: autodiff(wp, k, which, n, plan["repeats"]))
