@@ -68,7 +68,7 @@ class _Param:
         self.name = info.name or f"#{index}"
         self.typeref = info.type
         self.size = info.size
-        self.access = info.access  # arrays: read / overwritten / accumulated bits (ParamInfo.access)
+        self.access = getattr(info, "access", 0)  # arrays: read / overwritten / accumulated bits (ParamInfo.access)
         self.which = info.type.WhichOneof("kind")
         self.want = wt.describe(info.type)
         self._fast = {}  # value class -> struct packer (see encode)
