@@ -1,0 +1,172 @@
+// The backward pass through the compiler facade: a module compiled with
+// Module.backward, its kernels' adjoint entries called directly through the
+// launch ABI (the forward block, then the adjoints' block), their gradients
+// checked against central differences of the forward entry; kernels that
+// cannot be differentiated yet; the array access the compiler reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "compiler/ir/from_proto.h"
+#include "compiler/testing/ir_builder.h"
+#include "compiler/tir/array_access.h"
+#include "warpd/native/array.h"
+
+namespace warpd::compiler {
+namespace {
+
+using namespace warpd::testing;
+
+std::unique_ptr<Compiler> MakeCompiler() {
+  auto c = Compiler::Create(Compiler::Options{});
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+absl::StatusOr<CompileResult> CompileBackward(Compiler& c, v1::Module proto) {
+  proto.set_backward(true);
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  return c.Compile(**m, Target::kCpu);
+}
+
+wp::array_t<float> View(std::vector<float>& v) {
+  wp::array_t<float> a{};
+  a.data = v.data();
+  a.shape[0] = static_cast<int>(v.size());
+  a.ndim = 1;
+  a.strides[0] = sizeof(float);
+  return a;
+}
+
+struct Args {
+  wp::array_t<float> x, y;
+};
+
+void RunEntry(abi::CpuKernelFn entry, const void* block, int64_t n) {
+  wp::launch_ctx ctx{};
+  ctx.bounds.ndim = 1;
+  ctx.bounds.shape[0] = static_cast<int>(n);
+  ctx.bounds.size = n;
+  entry(&ctx, block, 0, n);
+  EXPECT_EQ(ctx.fault.flag, 0);
+}
+
+// k(x, y): v = x[i]; s = 0; for j in range(3): s = s * v + 1  (carried,
+// nonlinear); if v > 0: y[i] = s * v  else: y[i] = sin(s) - v
+v1::Module LoopBranchModule() {
+  auto v = [] { return Name("v", 3); };
+  auto s = [] { return Name("s", 4); };
+  return ModuleOf({Kernel(
+      "k", {{"x", Arr(F32())}, {"y", Arr(F32())}},
+      {Assign(Name("i", 2), Call("tid", {}, 2), 2), Assign(Name("v", 3), Sub(Name("x", 3), {Name("i", 3)}, 3), 3),
+       Assign(Name("s", 4), Float(0.0, 4), 4),
+       For("j", {Int(3, 5)}, {Assign(s(), Bin(v1::BINOP_ADD, Bin(v1::BINOP_MUL, s(), v(), 6), Float(1.0, 6), 6), 6)},
+           5),
+       If(Cmp(v1::CMP_GT, v(), Float(0.0, 7), 7),
+          {Assign(Sub(Name("y", 8), {Name("i", 8)}, 8), Bin(v1::BINOP_MUL, s(), v(), 8), 8)},
+          {Assign(Sub(Name("y", 9), {Name("i", 9)}, 9), Bin(v1::BINOP_SUB, Call("sin", {s()}, 9), v(), 9), 9)}, 7)})});
+}
+
+TEST(AdjointTest, LoopsAndBranchesMatchCentralDifferences) {
+  auto c = MakeCompiler();
+  auto r = CompileBackward(*c, LoopBranchModule());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledKernel* k = r->module->FindKernel("k");
+  ASSERT_NE(k, nullptr);
+  ASSERT_NE(k->cpu_adjoint, nullptr) << k->adjoint_error;
+  ASSERT_EQ(k->layout.args_size, sizeof(Args));
+
+  std::vector<float> x = {-1.5f, -0.3f, 0.25f, 0.8f, 1.7f}, y(x.size()), gx(x.size()), gy(x.size(), 1.0f);
+  struct {
+    Args fwd, adj;
+  } block{{View(x), View(y)}, {View(gx), View(gy)}};
+  RunEntry(k->cpu_adjoint, &block, static_cast<int64_t>(x.size()));
+
+  // f(v) per thread, by the forward entry, at v +- h.
+  auto f = [&](size_t i, float v) {
+    std::vector<float> xs = x, ys(x.size());
+    xs[i] = v;
+    Args a{View(xs), View(ys)};
+    RunEntry(k->cpu_entry, &a, static_cast<int64_t>(xs.size()));
+    return static_cast<double>(ys[i]);
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float h = 1e-3f;
+    const double fd = (f(i, x[i] + h) - f(i, x[i] - h)) / (2.0 * h);
+    EXPECT_NEAR(gx[i], fd, 2e-2 * (1.0 + std::fabs(fd))) << "x = " << x[i];
+  }
+  // The output's gradient is its argument's own here only when the runtime
+  // says so (the consume bit); unmarked, it is only read.
+  for (float g : gy) EXPECT_EQ(g, 1.0f);
+}
+
+TEST(AdjointTest, AKernelWithoutAnAdjointLeavesTheOthersTheirs) {
+  // bad(m, y): u, s, v = svd3(m[i]); y[i] = s[0]   (svd3 has no adjoint yet)
+  // good(x, y): y[i] = x[i] * x[i]
+  auto proto = ModuleOf(
+      {Kernel("bad", {{"m", Arr(Mat(3, 3))}, {"y", Arr(F32())}},
+              {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+               Assign(TupleOf({Name("u", 3), Name("s", 3), Name("w", 3)}, 3),
+                      Call("svd3", {Sub(Name("m", 3), {Name("i", 3)}, 3)}, 3), 3),
+               Assign(Sub(Name("y", 4), {Name("i", 4)}, 4), Sub(Name("s", 4), {Int(0, 4)}, 4), 4)}),
+       Kernel("good", {{"x", Arr(F32())}, {"y", Arr(F32())}},
+              {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+               Assign(Sub(Name("y", 3), {Name("i", 3)}, 3),
+                      Bin(v1::BINOP_MUL, Sub(Name("x", 3), {Name("i", 3)}, 3), Sub(Name("x", 3), {Name("i", 3)}, 3),
+                          3),
+                      3)})});
+  auto c = MakeCompiler();
+  auto r = CompileBackward(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledKernel* bad = r->module->FindKernel("bad");
+  const CompiledKernel* good = r->module->FindKernel("good");
+  ASSERT_NE(bad, nullptr);
+  ASSERT_NE(good, nullptr);
+  EXPECT_EQ(bad->cpu_adjoint, nullptr);
+  EXPECT_NE(bad->cpu_entry, nullptr);  // its forward pass is unaffected
+  EXPECT_NE(bad->adjoint_error.find("svd3"), std::string::npos) << bad->adjoint_error;
+  EXPECT_NE(bad->adjoint_error.find(":3:"), std::string::npos) << bad->adjoint_error;  // the line
+  ASSERT_NE(good->cpu_adjoint, nullptr);
+  std::vector<float> x = {1.0f, -2.0f, 3.0f}, y(3), gx(3), gy(3, 1.0f);
+  struct {
+    Args fwd, adj;
+  } block{{View(x), View(y)}, {View(gx), View(gy)}};
+  RunEntry(good->cpu_adjoint, &block, 3);
+  EXPECT_EQ(gx, (std::vector<float>{2.0f, -4.0f, 6.0f}));
+  // A forward-only compile of the same module has no adjoint entries at all.
+  auto m = ir::ModuleFromProto(proto);
+  ASSERT_TRUE(m.ok());
+  auto fwd = c->Compile(**m, Target::kCpu);
+  ASSERT_TRUE(fwd.ok()) << fwd.status();
+  EXPECT_EQ(fwd->module->FindKernel("good")->cpu_adjoint, nullptr);
+}
+
+TEST(AdjointTest, ParamsReportHowArraysAreUsed) {
+  // k(a, b, c, d, s): b[i] = a[i]; atomic_add(c, 0, a[i]); t = d (an alias); t[i] = 1.0
+  auto proto = ModuleOf({Kernel(
+      "k", {{"a", Arr(F32())}, {"b", Arr(F32())}, {"c", Arr(F32())}, {"d", Arr(F32())}, {"s", F32()}},
+      {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+       Assign(Sub(Name("b", 3), {Name("i", 3)}, 3), Sub(Name("a", 3), {Name("i", 3)}, 3), 3),
+       Assign(Name("unused", 4), Call("atomic_add", {Name("c", 4), Int(0, 4), Sub(Name("a", 4), {Name("i", 4)}, 4)}, 4),
+              4),
+       Assign(Name("t", 5), Name("d", 5), 5), Assign(Sub(Name("t", 6), {Name("i", 6)}, 6), Float(1.0, 6), 6)})});
+  auto c = MakeCompiler();
+  auto m = ir::ModuleFromProto(proto);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto r = c->Compile(**m, Target::kCpu);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& p = r->module->FindKernel("k")->layout.params;
+  ASSERT_EQ(p.size(), 5u);
+  EXPECT_EQ(p[0].access, tir::kAccessRead);
+  EXPECT_EQ(p[1].access, tir::kAccessWritten);
+  EXPECT_EQ(p[2].access, tir::kAccessAccumulated);
+  EXPECT_EQ(p[3].access, tir::kAccessWritten);  // through the alias
+  EXPECT_EQ(p[4].access, 0);
+}
+
+}  // namespace
+}  // namespace warpd::compiler
