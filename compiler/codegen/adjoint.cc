@@ -660,9 +660,20 @@ class AdjointEmitter : public FunctionEmitter {
     if (!carries) return;
     if (o.form == builtins::Form::kAtomic) return ReverseAtomic(i);
     const std::string dst_adj = i.dst != tir::kNoVar ? Adj(i.dst) : "";
-    if (o.group == "Constructors") {
+    if (o.group == "Constructors" || o.name == "matrix_from_rows") {  // rows: the flat layout
       ReverseConstructor(i);
       if (!dst_adj.empty()) w_.Line(dst_adj + " = {};");
+      return;
+    }
+    if (o.name == "matrix_from_cols" && i.dst != tir::kNoVar) {
+      int k = 0;
+      for (const tir::Arg& a : i.args) {
+        if (a.mode != tir::Arg::Mode::kValue) continue;
+        if (a.value.is_var())
+          w_.Line("wp::adj_matrix_column(" + dst_adj + ", " + std::to_string(k) + ", " + Adj(a.value.var) + ");");
+        ++k;
+      }
+      w_.Line(dst_adj + " = {};");
       return;
     }
     std::vector<TypeRef> types;

@@ -185,17 +185,24 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
 };
 
 inline constexpr AdjointBuiltin kAdjointPending[] = {
-    {"print", "scalar"},  // codegen's: prints the adjoint, nothing to differentiate
-    {"vector", "vec"},
     {"eig3", "mat"},
-    {"matrix", "mat"},
-    {"matrix_from_cols", "mat"},
-    {"matrix_from_rows", "mat"},
     {"qr3", "mat"},
     {"svd2", "mat"},
     {"svd3", "mat"},
-    // Constructors (hook-emitted initializers, no native forward function, as
-    // vector and matrix): left to the adjoint codegen.
+};
+
+// Differentiated by the adjoint codegen itself (compiler/codegen/adjoint.cc),
+// with no native adjoint function: constructors (hook-emitted initializers,
+// their adjoints distribute over flat components: vector, matrix,
+// matrix_from_rows, quaternion, transformation, spatial_vector; columns for
+// matrix_from_cols) and print (nothing to differentiate; the backward pass
+// prints nothing).
+inline constexpr AdjointBuiltin kAdjointInCodegen[] = {
+    {"print", "scalar"},
+    {"vector", "vec"},
+    {"matrix", "mat"},
+    {"matrix_from_cols", "mat"},
+    {"matrix_from_rows", "mat"},
     {"quaternion", "quat"},
     {"transformation", "transform"},
     {"spatial_vector", "spatial"},

@@ -75,6 +75,12 @@ WP_FUNC void adj_splat(const R& adj_ret, S& adj_x) {
   for (int i = 0; i < flat_of<R>::n; ++i) accumulate_adjoint(adj_x, r[i]);
 }
 
+// matrix_from_cols(v0, v1, ...): column k came from v_k.
+template <int R, int C, typename T>
+WP_FUNC void adj_matrix_column(const mat_t<R, C, T>& adj_ret, int k, vec_t<R, T>& adj_v) {
+  for (int r = 0; r < R; ++r) accumulate_adjoint(adj_v.c[r], adj_ret.c[r][k]);
+}
+
 // Conversions: the adjoint converts back.
 template <typename R, typename X>
 WP_FUNC void adj_convert(const R& adj_ret, X& adj_x) {
