@@ -514,6 +514,78 @@ TEST_P(EveryOverload, CompilesEverywhereAndRunsOnTheCpu) {
       t.nvrtc_ms / 1000, t.ptxas_ms / 1000, CudaAvailable() ? "" : " (NVRTC not installed)", t.run_ms);
 }
 
+// The backward pass of every generated module (issue 25): compiled with its
+// adjoints (the CPU path; e2e compiles backward modules with NVRTC too), and
+// each kernel's adjoint run once, the gradients of its arrays being other
+// buffers of the same values. A compile error or a fault fails; a kernel
+// left without an adjoint must say which builtin warpd cannot differentiate
+// yet (listed in the output, not an error).
+TEST_P(EveryOverload, AdjointsCompileAndRunOnTheCpu) {
+#if WARPD_OVERLOADS_CPU_ONLY
+  // The sanitizer build: its instrumented part (the compiler pipeline) is the
+  // forward test's; the generated code is not instrumented, and this pass
+  // costs about ten minutes of compile time there.
+  GTEST_SKIP() << "adjoints of every overload: run by the plain build only";
+#endif
+  const int shard = GetParam();
+  const auto modules = Modules();
+  int compiled = 0, run = 0;
+  double cpu_ms = 0;
+  std::map<std::string, int> without;  // why -> kernels
+  const char* only = std::getenv("WARPD_OVERLOADS_MODULE");
+  for (size_t i = shard; i < modules.size(); i += kShards) {
+    if (only && std::to_string(i) != only) continue;
+    GeneratedModule g = BuildModule(modules[i], Cat("overloads_adj_", i));
+    g.proto.set_backward(true);
+    auto m = ir::ModuleFromProto(g.proto);
+    ASSERT_TRUE(m.ok()) << m.status();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = CpuCompiler().Compile(**m, Target::kCpu);
+    cpu_ms += MsSince(t0);
+    if (!r.ok()) {
+      ADD_FAILURE() << "module " << i << " with adjoints failed to compile: " << r.status().ToString().substr(0, 4000);
+      continue;
+    }
+    ++compiled;
+    Buffers b = MakeBuffers(g), grads = MakeBuffers(g);
+    for (const KernelInfo& k : g.kernels) {
+      const CompiledKernel* ck = r->module->FindKernel(k.name);
+      ASSERT_NE(ck, nullptr) << k.name;
+      if (ck->cpu_adjoint == nullptr) {
+        EXPECT_NE(ck->adjoint_error.find("cannot differentiate"), std::string::npos) << ck->adjoint_error;
+        const std::string& e = ck->adjoint_error;
+        const size_t at = e.find("differentiate ");
+        ++without[at == std::string::npos ? e : e.substr(at + 14, e.find('(', at) - at - 14)];
+        continue;
+      }
+      std::string error;
+      std::vector<uint64_t> fwd = ArgumentBlock(g, ck->layout, b, &error);
+      std::vector<uint64_t> adj = ArgumentBlock(g, ck->layout, grads, &error);
+      ASSERT_TRUE(error.empty()) << error;
+      std::vector<uint8_t> block(2 * ck->layout.args_size + 16, 0);
+      std::memcpy(block.data(), fwd.data(), ck->layout.args_size);
+      std::memcpy(block.data() + ck->layout.args_size, adj.data(), ck->layout.args_size);
+      std::vector<uint64_t> aligned((block.size() + 7) / 8);
+      std::memcpy(aligned.data(), block.data(), block.size());
+      std::vector<uint64_t> print_words(1 << 12, 0);
+      wp::launch_ctx ctx{};
+      ctx.bounds.ndim = 1;
+      ctx.bounds.shape[0] = 1;
+      ctx.bounds.size = 1;
+      ctx.output.data = reinterpret_cast<uint8_t*>(print_words.data());
+      ctx.output.capacity = print_words.size() * 8;
+      ck->cpu_adjoint(&ctx, aligned.data(), 0, 1);
+      ++run;
+      EXPECT_EQ(ctx.fault.flag, 0) << "the adjoint of kernel " << k.name << " faulted (kind " << ctx.fault.kind
+                                   << ", line " << ctx.fault.line << "): " << Join(k.calls, " | ");
+    }
+  }
+  std::printf("[overloads] adjoints, shard %d/%d: %d modules compiled (CPU %.1f s), %d kernels' adjoints run\n", shard,
+              kShards, compiled, cpu_ms / 1000, run);
+  for (const auto& [why, n] : without)
+    std::printf("[overloads]   %d kernel(s) without an adjoint: cannot differentiate %s\n", n, why.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Overloads, EveryOverload, ::testing::Range(0, kShards));
 
 }  // namespace

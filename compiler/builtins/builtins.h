@@ -70,7 +70,9 @@ struct Overload {
   // Warp 1.19's decision for this overload (each table entry states it; see
   // table_builder.h and differentiability_test.cc).
   bool differentiable = false;
-  std::string_view adjoint;      // adjoint spelling (the autodiff issue fills these)
+  // The adjoint's callee when the spelling is not a plain `wp::f` (whose
+  // adjoint is `wp::adj_f`; builtins/adjoint.h); empty otherwise.
+  std::string_view adjoint;
   uint8_t targets = kAllTargets;
   Form form = Form::kCall;
   TypeHook hook = nullptr;       // irregular typing; null: pattern matching

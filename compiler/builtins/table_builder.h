@@ -33,6 +33,9 @@ class Builder {
     Entry& Diff() { return Decide(true); }
     Entry& NoDiff() { return Decide(false); }
     Entry& Header(std::string_view h) { o().header = h; return *this; }
+    // The adjoint's callee where the spelling is not a plain `wp::f`
+    // (builtins/adjoint.h); a string literal.
+    Entry& Adj(std::string_view callee) { o().adjoint = callee; return *this; }
     Entry& Form(builtins::Form f) { o().form = f; return *this; }
     Entry& Variadic() { o().variadic = true; return *this; }
     Entry& Targets(uint8_t t) { o().targets = t; return *this; }

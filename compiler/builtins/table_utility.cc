@@ -38,8 +38,8 @@ void AddUtility(Builder& b) {
                             : "arr: array(W, 1), value_if_false: V, value_if_true: V";
     auto array = b.Add(f, arr, "V").Cpp(where ? "((($0).data) ? ($1) : ($2))" : "((($0).data) ? ($2) : ($1))");
     if (where) {
-      value.Diff();
-      array.Diff();
+      value.Diff().Adj("wp::adj_where");
+      array.Diff().Adj("wp::adj_where");
     } else {
       value.NoDiff();
       array.NoDiff();

@@ -38,14 +38,10 @@ void AddVectorMath(Builder& b) {
   b.Add("trace", "a: mat(N, N, T)", "T").Diff();
   b.Add("transpose", "a: mat(R, C, T)", "mat(C, R, T)").Diff();
   for (const char* f : {"norm_l1", "norm_l2"}) b.Add(f, "v: vec(N, T)", "T", "T: Float").Diff();
-  // Warp's delta defaults to 1.
-  for (const char* f : {"norm_huber", "norm_pseudo_huber"}) {
-    b.Add(f, "v: vec(N, T), delta: T", "T", "T: Float").Diff();
-    b.Add(f, "v: vec(N, T)", "T", "T: Float").Diff().Cpp(Cat("wp::", f, "($0, wp::cast<$T>(1))"));
-  }
-  b.Add("smooth_normalize", "v: vec(N, T), delta: T", "vec(N, T)", "T: Float").Diff();
-  b.Add("smooth_normalize", "v: vec(N, T)", "vec(N, T)", "T: Float")
-      .Diff().Cpp("wp::smooth_normalize($0, wp::cast<$T>(1))");
+  // Warp's delta defaults to 1 (one overload, as in Warp: the default is
+  // passed as a constant, so the adjoint is the two-argument one).
+  for (const char* f : {"norm_huber", "norm_pseudo_huber"}) b.Add(f, "v: vec(N, T), delta: T = 1.0", "T", "T: Float").Diff();
+  b.Add("smooth_normalize", "v: vec(N, T), delta: T = 1.0", "vec(N, T)", "T: Float").Diff();
 
   b.Group("Vector Math", "warpd/native/svd.h");  // the decompositions
   b.Add("svd2", "A: mat(2, 2, T)", "tuple(mat(2, 2, T), vec(2, T), mat(2, 2, T))", "T: Float").Diff();

@@ -1023,6 +1023,9 @@ void EmitStructAdjoint(TypeRef t, Writer& w) {
   w.Line("(void)p; (void)v;");
   w.Close();
   w.Close("}  // namespace wp");
+  // Found by argument-dependent lookup from the generic native adjoints
+  // (where, select: accumulate_adjoint on any value type).
+  w.Line("WP_FUNC void accumulate_adjoint(" + s + "& adj, const " + s + "& v) { wp::adj_acc(adj, v); }");
 }
 
 void CollectStructs(TypeRef t, std::vector<TypeRef>& out) {

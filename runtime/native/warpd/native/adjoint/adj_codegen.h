@@ -81,6 +81,14 @@ WP_FUNC void adj_matrix_column(const mat_t<R, C, T>& adj_ret, int k, vec_t<R, T>
   for (int r = 0; r < R; ++r) accumulate_adjoint(adj_v.c[r], adj_ret.c[r][k]);
 }
 
+// where(arr, a, b): an array condition is its data pointer.
+template <typename W, typename T>
+WP_FUNC void adj_where(const array_t<W>& cond, const T&, const T&, array_t<W>&, T& adj_if_true, T& adj_if_false,
+                       const T& adj_ret) {
+  if (cond.data) accumulate_adjoint(adj_if_true, adj_ret);
+  else accumulate_adjoint(adj_if_false, adj_ret);
+}
+
 // Conversions: the adjoint converts back.
 template <typename R, typename X>
 WP_FUNC void adj_convert(const R& adj_ret, X& adj_x) {
