@@ -64,7 +64,6 @@ class Tape:
 
     def __init__(self):
         self.gradients: dict = {}
-        self.const_gradients: set = set()
         self.launches: list = []
         self.scopes: list = []
         self.loss = None
@@ -164,7 +163,7 @@ class Tape:
         """Runs the recorded launches' adjoints in reverse order.
 
         `loss`: a one-element array with requires_grad=True; its gradient is set to 1.
-        `grads`: {array: gradient array} seeds (a vector-Jacobian product), kept by zero()."""
+        `grads`: {array: gradient array} seeds (a vector-Jacobian product), assigned in place."""
         if loss is not None:
             if not isinstance(loss, array):
                 raise TypeError(f"Tape.backward(loss) expects a wp.array, got {type(loss).__name__}")
@@ -178,10 +177,8 @@ class Tape:
             for a, g in grads.items():
                 if a.grad is None:
                     a.grad = g
-                    a._requires_grad = True
                 else:
-                    a.grad.assign(g)
-                self.const_gradients.add(a)
+                    a.grad.assign(g)  # in place, so a captured backward pass replays with new seeds
         from .launch import launch  # noqa: PLC0415 - launch imports this module
 
         for entry in reversed(self.launches):
@@ -189,6 +186,13 @@ class Tape:
                 entry()
                 continue
             kernel, dim, max_blocks, inputs, outputs, device, _block_dim, _meta = entry
+            if kernel.options.get("enable_backward") is False or (
+                    kernel.options.get("enable_backward") is None
+                    and kernel.module.options.get("enable_backward") is False):
+                warnings.warn(f"Running the tape backwards may produce incorrect gradients because recorded "
+                              f"kernel {kernel.key} is configured with enable_backward=False (its adjoint is "
+                              f"skipped).", UserWarning, stacklevel=2)
+                continue
             adj_inputs = [self.get_adjoint(a) for a in inputs]
             adj_outputs = [self.get_adjoint(a) for a in outputs]
             launch(kernel, dim, inputs=inputs, outputs=outputs, adj_inputs=adj_inputs,
@@ -197,12 +201,10 @@ class Tape:
     # ------------------------------------------------------------- clearing
 
     def zero(self):
-        """Zeroes every gradient the tape used (but the seeds given to backward(grads=...))."""
-        for a, g in self.gradients.items():
-            if a in self.const_gradients:
-                continue
+        """Zeroes every gradient the tape used (seeds and the loss's included, as in Warp 1.19)."""
+        for g in self.gradients.values():
             _zero_gradient(g)
-        if self.loss is not None and self.loss.grad is not None and self.loss not in self.const_gradients:
+        if self.loss is not None and self.loss.grad is not None:
             self.loss.grad.zero_()
 
     def reset(self):
@@ -210,6 +212,5 @@ class Tape:
         self.zero()
         self.launches = []
         self.scopes = []
-        self.const_gradients = set()
         self.loss = None
         self._reads = {}
