@@ -575,3 +575,19 @@ def test_tape_warns_when_a_launch_overwrites_what_an_earlier_one_read(wp):
     assert len(messages) == 1, messages
     assert "launch 2 (kernel 'scale_into') overwrites array argument 'b'" in messages[0]
     assert "launch 0 (kernel 'scale_into') read" in messages[0]
+
+
+def test_tape_visualize_groups_repeats_and_scopes(wp):
+    x = wp.array(np.ones(4), dtype=wp.float64, requires_grad=True)
+    loss = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        tape.record_scope_begin("my loop")
+        for _ in range(5):
+            wp.launch(sum_all, 4, inputs=[x], outputs=[loss])
+        tape.record_scope_end()
+    code = tape.visualize(simplify_graph=True, array_labels={x: "x"})
+    assert code.startswith("digraph Tape {") and code.rstrip().endswith("}")
+    assert "sum_all (repeated 5x)" in code and code.count("sum_all") == 1
+    assert 'label="my loop"' in code and 'label="x"' in code
+    assert code.count("->") == 2  # x -> kernel -> loss

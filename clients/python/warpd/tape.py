@@ -50,6 +50,11 @@ def adjoint_of(a, used=None):
     return None
 
 
+def _quote(text) -> str:
+    """A GraphViz string literal."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _zero_gradient(g):
     """Zeroes a gradient: an array, or the gradient arrays of a struct's adjoint."""
     if isinstance(g, array):
@@ -197,6 +202,88 @@ class Tape:
             adj_outputs = [self.get_adjoint(a) for a in outputs]
             launch(kernel, dim, inputs=inputs, outputs=outputs, adj_inputs=adj_inputs,
                    adj_outputs=adj_outputs, device=device, adjoint=True)
+
+    # -------------------------------------------------------------- drawing
+
+    def visualize(self, filename=None, simplify_graph=True, hide_readonly_arrays=False, array_labels=None,
+                  choose_longest_node_name=True, ignore_graph_scopes=False, track_inputs=None,
+                  track_outputs=None, track_input_names=None, track_output_names=None,
+                  graph_direction="LR") -> str:
+        """The recorded launches as GraphViz code (written to `filename` when given): a node per
+        launch and per array, edges from the arrays a launch takes as inputs to it and from it to
+        its outputs, a cluster per scope; with `simplify_graph`, consecutive launches of one
+        kernel with the same arguments are one node ("repeated Nx")."""
+        labels = {id(a): name for a, name in (array_labels or {}).items()}
+        for names, arrays in ((track_input_names, track_inputs), (track_output_names, track_outputs)):
+            for a, name in zip(arrays or (), names or ()):
+                labels[id(a)] = name
+        arrays: dict = {}  # id -> (node name, array)
+
+        def array_node(a):
+            if id(a) not in arrays:
+                arrays[id(a)] = (f"a{len(arrays)}", a)
+            return arrays[id(a)][0]
+
+        # (label, inputs, outputs, count) per node, launches grouped when simplified
+        nodes: list = []
+        starts: list = []  # launch index -> node index
+        for entry in self.launches:
+            if callable(entry):
+                label, ins, outs = f"{getattr(entry, '__name__', 'function')} (recorded function)", [], []
+            else:
+                label, ins, outs = entry[0].key, list(entry[3]), list(entry[4])
+            key = (label, tuple(id(a) for a in ins), tuple(id(a) for a in outs))
+            if simplify_graph and nodes and nodes[-1][4] == key:
+                nodes[-1][3] += 1
+            else:
+                nodes.append([label, ins, outs, 1, key])
+            starts.append(len(nodes) - 1)
+        lines = ["digraph Tape {", f"  rankdir={graph_direction};", "  node [shape=box, fontname=Helvetica];"]
+        # Scopes as clusters, opened and closed at their launch indices.
+        marks: dict = {}
+        if not ignore_graph_scopes:
+            for index, name, _meta in self.scopes:
+                marks.setdefault(index, []).append(name)
+        emitted = set()
+        depth = 1
+        for n, (label, ins, outs, count, _key) in enumerate(nodes):
+            first_launch = starts.index(n)
+            for name in marks.get(first_launch, []) if n not in emitted else []:
+                if name is None:
+                    if depth > 1:
+                        depth -= 1
+                        lines.append("  " * depth + "}")
+                else:
+                    lines.append("  " * depth + f"subgraph cluster_{len(lines)} {{")
+                    depth += 1
+                    lines.append("  " * depth + f"label={_quote(name)};")
+            emitted.add(n)
+            text = label if count == 1 else f"{label} (repeated {count}x)"
+            lines.append("  " * depth + f"k{n} [label={_quote(text)}, style=filled, fillcolor=lightblue];")
+            for a in ins:
+                if isinstance(a, array):
+                    lines.append("  " * depth + f"{array_node(a)} -> k{n};")
+            for a in outs:
+                if isinstance(a, array):
+                    lines.append("  " * depth + f"k{n} -> {array_node(a)};")
+        for name in marks.get(len(self.launches), []):
+            if name is None and depth > 1:
+                depth -= 1
+                lines.append("  " * depth + "}")
+        while depth > 1:
+            depth -= 1
+            lines.append("  " * depth + "}")
+        for node, a in arrays.values():
+            dtype = getattr(a.dtype, "__name__", str(a.dtype))
+            text = labels.get(id(a)) or f"array {a.shape} {dtype}"
+            tooltip = f"array: dtype={dtype}, shape={a.shape}"
+            lines.append(f"  {node} [label={_quote(text)}, tooltip={_quote(tooltip)}, shape=ellipse];")
+        lines.append("}")
+        code = "\n".join(lines)
+        if filename is not None:
+            with open(filename, "w") as f:
+                f.write(code)
+        return code
 
     # ------------------------------------------------------------- clearing
 
