@@ -10,8 +10,12 @@ layout, structs with their padding) and must come out at the size the daemon
 gives the parameter. Nothing is sent until a sync point (see stream.py).
 
 ``record_cmd=True`` returns a ``Launch`` (checked and packed once, queued
-again by ``Launch.launch()``). Launch options of Warp that warpd does not
-implement (adjoint launches, streams, CUDA block sizes) raise
+again by ``Launch.launch()``). ``adjoint=True`` runs the kernel's adjoint
+(its backward module is loaded the first time; see tape.py), with
+``adj_inputs``/``adj_outputs`` lined up with inputs and outputs (None: the
+argument's own gradient, as in Warp). A launch while a ``wp.Tape`` records
+is recorded on it (unless ``record_tape=False``). Launch options of Warp
+that warpd does not implement (streams, CUDA block sizes) raise
 NotImplementedError naming the option; none is silently ignored.
 """
 
@@ -382,9 +386,10 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
 
     Arguments are checked here (TypeError/ValueError naming the kernel and the
     parameter); faults while running are raised at the next sync point.
-    `record_tape` matters only while a wp.Tape records, and warpd has no Tape
-    yet, so both values mean the same here; the other options of Warp's launch
-    raise NotImplementedError unless left at their defaults.
+    `record_tape`: whether a recording wp.Tape records the launch;
+    `adjoint`: run the kernel's adjoint with `adj_inputs` and `adj_outputs`;
+    `stream`, `max_blocks` and `block_dim` raise NotImplementedError unless
+    left at their defaults.
 
     The launch is queued as its serialized command (wire.py): the plan's
     fixed fields, the dims' field (cached per `dim`) and one entry per
