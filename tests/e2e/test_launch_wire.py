@@ -86,7 +86,7 @@ VALUES = [0, 1, -1, 7, 127, 128, 255, 256, -129, 2**31 - 1, 2**31, -2**31, -2**3
 
 
 def _param(t):
-    info = types.SimpleNamespace(name="p", type=wt.to_typeref(t), size=wt.type_size(t))
+    info = types.SimpleNamespace(name="p", type=wt.to_typeref(t), size=wt.type_size_in_bytes(t))
     return launch_mod._Param("k", 0, info)
 
 

@@ -274,7 +274,7 @@ class array:
         # struct holding arrays are descriptors only the daemon sees).
         self._mapping = False if wt.holds_array(self.dtype) else None
         self.strides = tuple(resp.strides) if resp.strides else _row_major_strides(
-            shape, wt.type_size(self.dtype))
+            shape, wt.type_size_in_bytes(self.dtype))
         self._rt = rt
         self._stream = rt.stream(dev)
         if self.__dict__.pop("_wants_grad", False):
@@ -367,7 +367,7 @@ class array:
 
     @property
     def capacity(self) -> int:
-        return self.size * wt.type_size(self.dtype)
+        return self.size * wt.type_size_in_bytes(self.dtype)
 
     nbytes = capacity
 
@@ -376,7 +376,7 @@ class array:
         """Whether the strides are the shape's row-major strides (Warp's rule)."""
         if self.handle is None and self._wp_annotation_dtype_ is not None:
             return False
-        return self.strides == array_view.contiguous_strides(self.shape, wt.type_size(self.dtype))
+        return self.strides == array_view.contiguous_strides(self.shape, wt.type_size_in_bytes(self.dtype))
 
     # -------------------------------------------------------------- views
 
@@ -488,7 +488,7 @@ class array:
         """A view of a contiguous array with another shape (one extent may be -1)."""
         self._check_live()
         return self._view(array_view.reshape(self.shape, self.size, self.is_contiguous,
-                                             wt.type_size(self.dtype), shape))
+                                             wt.type_size_in_bytes(self.dtype), shape))
 
     def flatten(self) -> array:
         """A 1-D view of a contiguous array (the array itself when it is 1-D)."""
@@ -749,7 +749,7 @@ class array:
     def zero_(self):
         """Sets every byte to zero (any dtype, structs included)."""
         self._check_live()
-        self._fill_bytes_(bytes(wt.type_size(self.dtype)))
+        self._fill_bytes_(bytes(wt.type_size_in_bytes(self.dtype)))
         return self
 
     def to(self, device) -> array:
@@ -977,8 +977,8 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
         count = src.size
     if count == 0:
         return
-    elem = wt.type_size(src.dtype)
-    if wt.type_size(dest.dtype) != elem:
+    elem = wt.type_size_in_bytes(src.dtype)
+    if wt.type_size_in_bytes(dest.dtype) != elem:
         raise RuntimeError(f"Incompatible array data types: destination dtype={wt.type_repr(dest.dtype)}, "
                            f"source dtype={wt.type_repr(src.dtype)}")
     whole = src_offset == 0 and dest_offset == 0 and count == src.size == dest.size
@@ -993,7 +993,7 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
         if not (whole and src.shape == dest.shape):
             # Flat element ranges of both: one view each.
             src = src._view(array_view.Geometry(src_offset * elem, (count,), (elem,), None))
-            dest = dest._view(array_view.Geometry(dest_offset * elem, (count,), (wt.type_size(dest.dtype),),
+            dest = dest._view(array_view.Geometry(dest_offset * elem, (count,), (wt.type_size_in_bytes(dest.dtype),),
                                                   None))
     else:
         if not whole:
@@ -1034,7 +1034,7 @@ def _copy_indexed(dest, src, dest_offset, src_offset, count):
     if src.shape != dest.shape:
         raise RuntimeError(f"Incompatible array shapes: destination shape={dest.shape}, "
                            f"source shape={src.shape}")
-    if wt.type_size(dest.dtype) != wt.type_size(src.dtype):
+    if wt.type_size_in_bytes(dest.dtype) != wt.type_size_in_bytes(src.dtype):
         raise RuntimeError(f"Incompatible array data types: destination dtype={wt.type_repr(dest.dtype)}, "
                            f"source dtype={wt.type_repr(src.dtype)}")
     if src.size == 0:

@@ -183,16 +183,16 @@ def view_dtype(shape, strides, dtype, new_dtype) -> Geometry:
     size, or a vector/matrix array as its scalars (extra trailing dims) and back."""
     dtype = wt.canonical_dtype(dtype)
     new_dtype = wt.canonical_dtype(new_dtype)
-    size, new_size = wt.type_size(dtype), wt.type_size(new_dtype)
+    size, new_size = wt.type_size_in_bytes(dtype), wt.type_size_in_bytes(new_dtype)
     if new_size == size:
         return Geometry(0, tuple(shape), tuple(strides), new_dtype)
     src_scalar = wt.type_scalar(dtype)
     dst_scalar = wt.type_scalar(new_dtype)
     if wt.type_is_scalar(new_dtype) and src_scalar is not None and wt.element_shape(dtype):
-        if new_size != wt.type_size(src_scalar):
+        if new_size != wt.type_size_in_bytes(src_scalar):
             raise TypeError(f"cannot create an array view with dtype {_repr(new_dtype)} from source dtype "
                             f"{_repr(dtype)}: source scalar dtype {_repr(src_scalar)} has size "
-                            f"{wt.type_size(src_scalar)} bytes, but target dtype has size {new_size} bytes")
+                            f"{wt.type_size_in_bytes(src_scalar)} bytes, but target dtype has size {new_size} bytes")
         eshape = wt.element_shape(dtype)
         if len(shape) + len(eshape) > MAX_DIMS:
             raise RuntimeError(f"Arrays may only have {MAX_DIMS} dimensions maximum, trying to create "
@@ -200,10 +200,10 @@ def view_dtype(shape, strides, dtype, new_dtype) -> Geometry:
         return Geometry(0, tuple(shape) + eshape,
                         tuple(strides) + contiguous_strides(eshape, new_size), new_dtype)
     if wt.type_is_scalar(dtype) and dst_scalar is not None and wt.element_shape(new_dtype):
-        if size != wt.type_size(dst_scalar):
+        if size != wt.type_size_in_bytes(dst_scalar):
             raise TypeError(f"cannot create an array view with dtype {_repr(new_dtype)} from source dtype "
                             f"{_repr(dtype)}: source dtype has size {size} bytes, but target scalar "
-                            f"dtype {_repr(dst_scalar)} has size {wt.type_size(dst_scalar)} bytes")
+                            f"dtype {_repr(dst_scalar)} has size {wt.type_size_in_bytes(dst_scalar)} bytes")
         eshape = wt.element_shape(new_dtype)
         k = len(eshape)
         if len(shape) < k or tuple(shape[-k:]) != eshape:

@@ -98,10 +98,10 @@ class _Param:
                     else "a type this client does not know")
             raise TypeError(f"kernel '{kernel_name}' parameter '{self.name}' has {what} "
                             f"({self.want})")
-        if wt.type_size(self.type) != self.size:
+        if wt.type_size_in_bytes(self.type) != self.size:
             raise RuntimeError(f"kernel '{kernel_name}' parameter '{self.name}' ({self.want}): the "
                                f"daemon lays it out in {self.size} bytes, this client in "
-                               f"{wt.type_size(self.type)}")
+                               f"{wt.type_size_in_bytes(self.type)}")
         self._prefix = wire.arg_bytes_prefix(self.size)
         fmt = getattr(self.type, "_fmt_", "") if isinstance(self.type, type) and issubclass(
             self.type, wt._Scalar) else ""

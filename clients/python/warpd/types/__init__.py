@@ -95,8 +95,16 @@ def canonical_dtype(t):
                     f"or a @wp.struct")
 
 
-def type_size(t) -> int:
+def type_size_in_bytes(t) -> int:
+    """The size of one element of t in bytes (C layout)."""
     return canonical_dtype(t)._wp_size_
+
+
+def type_size(t) -> int:
+    """Warp's type_size: the number of components of t (1 for scalars and structs, the length
+    of a vector, rows * cols of a matrix); type_size_in_bytes is its size in bytes."""
+    t = canonical_dtype(t)
+    return 1 if is_struct_type(t) else max(1, t._length_)
 
 
 def type_scalar(t):
@@ -215,6 +223,6 @@ __all__ = [
     "is_matrix_type", "is_scalar_type", "is_struct_type", "is_value_type", "is_vector_type",
     "matrix", "numpy_dtype", "pack", "quaternion", "scalar_from_numpy", "scalar_from_proto",
     "scalar_type", "struct", "to_typeref", "transformation", "type_length", "type_name",
-    "type_scalar", "type_size", "uint8", "uint16", "uint32", "uint64", "vector",
+    "type_scalar", "type_size", "type_size_in_bytes", "uint8", "uint16", "uint32", "uint64", "vector",
     *NAMED_TYPES,
 ]
