@@ -187,8 +187,9 @@ WP_FUNC void adj_atomic_minmax(const T* addr, const T* adj_addr, const T& value,
   const S* g = flat_ptr(*adj_addr);
   const S* v = flat_ptr(value);
   S* av = flat_ptr(adj_value);
+  // Both NaN: the forward wrote the value's NaN (Warp 1.19's rule).
   for (int i = 0; i < flat_of<T>::n; ++i)
-    if (eq(a[i], v[i])) accumulate_adjoint(av[i], g[i]);
+    if (eq(a[i], v[i]) || (isnan(a[i]) && isnan(v[i]))) accumulate_adjoint(av[i], g[i]);
 }
 
 }  // namespace wp
