@@ -591,3 +591,31 @@ def test_tape_visualize_groups_repeats_and_scopes(wp):
     assert "sum_all (repeated 5x)" in code and code.count("sum_all") == 1
     assert 'label="my loop"' in code and 'label="x"' in code
     assert code.count("->") == 2  # x -> kernel -> loss
+
+
+def test_recorded_adjoint_launches(wp):
+    @wp.kernel
+    def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i] * x[i]
+
+    x = wp.array(np.array([1.0, 2.0, 3.0], dtype=np.float32), requires_grad=True)
+    y = wp.zeros(3, dtype=float, requires_grad=True)
+    y.grad.fill_(1.0)
+    cmd = wp.launch(square, 3, inputs=[x, y], adj_inputs=[None, None], adjoint=True, record_cmd=True)
+    assert cmd.adjoint
+    cmd.launch()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    # Warp's Launch(kernel, device, adjoint=True) filled in by name, adjoints included
+    x2 = wp.array(np.array([4.0, 5.0], dtype=np.float32))
+    g2 = wp.zeros(2, dtype=float)
+    cmd = wp.Launch(square, None, adjoint=True)
+    cmd.set_param_by_name("x", x2)
+    cmd.set_param_by_name("y", wp.zeros(2, dtype=float))
+    cmd.set_param_by_name("x", g2, adjoint=True)
+    cmd.set_param_by_name("y", wp.full(2, 1.0, dtype=float), adjoint=True)
+    cmd.set_dim(2)
+    cmd.launch()
+    np.testing.assert_array_equal(g2.numpy(), [8.0, 10.0])
+    with pytest.raises(TypeError):
+        cmd.set_param_by_name("x", wp.zeros(2, dtype=int), adjoint=True)

@@ -419,7 +419,15 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
             raise TypeError(f"adjoint launch of kernel '{kernel.key}': {len(adj_in)} adj_inputs for "
                             f"{len(inputs)} inputs")
         adj_in += [None] * (len(inputs) - len(adj_in))
-        return _launch_adjoint(kernel, dim, [*inputs, *outputs], [*adj_in, *(adj_outputs or ())], dev, rt)
+        adj_args = [*adj_in, *(adj_outputs or ())]
+        if record_cmd:
+            cmd = Launch(kernel, dev, adjoint=True, bounds=dim)
+            for i, a in enumerate([*inputs, *outputs]):
+                cmd.set_param_at_index(i, a)
+            for i, a in enumerate(adj_args):
+                cmd.set_param_at_index(i, a, adjoint=True)
+            return cmd
+        return _launch_adjoint(kernel, dim, [*inputs, *outputs], adj_args, dev, rt)
     last = kernel._last_plan
     if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
         plan = last[3]
@@ -500,8 +508,6 @@ class Launch:
                  max_blocks=0, block_dim=256, adjoint=False):
         """Warp's Launch(kernel, device): every parameter zero (an array parameter None)
         and no dim until set_dim; set_param_* and set_dim fill it in."""
-        if adjoint:
-            raise NotImplementedError("Launch(adjoint=True): adjoint launches are not supported by warpd yet")
         if params is not None or params_addr is not None or hooks is not None:
             raise NotImplementedError("Launch: params, params_addr and hooks are Warp internals; use set_param_*")
         rt = runtime()
@@ -510,6 +516,8 @@ class Launch:
         packed = [(True, 0) if p.which == "array" else (False, bytes(p.size)) for p in plan.params]
         dims = _dims(kernel, bounds) if bounds is not None else (0,)
         self._setup(kernel, rt, dev, plan, dims, [None] * len(plan.params), packed)
+        if adjoint:
+            self._adj_args = [None] * len(plan.params)
 
     @classmethod
     def _recorded(cls, kernel, rt, device, plan, dims, args, packed):
@@ -530,6 +538,13 @@ class Launch:
         # The serialized command (wire.py), made again after a set_*; None
         # also while a dimension is 0 (nothing to queue).
         self._entry = None
+        # An adjoint launch's adjoints (None: the argument's own gradient at launch time);
+        # None for a forward launch.
+        self._adj_args = None
+
+    @property
+    def adjoint(self) -> bool:
+        return self._adj_args is not None
 
     def launch(self, stream=None):
         """Queues the recorded launch on its device's stream."""
@@ -538,6 +553,10 @@ class Launch:
         if self._rt.session != self._session:
             raise RuntimeError(f"this recorded launch of kernel '{self.kernel.key}' belongs to an "
                                f"earlier session of the daemon; record it again")
+        if self._adj_args is not None:
+            # Packed at each launch: a None adjoint is the argument's gradient then.
+            _launch_adjoint(self.kernel, self._dims, list(self._args), list(self._adj_args), self.device, self._rt)
+            return
         entry = self._entry
         if entry is None:
             if 0 in self._dims:
@@ -559,11 +578,16 @@ class Launch:
         self._entry = None
 
     def set_param_at_index(self, index: int, value, adjoint: bool = False):
-        if adjoint:
-            raise NotImplementedError("Launch.set_param_at_index: adjoint parameters are not supported by warpd yet")
         params = self._plan.params
         if not -len(params) <= index < len(params):
             raise IndexError(f"kernel '{self.kernel.key}' has {len(params)} parameters, no index {index}")
+        if adjoint:
+            if self._adj_args is None:
+                raise RuntimeError(f"this launch of kernel '{self.kernel.key}' is not an adjoint launch")
+            if value is not None:
+                params[index].pack(value, self.device)  # checked like the argument
+            self._adj_args[index] = value
+            return
         self._packed[index] = params[index].pack(value, self.device)
         self._args[index] = value
         self._entry = None
