@@ -619,3 +619,32 @@ def test_recorded_adjoint_launches(wp):
     np.testing.assert_array_equal(g2.numpy(), [8.0, 10.0])
     with pytest.raises(TypeError):
         cmd.set_param_by_name("x", wp.zeros(2, dtype=int), adjoint=True)
+
+
+@wpd.func
+def row_energy(row: wpd.array(dtype=wpd.float64), t: wpd.transformd) -> wpd.float64:
+    # an array slice passed to a function; a transform and a spatial vector
+    e = wpd.float64(0.0)
+    for j in range(row.shape[0]):
+        p = wpd.transform_point(t, wpd.vec3d(row[j], row[j] * row[j], wpd.float64(1.0)))
+        w = wpd.spatial_vectord(p[0], p[1], p[2], row[j], wpd.float64(0.0), wpd.float64(2.0))
+        e = e + wpd.spatial_dot(w, w)
+    return e
+
+
+@wpd.kernel
+def slices_and_transforms(x: wpd.array2d(dtype=wpd.float64), q: wpd.array(dtype=wpd.quatd),
+                          out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    t = wpd.transformd(wpd.vec3d(wpd.float64(0.5), wpd.float64(-1.0), wpd.float64(0.25)), wpd.normalize(q[i]))
+    out[i] = row_energy(x[i], t)
+
+
+def test_array_slices_in_functions_transforms_and_spatial_vectors(wp):
+    x = wp.array(RNG.uniform(-1, 1, (3, 4)), dtype=wp.float64, requires_grad=True)
+    q = wp.array(RNG.uniform(-1, 1, (3, 4)) + np.array([0, 0, 0, 2.0]), dtype=wp.quatd, requires_grad=True)
+    for which in (0, 1):
+        got = tape_gradient(wp, slices_and_transforms, [x, q], which)
+        np.testing.assert_allclose(got, fd_gradient(wp, slices_and_transforms, [x, q], which), rtol=1e-5, atol=1e-6)
+        x.grad.zero_()
+        q.grad.zero_()
