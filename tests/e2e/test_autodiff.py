@@ -648,3 +648,25 @@ def test_array_slices_in_functions_transforms_and_spatial_vectors(wp):
         np.testing.assert_allclose(got, fd_gradient(wp, slices_and_transforms, [x, q], which), rtol=1e-5, atol=1e-6)
         x.grad.zero_()
         q.grad.zero_()
+
+
+def test_backward_through_a_failed_launch_is_an_error_and_the_daemon_serves_on(wp):
+    @wp.kernel
+    def shifted(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = x[i + 1] * 2.0  # reads past the end at the last thread
+
+    x = wp.ones(4, dtype=float, requires_grad=True)
+    y = wp.zeros(4, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(shifted, 4, inputs=[x, y])
+    with pytest.raises(wp.errors.KernelError, match="out of bounds"):
+        wp.synchronize()
+    with pytest.raises(wp.errors.KernelError, match="out of bounds"):
+        tape.backward(grads={y: wp.ones(4, dtype=float)})
+        wp.synchronize()
+    # the session and the daemon go on (the failed pass may have written some gradients)
+    x.grad.zero_()
+    wp.launch(shifted, 3, inputs=[x, y], adj_inputs=[None, wp.ones(4, dtype=float)], adjoint=True)
+    np.testing.assert_array_equal(x.grad.numpy()[1:], [2.0, 2.0, 2.0])
