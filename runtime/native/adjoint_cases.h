@@ -16,6 +16,9 @@ void VecFamilyCases(Suite<double>& s);
 void VecFamilyExplicitChecks(std::set<std::string>& covered);
 void MatFamilyCases(Suite<double>& s);
 void MatFamilyExplicitChecks(std::set<std::string>& covered);
+// The decompositions (adjoint_svd_test.cc), family "mat" too.
+void DecompFamilyCases(Suite<double>& s);
+void DecompExplicitChecks(std::set<std::string>& covered);
 void QuatFamilyCases(Suite<double>& s);
 void QuatFamilyExplicitChecks(std::set<std::string>& covered);
 void TransformFamilyCases(Suite<double>& s);

@@ -147,7 +147,10 @@ void MatCases(Suite<T>& s) {
         +[](const V3& v, const M3&, V3& av, const M3& ar) { wp::adj_skew(v, av, ar); }, {Spread(3, 2)});
 }
 
-void MatFamilyCases(Suite<double>& s) { MatCases<double>(s); }
+void MatFamilyCases(Suite<double>& s) {
+  MatCases<double>(s);
+  DecompFamilyCases(s);
+}
 
 WARPD_ADJOINT_SUITES(AdjointMatTest, MatCases)
 WARPD_ADJOINT_LOWP_SUITES(AdjointMatTest, MatCases)
@@ -160,6 +163,7 @@ void MatFamilyExplicitChecks(std::set<std::string>& covered) {
   const wp::mat33d want{{{-2, -2, 2}, {1, 1, -1}, {0, 0, 0}}};
   EXPECT_TRUE(wp::eq(adj, want));
   covered.insert("determinant");
+  DecompExplicitChecks(covered);
 }
 
 TEST(AdjointMatTest, DeterminantAtASingularMatrix) {

@@ -254,7 +254,10 @@ def test_copy_clone_and_fill_on_the_tape(wp):
     np.testing.assert_array_equal(x.grad.numpy(), np.array([1.0, 2.0, 2.0, 1.0, 1.0, 1.0]))
 
 
-def test_a_kernel_without_an_adjoint_leaves_the_others_differentiable(wp):
+def test_svd3_kernel_differentiates_beside_another(wp):
+    # svd3 has an adjoint now (it was this test's builtin without one): the
+    # gradient of s[0] - 0.5 s[1] against float64 central differences of
+    # numpy's singular values, and a second kernel differentiated after it.
     @wp.kernel
     def decompose(m: wp.array(dtype=wp.mat33), out: wp.array(dtype=float)):
         i = wp.tid()
@@ -262,19 +265,39 @@ def test_a_kernel_without_an_adjoint_leaves_the_others_differentiable(wp):
         s = wp.vec3()
         v = wp.mat33()
         wp.svd3(m[i], u, s, v)
-        out[i] = s[0]
+        out[i] = s[0] - 0.5 * s[1]
 
     @wp.kernel
     def square(x: wp.array(dtype=float), out: wp.array(dtype=float)):
         i = wp.tid()
         out[i] = x[i] * x[i]
 
-    m = wp.array(np.tile(np.eye(3, dtype=np.float32), (2, 1, 1)), dtype=wp.mat33, requires_grad=True)
+    mats = np.array(
+        [
+            [[2.0, 0.3, -0.5], [0.1, -1.2, 0.4], [0.7, 0.2, 0.6]],
+            [[-1.1, 0.6, 0.2], [0.4, 0.9, -1.3], [0.5, -0.8, 2.4]],
+        ]
+    )
+
+    def objective(a):
+        sv = np.linalg.svd(a, compute_uv=False)
+        return sv[0] - 0.5 * sv[1]
+
+    m = wp.array(mats.astype(np.float32), dtype=wp.mat33, requires_grad=True)
     out = wp.zeros(2, dtype=float, requires_grad=True)
-    wp.launch(decompose, 2, inputs=[m], outputs=[out])  # forward runs
-    with pytest.raises(wp.errors.WarpdError, match="svd3"):
-        wp.launch(decompose, 2, inputs=[m], outputs=[out], adjoint=True)
-        wp.synchronize()
+    wp.launch(decompose, 2, inputs=[m], outputs=[out])
+    wp.launch(decompose, 2, inputs=[m], outputs=[out], adj_outputs=[wp.ones(2, dtype=float)], adjoint=True)
+    grad = m.grad.numpy()
+    h = 1e-6
+    for k in range(2):
+        want = np.zeros((3, 3))
+        for i in range(3):
+            for j in range(3):
+                up, down = mats[k].copy(), mats[k].copy()
+                up[i, j] += h
+                down[i, j] -= h
+                want[i, j] = (objective(up) - objective(down)) / (2 * h)
+        np.testing.assert_allclose(grad[k], want, atol=1e-4)
     x = wp.array(np.array([1.0, -2.0], dtype=np.float32), requires_grad=True)
     y = wp.zeros(2, dtype=float, requires_grad=True)
     wp.launch(square, 2, inputs=[x], outputs=[y], adj_outputs=[wp.ones(2, dtype=float)], adjoint=True)

@@ -16,6 +16,7 @@
 // neither list, or if a pending entry has become covered.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace warpd::native {
@@ -127,6 +128,12 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"inverse", "mat", true},
     {"inverse_approx", "mat", true},
     {"skew", "mat"},
+    // The decompositions (adj_svd.h): the tuple forms take the forward's
+    // tuple; the forms with output arguments take the outputs' values.
+    {"svd3", "mat", true},
+    {"svd2", "mat", true},
+    {"qr3", "mat", true},
+    {"eig3", "mat", true},
     // Quaternions (the operators, Vector Math and Quaternion Math on quat).
     {"add", "quat"},
     {"div", "quat"},
@@ -184,12 +191,8 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"velocity_at_point", "spatial"},
 };
 
-inline constexpr AdjointBuiltin kAdjointPending[] = {
-    {"eig3", "mat"},
-    {"qr3", "mat"},
-    {"svd2", "mat"},
-    {"svd3", "mat"},
-};
+// Empty since the decompositions got theirs (a span: no array has size 0).
+inline constexpr std::span<const AdjointBuiltin> kAdjointPending{};
 
 // Differentiated by the adjoint codegen itself (compiler/codegen/adjoint.cc),
 // with no native adjoint function: constructors (hook-emitted initializers,
