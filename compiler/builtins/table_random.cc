@@ -41,10 +41,13 @@ void AddRandom(Builder& b) {
                         Curl{"xyzt: vec(4, float32)", "vec(3, float32)"}}) {
     const std::string head = std::string("state: uint32, ") + c.point;
     b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32, gain: float32", c.result).Diff();
+    // The shorter forms' adjoints (adj_noise.h) have their arity and the
+    // same defaults.
     b.Add("curlnoise", head + ", octaves: uint32, lacunarity: float32", c.result).Diff()
-        .Cpp("wp::curlnoise($0, $1, $2, $3, 0.5f)");
-    b.Add("curlnoise", head + ", octaves: uint32", c.result).Diff().Cpp("wp::curlnoise($0, $1, $2, 2.0f, 0.5f)");
-    b.Add("curlnoise", head, c.result).Diff().Cpp("wp::curlnoise($0, $1, 1u, 2.0f, 0.5f)");
+        .Cpp("wp::curlnoise($0, $1, $2, $3, 0.5f)").Adj("wp::adj_curlnoise");
+    b.Add("curlnoise", head + ", octaves: uint32", c.result).Diff().Cpp("wp::curlnoise($0, $1, $2, 2.0f, 0.5f)")
+        .Adj("wp::adj_curlnoise");
+    b.Add("curlnoise", head, c.result).Diff().Cpp("wp::curlnoise($0, $1, 1u, 2.0f, 0.5f)").Adj("wp::adj_curlnoise");
   }
 }
 

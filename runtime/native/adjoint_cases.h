@@ -25,5 +25,7 @@ void TransformFamilyCases(Suite<double>& s);
 void TransformFamilyExplicitChecks(std::set<std::string>& covered);
 void SpatialFamilyCases(Suite<double>& s);
 void SpatialFamilyExplicitChecks(std::set<std::string>& covered);
+void NoiseFamilyCases(Suite<double>& s);
+void NoiseFamilyExplicitChecks(std::set<std::string>& covered);
 
 }  // namespace warpd_adjoint_test

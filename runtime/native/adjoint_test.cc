@@ -35,6 +35,7 @@ const FamilyChecks kFamilies[] = {
     {"quat", &QuatFamilyCases, &QuatFamilyExplicitChecks},
     {"transform", &TransformFamilyCases, &TransformFamilyExplicitChecks},
     {"spatial", &SpatialFamilyCases, &SpatialFamilyExplicitChecks},
+    {"noise", &NoiseFamilyCases, &NoiseFamilyExplicitChecks},
 };
 
 // The (family, name) pairs some test asserts.

@@ -53,6 +53,7 @@ warpd_test(native_adjoint_test
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_vec_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_mat_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_svd_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/adjoint_noise_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_quat_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/adjoint_transform_test.cc
   LIBS warpd_native_embedded Threads::Threads)

@@ -22,8 +22,9 @@
 namespace warpd::native {
 
 // A builtin's overloads on one family of value types: "scalar", "vec", "mat",
-// "quat", "transform", "spatial"; their adjoints are in
-// warpd/native/adjoint/adj_<family>.h.
+// "quat", "transform", "spatial", and "noise" (noise.h's Perlin noise); their
+// adjoints are in warpd/native/adjoint/adj_<family>.h (the decompositions',
+// family "mat", in adj_svd.h).
 struct AdjointBuiltin {
   std::string_view name;
   std::string_view family;
@@ -189,6 +190,11 @@ inline constexpr AdjointBuiltin kAdjointBuiltins[] = {
     {"transform_twist", "spatial"},
     {"transform_wrench", "spatial"},
     {"velocity_at_point", "spatial"},
+    // Perlin noise (Warp's Random group; adj_noise.h): float32 only, no
+    // gradient for the rng state, periods, octaves, lacunarity or gain.
+    {"noise", "noise"},
+    {"pnoise", "noise"},
+    {"curlnoise", "noise"},
 };
 
 // Empty since the decompositions got theirs (a span: no array has size 0).

@@ -10,6 +10,7 @@
 #include "warpd/native/adjoint/adj_mat.h"
 #include "warpd/native/adjoint/adj_spatial.h"
 #include "warpd/native/adjoint/adj_svd.h"
+#include "warpd/native/adjoint/adj_noise.h"
 #include "warpd/native/array.h"
 #include "warpd/native/atomic.h"
 #include "warpd/native/quat.h"
