@@ -61,8 +61,11 @@ int FlatSize(TypeRef t) {
 
 class AdjointEmitter : public FunctionEmitter {
  public:
-  AdjointEmitter(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors)
-      : FunctionEmitter(m, f, w), errors_(errors) {
+  // `loop_budget`: the bytes of a thread's stack each loop may keep its
+  // iterations' starting values in.
+  AdjointEmitter(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors,
+                 size_t loop_budget)
+      : FunctionEmitter(m, f, w), errors_(errors), loop_budget_(loop_budget) {
     SetReplay();
     NumberSites(f.body);
     FindLocalArrays();
@@ -90,6 +93,7 @@ class AdjointEmitter : public FunctionEmitter {
     w_.Line("wp::int32 _rs = 2147483647;");
     for (int l = 0; l < loops_; ++l) {
       w_.Line("wp::int64 _n" + std::to_string(l) + " = 0; wp::int32 _ls" + std::to_string(l) + " = 2147483647;");
+      if (capacity_[static_cast<size_t>(l)] == 0) continue;
       for (tir::VarId v : carried_[static_cast<size_t>(l)]) {
         const std::string cap = std::to_string(capacity_[static_cast<size_t>(l)]);
         w_.Line(Type(v) + " " + SnapName(l, v, false) + "[" + cap + "];");
@@ -480,8 +484,9 @@ class AdjointEmitter : public FunctionEmitter {
     needs_exact_.push_back(exact);
     size_t bytes = 0;
     for (tir::VarId v : writes.vars) bytes += f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
-    // About 16 KiB of a thread's stack per loop, 8 to 256 iterations.
-    const size_t cap = bytes == 0 ? 0 : std::clamp<size_t>(16384 / bytes, 8, 256);
+    // The loop's share of kAdjointSnapshotBytes, at most 256 iterations (0:
+    // nothing kept, when one iteration's values do not fit).
+    const size_t cap = bytes == 0 ? 0 : std::min<size_t>(loop_budget_ / bytes, 256);
     carried_.push_back(bytes == 0 ? std::vector<tir::VarId>{} : std::vector<tir::VarId>(writes.vars.begin(), writes.vars.end()));
     capacity_.push_back(cap);
   }
@@ -493,7 +498,7 @@ class AdjointEmitter : public FunctionEmitter {
   // Keeps iteration `n`'s starting values (n counts the iterations begun before).
   void Snapshot(int l, const std::string& n) {
     const auto& vars = carried_[static_cast<size_t>(l)];
-    if (vars.empty()) return;
+    if (vars.empty() || capacity_[static_cast<size_t>(l)] == 0) return;
     std::string body;
     for (tir::VarId v : vars) {
       body += " " + SnapName(l, v, false) + "[" + n + "] = " + Name(v) + ";";
@@ -514,10 +519,14 @@ class AdjointEmitter : public FunctionEmitter {
       if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + SnapName(l, v, true) + "[" + k + "];";
     }
     const std::string cap = std::to_string(capacity_[static_cast<size_t>(l)]);
+    const std::string fault = "{ (void)wp::record_adjoint_loop_fault(ctx, " + Line(span) + ", _n" + std::to_string(l) +
+                              ", " + cap + "); return; }";
+    if (capacity_[static_cast<size_t>(l)] == 0) {
+      if (needs_exact_[static_cast<size_t>(l)]) w_.Line(fault);
+      return;
+    }
     w_.Line("if (" + k + " < " + cap + ") {" + body + " }");
-    if (needs_exact_[static_cast<size_t>(l)])
-      w_.Line("else { (void)wp::record_adjoint_loop_fault(ctx, " + Line(span) + ", _n" + std::to_string(l) + ", " +
-              cap + "); return; }");
+    if (needs_exact_[static_cast<size_t>(l)]) w_.Line("else " + fault);
   }
 
   // A break or continue: C++'s inside a loop running natively, else the
@@ -940,6 +949,7 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   std::vector<std::string>& errors_;
+  const size_t loop_budget_;
   std::set<tir::VarId> local_refs_;           // references into local arrays
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
   std::map<const tir::Inst*, int> loop_of_;   // loops, in order
@@ -962,7 +972,8 @@ std::string AdjFuncSignature(const ir::Function& f) {
   return sig + ")";
 }
 
-void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors) {
+void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors,
+                       size_t loop_budget) {
   const ir::Function& k = *f.source;
   compiler::KernelLayout layout = compiler::ComputeLayout(*m.source, k);
   const std::string args = ArgsStruct(k.name);
@@ -973,7 +984,7 @@ void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, 
     w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
     w.Line(p.type->CppName() + " a" + Local(p.name) + " = adj.p_" + p.name + ";");
   }
-  AdjointEmitter(m, f, w, errors).AdjointBody();
+  AdjointEmitter(m, f, w, errors, loop_budget).AdjointBody();
   w.Close();
   w.Line("");
   // The adjoint block follows the forward block at args_size (a multiple of
@@ -1049,11 +1060,25 @@ std::string AdjointCudaEntrySymbol(const std::string& kernel) { return "wpk_" + 
 
 namespace {
 
-// The functions `f` calls.
-struct Callees : tir::Visitor<Callees> {
-  std::set<int> functions;
-  void VisitCallFunc(const tir::CallFunc& i) { functions.insert(i.function); }
-};
+// The loops of the emitted functions of `m` (their adjoints' snapshot
+// storage shares kAdjointSnapshotBytes).
+int CountLoops(const tir::Module& m) {
+  struct Loops : tir::Visitor<Loops> {
+    int n = 0;
+    void VisitFor(const tir::For& i) {
+      ++n;
+      VisitBlock(i.body);
+    }
+    void VisitWhile(const tir::While& i) {
+      ++n;
+      VisitBlock(i.cond_body);
+      VisitBlock(i.body);
+    }
+  } loops;
+  for (const auto& f : m.functions)
+    if (ir::IsEmitted(*f.source)) loops.VisitBlock(f.body);
+  return loops.n;
+}
 
 }  // namespace
 
@@ -1068,30 +1093,16 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
   }
   for (TypeRef t : structs) EmitStructAdjoint(t, w);
   // Callees first, so a function whose adjoint failed fails its callers.
-  const size_t n = module.functions.size();
-  std::vector<int> order;
-  std::vector<char> state(n, 0);
-  std::vector<std::set<int>> callees(n);
-  for (size_t i = 0; i < n; ++i) {
-    Callees c;
-    c.VisitBlock(module.functions[i].body);
-    callees[i] = std::move(c.functions);
-  }
-  auto visit = [&](auto& self, int i) -> void {
-    if (state[static_cast<size_t>(i)]) return;
-    state[static_cast<size_t>(i)] = 1;
-    for (int c : callees[static_cast<size_t>(i)]) self(self, c);
-    order.push_back(i);
-  };
-  for (size_t i = 0; i < n; ++i) visit(visit, static_cast<int>(i));
+  const tir::CallGraph calls = tir::CallGraphOf(module);
+  const size_t loop_budget = kAdjointSnapshotBytes / static_cast<size_t>(std::max(1, CountLoops(module)));
   std::map<int, std::string> failed;  // function index -> its first error
   Adjoints out;
   std::string declarations, bodies;
-  for (int i : order) {
+  for (int i : calls.callees_first) {
     const tir::Function& f = module.functions[static_cast<size_t>(i)];
     if (!ir::IsEmitted(*f.source)) continue;
     std::vector<std::string> errors;
-    for (int c : callees[static_cast<size_t>(i)]) {
+    for (int c : calls.callees[static_cast<size_t>(i)]) {
       auto it = failed.find(c);
       // A callee with a custom gradient is not differentiated itself.
       if (it != failed.end() && module.functions[static_cast<size_t>(c)].source->custom_grad.empty())
@@ -1100,11 +1111,11 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
     Writer body;
     if (errors.empty()) {
       if (f.is_kernel()) {
-        EmitKernelAdjoint(module, f, body, errors);
+        EmitKernelAdjoint(module, f, body, errors, loop_budget);
       } else {
         body.Line("// adjoint of function " + f.source->name);
         body.Open(AdjFuncSignature(*f.source) + " {");
-        AdjointEmitter(module, f, body, errors).AdjointBody();
+        AdjointEmitter(module, f, body, errors, loop_budget).AdjointBody();
         body.Close();
         body.Line("");
       }

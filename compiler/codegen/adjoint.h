@@ -19,13 +19,14 @@
 // distribute over their flat components, user calls call the callee's
 // adjoint (which replays it). Branches reverse under the same condition;
 // loops run their iterations backwards, replaying each one forward before
-// its reverse sweep. As in Warp, a dynamic loop replays with the values its
-// variables have at the end, so a loop-carried value that is overwritten
-// nonlinearly gets an approximate gradient.
+// its reverse sweep, from the starting values that iteration had (kept per
+// iteration, within kAdjointSnapshotBytes; past that, where the gradient
+// depends on them, the launch faults with FAULT_ADJOINT_LOOP).
 //
 // Thread-safe (pure function).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -45,6 +46,12 @@ struct Adjoints {
 // The adjoint functions and kernel entries of `module` (its functions made
 // explicit by tir::MakeReadsExplicit).
 Adjoints GenerateAdjoints(const tir::Module& module);
+
+// How much of a thread's stack the adjoints of one module may use to keep
+// their loops' iterations' starting values, shared among all its loops (a
+// client cannot make a backward pass overflow a worker thread's stack; the
+// module's local arrays have the same bound, builtins::kMaxLocalArrayBytes).
+inline constexpr size_t kAdjointSnapshotBytes = 64 << 10;
 
 std::string AdjointCpuEntrySymbol(const std::string& kernel);
 std::string AdjointCudaEntrySymbol(const std::string& kernel);

@@ -1,6 +1,5 @@
 #include "compiler/tir/array_access.h"
 
-#include <functional>
 #include <map>
 #include <set>
 
@@ -13,8 +12,7 @@ using Origins = std::map<VarId, std::set<int>>;  // variable -> the parameters i
 
 class Access : public Visitor<Access> {
  public:
-  Access(const Module& m, const Function& f, const std::vector<std::vector<uint8_t>>& done)
-      : m_(m), f_(f), done_(done) {
+  Access(const Function& f, const std::vector<std::vector<uint8_t>>& done) : f_(f), done_(done) {
     for (size_t p = 0; p < f.source->params.size(); ++p)
       if (f.vars[p].type && f.vars[p].type->is_array()) arrays_[static_cast<VarId>(p)].insert(static_cast<int>(p));
   }
@@ -87,7 +85,6 @@ class Access : public Visitor<Access> {
       for (int p : *ps) bits_[static_cast<size_t>(p)] |= bits;
   }
 
-  const Module& m_;
   const Function& f_;
   const std::vector<std::vector<uint8_t>>& done_;
   Origins arrays_;  // array-typed variables
@@ -97,31 +94,15 @@ class Access : public Visitor<Access> {
   bool collecting_ = true;
 };
 
-// The functions `f` calls.
-struct Calls : Visitor<Calls> {
-  std::set<int> functions;
-  void VisitCallFunc(const CallFunc& i) { functions.insert(i.function); }
-};
-
 }  // namespace
 
 std::vector<std::vector<uint8_t>> AnalyzeArrayAccess(const Module& m) {
-  const size_t n = m.functions.size();
-  std::vector<std::vector<uint8_t>> out(n);
-  std::vector<char> state(n, 0);
-  // Callees first (sema rejects recursion, so the calls form a DAG).
-  std::function<void(size_t)> visit = [&](size_t i) {
-    if (state[i]) return;
-    state[i] = 1;
-    const Function& f = m.functions[i];
-    out[i].assign(f.source->params.size(), 0);
-    if (!ir::IsEmitted(*f.source)) return;
-    Calls calls;
-    calls.VisitBlock(f.body);
-    for (int c : calls.functions) visit(static_cast<size_t>(c));
-    out[i] = Access(m, f, out).Run();
-  };
-  for (size_t i = 0; i < n; ++i) visit(i);
+  std::vector<std::vector<uint8_t>> out(m.functions.size());
+  for (int i : CallGraphOf(m).callees_first) {
+    const Function& f = m.functions[static_cast<size_t>(i)];
+    out[static_cast<size_t>(i)].assign(f.source->params.size(), 0);
+    if (ir::IsEmitted(*f.source)) out[static_cast<size_t>(i)] = Access(f, out).Run();
+  }
   return out;
 }
 

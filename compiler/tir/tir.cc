@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 
 #include "common/str_cat.h"
 #include "compiler/builtins/builtins.h"
@@ -204,5 +205,38 @@ class Dumper : public Visitor<Dumper> {
 }  // namespace
 
 std::string Dump(const Module& m, const Function& f) { return Dumper(m, f).Run(); }
+
+namespace {
+
+struct Calls : Visitor<Calls> {
+  std::vector<int> functions;
+  void VisitCallFunc(const CallFunc& i) {
+    for (int f : functions)
+      if (f == i.function) return;
+    functions.push_back(i.function);
+  }
+};
+
+}  // namespace
+
+CallGraph CallGraphOf(const Module& m) {
+  const size_t n = m.functions.size();
+  CallGraph g;
+  g.callees.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    Calls c;
+    c.VisitBlock(m.functions[i].body);
+    g.callees[i] = std::move(c.functions);
+  }
+  std::vector<char> seen(n, 0);
+  std::function<void(int)> visit = [&](int i) {
+    if (seen[static_cast<size_t>(i)]) return;
+    seen[static_cast<size_t>(i)] = 1;
+    for (int c : g.callees[static_cast<size_t>(i)]) visit(c);
+    g.callees_first.push_back(i);
+  };
+  for (size_t i = 0; i < n; ++i) visit(static_cast<int>(i));
+  return g;
+}
 
 }  // namespace warpd::tir

@@ -426,4 +426,14 @@ class Mutator {
 // line, nested blocks indented.
 std::string Dump(const Module& m, const Function& f);
 
+// The call graph: per function of `m`, the functions it calls (indices into
+// Module::functions); and every function index ordered callees first (sema
+// rejects recursion, so the calls form a DAG). For the passes that need a
+// callee's result before its callers' (array access, adjoints).
+struct CallGraph {
+  std::vector<std::vector<int>> callees;
+  std::vector<int> callees_first;
+};
+CallGraph CallGraphOf(const Module& m);
+
 }  // namespace warpd::tir

@@ -693,3 +693,28 @@ def test_backward_through_a_failed_launch_is_an_error_and_the_daemon_serves_on(w
     x.grad.zero_()
     wp.launch(shifted, 3, inputs=[x, y], adj_inputs=[None, wp.ones(4, dtype=float)], adjoint=True)
     np.testing.assert_array_equal(x.grad.numpy()[1:], [2.0, 2.0, 2.0])
+
+
+mat16d = wpd.types.matrix(shape=(16, 16), dtype=wpd.float64)
+
+
+@wpd.kernel
+def big_carried(x: wpd.array(dtype=wpd.float64), n: int, out: wpd.array(dtype=wpd.float64)):
+    i = wpd.tid()
+    m = mat16d(x[i])
+    for _k in range(n):
+        m = wpd.cw_mul(m, m) * wpd.float64(0.3) + m * wpd.float64(0.5)
+    out[i] = m[3, 4]
+
+
+def test_loop_snapshots_are_bounded_per_module(wp):
+    # The loop carries a 2 KiB matrix: within the module's 64 KiB of snapshots (compiler/codegen/adjoint.h)
+    # its adjoint keeps 32 iterations' starting values, exactly; a 33rd is refused, never a stack overflow.
+    x = wp.array(np.array([0.9, 1.1]), dtype=wp.float64, requires_grad=True)
+    np.testing.assert_allclose(tape_gradient(wp, big_carried, [x], 0, extra=(32,)),
+                               fd_gradient(wp, big_carried, [x], 0, extra=(32,)), rtol=1e-5, atol=1e-9)
+    out = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+    with pytest.raises(wp.errors.WarpdError, match="ran 33 iterations.*at most 32"):
+        wp.launch(big_carried, 2, inputs=[x, 33], outputs=[out], adj_inputs=[None, 0],
+                  adj_outputs=[wp.ones(2, dtype=wp.float64)], adjoint=True)
+        wp.synchronize()
