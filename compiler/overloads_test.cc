@@ -337,6 +337,18 @@ struct RunStats {
 
 // Launches every kernel of the module on one CPU thread and checks the
 // manifest; failures are appended to `errors`.
+// Runs `entry` as a launch of one thread, its print records going to `print_words`.
+wp::launch_ctx RunOneThread(abi::CpuKernelFn entry, const void* block, std::vector<uint64_t>& print_words) {
+  wp::launch_ctx ctx{};
+  ctx.bounds.ndim = 1;
+  ctx.bounds.shape[0] = 1;
+  ctx.bounds.size = 1;
+  ctx.output.data = reinterpret_cast<uint8_t*>(print_words.data());
+  ctx.output.capacity = print_words.size() * 8;
+  entry(&ctx, block, 0, 1);
+  return ctx;
+}
+
 void RunAndCheck(const GeneratedModule& g, const CompiledModule& m, RunStats* st, std::vector<std::string>* errors) {
   Buffers b = MakeBuffers(g);
   std::vector<uint64_t> print_words(1 << 15, 0);
@@ -349,13 +361,7 @@ void RunAndCheck(const GeneratedModule& g, const CompiledModule& m, RunStats* st
     std::string error;
     std::vector<uint64_t> args = ArgumentBlock(g, ck->layout, b, &error);
     if (!error.empty()) errors->push_back(Cat(k.name, ": ", error));
-    wp::launch_ctx ctx{};
-    ctx.bounds.ndim = 1;
-    ctx.bounds.shape[0] = 1;
-    ctx.bounds.size = 1;
-    ctx.output.data = reinterpret_cast<uint8_t*>(print_words.data());
-    ctx.output.capacity = print_words.size() * 8;
-    ck->cpu_entry(&ctx, args.data(), 0, 1);
+    const wp::launch_ctx ctx = RunOneThread(ck->cpu_entry, args.data(), print_words);
     ++st->kernels;
     if (ctx.fault.flag) {
       // Line L is the module's L-th call.
@@ -562,19 +568,13 @@ TEST_P(EveryOverload, AdjointsCompileAndRunOnTheCpu) {
       std::vector<uint64_t> fwd = ArgumentBlock(g, ck->layout, b, &error);
       std::vector<uint64_t> adj = ArgumentBlock(g, ck->layout, grads, &error);
       ASSERT_TRUE(error.empty()) << error;
-      std::vector<uint8_t> block(2 * ck->layout.args_size + 16, 0);
-      std::memcpy(block.data(), fwd.data(), ck->layout.args_size);
-      std::memcpy(block.data() + ck->layout.args_size, adj.data(), ck->layout.args_size);
-      std::vector<uint64_t> aligned((block.size() + 7) / 8);
-      std::memcpy(aligned.data(), block.data(), block.size());
+      // The forward block, then the adjoints' block at args_size (docs/launch_abi.md).
+      std::vector<uint64_t> aligned((2 * ck->layout.args_size + 16) / 8, 0);
+      auto* block = reinterpret_cast<uint8_t*>(aligned.data());
+      std::memcpy(block, fwd.data(), ck->layout.args_size);
+      std::memcpy(block + ck->layout.args_size, adj.data(), ck->layout.args_size);
       std::vector<uint64_t> print_words(1 << 12, 0);
-      wp::launch_ctx ctx{};
-      ctx.bounds.ndim = 1;
-      ctx.bounds.shape[0] = 1;
-      ctx.bounds.size = 1;
-      ctx.output.data = reinterpret_cast<uint8_t*>(print_words.data());
-      ctx.output.capacity = print_words.size() * 8;
-      ck->cpu_adjoint(&ctx, aligned.data(), 0, 1);
+      const wp::launch_ctx ctx = RunOneThread(ck->cpu_adjoint, aligned.data(), print_words);
       ++run;
       EXPECT_EQ(ctx.fault.flag, 0) << "the adjoint of kernel " << k.name << " faulted (kind " << ctx.fault.kind
                                    << ", line " << ctx.fault.line << "): " << Join(k.calls, " | ");

@@ -75,7 +75,7 @@ def _restore(inputs, snapshot):
             a.assign(array(values, dtype=a.dtype, device=a.device))
 
 
-def _evaluate(function, dim, inputs, outputs, device, restore):
+def _evaluate(function, dim, inputs, outputs, device):
     """Runs the function forward once; the list of output arrays."""
     if isinstance(function, Kernel):
         from .launch import launch  # noqa: PLC0415
@@ -117,7 +117,7 @@ def jacobian(function: Kernel | Callable, dim=None, inputs: Sequence | None = No
     else:
         snapshot = _snapshot(inputs) if restore_inputs else None
         with tape:
-            outputs = _evaluate(function, dim, inputs, outputs, device, restore_inputs)
+            outputs = _evaluate(function, dim, inputs, outputs, device)
     in_labels, out_labels = _labels(function, inputs, outputs)
     mask = _mask(input_output_mask, in_labels, out_labels)
     jacobians = {}
@@ -157,7 +157,7 @@ def jacobian_fd(function: Kernel | Callable, dim=None, inputs: Sequence | None =
     if isinstance(function, Kernel) and not outputs:
         raise ValueError("A list of output arguments must be provided to compute kernel Jacobians")
     snapshot = _snapshot(inputs)
-    base = _evaluate(function, dim, inputs, list(outputs or ()), device, restore_inputs)
+    base = _evaluate(function, dim, inputs, list(outputs or ()), device)
     in_labels, out_labels = _labels(function, inputs, base)
     mask = _mask(input_output_mask, in_labels, out_labels)
     pairs = list(_pairs(inputs, base, mask))
@@ -176,7 +176,7 @@ def jacobian_fd(function: Kernel | Callable, dim=None, inputs: Sequence | None =
                     moved[c] += step
                     x.assign(array(moved.astype(snapshot[i].dtype).reshape(snapshot[i].shape), dtype=x.dtype,
                                    device=x.device))
-                    ys = _evaluate(function, dim, inputs, list(outputs or ()), device, restore_inputs)
+                    ys = _evaluate(function, dim, inputs, list(outputs or ()), device)
                     sides.append([_scalars(ys[o]) for o in outs])
                 for k, o in enumerate(outs):
                     values[o][:, c] = (sides[0][k] - sides[1][k]) / (2 * eps)
@@ -187,7 +187,7 @@ def jacobian_fd(function: Kernel | Callable, dim=None, inputs: Sequence | None =
         if restore_inputs or isinstance(function, Kernel):
             _restore(inputs, snapshot)
             if isinstance(function, Kernel):
-                _evaluate(function, dim, inputs, list(outputs), device, restore_inputs)
+                _evaluate(function, dim, inputs, list(outputs), device)
     return jacobians
 
 

@@ -63,8 +63,8 @@ _COPY_ADJOINTS = {1: _copy_adjoint_1d, 2: _copy_adjoint_2d, 3: _copy_adjoint_3d,
 
 
 def _differentiable(dtype) -> bool:
-    return getattr(dtype, "_wp_scalar_type_", None) in (wp.float16, wp.float32, wp.float64) or dtype in (
-        wp.float16, wp.float32, wp.float64)
+    """Float elements (scalars, vectors, matrices, ...): structs and integers carry no gradient here."""
+    return getattr(dtype, "_wp_scalar_type_", None) in (wp.float16, wp.bfloat16, wp.float32, wp.float64)
 
 
 def record_copy(tape, dest: array, src: array):
