@@ -67,9 +67,10 @@ absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, s
   return pool->Allocate(bytes, tag, fill);
 }
 
-absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) {
-  abi::CpuKernelFn entry = kernel.cpu_entry;
-  if (entry == nullptr) return absl::InternalError("the kernel has no CPU entry point");
+absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
+                                  Pass pass) {
+  abi::CpuKernelFn entry = pass == Pass::kAdjoint ? kernel.cpu_adjoint : kernel.cpu_entry;
+  if (entry == nullptr) return absl::InternalError("the kernel has no CPU entry point for this pass");
   if (ctx->bounds.size == 0) return absl::OkStatus();
   const uint64_t timer = launch_time_limit_ > absl::ZeroDuration()
                              ? watchdog_.Arm(absl::Now() + launch_time_limit_, &ctx->cancel, abi::kCancelTimeout)

@@ -26,7 +26,8 @@ class CpuDevice final : public Device {
   abi::Target target() const override { return abi::Target::kCpu; }
   absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
                                                       SegmentPool* pool, Fill fill = Fill::kZero) override;
-  absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args) override;
+  absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
+                         Pass pass = Pass::kForward) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 
   // Runs fn over [0, n) in chunks sized so every worker gets several.

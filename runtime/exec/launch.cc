@@ -44,8 +44,8 @@ class LaunchCommand final : public Command {
   LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
                 ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
                 const wp::launch_bounds& bounds, uint32_t repeat,
-                std::shared_ptr<const CompiledKernel> adjoint_kernel, size_t block_bytes)
-      : module_(std::move(module)), adjoint_kernel_(std::move(adjoint_kernel)), kernel_(kernel),
+                bool adjoint, size_t block_bytes)
+      : module_(std::move(module)), kernel_(kernel), adjoint_(adjoint),
         args_(std::move(args)), arrays_(std::move(arrays)), repeat_(repeat), block_bytes_(block_bytes) {
     std::memset(&ctx_, 0, sizeof(ctx_));
     ctx_.bounds = bounds;
@@ -79,13 +79,13 @@ class LaunchCommand final : public Command {
   // running launch is bounded apart (kMaxRepeatOutput) and moves to the
   // stream, which charges it.
   uint64_t HeldBytes() const override {
-    return kBaseBytes + sizeof(*this) + block_bytes_ + arrays_.capacity() * sizeof(arrays_[0]) +
-           (adjoint_kernel_ ? sizeof(CompiledKernel) + adjoint_kernel_->layout.params.size() * sizeof(ParamLayout) : 0);
+    return kBaseBytes + sizeof(*this) + block_bytes_ + arrays_.capacity() * sizeof(arrays_[0]);
   }
 
   std::string Describe() const override {
-    return repeat_ > 1 ? absl::StrCat("launch ", kernel_->layout.display_name, " x", repeat_)
-                       : absl::StrCat("launch ", kernel_->layout.display_name);
+    const char* what = adjoint_ ? "adjoint launch " : "launch ";
+    return repeat_ > 1 ? absl::StrCat(what, kernel_->layout.display_name, " x", repeat_)
+                       : absl::StrCat(what, kernel_->layout.display_name);
   }
 
  private:
@@ -94,14 +94,16 @@ class LaunchCommand final : public Command {
     // A kernel that may print gets a fresh output buffer for this run
     // only (kernel_output.h); its text is kept for the stream, even when the
     // run then fails. Without memory, its prints are dropped and counted.
-    const abi::PrintTable* prints = kernel_->may_print ? module_->print_table() : nullptr;
+    // An adjoint's replay prints nothing (the forward launch printed).
+    const abi::PrintTable* prints = kernel_->may_print && !adjoint_ ? module_->print_table() : nullptr;
     std::unique_ptr<uint8_t[]> records;
     if (prints != nullptr) {
       records.reset(new (std::nothrow) uint8_t[kOutputRecordBytes]);
       ctx_.output.data = records.get();
       ctx_.output.capacity = records ? kOutputRecordBytes : 0;
     }
-    absl::Status run = device.RunKernel(*kernel_, &ctx_, args_.get());
+    absl::Status run =
+        device.RunKernel(*kernel_, &ctx_, args_.get(), adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward);
     if (prints != nullptr) {
       const uint64_t committed =
           std::min(__atomic_load_n(&ctx_.output.committed, __ATOMIC_ACQUIRE), ctx_.output.capacity);
@@ -160,9 +162,8 @@ class LaunchCommand final : public Command {
   }
 
   const std::shared_ptr<const CompiledModule> module_;
-  // An adjoint launch's kernel: the module's, entered at its adjoint.
-  const std::shared_ptr<const CompiledKernel> adjoint_kernel_;
-  const CompiledKernel* const kernel_;  // owned by module_ or adjoint_kernel_
+  const CompiledKernel* const kernel_;  // owned by module_
+  const bool adjoint_;                  // runs the kernel's adjoint entry
   const ArgsBuffer args_;
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
   const uint32_t repeat_;  // runs per Execute, >= 1
@@ -334,17 +335,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint ", adj_consume); !s.ok()) return s;
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
-  std::shared_ptr<const CompiledKernel> adjoint_kernel;
-  if (adjoint) {
-    // The same kernel, entered at its adjoint.
-    auto copy = std::make_shared<CompiledKernel>(*kernel);
-    copy->cpu_entry = kernel->cpu_adjoint;
-    copy->may_print = false;  // the replay prints nothing
-    adjoint_kernel = std::move(copy);
-    kernel = adjoint_kernel.get();
-  }
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer), std::move(arrays), bounds,
-                                         std::max<uint32_t>(repeat, 1), std::move(adjoint_kernel), block);
+                                         std::max<uint32_t>(repeat, 1), adjoint, block);
 }
 
 }  // namespace warpd::runtime

@@ -718,3 +718,23 @@ def test_loop_snapshots_are_bounded_per_module(wp):
         wp.launch(big_carried, 2, inputs=[x, 33], outputs=[out], adj_inputs=[None, 0],
                   adj_outputs=[wp.ones(2, dtype=wp.float64)], adjoint=True)
         wp.synchronize()
+
+
+def test_the_backward_pass_prints_nothing(wp, capfd):
+    @wp.kernel
+    def noisy(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        print(x[i])
+        y[i] = x[i] * 3.0
+
+    x = wp.ones(2, dtype=float, requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(noisy, 2, inputs=[x, y])
+    wp.synchronize()
+    assert capfd.readouterr().out.count("1") == 2  # the forward launch printed each value
+    tape.backward(grads={y: wp.ones(2, dtype=float)})
+    wp.synchronize()
+    assert capfd.readouterr().out == ""
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
