@@ -12,7 +12,8 @@ cuModuleLoadDataEx (the JIT's error log is printed when that fails), and for
 each launch allocates the arrays, writes their 64-byte wp::array_t
 descriptors and the other parameters into the argument block (offsets from
 the manifest), writes a zeroed 152-byte wp::launch_ctx with the launch's
-bounds, launches the entry with cuLaunchKernel (the block by value, or its
+bounds, launches the entry with cuLaunchKernel (the block by value, in
+"pieces" parameters for an adjoint entry's forward and adjoint blocks, or its
 device address when the manifest says "pointer"), synchronizes, copies
 everything back and compares it with the values the generator computed on the
 host (docs/launch_abi.md is the contract).
@@ -54,6 +55,7 @@ CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_JIT_INFO_LOG_BUFFER = 3
 CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
@@ -323,10 +325,17 @@ class Runner:
         drv = self.drv
         name = case["name"]
         args = case["args"]
-        want_ptx = [8, args["size"] if args["passing"] == "value" else 8]
-        if args["ptx_param_bytes"] != want_ptx:
+        # By value, the block is `pieces` parameters of equal size (an adjoint
+        # entry takes the forward block and the adjoint block); by address, one.
+        pieces = args.get("pieces", 1)
+        if args["passing"] == "value":
+            want_ptx = [8] + [args["size"] // pieces] * pieces
+        else:
+            want_ptx = [8, 8]
+        if args["ptx_param_bytes"] != want_ptx or args["size"] % pieces:
             self.report.check(False, f"{name}/abi", f"PTX entry parameters {args['ptx_param_bytes']} "
-                              f"do not match passing {args['passing']!r} of a {args['size']}-byte block")
+                              f"do not match passing {args['passing']!r} of a {args['size']}-byte block "
+                              f"in {pieces} parameter(s)")
             return
         module, _ = self.load_module(case)
         if module is None:
@@ -338,18 +347,20 @@ class Runner:
             except CudaError as e:
                 self.report.check(False, f"{name}/entry", str(e))
                 return
-            regs, max_threads = c_int(), c_int()
+            regs, max_threads, local = c_int(), c_int(), c_int()
             drv.call("cuFuncGetAttribute", ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
             drv.call("cuFuncGetAttribute", ctypes.byref(max_threads), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
+            drv.call("cuFuncGetAttribute", ctypes.byref(local), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn)
+            resources = f"{regs.value} regs, {local.value} B local memory per thread"
             for launch in case["launches"]:
                 if self.context_lost:
                     return
-                self.run_launch(case, fn, launch, regs.value, max_threads.value)
+                self.run_launch(case, fn, launch, resources, max_threads.value)
         finally:
             if not self.context_lost:
                 drv.call("cuModuleUnload", module)
 
-    def run_launch(self, case, fn, launch, regs, max_threads):
+    def run_launch(self, case, fn, launch, resources, max_threads):
         drv, np = self.drv, self.np
         label = f"{case['name']}/{launch['name']}"
         params = {p["name"]: p for p in case["params"]}
@@ -412,10 +423,15 @@ class Runner:
                 drv.htod(dargs, block)
                 block_arg = c_uint64(dargs)
                 passing = f"args by address ({len(block)} B block in device memory)"
+                block_args = [block_arg]
             else:
-                block_arg = (ctypes.c_char * len(block)).from_buffer(block)
-                passing = f"args by value ({len(block)} B)"
-            kernel_params = (c_void_p * 2)(ctypes.addressof(ctx_arg), ctypes.addressof(block_arg))
+                pieces = case["args"].get("pieces", 1)
+                piece = len(block) // pieces
+                block_args = [(ctypes.c_char * piece).from_buffer(block, k * piece) for k in range(pieces)]
+                passing = (f"args by value ({len(block)} B" +
+                           (f" in {pieces} parameters)" if pieces > 1 else ")"))
+            kernel_params = (c_void_p * (1 + len(block_args)))(
+                ctypes.addressof(ctx_arg), *[ctypes.addressof(b) for b in block_args])
 
             threads = min(launch["threads_per_block"], max_threads) if max_threads > 0 else launch["threads_per_block"]
             blocks = max(1, -(-size // threads))
@@ -470,7 +486,7 @@ class Runner:
                 else:
                     parts.append(f"fault recorded (kind {fault['kind']}, line {fault['line']}, dim {fault['dim']}, "
                                  f"index {fault['index']}, extent {fault['extent']}, shape {fault['shape'][:fault['array_ndim']]})")
-            detail = (f"{'; '.join(parts)} [{blocks}x{threads} threads for {size} ids, {passing}, {regs} regs, {timing}]")
+            detail = (f"{'; '.join(parts)} [{blocks}x{threads} threads for {size} ids, {passing}, {resources}, {timing}]")
             self.report.check(ok, label, detail, notes)
         except CudaError as e:
             lost = " (the context is lost: the remaining checks cannot run)" if self.context_lost else ""

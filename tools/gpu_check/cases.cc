@@ -6,38 +6,12 @@
 
 #include "compiler/testing/feature_module.h"
 #include "compiler/testing/ir_builder.h"
+#include "tools/gpu_check/case_data.h"
 
 namespace warpd::gpu_check {
 namespace {
 
 using namespace warpd::testing;
-
-template <typename T>
-std::string Bytes(const std::vector<T>& v) {
-  std::string out(v.size() * sizeof(T), '\0');
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-template <typename T>
-ScalarArg ScalarOf(const std::string& param, std::vector<T> values) {
-  ScalarArg s{param, Bytes(values), {}};
-  for (T v : values) s.shown.push_back(static_cast<double>(v));
-  return s;
-}
-
-// Deterministic inputs: multiples of 2^-20 in [-1, 1), exact in float32.
-class Inputs {
- public:
-  explicit Inputs(uint64_t seed) : state_(seed) {}
-  float Next() {
-    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>(static_cast<int64_t>(state_ >> 43) - (int64_t{1} << 20)) / float(1 << 20);
-  }
-
- private:
-  uint64_t state_;
-};
 
 // (a) saxpy(x, y, out: array(float32), a: float32): i = tid(); out[i] = a * x[i] + y[i]
 CheckCase Saxpy() {
@@ -326,6 +300,7 @@ std::vector<CheckCase> AllCases() {
   cases.push_back(OutOfBounds1d(1));
   cases.push_back(OutOfBounds1d(-1));
   cases.push_back(OutOfBounds2d());
+  for (CheckCase& c : AdjointCases()) cases.push_back(std::move(c));
   cases.push_back(LoopAndCancel());
   return cases;
 }

@@ -76,6 +76,12 @@ struct CheckCase {
   std::string what;
   std::string kernel;          // the kernel's IR name
   bool by_pointer = false;     // what the CUDA entry must take (docs/launch_abi.md)
+  // Runs the kernel's adjoint entry (the module is compiled with its backward
+  // pass). Its block is the forward block followed, at the forward block's
+  // size, by one of the same layout holding the adjoints: a launch gives the
+  // adjoint of parameter p as "adj:p" (arrays: the gradient arrays; values:
+  // their incoming adjoints, which the entry reads and drops).
+  bool adjoint = false;
   v1::Module proto;
   std::vector<Launch> launches;
 };

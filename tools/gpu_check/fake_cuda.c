@@ -422,6 +422,7 @@ CUresult cuFuncGetAttribute(int* value, int attribute, CUfunction fn) {
   if (!fn || !value) return kInvalidHandle;
   switch (attribute) {
     case 0: *value = 1024; return kSuccess; /* MAX_THREADS_PER_BLOCK */
+    case 3: *value = 0; return kSuccess;    /* LOCAL_SIZE_BYTES */
     case 4: *value = 0; return kSuccess;    /* NUM_REGS */
     default: return kInvalidValue;
   }
@@ -480,8 +481,10 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
     Note("bad launch configuration or parameters");
     return kInvalidValue;
   }
-  if (fn->params != 2 || !fn->param_is_u64[0]) {
-    Note("a warpd CUDA entry takes (launch_ctx*, block or block*)");
+  /* An adjoint entry by value takes both blocks, (ctx, args, adj): copied
+     side by side they are the CPU entry's doubled block. */
+  if (fn->params < 2 || fn->params > 3 || !fn->param_is_u64[0] || (fn->params == 3 && fn->param_is_u64[1])) {
+    Note("a warpd CUDA entry takes (launch_ctx*, block or block*) or (launch_ctx*, block, adjoint block)");
     return kInvalidValue;
   }
   size_t total = 0;

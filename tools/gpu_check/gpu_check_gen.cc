@@ -7,7 +7,8 @@
 // parameters in the PTX against the launch ABI, and writes into OUT_DIR:
 //   checks.json          the cases in order, the generator's NVRTC, and the
 //                        launch_ctx / array_t layouts it was built with
-//   <case>.json          entry symbol, argument layout, launches: dims,
+//   <case>.json          entry symbol (forward or adjoint), argument layout
+//                        (an adjoint's second block as "adj:" parameters), launches: dims,
 //                        inputs, expected outputs and fault record
 //   <case>.ptx           NVRTC's PTX
 //   src/<case>.cu        the generated source (for reading, and for the
@@ -26,7 +27,10 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "compiler/backend/cuda_nvrtc.h"
+#include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/layout.h"
 #include "compiler/compiler.h"
@@ -103,7 +107,8 @@ class Generator {
   absl::StatusOr<std::string> Write(const CheckCase& c);
 
  private:
-  absl::StatusOr<Json> LaunchJson(const CheckCase& c, const compiler::KernelLayout& layout, const Launch& l);
+  absl::StatusOr<Json> LaunchJson(const CheckCase& c, const std::vector<compiler::ParamLayout>& params,
+                                  const Launch& l);
   // A data file holding `bytes` (identical contents share one file).
   absl::StatusOr<std::string> DataFile(const std::string& name, const std::string& bytes);
 
@@ -121,7 +126,7 @@ absl::StatusOr<std::string> Generator::DataFile(const std::string& name, const s
   return file;
 }
 
-absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const compiler::KernelLayout& layout,
+absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const std::vector<compiler::ParamLayout>& params,
                                            const Launch& l) {
   Json j = Json::Object();
   Json dim = Json::Array();
@@ -130,7 +135,7 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const compiler::K
   j.Set("threads_per_block", l.threads_per_block).Set("max_blocks", l.max_blocks);
   j.Set("cancel_before", l.cancel_before).Set("cancel_after_s", l.cancel_after_s).Set("deadline_s", l.deadline_s);
   Json scalars = Json::Array(), arrays = Json::Array();
-  for (const compiler::ParamLayout& p : layout.params) {
+  for (const compiler::ParamLayout& p : params) {
     const std::string where = absl::StrCat(c.name, "/", l.name, ": parameter ", p.name);
     if (p.type->is_array()) {
       const ArrayArg* a = nullptr;
@@ -157,7 +162,7 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const compiler::K
         shape.Add(a->shape[d]);
         st.Add(strides[d]);
       }
-      const std::string base = absl::StrCat(c.name, ".", l.name, ".", p.name);
+      const std::string base = absl::StrCat(c.name, ".", l.name, ".", absl::StrReplaceAll(p.name, {{":", "_"}}));
       auto init = DataFile(base + ".init", a->init);
       if (!init.ok()) return init.status();
       Json arr = Json::Object();
@@ -186,7 +191,7 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const compiler::K
       scalars.Add(std::move(sj));
     }
   }
-  if (l.scalars.size() + l.arrays.size() != layout.params.size())
+  if (l.scalars.size() + l.arrays.size() != params.size())
     return absl::InternalError(absl::StrCat(c.name, "/", l.name, ": a value for a parameter the kernel lacks"));
   const FaultExpect& f = l.fault;
   Json fs = Json::Array();
@@ -199,7 +204,9 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const compiler::K
 }
 
 absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
-  auto module = ir::ModuleFromProto(c.proto);
+  v1::Module proto = c.proto;
+  if (c.adjoint) proto.set_backward(true);
+  auto module = ir::ModuleFromProto(proto);
   if (!module.ok()) return module.status();
   auto generated = compiler::Compiler::Generate(**module);
   if (!generated.ok()) return generated.status();
@@ -209,15 +216,25 @@ absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
   if (kernel == nullptr) return absl::InternalError(absl::StrCat("no kernel ", c.kernel));
   const compiler::KernelLayout layout = compiler::ComputeLayout(**module, *kernel);
 
-  // The launch ABI's rule (codegen.cc), and what the source and PTX say.
-  const std::string entry = codegen::CudaEntrySymbol(c.kernel);
-  const bool by_pointer = layout.args_size + sizeof(void*) > codegen::kMaxCudaParamBytes;
+  // The launch ABI's rule (codegen.cc, adjoint.cc), and what the source and
+  // PTX say. An adjoint entry takes both blocks: by value as two parameters,
+  // or the address of the two side by side.
+  const uint32_t blocks = c.adjoint ? 2 : 1;
+  const uint64_t block_bytes = uint64_t{blocks} * layout.args_size;
+  const std::string entry = c.adjoint ? codegen::AdjointCudaEntrySymbol(c.kernel) : codegen::CudaEntrySymbol(c.kernel);
+  const bool by_pointer = block_bytes + sizeof(void*) > codegen::kMaxCudaParamBytes;
   if (by_pointer != c.by_pointer)
-    return absl::InternalError(absl::StrCat(layout.args_size, "-byte block: expected by ",
+    return absl::InternalError(absl::StrCat(block_bytes, "-byte block: expected by ",
                                             c.by_pointer ? "pointer" : "value"));
   const std::string args = "wpa_" + c.kernel;
-  const std::string signature = absl::StrCat("__global__ void ", entry, "(wp::launch_ctx* ctx, ",
-                                             by_pointer ? "const " + args + "* __restrict__ args" : args + " args", ")");
+  std::string signature;
+  if (!c.adjoint) {
+    signature = absl::StrCat("__global__ void ", entry, "(wp::launch_ctx* ctx, ",
+                             by_pointer ? "const " + args + "* __restrict__ args" : args + " args", ")");
+  } else {
+    signature = absl::StrCat("__global__ void ", entry, "(wp::launch_ctx* ctx, ",
+                             by_pointer ? "const char* __restrict__ block" : args + " args, " + args + " adj", ")");
+  }
   if (generated->source.find(signature) == std::string::npos)
     return absl::InternalError(absl::StrCat("generated source lacks '", signature, "'"));
   auto ptx = nvrtc_.CompileToPtx(generated->source, c.name + ".cu", kArch);
@@ -225,16 +242,28 @@ absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
   if (auto st = compiler::VerifyPtx(*ptx, kArch); !st.ok()) return st;
   auto ptx_params = PtxEntryParamBytes(*ptx, entry);
   if (!ptx_params.ok()) return ptx_params.status();
-  const uint64_t block_param = by_pointer ? 8 : layout.args_size;
-  if (ptx_params->size() != 2 || (*ptx_params)[0] != 8 || (*ptx_params)[1] != block_param)
-    return absl::InternalError(absl::StrCat("PTX entry ", entry, " has parameters of unexpected sizes (want 8 and ",
-                                            block_param, ")"));
+  std::vector<uint64_t> want_params = {8};
+  for (uint32_t b = 0; b < (by_pointer ? 1 : blocks); ++b) want_params.push_back(by_pointer ? 8 : layout.args_size);
+  if (*ptx_params != want_params)
+    return absl::InternalError(absl::StrCat("PTX entry ", entry, " has parameters of unexpected sizes (want ",
+                                            absl::StrJoin(want_params, ", "), ")"));
+
+  // The parameters in block order: an adjoint's second block holds "adj:p".
+  std::vector<compiler::ParamLayout> block_params = layout.params;
+  if (c.adjoint) {
+    for (const compiler::ParamLayout& p : layout.params) {
+      compiler::ParamLayout adj = p;
+      adj.name = "adj:" + p.name;
+      adj.offset += layout.args_size;
+      block_params.push_back(std::move(adj));
+    }
+  }
 
   if (auto st = WriteFile(dir_ + "/src/" + c.name + ".cu", generated->source); !st.ok()) return st;
   if (auto st = WriteFile(dir_ + "/" + c.name + ".ptx", *ptx); !st.ok()) return st;
 
   Json params = Json::Array();
-  for (const compiler::ParamLayout& p : layout.params) {
+  for (const compiler::ParamLayout& p : block_params) {
     Json pj = Json::Object();
     pj.Set("name", p.name).Set("type", p.type->ToString()).Set("offset", p.offset).Set("size", p.size);
     if (p.type->is_array()) {
@@ -251,16 +280,19 @@ absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
   Json ptx_json = Json::Array();
   for (uint64_t b : *ptx_params) ptx_json.Add(static_cast<int64_t>(b));
   Json args_json = Json::Object();
-  args_json.Set("passing", by_pointer ? "pointer" : "value").Set("size", layout.args_size);
+  // By value, the block travels as `pieces` parameters of equal size.
+  args_json.Set("passing", by_pointer ? "pointer" : "value").Set("size", static_cast<int64_t>(block_bytes));
+  args_json.Set("pieces", static_cast<int64_t>(by_pointer ? 1 : blocks));
   args_json.Set("align", layout.args_align).Set("ptx_param_bytes", std::move(ptx_json));
 
   Json m = Json::Object();
   m.Set("name", c.name).Set("what", c.what).Set("kernel", c.kernel).Set("entry", entry);
+  m.Set("pass", c.adjoint ? "adjoint" : "forward");
   m.Set("ptx", c.name + ".ptx").Set("source", "src/" + c.name + ".cu").Set("arch", kArch);
   m.Set("args", std::move(args_json)).Set("params", std::move(params));
   Json launches = Json::Array();
   for (const Launch& l : c.launches) {
-    auto lj = LaunchJson(c, layout, l);
+    auto lj = LaunchJson(c, block_params, l);
     if (!lj.ok()) return lj.status();
     launches.Add(*std::move(lj));
   }
