@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs warpd's generated CUDA kernels on a real GPU and checks their results.
 
-    python3 scripts/gpu_check.py [DIR] [--only CASE]
+    python3 scripts/gpu_check.py [DIR] [--only CASE[,CASE...]] [--timeout SECONDS]
 
 DIR (default build-gpu-check) is what tools/gpu_check/gpu_check_gen wrote on
 the build machine (scripts/gpu-prepare.sh): checks.json, per case a manifest
@@ -27,6 +27,7 @@ another driver library (the self-test's stand-in, tools/gpu_check/fake_cuda.c).
 """
 
 import ctypes
+import gzip
 import json
 import math
 import os
@@ -193,9 +194,17 @@ class Report:
             self.failed += 1
 
 
+def read_file(path):
+    """The file's bytes (gzip-compressed files, *.gz, uncompressed)."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as f:
+            return f.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def load_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return json.loads(read_file(path).decode("utf-8"))
 
 
 def descriptor(dptr, shape, strides):
@@ -223,9 +232,64 @@ def parse_fault(ctx):
             "array_ndim": array_ndim, "shape": shape}
 
 
+# kReference tolerances, relative to 1 + |expect| (floats; other scalars exactly).
+REFERENCE_TOLERANCE = {"float16": 2e-3, "bfloat16": 2e-2, "float32": 1e-5, "float64": 1e-12}
+
+
+def field_values(np, data, elem, offset, scalar, count):
+    """The components of one field of every element, as float64 (bfloat16 by
+    its bits) or int64/uint64 for integers."""
+    n = len(data) // elem
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(n, elem)
+    width = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+             "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}[scalar]
+    cols = raw[:, offset:offset + width * count].copy().reshape(-1)
+    if scalar == "bfloat16":
+        bits = cols.view("<u2").astype(np.uint32) << 16
+        return bits.view("<f4").astype(np.float64)
+    if scalar == "bool":
+        return cols.view(np.uint8).astype(np.int64)
+    dtype = np.dtype(scalar).newbyteorder("<")
+    values = cols.view(dtype)
+    return values.astype(np.float64) if dtype.kind == "f" else values
+
+
+def compare_reference(np, spec, param, got_bytes, expect_bytes):
+    """kReference: every field of every element as the CPU entry left it."""
+    elem = param["elem_bytes"]
+    name = spec["param"]
+    problems, checked = [], 0
+    for offset, scalar, count in param["fields"]:
+        got = field_values(np, got_bytes, elem, offset, scalar, count)
+        want = field_values(np, expect_bytes, elem, offset, scalar, count)
+        checked += got.size
+        if scalar in REFERENCE_TOLERANCE:
+            tol = REFERENCE_TOLERANCE[scalar]
+            nan_got, nan_want = np.isnan(got), np.isnan(want)
+            with np.errstate(invalid="ignore"):
+                same_inf = np.isinf(want) & (got == want)
+                diff = np.abs(got - want)
+                close = (diff <= tol * (1 + np.abs(want))) & ~np.isinf(want) & ~np.isinf(got)
+            bad = ~((nan_got & nan_want) | same_inf | close)
+        else:
+            bad = got != want
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            problems.append(f"{int(bad.sum())} {scalar} components differ from the CPU's at field offset {offset}, "
+                            f"first element {i // count} component {i % count}: got {got[i].item()!r}, "
+                            f"CPU {want[i].item()!r}")
+    return problems, f"{name} as the CPU ({checked} components)"
+
+
 def compare(np, spec, param, got_bytes, init_bytes, expect_bytes):
     """(ok, summary, problems) for one array after a launch: its values by
     the manifest's rule, and the guard elements after it untouched."""
+    if spec["rule"] == "reference":
+        body, tail = got_bytes[:len(init_bytes)], got_bytes[len(init_bytes):]
+        problems, summary = compare_reference(np, spec, param, body, expect_bytes)
+        if tail != bytes([GUARD_BYTE]) * (spec["guard_elems"] * param["elem_bytes"]):
+            problems.append("bytes written past the array's end")
+        return not problems, summary, [f"{spec['param']}: {p}" for p in problems]
     dtype = np.dtype(param["scalar"]).newbyteorder("<")
     elem = param["elem_bytes"]
     count = len(init_bytes) // elem
@@ -289,8 +353,7 @@ class Runner:
         """(module, how) or (None, None); reports the load as a check."""
         drv = self.drv
         name = case["name"]
-        with open(self.path(case["ptx"]), "rb") as f:
-            image = f.read() + b"\0"
+        image = read_file(self.path(case["ptx"])) + b"\0"
         log_size = 1 << 16
         error_log = ctypes.create_string_buffer(log_size)
         info_log = ctypes.create_string_buffer(log_size)
@@ -310,7 +373,7 @@ class Runner:
         log = error_log.value.decode(errors="replace").strip() or "(the JIT error log is empty)"
         self.report.check(False, f"{name}/load", f"cuModuleLoadDataEx({case['ptx']}) failed: {drv.name(code)} "
                           f"({drv.text(code)})", ["JIT error log:"] + ["  " + l for l in log.splitlines()])
-        cubin = self.path(case["ptx"][:-len(".ptx")] + f".sm_{case['arch']}.cubin")
+        cubin = self.path(case["ptx"].split(".ptx")[0] + f".sm_{case['arch']}.cubin")
         if os.path.exists(cubin):
             with open(cubin, "rb") as f:
                 data = f.read()
@@ -341,21 +404,32 @@ class Runner:
         if module is None:
             return
         try:
-            fn = c_void_p()
-            try:
-                drv.call("cuModuleGetFunction", ctypes.byref(fn), module, case["entry"].encode())
-            except CudaError as e:
-                self.report.check(False, f"{name}/entry", str(e))
-                return
-            regs, max_threads, local = c_int(), c_int(), c_int()
-            drv.call("cuFuncGetAttribute", ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
-            drv.call("cuFuncGetAttribute", ctypes.byref(max_threads), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
-            drv.call("cuFuncGetAttribute", ctypes.byref(local), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn)
-            resources = f"{regs.value} regs, {local.value} B local memory per thread"
+            functions = {}  # entry -> (function, resources, max threads)
             for launch in case["launches"]:
                 if self.context_lost:
                     return
-                self.run_launch(case, fn, launch, resources, max_threads.value)
+                # A launch may run another kernel of the module (its own entry, block and parameters).
+                view = dict(case)
+                for key in ("entry", "args", "params"):
+                    if key in launch:
+                        view[key] = launch[key]
+                entry = view["entry"]
+                if entry not in functions:
+                    fn = c_void_p()
+                    try:
+                        drv.call("cuModuleGetFunction", ctypes.byref(fn), module, entry.encode())
+                    except CudaError as e:
+                        self.report.check(False, f"{name}/{launch['name']}/entry", str(e))
+                        continue
+                    regs, max_threads, local = c_int(), c_int(), c_int()
+                    drv.call("cuFuncGetAttribute", ctypes.byref(regs), CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
+                    drv.call("cuFuncGetAttribute", ctypes.byref(max_threads),
+                             CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
+                    drv.call("cuFuncGetAttribute", ctypes.byref(local), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn)
+                    functions[entry] = (fn, f"{regs.value} regs, {local.value} B local memory per thread",
+                                        max_threads.value)
+                fn, resources, max_threads = functions[entry]
+                self.run_launch(view, fn, launch, resources, max_threads)
         finally:
             if not self.context_lost:
                 drv.call("cuModuleUnload", module)
@@ -393,6 +467,16 @@ class Runner:
                 if len(value) != p["size"]:
                     raise ValueError(f"{p['name']}: {len(value)} bytes for a {p['size']}-byte parameter")
                 block[p["offset"]:p["offset"] + p["size"]] = value
+                # Arrays the value refers to (array members of a struct): allocated, not compared.
+                for ref in spec.get("refs", []):
+                    with open(self.path(ref["init"]), "rb") as f:
+                        data = f.read()
+                    dptr = drv.alloc(max(len(data), 1))
+                    device_allocs.append(dptr)
+                    if data:
+                        drv.htod(dptr, data)
+                    at = p["offset"] + ref["at"]
+                    block[at:at + ARRAY_T["size"]] = descriptor(dptr, ref["shape"], ref["strides"])
                 filled.add(p["name"])
             if filled != set(params):
                 raise ValueError(f"launch leaves parameters unset: {sorted(set(params) - filled)}")
@@ -535,7 +619,7 @@ class Runner:
         return True, f"ran {cancel_after:.2f} s, ended {late * 1e3:.1f} ms after the cancel"
 
 
-USAGE = "usage: gpu_check.py [DIR] [--only CASE] [--timeout SECONDS]"
+USAGE = "usage: gpu_check.py [DIR] [--only CASE[,CASE...]] [--timeout SECONDS]"
 
 
 def start_watchdog(seconds, report):
@@ -588,10 +672,12 @@ def main(argv):
             f"(generator: {layouts}); update LAUNCH_CTX/ARRAY_T here to match runtime/native/warpd/native")
         return EXIT_USAGE
     if only is not None:
-        cases = [c for c in cases if c["name"] == only]
-        if not cases:
-            out(f"gpu_check: no case {only!r} in {index_path}")
+        wanted = only.split(",")
+        unknown = sorted(set(wanted) - {c["name"] for c in cases})
+        if unknown:
+            out(f"gpu_check: no case {', '.join(unknown)} in {index_path}")
             return EXIT_USAGE
+        cases = [c for c in cases if c["name"] in wanted]
 
     lib = os.environ.get("WARPD_GPU_CHECK_LIBCUDA", "libcuda.so.1")
     try:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "warpd/v1/ir.pb.h"
 
 namespace warpd::gpu_check {
@@ -22,6 +23,11 @@ enum class Rule {
   kClose,              // |got - expect| <= atol + rtol * |expect| (floats)
   kExpectedOrInitial,  // every element equals `expect` or its initial value
   kUnchanged,          // every element equals its initial value
+  // every component as `expect`, which the same source's CPU entry produced:
+  // integers and bools exactly, floats within a tolerance of their type
+  // (float16 2e-3, bfloat16 2e-2, float32 1e-5, float64 1e-12, relative to
+  // 1 + |expect|), NaN where NaN, infinities exactly
+  kReference,
 };
 
 struct ArrayArg {
@@ -37,10 +43,21 @@ struct ArrayArg {
   int64_t guard_elems = 64;
 };
 
+// An array a value parameter refers to (an array member of a struct): the
+// runner allocates it and writes its descriptor at `at`, the member's offset
+// in the parameter. Its contents are not compared.
+struct ArrayRef {
+  uint32_t at = 0;
+  std::vector<int64_t> shape;  // 1-D
+  uint32_t elem_bytes = 0;
+  std::string init;
+};
+
 struct ScalarArg {
   std::string param;
   std::string bytes;           // exactly the parameter's size
   std::vector<double> shown;   // the same values, for people reading the manifest
+  std::vector<ArrayRef> refs = {};
 };
 
 // The launch's fault record (wp::fault_info) after the launch.
@@ -58,6 +75,7 @@ struct FaultExpect {
 struct Launch {
   std::string name;
   std::string what;            // one line for the report
+  std::string kernel = {};     // another kernel of the case's module than CheckCase::kernel
   std::vector<int32_t> dim;    // the launch grid (launch_ctx.bounds), 1..4 dims
   int threads_per_block = 256;
   int max_blocks = 0;          // > 0: fewer blocks than ids, so the grid-stride loop turns
@@ -82,6 +100,7 @@ struct CheckCase {
   // adjoint of parameter p as "adj:p" (arrays: the gradient arrays; values:
   // their incoming adjoints, which the entry reads and drops).
   bool adjoint = false;
+  bool compressed = false;     // files written gzip-compressed (<name>.ptx.gz, ...)
   v1::Module proto;
   std::vector<Launch> launches;
 };
@@ -89,5 +108,11 @@ struct CheckCase {
 // Every case, in the order the runner runs them (a launch that may hang a
 // broken device, cancel while running, comes last).
 std::vector<CheckCase> AllCases();
+
+// Every overload of the builtin table (compiler/testing/overload_generator.h):
+// one case per generated module, one launch of one thread per kernel, each
+// output compared with the CPU entry's (kReference). Slow to build (the CPU
+// reference compiles every module): gpu_check_gen --overloads.
+absl::StatusOr<std::vector<CheckCase>> OverloadCases(int first_module, int modules);
 
 }  // namespace warpd::gpu_check

@@ -25,6 +25,8 @@
 #include <map>
 #include <string>
 
+#include <zlib.h>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -54,6 +56,15 @@ absl::Status WriteFile(const std::string& path, std::string_view bytes) {
   return absl::OkStatus();
 }
 
+absl::Status WriteGzipFile(const std::string& path, std::string_view bytes) {
+  gzFile f = gzopen(path.c_str(), "wb9");
+  if (f == nullptr) return absl::InternalError(absl::StrCat("cannot write ", path));
+  const bool ok = bytes.empty() || gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())) ==
+                                       static_cast<int>(bytes.size());
+  if (gzclose(f) != Z_OK || !ok) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 absl::Status MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     return absl::InternalError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
@@ -66,6 +77,7 @@ const char* RuleName(Rule r) {
     case Rule::kClose: return "close";
     case Rule::kExpectedOrInitial: return "expected_or_initial";
     case Rule::kUnchanged: return "unchanged";
+    case Rule::kReference: return "reference";
   }
   return "?";
 }
@@ -99,6 +111,14 @@ Json Layouts() {
   return out;
 }
 
+// What the runner needs to launch one kernel's entry.
+struct KernelAbi {
+  std::string entry;
+  std::vector<compiler::ParamLayout> block_params;  // in block order
+  Json args;                                        // passing, size, pieces, align, PTX parameter sizes
+  Json params;
+};
+
 class Generator {
  public:
   Generator(std::string dir, const compiler::Nvrtc& nvrtc) : dir_(std::move(dir)), nvrtc_(nvrtc) {}
@@ -109,6 +129,10 @@ class Generator {
  private:
   absl::StatusOr<Json> LaunchJson(const CheckCase& c, const std::vector<compiler::ParamLayout>& params,
                                   const Launch& l);
+  // Checks kernel `kernel_name`'s CUDA entry in the source and the PTX against
+  // the launch ABI and describes it.
+  absl::StatusOr<KernelAbi> Abi(const CheckCase& c, const ir::Module& module, const std::string& kernel_name,
+                                const std::string& source, const std::string& ptx, bool check_passing);
   // A data file holding `bytes` (identical contents share one file).
   absl::StatusOr<std::string> DataFile(const std::string& name, const std::string& bytes);
 
@@ -188,6 +212,18 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const std::vector
       for (double v : s->shown) values.Add(v);
       Json sj = Json::Object();
       sj.Set("param", p.name).Set("bytes_hex", absl::BytesToHexString(s->bytes)).Set("values", std::move(values));
+      Json refs = Json::Array();
+      for (const ArrayRef& r : s->refs) {
+        auto init = DataFile(absl::StrCat(c.name, ".", l.name, ".", p.name, ".", r.at), r.init);
+        if (!init.ok()) return init.status();
+        Json rj = Json::Object(), shape = Json::Array(), strides = Json::Array();
+        shape.Add(r.shape.at(0));
+        strides.Add(static_cast<int64_t>(r.elem_bytes));
+        rj.Set("at", r.at).Set("shape", std::move(shape)).Set("strides", std::move(strides));
+        rj.Set("elem_bytes", r.elem_bytes).Set("init", *init);
+        refs.Add(std::move(rj));
+      }
+      sj.Set("refs", std::move(refs));
       scalars.Add(std::move(sj));
     }
   }
@@ -203,67 +239,71 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const std::vector
   return j;
 }
 
-absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
-  v1::Module proto = c.proto;
-  if (c.adjoint) proto.set_backward(true);
-  auto module = ir::ModuleFromProto(proto);
-  if (!module.ok()) return module.status();
-  auto generated = compiler::Compiler::Generate(**module);
-  if (!generated.ok()) return generated.status();
+// Each element's scalars as [offset, scalar name, count] runs (struct
+// members flattened), so the runner can compare any element type.
+void AddFields(types::TypeRef t, uint64_t base, Json& out) {
+  if (t->is_struct()) {
+    for (const types::Member& m : t->members())
+      if (!m.type->is_array()) AddFields(m.type, base + m.offset, out);
+    return;
+  }
+  const size_t scalar = types::ScalarSize(t->scalar());
+  Json f = Json::Array();
+  f.Add(static_cast<int64_t>(base)).Add(std::string(types::ScalarName(t->scalar())));
+  f.Add(static_cast<int64_t>(t->size() / scalar));
+  out.Add(std::move(f));
+}
+
+absl::StatusOr<KernelAbi> Generator::Abi(const CheckCase& c, const ir::Module& module, const std::string& kernel_name,
+                                         const std::string& source, const std::string& ptx, bool check_passing) {
   const ir::Function* kernel = nullptr;
-  for (const ir::Function& f : (*module)->functions)
-    if (f.kind == ir::FunctionKind::kKernel && f.name == c.kernel) kernel = &f;
-  if (kernel == nullptr) return absl::InternalError(absl::StrCat("no kernel ", c.kernel));
-  const compiler::KernelLayout layout = compiler::ComputeLayout(**module, *kernel);
+  for (const ir::Function& f : module.functions)
+    if (f.kind == ir::FunctionKind::kKernel && f.name == kernel_name) kernel = &f;
+  if (kernel == nullptr) return absl::InternalError(absl::StrCat("no kernel ", kernel_name));
+  const compiler::KernelLayout layout = compiler::ComputeLayout(module, *kernel);
 
   // The launch ABI's rule (codegen.cc, adjoint.cc), and what the source and
   // PTX say. An adjoint entry takes both blocks: by value as two parameters,
   // or the address of the two side by side.
+  KernelAbi abi;
   const uint32_t blocks = c.adjoint ? 2 : 1;
   const uint64_t block_bytes = uint64_t{blocks} * layout.args_size;
-  const std::string entry = c.adjoint ? codegen::AdjointCudaEntrySymbol(c.kernel) : codegen::CudaEntrySymbol(c.kernel);
+  abi.entry = c.adjoint ? codegen::AdjointCudaEntrySymbol(kernel_name) : codegen::CudaEntrySymbol(kernel_name);
   const bool by_pointer = block_bytes + sizeof(void*) > codegen::kMaxCudaParamBytes;
-  if (by_pointer != c.by_pointer)
+  if (check_passing && by_pointer != c.by_pointer)
     return absl::InternalError(absl::StrCat(block_bytes, "-byte block: expected by ",
                                             c.by_pointer ? "pointer" : "value"));
-  const std::string args = "wpa_" + c.kernel;
+  const std::string args = "wpa_" + kernel_name;
   std::string signature;
   if (!c.adjoint) {
-    signature = absl::StrCat("__global__ void ", entry, "(wp::launch_ctx* ctx, ",
+    signature = absl::StrCat("__global__ void ", abi.entry, "(wp::launch_ctx* ctx, ",
                              by_pointer ? "const " + args + "* __restrict__ args" : args + " args", ")");
   } else {
-    signature = absl::StrCat("__global__ void ", entry, "(wp::launch_ctx* ctx, ",
+    signature = absl::StrCat("__global__ void ", abi.entry, "(wp::launch_ctx* ctx, ",
                              by_pointer ? "const char* __restrict__ block" : args + " args, " + args + " adj", ")");
   }
-  if (generated->source.find(signature) == std::string::npos)
+  if (source.find(signature) == std::string::npos)
     return absl::InternalError(absl::StrCat("generated source lacks '", signature, "'"));
-  auto ptx = nvrtc_.CompileToPtx(generated->source, c.name + ".cu", kArch);
-  if (!ptx.ok()) return ptx.status();
-  if (auto st = compiler::VerifyPtx(*ptx, kArch); !st.ok()) return st;
-  auto ptx_params = PtxEntryParamBytes(*ptx, entry);
+  auto ptx_params = PtxEntryParamBytes(ptx, abi.entry);
   if (!ptx_params.ok()) return ptx_params.status();
   std::vector<uint64_t> want_params = {8};
   for (uint32_t b = 0; b < (by_pointer ? 1 : blocks); ++b) want_params.push_back(by_pointer ? 8 : layout.args_size);
   if (*ptx_params != want_params)
-    return absl::InternalError(absl::StrCat("PTX entry ", entry, " has parameters of unexpected sizes (want ",
+    return absl::InternalError(absl::StrCat("PTX entry ", abi.entry, " has parameters of unexpected sizes (want ",
                                             absl::StrJoin(want_params, ", "), ")"));
 
   // The parameters in block order: an adjoint's second block holds "adj:p".
-  std::vector<compiler::ParamLayout> block_params = layout.params;
+  abi.block_params = layout.params;
   if (c.adjoint) {
     for (const compiler::ParamLayout& p : layout.params) {
       compiler::ParamLayout adj = p;
       adj.name = "adj:" + p.name;
       adj.offset += layout.args_size;
-      block_params.push_back(std::move(adj));
+      abi.block_params.push_back(std::move(adj));
     }
   }
-
-  if (auto st = WriteFile(dir_ + "/src/" + c.name + ".cu", generated->source); !st.ok()) return st;
-  if (auto st = WriteFile(dir_ + "/" + c.name + ".ptx", *ptx); !st.ok()) return st;
-
-  Json params = Json::Array();
-  for (const compiler::ParamLayout& p : block_params) {
+  abi.params = Json::Array();
+  for (const compiler::ParamLayout& p : abi.block_params) {
     Json pj = Json::Object();
     pj.Set("name", p.name).Set("type", p.type->ToString()).Set("offset", p.offset).Set("size", p.size);
     if (p.type->is_array()) {
@@ -272,42 +312,88 @@ absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
       pj.Set("kind", "array").Set("ndim", p.type->ndim()).Set("elem_bytes", static_cast<int64_t>(el->size()));
       pj.Set("scalar", std::string(types::ScalarName(el->scalar())));
       pj.Set("components", static_cast<int64_t>(el->size() / scalar));
+      Json fields = Json::Array();
+      AddFields(el, 0, fields);
+      pj.Set("fields", std::move(fields));
     } else {
       pj.Set("kind", "value");
     }
-    params.Add(std::move(pj));
+    abi.params.Add(std::move(pj));
   }
   Json ptx_json = Json::Array();
   for (uint64_t b : *ptx_params) ptx_json.Add(static_cast<int64_t>(b));
-  Json args_json = Json::Object();
   // By value, the block travels as `pieces` parameters of equal size.
-  args_json.Set("passing", by_pointer ? "pointer" : "value").Set("size", static_cast<int64_t>(block_bytes));
-  args_json.Set("pieces", static_cast<int64_t>(by_pointer ? 1 : blocks));
-  args_json.Set("align", layout.args_align).Set("ptx_param_bytes", std::move(ptx_json));
+  abi.args = Json::Object();
+  abi.args.Set("passing", by_pointer ? "pointer" : "value").Set("size", static_cast<int64_t>(block_bytes));
+  abi.args.Set("pieces", static_cast<int64_t>(by_pointer ? 1 : blocks));
+  abi.args.Set("align", layout.args_align).Set("ptx_param_bytes", std::move(ptx_json));
+  return abi;
+}
+
+absl::StatusOr<std::string> Generator::Write(const CheckCase& c) {
+  v1::Module proto = c.proto;
+  if (c.adjoint) proto.set_backward(true);
+  auto module = ir::ModuleFromProto(proto);
+  if (!module.ok()) return module.status();
+  auto generated = compiler::Compiler::Generate(**module);
+  if (!generated.ok()) return generated.status();
+  auto ptx = nvrtc_.CompileToPtx(generated->source, c.name + ".cu", kArch);
+  if (!ptx.ok()) return ptx.status();
+  if (auto st = compiler::VerifyPtx(*ptx, kArch); !st.ok()) return st;
+  // The case's kernel; launches naming their own kernel carry their own ABI.
+  auto abi = Abi(c, **module, c.kernel, generated->source, *ptx, /*check_passing=*/true);
+  if (!abi.ok()) return abi.status();
+
+  // Large cases (the overload modules) are written gzip-compressed.
+  const std::string gz = c.compressed ? ".gz" : "";
+  const auto write = c.compressed ? WriteGzipFile : WriteFile;
+  if (auto st = write(dir_ + "/src/" + c.name + ".cu" + gz, generated->source); !st.ok()) return st;
+  if (auto st = write(dir_ + "/" + c.name + ".ptx" + gz, *ptx); !st.ok()) return st;
 
   Json m = Json::Object();
-  m.Set("name", c.name).Set("what", c.what).Set("kernel", c.kernel).Set("entry", entry);
+  m.Set("name", c.name).Set("what", c.what).Set("kernel", c.kernel).Set("entry", abi->entry);
   m.Set("pass", c.adjoint ? "adjoint" : "forward");
-  m.Set("ptx", c.name + ".ptx").Set("source", "src/" + c.name + ".cu").Set("arch", kArch);
-  m.Set("args", std::move(args_json)).Set("params", std::move(params));
+  m.Set("ptx", c.name + ".ptx" + gz).Set("source", "src/" + c.name + ".cu" + gz).Set("arch", kArch);
+  m.Set("args", abi->args).Set("params", abi->params);
   Json launches = Json::Array();
   for (const Launch& l : c.launches) {
-    auto lj = LaunchJson(c, block_params, l);
+    const KernelAbi* own = &*abi;
+    absl::StatusOr<KernelAbi> other;
+    if (!l.kernel.empty() && l.kernel != c.kernel) {
+      other = Abi(c, **module, l.kernel, generated->source, *ptx, /*check_passing=*/false);
+      if (!other.ok()) return other.status();
+      own = &*other;
+    }
+    auto lj = LaunchJson(c, own->block_params, l);
     if (!lj.ok()) return lj.status();
+    if (own != &*abi) lj->Set("entry", own->entry).Set("args", own->args).Set("params", own->params);
     launches.Add(*std::move(lj));
   }
   m.Set("launches", std::move(launches));
-  const std::string file = c.name + ".json";
-  if (auto st = WriteFile(dir_ + "/" + file, m.Dump()); !st.ok()) return st;
+  const std::string file = c.name + ".json" + gz;
+  if (auto st = write(dir_ + "/" + file, m.Dump()); !st.ok()) return st;
   return file;
 }
 
 int Main(int argc, char** argv) {
   std::string dir, label;
+  bool with_overloads = false;
+  int overloads_first = 0, overloads_count = -1;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--label" && i + 1 < argc) {
       label = argv[++i];
+    } else if (a == "--overloads" && i + 1 < argc) {
+      // FIRST:COUNT (modules of the overload catalog; COUNT -1: to the end)
+      const std::string v = argv[++i];
+      const size_t colon = v.find(':');
+      if (colon == std::string::npos) {
+        dir.clear();
+        break;
+      }
+      overloads_first = std::atoi(v.substr(0, colon).c_str());
+      overloads_count = std::atoi(v.substr(colon + 1).c_str());
+      with_overloads = true;
     } else if (dir.empty() && !a.empty() && a[0] != '-') {
       dir = a;
     } else {
@@ -316,7 +402,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (dir.empty()) {
-    std::fprintf(stderr, "usage: gpu_check_gen OUT_DIR [--label TEXT]\n");
+    std::fprintf(stderr, "usage: gpu_check_gen OUT_DIR [--label TEXT] [--overloads FIRST:COUNT]\n");
     return 2;
   }
   auto nvrtc = compiler::Nvrtc::Load();
@@ -332,7 +418,17 @@ int Main(int argc, char** argv) {
   }
   Generator gen(dir, **nvrtc);
   Json cases = Json::Array();
-  for (const CheckCase& c : AllCases()) {
+  std::vector<CheckCase> all = AllCases();
+  if (with_overloads) {
+    auto more = OverloadCases(overloads_first, overloads_count);
+    if (!more.ok()) {
+      std::fprintf(stderr, "gpu_check_gen: overloads: %s\n", more.status().ToString().c_str());
+      return 1;
+    }
+    // Before the last case (a cancel while running, which may break a device).
+    all.insert(all.end() - 1, std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+  }
+  for (const CheckCase& c : all) {
     auto file = gen.Write(c);
     if (!file.ok()) {
       std::fprintf(stderr, "gpu_check_gen: case %s: %s\n", c.name.c_str(), file.status().ToString().c_str());

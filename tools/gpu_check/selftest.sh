@@ -35,8 +35,22 @@ fail() {
 }
 
 # The kernels' CPU entries, with the CPU JIT's options (compiler/backend/clang_compile.cc).
+# Of the overload modules (gzip-compressed, gpu-prepare.sh --overloads) only
+# the first: the cases run here are the others and that one.
+sources=("$dir"/src/*.cu)
+only=()
+first_overload=$(ls "$dir"/src/overloads_*.cu.gz 2>/dev/null | sort -V | head -1 || true)
+if [ -n "$first_overload" ]; then
+  name=$(basename "$first_overload" .cu.gz)
+  gunzip -c "$first_overload" >"$work/$name.cu"
+  sources+=("$work/$name.cu")
+  cases=$(python3 -c 'import json, sys
+names = [c.split(".json")[0] for c in json.load(open(sys.argv[1]))["cases"]]
+print(",".join(n for n in names if not n.startswith("overloads_") or n == sys.argv[2]))' "$dir/checks.json" "$name")
+  only=(--only "$cases")
+fi
 "$cxx" -std=c++17 -O2 -ffreestanding -fno-exceptions -fno-rtti -fno-math-errno -ffp-contract=off -fPIC -shared \
-  -I runtime/native -x c++ "$dir"/src/*.cu -o "$work/kernels_cpu.so"
+  -I runtime/native -x c++ "${sources[@]}" -o "$work/kernels_cpu.so"
 
 # run EXPECTED_STATUS LOG [env...] -- runner args...
 run() {
@@ -61,7 +75,7 @@ expect_in() {  # LOG TEXT
   grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "output lacks '$2'"; }
 }
 
-run 0 "$work/pass.log" -- "$dir"
+run 0 "$work/pass.log" -- "$dir" "${only[@]}"
 grep -q '^FAIL' "$work/pass.log" && { cat "$work/pass.log" >&2; fail "a FAIL line with status 0"; }
 passed=$(grep -c '^PASS' "$work/pass.log")
 echo "gpu selftest: ok: $passed checks pass against the stand-in driver (kernels on the CPU)"
@@ -96,14 +110,30 @@ edit("oob_past_end.json", oob)
 def cancel(m):
     [l for l in m["launches"] if l["name"] == "cancel_while_running"][0]["deadline_s"] = -1.0  # any end is past it, however fast
 edit("loop_cancel.json", cancel)
+# The first overload module: one reference output of its first kernel far off.
+import glob, gzip, os
+first = sorted(glob.glob(f"{d}/overloads_*.json.gz"), key=lambda p: int(p.split("_")[-1].split(".")[0]))[:1]
+if first:
+    m = json.loads(gzip.open(first[0]).read())
+    spec = [a for a in m["launches"][0]["arrays"] if a["rule"] == "reference" and a["param"].startswith("out_")][0]
+    data = bytearray(open(f"{d}/{spec['expect']}", "rb").read())
+    data[0:4] = bytes(~b & 0xFF for b in data[0:4])
+    open(f"{d}/data/broken_reference.bin", "wb").write(data)
+    spec["expect"] = "data/broken_reference.bin"
+    gzip.open(first[0], "wb").write(json.dumps(m).encode())
+    open(f"{d}/broken_reference.txt", "w").write(f"{m['name']}/{m['launches'][0]['name']}")
 EOF
-run 1 "$work/broken.log" -- "$broken"
+run 1 "$work/broken.log" -- "$broken" "${only[@]}"
 expect_in "$work/broken.log" "FAIL  saxpy/grid_stride"
 expect_in "$work/broken.log" "out: 1 of 262147 values wrong, first at element 1000"
 expect_in "$work/broken.log" "PASS  saxpy/full_grid"
 expect_in "$work/broken.log" "fault record: index 1000 (want 999)"
 expect_in "$work/broken.log" "after cancel was set"
-echo "gpu selftest: ok: a wrong value, a wrong fault record and a missed cancel deadline each fail"
+if [ -f "$broken/broken_reference.txt" ]; then
+  expect_in "$work/broken.log" "FAIL  $(cat "$broken/broken_reference.txt")"
+  expect_in "$work/broken.log" "differ from the CPU's"
+fi
+echo "gpu selftest: ok: a wrong value, a wrong fault record, a missed cancel deadline and an output unlike the CPU's each fail"
 
 run 3 "$work/nodriver.log" WARPD_GPU_CHECK_LIBCUDA=/nonexistent/libcuda.so.1 -- "$dir"
 expect_in "$work/nodriver.log" "no CUDA driver"
