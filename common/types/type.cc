@@ -1,6 +1,7 @@
 #include "common/str_cat.h"
 #include "common/types/type.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 
@@ -191,14 +192,15 @@ TypeRef TypeTable::Scalar(ScalarKind s) {
 }
 
 TypeRef TypeTable::Vector(int length, ScalarKind s) {
-  assert(length >= 1 && length <= kMaxVectorLength);
+  assert(length >= 0 && length <= kMaxVectorLength);
   if (!is_global()) return Global().Vector(length, s);
   return Intern(Key{Kind::kVector, s, length, 0, nullptr, ""}, [](const Key& k) {
     auto t = NewType();
     t->kind_ = Kind::kVector;
     t->scalar_ = k.scalar;
     t->a_ = k.a;
-    t->size_ = ScalarSize(k.scalar) * k.a;
+    // A zero-length vector still holds one (unused) element, as in native vec_t.
+    t->size_ = ScalarSize(k.scalar) * std::max(k.a, 1);
     t->align_ = static_cast<uint32_t>(ScalarSize(k.scalar));
     t->text_ = ValueName(Kind::kVector, k.scalar, k.a, 0);
     t->cpp_ = Cat("wp::vec_t<", k.a, ", ", ScalarCppName(k.scalar), ">");
@@ -207,7 +209,7 @@ TypeRef TypeTable::Vector(int length, ScalarKind s) {
 }
 
 TypeRef TypeTable::Matrix(int rows, int cols, ScalarKind s) {
-  assert(rows >= 1 && cols >= 1 && rows <= kMaxMatrixDim && cols <= kMaxMatrixDim &&
+  assert(rows >= 0 && cols >= 0 && rows <= kMaxMatrixDim && cols <= kMaxMatrixDim &&
          rows * cols <= kMaxMatrixElements);
   if (!is_global()) return Global().Matrix(rows, cols, s);
   return Intern(Key{Kind::kMatrix, s, rows, cols, nullptr, ""}, [](const Key& k) {
@@ -216,7 +218,7 @@ TypeRef TypeTable::Matrix(int rows, int cols, ScalarKind s) {
     t->scalar_ = k.scalar;
     t->a_ = k.a;
     t->b_ = k.b;
-    t->size_ = ScalarSize(k.scalar) * k.a * k.b;
+    t->size_ = ScalarSize(k.scalar) * std::max(k.a, 1) * std::max(k.b, 1);  // as native mat_t
     t->align_ = static_cast<uint32_t>(ScalarSize(k.scalar));
     t->text_ = ValueName(Kind::kMatrix, k.scalar, k.a, k.b);
     t->cpp_ = Cat("wp::mat_t<", k.a, ", ", k.b, ", ", ScalarCppName(k.scalar), ">");
@@ -275,16 +277,16 @@ TypeRef TypeTable::Array(TypeRef element, int ndim, bool indexed) {
 }
 
 absl::StatusOr<TypeRef> TypeTable::CheckedVector(int64_t length, ScalarKind s) {
-  if (length < 1 || length > kMaxVectorLength)
+  if (length < 0 || length > kMaxVectorLength)
     return absl::InvalidArgumentError(
-        Cat("vector length ", length, " is out of range [1, ", kMaxVectorLength, "]"));
+        Cat("vector length ", length, " is out of range [0, ", kMaxVectorLength, "]"));
   return Vector(static_cast<int>(length), s);
 }
 
 absl::StatusOr<TypeRef> TypeTable::CheckedMatrix(int64_t rows, int64_t cols, ScalarKind s) {
-  if (rows < 1 || cols < 1 || rows > kMaxMatrixDim || cols > kMaxMatrixDim || rows * cols > kMaxMatrixElements)
+  if (rows < 0 || cols < 0 || rows > kMaxMatrixDim || cols > kMaxMatrixDim || rows * cols > kMaxMatrixElements)
     return absl::InvalidArgumentError(Cat("matrix shape (", rows, ", ", cols,
-                                                   ") is out of range (each dimension 1..", kMaxMatrixDim,
+                                                   ") is out of range (each dimension 0..", kMaxMatrixDim,
                                                    ", at most ", kMaxMatrixElements, " elements)"));
   return Matrix(static_cast<int>(rows), static_cast<int>(cols), s);
 }

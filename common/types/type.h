@@ -190,7 +190,8 @@ class TypeTable {
   TypeTable& operator=(const TypeTable&) = delete;
 
   // Preconditions (callers validate client input first, or use the Checked
-  // forms): 1 <= length <= kMaxVectorLength; matrix dims within the limits;
+  // forms): 0 <= length <= kMaxVectorLength; matrix dims within the limits
+  // (0 allowed: Warp's empty slices v[4:], m[9:] have such types);
   // 1 <= ndim <= kMaxArrayDims; an array element is not void or an array.
   TypeRef Void();
   TypeRef Scalar(ScalarKind s);

@@ -110,7 +110,10 @@ TEST(TypeTableTest, ClientSizedTypesAreChecked) {
   EXPECT_TRUE(g.CheckedVector(kMaxVectorLength, ScalarKind::kFloat32).ok());
   EXPECT_EQ(g.CheckedVector(kMaxVectorLength + 1, ScalarKind::kFloat32).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(g.CheckedVector(0, ScalarKind::kFloat32).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(g.CheckedVector(0, ScalarKind::kFloat32).ok());  // v[4:], as in Warp
+  EXPECT_EQ(g.CheckedVector(-1, ScalarKind::kFloat32).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(g.CheckedMatrix(0, 0, ScalarKind::kFloat32).ok());  // m[9:]
+  EXPECT_EQ(g.CheckedMatrix(-1, 2, ScalarKind::kFloat32).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(g.CheckedMatrix(64, 64, ScalarKind::kFloat32).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(g.CheckedMatrix(32, 32, ScalarKind::kFloat32).ok());
   EXPECT_EQ(g.CheckedQuat(ScalarKind::kInt32).status().code(), absl::StatusCode::kInvalidArgument);

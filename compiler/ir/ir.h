@@ -115,8 +115,11 @@ struct Expr {
   int function_index = -1;                       // resolved user function (Call)
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
   int element_index = -1;                        // Subscript of a tuple: the element (negative indices resolved)
-  // Subscript of a vector or matrix with slices (v[1:3], m[:, 1]): per index,
-  // the components a slice selects (constant bounds), empty for an integer index.
+  // Subscript of a vector, quaternion, transform or matrix with slices
+  // (v[1:3], m[:, 1]): per index, the components a slice selects (constant
+  // bounds; none for an empty slice such as v[4:]), empty for an integer
+  // index (whether an index is a slice is IsSlice of the operand); m[1:3]
+  // lists every column second. Set by sema; see IsComponentSlice.
   std::vector<std::vector<int>> slice_components;
 };
 
@@ -231,6 +234,12 @@ struct Function {
 // A slice index (a:b:c) of a Subscript.
 inline bool IsSlice(const Expr& e) {
   return e.kind == ExprKind::Call && e.callee_kind == CalleeKind::kBuiltin && e.name == "slice";
+}
+
+// v[1:3], m[:2, 1:] (after sema): a slice of a value's components, a place
+// when its owner is (lowered component by component).
+inline bool IsComponentSlice(const Expr& e) {
+  return e.kind == ExprKind::Subscript && !e.slice_components.empty();
 }
 
 // A call argument *v (spread by sema into v[0], v[1], ...).

@@ -358,6 +358,7 @@ absl::Status FunctionSema::Assign(Stmt& s) {
   if (target.kind != ExprKind::Subscript && target.kind != ExprKind::Attribute)
     return Err(s.span, Cat("cannot assign to a ", ir::ExprKindName(target.kind), " expression"));
   SEMA_TRY(ExprSema(target));
+  if (ir::IsComponentSlice(target)) return SliceAssign(s);
   SEMA_TRY(CheckPlace(target, s.span));
   if (target.type->is_array())
     return Err(s.span, "array slices cannot be assigned; assign their elements");
@@ -406,6 +407,7 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
   if (target.kind != ExprKind::Name && target.kind != ExprKind::Subscript && target.kind != ExprKind::Attribute)
     return Err(s.span, "invalid target of an augmented assignment");
   SEMA_TRY(ExprSema(target));
+  if (ir::IsComponentSlice(target)) return SliceAugAssign(s);
   if (target.kind != ExprKind::Name) SEMA_TRY(CheckPlace(target, s.span));
   bool array_element = target.kind == ExprKind::Subscript && target.operands[0]->type->is_array();
   // Warp 1.19: elements of 8- and 16-bit integers (and values made of them)

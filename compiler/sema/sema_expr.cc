@@ -268,8 +268,7 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
   auto components = [&](size_t i, int extent) -> absl::StatusOr<std::vector<int>> {
     auto c = SliceComponents(*e.operands[i], extent);
     if (!c.ok()) return ErrFrom(e.operands[i]->span, c.status());
-    if (c->empty()) return Err(e.operands[i]->span, Cat("the slice selects no component of ", t->ToString()));
-    return c;
+    return c;  // may be empty: v[4:] is a vector of length 0, as in Warp
   };
   if (t->is_indexed_array())
     return Err(e.span, Cat("an ", t->ToString(), " cannot be sliced in a kernel; index every dimension"));
@@ -319,7 +318,10 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
     }
     absl::StatusOr<TypeRef> r = absl::InternalError("unset");
     if (row_slice && (col_slice || n == 1)) {
-      r = table().CheckedMatrix(static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols.size()), t->scalar());
+      // Warp: a block with no rows or no columns is a (0, 0) matrix.
+      const bool empty = rows.empty() || cols.empty();
+      r = table().CheckedMatrix(empty ? 0 : static_cast<int64_t>(rows.size()), empty ? 0 : static_cast<int64_t>(cols.size()),
+                                t->scalar());
     } else {
       r = table().CheckedVector(static_cast<int64_t>(row_slice ? rows.size() : cols.size()), t->scalar());
     }

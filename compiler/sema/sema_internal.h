@@ -66,6 +66,13 @@ class FunctionSema {
   // A place a value may be stored into: a local, or a component/member path
   // of a local (v[i], m[i][j], m[i, j], s.pos.x), or an array element.
   absl::Status CheckPlace(ir::Expr& target, const ir::Span& span);
+  // sema_slice_assign.cc: v[1:] = w, m[:2, 1:] += n (target analysed, a
+  // component slice): its owner must be a place, the value fit the slice.
+  absl::Status SliceAssign(ir::Stmt& s);
+  absl::Status SliceAugAssign(ir::Stmt& s);
+  // Whether a value of type `value` may be stored into component slice
+  // `target` (Warp's rules and ValueError messages).
+  absl::Status CheckSliceValue(const ir::Expr& target, ir::TypeRef value, const ir::Span& span);
 
   // sema_expr.cc
   absl::Status ExprSema(ir::Expr& e);

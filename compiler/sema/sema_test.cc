@@ -341,6 +341,49 @@ TEST(SemaTest, AModuleWithNoGoodKernelFailsWithEveryError) {
   EXPECT_NE(m.status().message().find("nowhere2"), std::string::npos) << m.status();
 }
 
+// v[1:] = w, m[:2, 1:] += n: a slice of a local's components is a place;
+// empty slices are zero-length values (a (0, 0) matrix when either side is
+// empty, as in Warp); the value must fit the slice (Warp's ValueErrors).
+TEST(SemaTest, ComponentSlicesAreAssignable) {
+  auto kernel = [](std::vector<v1::Stmt> body) {
+    return Check(ModuleOf({Kernel("k", {{"w", Vec(4)}, {"m", Mat(4, 4)}, {"v", Vec(3)}, {"n", I32()}}, std::move(body))}));
+  };
+  auto ok = kernel({Assign(Sub(Name("w"), {Slice(1, {})}), Name("v")),
+                    AugAssign(Sub(Name("w"), {Slice({}, {}, -2)}), v1::BINOP_SUB, Sub(Name("v"), {Slice({}, 2)})),
+                    AugAssign(Sub(Name("m"), {Slice({}, 2), Slice(1, {})}), v1::BINOP_MUL, Float(2.0)),
+                    Assign(Sub(Name("m"), {Name("n"), Slice(1, {})}), Name("v")),
+                    Assign(Name("e"), Sub(Name("w"), {Slice(4, {})})),
+                    Assign(Name("z"), Sub(Name("m"), {Slice(1, {}), Slice(9, {})}))});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  std::map<std::string, std::string> types;
+  for (const auto& l : (*ok)->functions[0].locals) types[l.name] = l.type->ToString();
+  EXPECT_EQ(types["e"], "vector(length=0, dtype=float32)");
+  EXPECT_EQ(types["z"], "matrix(shape=(0, 0), dtype=float32)");
+
+  struct Case {
+    v1::Stmt stmt;
+    const char* expect;
+  };
+  std::vector<Case> cases = {
+      {Assign(Sub(Name("w"), {Slice(1, {})}), Name("n")),
+       "The provided value is expected to be a vector of length 3, with dtype float32."},
+      {Assign(Sub(Name("w"), {Slice(2, {})}), Name("v")),
+       "The length of the provided vector (3) isn't compatible with the given slice (expected 2)."},
+      {AugAssign(Sub(Name("w"), {Slice(1, {})}), v1::BINOP_ADD, Float(1.0)),
+       "The provided value is expected to be a vector of length 3, with dtype float32."},
+      {Assign(Sub(Name("m"), {Slice({}, 2), Slice(1, {})}), Name("v")),
+       "The provided value is expected to be a matrix of shape (2, 3), with dtype float32."},
+      {Assign(Sub(Name("m"), {Slice(7, {})}), Name("m")),
+       "The shape of the provided matrix ((4, 4)) isn't compatible with the given slice (expected (0, 0))."},
+      {Assign(Sub(Sub(Name("w"), {Slice(1, {})}), {Int(0)}), Float(1.0)), "a slice cannot be assigned"},
+  };
+  for (auto& c : cases) {
+    auto m = kernel({c.stmt});
+    ASSERT_FALSE(m.ok()) << c.expect;
+    EXPECT_NE(m.status().message().find(c.expect), std::string::npos) << m.status();
+  }
+}
+
 TEST(SemaTest, StringsNeverTakeANumbersType) {
   v1::Expr str;
   *str.mutable_span() = Span(3);

@@ -3,6 +3,7 @@
 // passed in (or the builder's current line).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +104,26 @@ inline Expr Sub(Expr value, std::vector<Expr> idx, int line = 1) {
   *e.mutable_span() = Span(line);
   *e.mutable_subscript()->mutable_value() = std::move(value);
   for (auto& i : idx) *e.mutable_subscript()->add_indices() = std::move(i);
+  return e;
+}
+// a:b:c in a subscript: the builtin slice() with the given bounds as keywords.
+inline Expr Slice(std::optional<int64_t> start, std::optional<int64_t> stop, std::optional<int64_t> step = {},
+                  int line = 1) {
+  Expr e = Call("slice", {}, line);
+  const std::pair<const char*, std::optional<int64_t>> parts[] = {{"start", start}, {"stop", stop}, {"step", step}};
+  for (const auto& [name, v] : parts) {
+    if (!v) continue;
+    v1::Keyword* k = e.mutable_call()->add_keywords();
+    k->set_name(name);
+    Expr& x = *k->mutable_value();
+    *x.mutable_span() = Span(line);
+    if (*v < 0) {
+      x.mutable_unary()->set_op(v1::UNARY_NEG);
+      *x.mutable_unary()->mutable_operand() = Int(-*v, line);
+    } else {
+      x = Int(*v, line);
+    }
+  }
   return e;
 }
 inline Expr Attr(Expr value, const std::string& attr, int line = 1) {

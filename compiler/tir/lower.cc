@@ -108,6 +108,10 @@ class FunctionLowering {
       return;
     }
     Operand v = Value(*s.value);
+    if (ir::IsComponentSlice(target)) {  // v[1:] = w: component by component
+      StoreSlice(SliceComponentPlaces(target, PlaceOf(*target.operands[0])), v, s.span);
+      return;
+    }
     b_.Store(PlaceOf(target), v, s.span);
   }
 
@@ -118,6 +122,13 @@ class FunctionLowering {
       // a[i] += v / a[i] -= v: atomic on the element.
       VarId p = ElementOf(target);
       b_.CallBuiltin(s.overload, s.callee, {AddressArg(p, target.type), ValueArg(v)}, types::Void(), s.span);
+      return;
+    }
+    if (ir::IsComponentSlice(target)) {  // v[1:] += w: load the slice, combine, store it back
+      std::vector<Place> places = SliceComponentPlaces(target, PlaceOf(*target.operands[0]));
+      Operand current = LoadSlice(target, places);
+      Operand updated = b_.CallBuiltin(s.overload, s.callee, {ValueArg(current), ValueArg(v)}, target.type, s.span);
+      StoreSlice(places, updated, s.span);
       return;
     }
     Place place = PlaceOf(target);
@@ -242,38 +253,92 @@ class FunctionLowering {
     return b_.SliceView(arr, std::move(slices), std::move(operands), e.span);
   }
 
-  // v[1:3], m[:, j], m[0:2, 1:3]: the selected components (sema listed them),
-  // loaded from the owner's value and constructed into the result.
-  Operand ComponentSlice(const Expr& e) {
-    const Expr& owner = *e.operands[0];
-    TypeRef t = owner.type;
-    Operand base = Value(owner);
-    if (!base.is_var()) {
-      VarId slot = b_.Slot(t, e.span);
-      b_.Store(b_.Root(slot), base, e.span);
-      base = Operand::Of(slot, t);
-    }
-    const Place root = b_.Root(base.var);
+  // v[1:3], m[:, j], m[0:2, 1:3]: the places of the selected components of
+  // `base` (the owner's place) in order (row-major for a 2-D block); sema
+  // listed them. A run-time row or column index is checked once, here.
+  std::vector<Place> SliceComponentPlaces(const Expr& e, const Place& base) {
+    TypeRef t = e.operands[0]->type;
     TypeRef i32 = types::Scalar(ScalarKind::kInt32);
     auto k = [&](int c) { return Operand::Constant(int64_t{c}, i32); };
-    std::vector<Arg> parts;
+    std::vector<Place> out;
     const auto& sc = e.slice_components;
     if (t->is_vector() || t->is_quat()) {
-      for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.Component(root, k(c)), e.span)));
-    } else if (t->is_transform()) {
-      for (int c : sc[0]) parts.push_back(ValueArg(b_.Load(b_.TransformIndex(root, k(c)), e.span)));
-    } else if (!sc[0].empty() && !sc[1].empty()) {
+      for (int c : sc[0]) out.push_back(b_.Component(base, k(c)));
+      return out;
+    }
+    if (t->is_transform()) {
+      for (int c : sc[0]) out.push_back(b_.TransformIndex(base, k(c)));
+      return out;
+    }
+    const bool row_slice = ir::IsSlice(*e.operands[1]);
+    const bool col_slice = e.operands.size() == 3 && ir::IsSlice(*e.operands[2]);
+    if (row_slice && (col_slice || e.operands.size() == 2)) {  // a block (m[1:3] takes every column)
       for (int r : sc[0])
-        for (int c : sc[1]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, k(r), k(c)), e.span)));
-    } else if (!sc[0].empty()) {  // m[1:3, j]: part of a column
+        for (int c : sc[1]) out.push_back(b_.MatrixElement(base, k(r), k(c)));
+    } else if (row_slice) {  // m[1:3, j]: part of a column
       Operand j = Index(*e.operands[2], t->cols());
-      for (int r : sc[0]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, k(r), j), e.span)));
+      for (int r : sc[0]) out.push_back(b_.MatrixElement(base, k(r), j));
     } else {  // m[i, 1:3]: part of a row
       Operand i = Index(*e.operands[1], t->rows());
-      for (int c : sc[1]) parts.push_back(ValueArg(b_.Load(b_.MatrixElement(root, i, k(c)), e.span)));
+      for (int c : sc[1]) out.push_back(b_.MatrixElement(base, i, k(c)));
     }
+    return out;
+  }
+
+  // The places of the components of `v` (a vector or matrix value, made a
+  // variable when it is not one), in the order SliceComponentPlaces lists a
+  // slice of its type.
+  std::vector<Place> ValueComponentPlaces(Operand v, const ir::Span& span) {
+    if (!v.is_var()) {
+      VarId slot = b_.Slot(v.type, span);
+      b_.Store(b_.Root(slot), v, span);
+      v = Operand::Of(slot, v.type);
+    }
+    const Place root = b_.Root(v.var);
+    TypeRef i32 = types::Scalar(ScalarKind::kInt32);
+    auto k = [&](int c) { return Operand::Constant(int64_t{c}, i32); };
+    std::vector<Place> out;
+    if (v.type->is_matrix()) {
+      for (int r = 0; r < v.type->rows(); ++r)
+        for (int c = 0; c < v.type->cols(); ++c) out.push_back(b_.MatrixElement(root, k(r), k(c)));
+    } else {
+      for (int c = 0; c < v.type->length(); ++c) out.push_back(b_.Component(root, k(c)));
+    }
+    return out;
+  }
+
+  // The slice's components loaded from `places`, constructed into a value of its type.
+  Operand LoadSlice(const Expr& e, const std::vector<Place>& places) {
+    std::vector<Arg> parts;
+    for (const Place& p : places) parts.push_back(ValueArg(b_.Load(p, e.span)));
     const builtins::Overload* ctor = builtins::Lookup("vector").front();
     return b_.CallBuiltin(ctor, builtins::Spell("$R{{$*}}", {.result = e.type}), std::move(parts), e.type, e.span);
+  }
+
+  // Stores each component of `v` (the slice's type) into `places`. A value
+  // that is a variable the stores may change (v[::-1] = v) is copied first,
+  // as Warp passes it by value.
+  void StoreSlice(const std::vector<Place>& places, Operand v, const ir::Span& span) {
+    if (v.is_var() && b_.function().var(v.var).kind != VarKind::kTemp) {
+      VarId copy = b_.Slot(v.type, span);
+      b_.Store(b_.Root(copy), v, span);
+      v = Operand::Of(copy, v.type);
+    }
+    std::vector<Place> from = ValueComponentPlaces(std::move(v), span);
+    if (from.size() != places.size()) return b_.Fail(span, "a slice stored from a value of another size");
+    for (size_t i = 0; i < places.size(); ++i) b_.Store(places[i], b_.Load(from[i], span), span);
+  }
+
+  // v[1:3] as a value: the owner's value, then its selected components.
+  Operand ComponentSlice(const Expr& e) {
+    const Expr& owner = *e.operands[0];
+    Operand base = Value(owner);
+    if (!base.is_var()) {
+      VarId slot = b_.Slot(owner.type, e.span);
+      b_.Store(b_.Root(slot), base, e.span);
+      base = Operand::Of(slot, owner.type);
+    }
+    return LoadSlice(e, SliceComponentPlaces(e, b_.Root(base.var)));
   }
 
   static Arg ValueArg(Operand v) {

@@ -117,7 +117,10 @@ class Matrix(Value):
 
     def _part_type(self, part):
         st = self._wp_scalar_type_
-        return vector(part.shape[0], st) if part.ndim == 1 else matrix(part.shape, st)
+        if part.ndim == 1:
+            return vector(part.shape[0], st)
+        # An empty block is (0, 0) whichever side is empty, as in Warp.
+        return matrix((0, 0) if 0 in part.shape else part.shape, st)
 
     def __getitem__(self, key):
         """m[i]: row i (a vector copy); m[i, j]: an element (as vectors' components,
@@ -263,8 +266,9 @@ def matrix(shape, dtype=float32):
         rows, cols = (int(d) for d in shape)
     except (TypeError, ValueError):
         raise TypeError(f"matrix shape must be (rows, cols), got {shape!r}") from None
-    if not (1 <= rows <= MAX_DIM and 1 <= cols <= MAX_DIM and rows * cols <= MAX_ELEMENTS):
-        raise ValueError(f"matrix shape ({rows}, {cols}) is out of range (each dimension 1 to "
+    # Dimension 0 exists as in Warp (an empty slice of rows, m[9:], has shape (0, 0)).
+    if not (0 <= rows <= MAX_DIM and 0 <= cols <= MAX_DIM and rows * cols <= MAX_ELEMENTS):
+        raise ValueError(f"matrix shape ({rows}, {cols}) is out of range (each dimension 0 to "
                          f"{MAX_DIM}, at most {MAX_ELEMENTS} elements)")
     cls = _CACHE.get((rows, cols, st))
     if cls is None:

@@ -103,7 +103,7 @@ def vector(length, dtype=float32):
     if st is None:
         raise TypeError(f"vector dtype must be a scalar type such as wp.float32, got {dtype!r}")
     length = operator.index(length)
-    # Length 0 exists as in Warp (what slicing a transformation t[3:3] gives); kernels refuse it.
+    # Length 0 exists as in Warp (what an empty slice such as t[3:3] gives).
     if not 0 <= length <= MAX_LENGTH:
         raise ValueError(f"vector length must be in [0, {MAX_LENGTH}], got {length}")
     cls = _CACHE.get((length, st))

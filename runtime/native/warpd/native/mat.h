@@ -21,9 +21,11 @@
 
 namespace wp {
 
+// R or C may be 0 (an empty slice, m[4:]): such a matrix keeps one unused
+// element per empty dimension, like a zero-length vec_t.
 template <int R, int C, typename T>
 struct mat_t {
-  T c[R][C];
+  T c[R > 0 ? R : 1][C > 0 ? C : 1];
 };
 
 typedef mat_t<2, 2, half> mat22h;

@@ -5,9 +5,11 @@
 
 namespace wp {
 
+// N may be 0 (an empty slice, v[4:]); C++ has no zero-length arrays, so that
+// vector keeps one element no builtin reads (its size is the type table's).
 template <int N, typename T>
 struct vec_t {
-  T c[N];
+  T c[N > 0 ? N : 1];
 };
 
 typedef vec_t<2, float32> vec2f;
