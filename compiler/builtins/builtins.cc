@@ -208,6 +208,21 @@ std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, st
   return std::nullopt;
 }
 
+std::string_view SameTypesError(std::span<const Overload* const> overloads, std::span<const types::TypeRef> args) {
+  for (const Overload* o : overloads) {
+    if (o->hook || o->same_types_error.empty() || args.size() != o->sig.params.size()) continue;
+    bool each = true;
+    for (size_t i = 0; i < args.size() && each; ++i) {
+      Signature alone = o->sig;
+      alone.params = {o->sig.params[i]};
+      Bindings b;
+      each = args[i] && Match(alone, args.subspan(i, 1), &b);
+    }
+    if (each) return o->same_types_error;
+  }
+  return {};
+}
+
 std::string AtomicCallee(std::string_view name, types::TypeRef elem) {
   if (elem->is_scalar()) return Cat("wp::", name);
   const uint64_t n = elem->size() / types::ScalarSize(elem->scalar());

@@ -77,6 +77,11 @@ struct Overload {
   Form form = Form::kCall;
   TypeHook hook = nullptr;       // irregular typing; null: pattern matching
   bool variadic = false;         // hooks only: any number of positional args
+  // Warp's `sametypes` constraint with its own error: when no overload fits
+  // but each argument alone fits this overload's parameter (its variables
+  // bound per argument), the call fails with this text (expect_eq(vec3f,
+  // vec2f): "Can't test equality for objects with different types").
+  std::string_view same_types_error;
 };
 
 // All overloads, grouped by name in table order.
@@ -103,6 +108,10 @@ struct Resolution {
 // Resolves a regular (non-hook) call; nullopt when no overload fits.
 std::optional<Resolution> Resolve(std::span<const Overload* const> overloads, std::span<const types::TypeRef> args,
                                   types::TypeTable& table);
+
+// The same_types_error of the first overload whose parameters each take
+// their argument alone (see Overload::same_types_error); empty when none.
+std::string_view SameTypesError(std::span<const Overload* const> overloads, std::span<const types::TypeRef> args);
 
 // The one substitution of spelling templates, in two phases. Sema resolves
 // the type placeholders ($T $S $V $W $R $n $m $r $c $k) from the overload's

@@ -39,6 +39,8 @@ class Builder {
     Entry& Form(builtins::Form f) { o().form = f; return *this; }
     Entry& Variadic() { o().variadic = true; return *this; }
     Entry& Targets(uint8_t t) { o().targets = t; return *this; }
+    // Overload::same_types_error; a string literal.
+    Entry& SameTypes(std::string_view error) { o().same_types_error = error; return *this; }
 
    private:
     Overload& o() { return b_.out_[i_]; }

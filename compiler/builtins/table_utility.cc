@@ -65,11 +65,24 @@ void AddUtility(Builder& b) {
       .Header("warpd/native/mat.h");
   // Not in Warp's documented list (hidden there), but used by Warp's own tests and programs:
   // print an error when `a` and `b` differ (expect_eq) or are equal (expect_neq).
+  // Vectors and matrices (of Scalar or of bool, as Warp's four overloads)
+  // that differ in length, shape or dtype fail with Warp's sametypes error.
+  static constexpr std::string_view kDifferent = "Can't test equality for objects with different types";
   for (const char* f : {"expect_eq", "expect_neq"}) {
     b.Add(f, "a: T, b: T", "", "T: Cond").NoDiff().Form(Form::kPrint);
     b.Add(f, "a: T, b: T", "", "T: Float").NoDiff().Form(Form::kPrint);
-    b.Add(f, "a: vec(N, T), b: vec(N, T)", "").NoDiff().Form(Form::kPrint);
-    b.Add(f, "a: mat(R, C, T), b: mat(R, C, T)", "").NoDiff().Form(Form::kPrint).Header("warpd/native/mat.h");
+    b.Add(f, "a: vec(N, T), b: vec(N, T)", "").NoDiff().Form(Form::kPrint).SameTypes(kDifferent);
+    b.Add(f, "a: mat(R, C, T), b: mat(R, C, T)", "")
+        .NoDiff()
+        .Form(Form::kPrint)
+        .Header("warpd/native/mat.h")
+        .SameTypes(kDifferent);
+    b.Add(f, "a: vec(N, bool), b: vec(N, bool)", "").NoDiff().Form(Form::kPrint).SameTypes(kDifferent);
+    b.Add(f, "a: mat(R, C, bool), b: mat(R, C, bool)", "")
+        .NoDiff()
+        .Form(Form::kPrint)
+        .Header("warpd/native/mat.h")
+        .SameTypes(kDifferent);
     b.Add(f, "a: quat(T), b: quat(T)", "", "T: Float").NoDiff().Form(Form::kPrint).Header("warpd/native/quat.h");
     b.Add(f, "a: transform(T), b: transform(T)", "", "T: Float")
         .NoDiff()

@@ -331,6 +331,10 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
   } else {
     SEMA_TRY(KeywordCall(e, overloads, args, r));
   }
+  if (!r && e.keywords.empty()) {
+    std::string_view different = builtins::SameTypesError(overloads, args);
+    if (!different.empty()) return Err(e.span, std::string(different));
+  }
   if (!r) {
     // Literal arguments may take the type the other arguments agree on
     // (e.g. wp.min(x, 0.0) with x a float64 is not allowed in Warp, but

@@ -176,6 +176,11 @@ std::vector<double> ValueComponents(TypeRef t, const Value& v) {
     case types::Kind::kMatrix:
       for (int i = 0; i < t->rows(); ++i)
         for (int j = 0; j < t->cols(); ++j) {
+          // bool: alternating with the seed (a diagonal would be all true).
+          if (s == ScalarKind::kBool) {
+            out.push_back(v.all ? *v.all : comp(i * t->cols() + j));
+            continue;
+          }
           double off = types::IsFloat(s) ? 0.0625 * (1 + v.seed % 2) : 1;
           out.push_back(v.all ? *v.all : i == j ? comp(0) + 1 : off);
         }
