@@ -247,9 +247,12 @@ std::string_view AtomicScalarsText(std::string_view name) {
 }
 
 bool AtomicSupports(std::string_view name, types::TypeRef elem) {
-  if (!elem->has_dtype() || elem->is_transform()) return false;
+  if (!elem->has_dtype()) return false;
   if (!AtomicScalarSupported(name, elem->scalar())) return false;
   if (name == "atomic_cas" || name == "atomic_exch") return elem->is_scalar();
+  // Warp 1.19's native code adds transforms (its atomic_sub adds the
+  // negation) and has no other atomic on them.
+  if (elem->is_transform()) return name == "atomic_add" || name == "atomic_sub";
   if (name == "atomic_min" || name == "atomic_max") return !elem->is_quat();
   return true;
 }

@@ -133,8 +133,8 @@ std::string AtomicCallee(std::string_view name, types::TypeRef elem);
 // Whether atomic `name` works on array elements of type `elem` (Warp 1.19's
 // rules: int32/uint32/int64/uint64/float32/float64 and their vectors,
 // matrices and quaternions; float16 for add/sub only; bfloat16 for
-// add/sub/min/max; bitwise ops on integers; exch/cas on scalars; no
-// transforms, no quaternion min/max).
+// add/sub/min/max; bitwise ops on integers; exch/cas on scalars; add/sub
+// only on transforms; no quaternion min/max).
 bool AtomicSupports(std::string_view name, types::TypeRef elem);
 // The scalar-type part of those rules, and Warp's spelling of the scalar
 // types atomic `name` takes ("[u]int32, [u]int64, float16, bfloat16, float32,

@@ -425,7 +425,7 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
     if (!builtins::AtomicSupports(name, t))
       return Err(s.span, Cat("atomic ", ir::BinaryOpSymbol(s.binary_op), "= on an array of ", t->ToString(),
                                       " is not supported (int32, uint32, int64, uint64, float16, bfloat16, float32, float64 "
-                                      "and their vectors and matrices are)"));
+                                      "and their vectors, matrices, quaternions and transforms are)"));
     if (!types::SameType(s.value->type, t))
       return Err(s.span, Cat("cannot add ", s.value->type->ToString(), " to an element of type ",
                                       t->ToString(), " (no implicit conversion)"));

@@ -139,12 +139,18 @@ TEST(SemaTest, UserErrors) {
        "unsupported operand types for +=: int8 and float32"},
       {"int literal as an atomic value", K({Assign(Name("x"), Call("atomic_add", {Name("a"), Int(0), Int(1)}))}),
        "atomic_add() value must be float32, got int32"},
-      {"atomic on a transform array", ModuleOf({Kernel("k", {{"t", Arr([] {
+      {"atomic on a bool array", ModuleOf({Kernel("k", {{"t", Arr([] {
+         v1::TypeRef t;
+         t.set_scalar(v1::SCALAR_BOOL);
+         return t;
+       }())}}, {AugAssign(Sub(Name("t"), {Int(0)}), v1::BINOP_ADD, Sub(Name("t"), {Int(1)}))})}),
+       "atomic += on an array of bool is not supported"},
+      {"atomic min on a transform array", ModuleOf({Kernel("k", {{"t", Arr([] {
          v1::TypeRef t;
          t.mutable_transform()->set_dtype(v1::SCALAR_FLOAT32);
          return t;
-       }())}}, {AugAssign(Sub(Name("t"), {Int(0)}), v1::BINOP_ADD, Sub(Name("t"), {Int(1)}))})}),
-       "atomic += on an array of transformf is not supported"},
+       }())}}, {Assign(Name("x"), Call("atomic_min", {Name("t"), Int(0), Sub(Name("t"), {Int(1)})}))})}),
+       "atomic_min() on an array of transformf is not supported"},
       {"int literal into a float array", K({Assign(Sub(Name("a"), {Int(0)}), Int(1))}),
        "cannot store a value of type int32 into a place of type float32"},
       {"float literal times float64", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Call("float64", {Name("n")}), Float(2.0)))}),

@@ -519,3 +519,69 @@ def test_augmented_assignment_atomics_on_composites_and_half(wp):
     assert h.numpy()[0] == n  # exact in float16
     np.testing.assert_array_equal(q.numpy()[0], [n, 0, -n, n / 2])
     np.testing.assert_array_equal(t.numpy()[0], [n - 1, 0, 0])
+
+
+@wp.kernel
+def transform_atomics(x: wp.array(dtype=wp.transform), xd: wp.array(dtype=wp.transformd),
+                      add: wp.array(dtype=wp.transform), sub: wp.array(dtype=wp.transform),
+                      addd: wp.array(dtype=wp.transformd), old: wp.array(dtype=wp.transformd)):
+    i = wp.tid()
+    add[0] += x[i]
+    sub[i % 2] -= x[i]
+    wp.atomic_add(addd, 0, xd[i])
+    old[i] = wp.atomic_sub(addd, 1, xd[i])
+
+
+@wp.kernel
+def transform_atomic_ops(x: wp.array(dtype=wp.transform), y: wp.array(dtype=wp.transform)):
+    i = wp.tid()
+    y[i] += x[i]
+    wp.atomic_sub(y, i, x[i] * 3.0)
+
+
+def test_atomic_add_sub_on_transforms(wp):
+    """a[i] += t and wp.atomic_add/sub on arrays of transforms: component-wise (Warp 1.19 adds p and q)."""
+    n = 64
+    rng = np.random.default_rng(7)
+    vals = (rng.integers(-8, 8, size=(n, 7)) / 4.0).astype(np.float32)  # exact sums
+    x = wp.array(vals, dtype=wp.transform)
+    xd = wp.array(vals.astype(np.float64), dtype=wp.transformd)
+    add = wp.zeros(1, dtype=wp.transform)
+    sub = wp.zeros(2, dtype=wp.transform)
+    addd = wp.zeros(2, dtype=wp.transformd)
+    old = wp.zeros(n, dtype=wp.transformd)
+    wp.launch(transform_atomics, dim=n, inputs=[x, xd, add, sub, addd, old])
+    np.testing.assert_array_equal(add.numpy()[0], vals.sum(0))
+    np.testing.assert_array_equal(sub.numpy(), [-vals[0::2].sum(0), -vals[1::2].sum(0)])
+    np.testing.assert_array_equal(addd.numpy(), [vals.sum(0), -vals.sum(0)])
+    # The old values: each thread saw the element before its own subtraction,
+    # so the final value lies one step past exactly one of them.
+    seen = old.numpy()
+    assert np.any(np.all(seen == 0.0, axis=1)), "one thread came first"
+    assert sum(np.array_equal(seen[i] - vals[i], -vals.sum(0)) for i in range(n)) == 1, "one thread came last"
+
+
+def test_atomic_add_sub_on_transforms_differentiate(wp):
+    # y[i] += x[i]; y[i] -= 3 x[i]: dL/dx = (1 - 3) dL/dy, component-wise.
+    n = 4
+    x = wp.array(np.arange(n * 7, dtype=np.float32).reshape(n, 7), dtype=wp.transform, requires_grad=True)
+    y = wp.zeros(n, dtype=wp.transform, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(transform_atomic_ops, dim=n, inputs=[x], outputs=[y])
+    np.testing.assert_array_equal(y.numpy(), -2.0 * x.numpy())
+    seed = np.linspace(0.5, 4.0, n * 7, dtype=np.float32).reshape(n, 7)
+    y.grad = wp.array(seed, dtype=wp.transform)
+    tape.backward()
+    np.testing.assert_allclose(x.grad.numpy(), -2.0 * seed, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["atomic_min", "atomic_max", "atomic_exch"])
+def test_other_atomics_on_transforms_are_refused(wp, tmp_path, op):
+    path = tmp_path / "refused.py"
+    path.write_text(f"import warpd as wp\n\n@wp.kernel(module='unique')\ndef k(a: wp.array(dtype=wp.transform)):\n"
+                    f"    wp.{op}(a, 0, wp.transform_identity())\n")
+    ns = {"__name__": f"refused_{op}"}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
+    with pytest.raises(wp.CompileError, match=rf"{op}\(\) on an array of transformf is not supported"):
+        wp.launch(ns["k"], dim=1, inputs=[wp.zeros(1, dtype=wp.transform)])
