@@ -339,7 +339,7 @@ std::optional<WarpdOnly> WarpdOnlyDecision(std::string_view name) {
     return WarpdOnly{true, "a typed constructor: Warp's vector/matrix/quaternion/transformation (differentiable)"};
   if (name == "eq" || name == "ne" || name == "lt" || name == "le" || name == "gt" || name == "ge")
     return WarpdOnly{false, "a comparison: Warp emits it without a builtin and without an adjoint"};
-  if (name == "range" || name == "expect_eq" || name == "expect_neq")
+  if (name == "range" || name == "reversed" || name == "expect_eq" || name == "expect_neq")
     return WarpdOnly{false, "Warp's hidden builtin, registered not differentiable"};
   if (name == "struct") return WarpdOnly{false, "warpd's zero-initialized struct of a type: no value inputs"};
   if (name == "construct_like")

@@ -513,8 +513,8 @@ absl::StatusOr<HookResult> HookTid(const Overload&, Expr& call, types::TypeTable
   return Done(types::Scalar(ScalarKind::kInt32), "");
 }
 
-absl::StatusOr<HookResult> HookRange(const Overload&, Expr&, types::TypeTable&) {
-  return Err("range() may only be used as the iterator of a for loop");
+absl::StatusOr<HookResult> HookRange(const Overload& o, Expr&, types::TypeTable&) {
+  return Err(Cat(o.name, "() may only be used as the iterator of a for loop"));
 }
 
 absl::StatusOr<HookResult> HookAtomic(const Overload& o, Expr& call, types::TypeTable&) {

@@ -14,6 +14,8 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, ir::Expr& call, type
 absl::StatusOr<HookResult> HookStruct(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookConstructLike(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookTid(const Overload& o, ir::Expr& call, types::TypeTable& table);
+// range() and reversed(range()): a for loop's iterator only (sema's ForSema
+// types them there); anywhere else an error.
 absl::StatusOr<HookResult> HookRange(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookAtomic(const Overload& o, ir::Expr& call, types::TypeTable& table);
 absl::StatusOr<HookResult> HookPrint(const Overload& o, ir::Expr& call, types::TypeTable& table);

@@ -12,6 +12,8 @@ void AddUtility(Builder& b) {
   b.Group("Utility");
   b.Hook("tid", HookTid, "", "int32 | (int32, ...)").NoDiff().Form(Form::kTid);
   b.Hook("range", HookRange, "start: Int, stop: Int, step: Int").NoDiff().Form(Form::kRange);
+  // Warp's hidden reversed(range(...)): the same values, last first.
+  b.Hook("reversed", HookRange, "range: range(...)").NoDiff().Form(Form::kRange);
   // Warp 1.19 differentiates add/sub/min/max; the bitwise ones and exch
   // (like cas) have no adjoint.
   for (const char* op : {"atomic_add", "atomic_sub", "atomic_min", "atomic_max"})

@@ -450,10 +450,22 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
 }
 
 absl::Status FunctionSema::ForSema(Stmt& s) {
-  Expr& iter = *s.value;
-  if (iter.kind != ExprKind::Call || iter.callee_kind != ir::CalleeKind::kBuiltin ||
-      (iter.name != "range" && iter.name != "builtins.range"))
-    return Err(iter.span, "for loops iterate over range(...) only");
+  const auto builtin_call = [](const Expr& e, std::string_view name) {
+    return e.kind == ExprKind::Call && e.callee_kind == ir::CalleeKind::kBuiltin &&
+           (e.name == name || e.name == Cat("builtins.", name));
+  };
+  // reversed(range(...)), reversed(reversed(range(...))), ...: each layer
+  // takes exactly the one range; lowering unwraps them (FunctionLowering::ForLoop).
+  Expr* outer = s.value.get();
+  while (builtin_call(*outer, "reversed")) {
+    if (!outer->keywords.empty() || outer->operands.size() != 1)
+      return Err(outer->span, "reversed() takes exactly one argument, a range(...)");
+    outer->overload = builtins::Lookup("reversed").front();
+    outer->type = types::Void();
+    outer = outer->operands[0].get();
+  }
+  Expr& iter = *outer;
+  if (!builtin_call(iter, "range")) return Err(iter.span, "for loops iterate over range(...) only");
   size_t n = iter.operands.size();
   if (!iter.keywords.empty() || n < 1 || n > 3) return Err(iter.span, "range() takes 1 to 3 positional arguments");
   for (auto& a : iter.operands) {

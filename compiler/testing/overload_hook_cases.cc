@@ -422,6 +422,24 @@ void Misc(Cases& cs) {
              b.Store(Name(acc), types::Scalar(ScalarKind::kInt32), "sum", true);
            });
   }
+  // reversed(range(...)): order-sensitive sums (acc = 2 acc + j), empty and
+  // negative-step ranges included.
+  for (const std::vector<int>& args : std::vector<std::vector<int>>{{4}, {2, 9, 3}, {6, 0, -2}, {5, 5}, {1, 8, 0}}) {
+    std::vector<std::string> text;
+    for (int a : args) text.push_back(std::to_string(a));
+    cs.Add("reversed", Cat("for j in reversed(range(", Join(text, ", "), "))"), [=](ModuleBuilder& b) {
+      std::string acc = b.Local(Int(0));
+      std::string j = b.FreshName();
+      std::vector<v1::Expr> range_args;
+      for (int a : args) range_args.push_back(Int(a));
+      v1::Stmt loop = For(j, std::move(range_args),
+                          {Assign(Name(acc), Bin(v1::BINOP_ADD, Bin(v1::BINOP_MUL, Name(acc), Int(2)), Name(j)))});
+      v1::Expr range = loop.for_stmt().iter();
+      *loop.mutable_for_stmt()->mutable_iter() = Call("reversed", {std::move(range)});
+      b.Emit(std::move(loop));
+      b.Store(Name(acc), types::Scalar(ScalarKind::kInt32), "sum", true);
+    });
+  }
   // len() of every kind of value and of an array.
   for (TypeRef t : {types::Vector(5, ScalarKind::kFloat16), types::Matrix(2, 3, ScalarKind::kFloat64),
                     types::Quat(ScalarKind::kFloat32), types::Transform(ScalarKind::kFloat64)}) {

@@ -401,8 +401,11 @@ If& Builder::MakeIf(Operand cond, const ir::Span& span) {
 For& Builder::MakeFor(VarId var, Operand start, Operand stop, Operand step, const ir::Span& span) {
   TypeRef t = TypeOf(var);
   if (t == nullptr || !t->is_int()) Fail(span, "a loop variable that is not an integer");
+  // Bounds are of the loop variable's type, or int64 (a reversed range's,
+  // computed in the counter's 64 bits).
   for (const Operand* o : {&start, &stop, &step})
-    if (CheckOperand(*o, span, "a range bound") && t && !types::SameType(o->type, t))
+    if (CheckOperand(*o, span, "a range bound") && t && !types::SameType(o->type, t) &&
+        !types::SameType(o->type, types::Scalar(types::ScalarKind::kInt64)))
       Fail(span, "range bounds of another type than the loop variable");
   auto& f = Append<tir::For>(span);
   f.var = var;

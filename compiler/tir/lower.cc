@@ -138,7 +138,17 @@ class FunctionLowering {
   }
 
   void ForLoop(const ir::Stmt& s) {
-    const Expr& range = *s.value;
+    // reversed(...) layers around the range (sema checked them): an odd
+    // number runs the range's values last first.
+    const Expr* iter = s.value.get();
+    const builtins::Overload* reversed = nullptr;
+    bool reverse = false;
+    while (iter->overload != nullptr && iter->overload->name == "reversed") {
+      reversed = iter->overload;
+      reverse = !reverse;
+      iter = iter->operands[0].get();
+    }
+    const Expr& range = *iter;
     TypeRef t = range.type;
     Operand start = Operand::Constant(int64_t{0}, t), stop, step = Operand::Constant(int64_t{1}, t);
     if (range.operands.size() == 1) {
@@ -147,6 +157,17 @@ class FunctionLowering {
       start = Value(*range.operands[0]);
       stop = Value(*range.operands[1]);
       if (range.operands.size() == 3) step = Value(*range.operands[2]);
+    }
+    if (reverse) {
+      // The same arithmetic progression backwards, its bounds in 64 bits
+      // (the loop's counter; the values themselves are the range's).
+      TypeRef i64 = types::Scalar(ScalarKind::kInt64);
+      Operand lo = start, hi = stop, st = step;
+      start = b_.CallBuiltin(reversed, "wp::reversed_range_start", {ValueArg(lo), ValueArg(hi), ValueArg(st)}, i64,
+                             s.span);
+      stop = b_.CallBuiltin(reversed, "wp::reversed_range_stop", {ValueArg(lo), ValueArg(hi), ValueArg(st)}, i64,
+                            s.span);
+      step = b_.CallBuiltin(reversed, "wp::reversed_range_step", {ValueArg(st)}, i64, s.span);
     }
     For& loop = b_.MakeFor(LocalVar(s.target->name, s.target->span), start, stop, step, s.span);
     Builder::Scope in(b_, loop.body);

@@ -278,7 +278,8 @@ struct If : InstOf<InstKind::If> {
 
 // The counter runs in int64 (so `+= step` cannot overflow); step 0 runs no
 // iterations. The loop variable (`var`, of the arguments' int type) takes
-// each value before the body; every iteration checks for a stop.
+// each value before the body; every iteration checks for a stop. The bounds
+// are of the variable's type or int64 (reversed ranges).
 struct For : InstOf<InstKind::For> {
   VarId var = kNoVar;
   Operand start, stop, step;

@@ -109,6 +109,18 @@ WP_FUNC uint64 loop_trips(int64 lo, int64 hi, int64 step) {
   return 0;
 }
 
+// reversed(range(lo, hi, step)) as a loop of the form above: the same
+// values, last first (Python's order). An empty range stays empty.
+WP_FUNC int64 reversed_range_start(int64 lo, int64 hi, int64 step) {
+  const uint64 n = loop_trips(lo, hi, step);
+  return n ? (int64)((uint64)lo + (n - 1) * (uint64)step) : lo;
+}
+WP_FUNC int64 reversed_range_stop(int64 lo, int64 hi, int64 step) {
+  if (loop_trips(lo, hi, step) == 0) return lo;
+  return step > 0 ? lo - 1 : lo + 1;  // just past lo, which is in the range
+}
+WP_FUNC int64 reversed_range_step(int64 step) { return (int64)(0 - (uint64)step); }
+
 // Checked at loop back-edges: a fault elsewhere or a cancel stops this thread.
 WP_FUNC bool should_stop(const launch_ctx* ctx) {
 #if WP_CUDA
