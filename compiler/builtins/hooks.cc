@@ -170,6 +170,21 @@ absl::StatusOr<HookResult> ConstructQuat(TypeRef t, Args& a, std::string_view fn
   return Done(t, "$R{{$*}}");
 }
 
+// Warp 1.19's transformation(p: vec3, q: quat = identity) overload, tried
+// before the others: what p and q may be, and its dtype rules.
+bool IsTransformP(const Expr* e) {
+  return e->type && e->type->is_vector() && e->type->length() == 3 && types::IsFloat(e->type->scalar());
+}
+bool IsTransformQ(const Expr* e) { return e->type && e->type->is_quat(); }
+absl::Status TransformPQDTypes(TypeRef t, const Expr* p, const Expr* q) {
+  if (q && q->type->scalar() != p->type->scalar())
+    return Err("all values given when constructing a transformation matrix must have the same type");
+  if (p->type->scalar() != t->scalar())
+    return Err(Cat("all values used to initialize this transformation matrix are expected to be of the type `",
+                   types::ScalarName(t->scalar()), "`"));
+  return absl::OkStatus();
+}
+
 // transform(p=..., q=...) (q defaults to the identity, as in Warp): the call
 // is rewritten to its positional form (lowering passes positional operands).
 absl::StatusOr<HookResult> ConstructTransformKeywords(TypeRef t, Expr& call, std::string_view fn) {
@@ -180,8 +195,9 @@ absl::StatusOr<HookResult> ConstructTransformKeywords(TypeRef t, Expr& call, std
   if (a.pos.size() > 2 || !p || (a.pos.size() > 0 && a.Keyword("p")) || (a.pos.size() > 1 && a.Keyword("q")))
     return Err(Cat(fn, "() takes p and q (by position or name)"));
   TypeRef v3 = types::Vector(3, t->scalar()), qt = types::Quat(t->scalar());
-  if (!p->type || !types::SameType(p->type, v3) || (q && (!q->type || !types::SameType(q->type, qt))))
+  if (!IsTransformP(p) || (q && !IsTransformQ(q)))
     return Err(Cat(fn, "(p, q) needs p: ", v3->ToString(), " and q: ", qt->ToString()));
+  if (auto st = TransformPQDTypes(t, p, q); !st.ok()) return st;
   std::vector<std::unique_ptr<Expr>> old = std::move(call.operands);
   call.operands.push_back(TakeOperand(old, p));
   if (q) call.operands.push_back(TakeOperand(old, q));
@@ -200,20 +216,18 @@ absl::StatusOr<HookResult> ConstructTransform(TypeRef t, Args& a, std::string_vi
                      types::ScalarName(a.pos[0]->type->scalar()), "` and `", types::ScalarName(t->scalar()), "`"));
     return Done(t, "$0");
   }
+  // A float vec3 (and a quaternion): Warp's (p, q = identity) form.
+  if ((n == 1 && IsTransformP(a.pos[0])) || (n == 2 && IsTransformP(a.pos[0]) && IsTransformQ(a.pos[1]))) {
+    if (auto st = TransformPQDTypes(t, a.pos[0], n == 2 ? a.pos[1] : nullptr); !st.ok()) return st;
+    return Done(t, n == 2 ? "$R{$0, $1}" : Cat("$R{$0, wp::quat_identity<", dt, ">()}"));
+  }
   if (n == 1) {  // every component the one value, as Warp's transform(1.5)
     if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
     return Done(t, "$R{{{$0, $0, $0}}, {{$0, $0, $0, $0}}}");
   }
-  if (n == 2) {
-    if (!a.pos[0]->type || !types::SameType(a.pos[0]->type, types::Vector(3, t->scalar())) || !a.pos[1]->type ||
-        !types::SameType(a.pos[1]->type, types::Quat(t->scalar())))
-      return Err(Cat(fn, "(p, q) needs p: ", types::Vector(3, t->scalar())->ToString(), " and q: ",
-                              types::Quat(t->scalar())->ToString()));
-    return Done(t, "$R{$0, $1}");
-  }
   if (n != 7)
     return Err(Cat("incompatible number of values given (", n,
-                   ") when constructing a transform; expected 0, 1, or 7 (or p and q)"));
+                   ") when constructing a transform; expected 0, 1, or 7"));
   if (auto st = ScalarsOf(a.pos, t->scalar(), fn); !st.ok()) return st;
   return Done(t, "$R{{{$0, $1, $2}}, {{$3, $4, $5, $6}}}");
 }
@@ -405,7 +419,7 @@ absl::StatusOr<HookResult> ConstructOf(TypeRef type, Args& a, Expr& call, std::s
     case types::Kind::kMatrix: return ConstructMatrix(type, a, name);
     case types::Kind::kQuat: return ConstructQuat(type, a, name);
     case types::Kind::kTransform:
-      if (a.Keyword("p") || a.Keyword("q") || a.pos.size() == 2) return ConstructTransformKeywords(type, call, name);
+      if (a.Keyword("p") || a.Keyword("q")) return ConstructTransformKeywords(type, call, name);
       return ConstructTransform(type, a, name);
     default: break;
   }

@@ -172,6 +172,11 @@ void GenericConstructors(Cases& cs) {
                    {b.Arg(types::Vector(3, s), Value{0}, Rot(r)), b.Arg(types::Quat(s), Value{1}, Rot(r + 2))}),
               types::Transform(s), "result", true);
     });
+    cs.Add("transformation", Cat("transformation(p) of ", types::ScalarName(s), " (the identity rotation)"),
+           [=](ModuleBuilder& b) {
+             b.Store(Call("transformation", {b.Arg(types::Vector(3, s), Value{0}, Rot(r + 1))}), types::Transform(s),
+                     "result", true);
+           });
     cs.Add("transformation", Cat("transformation(dtype=", types::ScalarName(s), ")"), [=](ModuleBuilder& b) {
       b.Store(WithKeyword(Call("transformation", {}), "dtype", TypeValue(types::Scalar(s))), types::Transform(s),
               "result", true);

@@ -4,6 +4,7 @@
 A rigid transform: translation p (a 3-vector) then rotation q (a
 quaternion), 7 components of one float dtype. Python scope, as in Warp:
 ``transform()`` is the identity, ``transform(p, q)`` or ``transform(p=..., q=...)``,
+``transform(p)`` (the identity rotation), ``transform(value)`` (every component),
 ``transform(*7 components)``; ``t.p`` and ``t.q`` read and write the parts,
 ``t[i]`` a component; ``t * t`` composes (as ``wp.transform_multiply``),
 ``+``/``-`` with the same type and ``*``/``/`` by a scalar act per component.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value, float_family_type
+from .family import Value, float_family_type, is_number
 from .generic import GenericValue, is_generic
 from .quat import quat_multiply, quat_rotate, quaternion
 from .scalar import float32
@@ -32,26 +33,48 @@ class Transform(Value):
 
     @classmethod
     def _wp_parse_(cls, args, kwargs):
+        """Warp 1.19's forms: () the identity; (value) every component, (transform) a
+        copy, (sequence) p with the identity q; (p, q); p=, q= keywords (bound as
+        Python binds ``(p=(0, 0, 0), q=(0, 0, 0, 1))``, with its messages); else the
+        7 components."""
         name = f"{cls.__name__}()"
+        identity_q = (0, 0, 0, 1)
         if kwargs:
-            unknown = set(kwargs) - {"p", "q"}
-            if unknown:
-                raise TypeError(f"{name} got an unexpected keyword argument '{sorted(unknown)[0]}'")
-            if len(args) + len(kwargs) > 2 or ("p" in kwargs and args):
-                raise TypeError(f"{name} takes (p, q)")
-            p = kwargs.get("p", args[0] if args else (0, 0, 0))
-            q = kwargs.get("q", (0, 0, 0, 1))
-            args = (p, q)
+            unknown = sorted(set(kwargs) - {"p", "q"})
+            if unknown:  # named before anything else, as Warp's signature check does
+                raise TypeError(f"got an unexpected keyword argument '{unknown[0]}'")
+            given = dict(zip(("p", "q"), args))
+            for k in ("p", "q"):
+                if k in kwargs and (k in given or (k == "q" and len(args) > 2)):
+                    raise TypeError(f"multiple values for argument '{k}'")
+            if len(args) > 2:
+                raise TypeError("too many positional arguments")
+            given.update(kwargs)
+            return cls._from_pq(given.get("p", (0, 0, 0)), given.get("q", identity_q), name)
         if len(args) == 0:
             return cls._components([0, 0, 0, 0, 0, 0, 1])
+        if len(args) == 1:
+            value = args[0]
+            if isinstance(value, Transform) or is_number(value):
+                return cls._parse_common(args)  # a copy, or every component
+            if not hasattr(value, "__len__"):
+                raise TypeError("Invalid argument in transformation constructor: expected a scalar value, "
+                                f"got {type(value).__name__}")
+            return cls._from_pq(value, identity_q, name)
         if len(args) == 2:
-            st = cls._wp_scalar_type_
-            p = vector(3, st)._wp_storage_(args[0], wrap=True, what=f"{name} p")
-            q = quaternion(st)._wp_storage_(args[1], wrap=True, what=f"{name} q")
-            return np.concatenate([p, q])
-        return cls._parse_common(
-            args, f"{name} takes 0 arguments, (p, q), 1 value or 7 components, got {len(args)} "
-                  f"arguments")
+            return cls._from_pq(args[0], args[1], name)
+        return cls._parse_common(args)
+
+    @classmethod
+    def _from_pq(cls, p, q, name):
+        for part, value in (("p", p), ("q", q)):
+            if not hasattr(value, "__len__"):
+                raise TypeError(f"Invalid argument '{part}' in transformation constructor: expected a sequence, "
+                                f"got {type(value).__name__}")
+        st = cls._wp_scalar_type_
+        p = vector(3, st)._wp_storage_(p, wrap=True, what=f"{name} p")
+        q = quaternion(st)._wp_storage_(q, wrap=True, what=f"{name} q")
+        return np.concatenate([p, q])
 
     @classmethod
     def _wp_typeref_(cls) -> ir_pb2.TypeRef:
