@@ -569,8 +569,13 @@ def test_value_argument_errors_name_the_parameter(wp):
         launch_with(1, np.zeros((3, 2)))
     with pytest.raises(TypeError, match=r"argument 'c' .* expects quatd, got quatf"):
         launch_with(2, wp.quat())
-    with pytest.raises(TypeError, match=r"argument 'd' .* expects transformh, got a single value"):
+    # Warp 1.19's words (and class) for a single value given for a composite.
+    with pytest.raises(RuntimeError, match=r"Error launching kernel 'value_args', argument 'd' expects transformh "
+                                           r"but got a single value of type float\. Construct the value "
+                                           r"explicitly, e\.g\.: transformh\(\.\.\.\)\.$"):
         launch_with(3, 1.0)
+    with pytest.raises(ValueError, match=r"^Failed to convert argument for param d to transformh$"):
+        launch_with(3, None)
     with pytest.raises(ValueError, match=r"argument 'i8' .* expects int8, got 300, which is out "
                                          r"of range"):
         launch_with(8, 300)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numbers
 import struct
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from .array import array
 from .context import runtime
 from . import tape as _tape
 from .kernel import Kernel
+from .types.scalar import is_number
 from .v1 import runtime_pb2
 
 # Launch.args entries of array handles (wire.arg_array), by handle; cleared
@@ -142,10 +144,33 @@ class _Param:
             return False, self._pack_indexed(value, device)
         if isinstance(value, array):
             raise TypeError(f"{self.where()} expects {self.want}, got an array")
+        if self.which == "struct_type" and value is None:
+            raise RuntimeError(f"Error launching kernel '{self.kernel}', argument '{self.name}' expects "
+                               f"{self.want} but got None")
+        if isinstance(self.type, type) and issubclass(self.type, wt.Value):
+            value = self._composite(value)
         try:
             return False, wt.pack(self.type, value)
         except (TypeError, ValueError) as e:
             raise type(e)(f"{self.where()} expects {self.want}, {e}") from None
+
+    def _composite(self, value):
+        """A vector, matrix, quaternion or transform argument, as Warp 1.19 converts it:
+        a NumPy number or a bool fills every component (deprecated: a warning), another
+        single value is refused, None is Warp's ValueError; sequences and values go on to
+        wt.pack's checks."""
+        if value is None:
+            raise ValueError(f"Failed to convert argument for param {self.name} to {self.want}")
+        if isinstance(value, (bool, np.bool_, wt.bool_, np.integer, np.floating)):
+            warnings.warn(f"Implicit conversion from a value of type `{type(value).__name__}` to the composite "
+                          f"type `{self.want}` for kernel parameter '{self.name}' is deprecated. Construct the "
+                          f"value explicitly, e.g.: `{self.want}(...)`.", DeprecationWarning, stacklevel=5)
+            return self.type(float(value) if isinstance(value, np.floating) else int(value))
+        if is_number(value):
+            raise RuntimeError(f"Error launching kernel '{self.kernel}', argument '{self.name}' expects {self.want} "
+                               f"but got a single value of type {type(value).__name__}. Construct the value "
+                               f"explicitly, e.g.: {self.want}(...).")
+        return value
 
     def _pack_indexed(self, value, device) -> bytes:
         from .indexedarray import indexedarray
