@@ -156,3 +156,22 @@ def test_front_end_errors_use_warp_classes(wp):
     assert e.function == "kernel 'returns_none'"
     _raises(wp, annotated, wp.WarpCodegenTypeError, pattern, [1.0])
     _raises(wp, makes_list, wp.WarpCodegenError, r"List constructs are not supported in kernels\. Use vectors", [1.0])
+
+
+def test_call_of_a_call_of_an_undefined_name_is_warps_key_error(wp):
+    # Warp evaluates g(i) of g(i)(0) first: an undefined g is "Referencing undefined symbol".
+    @wp.kernel(module="unique")
+    def misspelled():
+        i = wp.tid()
+        _ = typez(i)(0)  # noqa: F821
+
+    e = _raises(wp, misspelled, wp.WarpCodegenKeyError, r":\d+:\d+: error: Referencing undefined symbol: typez$")
+    assert isinstance(e, KeyError)
+
+    # A defined callee that is not a function value stays unsupported.
+    @wp.kernel(module="unique")
+    def call_of_call(out: wp.array(dtype=float)):
+        out[0] = wp.sin(0.5)(1.0)
+
+    _raises(wp, call_of_call, wp.CompileError, r"only calls of named functions are supported$",
+            [wp.zeros(1, dtype=float)])

@@ -900,6 +900,10 @@ class Translator:
         elif isinstance(f, (ast.Name, ast.Attribute)):
             obj = self.resolve(f)
         else:
+            # g(x)(...): Warp evaluates g(x) first, so an undefined g is its KeyError.
+            inner = f.func if isinstance(f, ast.Call) else None
+            if isinstance(inner, ast.Name) and inner.id not in self.locals and self.lookup(inner.id) is _MISSING:
+                raise self.error(inner, f"Referencing undefined symbol: {inner.id}", KeyError)
             raise self.error(node, "only calls of named functions are supported")
         if getattr(obj, "_wp_native_snippet_", False):
             raise self.error(node, f"'{obj.key}' is a wp.func_native snippet: warpd never compiles "
