@@ -234,7 +234,8 @@ def test_vector_values():
     with pytest.raises(ValueError, match=r"^Invalid number of arguments in vector constructor, expected 3 "
                                          r"elements, got 2$"):
         wp.vec3(1, 2)
-    with pytest.raises(TypeError, match="does not convert"):
+    with pytest.raises(RuntimeError, match=r"^Couldn't find a function 'add' compatible with the arguments "
+                                           r"'vec3f, vec3d'$"):
         wp.vec3() + wp.vec3d()
     with pytest.raises(TypeError):
         wp.vec3() * wp.vec3()  # Warp has no vec * vec (use cw_mul)
@@ -300,11 +301,11 @@ def test_matrix_values():
     m[1] = wp.vec2(8, 9)
     assert m == [[1, 7], [8, 9]]
     md = wp.mat22d(1, 2, 3, 4)
-    with pytest.raises(TypeError, match="does not convert"):
+    with pytest.raises(RuntimeError, match=r"'add' compatible with the arguments 'mat22f, mat22d'$"):
         m + md
-    with pytest.raises(TypeError, match="does not convert"):
+    with pytest.raises(RuntimeError, match=r"'mul' compatible with the arguments 'mat22f, mat22d'$"):
         m * md
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(RuntimeError, match=r"^Couldn't find a function 'mul' compatible with the arguments"):
         x * x
     with pytest.raises(ValueError, match=r"^Invalid number of arguments in matrix constructor, expected 4 "
                                          r"elements, got 3$"):
@@ -348,7 +349,7 @@ def test_quaternion_and_transform_values():
                                R2 @ [1, 0, 0], atol=1e-6)
     qa = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), math.pi / 2)
     np.testing.assert_allclose(np.array(wp.quat_rotate(qa, wp.vec3(1, 0, 0))), [0, 1, 0], atol=1e-6)
-    with pytest.raises(TypeError, match="does not convert"):
+    with pytest.raises(RuntimeError, match=r"'mul' compatible with the arguments 'quatf, quatd'$"):
         wp.quat() * wp.quatd()
     sv = wp.spatial_vector(wp.vec3(1, 2, 3), wp.vec3(4, 5, 6))
     assert type(sv) is wp.spatial_vectorf and sv == [1, 2, 3, 4, 5, 6]

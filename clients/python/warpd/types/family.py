@@ -54,6 +54,18 @@ from .scalar import (SUFFIX, _Scalar, bfloat16, convert, export, float16, float3
                      scalar_type)
 
 
+
+# Warp's builtin of each Python operator, for its "no overload" message.
+_OPERATOR_BUILTINS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "@": "mul"}
+
+
+def no_overload(builtin, *operands):
+    """Warp 1.19's RuntimeError when no overload of `builtin` takes the operands' types
+    (Python scope: Warp does not convert implicitly)."""
+    names = ", ".join(getattr(type(o), "_wp_type_name_", None) or type(o).__name__ for o in operands)
+    return RuntimeError(f"Couldn't find a function '{builtin}' compatible with the arguments '{names}'")
+
+
 class Value:
     """Base of the vector, matrix, quaternion and transformation types."""
 
@@ -345,8 +357,7 @@ class Value:
     def _same(self, other, symbol):
         if isinstance(other, Value):
             if type(other) is not type(self):
-                raise TypeError(f"unsupported operand types for {symbol}: {self._wp_type_name_} "
-                                f"and {other._wp_type_name_} (Warp does not convert implicitly)")
+                raise no_overload(_OPERATOR_BUILTINS.get(symbol, symbol), self, other)
             return other._v
         return None
 

@@ -214,12 +214,9 @@ class Matrix(Value):
 
     def _product(self, a, b, other_t, left):
         st = self._wp_scalar_type_
-        if other_t._wp_scalar_type_ is not st:
+        if other_t._wp_scalar_type_ is not st or a.shape[-1] != b.shape[0]:
             x, y = (self, other_t) if left else (other_t, self)
-            raise TypeError(f"cannot multiply {_tn(x)} by {_tn(y)} (Warp does not convert implicitly)")
-        if a.shape[-1] != b.shape[0]:
-            x, y = (self, other_t) if left else (other_t, self)
-            raise ValueError(f"cannot multiply {_tn(x)} by {_tn(y)}: the shapes do not match")
+            raise RuntimeError(f"Couldn't find a function 'mul' compatible with the arguments '{_tn(x)}, {_tn(y)}'")
         with np.errstate(all="ignore"):
             r = (a @ b).astype(st._np_dtype_)
         if r.ndim == 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value, float_family_type
+from .family import Value, float_family_type, no_overload
 from .generic import GenericValue, is_generic
 from .scalar import float32, is_number
 
@@ -48,8 +48,7 @@ class Quat(Value):
     def _wp_mul_(self, other):
         if type(other) is not type(self):
             if other._wp_family_ == "quat":
-                raise TypeError(f"cannot multiply {self._wp_type_name_} by {other._wp_type_name_} "
-                                f"(Warp does not convert implicitly)")
+                raise no_overload("mul", self, other)
             return NotImplemented
         return self._new(quat_multiply(self._v, other._v))
 

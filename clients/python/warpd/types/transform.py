@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..v1 import ir_pb2
-from .family import Value, float_family_type, is_number
+from .family import Value, float_family_type, is_number, no_overload
 from .generic import GenericValue, is_generic
 from .quat import quat_multiply, quat_rotate, quaternion
 from .scalar import float32
@@ -101,8 +101,7 @@ class Transform(Value):
     def _wp_mul_(self, other):
         if type(other) is not type(self):
             if other._wp_family_ == "transform":
-                raise TypeError(f"cannot multiply {self._wp_type_name_} by {other._wp_type_name_} "
-                                f"(Warp does not convert implicitly)")
+                raise no_overload("mul", self, other)
             return NotImplemented
         a, b = self._v, other._v
         p = quat_rotate(a[3:], b[:3]).astype(np.float64) + a[:3]
