@@ -12,6 +12,7 @@
 #include "common/str_cat.h"
 #include "compiler/builtins/adjoint.h"
 #include "compiler/builtins/builtins.h"
+#include "compiler/builtins/random_state.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/function_emitter.h"
 #include "compiler/codegen/layout.h"
@@ -385,8 +386,13 @@ class AdjointEmitter : public FunctionEmitter {
       }
       void VisitStore(const tir::Store& i) { Add(i.place.root); }
       void VisitBuiltin(const tir::Builtin& i) {
-        for (const tir::Arg& a : i.args)
+        for (size_t k = 0; k < i.args.size(); ++k) {
+          const tir::Arg& a = i.args[k];
           if (a.mode == tir::Arg::Mode::kOut) Add(a.place.root);
+          // A random state the call advances (builtins/random_state.h).
+          if (a.mode == tir::Arg::Mode::kValue && a.value.is_var() && builtins::AdvancesState(*i.overload, k))
+            Add(a.value.var);
+        }
       }
       void VisitFor(const tir::For& i) {
         Add(i.var);
@@ -424,7 +430,12 @@ class AdjointEmitter : public FunctionEmitter {
       void VisitBuiltin(const tir::Builtin& i) {
         const std::string_view n = i.overload->name;
         const bool linear = n == "add" || n == "sub" || n == "neg" || n == "pos";
-        for (const tir::Arg& a : i.args) {
+        for (size_t k = 0; k < i.args.size(); ++k) {
+          const tir::Arg& a = i.args[k];
+          // A state advanced in the loop: what the iteration draws depends on its value.
+          if (a.mode == tir::Arg::Mode::kValue && a.value.is_var() && written.contains(a.value.var) &&
+              builtins::AdvancesState(*i.overload, k))
+            state_read = true;
           if (a.mode == tir::Arg::Mode::kValue && !linear) Mark(a.value);
           if (a.mode == tir::Arg::Mode::kValue && linear && a.value.is_var() && i.dst != tir::kNoVar)
             linear_edges.emplace_back(i.dst, a.value.var);
@@ -432,6 +443,7 @@ class AdjointEmitter : public FunctionEmitter {
         }
       }
       std::vector<std::pair<tir::VarId, tir::VarId>> linear_edges;  // (sum, a term of it)
+      bool state_read = false;  // a carried random state is advanced
       // A term of a sum whose value is read is read too.
       void Close() {
         for (bool changed = true; changed;) {
@@ -479,7 +491,7 @@ class AdjointEmitter : public FunctionEmitter {
       uses.Visit(loop);
     }
     uses.Close();
-    bool exact = false;
+    bool exact = uses.state_read;
     for (tir::VarId t : uses.valued) exact |= uses.read_from.contains(t);
     needs_exact_.push_back(exact);
     size_t bytes = 0;

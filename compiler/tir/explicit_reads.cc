@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "compiler/builtins/random_state.h"
+
 namespace warpd::tir {
 namespace {
 
@@ -22,8 +24,11 @@ class ExplicitReads : public Mutator<ExplicitReads> {
     return true;
   }
   bool MutateBuiltin(Builtin& i, Block& out) {
-    for (Arg& a : i.args) {
-      if (a.mode == Arg::Mode::kValue) Read(a.value, i.span, out);
+    for (size_t k = 0; k < i.args.size(); ++k) {
+      Arg& a = i.args[k];
+      // A random state stays the variable it advances (random_state.h).
+      const bool state = i.overload != nullptr && builtins::AdvancesState(*i.overload, k);
+      if (a.mode == Arg::Mode::kValue && !state) Read(a.value, i.span, out);
       if (a.mode == Arg::Mode::kOut) Steps(a.place, i.span, out);
     }
     return true;

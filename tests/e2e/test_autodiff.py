@@ -107,6 +107,26 @@ def sum_all(x: wpd.array(dtype=wpd.float64), loss: wpd.array(dtype=wpd.float64))
 # ------------------------------------------------------------------ helpers
 
 
+@wpd.func
+def drawn_pair(seed: int, i: int) -> wpd.vec2d:
+    state = wpd.rand_init(seed, i)
+    a = wpd.float64(wpd.randf(state))
+    b = wpd.float64(wpd.randf(state))  # the state advanced in place: another number
+    return wpd.vec2d(a, b)
+
+
+@wpd.kernel
+def random_weights(x: wpd.array(dtype=wpd.float64), n: int, out: wpd.array(dtype=wpd.float64)):
+    # the backward pass replays the draws: a random state must advance there as forward
+    i = wpd.tid()
+    w = drawn_pair(7, i)
+    s = x[i] * w[0] + x[i] * x[i] * w[1]
+    state = wpd.rand_init(11, i)
+    for _j in range(n):
+        s = s * wpd.float64(wpd.randf(state, 0.5, 1.5)) + wpd.sin(s)  # a state carried by a dynamic loop
+    out[i] = s
+
+
 def fd_gradient(wp, kernel, inputs, which, extra=(), eps=1e-6):
     """d(sum of outputs)/d(inputs[which]) by central differences of forward launches."""
     base = inputs[which].numpy()
@@ -152,6 +172,12 @@ def test_loops_dynamic_static_and_while(wp):
     x = wp.array(RNG.uniform(-0.8, 0.8, N), dtype=wp.float64, requires_grad=True)
     got = tape_gradient(wp, loops, [x], 0, extra=(5,))
     np.testing.assert_allclose(got, fd_gradient(wp, loops, [x], 0, extra=(5,)), rtol=1e-5, atol=1e-6)
+
+
+def test_random_states_advance_in_the_replay(wp):
+    x = wp.array(RNG.uniform(-1, 1, N), dtype=wp.float64, requires_grad=True)
+    got = tape_gradient(wp, random_weights, [x], 0, extra=(4,))
+    np.testing.assert_allclose(got, fd_gradient(wp, random_weights, [x], 0, extra=(4,)), rtol=1e-5, atol=1e-6)
 
 
 def test_vectors_matrices_quaternions(wp):
