@@ -207,11 +207,12 @@ def load_json(path):
     return json.loads(read_file(path).decode("utf-8"))
 
 
-def descriptor(dptr, shape, strides):
-    """64 bytes, as Array::WriteDescriptor (runtime/objects/array.cc) fills them."""
+def descriptor(dptr, shape, strides, flags=0):
+    """64 bytes, as Array::WriteDescriptor (runtime/objects/array.cc) fills them;
+    `flags` is the reserved word (an adjoint block's gradient flags)."""
     s = list(shape) + [0] * (4 - len(shape))
     st = list(strides) + [0] * (4 - len(strides))
-    return struct.pack("<Q4iii4q", dptr, *s, len(shape), 0, *st)
+    return struct.pack("<Q4iii4q", dptr, *s, len(shape), flags, *st)
 
 
 def launch_ctx(dim, cancel):
@@ -458,7 +459,8 @@ class Runner:
                 dptr = drv.alloc(len(host))
                 device_allocs.append(dptr)
                 drv.htod(dptr, host)
-                block[p["offset"]:p["offset"] + ARRAY_T["size"]] = descriptor(dptr, spec["shape"], spec["strides"])
+                block[p["offset"]:p["offset"] + ARRAY_T["size"]] = descriptor(dptr, spec["shape"], spec["strides"],
+                                                                              spec.get("flags", 0))
                 filled.add(p["name"])
                 arrays.append((spec, p, dptr, len(host), init, expect))
             for spec in launch["scalars"]:

@@ -39,9 +39,16 @@ struct ParamLayout {
   types::TypeRef type = nullptr;
   uint32_t offset = 0;
   uint32_t size = 0;
-  // Arrays: tir::ArrayAccessBits (read, overwritten, accumulated).
+  // Arrays: tir::ArrayAccessBits (read, overwritten, accumulated, and
+  // kAccessExclusive below).
   uint8_t access = 0;
 };
+
+// ParamLayout::access of a backward module's kernel: the kernel accesses the
+// array only at the thread's own element, so an adjoint launch may mark its
+// gradient exclusive (docs/launch_abi.md) when no other gradient array of
+// the launch shares its memory.
+inline constexpr uint8_t kAccessExclusive = 8;
 
 struct KernelLayout {
   std::string name;          // IR name: what launches name

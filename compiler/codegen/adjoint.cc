@@ -16,6 +16,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/function_emitter.h"
 #include "compiler/codegen/layout.h"
+#include "compiler/codegen/thread_index.h"
 
 namespace warpd::codegen {
 namespace {
@@ -70,6 +71,7 @@ class AdjointEmitter : public FunctionEmitter {
     SetReplay();
     NumberSites(f.body);
     FindLocalArrays();
+    if (f.is_kernel()) exclusive_ = FindThreadExclusive(f);
   }
 
   // The whole adjoint body: declarations, the forward replay, the reverse sweep.
@@ -80,7 +82,8 @@ class AdjointEmitter : public FunctionEmitter {
       if (var.kind == tir::VarKind::kParam) continue;
       if (var.kind == tir::VarKind::kElementRef) {
         w_.Line(Type(id) + "* " + Name(id) + " = nullptr; " + Type(id) + "* " + Adj(id) + " = nullptr; bool " +
-                Consume(id) + " = false;");
+                Consume(id) + " = false;" +
+                (exclusive_.refs.contains(id) ? " bool " + Exclusive(id) + " = false;" : std::string()));
       } else {
         w_.Line(Type(id) + " " + Name(id) + "{}; " + Type(id) + " " + Adj(id) + "{};");
       }
@@ -181,6 +184,10 @@ class AdjointEmitter : public FunctionEmitter {
     // A function's own local arrays are its to consume, like its locals.
     w_.Line(Consume(i.dst) + " = " +
             (local_refs_.contains(i.dst) ? std::string("true") : "wp::adj_consumes(" + AdjOp(i.array) + ")") + ";");
+    // The thread's own element of a gradient no other thread touches
+    // (thread_index.h): accumulated without an atomic when the runtime says
+    // the launch's gradient arrays do not share memory.
+    if (exclusive_.refs.contains(i.dst)) w_.Line(Exclusive(i.dst) + " = wp::adj_exclusive(" + AdjOp(i.array) + ");");
   }
 
   void VisitSubview(const tir::Subview& i) override {
@@ -269,6 +276,7 @@ class AdjointEmitter : public FunctionEmitter {
 
   std::string Adj(tir::VarId v) const { return "a" + BaseName(v); }
   std::string Consume(tir::VarId v) const { return "c" + BaseName(v); }
+  std::string Exclusive(tir::VarId v) const { return "x" + BaseName(v); }
   std::string AdjOp(const tir::Operand& o) const { return o.is_var() ? Adj(o.var) : "{}"; }
   std::string AdjPlace(const tir::Place& p, bool lvalue) const {
     const std::string root = Adj(p.root);
@@ -629,7 +637,10 @@ class AdjointEmitter : public FunctionEmitter {
   void ReverseLoad(const tir::Load& i) {
     TypeRef t = f_.var(i.dst).type;
     if (t->is_array() || !CarriesGradient(t)) return;
-    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
+    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && exclusive_.refs.contains(i.place.root)) {
+      w_.Line("if (" + Adj(i.place.root) + ") wp::adj_add_to(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) + ", " +
+              Exclusive(i.place.root) + ");");
+    } else if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
       w_.Line("if (" + Adj(i.place.root) + ") wp::adj_atomic_add(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) +
               ");");
     } else {
@@ -963,6 +974,7 @@ class AdjointEmitter : public FunctionEmitter {
   std::vector<std::string>& errors_;
   const size_t loop_budget_;
   std::set<tir::VarId> local_refs_;           // references into local arrays
+  ThreadExclusive exclusive_;                 // kernels: their own elements of arrays (thread_index.h)
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
   std::map<const tir::Inst*, int> loop_of_;   // loops, in order
   std::vector<std::vector<tir::VarId>> carried_;  // per loop: the variables it writes

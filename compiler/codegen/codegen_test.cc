@@ -9,6 +9,7 @@
 #include "compiler/codegen/thread_index.h"
 #include "compiler/ir/from_proto.h"
 #include "compiler/sema/sema.h"
+#include "compiler/tir/explicit_reads.h"
 #include "compiler/tir/lower.h"
 #include "compiler/testing/ir_builder.h"
 #include "compiler/testing/typed_module.h"
@@ -104,6 +105,66 @@ TEST(ThreadIndexTest, FindsAccessesIndexedByTheThreadId) {
   EXPECT_NE(src.find("wp::element_in_block(v_a, (wp::int64)v_i)"), std::string::npos) << src;
   EXPECT_NE(src.find("wp::contiguous(a.p_a) && wp::contiguous(a.p_b)"), std::string::npos) << src;
   EXPECT_NE(src.find("wp::address(ctx, v_a, 5, "), std::string::npos) << src;
+}
+
+// The names of the parameters FindThreadExclusive finds, on the lowered
+// kernel and on the same kernel with its reads made explicit (the adjoint's
+// form): both must agree.
+std::vector<std::string> ExclusiveParams(const v1::Module& proto) {
+  std::vector<std::string> names[2];
+  for (int explicit_reads = 0; explicit_reads < 2; ++explicit_reads) {
+    auto m = Typed(proto);
+    auto t = tir::Lower(*m);
+    EXPECT_TRUE(t.ok()) << t.status();
+    if (!t.ok()) return {};
+    tir::Function& f = t->functions[0];
+    if (explicit_reads) tir::MakeReadsExplicit(f);
+    const ThreadExclusive found = FindThreadExclusive(f);
+    for (tir::VarId v : found.params) names[explicit_reads].push_back(f.var(v).name);
+    EXPECT_FALSE(found.refs.empty() && !found.params.empty());
+  }
+  EXPECT_EQ(names[0], names[1]);
+  return names[0];
+}
+
+TEST(ThreadIndexTest, FindsArraysOnlyTheThreadsOwnElementOfIsAccessed) {
+  // i = tid(); a[i] = a[i] * s; b[i + 1] = s; k = 0; if s > 0: k = i; c[k] = s
+  // loc = d; loc[i] = s; e[i] = float32(len(e)); atomic_add(f, 0, s); f[i] = s
+  v1::Stmt add;
+  *add.mutable_expr()->mutable_value() = Call("atomic_add", {Name("f", 9), Int(0, 9), Name("s", 9)}, 9);
+  v1::Module one = ModuleOf({Kernel(
+      "k",
+      {{"a", Arr(F32())}, {"b", Arr(F32())}, {"c", Arr(F32())}, {"d", Arr(F32())}, {"e", Arr(F32())},
+       {"f", Arr(F32())}, {"s", F32()}},
+      {Assign(Name("i", 2), Call("tid", {}, 2), 2),
+       Assign(Sub(Name("a", 3), {Name("i", 3)}, 3),
+              Bin(v1::BINOP_MUL, Sub(Name("a", 3), {Name("i", 3)}, 3), Name("s", 3), 3), 3),
+       Assign(Sub(Name("b", 4), {Bin(v1::BINOP_ADD, Name("i", 4), Int(1, 4), 4)}, 4), Name("s", 4), 4),
+       Assign(Name("k", 5), Int(0, 5), 5),
+       If(Cmp(v1::CMP_GT, Name("s", 6), Float(0.0, 6), 6), {Assign(Name("k", 6), Name("i", 6), 6)}, {}, 6),
+       Assign(Sub(Name("c", 6), {Name("k", 6)}, 6), Name("s", 6), 6),
+       Assign(Name("loc", 7), Name("d", 7), 7), Assign(Sub(Name("loc", 7), {Name("i", 7)}, 7), Name("s", 7), 7),
+       Assign(Sub(Name("e", 8), {Name("i", 8)}, 8), Call("float32", {Call("len", {Name("e", 8)}, 8)}, 8), 8),
+       add, Assign(Sub(Name("f", 10), {Name("i", 10)}, 10), Name("s", 10), 10)})});
+  EXPECT_EQ(ExclusiveParams(one), (std::vector<std::string>{"a", "e"}));
+
+  // i, j = tid(); g[i, j] = s; h[j, i] = s; u = i; w[u, j] = s + g[i, j]
+  v1::Module two = ModuleOf({Kernel(
+      "k2", {{"g", Arr(F32(), 2)}, {"h", Arr(F32(), 2)}, {"w", Arr(F32(), 2)}, {"s", F32()}},
+      {Assign(TupleOf({Name("i", 2), Name("j", 2)}, 2), Call("tid", {}, 2), 2),
+       Assign(Sub(Name("g", 3), {Name("i", 3), Name("j", 3)}, 3), Name("s", 3), 3),
+       Assign(Sub(Name("h", 4), {Name("j", 4), Name("i", 4)}, 4), Name("s", 4), 4),
+       Assign(Name("u", 5), Name("i", 5), 5),
+       Assign(Sub(Name("w", 6), {Name("u", 6), Name("j", 6)}, 6),
+              Bin(v1::BINOP_ADD, Name("s", 6), Sub(Name("g", 6), {Name("i", 6), Name("j", 6)}, 6), 6), 6)})});
+  EXPECT_EQ(ExclusiveParams(two), (std::vector<std::string>{"g", "w"}));
+
+  // A thread id assigned in a branch (zero where it is not taken).
+  v1::Module branch = ModuleOf({Kernel(
+      "k3", {{"a", Arr(F32())}, {"s", F32()}},
+      {If(Cmp(v1::CMP_GT, Name("s", 2), Float(0.0, 2), 2), {Assign(Name("i", 3), Call("tid", {}, 3), 3)}, {}, 2),
+       Assign(Sub(Name("a", 4), {Name("i", 4)}, 4), Name("s", 4), 4)})});
+  EXPECT_EQ(ExclusiveParams(branch), (std::vector<std::string>{}));
 }
 
 // Sets `file` on every SourceSpan in `msg`, recursively.

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <variant>
 
+#include "compiler/builtins/random_state.h"
+
 namespace warpd::codegen {
 namespace {
 
@@ -134,6 +136,282 @@ ThreadIndexed FindThreadIndexed(const tir::Function& kernel) {
     arrays.insert(array);
   }
   for (tir::VarId v : arrays) out.arrays.push_back(kernel.var(v).name);  // params come first, in order
+  return out;
+}
+
+}  // namespace warpd::codegen
+
+namespace warpd::codegen {
+namespace {
+
+// Which thread index a variable holds exactly: the linear id, or coordinate
+// k of an n-dimensional TidCoords.
+constexpr int kTop = -2;      // no definition seen yet (optimistic)
+constexpr int kNotExact = -1;
+constexpr int kLinear = 1;
+int Coord(int k, int n) { return 100 + 10 * n + k; }
+
+// Every definition of every variable: a thread index, a copy of another
+// variable, or something else.
+struct ExactDefs : tir::Visitor<ExactDefs> {
+  explicit ExactDefs(const tir::Function& f)
+      : consts(f.vars.size()), copies(f.vars.size()), other(f.vars.size(), false), nested_store(f.vars.size(), false) {}
+
+  void Other(tir::VarId v) {
+    if (v != tir::kNoVar) other[static_cast<size_t>(v)] = true;
+  }
+  void VisitTid(const tir::Tid& i) { consts[static_cast<size_t>(i.dst)].push_back(kLinear); }
+  void VisitTidCoords(const tir::TidCoords& i) {
+    const int n = static_cast<int>(i.dsts.size());
+    for (int k = 0; k < n; ++k) {
+      const size_t v = static_cast<size_t>(i.dsts[static_cast<size_t>(k)]);
+      consts[v].push_back(Coord(k, n));
+      if (depth > 0) nested_store[v] = true;
+    }
+  }
+  void VisitLoad(const tir::Load& i) {
+    if (i.place.steps.empty()) {
+      copies[static_cast<size_t>(i.dst)].push_back(i.place.root);
+    } else {
+      Other(i.dst);
+    }
+  }
+  void VisitStore(const tir::Store& i) {
+    if (depth > 0) nested_store[static_cast<size_t>(i.place.root)] = true;
+    if (i.place.steps.empty() && i.value.is_var()) {
+      copies[static_cast<size_t>(i.place.root)].push_back(i.value.var);
+    } else {
+      Other(i.place.root);
+    }
+  }
+  void VisitBuiltin(const tir::Builtin& i) {
+    Other(i.dst);
+    for (size_t k = 0; k < i.args.size(); ++k) {
+      if (i.args[k].mode == tir::Arg::Mode::kOut) Other(i.args[k].place.root);
+      if (i.args[k].mode == tir::Arg::Mode::kValue && i.args[k].value.is_var() &&
+          builtins::AdvancesState(*i.overload, k))
+        Other(i.args[k].value.var);  // a random state, advanced in place
+    }
+  }
+  void VisitMakeTuple(const tir::MakeTuple& i) { Other(i.dst); }
+  void VisitCallFunc(const tir::CallFunc& i) { Other(i.dst); }
+  void VisitElementAddr(const tir::ElementAddr& i) { Other(i.dst); }
+  void VisitSubview(const tir::Subview& i) { Other(i.dst); }
+  void VisitLocalArray(const tir::LocalArray& i) { Other(i.dst); }
+  void VisitArrayShape(const tir::ArrayShape& i) { Other(i.dst); }
+  void VisitCheckIndex(const tir::CheckIndex& i) { Other(i.dst); }
+  void VisitIf(const tir::If& i) {
+    ++depth;
+    VisitBlock(i.then_body);
+    VisitBlock(i.else_body);
+    --depth;
+  }
+  void VisitFor(const tir::For& i) {
+    Other(i.var);
+    ++depth;
+    VisitBlock(i.body);
+    --depth;
+  }
+  void VisitWhile(const tir::While& i) {
+    ++depth;
+    VisitBlock(i.cond_body);
+    VisitBlock(i.body);
+    --depth;
+  }
+
+  std::vector<std::vector<int>> consts;
+  std::vector<std::vector<tir::VarId>> copies;
+  std::vector<bool> other, nested_store;
+  int depth = 0;
+};
+
+// Loads of variables anywhere inside an instruction.
+struct LoadsIn : tir::Visitor<LoadsIn> {
+  void VisitLoad(const tir::Load& i) { roots.insert(i.place.root); }
+  std::set<tir::VarId> roots;
+};
+
+// Every operand use of a variable, with whether the use keeps an array
+// parameter thread-exclusive (ElementAddr's array with exact indices, its
+// shape, a plain copy into a temporary).
+struct ArrayUses : tir::Visitor<ArrayUses> {
+  ArrayUses(const tir::Function& f, const std::vector<int>& cls) : f_(f), cls_(cls), bad(f.vars.size(), false) {}
+
+  void Use(const tir::Operand& o) {
+    if (o.is_var()) bad[static_cast<size_t>(o.var)] = true;
+  }
+  void Steps(const tir::Place& p) {
+    for (const tir::Step& s : p.steps) {
+      Use(s.index);
+      Use(s.index2);
+    }
+  }
+  bool ExactIndices(const tir::ElementAddr& i) const {
+    if (i.indices.empty()) return false;
+    const int n = static_cast<int>(i.indices.size());
+    for (int k = 0; k < n; ++k) {
+      const tir::Operand& o = i.indices[static_cast<size_t>(k)];
+      if (!o.is_var()) return false;
+      const int c = cls_[static_cast<size_t>(o.var)];
+      if (!(n == 1 && c == kLinear) && c != Coord(k, n)) return false;
+    }
+    return true;
+  }
+
+  void VisitLoad(const tir::Load& i) {
+    // A copy of the whole variable is followed through `copies`; anything
+    // else reads part of it.
+    if (!i.place.steps.empty() && f_.var(i.place.root).type->is_array()) bad[static_cast<size_t>(i.place.root)] = true;
+    Steps(i.place);
+  }
+  void VisitStore(const tir::Store& i) {
+    Steps(i.place);
+    Use(i.value);
+  }
+  void VisitBuiltin(const tir::Builtin& i) {
+    for (const tir::Arg& a : i.args) {
+      if (a.mode == tir::Arg::Mode::kValue) Use(a.value);
+      if (a.mode == tir::Arg::Mode::kOut) Steps(a.place);
+    }
+  }
+  void VisitMakeTuple(const tir::MakeTuple& i) {
+    for (const auto& o : i.elements) Use(o);
+  }
+  void VisitCallFunc(const tir::CallFunc& i) {
+    for (const auto& o : i.args) Use(o);
+  }
+  void VisitElementAddr(const tir::ElementAddr& i) {
+    if (!ExactIndices(i)) Use(i.array);
+    addrs.push_back(&i);
+  }
+  void VisitSubview(const tir::Subview& i) {
+    Use(i.array);
+    for (const auto& o : i.indices) Use(o);
+  }
+  void VisitCheckIndex(const tir::CheckIndex& i) { Use(i.index); }
+  void VisitPrint(const tir::Print& i) {
+    for (const auto& o : i.values) Use(o);
+  }
+  void VisitReturn(const tir::Return& i) {
+    if (i.has_value) Use(i.value);
+  }
+  void VisitIf(const tir::If& i) {
+    Use(i.cond);
+    VisitBlock(i.then_body);
+    VisitBlock(i.else_body);
+  }
+  void VisitFor(const tir::For& i) {
+    Use(i.start);
+    Use(i.stop);
+    Use(i.step);
+    VisitBlock(i.body);
+  }
+  void VisitWhile(const tir::While& i) {
+    VisitBlock(i.cond_body);
+    Use(i.cond);
+    VisitBlock(i.body);
+  }
+
+  const tir::Function& f_;
+  const std::vector<int>& cls_;
+  std::vector<bool> bad;
+  std::vector<const tir::ElementAddr*> addrs;
+};
+
+}  // namespace
+
+ThreadExclusive FindThreadExclusive(const tir::Function& kernel) {
+  const size_t n = kernel.vars.size();
+  ExactDefs defs(kernel);
+  defs.VisitBlock(kernel.body);
+
+  // Locals and slots: written only at the top level, never read before their
+  // first write (else they hold their zero-initialization somewhere).
+  std::vector<bool> unfit(n, false);
+  {
+    std::set<tir::VarId> written;
+    for (const auto& inst : kernel.body) {
+      LoadsIn loads;
+      loads.Visit(*inst);
+      for (tir::VarId v : loads.roots)
+        if (!written.contains(v)) unfit[static_cast<size_t>(v)] = true;
+      if (inst->kind == tir::InstKind::Store) written.insert(tir::Cast<tir::Store>(*inst).place.root);
+      if (inst->kind == tir::InstKind::TidCoords)
+        for (tir::VarId d : tir::Cast<tir::TidCoords>(*inst).dsts) written.insert(d);
+    }
+  }
+
+  // The greatest solution: start optimistic, meet over definitions.
+  std::vector<int> cls(n, kTop);
+  for (size_t v = 0; v < n; ++v) {
+    const tir::Var& var = kernel.vars[v];
+    const bool local = var.kind == tir::VarKind::kLocal || var.kind == tir::VarKind::kSlot;
+    if (var.kind == tir::VarKind::kParam || !IndexType(var.type) || defs.other[v] ||
+        (local && (defs.nested_store[v] || unfit[v])) ||
+        (var.kind != tir::VarKind::kTemp && !local) || (defs.consts[v].empty() && defs.copies[v].empty()))
+      cls[v] = kNotExact;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t v = 0; v < n; ++v) {
+      if (cls[v] == kNotExact) continue;
+      int c = kTop;
+      auto meet = [&](int x) {
+        if (x == kTop) return;
+        c = (c == kTop || c == x) ? x : kNotExact;
+      };
+      for (int k : defs.consts[v]) meet(k);
+      for (tir::VarId s : defs.copies[v]) meet(cls[static_cast<size_t>(s)] == kNotExact ? kNotExact : cls[static_cast<size_t>(s)]);
+      if (c != cls[v] && c != kTop) {
+        cls[v] = c;
+        changed = true;
+      }
+    }
+  }
+  for (int& c : cls)
+    if (c == kTop) c = kNotExact;
+
+  ArrayUses uses(kernel, cls);
+  uses.VisitBlock(kernel.body);
+  // Which parameter each array variable holds: the parameter itself, or a
+  // temporary copied from it (explicit reads, tir/explicit_reads.h).
+  std::vector<tir::VarId> holds(n, tir::kNoVar);
+  std::vector<bool> param_ok(n, false);
+  for (size_t v = 0; v < n; ++v) {
+    const tir::Var& var = kernel.vars[v];
+    if (var.kind != tir::VarKind::kParam || !var.type || !var.type->is_array() || var.type->is_indexed_array())
+      continue;
+    // Never reassigned.
+    if (defs.other[v] || !defs.copies[v].empty()) continue;
+    holds[v] = static_cast<tir::VarId>(v);
+    param_ok[v] = !uses.bad[v];
+  }
+  for (size_t v = 0; v < n; ++v) {
+    const tir::Var& var = kernel.vars[v];
+    if (var.kind != tir::VarKind::kTemp || !var.type || !var.type->is_array()) continue;
+    if (defs.other[v] || defs.copies[v].size() != 1) continue;
+    const tir::VarId from = defs.copies[v][0];
+    if (holds[static_cast<size_t>(from)] == tir::kNoVar || kernel.vars[static_cast<size_t>(from)].kind != tir::VarKind::kParam)
+      continue;
+    holds[v] = from;
+    if (uses.bad[v]) param_ok[static_cast<size_t>(from)] = false;
+  }
+  // Anything else holding a parameter (a local alias, a struct) disqualifies it.
+  for (size_t v = 0; v < n; ++v) {
+    for (tir::VarId s : defs.copies[v]) {
+      const tir::VarId p = holds[static_cast<size_t>(s)];
+      if (p != tir::kNoVar && holds[v] != p) param_ok[static_cast<size_t>(p)] = false;
+    }
+  }
+
+  ThreadExclusive out;
+  for (size_t v = 0; v < n; ++v)
+    if (param_ok[v]) out.params.insert(static_cast<tir::VarId>(v));
+  for (const tir::ElementAddr* a : uses.addrs) {
+    if (!a->array.is_var()) continue;
+    const tir::VarId p = holds[static_cast<size_t>(a->array.var)];
+    if (p != tir::kNoVar && out.params.contains(p)) out.refs.insert(a->dst);
+  }
   return out;
 }
 

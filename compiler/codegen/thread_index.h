@@ -33,4 +33,23 @@ struct ThreadIndexed {
 
 ThreadIndexed FindThreadIndexed(const tir::Function& kernel);
 
+// The array parameters a kernel accesses only at the thread's own element,
+// for the adjoint's accumulations (adjoint.cc): each element of such an
+// array's gradient has one writer, the thread whose index it is, unless the
+// launch's gradient arrays share memory (the runtime checks that and says so
+// in the descriptor, adj_codegen.h: adj_exclusive).
+//
+// Stricter than FindThreadIndexed: every access must be `a[i]` with `i`
+// exactly wp.tid() (never 0 instead: a local qualifies only when all its
+// writes are top-level copies of the thread id, none read before the first),
+// or `a[i, j, ...]` with all of the thread's coordinates in order; and the
+// array may otherwise only have its shape read: passed to a function or a
+// builtin, viewed, or copied to a local, it does not qualify.
+struct ThreadExclusive {
+  std::set<tir::VarId> params;  // array parameters (their VarIds)
+  std::set<tir::VarId> refs;    // element references into them
+};
+
+ThreadExclusive FindThreadExclusive(const tir::Function& kernel);
+
 }  // namespace warpd::codegen

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/abi/compiled_module.h"
 #include "compiler/tir/tir.h"
 
 namespace warpd::tir {
@@ -20,6 +21,11 @@ enum ArrayAccessBits : uint8_t {
   kAccessRead = 1,
   kAccessWritten = 2,      // a plain store (or an atomic other than add/sub)
   kAccessAccumulated = 4,  // atomic_add / atomic_sub (linear: safe on a tape)
+  // Set by the compiler for backward modules' kernels, not by
+  // AnalyzeArrayAccess: only the thread's own element is accessed
+  // (codegen/thread_index.h, FindThreadExclusive), so the runtime may let
+  // the adjoint accumulate into its gradient without atomics.
+  kAccessExclusive = abi::kAccessExclusive,
 };
 
 // Per function of `m` (Module::functions order), per parameter: the bits

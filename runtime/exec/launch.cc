@@ -30,6 +30,10 @@ constexpr size_t kMaxRepeatOutput = size_t{1} << 20;
 
 // Where an array descriptor keeps its flags (wp::array_t::reserved).
 constexpr size_t kDescriptorFlagsOffset = 28;
+// Its bits: 1 the adjoint's stores consume the gradient, 2 the gradient's
+// elements each have one writer (docs/launch_abi.md).
+constexpr int32_t kDescriptorConsume = 1;
+constexpr int32_t kDescriptorExclusive = 2;
 
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
 constexpr std::align_val_t kArgsAlign{64};
@@ -223,6 +227,54 @@ absl::Status HoldWhatALaunchMayStore(absl::Span<const std::shared_ptr<const Arra
   return absl::OkStatus();
 }
 
+// Bit 1 of a gradient descriptor's flags (wp::array_t::reserved): its
+// elements each have one writer, so the adjoint adds without atomics
+// (adj_codegen.h, adj_exclusive). Set for a parameter the kernel accesses
+// only at the thread's own element (abi::kAccessExclusive) whose gradient is
+// contiguous and shares no memory with another gradient array of the launch,
+// but one with the same descriptor whose parameter qualifies too (the
+// thread's own element either way). Not at all where the adjoint block holds
+// arrays this cannot see (struct members, indexed arrays).
+void MarkExclusiveGradients(const abi::KernelLayout& k, const std::vector<LaunchArgValue>& adj, std::byte* base) {
+  struct Grad {
+    size_t param;
+    const Array* array;
+    uintptr_t begin, end;
+    bool candidate;
+  };
+  std::vector<Grad> grads;
+  for (size_t i = 0; i < adj.size() && i < k.params.size(); ++i) {
+    const ParamLayout& p = k.params[i];
+    if (p.type->is_indexed_array() || (p.type->is_struct() && p.type->holds_array())) return;
+    if (!p.type->is_array()) continue;
+    const auto* array = std::get_if<std::shared_ptr<const Array>>(&adj[i]);
+    if (array == nullptr || *array == nullptr) continue;
+    const Array& a = **array;
+    const auto begin = reinterpret_cast<uintptr_t>(a.data());
+    grads.push_back({i, &a, begin, begin + a.size_bytes(), (p.access & abi::kAccessExclusive) != 0 && a.contiguous()});
+  }
+  for (const Grad& g : grads) {
+    if (!g.candidate || g.begin == g.end) continue;
+    bool alone = true;
+    for (const Grad& h : grads) {
+      if (&h == &g || h.end <= g.begin || g.end <= h.begin) continue;
+      const bool same = h.candidate && h.begin == g.begin && h.end == g.end && h.array->dtype() == g.array->dtype() &&
+                        std::equal(h.array->shape().begin(), h.array->shape().end(), g.array->shape().begin(),
+                                   g.array->shape().end());
+      if (!same) {
+        alone = false;
+        break;
+      }
+    }
+    if (!alone) continue;
+    int32_t flags = 0;
+    std::byte* at = base + k.params[g.param].offset + kDescriptorFlagsOffset;
+    std::memcpy(&flags, at, sizeof(flags));
+    flags |= kDescriptorExclusive;
+    std::memcpy(at, &flags, sizeof(flags));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
@@ -302,7 +354,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
         }
         a.WriteDescriptor(base + p.offset);
         if (flags != nullptr && i < flags->size() && (*flags)[i]) {
-          const int32_t consume = 1;  // array_t::reserved, bit 0
+          const int32_t consume = kDescriptorConsume;
           std::memcpy(base + p.offset + kDescriptorFlagsOffset, &consume, sizeof(consume));
         }
         arrays.push_back(*array);
@@ -333,6 +385,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   if (absl::Status s = pack(args, buffer.get(), "", nullptr); !s.ok()) return s;
   if (adjoint) {
     if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint ", adj_consume); !s.ok()) return s;
+    MarkExclusiveGradients(k, *adj_args, buffer.get() + k.args_size);
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer), std::move(arrays), bounds,

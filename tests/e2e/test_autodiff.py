@@ -127,6 +127,19 @@ def random_weights(x: wpd.array(dtype=wpd.float64), n: int, out: wpd.array(dtype
     out[i] = s
 
 
+@wpd.kernel
+def own_elements(x: wpd.array(dtype=float), y: wpd.array(dtype=float), out: wpd.array(dtype=float)):
+    # every access at the thread's own element: the adjoint may add without atomics
+    i = wpd.tid()
+    out[i] = x[i] * 2.0 + y[i] * y[i]
+
+
+@wpd.kernel
+def own_elements_2d(a: wpd.array2d(dtype=float), out: wpd.array2d(dtype=float)):
+    i, j = wpd.tid()
+    out[i, j] = a[i, j] * a[i, j] * float(j + 1)
+
+
 def fd_gradient(wp, kernel, inputs, which, extra=(), eps=1e-6):
     """d(sum of outputs)/d(inputs[which]) by central differences of forward launches."""
     base = inputs[which].numpy()
@@ -178,6 +191,45 @@ def test_random_states_advance_in_the_replay(wp):
     x = wp.array(RNG.uniform(-1, 1, N), dtype=wp.float64, requires_grad=True)
     got = tape_gradient(wp, random_weights, [x], 0, extra=(4,))
     np.testing.assert_allclose(got, fd_gradient(wp, random_weights, [x], 0, extra=(4,)), rtol=1e-5, atol=1e-6)
+
+
+def test_own_element_gradients_alone_shared_and_overlapping(wp):
+    # Enough threads for several workers; the gradients are exact small sums.
+    n = 1 << 16
+    xs = (np.arange(n) % 13 - 6).astype(np.float32) / 4
+    ys = (np.arange(n) % 7 - 3).astype(np.float32) / 8
+    x, y = wp.array(xs), wp.array(ys)
+    out = wp.zeros(n, dtype=float)
+    seed = wp.array(np.ones(n, dtype=np.float32))
+
+    def adjoint(gx, gy):
+        wp.launch(own_elements, n, inputs=[x, y], outputs=[out], adj_inputs=[gx, gy], adj_outputs=[seed],
+                  adjoint=True)
+        return gx.numpy(), gy.numpy()
+
+    # Apart: each gradient its own array.
+    gx, gy = adjoint(wp.zeros(n, dtype=float), wp.zeros(n, dtype=float))
+    np.testing.assert_array_equal(gx, np.full(n, 2.0, np.float32))
+    np.testing.assert_array_equal(gy, 2 * ys)
+    # Shared: one array for both (the same descriptor, each element still one thread's).
+    g = wp.zeros(n, dtype=float)
+    adjoint(g, g)
+    np.testing.assert_array_equal(g.numpy(), 2.0 + 2 * ys)
+    # Overlapping: y's gradient is x's shifted by one element (two threads per element: atomics).
+    g = wp.zeros(n + 1, dtype=float)
+    adjoint(g[0:n], g[1:n + 1])
+    want = np.zeros(n + 1, np.float32)
+    want[:n] += 2.0
+    want[1:] += 2 * ys
+    np.testing.assert_array_equal(g.numpy(), want)
+
+    a = wp.array(RNG.uniform(-1, 1, (64, 33)).astype(np.float32), dtype=float, requires_grad=True)
+    out2 = wp.zeros((64, 33), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(own_elements_2d, (64, 33), inputs=[a], outputs=[out2])
+    tape.backward(grads={out2: wp.ones((64, 33), dtype=float)})
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.numpy() * np.arange(1, 34, dtype=np.float32), rtol=1e-6)
 
 
 def test_vectors_matrices_quaternions(wp):

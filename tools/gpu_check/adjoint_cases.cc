@@ -55,6 +55,12 @@ CheckCase Elementwise() {
               ArrayArg{"y", {n}, Bytes(y), Rule::kClose, Bytes(y), 1e-6, 1e-6},
               ArrayArg{"adj:x", {n}, Bytes(zeros), Rule::kClose, Bytes(expect), 1e-5, 1e-6},
               ArrayArg{"adj:y", {n}, Bytes(g), Rule::kUnchanged}};
+  c.launches.push_back(l);
+  // x[i] is the thread's own element: with the flag the runtime sets then
+  // (docs/launch_abi.md), the adjoint adds to x.grad without atomics.
+  l.name = "own_element";
+  l.what = "the same, x.grad marked one writer per element (plain adds)";
+  l.arrays[2].flags = 2;
   c.launches.push_back(std::move(l));
   return c;
 }
@@ -99,7 +105,8 @@ CheckCase ContendedSum() {
               // The replay does not add again (an atomic's result is not
               // replayed): l keeps its value.
               ArrayArg{"l", {1}, Bytes(std::vector<float>{5.0f}), Rule::kUnchanged},
-              ArrayArg{"adj:x", {n}, Bytes(zeros), Rule::kExact, Bytes(gx)},
+              // x[i]: one writer per element (plain adds); w[0]: every thread (atomics).
+              ArrayArg{"adj:x", {n}, Bytes(zeros), Rule::kExact, Bytes(gx), 0, 0, 64, 2},
               ArrayArg{"adj:w", {1}, Bytes(std::vector<float>{0.0f}), Rule::kExact,
                        Bytes(std::vector<float>{static_cast<float>(sum)})},
               ArrayArg{"adj:l", {1}, Bytes(std::vector<float>{g}), Rule::kUnchanged}};
@@ -216,8 +223,9 @@ CheckCase MatVec() {
   l.arrays = {ArrayArg{"m", {n}, Bytes(m), Rule::kUnchanged},
               ArrayArg{"v", {n}, Bytes(v), Rule::kUnchanged},
               ArrayArg{"y", {n}, Bytes(y), Rule::kClose, Bytes(y), 1e-5, 1e-6},
-              ArrayArg{"adj:m", {n}, Bytes(zm), Rule::kClose, Bytes(gm), 1e-4, 1e-6},
-              ArrayArg{"adj:v", {n}, Bytes(zv), Rule::kClose, Bytes(gv), 1e-4, 1e-6},
+              // Each thread's own elements: plain adds (docs/launch_abi.md).
+              ArrayArg{"adj:m", {n}, Bytes(zm), Rule::kClose, Bytes(gm), 1e-4, 1e-6, 64, 2},
+              ArrayArg{"adj:v", {n}, Bytes(zv), Rule::kClose, Bytes(gv), 1e-4, 1e-6, 64, 2},
               ArrayArg{"adj:y", {n}, Bytes(g), Rule::kUnchanged}};
   c.launches.push_back(std::move(l));
   return c;

@@ -41,6 +41,9 @@ struct ArrayArg {
   // Elements allocated after the array's extent, filled with 0xA5 bytes,
   // that no thread may write (the descriptor does not cover them).
   int64_t guard_elems = 64;
+  // The descriptor's flags word (wp::array_t::reserved; docs/launch_abi.md):
+  // 2 marks a gradient whose elements each have one writer.
+  int32_t flags = 0;
 };
 
 // An array a value parameter refers to (an array member of a struct): the

@@ -192,6 +192,7 @@ absl::StatusOr<Json> Generator::LaunchJson(const CheckCase& c, const std::vector
       Json arr = Json::Object();
       arr.Set("param", p.name).Set("shape", std::move(shape)).Set("strides", std::move(st));
       arr.Set("guard_elems", a->guard_elems).Set("init", *init).Set("rule", RuleName(a->rule));
+      arr.Set("flags", a->flags);
       if (a->rule != Rule::kUnchanged) {
         auto expect = DataFile(base + ".expect", a->expect);
         if (!expect.ok()) return expect.status();
@@ -267,7 +268,10 @@ absl::StatusOr<KernelAbi> Generator::Abi(const CheckCase& c, const ir::Module& m
   // or the address of the two side by side.
   KernelAbi abi;
   const uint32_t blocks = c.adjoint ? 2 : 1;
-  const uint64_t block_bytes = uint64_t{blocks} * layout.args_size;
+  // A kernel without parameters has a 4-byte block struct (codegen.cc: one
+  // unused int32, as C++ has no empty struct of size 0).
+  const uint32_t piece = layout.params.empty() ? 4 : layout.args_size;
+  const uint64_t block_bytes = uint64_t{blocks} * piece;
   abi.entry = c.adjoint ? codegen::AdjointCudaEntrySymbol(kernel_name) : codegen::CudaEntrySymbol(kernel_name);
   const bool by_pointer = block_bytes + sizeof(void*) > codegen::kMaxCudaParamBytes;
   if (check_passing && by_pointer != c.by_pointer)
@@ -287,7 +291,7 @@ absl::StatusOr<KernelAbi> Generator::Abi(const CheckCase& c, const ir::Module& m
   auto ptx_params = PtxEntryParamBytes(ptx, abi.entry);
   if (!ptx_params.ok()) return ptx_params.status();
   std::vector<uint64_t> want_params = {8};
-  for (uint32_t b = 0; b < (by_pointer ? 1 : blocks); ++b) want_params.push_back(by_pointer ? 8 : layout.args_size);
+  for (uint32_t b = 0; b < (by_pointer ? 1 : blocks); ++b) want_params.push_back(by_pointer ? 8 : piece);
   if (*ptx_params != want_params)
     return absl::InternalError(absl::StrCat("PTX entry ", abi.entry, " has parameters of unexpected sizes (want ",
                                             absl::StrJoin(want_params, ", "), ")"));

@@ -140,6 +140,20 @@ WP_FUNC bool adj_consumes(const indexedarray_t<T>& a) {
   return (a.data.reserved & 1) != 0;
 }
 
+// Whether this gradient array's elements each have one writer: the kernel
+// accesses the array only at the thread's own index (the compiler's
+// judgement, codegen/thread_index.h) and no other gradient array of the
+// launch shares its memory (the runtime's, which then sets bit 1 of the
+// descriptor's reserved word). Indexed arrays never qualify.
+template <typename T>
+WP_FUNC bool adj_exclusive(const array_t<T>& a) {
+  return (a.reserved & 2) != 0;
+}
+template <typename T>
+WP_FUNC bool adj_exclusive(const indexedarray_t<T>&) {
+  return false;
+}
+
 // The gradient element of an access: null when no gradient array was
 // given (nothing flows); bounds-checked like the access itself, so a
 // gradient array of another shape faults instead of reading past its end.
@@ -178,6 +192,17 @@ WP_FUNC void adj_atomic_add(T* p, const T& v) {
     S* ps = flat_ptr(*p);
     const S* vs = flat_ptr(v);
     for (int i = 0; i < flat_of<T>::n; ++i) atomic_add(&ps[i], vs[i]);
+  }
+}
+
+// Accumulation into a gradient element: a plain add where the element has
+// one writer (adj_exclusive), else atomic.
+template <typename T>
+WP_FUNC void adj_add_to(T* p, const T& v, bool exclusive) {
+  if (exclusive) {
+    adj_acc(*p, v);
+  } else {
+    adj_atomic_add(p, v);
   }
 }
 
