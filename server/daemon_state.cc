@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "runtime/device/cpu_device.h"
-#include "runtime/device/cuda_probe.h"
+#include "runtime/device/cuda/cuda_driver.h"
+#include "runtime/device/cuda_device.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/self_test.h"
@@ -162,16 +163,27 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
     return metrics::KernelCacheUsage{s.bytes, s.max_bytes, s.evictions};
   });
   devices_.Add(std::make_unique<runtime::CpuDevice>(flags.cpu_threads, flags.kernel_timeout));
-  const runtime::CudaProbeResult& cuda = runtime::ProbeCuda();
-  cuda_driver_ = cuda.driver_version_text;
-  if (cuda.devices.empty()) {
-    spdlog::info("CUDA: {}; serving the CPU device only", cuda.unavailable_reason);
-  } else {
-    for (const auto& d : cuda.devices) {
-      spdlog::info("CUDA: found cuda:{} {} (sm_{}{}), driver {}; CUDA execution is not "
-                   "implemented yet, serving the CPU device only",
-                   d.ordinal, d.name, d.cc_major, d.cc_minor, cuda.driver_version_text);
-    }
+  AddCudaDevices();
+}
+
+void DaemonState::AddCudaDevices() {
+  const absl::StatusOr<const runtime::cuda::CudaDriver*>& driver = runtime::cuda::CudaDriver::Process();
+  if (!driver.ok()) {
+    spdlog::info("CUDA disabled: {}; serving the CPU device", std::string(driver.status().message()));
+    return;
+  }
+  const runtime::cuda::CudaDriver& cuda = **driver;
+  cuda_driver_ = cuda.version_text();
+  if (cuda.devices().empty()) {
+    spdlog::info("CUDA disabled: {}; serving the CPU device", cuda.no_devices_reason());
+    return;
+  }
+  for (const runtime::cuda::CudaDeviceInfo& d : cuda.devices()) {
+    spdlog::info("CUDA: cuda:{} is {} ({}, {} SMs, {:.1f} GiB, {}), driver for CUDA {}; listed but it cannot run "
+                 "work yet (CUDA execution is not implemented): arrays and launches run on the CPU device",
+                 d.ordinal, d.name, d.arch(), d.sm_count, static_cast<double>(d.memory_bytes) / (1 << 30), d.uuid,
+                 cuda.version_text());
+    devices_.Add(std::make_unique<runtime::CudaDevice>(d));
   }
 }
 
@@ -204,7 +216,7 @@ void DaemonState::LoadPersistent() {
                                            -> absl::StatusOr<std::shared_ptr<const runtime::Array>> {
     std::shared_ptr<Tenant> tenant = tenants_->Find(tenant_name);
     if (tenant == nullptr) return absl::NotFoundError(absl::StrCat("no tenant '", tenant_name, "' any more"));
-    WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.Find(device_name));
+    WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_.FindUsable(device_name));
     // A pool of its own (blocks outlive their pool), charged to the tenant.
     runtime::SegmentPool pool(runtime::MemoryAccount::Create("persistent", 0, tenant->memory()),
                               runtime::SegmentPoolOptions{flags_.max_array_bytes});

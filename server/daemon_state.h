@@ -64,10 +64,14 @@ class DaemonState {
   // touched. A file that does not load changes nothing.
   absl::Status ReloadTenants();
   runtime::ThreadPool& rpc_pool() { return rpc_pool_; }
-  // "12.4" when a CUDA driver was found, else "".
+  // "12.4" when a usable CUDA driver was found, else "".
   const std::string& cuda_driver() const { return cuda_driver_; }
 
  private:
+  // Lists the GPUs the process's CUDA driver reports (or logs why there are
+  // none); called once, from the constructor.
+  void AddCudaDevices();
+
   const Flags flags_;
   // First, so it outlives everything that counts into it.
   metrics::DaemonMetrics metrics_;

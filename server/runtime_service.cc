@@ -40,12 +40,13 @@ void FillDeviceInfo(const runtime::DeviceInfo& in, v1::DeviceInfo* out) {
   out->set_arch(in.arch);
   out->set_uuid(in.uuid);
   out->set_memory_bytes(in.memory_bytes);
+  out->set_unavailable(in.unavailable);
 }
 
 absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateArrayRequest& req,
                            v1::CreateArrayResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
-  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
   if (req.init() != v1::ARRAY_INIT_UNSPECIFIED && req.init() != v1::ARRAY_INIT_EMPTY &&
       req.init() != v1::ARRAY_INIT_ZEROS && req.init() != v1::ARRAY_INIT_CONTENTS) {
     return absl::InvalidArgumentError(absl::StrCat("unknown array init ", req.init()));
@@ -182,7 +183,7 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
   absl::Status checked = [&]() -> absl::Status {
     if (!session.ok()) return session.status();
     for (const std::string& name : req.devices) {
-      WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(name));
+      WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(name));
       if (device->target() != compiler::Target::kCpu) {
         return absl::InvalidArgumentError(
             absl::StrCat("compiling for device '", name, "' is not supported yet"));
@@ -431,7 +432,7 @@ ServerUnaryReactor* RuntimeService::CreateGraph(CallbackServerContext* ctx, cons
       state_, ctx, in, out, "CreateGraph", Run::kInline, [this](auto* call) -> absl::Status {
         const v1::CreateGraphRequest& req = call->request;
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
-        WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state_->devices().Find(req.device()));
+        WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state_->devices().FindUsable(req.device()));
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Graph> graph,
                                PrepareGraph(*session, device->name(), req.commands()));
         WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddGraph(std::move(graph)));

@@ -43,7 +43,7 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
                                                              v1::SubmitResponse* resp, bool run_here,
                                                              absl::AnyInvocable<void(absl::Status) &&> then) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
-  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
   // Before PrepareBatch, which already removes the handles the batch frees.
   WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));

@@ -1,7 +1,7 @@
 // warpd runtime: the devices of this daemon, by name.
 //
-// Built once at start-up ("cpu" always; "cuda:N" when a driver reports GPUs
-// and CUDA execution exists), then read-only: Find is thread-safe after
+// Built once at start-up ("cpu" always; "cuda:N" for each GPU the driver
+// reports, which cannot run work yet), then read-only: Find is thread-safe after
 // construction. Owns the devices; they live as long as the registry.
 #pragma once
 
@@ -33,6 +33,18 @@ class DeviceRegistry {
     return absl::InvalidArgumentError(absl::StrCat("unknown device '", want,
                                                    "' (available: ", absl::StrJoin(names, ", "),
                                                    ")"));
+  }
+
+  // Find, for work (arrays, modules, launches, graphs): a device listed but
+  // unable to run work (DeviceInfo::unavailable) is FAILED_PRECONDITION
+  // saying why.
+  absl::StatusOr<Device*> FindUsable(const std::string& name) const {
+    absl::StatusOr<Device*> d = Find(name);
+    if (d.ok() && !(*d)->info().unavailable.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("device '", (*d)->name(), "' (", (*d)->info().alias,
+                                                        ") cannot run work: ", (*d)->info().unavailable));
+    }
+    return d;
   }
 
   const std::vector<std::unique_ptr<Device>>& all() const { return devices_; }

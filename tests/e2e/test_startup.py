@@ -17,6 +17,7 @@ import threading
 import time
 
 import grpc
+import pytest
 
 from conftest import open_channel, Daemon, daemon_binary, own_daemon, pid_alive
 
@@ -169,6 +170,30 @@ def test_start_up_log_names_the_cpu_target(tmp_path):
         assert d.stop() == 0
     assert "CPU kernels: compiling for" in log, log
     assert "LLVM 19" in log, log
+
+
+def test_without_a_cuda_driver_the_daemon_says_so_and_serves_the_cpu(tmp_path):
+    """No libcuda.so.1 (this machine's case; a machine with a driver skips): the
+    log says why CUDA is off, ServerInfo lists only the CPU, and it serves."""
+    import ctypes
+
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("this machine has a CUDA driver (libcuda.so.1 loads)")
+    except OSError:
+        pass
+    with own_daemon(tmp_path, sessions=["no-driver"]) as (d, stub, (session,)):
+        info = stub.GetServerInfo(runtime_pb2.GetServerInfoRequest())
+        assert [dev.name for dev in info.devices] == ["cpu"]
+        assert info.cuda_driver == ""
+        log = d.log_tail(100000)
+        assert "CUDA disabled: no NVIDIA driver: cannot load libcuda.so.1" in log, log
+        assert "serving the CPU device" in log, log
+        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+            session=session, device="cpu", shape=[3], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32)))
+        assert arr.handle != 0
 
 
 def test_daemon_stops_when_the_client_that_started_it_is_killed(tmp_path):

@@ -73,6 +73,10 @@ class Runtime:
         self.session = ""
         self.info: runtime_pb2.ServerInfo | None = None
         self.devices: dict[str, Device] = {}
+        # Devices the daemon lists but cannot run work on (GPUs before CUDA
+        # execution exists), by name; kept out of `devices`, so Warp's device
+        # queries count only devices a program can use.
+        self.unavailable_devices: dict[str, Device] = {}
         self.default_device: Device | None = None
         self.streams: dict[str, Stream] = {}
         # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
@@ -256,7 +260,9 @@ class Runtime:
         self._set_devices(self.info)
 
     def _set_devices(self, info):
-        self.devices = {d.name: Device(d) for d in info.devices}
+        listed = [Device(d) for d in info.devices]
+        self.devices = {d.name: d for d in listed if not d.unavailable}
+        self.unavailable_devices = {d.name: d for d in listed if d.unavailable}
         if "cpu" not in self.devices:
             raise WarpdError(f"the warpd daemon at {self.address} reports no \"cpu\" device")
         self.default_device = self.devices["cpu"]
@@ -268,7 +274,7 @@ class Runtime:
     # ------------------------------------------------------------- devices
 
     def device(self, ident=None) -> Device:
-        return resolve(self.devices, self.default_device, ident)
+        return resolve(self.devices, self.default_device, ident, self.unavailable_devices)
 
     def stream(self, device) -> Stream:
         name = device.name if isinstance(device, Device) else device
@@ -408,9 +414,11 @@ def _banner(rt: Runtime) -> str:
     if info.cuda_toolkit or info.cuda_driver:
         lines.append(f"   CUDA Toolkit: {info.cuda_toolkit or 'none'}, Driver: {info.cuda_driver or 'none'}")
     lines.append("   Devices:")
-    width = max(len(n) for n in rt.devices) + 2
-    for d in rt.devices.values():
+    width = max(len(n) for n in [*rt.devices, *rt.unavailable_devices]) + 2
+    for d in [*rt.devices.values(), *rt.unavailable_devices.values()]:
         alias = d.alias + (f" ({d.arch})" if d.is_cuda and d.arch else "")
+        if d.unavailable:
+            alias += " - cannot run work: " + d.unavailable
         quoted = '"' + d.name + '"'
         lines.append(f"     {quoted.ljust(width + 2)} | {alias}")
     lines.append(f"   Kernel cache: {info.kernel_cache_dir or '(none)'}")
@@ -544,6 +552,10 @@ def set_device(ident):
 
 
 def get_devices() -> list[Device]:
+    """The daemon's devices that can run work. A GPU the daemon lists but cannot run
+    work on yet is left out (as from get_cuda_devices, get_cuda_device_count and
+    is_cuda_available, so `"cuda" if wp.is_cuda_available() else "cpu"` picks a device
+    that works); naming it raises DeviceError saying why, and wp.init()'s banner shows it."""
     return list(runtime().devices.values())
 
 

@@ -16,6 +16,9 @@ class Device:
         self.uuid: str = info.uuid
         self.total_memory: int = info.memory_bytes
         self.ordinal: int = int(self.name.split(":")[1]) if ":" in self.name else -1
+        # Why the daemon cannot run work on it ("" when it can): GPUs are
+        # listed before the daemon can run anything on them.
+        self.unavailable: str = getattr(info, "unavailable", "")
 
     @property
     def is_cpu(self) -> bool:
@@ -42,8 +45,10 @@ class Device:
         return hash(self.name)
 
 
-def resolve(devices: dict, default: Device, ident) -> Device:
-    """The Device for a Warp device identifier (None, "cpu", "cuda", "cuda:N", Device)."""
+def resolve(devices: dict, default: Device, ident, unavailable: dict | None = None) -> Device:
+    """The Device for a Warp device identifier (None, "cpu", "cuda", "cuda:N", Device).
+    `unavailable`: devices the daemon lists but cannot run work on; naming one
+    raises DeviceError saying why."""
     if ident is None:
         return default
     if isinstance(ident, Device):
@@ -58,10 +63,17 @@ def resolve(devices: dict, default: Device, ident) -> Device:
         cudas = sorted((d for d in devices.values() if d.is_cuda), key=lambda d: d.ordinal)
         if cudas:
             return cudas[0]
+        listed = sorted((d for d in (unavailable or {}).values() if d.is_cuda), key=lambda d: d.ordinal)
+        if listed:
+            name = listed[0].name
     dev = devices.get(name)
     if dev is not None:
         return dev
     have = ", ".join(f'"{n}"' for n in devices)
+    dev = (unavailable or {}).get(name)
+    if dev is not None:
+        raise DeviceError(f"device \"{name}\" ({dev.alias}) cannot run work on the warpd server: "
+                          f"{dev.unavailable} (usable devices: {have})")
     if name.startswith("cuda"):
         raise DeviceError(f"device \"{name}\" is not available: the warpd server has no such CUDA "
                           f"device (its devices: {have})")
