@@ -25,4 +25,16 @@ if ! command -v python3 >/dev/null 2>&1; then
   echo "gpu-check: python3 is missing" >&2
   exit 2
 fi
+# First the driver as warpd's own CUDA layer sees it (tools/cuda_info, copied
+# here by gpu-prepare.sh): devices, versions, primary contexts. Its failure is
+# the check's, with its exit status (3: no driver or device, 1: a failure).
+if [ -f "$dir/bin/warpd-cuda-info" ]; then
+  echo "gpu-check: $dir/bin/warpd-cuda-info"
+  "$dir/bin/warpd-cuda-info"
+  cuda_info_status=$?
+  if [ "$cuda_info_status" -ne 0 ]; then
+    echo "gpu-check: warpd-cuda-info failed (exit status $cuda_info_status)" >&2
+    exit "$cuda_info_status"
+  fi
+fi
 exec python3 scripts/gpu_check.py "$dir" "$@"

@@ -46,6 +46,12 @@ if ! git diff --quiet HEAD -- compiler runtime/native tools/gpu_check 2>/dev/nul
 fi
 rm -rf "$out"
 "$build/bin/gpu_check_gen" "$out" --label "$label" "${overloads[@]}"
+# warpd-cuda-info (tools/cuda_info): warpd's own driver layer listing the GPUs
+# and retaining each primary context; gpu-check.sh runs it first. It needs only
+# glibc (2.36 or newer) and the driver: absl, libstdc++ and libgcc are static.
+cmake --build "$build" --target warpd-cuda-info
+mkdir -p "$out/bin"
+strip -o "$out/bin/warpd-cuda-info" "$build/bin/warpd-cuda-info"
 
 ptxas=${WARPD_PTXAS:-${WARPD_CUDA_ROOT:-/usr/local/cuda}/bin/ptxas}
 for ptx in "$out"/*.ptx; do
