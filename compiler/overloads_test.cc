@@ -165,15 +165,6 @@ void Bisect(const std::vector<const CallCase*>& calls, std::vector<std::string>*
 
 // ------------------------------------------------------------------ running
 
-void WriteDescriptor(uint8_t* dst, void* data, int64_t n, uint64_t elem_size) {
-  wp::array_t<uint8_t> a{};
-  a.data = static_cast<uint8_t*>(data);
-  a.shape[0] = static_cast<int32_t>(n);
-  a.ndim = 1;
-  a.strides[0] = static_cast<int64_t>(elem_size);
-  std::memcpy(dst, &a, sizeof(a));
-}
-
 struct Buffers {
   std::vector<std::vector<uint8_t>> in, out;
 };
@@ -199,10 +190,10 @@ std::vector<uint64_t> ArgumentBlock(const GeneratedModule& g, const abi::KernelL
     uint8_t* dst = block + p.offset;
     if (p.name.rfind("in_", 0) == 0) {
       const int n = std::atoi(p.name.c_str() + 3);
-      WriteDescriptor(dst, b.in[n].data(), static_cast<int64_t>(g.inputs[n].values.size()), g.inputs[n].type->size());
+      WriteArrayDescriptor(dst, b.in[n].data(), static_cast<int64_t>(g.inputs[n].values.size()), g.inputs[n].type->size());
     } else if (p.name.rfind("out_", 0) == 0) {
       const int n = std::atoi(p.name.c_str() + 4);
-      WriteDescriptor(dst, b.out[n].data(), g.outputs[n].slots, g.outputs[n].type->size());
+      WriteArrayDescriptor(dst, b.out[n].data(), g.outputs[n].slots, g.outputs[n].type->size());
     } else if (p.name == "s" && p.type->is_struct()) {
       for (const StructMemberSpec& m : g.members) {
         const types::Member* at = p.type->FindMember(m.name);
@@ -211,7 +202,7 @@ std::vector<uint64_t> ArgumentBlock(const GeneratedModule& g, const abi::KernelL
           continue;
         }
         if (m.input >= 0) {
-          WriteDescriptor(dst + at->offset, b.in[m.input].data(), static_cast<int64_t>(g.inputs[m.input].values.size()),
+          WriteArrayDescriptor(dst + at->offset, b.in[m.input].data(), static_cast<int64_t>(g.inputs[m.input].values.size()),
                           g.inputs[m.input].type->size());
         } else {
           EncodeValue(m.type, m.value, dst + at->offset);

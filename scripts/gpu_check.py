@@ -265,7 +265,7 @@ def compare_reference(np, spec, param, got_bytes, expect_bytes):
         want = field_values(np, expect_bytes, elem, offset, scalar, count)
         checked += got.size
         if scalar in REFERENCE_TOLERANCE:
-            tol = REFERENCE_TOLERANCE[scalar]
+            tol = max(REFERENCE_TOLERANCE[scalar], spec.get("rtol", 0))
             nan_got, nan_want = np.isnan(got), np.isnan(want)
             with np.errstate(invalid="ignore"):
                 same_inf = np.isinf(want) & (got == want)

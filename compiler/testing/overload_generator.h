@@ -78,12 +78,17 @@ struct Value {
 // The components of a value of a dtype-carrying type in storage order
 // (matrices row-major, quaternions x y z w, transforms p then q); bools as
 // 0/1. Floats are multiples of 1/64 (exact in float16); matrices are
-// symmetric and diagonally dominant, quaternions shorter than 1.
+// symmetric and diagonally dominant without repeated eigenvalues (float
+// ones), quaternions shorter than 1.
 std::vector<double> ValueComponents(types::TypeRef t, const Value& v);
 // Writes the value's bytes in the launch ABI's encoding (docs/launch_abi.md);
 // structs at their members' offsets (members get seeds seed + member index).
 // `out` has t->size() bytes. Array members are left alone.
 void EncodeValue(types::TypeRef t, const Value& v, uint8_t* out);
+
+// Writes a 1-D contiguous wp::array_t descriptor (docs/launch_abi.md) of `n`
+// elements of `elem_size` bytes at `data` to `dst` (64 bytes).
+void WriteArrayDescriptor(uint8_t* dst, void* data, int64_t n, uint64_t elem_size);
 
 // IEEE half -> float (for reading float16 results).
 float HalfToFloat(uint16_t bits);

@@ -26,7 +26,8 @@ enum class Rule {
   // every component as `expect`, which the same source's CPU entry produced:
   // integers and bools exactly, floats within a tolerance of their type
   // (float16 2e-3, bfloat16 2e-2, float32 1e-5, float64 1e-12, relative to
-  // 1 + |expect|), NaN where NaN, infinities exactly
+  // 1 + |expect|, or ArrayArg::rtol where larger), NaN where NaN,
+  // infinities exactly
   kReference,
 };
 
@@ -36,7 +37,7 @@ struct ArrayArg {
   std::string init;            // initial element bytes (shape's elements)
   Rule rule = Rule::kUnchanged;
   std::string expect = {};     // element bytes; empty for kUnchanged
-  double rtol = 0;             // kClose only
+  double rtol = 0;             // kClose; kReference: a looser relative tolerance than its type's
   double atol = 0;
   // Elements allocated after the array's extent, filled with 0xA5 bytes,
   // that no thread may write (the descriptor does not cover them).
