@@ -208,6 +208,58 @@ def test_nested_unrolled_loops_and_local_constants(wp):
     np.testing.assert_allclose(launch(wp, nested_unroll_and_local_constants, x=x), coeff * x, rtol=1e-6)
 
 
+# A global named like the loop indices below: wp.static() must see the indices, not it.
+shadowed_index = 999
+
+
+@wp.kernel
+def index_after_inner_loops(out: wp.array(dtype=float)):
+    n = 0
+    for shadowed_index in range(2):  # unrolled: wp.static() below names its index
+        for shadowed_index in range(3):  # a plain loop; Warp unrolls it (3 <= max_unroll 16)
+            out[8] += 1.0
+        # Python and Warp: the index is the inner loop's last value, 2 (not the global 999)
+        out[n] = float(wp.static(shadowed_index))
+        n += 1
+    for k in range(5, -4, -3):  # 5, 2, -1 (negative literal bounds count as constants, as in Warp)
+        out[9] += float(k)
+    out[2] = float(wp.static(k))
+    e = 7
+    for e in range(0):  # no iteration: e keeps its constant
+        out[9] += 100.0
+    out[3] = float(wp.static(e))
+    for m in range(3, 19):  # 16 iterations: Warp's max_unroll, still unrolled
+        continue
+    out[4] = float(wp.static(m))
+
+
+def test_index_after_a_loop_warp_unrolls(wp):
+    # Warp 1.19 test_static_loop_variable_not_shadowed_by_global (its test 4), and more.
+    out = wp.zeros(10, dtype=float)
+    wp.launch(index_after_inner_loops, dim=1, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [2.0, 2.0, -1.0, 7.0, 18.0, 0.0, 0.0, 0.0, 6.0, 6.0])
+
+
+def test_index_after_a_loop_warp_keeps(wp):
+    # Loops Warp keeps as loops (a break of their own, more than max_unroll iterations):
+    # after them the index is a run-time value, and wp.static() of it an error there too.
+    @wp.kernel(module="unique")
+    def breaks(out: wp.array(dtype=float)):
+        for j in range(3):
+            if out[0] > 1.0:
+                break
+        out[1] = float(wp.static(j))
+
+    @wp.kernel(module="unique")
+    def long_loop(out: wp.array(dtype=float)):
+        for j in range(17):
+            out[0] += 1.0
+        out[1] = float(wp.static(j))
+
+    for kernel in (breaks, long_loop):
+        assert_error_at(compile_error(wp, kernel), kernel, "wp.static(j)", "name 'j' is not defined")
+
+
 # ------------------------------------------------------------ functions
 
 

@@ -91,6 +91,8 @@ _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
 
 # Most iterations of a loop unrolled for wp.static() (each one is a copy of the body).
 _MAX_UNROLL = 4096
+# Warp's default max_unroll: its longest loop over a constant range() unrolled without a wp.static().
+_WARP_MAX_UNROLL = 16
 
 
 def c_identifier(name: str) -> str:
@@ -441,10 +443,16 @@ class Translator:
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             self.check_function_rebinding(node)
         written = staticexpr.written_names(node)
+        before = dict(self.consts) if isinstance(node, ast.For) else None
         if isinstance(node, (ast.For, ast.While)):
             self.forget(written)  # a value may differ from one iteration to the next
         out = self.stmt_ir(node)
         self.forget(written)
+        values = self.warp_unrolled_range(node, before) if isinstance(node, ast.For) else None
+        if values:
+            self.consts[node.target.id] = values[-1]
+        elif values is not None:  # no iteration: nothing changed
+            self.consts.update((n, before[n]) for n in written if n in before)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = self.constant_of(node.value)
             if value is not _MISSING:
@@ -1159,6 +1167,56 @@ class Translator:
                 return obj
         return _MISSING
 
+    def range_bound(self, a, consts: dict, evaluated: bool = False):
+        """The integer value of a range() argument known before the loop, else _MISSING:
+        a literal (negated too, as in Warp), a constant global or local (consts), a
+        wp.static() (evaluated: only if evaluated already, with the loop)."""
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and isinstance(a.operand, ast.Constant):
+            v = a.operand.value
+            v = -v if isinstance(v, int) and not isinstance(v, bool) else _MISSING
+        elif evaluated and self.is_static_call(a):
+            v = self.static_cache.get(id(a), _MISSING)
+        elif isinstance(a, ast.Name) and a.id in self.locals:
+            v = consts.get(a.id, _MISSING)
+        else:
+            v = self.known_value(a)
+        if isinstance(v, wt._Scalar):
+            v = v.value
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
+            return _MISSING
+        return int(v)
+
+    def warp_unrolled_range(self, node, before: dict):
+        """The range of a for loop that Warp 1.19 unrolls though warpd keeps it a loop; else None.
+
+        Warp unrolls a loop over range() with constant bounds when it has at
+        most max_unroll iterations (any number with a wp.static() in it) and no
+        break of its own; the index is then a constant in each copy and keeps
+        the last one after the loop, where wp.static() sees it; an empty range
+        changes nothing. warpd copies only loops that use their index in
+        wp.static() (unroll()), but knows the index after the others the same
+        way. before: the locals' compile-time values before the loop. warpd
+        takes Warp's default max_unroll (16), whatever the module's option.
+        """
+        target = node.target
+        it = node.iter
+        if not isinstance(target, ast.Name) or node.orelse \
+                or not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))
+                        and self.resolve(it.func) is builtins.range and not it.keywords and 1 <= len(it.args) <= 3):
+            return None
+        if any(target.id in staticexpr.written_names(stmt) for stmt in node.body) \
+                or staticexpr.loop_breaks(node.body):
+            return None  # the index is changed in the body, or the loop may stop early
+        bounds = [self.range_bound(a, before, evaluated=True) for a in it.args]
+        if _MISSING in bounds:
+            return None
+        try:
+            values = range(*bounds)
+        except ValueError:
+            return None
+        has_static = any(self.is_static_call(n) for n in ast.walk(node))
+        return None if len(values) > _WARP_MAX_UNROLL and not has_static else values
+
     def unroll(self, node) -> list | None:
         """A for loop whose body uses its index in wp.static(), unrolled; None for other loops.
 
@@ -1177,14 +1235,9 @@ class Translator:
                                   and self.resolve(it.func) is builtins.range
                                   and not it.keywords and 1 <= len(it.args) <= 3):
             return None
-        bounds = []
-        for a in it.args:
-            v = self.known_value(a)
-            if isinstance(v, wt._Scalar):
-                v = v.value
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
-                return None  # not a constant range: the loop stays, and wp.static(i) fails
-            bounds.append(int(v))
+        bounds = [self.range_bound(a, self.consts) for a in it.args]
+        if _MISSING in bounds:
+            return None  # not a constant range: the loop stays, and wp.static(i) fails
         try:
             values = range(*bounds)
         except ValueError as err:

@@ -239,6 +239,21 @@ def loop_jump(node):
     return _first_jump(ast.iter_child_nodes(node))
 
 
+def loop_breaks(body) -> bool:
+    """Whether a loop body breaks out of its loop (a break not inside a nested loop)."""
+    return any(_breaks(stmt) for stmt in body)
+
+
+def _breaks(node) -> bool:
+    if isinstance(node, ast.Break):
+        return True
+    if isinstance(node, (ast.For, ast.While)):
+        return any(_breaks(s) for s in node.orelse)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    return any(_breaks(c) for c in ast.iter_child_nodes(node))
+
+
 def _first_jump(nodes):
     for child in nodes:
         j = loop_jump(child)
