@@ -313,6 +313,10 @@ absl::StatusOr<StmtPtr> Converter::ConvertStmt(const v1::Stmt& s, int depth) {
       out->binary_op = static_cast<BinaryOp>(s.aug_assign().op() - 1);
       WARPD_RETURN_IF_ERROR(expr(s.aug_assign().target(), "assignment target", &out->target));
       WARPD_RETURN_IF_ERROR(expr(s.aug_assign().value(), "assigned value", &out->value));
+      if (!s.aug_assign().user_function().empty()) {
+        WARPD_RETURN_IF_ERROR(CheckIdentifier(s.span(), s.aug_assign().user_function(), "function name"));
+        out->user_function = s.aug_assign().user_function();
+      }
       break;
     case v1::Stmt::kExpr:
       out->kind = StmtKind::ExprStmt;

@@ -74,6 +74,7 @@ StmtPtr CopyStmt(const Stmt& s) {
   if (s.target) c->target = CopyExpr(*s.target);
   if (s.value) c->value = CopyExpr(*s.value);
   c->binary_op = s.binary_op;
+  c->user_function = s.user_function;
   c->annotation = s.annotation;
   c->body = CopyBlock(s.body);
   c->orelse = CopyBlock(s.orelse);

@@ -179,6 +179,12 @@ struct Stmt {
   // atomic array update.
   const builtins::Overload* overload = nullptr;
   std::string callee;
+  // AugAssign: the user function set of the operator's builtin name in the
+  // kernel's scope (as Expr::user_function), from the client; empty: none.
+  std::string user_function;
+  // Filled by sema: AugAssign through that user function (x = f(x, value)):
+  // the overload's function index; -1: the builtin operator or an atomic.
+  int function_index = -1;
 };
 
 struct Param {

@@ -401,6 +401,38 @@ absl::Status FunctionSema::Unpack(Stmt& s) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether Warp 1.19 may call a user operator function for `target op= value`
+// (its emit_AugAssign): for a member or component, yes; for an array
+// element, only where it has no atomic (add, sub, and, or, xor; narrow
+// integers have none); for a component of a local vector or matrix
+// (v[i], m[i, j]), only where it has no in-place builtin for the operator;
+// for one of an array element (a[i][j]), yes.
+bool UserOperatorTarget(const Expr& target, ir::BinaryOp op) {
+  if (target.kind == ExprKind::Attribute) return true;
+  if (target.kind != ExprKind::Subscript) return false;
+  const bool in_place = op == ir::BinaryOp::kAdd || op == ir::BinaryOp::kSub || op == ir::BinaryOp::kBitAnd ||
+                        op == ir::BinaryOp::kBitOr || op == ir::BinaryOp::kBitXor;
+  TypeRef base = target.operands[0]->type;
+  if (base->is_array()) {
+    TypeRef t = target.type;
+    const bool numeric = t->is_scalar() || t->is_vector() || t->is_matrix() || t->is_quat() || t->is_transform();
+    const ScalarKind k = numeric ? t->scalar() : ScalarKind::kFloat32;
+    const bool narrow = k == ScalarKind::kInt8 || k == ScalarKind::kUInt8 || k == ScalarKind::kInt16 ||
+                        k == ScalarKind::kUInt16;
+    return narrow || !in_place;
+  }
+  if (!base->is_vector() && !base->is_matrix() && !base->is_quat() && !base->is_transform()) return false;
+  if (!in_place) return true;
+  // Warp indexes a[i][j] as a[i] (a reference to the element) then [j].
+  const Expr* owner = target.operands[0].get();
+  while (owner->kind == ExprKind::Subscript && !owner->operands[0]->type->is_array()) owner = owner->operands[0].get();
+  return owner->kind == ExprKind::Subscript;
+}
+
+}  // namespace
+
 absl::Status FunctionSema::AugAssign(Stmt& s) {
   Expr& target = *s.target;
   SEMA_TRY(ExprSema(*s.value));
@@ -432,6 +464,30 @@ absl::Status FunctionSema::AugAssign(Stmt& s) {
     s.overload = builtins::Lookup(name).front();
     s.callee = builtins::AtomicCallee(name, t);
     return absl::OkStatus();
+  }
+  if (UserOperatorTarget(target, s.binary_op) && !s.user_function.empty()) {
+    // Warp 1.19 calls a user operator for a member or component when one of
+    // its overloads takes (target, value): x.a = f(x.a, value).
+    ir::Expr call;
+    call.kind = ExprKind::Call;
+    call.callee_kind = ir::CalleeKind::kFunction;
+    call.name = s.user_function;
+    call.span = s.span;
+    for (const Expr* operand : {&target, s.value.get()}) {
+      auto typed = std::make_unique<Expr>();  // only the type counts (and the span, for errors)
+      typed->span = operand->span;
+      typed->type = operand->type;
+      call.operands.push_back(std::move(typed));
+    }
+    if (ms_.OverloadFits(call.name, call.operands)) {
+      SEMA_TRY(UserCall(call));
+      if (!types::SameType(call.type, target.type))
+        return Err(s.span, Cat("'", ir::BinaryOpSymbol(s.binary_op), "=' calls the user function '", s.user_function,
+                               "', which returns ", call.type->ToString(), "; the target is ",
+                               target.type->ToString()));
+      s.function_index = call.function_index;
+      return absl::OkStatus();
+    }
   }
   // Anything else is x = x op value; check the operator like an expression.
   auto overloads = builtins::Lookup(builtins::BinaryOpBuiltin(s.binary_op));

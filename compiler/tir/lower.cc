@@ -115,25 +115,31 @@ class FunctionLowering {
     b_.Store(PlaceOf(target), v, s.span);
   }
 
+  // As in Python (and Warp 1.19): the target's place (its indices, with
+  // their side effects) first, then its current value, then the value.
   void AugAssign(const ir::Stmt& s) {
     const Expr& target = *s.target;
-    Operand v = Value(*s.value);
     if (s.overload && s.overload->form == builtins::Form::kAtomic) {
       // a[i] += v / a[i] -= v: atomic on the element.
       VarId p = ElementOf(target);
+      Operand v = Value(*s.value);
       b_.CallBuiltin(s.overload, s.callee, {AddressArg(p, target.type), ValueArg(v)}, types::Void(), s.span);
       return;
     }
     if (ir::IsComponentSlice(target)) {  // v[1:] += w: load the slice, combine, store it back
       std::vector<Place> places = SliceComponentPlaces(target, PlaceOf(*target.operands[0]));
       Operand current = LoadSlice(target, places);
+      Operand v = Value(*s.value);
       Operand updated = b_.CallBuiltin(s.overload, s.callee, {ValueArg(current), ValueArg(v)}, target.type, s.span);
       StoreSlice(places, updated, s.span);
       return;
     }
     Place place = PlaceOf(target);
     Operand current = b_.Load(place, s.span);
-    Operand updated = b_.CallBuiltin(s.overload, s.callee, {ValueArg(current), ValueArg(v)}, target.type, s.span);
+    Operand v = Value(*s.value);
+    Operand updated = s.function_index >= 0
+                          ? b_.CallFunction(s.function_index, {current, v}, s.span)  // a user operator
+                          : b_.CallBuiltin(s.overload, s.callee, {ValueArg(current), ValueArg(v)}, target.type, s.span);
     b_.Store(std::move(place), updated, s.span);
   }
 

@@ -533,6 +533,7 @@ class Translator:
                 return [s]
             s = ir_pb2.Stmt(span=span)
             s.aug_assign.target.CopyFrom(self.target(node.target))
+            s.aug_assign.user_function = user  # a member or component: the daemon decides (Warp's rules)
             s.aug_assign.op = op
             s.aug_assign.value.CopyFrom(self.expr(node.value))
             return [s]
