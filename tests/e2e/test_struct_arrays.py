@@ -307,3 +307,44 @@ def _copy_raw(wp, dst, src):
         cmd.copy.dst = dst.handle
         cmd.copy.src = src.handle
     wp.synchronize()
+
+
+def test_numpy_value_reads_back_from_fills(wp):
+    # Warp 1.19's test_fill_struct: an array filled with a struct value reads back equal
+    # to the value's numpy_value(). Warp shows the array members' descriptors on both
+    # sides; warpd shows zeros on both (a descriptor never reaches a client), while the
+    # fill binds the members for kernels.
+    m = wp.array(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32), dtype=wp.vec3)
+    s = MyStruct()
+    s.param1 = -17
+    s.param2 = 13.5
+    s.param3 = m
+    o = Outer()
+    o.scale = 2.0
+    o.inner = s
+    assert s.numpy_value() == (-17, 13.5, [0] * 8)
+    assert o.numpy_value() == (2.0, (-17, 13.5, [0] * 8))
+    assert s.param3 is m  # the value itself still holds the array
+    for shape in ((N,), (2, 3)):
+        a = wp.zeros(shape, dtype=MyStruct)
+        a.fill_(s)
+        want = np.empty(shape, dtype=np.dtype(MyStruct.numpy_dtype()))
+        want.fill(s.numpy_value())
+        np.testing.assert_array_equal(a.numpy(), want)
+        assert a.numpy()["param1"].tolist() == np.full(shape, -17).tolist()
+    f = wp.full(N, o)
+    assert f.dtype is Outer
+    want = np.empty(N, dtype=np.dtype(Outer.numpy_dtype()))
+    want.fill(o.numpy_value())
+    np.testing.assert_array_equal(f.numpy(), want)
+    out = wp.zeros(N, dtype=float)
+    wp.launch(read_nested, dim=N, inputs=[f, out])
+    np.testing.assert_array_equal(out.numpy(), np.full(N, 2.0 * 3.0))  # scale * param3[0][2]
+    b = wp.zeros(N, dtype=MyStruct)
+    b.fill_(s)
+    np.testing.assert_array_equal(run_read(b), np.full(N, -17 + 13.5 + 2 + 5))
+    # Through an indexedarray: the indexed elements only.
+    c = wp.zeros(N, dtype=MyStruct)
+    c[wp.array([3, 1], dtype=wp.int32)].fill_(s)
+    np.testing.assert_array_equal(c.numpy()["param1"], [0, -17, 0, -17])
+    np.testing.assert_array_equal(run_read(c), [0, -17 + 13.5 + 7, 0, -17 + 13.5 + 7])

@@ -236,6 +236,25 @@ def test_arrays_of_structs_read_back_as_structured_arrays(wp):
         wp.zeros(2, dtype=Odd).fill_(3.0)
 
 
+def test_indexed_arrays_of_structs_fill_and_zero(wp):
+    # Warp 1.19's test_indexedarray_fill_struct: fill_ writes the value into the
+    # indexed elements only, and zero_ clears them (a struct has no "0" value).
+    data = wp.zeros((3, 2), dtype=Odd)
+    rows = wp.array([2, 0], dtype=wp.int32)
+    view = data[rows]
+    view.fill_(sample_odd(2.0))
+    want = np.zeros((3, 2), dtype=np.dtype(Odd.numpy_dtype()))
+    want[[2, 0]] = sample_odd(2.0).numpy_value()
+    np.testing.assert_array_equal(data.numpy(), want)
+    np.testing.assert_array_equal(view.numpy(), want[[2, 0]])
+    assert data.numpy()["b"].tolist() == [[4.5, 4.5], [0.0, 0.0], [4.5, 4.5]]
+    data.fill_(sample_odd())
+    view.zero_()
+    want = np.zeros((3, 2), dtype=np.dtype(Odd.numpy_dtype()))
+    want[1] = sample_odd().numpy_value()
+    np.testing.assert_array_equal(data.numpy(), want)
+
+
 def test_struct_array_with_array_member_starts_empty(raw):
     # Such arrays exist (test_struct_arrays.py), but their element bytes never come from
     # a client as they are: even an uninitialized one (EMPTY, which may reuse freed

@@ -193,7 +193,11 @@ class indexedarray:
                     else element[0])
 
     def zero_(self):
-        self.fill_(0)
+        # Zero bytes: a value of any dtype (structs too, where fill_(0) is no value).
+        self._check_live()
+        if self.size == 0:
+            return
+        self._write(np.zeros(wt.element_shape(self.dtype), dtype=wt.numpy_dtype(self.dtype)))
 
     # ------------------------------------------------------------ kernels
 

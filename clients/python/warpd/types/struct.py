@@ -125,13 +125,18 @@ class Struct:
 
     def numpy_value(self) -> tuple:
         """This value as a NumPy record's items (Warp's numpy_value): a tuple of the members,
-        vectors and matrices as lists, nested structs as tuples."""
+        vectors and matrices as lists, nested structs as tuples. An array member's slot is
+        zeros, as ``a.numpy()`` shows it for an array of this struct: Warp's slot holds the
+        array's descriptor, whose pointers in warpd live in the daemon and never reach a
+        client (so a record filled with this value reads back equal to it)."""
         def items(rec):
             if rec.dtype.names is None:
                 return rec.tolist()
             return tuple(items(rec[n]) for n in rec.dtype.names)
 
-        return items(_record(type(self), self))
+        rec = _record(type(self), self)
+        _clear_array_slots(type(self), rec)
+        return items(rec)
 
     # ------------------------------------------------------------ values
 
@@ -166,6 +171,15 @@ def _record(cls, value):
     rec = np.zeros((), dtype=cls._wp_np_dtype_)
     rec[()] = cls._wp_storage_(value)
     return rec
+
+
+def _clear_array_slots(cls, rec):
+    """Zeroes the array-member slots of `rec`, a record of struct `cls`, at any depth."""
+    for m, t, _ in cls._wp_members_:
+        if issubclass(t, ArrayMember):
+            rec[m] = 0
+        elif issubclass(t, Struct) and t._wp_holds_array_:
+            _clear_array_slots(t, rec[m])
 
 
 class ArrayMember:
