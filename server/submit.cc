@@ -109,13 +109,20 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         return absl::InvalidArgumentError(
             absl::StrCat("kernel '", launch.kernel(), "': adjoint arguments without adjoint"));
       }
-      std::vector<bool> consume(launch.adj_consume().begin(), launch.adj_consume().end());
+      // Per adjoint argument, its descriptor's flags (launch.h).
+      std::vector<int32_t> grad_flags(std::max(launch.adj_consume_size(), launch.adj_own_size()), 0);
+      for (int i = 0; i < launch.adj_consume_size(); ++i) {
+        if (launch.adj_consume(i)) grad_flags[i] |= runtime::kGradConsume;
+      }
+      for (int i = 0; i < launch.adj_own_size(); ++i) {
+        if (launch.adj_own(i)) grad_flags[i] |= runtime::kGradOwn;
+      }
       auto lookup_fn = [&](uint64_t handle) { return arrays.Get(handle); };
       runtime::ArrayLookup lookup(lookup_fn);
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
                                     *std::move(args), device, &lookup, launch.repeat(),
-                                    adj_args ? &*adj_args : nullptr, &consume);
+                                    adj_args ? &*adj_args : nullptr, &grad_flags);
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());

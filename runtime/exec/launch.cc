@@ -30,9 +30,8 @@ constexpr size_t kMaxRepeatOutput = size_t{1} << 20;
 
 // Where an array descriptor keeps its flags (wp::array_t::reserved).
 constexpr size_t kDescriptorFlagsOffset = 28;
-// Its bits: 1 the adjoint's stores consume the gradient, 2 the gradient's
-// elements each have one writer (docs/launch_abi.md).
-constexpr int32_t kDescriptorConsume = 1;
+// Its bits: kGradConsume and kGradOwn (launch.h, from the caller), and 2:
+// the gradient's elements each have one writer (docs/launch_abi.md).
 constexpr int32_t kDescriptorExclusive = 2;
 
 // Argument blocks are 64-byte aligned (the ABI asks for >= 16).
@@ -281,7 +280,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args,
-    const std::vector<bool>* adj_consume) {
+    const std::vector<int32_t>* adj_flags) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -328,7 +327,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   std::memset(buffer.get(), 0, block);
   std::vector<std::shared_ptr<const Array>> arrays;
   auto pack = [&](std::vector<LaunchArgValue>& vals, std::byte* base, const char* role,
-                  const std::vector<bool>* flags) -> absl::Status {
+                  const std::vector<int32_t>* flags) -> absl::Status {
     for (size_t i = 0; i < vals.size(); ++i) {
       const ParamLayout& p = k.params[i];
       // Built only for messages: the success path allocates nothing per argument.
@@ -353,9 +352,9 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
           return absl::InternalError(absl::StrCat(what(), ": array parameter of size ", p.size));
         }
         a.WriteDescriptor(base + p.offset);
-        if (flags != nullptr && i < flags->size() && (*flags)[i]) {
-          const int32_t consume = kDescriptorConsume;
-          std::memcpy(base + p.offset + kDescriptorFlagsOffset, &consume, sizeof(consume));
+        if (flags != nullptr && i < flags->size() && ((*flags)[i] & (kGradConsume | kGradOwn)) != 0) {
+          const int32_t bits = (*flags)[i] & (kGradConsume | kGradOwn);
+          std::memcpy(base + p.offset + kDescriptorFlagsOffset, &bits, sizeof(bits));
         }
         arrays.push_back(*array);
       } else {
@@ -384,7 +383,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   };
   if (absl::Status s = pack(args, buffer.get(), "", nullptr); !s.ok()) return s;
   if (adjoint) {
-    if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint ", adj_consume); !s.ok()) return s;
+    if (absl::Status s = pack(*adj_args, buffer.get() + k.args_size, "adjoint ", adj_flags); !s.ok()) return s;
     MarkExclusiveGradients(k, *adj_args, buffer.get() + k.args_size);
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;

@@ -47,6 +47,15 @@ using LaunchArgValue = std::variant<std::string, std::shared_ptr<const Array>>;
 // kMaxLaunchRepeat is INVALID_ARGUMENT.
 inline constexpr uint32_t kMaxLaunchRepeat = 1 << 16;
 
+// Bits of a gradient array's descriptor flags in an adjoint block (its
+// reserved word, docs/launch_abi.md), given per argument by the caller:
+// stores into it consume the gradient (its argument's own, without
+// retain_grad); it is its argument's own gradient (with or without
+// retain_grad: views of it taken in the kernel consume). Bit 1 (one writer
+// per element) only the runtime sets.
+inline constexpr int32_t kGradConsume = 1;
+inline constexpr int32_t kGradOwn = 4;
+
 // A struct argument's array members travel as the array's handle in the
 // first 8 bytes of the member's 64-byte slot (0: no array); the rest of the
 // slot is ignored. Each is resolved with `lookup`, checked like an array
@@ -56,12 +65,12 @@ inline constexpr uint32_t kMaxLaunchRepeat = 1 << 16;
 // adjoints, checked and packed like `args` into a second block after the
 // first; the kernel runs its adjoint entry (FAILED_PRECONDITION when its
 // module was compiled without a backward pass). Gradient arrays may be None.
-// `adj_consume[i]` marks gradient array i as its argument's own (stores
-// consume it): bit 0 of the descriptor's reserved word (docs/launch_abi.md).
+// `adj_flags[i]` (kGrad* bits, others ignored) goes into gradient array
+// i's descriptor's reserved word (docs/launch_abi.md).
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr,
-    const std::vector<bool>* adj_consume = nullptr);
+    const std::vector<int32_t>* adj_flags = nullptr);
 
 }  // namespace warpd::runtime

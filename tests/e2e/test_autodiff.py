@@ -313,6 +313,73 @@ def test_stores_consume_unless_retain_grad(wp):
         np.testing.assert_array_equal(y.grad.numpy(), np.full(N, 2.0) if retain else np.zeros(N))
 
 
+def test_stores_through_in_kernel_views_consume_even_under_retain_grad(wp):
+    # Warp 1.19's test_retain_grad_slice_view_store: a view taken in a kernel carries no
+    # retain_grad, so a store through it consumes the array's own gradient either way;
+    # a store straight into the array keeps it under retain_grad, and an add never
+    # consumes. y = 2 x (kernel 1), z = y + 1 (kernel 2), dz = 1: dx = 2, dy = 1 kept or 0.
+    @wp.kernel
+    def direct(x: wp.array(dtype=float), y: wp.array2d(dtype=float)):
+        i = wp.tid()
+        y[0, i] = 2.0 * x[i]
+
+    @wp.kernel
+    def row_view(x: wp.array(dtype=float), y: wp.array2d(dtype=float)):
+        i = wp.tid()
+        r = y[0]
+        r[i] = 2.0 * x[i]
+
+    @wp.kernel
+    def slice_view(x: wp.array(dtype=float), y: wp.array2d(dtype=float)):
+        i = wp.tid()
+        r = y[0:1, :]
+        r[0, i] = 2.0 * x[i]
+
+    @wp.kernel
+    def slice_of_slice(x: wp.array(dtype=float), y: wp.array2d(dtype=float)):
+        i = wp.tid()
+        r = y[0:1, :]
+        q = r[0]
+        q[i] = 2.0 * x[i]
+
+    @wp.kernel
+    def slice_view_add(x: wp.array(dtype=float), y: wp.array2d(dtype=float)):
+        i = wp.tid()
+        r = y[0:1, :]
+        r[0, i] += 2.0 * x[i]
+
+    @wp.kernel
+    def offset_row(y: wp.array2d(dtype=float), z: wp.array(dtype=float)):
+        i = wp.tid()
+        z[i] = y[0, i] + 1.0
+
+    # kernel -> (dy without retain_grad, dy with retain_grad), checked against Warp 1.19
+    cases = {direct: (0.0, 1.0), row_view: (0.0, 0.0), slice_view: (0.0, 0.0), slice_of_slice: (0.0, 0.0),
+             slice_view_add: (1.0, 1.0)}
+    for k, dys in cases.items():
+        for retain, dy in zip((False, True), dys):
+            x = wp.ones(N, dtype=float, requires_grad=True)
+            y = wp.zeros((1, N), dtype=float, requires_grad=True, retain_grad=retain)
+            z = wp.zeros(N, dtype=float, requires_grad=True)
+            tape = wp.Tape()
+            with tape:
+                wp.launch(k, N, inputs=[x, y])
+                wp.launch(offset_row, N, inputs=[y, z])
+            np.testing.assert_array_equal(z.numpy(), np.full(N, 3.0))
+            tape.backward(grads={z: wp.ones(N, dtype=float)})
+            np.testing.assert_array_equal(x.grad.numpy(), np.full(N, 2.0), err_msg=f"{k.key} {retain}")
+            np.testing.assert_array_equal(y.grad.numpy(), np.full((1, N), dy), err_msg=f"{k.key} {retain}")
+    # Gradients passed explicitly are only read, through a view too. (adj_x is left
+    # unchecked: warpd reads the view of adj_y and gives 2; Warp 1.19 reads a view's
+    # gradient from y.grad, which y lacks here, and leaves adj_x at 0.)
+    x = wp.ones(N, dtype=float)
+    y = wp.zeros((1, N), dtype=float)
+    adj_x = wp.zeros(N, dtype=float)
+    adj_y = wp.ones((1, N), dtype=float)
+    wp.launch(slice_view, N, inputs=[x, y], adj_inputs=[adj_x, adj_y], adjoint=True)
+    np.testing.assert_array_equal(adj_y.numpy(), np.ones((1, N)))
+
+
 def test_copy_clone_and_fill_on_the_tape(wp):
     xs = np.arange(1.0, N + 1)
     x = wp.array(xs, dtype=wp.float64, requires_grad=True)

@@ -354,6 +354,7 @@ def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
         # Stores consume an argument's own gradient unless it retains it (Warp 1.19).
         own = a is not None and isinstance(args[i], array) and a is args[i].grad
         msg.adj_consume.append(own and not args[i].retain_grad)
+        msg.adj_own.append(own)
         if a is None:
             if p.which == "array":
                 msg.adj_args.add(array=0)

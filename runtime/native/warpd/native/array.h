@@ -24,6 +24,15 @@ struct array_t {
 
 static_assert(sizeof(array_t<float32>) == 64, "array descriptor layout");
 
+// The reserved word of a view taken in a kernel (a[i], a[1:3, j]) of a
+// descriptor with flags `r`. Views carry no flags, but a view of an
+// argument's own gradient (bit 2, set by the runtime in an adjoint block)
+// stays one and consumes on a store (bit 0) even under retain_grad: Warp
+// 1.19's in-kernel views drop the array's retain_grad flag. (docs/launch_abi.md)
+WP_FUNC int32 view_reserved(int32 r) {
+  return (r & 4) != 0 ? (4 | 1) : 0;
+}
+
 template <typename T>
 WP_FUNC void record_oob(launch_ctx* ctx, const array_t<T>& a, int32 line, int32 dim, int64 index) {
   if (record_index_fault(ctx, line, dim, index, a.shape[dim])) {
@@ -120,7 +129,7 @@ WP_FUNC bool subview_n(launch_ctx* ctx, const array_t<T>& a, int32 line, const i
   }
   out->data = (T*)data;
   out->ndim = a.ndim - n;
-  out->reserved = 0;
+  out->reserved = view_reserved(a.reserved);
   for (int d = 0; d < 4; ++d) {
     out->shape[d] = d + n < 4 ? a.shape[d + n] : 0;
     out->strides[d] = d + n < 4 ? a.strides[d + n] : 0;
@@ -192,7 +201,7 @@ WP_FUNC bool slice_view(launch_ctx* ctx, const array_t<T>& a, int32 line, const 
   }
   out->data = (T*)data;
   out->ndim = od;
-  out->reserved = 0;
+  out->reserved = view_reserved(a.reserved);
   for (int d = 0; d < 4; ++d) {
     out->shape[d] = shape[d];
     out->strides[d] = strides[d];

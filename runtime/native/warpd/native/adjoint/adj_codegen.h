@@ -130,7 +130,8 @@ WP_FUNC bool adj_present(const indexedarray_t<T>& a) {
 
 // Whether stores consume this gradient array's elements (it is its
 // argument's own gradient, without retain_grad: Warp's final-write-wins;
-// the runtime sets bit 0 of the descriptor's reserved word).
+// the runtime sets bit 0 of the descriptor's reserved word; a view of an
+// own gradient consumes whatever retain_grad says, array.h view_reserved).
 template <typename T>
 WP_FUNC bool adj_consumes(const array_t<T>& a) {
   return (a.reserved & 1) != 0;
