@@ -13,6 +13,16 @@ namespace {
 
 using namespace warpd::testing;
 
+// A case running kernel `name`'s adjoint entry.
+CheckCase AdjointCase(const std::string& name, const std::string& what) {
+  CheckCase c;
+  c.name = name;
+  c.kernel = name;
+  c.adjoint = true;
+  c.what = what;
+  return c;
+}
+
 Expr At(const std::string& array, int line, std::vector<Expr> idx = {}) {
   if (idx.empty()) idx.push_back(Name("i", line));
   return Sub(Name(array, line), std::move(idx), line);
@@ -21,11 +31,8 @@ Expr At(const std::string& array, int line, std::vector<Expr> idx = {}) {
 // f(x, y: array(float32), a: float32): i = tid(); y[i] = sin(x[i]) * a + x[i] * x[i]
 //   dy/dx = cos(x) * a + 2x
 CheckCase Elementwise() {
-  CheckCase c;
-  c.name = "ad_elementwise";
-  c.kernel = "ad_elementwise";
-  c.adjoint = true;
-  c.what = "adjoint of y[i] = sin(x[i]) * a + x[i] * x[i]: x.grad += y.grad * (cos(x) * a + 2x)";
+  CheckCase c = AdjointCase(
+      "ad_elementwise", "adjoint of y[i] = sin(x[i]) * a + x[i] * x[i]: x.grad += y.grad * (cos(x) * a + 2x)");
   c.proto = ModuleOf(
       {Kernel(c.kernel, {{"x", Arr(F32())}, {"y", Arr(F32())}, {"a", F32()}},
               {Assign(Name("i", 2), Call("tid", {}, 2), 2),
@@ -69,11 +76,8 @@ CheckCase Elementwise() {
 //   x.grad[i] += 2 x w l.grad;  w.grad[0] += sum over threads of x^2 l.grad (every
 //   thread adds to one element: contended float atomics on the device)
 CheckCase ContendedSum() {
-  CheckCase c;
-  c.name = "ad_atomic_sum";
-  c.kernel = "ad_atomic_sum";
-  c.adjoint = true;
-  c.what = "adjoint of atomic_add(l, 0, x[i] * x[i] * w[0]): 32768 threads add into w.grad[0]";
+  CheckCase c = AdjointCase(
+      "ad_atomic_sum", "adjoint of atomic_add(l, 0, x[i] * x[i] * w[0]): 32768 threads add into w.grad[0]");
   v1::Stmt add;
   *add.mutable_span() = Span(3);
   *add.mutable_expr()->mutable_value() = Call(
@@ -120,11 +124,8 @@ CheckCase ContendedSum() {
 // ds_{k+1}/ds_k = s_k: the reverse sweep needs every iteration's s (kept per
 // iteration, at most 256), and faults past that rather than guess.
 CheckCase LoopReplay() {
-  CheckCase c;
-  c.name = "ad_loop";
-  c.kernel = "ad_loop";
-  c.adjoint = true;
-  c.what = "adjoint of a dynamic loop carrying s = s * s * 0.5 + 0.25 (per-iteration snapshots)";
+  CheckCase c = AdjointCase(
+      "ad_loop", "adjoint of a dynamic loop carrying s = s * s * 0.5 + 0.25 (per-iteration snapshots)");
   c.proto = ModuleOf(
       {Kernel(c.kernel, {{"x", Arr(F32())}, {"y", Arr(F32())}, {"n", I32()}},
               {Assign(Name("i", 2), Call("tid", {}, 2), 2), Assign(Name("s", 3), At("x", 3), 3),
@@ -181,11 +182,7 @@ CheckCase LoopReplay() {
 // v(m: array(mat33), v: array(vec3), y: array(float32)): i = tid(); y[i] = length(m[i] @ v[i])
 //   with u = M v: v.grad += g M^T u / |u|; m.grad += g (u / |u|) v^T
 CheckCase MatVec() {
-  CheckCase c;
-  c.name = "ad_mat_vec";
-  c.kernel = "ad_mat_vec";
-  c.adjoint = true;
-  c.what = "adjoint of y[i] = length(m[i] @ v[i]) over mat33 and vec3 arrays";
+  CheckCase c = AdjointCase("ad_mat_vec", "adjoint of y[i] = length(m[i] @ v[i]) over mat33 and vec3 arrays");
   c.proto = ModuleOf({Kernel(c.kernel, {{"m", Arr(Mat(3, 3))}, {"v", Arr(Vec(3))}, {"y", Arr(F32())}},
                              {Assign(Name("i", 2), Call("tid", {}, 2), 2),
                               Assign(At("y", 3),
@@ -236,12 +233,8 @@ CheckCase MatVec() {
 // A 17024-byte forward block goes by value; the adjoint's two blocks (34048
 // bytes) exceed CUDA's parameter space and go by address.
 CheckCase BigBlock() {
-  CheckCase c;
-  c.name = "ad_big_block";
-  c.kernel = "ad_big_block";
-  c.adjoint = true;
+  CheckCase c = AdjointCase("ad_big_block", "adjoint with 33 mat88d parameters: both 17024-byte blocks by address");
   c.by_pointer = true;
-  c.what = "adjoint with 33 mat88d parameters: both 17024-byte blocks by address";
   const int mats = 33;
   std::vector<P> params;
   for (int k = 0; k < mats; ++k) params.push_back({"m" + std::to_string(k), Mat(8, 8, v1::SCALAR_FLOAT64)});
