@@ -13,7 +13,6 @@
 #include "compiler/compile_queue.h"
 #include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/codegen/thread_index.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
 #include "compiler/tir/array_access.h"
@@ -192,13 +191,12 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
     // The adjoints need every read of a mutable variable explicit; the
     // forward text of a backward module is emitted from the same TIR.
     for (tir::Function& f : lowered->functions) tir::MakeReadsExplicit(f);
-    for (const tir::Function& f : lowered->functions) {
-      if (!f.is_kernel()) continue;
-      std::vector<uint8_t>& access = out.param_access[f.source->name];
-      for (tir::VarId p : codegen::FindThreadExclusive(f).params)
+    codegen::Adjoints adjoints = codegen::GenerateAdjoints(*lowered);
+    for (const auto& [kernel, params] : adjoints.exclusive) {
+      std::vector<uint8_t>& access = out.param_access[kernel];
+      for (int p : params)
         if (static_cast<size_t>(p) < access.size()) access[static_cast<size_t>(p)] |= tir::kAccessExclusive;
     }
-    codegen::Adjoints adjoints = codegen::GenerateAdjoints(*lowered);
     out.source = codegen::GenerateModule(*lowered) + adjoints.source;
     out.adjoint_failed = std::move(adjoints.failed);
   } else {

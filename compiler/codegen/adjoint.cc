@@ -71,8 +71,10 @@ class AdjointEmitter : public FunctionEmitter {
     SetReplay();
     NumberSites(f.body);
     FindLocalArrays();
-    if (f.is_kernel()) exclusive_ = FindThreadExclusive(f);
   }
+
+  // A kernel's element references that are the thread's own (thread_index.h).
+  void SetExclusive(ThreadExclusive exclusive) { exclusive_ = std::move(exclusive); }
 
   // The whole adjoint body: declarations, the forward replay, the reverse sweep.
   void AdjointBody() {
@@ -996,8 +998,10 @@ std::string AdjFuncSignature(const ir::Function& f) {
   return sig + ")";
 }
 
-void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors,
-                       size_t loop_budget) {
+// Returns the parameters whose gradients the adjoint may add to without
+// atomics (Adjoints::exclusive).
+std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w,
+                                std::vector<std::string>& errors, size_t loop_budget) {
   const ir::Function& k = *f.source;
   compiler::KernelLayout layout = compiler::ComputeLayout(*m.source, k);
   const std::string args = ArgsStruct(k.name);
@@ -1008,7 +1012,12 @@ void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, 
     w.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
     w.Line(p.type->CppName() + " a" + Local(p.name) + " = adj.p_" + p.name + ";");
   }
-  AdjointEmitter(m, f, w, errors, loop_budget).AdjointBody();
+  ThreadExclusive exclusive = FindThreadExclusive(f);
+  std::set<int> params;
+  for (tir::VarId p : exclusive.params) params.insert(static_cast<int>(p));  // parameters come first
+  AdjointEmitter emitter(m, f, w, errors, loop_budget);
+  emitter.SetExclusive(std::move(exclusive));
+  emitter.AdjointBody();
   w.Close();
   w.Line("");
   // The adjoint block follows the forward block at args_size (a multiple of
@@ -1043,6 +1052,7 @@ void EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w, 
   w.Close();
   w.Line("#endif");
   w.Line("");
+  return params;
 }
 
 // Member-wise accumulation for a struct (arrays in it accumulate nothing).
@@ -1135,7 +1145,8 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
     Writer body;
     if (errors.empty()) {
       if (f.is_kernel()) {
-        EmitKernelAdjoint(module, f, body, errors, loop_budget);
+        std::set<int> exclusive = EmitKernelAdjoint(module, f, body, errors, loop_budget);
+        if (errors.empty()) out.exclusive[f.source->name] = std::move(exclusive);
       } else {
         body.Line("// adjoint of function " + f.source->name);
         body.Open(AdjFuncSignature(*f.source) + " {");

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 
 #include "compiler/tir/tir.h"
@@ -41,6 +42,11 @@ struct Adjoints {
   // in warpd yet, in the kernel or a function it calls. The other kernels'
   // adjoints are unaffected, as a failing kernel leaves the rest of its module.
   std::map<std::string, std::string> failed;
+  // Per kernel with an adjoint: the array parameters (indices) whose
+  // gradients it adds to without atomics when the runtime marks them
+  // (codegen/thread_index.h, FindThreadExclusive): the backward module's
+  // ParamInfo.access bit abi::kAccessExclusive.
+  std::map<std::string, std::set<int>> exclusive;
 };
 
 // The adjoint functions and kernel entries of `module` (its functions made
