@@ -197,10 +197,23 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
       for (int p : params)
         if (static_cast<size_t>(p) < access.size()) access[static_cast<size_t>(p)] |= tir::kAccessExclusive;
     }
+    if (!adjoints.grad_error.empty()) return absl::InvalidArgumentError(adjoints.grad_error);
     out.source = codegen::GenerateModule(*lowered) + adjoints.source;
     out.adjoint_failed = std::move(adjoints.failed);
   } else {
-    out.source = codegen::GenerateModule(*lowered);
+    // wp.grad() calls run adjoints in forward code: those functions' only.
+    // Their adjoints need the reads made explicit; the forward text of such
+    // a module comes from the same TIR.
+    bool grad = false;
+    for (const tir::Function& f : lowered->functions) grad |= ir::IsEmitted(*f.source) && tir::CallsGrad(f);
+    if (grad) {
+      for (tir::Function& f : lowered->functions) tir::MakeReadsExplicit(f);
+      codegen::Adjoints adjoints = codegen::GenerateGradAdjoints(*lowered);
+      if (!adjoints.grad_error.empty()) return absl::InvalidArgumentError(adjoints.grad_error);
+      out.source = codegen::GenerateModule(*lowered) + adjoints.source;
+    } else {
+      out.source = codegen::GenerateModule(*lowered);
+    }
   }
   out.prints = std::make_shared<const abi::PrintTable>(std::move(lowered->prints));
   return out;

@@ -23,7 +23,6 @@ namespace {
 
 using namespace internal;  // NOLINT: codegen's own internals
 
-std::string AdjFuncSymbol(const std::string& name) { return "adj_f_" + name; }
 std::string AdjBodySymbol(const std::string& kernel) { return "wpr_" + kernel; }
 
 // Whether values of `t` can carry a gradient (a float somewhere in them).
@@ -466,6 +465,9 @@ class AdjointEmitter : public FunctionEmitter {
         for (const auto& e : i.elements) Mark(e);
       }
       void VisitCallFunc(const tir::CallFunc& i) {
+        for (const auto& a : i.args) Mark(a);
+      }
+      void VisitGrad(const tir::Grad& i) {
         for (const auto& a : i.args) Mark(a);
       }
       void VisitElementAddr(const tir::ElementAddr& i) {
@@ -922,6 +924,11 @@ class AdjointEmitter : public FunctionEmitter {
 
   void ReverseCall(const tir::CallFunc& i) {
     const ir::Function& callee = m_.source->functions[static_cast<size_t>(i.function)];
+    // Warp 1.19: a function calling wp.grad() has no adjoint; its calls pass nothing back.
+    if (tir::CallsGrad(m_.functions[static_cast<size_t>(i.function)])) {
+      if (i.dst != tir::kNoVar) w_.Line(Adj(i.dst) + " = {};");
+      return;
+    }
     if (!callee.custom_grad.empty()) return ReverseCustomGrad(i, callee);
     std::vector<std::string> scratch;
     std::string args = "ctx, _tid";
@@ -1114,9 +1121,33 @@ int CountLoops(const tir::Module& m) {
   return loops.n;
 }
 
-}  // namespace
+// The functions whose adjoints the module's wp.grad() calls run (those
+// calling wp.grad() themselves have none), and every function those call.
+std::set<int> GradTargets(const tir::Module& module, const tir::CallGraph& calls) {
+  struct Targets : tir::Visitor<Targets> {
+    std::vector<int> found;
+    void VisitGrad(const tir::Grad& i) {
+      if (i.function >= 0) found.push_back(i.function);
+    }
+  } targets;
+  for (const auto& f : module.functions)
+    if (ir::IsEmitted(*f.source)) targets.VisitBlock(f.body);
+  std::set<int> out;
+  std::vector<int> work;
+  for (int t : targets.found)
+    if (!tir::CallsGrad(module.functions[static_cast<size_t>(t)])) work.push_back(t);
+  while (!work.empty()) {
+    const int f = work.back();
+    work.pop_back();
+    if (!out.insert(f).second) continue;
+    for (int c : calls.callees[static_cast<size_t>(f)]) work.push_back(c);
+  }
+  return out;
+}
 
-Adjoints GenerateAdjoints(const tir::Module& module) {
+// The adjoints of `module`'s emitted functions and kernels; with `only`,
+// of those functions alone (no kernels).
+Adjoints Generate(const tir::Module& module, const std::set<int>* only) {
   Writer w;
   w.Line("// ---- adjoints (backward pass)");
   w.Line("#include \"warpd/native/adjoint/adj_codegen.h\"");
@@ -1135,6 +1166,9 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
   for (int i : calls.callees_first) {
     const tir::Function& f = module.functions[static_cast<size_t>(i)];
     if (!ir::IsEmitted(*f.source)) continue;
+    if (only && (f.is_kernel() || !only->contains(i))) continue;
+    // Warp 1.19: a function calling wp.grad() has no adjoint (nothing calls one).
+    if (!f.is_kernel() && tir::CallsGrad(f)) continue;
     std::vector<std::string> errors;
     for (int c : calls.callees[static_cast<size_t>(i)]) {
       auto it = failed.find(c);
@@ -1164,6 +1198,31 @@ Adjoints GenerateAdjoints(const tir::Module& module) {
     bodies += body.str();
   }
   out.source = w.str() + declarations + "\n" + bodies;
+  // A wp.grad() call needs its callee's adjoint in the forward text.
+  for (int t : GradTargets(module, calls)) {
+    auto it = failed.find(t);
+    if (it == failed.end()) continue;
+    out.grad_error = Cat(it->second, " (wp.grad() of '", module.functions[static_cast<size_t>(t)].source->display_name,
+                         "' needs this adjoint, or of a function it calls)");
+    break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Adjoints GenerateAdjoints(const tir::Module& module) { return Generate(module, nullptr); }
+
+Adjoints GenerateGradAdjoints(const tir::Module& module) {
+  const std::set<int> targets = GradTargets(module, tir::CallGraphOf(module));
+  if (targets.empty()) return Adjoints{};
+  return Generate(module, &targets);
+}
+
+std::string GradAdjointDeclarations(const tir::Module& module) {
+  std::string out;
+  for (int t : GradTargets(module, tir::CallGraphOf(module)))
+    out += AdjFuncSignature(*module.functions[static_cast<size_t>(t)].source) + ";\n";
   return out;
 }
 

@@ -47,11 +47,24 @@ struct Adjoints {
   // (codegen/thread_index.h, FindThreadExclusive): the backward module's
   // ParamInfo.access bit abi::kAccessExclusive.
   std::map<std::string, std::set<int>> exclusive;
+  // Set when a wp.grad() call's callee (or a function it calls) got no
+  // adjoint: the forward text calls it, so the module cannot compile
+  // ("file:line:col: error: ..."; INVALID_ARGUMENT for the whole module).
+  std::string grad_error;
 };
 
 // The adjoint functions and kernel entries of `module` (its functions made
 // explicit by tir::MakeReadsExplicit).
 Adjoints GenerateAdjoints(const tir::Module& module);
+
+// For a module without a backward pass: the adjoints its wp.grad() calls
+// run (tir::Grad): of their user callees and what those call, no kernels'.
+// Empty when it calls wp.grad() of no user function.
+Adjoints GenerateGradAdjoints(const tir::Module& module);
+
+// The declarations of the adjoint functions the module's wp.grad() calls
+// run (codegen.cc puts them before the functions that call them).
+std::string GradAdjointDeclarations(const tir::Module& module);
 
 // How much of a thread's stack the adjoints of one module may use to keep
 // their loops' iterations' starting values, shared among all its loops (a

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/builtins/builtins.h"
+#include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/client_text.h"
 #include "compiler/codegen/function_emitter.h"
 #include "compiler/codegen/layout.h"
@@ -152,6 +153,13 @@ class ModuleUses : public tir::Visitor<ModuleUses> {
   void VisitBuiltin(const tir::Builtin& i) {
     if (!i.overload->header.empty()) headers_.insert(std::string(i.overload->header));
   }
+  // wp.grad() calls run adjoints (and the seed): the adjoint runtime.
+  void VisitGrad(const tir::Grad& i) {
+    if (i.overload && !i.overload->header.empty()) headers_.insert(std::string(i.overload->header));
+    headers_.insert("warpd/native/adjoint/adj_codegen.h");
+    grad_ = true;
+  }
+  bool grad() const { return grad_; }
 
  private:
   void Type(TypeRef t) {
@@ -177,6 +185,7 @@ class ModuleUses : public tir::Visitor<ModuleUses> {
 
   std::set<std::string> headers_;
   std::vector<TypeRef> structs_;
+  bool grad_ = false;
 };
 
 void EmitStruct(TypeRef t, Writer& w) {
@@ -205,6 +214,8 @@ std::string GenerateModule(const tir::Module& module) {
   for (TypeRef t : uses.structs()) EmitStruct(t, w);
   for (const auto& f : module.functions)
     if (!f.is_kernel() && ir::IsEmitted(*f.source)) w.Line(FuncSignature(*f.source) + ";");
+  // The adjoints wp.grad() calls run, defined with the module's adjoints.
+  if (uses.grad()) w.Line(GradAdjointDeclarations(module));
   w.Line("");
   for (const auto& f : module.functions) {
     if (f.is_kernel() || !ir::IsEmitted(*f.source)) continue;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/builtins/adjoint.h"
 #include "compiler/builtins/builtins.h"
 #include "compiler/codegen/client_text.h"
 #include "compiler/codegen/lane_blocks.h"
@@ -28,6 +29,8 @@ using ir::TypeRef;
 
 inline std::string Local(const std::string& name) { return "v_" + name; }
 inline std::string FuncSymbol(const std::string& name) { return "f_" + name; }
+// A user function's generated adjoint (adjoint.h).
+inline std::string AdjFuncSymbol(const std::string& name) { return "adj_f_" + name; }
 inline std::string ArgsStruct(const std::string& kernel) { return "wpa_" + kernel; }
 inline std::string BodySymbol(const std::string& kernel) { return "wpb_" + kernel; }
 
@@ -218,6 +221,43 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
       Define(i.dst, call);
     }
     w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
+  }
+
+  // wp.grad(f)(args): zeroed adjoints of the arguments, f's result's adjoint
+  // seeded with ones (wp::grad_seed: Warp's T(1)), f's adjoint called on
+  // them (a builtin's native one, with its forward result when it takes it;
+  // a user function's generated one), the adjoints its result. A function
+  // that calls wp.grad() itself has no adjoint: its gradient is zero (Warp).
+  void VisitGrad(const tir::Grad& i) {
+    std::vector<TypeRef> inputs;
+    for (const auto& a : i.args) inputs.push_back(a.type);
+    if (!replay_) w_.Line(Type(i.dst) + " " + Name(i.dst) + ";");
+    w_.Open("{");
+    std::string adjoints, values;
+    for (size_t k = 0; k < i.args.size(); ++k) {
+      const std::string a = "_ga" + std::to_string(k);
+      w_.Line(inputs[k]->CppName() + " " + a + "{};");
+      adjoints += (k ? ", " : "") + a;
+      values += (k ? ", " : "") + Op(i.args[k]);
+    }
+    w_.Line("const " + i.result->CppName() + " _gr = wp::grad_seed<" + i.result->CppName() + ">();");
+    if (i.function < 0) {
+      const std::optional<builtins::AdjointSpelling> adj = builtins::AdjointOf(*i.overload, inputs);
+      std::string args = values;
+      if (adj && adj->takes_result) {
+        std::vector<std::string> forward;
+        for (const auto& a : i.args) forward.push_back(Op(a));
+        args += ", " + builtins::Spell(i.callee, {.args = &forward});
+      }
+      // Sema checked the adjoint exists; without one the text fails to compile.
+      w_.Line((adj ? adj->callee : std::string("wp_no_adjoint")) + "(" + args + ", " + adjoints + ", _gr);");
+    } else if (!tir::CallsGrad(m_.functions[static_cast<size_t>(i.function)])) {
+      w_.Line(AdjFuncSymbol(m_.source->functions[static_cast<size_t>(i.function)].name) + "(ctx, _tid, " + values +
+              ", " + adjoints + ", _gr);");
+      w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) " + fail_);
+    }
+    w_.Line(Name(i.dst) + " = " + (i.args.size() == 1 ? adjoints : "wp::tuple_make(" + adjoints + ")") + ";");
+    w_.Close();
   }
 
   virtual void VisitElementAddr(const tir::ElementAddr& i) {

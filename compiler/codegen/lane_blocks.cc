@@ -89,6 +89,7 @@ class Scan : public tir::Visitor<Scan> {
     }
   }
   void VisitCallFunc(const tir::CallFunc&) { ordered_effects = true; }
+  void VisitGrad(const tir::Grad&) { ordered_effects = true; }  // calls adjoints
   void VisitSubview(const tir::Subview&) { ordered_effects = true; }
   void VisitLocalArray(const tir::LocalArray&) { ordered_effects = true; }
   void VisitCheckIndex(const tir::CheckIndex&) { ordered_effects = true; }

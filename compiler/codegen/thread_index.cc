@@ -79,6 +79,7 @@ struct Defs : tir::Visitor<Defs> {
   }
   void VisitMakeTuple(const tir::MakeTuple& i) { Other(i.dst); }
   void VisitCallFunc(const tir::CallFunc& i) { Other(i.dst); }
+  void VisitGrad(const tir::Grad& i) { Other(i.dst); }
   void VisitElementAddr(const tir::ElementAddr& i) { Other(i.dst); }
   void VisitSubview(const tir::Subview& i) { Other(i.dst); }
   void VisitLocalArray(const tir::LocalArray& i) { Other(i.dst); }

@@ -223,6 +223,7 @@ absl::StatusOr<ExprPtr> Converter::ConvertExpr(const v1::Expr& e, int depth) {
           return Error(e.span(), "invalid written callee name");
         out->written = c.written();
       }
+      out->grad = c.grad();
       if (c.args_size() + c.keywords_size() > limits_.max_params)
         return Error(e.span(), "too many call arguments");
       for (const auto& a : c.args()) WARPD_RETURN_IF_ERROR(add(a, "argument"));

@@ -60,6 +60,7 @@ ExprPtr CopyExpr(const Expr& e) {
   c->type_value = e.type_value;
   c->user_function = e.user_function;
   c->written = e.written;
+  c->grad = e.grad;
   return c;
 }
 

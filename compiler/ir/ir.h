@@ -43,7 +43,8 @@ struct Span {
 //   Compare    compare_ops (n); operands = {left, c_1 .. c_n}
 //   BoolOp     bool_op; operands = {v_1 .. v_n}, n >= 2
 //   Call       name = callee; callee_kind; operands = positional args then
-//              keyword values; keywords = names of the trailing operands
+//              keyword values; keywords = names of the trailing operands;
+//              grad: wp.grad(callee)(args), the callee's gradient there
 //   Subscript  operands = {value, index_1 .. index_n}; an index may be a
 //              slice: a Call of builtin "slice" with keywords start/stop/step
 //   Attribute  name = attribute; operands = {value}
@@ -104,6 +105,9 @@ struct Expr {
   std::string user_function;
   // Call: the callee as written ("wp.missing_func"), for messages; empty: `name`.
   std::string written;
+  // Call: wp.grad(callee)(args): the adjoints of the arguments for a result
+  // adjoint of one in every component (ir.proto Call.grad).
+  bool grad = false;
   TypeRef type_value = nullptr;
 
   // Filled by sema.
@@ -113,6 +117,7 @@ struct Expr {
   std::vector<std::string> callees;              // Compare: one spelling per operator
   std::vector<const builtins::Overload*> compare_overloads;  // Compare: one overload per operator
   int function_index = -1;                       // resolved user function (Call)
+  TypeRef grad_result = nullptr;                 // Call with grad: the callee's own result type
   int tuple_arity = 0;                           // wp.tid() unpacked into this many targets
   int element_index = -1;                        // Subscript of a tuple: the element (negative indices resolved)
   // Subscript of a vector, quaternion, transform or matrix with slices

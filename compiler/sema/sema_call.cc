@@ -10,6 +10,7 @@ using ir::ExprKind;
 using ir::TypeRef;
 
 absl::Status FunctionSema::CallSema(Expr& e) {
+  if (e.grad) return GradCall(e);
   if (e.callee_kind == ir::CalleeKind::kFunction) return UserCall(e);
   return BuiltinCall(e);
 }

@@ -93,6 +93,8 @@ class FunctionSema {
   absl::Status SpreadArguments(ir::Expr& e);
   absl::Status KeywordCall(ir::Expr& e, const std::vector<const builtins::Overload*>& overloads,
                            std::vector<ir::TypeRef>& args, std::optional<builtins::Resolution>& r);
+  // sema_grad.cc: wp.grad(f)(args).
+  absl::Status GradCall(ir::Expr& e);
 
   int FindLocal(const std::string& name) const {
     for (size_t i = 0; i < f_.locals.size(); ++i)

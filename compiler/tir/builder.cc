@@ -253,6 +253,40 @@ Operand Builder::CallFunction(int function, std::vector<Operand> args, const ir:
   return Operand::Of(dst, fn.return_type);
 }
 
+Operand Builder::Grad(const builtins::Overload* overload, std::string callee, int function, std::vector<Operand> args,
+                      TypeRef gradient, TypeRef result, const ir::Span& span) {
+  if ((overload == nullptr) == (function < 0) || static_cast<size_t>(function + 1) > m_.functions.size() ||
+      args.empty() || gradient == nullptr || result == nullptr || result->is_void()) {
+    Fail(span, "a gradient call without one callee, arguments and a result");
+    return Operand::Of(kNoVar, gradient ? gradient : types::Void());
+  }
+  if (function >= 0) {
+    const ir::Function& fn = m_.functions[static_cast<size_t>(function)];
+    if (fn.kind != ir::FunctionKind::kFunc || args.size() != fn.params.size() ||
+        !types::SameType(fn.return_type, result)) {
+      Fail(span, Cat("a gradient call of '", fn.name, "' that does not fit it"));
+      return Operand::Of(kNoVar, gradient);
+    }
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!CheckOperand(args[i], span, "a gradient argument")) break;
+    TypeRef want = args.size() == 1 ? gradient : gradient->is_tuple() && gradient->elements().size() == args.size()
+                                                     ? gradient->elements()[i]
+                                                     : nullptr;
+    if (want == nullptr || !types::SameType(args[i].type, want))
+      Fail(span, Cat("gradient argument ", i, " has type ", args[i].type->ToString()));
+  }
+  VarId dst = NewVar(VarKind::kTemp, gradient);
+  auto& g = Append<tir::Grad>(span);
+  g.dst = dst;
+  g.overload = overload;
+  g.callee = std::move(callee);
+  g.function = function;
+  g.args = std::move(args);
+  g.result = result;
+  return Operand::Of(dst, gradient);
+}
+
 Operand Builder::MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span) {
   if (tuple == nullptr || !tuple->is_tuple() || tuple->elements().size() != elements.size()) {
     Fail(span, "a tuple of another arity than its type");

@@ -61,6 +61,12 @@ class Builder {
   Operand CallBuiltin(const builtins::Overload* overload, std::string callee, std::vector<Arg> args, TypeRef result,
                       const ir::Span& span);
   Operand CallFunction(int function, std::vector<Operand> args, const ir::Span& span);
+  // wp.grad(f)(args) of builtin `overload` (spelled `callee`; function -1) or
+  // user function `function`: `gradient` is the type of the result (the
+  // argument's type, or the tuple of the arguments' types), `result` the
+  // callee's result type.
+  Operand Grad(const builtins::Overload* overload, std::string callee, int function, std::vector<Operand> args,
+               TypeRef gradient, TypeRef result, const ir::Span& span);
   // `tuple` is the tuple type of the elements (made by sema in the module's table).
   Operand MakeTuple(TypeRef tuple, std::vector<Operand> elements, const ir::Span& span);
   VarId ElementAddr(Operand array, std::vector<Operand> indices, const ir::Span& span);

@@ -41,6 +41,10 @@ class ExplicitReads : public Mutator<ExplicitReads> {
     for (Operand& o : i.args) Read(o, i.span, out);
     return true;
   }
+  bool MutateGrad(Grad& i, Block& out) {
+    for (Operand& o : i.args) Read(o, i.span, out);
+    return true;
+  }
   bool MutateElementAddr(ElementAddr& i, Block& out) {
     Read(i.array, i.span, out);
     for (Operand& o : i.indices) Read(o, i.span, out);

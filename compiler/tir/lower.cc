@@ -503,6 +503,13 @@ class FunctionLowering {
   }
 
   Operand Call(const Expr& e) {
+    if (e.grad) {  // wp.grad(f)(args): arguments are values (sema allows no outputs, types or arrays)
+      std::vector<Operand> args;
+      for (const auto& a : e.operands) args.push_back(Value(*a));
+      const bool user = e.callee_kind == ir::CalleeKind::kFunction;
+      return b_.Grad(user ? nullptr : e.overload, user ? std::string() : e.callee, user ? e.function_index : -1,
+                     std::move(args), e.type, e.grad_result, e.span);
+    }
     if (e.callee_kind == ir::CalleeKind::kFunction) {
       std::vector<Operand> args;
       for (const auto& a : e.operands) args.push_back(Value(*a));

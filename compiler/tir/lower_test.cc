@@ -156,6 +156,33 @@ TEST(LowerTest, VisitorAndMutatorWalkNestedBlocks) {
   EXPECT_EQ(after.ifs, 6);
 }
 
+// wp.grad(f)(args) (Call.grad): one Grad instruction, typed as the
+// arguments' adjoints (a tuple for several), naming the callee's result type.
+TEST(LowerTest, GradCallsOfBuiltinsAndFunctions) {
+  auto grad = [](v1::Expr e) {
+    e.mutable_call()->set_grad(true);
+    return e;
+  };
+  auto m = ModuleOf(
+      {Func("sq", {{"x", F32()}}, {testing::Return(Bin(v1::BINOP_MUL, Name("x", 2), Name("x", 2), 2), 2)}),
+       Kernel("k", {{"a", Arr(F32(), 1)}, {"v", F32()}},
+              {Assign(Name("g", 3), grad(Call("sq", {Name("v", 3)}, 3, v1::CALLEE_FUNCTION)), 3),
+               Assign(Name("t", 4), grad(Call("atan2", {Name("v", 4), Float(2.0, 4)}, 4)), 4)})});
+  const std::string listing = Listing(m);
+  EXPECT_NE(listing.find("g = %"), std::string::npos) << listing;
+  EXPECT_NE(listing.find(": float32 = grad sq(v) of float32"), std::string::npos) << listing;
+  EXPECT_NE(listing.find(": tuple(float32, float32) = grad atan2(v, 2:float32) of float32"), std::string::npos)
+      << listing;
+
+  // A builtin Warp does not differentiate, and a void function: Warp's messages.
+  auto floor = ModuleOf({Kernel("k", {{"v", F32()}}, {Assign(Name("g", 3), grad(Call("floor", {Name("v", 3)}, 3)), 3)})});
+  absl::Status st = TypedModule(floor).status();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("Cannot compute gradient of non-differentiable function 'floor'"),
+            std::string::npos)
+      << st;
+}
+
 // Ill-typed TIR cannot be built: the builder's first complaint is INTERNAL.
 TEST(BuilderTest, RejectsIllTypedInstructions) {
   auto m = Typed(Constructs());

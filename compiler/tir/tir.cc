@@ -95,6 +95,13 @@ class Dumper : public Visitor<Dumper> {
     std::string call = Cat("call ", m_.source->functions[static_cast<size_t>(i.function)].name, "(", args, ")");
     Line(i.dst == kNoVar ? call : Cat(Def(i.dst), " = ", call));
   }
+  void VisitGrad(const Grad& i) {
+    std::string args;
+    for (size_t k = 0; k < i.args.size(); ++k) args += Cat(k ? ", " : "", Op(i.args[k]));
+    const std::string callee =
+        i.function >= 0 ? m_.source->functions[static_cast<size_t>(i.function)].name : Cat(i.overload->name);
+    Line(Cat(Def(i.dst), " = grad ", callee, "(", args, ") of ", i.result->ToString()));
+  }
   void VisitElementAddr(const ElementAddr& i) { Line(Cat(Def(i.dst), " = &", Op(i.array), Indices(i.indices))); }
   void VisitSubview(const Subview& i) {
     Line(Cat(Def(i.dst), " = view ", Op(i.array), Indices(i.indices), i.slices.empty() ? "" : " (slices)"));
@@ -208,13 +215,23 @@ std::string Dump(const Module& m, const Function& f) { return Dumper(m, f).Run()
 
 namespace {
 
+// The functions called, and those whose adjoints wp.grad() calls.
 struct Calls : Visitor<Calls> {
   std::vector<int> functions;
-  void VisitCallFunc(const CallFunc& i) {
+  void Add(int function) {
     for (int f : functions)
-      if (f == i.function) return;
-    functions.push_back(i.function);
+      if (f == function) return;
+    functions.push_back(function);
   }
+  void VisitCallFunc(const CallFunc& i) { Add(i.function); }
+  void VisitGrad(const Grad& i) {
+    if (i.function >= 0) Add(i.function);
+  }
+};
+
+struct FindsGrad : Visitor<FindsGrad> {
+  bool found = false;
+  void VisitGrad(const Grad&) { found = true; }
 };
 
 }  // namespace
@@ -237,6 +254,12 @@ CallGraph CallGraphOf(const Module& m) {
   };
   for (size_t i = 0; i < n; ++i) visit(static_cast<int>(i));
   return g;
+}
+
+bool CallsGrad(const Function& f) {
+  FindsGrad finds;
+  finds.VisitBlock(f.body);
+  return finds.found;
 }
 
 }  // namespace warpd::tir

@@ -103,6 +103,9 @@ struct Place {
 //   MakeTuple    dst = (elements...)
 //   CallFunc     dst = function(args); then the caller stops if a fault or
 //                cancel happened inside
+//   Grad         dst = the gradient of a builtin or user function at args
+//                (wp.grad(f)(args)): their adjoints for an adjoint of one in
+//                every component of f's result; a tuple for several args
 //   ElementAddr  dst (an element ref) = &array[indices], bounds-checked
 //   Subview      dst = array[indices] (fewer indices than dims), checked
 //   LocalArray   dst = a zeroed array of constant shape in the function's
@@ -125,6 +128,7 @@ struct Place {
   LEAF(Builtin)                       \
   LEAF(MakeTuple)                     \
   LEAF(CallFunc)                      \
+  LEAF(Grad)                          \
   LEAF(ElementAddr)                   \
   LEAF(Subview)                       \
   LEAF(LocalArray)                    \
@@ -211,6 +215,20 @@ struct CallFunc : InstOf<InstKind::CallFunc> {
   VarId dst = kNoVar;
   int function = -1;  // index into Module::functions
   std::vector<Operand> args;
+};
+
+// Forward code only: the backward pass treats its result as a constant (no
+// adjoint of its own, as in Warp 1.19). The callee is a differentiable
+// builtin (`overload`, spelled `callee` forward) or user function
+// `function`; `result` is the callee's result type, the type of the
+// adjoint it is seeded with (builtins/adjoint.h, codegen's VisitGrad).
+struct Grad : InstOf<InstKind::Grad> {
+  VarId dst = kNoVar;
+  const builtins::Overload* overload = nullptr;
+  std::string callee;
+  int function = -1;  // index into Module::functions; -1 for a builtin
+  std::vector<Operand> args;
+  TypeRef result = nullptr;
 };
 
 struct ElementAddr : InstOf<InstKind::ElementAddr> {
@@ -436,5 +454,10 @@ struct CallGraph {
   std::vector<int> callees_first;
 };
 CallGraph CallGraphOf(const Module& m);
+
+// Whether `f` calls wp.grad() itself (a Grad instruction in its body). As in
+// Warp 1.19, such a function gets no adjoint: its calls pass no gradient
+// back, and wp.grad() of it is zero.
+bool CallsGrad(const Function& f);
 
 }  // namespace warpd::tir

@@ -36,6 +36,7 @@ from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumen
                      WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError, WarpCodegenTypeError,
                      WarpCodegenValueError, WarpdError)
 from .function import Function, func, func_grad, func_native, func_replay
+from .gradwrapper import grad
 from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch

@@ -50,6 +50,7 @@ import numpy as np
 
 from . import identity, staticexpr
 from . import types as wt
+from .gradwrapper import GradWrapper, grad as _grad, is_function as _is_function
 from .errors import CompileError, compile_error
 from .v1 import ir_pb2
 
@@ -466,6 +467,8 @@ class Translator:
         bound to one, ``f = wp.static(...)``); _MISSING for anything else."""
         if self.is_static_call(node):
             value = self.static_cache.get(id(node), _MISSING)
+        elif isinstance(node, ast.Call) and self.is_grad_call(node):
+            value = self.grad_of(node)  # g = wp.grad(f): g names f's gradient from here on
         elif isinstance(node, ast.Name) and node.id in self.locals:
             value = self.consts.get(node.id, _MISSING)
         elif isinstance(node, (ast.Name, ast.Attribute)):
@@ -489,6 +492,15 @@ class Translator:
                     continue
                 new = self.function_value(node.value) if isinstance(node, ast.Assign) and t is n \
                     else _MISSING
+                if isinstance(bound, GradWrapper) or isinstance(new, GradWrapper):
+                    # Warp 1.19: a wp.grad() local may be bound to another function handle only.
+                    if new is _MISSING and isinstance(bound, GradWrapper):
+                        raise self.error(node, f"Cannot reassign local '{n.id}' after binding it to "
+                                               f"wp.grad(...). Warp treats wp.grad(...) results as static "
+                                               f"function handles; use a different local variable for the "
+                                               f"new value.")
+                    if new is not _MISSING:
+                        continue
                 if new is _MISSING:
                     raise self.error(node, f"Error, rebinding function-valued local '{n.id}' to a "
                                            f"non-function value is not supported. Warp does not have "
@@ -896,7 +908,9 @@ class Translator:
             if node.keywords:
                 raise self.error(node, "type(x)(...) takes positional arguments only")
             return
-        if self.is_static_call(f):
+        if isinstance(f, ast.Call) and self.is_grad_call(f):
+            obj = self.grad_of(f)  # wp.grad(func)(args)
+        elif self.is_static_call(f):
             obj = self.static_value(f)
             if self.static_kind(obj) != "function":
                 raise self.error(node, f"wp.static({self.source_of(staticexpr.argument(f))}) is called, "
@@ -914,6 +928,11 @@ class Translator:
             if isinstance(inner, ast.Name) and inner.id not in self.locals and self.lookup(inner.id) is _MISSING:
                 raise self.error(inner, f"Referencing undefined symbol: {inner.id}", KeyError)
             raise self.error(node, "only calls of named functions are supported")
+        if isinstance(obj, GradWrapper):
+            call.grad = True  # the gradient of the function called (ir.proto Call.grad)
+            obj = obj.func
+        elif obj is _grad:
+            raise self.error(node, "wp.grad(f) is a function handle: call it, as in wp.grad(f)(x)")
         if getattr(obj, "_wp_native_snippet_", False):
             raise self.error(node, f"'{obj.key}' is a wp.func_native snippet: warpd never compiles "
                                    f"C++/CUDA text sent by a client (it runs kernels of many users); "
@@ -1036,6 +1055,39 @@ class Translator:
             call.args.append(e)
 
     # ------------------------------------------------------------ wp.static
+
+    def is_grad_call(self, node) -> bool:
+        """Whether node is a call ``wp.grad(...)``."""
+        return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+            and self.resolve(node.func) is _grad
+
+    def grad_of(self, node) -> GradWrapper:
+        """The GradWrapper ``wp.grad(f)`` (node) gives, with Warp's errors for anything but one
+        Warp function: a @wp.func, a builtin, a local bound to one, or a wp.static() of one."""
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            raise self.error(node, "grad() expects exactly one function argument")
+        arg = node.args[0]
+        if self.is_static_call(arg):
+            target = self.static_value(arg)
+        elif isinstance(arg, ast.Name) and arg.id in self.locals:
+            target = self.consts.get(arg.id, _MISSING)
+            if target is _MISSING:
+                raise self.error(arg, f"grad() expects a Warp function, got the local variable '{arg.id}'")
+        elif isinstance(arg, (ast.Name, ast.Attribute)):
+            target = self.resolve(arg)
+            if target is _MISSING:
+                name = self.unresolved_warp_attr(arg)
+                if name is None:
+                    raise self.error(arg, f"Referencing undefined symbol: {self.dotted(arg)}", KeyError)
+                target = staticexpr.Builtin(name)  # a builtin warpd has no Python object for
+        else:
+            raise self.error(arg, f"grad() expects a Warp function, got the expression "
+                                  f"'{self.source_of(arg)}'")
+        if isinstance(target, type) and builtin_name(target) is not None:
+            target = staticexpr.Builtin(builtin_name(target))  # float, wp.vec3, ...: constructors
+        if not (isinstance(target, self.function_type) or _is_function(target)):
+            raise self.error(arg, f"grad() expects a Warp function, got {type(target).__name__}")
+        return GradWrapper(target)
 
     def is_static_call(self, node) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \

@@ -141,6 +141,9 @@ def check(value, function_type) -> str:
         return "string"
     if isinstance(value, (function_type, Builtin)):
         return "function"
+    from .gradwrapper import GradWrapper
+    if isinstance(value, GradWrapper):
+        return "function"  # wp.grad(f): called as f's gradient (frontend.py)
     if callable(value) and not isinstance(value, type) and getattr(value, "_wp_builtin_", None) and \
             (getattr(value, "__module__", "") or "").startswith("warpd"):
         return "function"  # wp.dot, wp.normalize, ... (pyscope.py)

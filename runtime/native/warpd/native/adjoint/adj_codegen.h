@@ -97,6 +97,36 @@ WP_FUNC void adj_convert(const R& adj_ret, X& adj_x) {
   accumulate_adjoint(adj_x, cast<X>(adj_ret));
 }
 
+// wp.grad(f)(args) (compiler/codegen/function_emitter.h VisitGrad): the
+// adjoint of f's result it starts from, Warp 1.19's T(1): every component 1
+// for scalars, vectors, matrices and transforms; quat_t(1), i.e. (1, 0, 0,
+// 0), for a quaternion; tuples element by element.
+template <typename T>
+struct grad_seed_of {
+  static WP_FUNC T make() {
+    T v{};
+    typename flat_of<T>::S* p = flat_ptr(v);
+    for (int i = 0; i < flat_of<T>::n; ++i) p[i] = cast<typename flat_of<T>::S>(1);
+    return v;
+  }
+};
+template <typename T>
+struct grad_seed_of<quat_t<T>> {
+  static WP_FUNC quat_t<T> make() {
+    quat_t<T> q{};
+    flat_ptr(q)[0] = cast<T>(1);
+    return q;
+  }
+};
+template <typename... T>
+struct grad_seed_of<tuple_t<T...>> {
+  static WP_FUNC tuple_t<T...> make() { return tuple_make(grad_seed_of<T>::make()...); }
+};
+template <typename T>
+WP_FUNC T grad_seed() {
+  return grad_seed_of<T>::make();
+}
+
 // adj += v for any value type: scalars and the flat types component by
 // component; arrays carry no adjoint value (their gradients are arrays);
 // tuples element by element. Generated code adds overloads for its structs.
