@@ -154,16 +154,26 @@ class AdjointEmitter : public FunctionEmitter {
       return;
     }
     FunctionEmitter::VisitBuiltin(i);
+    if (i.overload->name == "struct" && i.dst != tir::kNoVar && HoldsArray(f_.var(i.dst).type)) {
+      const auto& members = f_.var(i.dst).type->members();
+      for (const auto& [m, k] : StructConstructorArgs(i))
+        if (HoldsArray(members[m].type))
+          CopyArrayAdjoints(members[m].type, Adj(i.dst) + ".m_" + members[m].name, Adj(i.args[k].value.var));
+    }
   }
 
+  // An array's adjoint is its gradient array, which goes where the array goes
+  // in the replay: loaded into a variable, stored into a struct member, put
+  // into a struct by its constructor. Values holding arrays (structs with array
+  // members, at any depth) carry their arrays' gradients the same way.
   void VisitLoad(const tir::Load& i) override {
     FunctionEmitter::VisitLoad(i);
-    if (f_.var(i.dst).type->is_array()) {
-      if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
-        w_.Line(Adj(i.dst) + " = {};");
-      } else {
-        w_.Line(Adj(i.dst) + " = " + AdjPlace(i.place, false) + ";");
-      }
+    const TypeRef t = f_.var(i.dst).type;
+    if (!HoldsArray(t)) return;
+    if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
+      if (t->is_array()) w_.Line(Adj(i.dst) + " = {};");
+    } else {
+      CopyArrayAdjoints(t, Adj(i.dst), AdjPlace(i.place, false));
     }
   }
 
@@ -172,8 +182,67 @@ class AdjointEmitter : public FunctionEmitter {
     // (a kernel's own local arrays excepted: it reads them back).
     if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && !local_refs_.contains(i.place.root)) return;
     FunctionEmitter::VisitStore(i);
-    if (i.place.type->is_array() && f_.var(i.place.root).kind != tir::VarKind::kElementRef)
-      w_.Line(AdjPlace(i.place, true) + " = " + (i.value.is_var() ? Adj(i.value.var) : std::string("{}")) + ";");
+    if (!HoldsArray(i.place.type) || f_.var(i.place.root).kind == tir::VarKind::kElementRef) return;
+    if (i.value.is_var()) {
+      CopyArrayAdjoints(i.place.type, AdjPlace(i.place, true), Adj(i.value.var));
+    } else if (i.place.type->is_array()) {
+      w_.Line(AdjPlace(i.place, true) + " = {};");
+    }
+  }
+
+  // Whether values of `t` hold an array (an array, or a struct with one at any depth).
+  static bool HoldsArray(TypeRef t) {
+    if (t->is_array()) return true;
+    if (!t->is_struct()) return false;
+    for (const auto& m : t->members())
+      if (HoldsArray(m.type)) return true;
+    return false;
+  }
+
+  // dst's array members (or dst itself, an array) = src's: their gradients.
+  void CopyArrayAdjoints(TypeRef t, const std::string& dst, const std::string& src) {
+    if (t->is_array()) {
+      w_.Line(dst + " = " + src + ";");
+      return;
+    }
+    for (const auto& m : t->members())
+      if (HoldsArray(m.type)) CopyArrayAdjoints(m.type, dst + ".m_" + m.name, src + ".m_" + m.name);
+  }
+
+  // S(a, b, ...)'s spelling "S{${0}, {}, ${1}}" (members in order, {} where
+  // none was given): for each member given by a value argument, (member, argument).
+  std::vector<std::pair<size_t, size_t>> StructConstructorArgs(const tir::Builtin& i) const {
+    std::vector<std::pair<size_t, size_t>> out;
+    TypeRef t = f_.var(i.dst).type;
+    const std::string& cpp = i.callee;
+    size_t open = cpp.find('{');
+    if (!t->is_struct() || open == std::string::npos) return out;
+    std::vector<std::string> entries;
+    int depth = 0;
+    std::string cur;
+    for (size_t k = open + 1; k < cpp.size(); ++k) {
+      char c = cpp[k];
+      if (c == '{') ++depth;
+      if (c == '}') {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (c == ',' && depth == 0) {
+        entries.push_back(cur);
+        cur.clear();
+        continue;
+      }
+      if (c != ' ') cur += c;
+    }
+    entries.push_back(cur);
+    for (size_t m = 0; m < t->members().size() && m < entries.size(); ++m) {
+      const std::string& e = entries[m];
+      if (e.size() < 4 || e[0] != '$' || e[1] != '{') continue;
+      const size_t k = static_cast<size_t>(std::atoi(e.c_str() + 2));
+      if (k >= i.args.size() || i.args[k].mode != tir::Arg::Mode::kValue || !i.args[k].value.is_var()) continue;
+      out.emplace_back(m, k);
+    }
+    return out;
   }
 
   void VisitElementAddr(const tir::ElementAddr& i) override {
@@ -614,6 +683,7 @@ class AdjointEmitter : public FunctionEmitter {
         break;
       }
       case tir::InstKind::CallFunc: ReverseCall(tir::Cast<tir::CallFunc>(inst)); break;
+      case tir::InstKind::Print: ReversePrint(tir::Cast<tir::Print>(inst)); break;
       case tir::InstKind::If: {
         const auto& i = tir::Cast<tir::If>(inst);
         w_.Open("if (" + Op(i.cond) + ") {");
@@ -636,6 +706,18 @@ class AdjointEmitter : public FunctionEmitter {
       }
       default: break;  // no adjoint: addresses, shapes, indices, tid, print, break, continue
     }
+  }
+
+  // print() prints again in the replay; here, as Warp's adj_print, its line
+  // "adj: <adjoint>" per value (tir/print_sites.h), with the adjoints the
+  // values have at this point of the sweep.
+  void ReversePrint(const tir::Print& i) {
+    if (i.adjoint_site < 0) return;
+    std::string record = "wp::print_record<" + std::to_string(i.adjoint_site) + "u, " +
+                         std::to_string(m_.prints.sites[static_cast<size_t>(i.adjoint_site)].payload) + "u>(ctx, _tid";
+    for (const auto& v : i.values)
+      if (!v.type->is_array()) record += ", " + (v.is_var() ? Adj(v.var) : v.type->CppName() + "{}");
+    w_.Line(record + ");");
   }
 
   void ReverseLoad(const tir::Load& i) {
@@ -797,39 +879,11 @@ class AdjointEmitter : public FunctionEmitter {
     }
   }
 
-  // S(a, b, ...): member m took the argument its spelling names there
-  // ("S{${0}, {}, ${1}}": members in order, {} where none was given).
+  // S(a, b, ...): member m took the argument its spelling names there.
   void ReverseStructConstructor(const tir::Builtin& i) {
-    TypeRef t = f_.var(i.dst).type;
-    const std::string& cpp = i.callee;
-    size_t open = cpp.find('{');
-    if (!t->is_struct() || open == std::string::npos) return;
-    std::vector<std::string> entries;
-    int depth = 0;
-    std::string cur;
-    for (size_t k = open + 1; k < cpp.size(); ++k) {
-      char c = cpp[k];
-      if (c == '{') ++depth;
-      if (c == '}') {
-        if (depth == 0) break;
-        --depth;
-      }
-      if (c == ',' && depth == 0) {
-        entries.push_back(cur);
-        cur.clear();
-        continue;
-      }
-      if (c != ' ') cur += c;
-    }
-    entries.push_back(cur);
-    const auto& members = t->members();
-    for (size_t m = 0; m < members.size() && m < entries.size(); ++m) {
-      const std::string& e = entries[m];
-      if (e.size() < 4 || e[0] != '$' || e[1] != '{') continue;
-      const size_t k = static_cast<size_t>(std::atoi(e.c_str() + 2));
-      if (k >= i.args.size() || i.args[k].mode != tir::Arg::Mode::kValue || !i.args[k].value.is_var()) continue;
+    const auto& members = f_.var(i.dst).type->members();
+    for (const auto& [m, k] : StructConstructorArgs(i))
       w_.Line("wp::adj_acc(" + Adj(i.args[k].value.var) + ", " + Adj(i.dst) + ".m_" + members[m].name + ");");
-    }
     w_.Line(Adj(i.dst) + " = {};");
   }
 

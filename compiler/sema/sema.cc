@@ -360,13 +360,15 @@ absl::Status FunctionSema::Assign(Stmt& s) {
   SEMA_TRY(ExprSema(target));
   if (ir::IsComponentSlice(target)) return SliceAssign(s);
   SEMA_TRY(CheckPlace(target, s.span));
-  if (target.type->is_array())
+  // A struct member of array type takes another array (as in Warp); a
+  // sub-array (a[i] of a 2-D array) is a view, not a place.
+  if (target.type->is_array() && target.kind != ExprKind::Attribute)
     return Err(s.span, "array slices cannot be assigned; assign their elements");
   if (!types::SameType(target.type, value.type)) {
     return Err(s.span, Cat("cannot store a value of type ", value.type->ToString(), " into a place of type ",
                                     target.type->ToString(), " (no implicit conversion)"));
   }
-  if (value.type->holds_array()) ms_.NoteDescriptorStore(s.span);
+  if (value.type->holds_array() || value.type->is_array()) ms_.NoteDescriptorStore(s.span);
   return absl::OkStatus();
 }
 
@@ -392,11 +394,12 @@ absl::Status FunctionSema::Unpack(Stmt& s) {
       return Err(t.span, Cat("cannot assign to a ", ir::ExprKindName(t.kind), " expression"));
     SEMA_TRY(ExprSema(t));
     SEMA_TRY(CheckPlace(t, t.span));
-    if (t.type->is_array()) return Err(t.span, "array slices cannot be assigned; assign their elements");
+    if (t.type->is_array() && t.kind != ExprKind::Attribute)
+      return Err(t.span, "array slices cannot be assigned; assign their elements");
     if (!types::SameType(t.type, elements[k]))
       return Err(t.span, Cat("cannot store a value of type ", elements[k]->ToString(), " into a place of type ",
                              t.type->ToString(), " (no implicit conversion)"));
-    if (elements[k]->holds_array()) ms_.NoteDescriptorStore(t.span);
+    if (elements[k]->holds_array() || elements[k]->is_array()) ms_.NoteDescriptorStore(t.span);
   }
   return absl::OkStatus();
 }

@@ -190,6 +190,15 @@ def test_local_arrays_and_descriptor_stores_do_not_share_a_module(wp):
     with pytest.raises(wp.CompileError, match="local array"):
         wp.launch(leaks, dim=1, inputs=[MyStruct(), wp.zeros(1, dtype=MyStruct)])
 
+    # The same through a member of an array element: the member takes an array.
+    @wp.kernel(module="unique")
+    def leaks_member(dst: wp.array(dtype=MyStruct)):
+        tmp = wp.zeros(shape=(4,), dtype=wp.vec3)
+        dst[0].param3 = tmp
+
+    with pytest.raises(wp.CompileError, match="local array"):
+        wp.launch(leaks_member, dim=1, inputs=[wp.zeros(1, dtype=MyStruct)])
+
 
 # ------------------------------------------------------------- raw requests
 

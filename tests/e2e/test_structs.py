@@ -125,7 +125,16 @@ def test_layout_matches_c_rules():
 def test_instances_in_python_scope():
     s = Odd()
     # Every member starts at zero (transforms too: struct members are not identities, as in Warp).
-    assert s.a == 0.0 and s.c == 0 and s.flag is False and s.u == 0
+    assert s.a == 0.0 and s.c == 0 and not s.flag and s.u == 0
+    # As in Warp 1.19: scalar members start as Warp scalars of their type; a Warp scalar
+    # assigned stays one, a Python number assigned stays a Python number.
+    assert type(s.a) is wp.float16 and type(s.flag) is wp.bool and type(s.u) is wp.uint16
+    s.u = wp.uint16(7)
+    assert type(s.u) is wp.uint16 and int(s.u) == 7
+    s.u = 9
+    assert type(s.u) is int and s.u == 9
+    s.u = None  # zeroes it, as Warp does
+    assert type(s.u) is wp.uint16 and s.u == 0
     assert s.v == [0, 0, 0] and type(s.v) is wp.vec3 and s.m == np.zeros((2, 2))
     assert s.t == [0] * 7 and s.q == [0] * 4 and s.inner == Inner()
     s.v = (1, 2, 3)  # sequences convert to the member's type
@@ -148,7 +157,7 @@ def test_instances_in_python_scope():
         s.zz = 1
     with pytest.raises(TypeError, match=r"Odd.c expects int8, got float 1.5"):
         s.c = 1.5
-    with pytest.raises(TypeError, match=r"Odd.v expects vec3f, got a single value"):
+    with pytest.raises(TypeError, match=r"Struct field 'v' expects vec3f but got a single value \(Odd.v"):
         s.v = 1.0
     with pytest.raises(TypeError, match=r"Odd.inner expects Inner, got int"):
         s.inner = 3
@@ -193,11 +202,38 @@ def test_empty_structs_take_a_byte_as_in_warp(wp):
     np.testing.assert_array_equal(hs.numpy()["z"], [5, 5])
 
 
-def test_unsupported_struct_definitions():
-    with pytest.raises(TypeError, match="member 'x' has an unsupported type"):
+def test_unsupported_struct_definitions(wp):
+    # Defining a struct with a member type warpd cannot lay out only warns, naming the
+    # member; every use that needs its layout raises that error (so a module holding
+    # such a struct still imports and its other kernels run, as with broken kernels).
+    with pytest.warns(UserWarning, match="struct Bad member 'x' has an unsupported type"):
         @wp.struct
         class Bad:
+            f: float
             x: str
+    with pytest.warns(UserWarning, match="member 'b' has the type Bad, which cannot be used"):
+        @wp.struct
+        class HoldsBad:
+            b: Bad
+    for use in (lambda: wp.zeros(2, dtype=Bad), lambda: Bad(f=1.0), lambda: HoldsBad(b=Bad()),
+                lambda: wp.types.struct_from_name(Bad._wp_struct_name_)):
+        with pytest.raises(TypeError, match="member 'x' has an unsupported type"):
+            use()
+
+    @wp.kernel(module="unique")
+    def takes_bad(s: HoldsBad, out: wp.array(dtype=float)):
+        out[0] = 1.0
+
+    out = wp.zeros(1, dtype=float)
+    with pytest.raises(wp.errors.CompileError, match="parameter 's'.*member 'x' has an unsupported type"):
+        wp.launch(takes_bad, dim=1, inputs=[HoldsBad(), out])
+    # The client and daemon keep working.
+    @wp.kernel(module="unique")
+    def fine(out: wp.array(dtype=float)):
+        out[0] = 2.0
+
+    wp.launch(fine, dim=1, inputs=[out])
+    assert out.numpy()[0] == 2.0
 
 
 # ------------------------------------------------------------------- arrays
@@ -412,10 +448,24 @@ def test_seed_struct_with_an_array_member(wp, capsys):
 
 def test_array_members_are_checked(wp):
     s = MyStruct()
-    with pytest.raises(TypeError, match=r"param3 expects an array of dtype=vec3f?, ndim=1; got dtype=float32"):
+    # Warp 1.19's messages
+    with pytest.raises(TypeError, match=r"Struct field 'param3' expects dtype vec3f, got float32"):
         s.param3 = wp.zeros(3, dtype=float)
-    with pytest.raises(TypeError, match=r"expects a warpd array or None"):
+    with pytest.raises(TypeError, match=r"Struct field 'param3' expects an array with 1 dimension\(s\), got 2"):
+        s.param3 = wp.zeros((3, 2), dtype=wp.vec3)
+    with pytest.raises(TypeError, match=r"param3 expects a Warp array, got list"):
         s.param3 = [1, 2, 3]
+    with pytest.raises(TypeError, match=r"Struct field 'v' expects vec3f but got a single value"):
+        Odd().v = 1.5
+    v = Odd()
+    v.v = (1, 2, 3)
+    v.v = None  # None zeroes a value member
+    assert v.v == [0, 0, 0]
+    with pytest.raises(RuntimeError, match="Warp structs must be defined as base classes"):
+        @wp.struct
+        class Derived(MyStruct):
+            extra: int
+    assert isinstance(s, MyStruct.cls)  # values are instances of the class the user wrote
     # Without an array the member is empty: an access is an index error, never a stray pointer.
     with pytest.raises(wp.KernelError, match=r"out of bounds"):
         wp.launch(compute, dim=1, inputs=[MyStruct()])

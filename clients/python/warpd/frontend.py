@@ -367,7 +367,10 @@ class Translator:
             if tr.tuple.variadic and what == "the return value":
                 raise self.error(node, f"a return type cannot be a variadic tuple ({obj!r})")
             return tr
-        tr = wt.to_typeref(obj)
+        try:
+            tr = wt.to_typeref(obj)
+        except TypeError as e:  # e.g. a struct whose definition failed (types/struct.py)
+            raise self.error(node, f"unsupported type annotation for {what}: {e}") from None
         if tr is None:
             raise self.error(node, f"unsupported type annotation {obj!r} for {what}: expected a "
                                    f"scalar, vector, matrix, quaternion, transformation or "

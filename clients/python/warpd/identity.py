@@ -39,7 +39,10 @@ def fingerprint(value, depth: int = 0) -> str:
     if value is typing.Any:  # a class since Python 3.11; its id differs from one process to the next
         return "type:typing.Any"
     if isinstance(value, type):
-        tr = wt.to_typeref(value) if wt.is_value_type(value) else None
+        try:
+            tr = wt.to_typeref(value) if wt.is_value_type(value) else None
+        except TypeError:  # a struct whose definition failed: only its uses report it
+            tr = None
         if tr is not None:
             return f"type:{tr.SerializeToString(deterministic=True).hex()}"
         return f"type:{value.__module__}.{value.__qualname__}@{id(value):x}"

@@ -15,10 +15,10 @@ cached the same way and raised again without another round trip.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import warnings
 import weakref
-
 
 from .errors import CompileError, from_failure
 from .v1 import ir_pb2, runtime_pb2
@@ -180,6 +180,24 @@ class Module:
             self._built = (version, mod, digest, failed)
         return mod, digest
 
+    def hash_module(self) -> str:
+        """A hex digest of what the module's kernels compute: their IR (sources as translated,
+        parameter and struct types, inlined constants and wp.static() values, the functions
+        they reach). Two modules with the same content hash equal whatever their names and
+        source files (the names warpd derives from them are numbered in order of appearance,
+        file paths dropped); a change to any of that changes it, as Warp's does."""
+        mod, _ = self.build()
+        canon = ir_pb2.Module()
+        canon.CopyFrom(mod)
+        canon.name = ""
+        numbered: dict = {}
+
+        def rename(text):
+            return _DERIVED_NAME.sub(lambda m: numbered.setdefault(m.group(1), f"_n{len(numbered)}"), text)
+
+        _canonicalize(canon, rename)
+        return hashlib.sha256(canon.SerializeToString(deterministic=True)).hexdigest()
+
     def backward_ir(self, kernel) -> ir_pb2.Module:
         """The module the backward pass of `kernel` is compiled in: the kernel, the functions
         it reaches, and their custom gradients and replays (custom_grad.py) with what those
@@ -298,6 +316,31 @@ def all_modules() -> list:
     """Every module made so far, in creation order."""
     with _registry_lock:
         return list(_registry.values())
+
+
+# Names the client derives from a Python module and qualified name plus a content
+# hash (frontend.mangle, types/struct._ir_name): "<identifier>_<8 hex digits>".
+_DERIVED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*_[0-9a-f]{8})\b")
+
+
+def _canonicalize(msg, rename):
+    """In place: every string field of `msg` (at any depth) through rename(), source
+    positions (file, line, column) cleared."""
+    for fd, value in msg.ListFields():
+        repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
+        if fd.type == fd.TYPE_MESSAGE:
+            if fd.message_type.name == "SourceSpan":
+                msg.ClearField(fd.name)
+                continue
+            for v in (value if repeated else (value,)):
+                _canonicalize(v, rename)
+        elif fd.type == fd.TYPE_STRING:
+            if repeated:
+                new = [rename(v) for v in value]
+                del value[:]
+                value.extend(new)
+            else:
+                setattr(msg, fd.name, rename(value))
 
 
 def get_module(name: str) -> Module:

@@ -33,7 +33,6 @@ import ast
 import builtins
 import copy
 import enum
-import inspect
 import numbers
 
 import numpy as np
@@ -280,17 +279,18 @@ class Declared:
 def declare(func, parse) -> Declared | None:
     """Evaluates func's static expressions that need no local (when it is decorated).
 
-    ``parse(func)`` gives the SourceFunction. None when the source has no
-    "static" or cannot be read (translation then reports that, as before).
-    Expressions that fail here are evaluated again at translation, which
-    reports their errors.
+    ``parse(func)`` gives the SourceFunction, kept from now on (as Warp keeps
+    the source it read at decoration: a module loaded from a file that is gone
+    by the first launch still translates). None when the source cannot be read
+    (translation then reports that). Expressions that fail here are evaluated
+    again at translation, which reports their errors.
     """
     try:
-        if "static" not in inspect.getsource(func):
-            return None
         src = parse(func)
     except Exception:  # noqa: BLE001 - translation reports unreadable sources
         return None
+    if "static" not in src.text:
+        return Declared(src, {})
     ns = namespace(func.__globals__, closure_of(func))
     locals_ = local_names(src.node)
     values = {}

@@ -16,11 +16,11 @@ import typing
 import numpy as np
 
 from .matrix import Matrix, matrix
-from .quat import Quat
+from .quat import Quat, quaternion
 from .scalar import (SUFFIX, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64,
                      scalar_type, uint8, uint16, uint32, uint64)
 from .struct import is_struct_type
-from .transform import Transform
+from .transform import Transform, transformation
 from .vector import Vector, vector
 
 int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
@@ -30,9 +30,18 @@ scalar_and_bool_types = (*scalar_types, bool_)
 # Integer types atomics do not take, as in Warp 1.19.
 non_atomic_types = (int8, uint8, int16, uint16)
 
-# Every named vector and matrix type with a dtype suffix (vec2b ... vec4d, mat22b ... mat44d);
-# Warp 1.19 names none of bfloat16 (vector(3, wp.bfloat16) is unnamed).
-vector_types = tuple(vector(n, st) for n in (2, 3, 4) for st in SUFFIX if st is not bfloat16)
+# Warp 1.19's table of named composite types, in its order: vectors of the integer and
+# float16/32/64 scalars (vec2b ... vec4d; no bool or bfloat16 vectors), then the float
+# square matrices, quaternions, transforms, spatial vectors and spatial matrices.
+_SIZED = (int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64)
+_FLOATS = (float16, float32, float64)
+vector_types = (tuple(vector(n, st) for n in (2, 3, 4) for st in _SIZED)
+                + tuple(matrix((n, n), st) for n in (2, 3, 4) for st in _FLOATS)
+                + tuple(quaternion(st) for st in _FLOATS)
+                + tuple(transformation(st) for st in _FLOATS)
+                + tuple(vector(6, st) for st in _FLOATS)
+                + tuple(matrix((6, 6), st) for st in _FLOATS))
+# warpd's own: every named square matrix type (mat22b ... mat44d; none of bfloat16).
 matrix_types = tuple(matrix((n, n), st) for n in (2, 3, 4) for st in SUFFIX if st is not bfloat16)
 
 # NumPy has no bfloat16: its arrays hold the bits (uint16), and uint16 data is uint16.

@@ -33,6 +33,7 @@ definition ("Particle_1a2b3c4d", see ``_ir_name``).
 from __future__ import annotations
 
 import hashlib
+import numbers
 import re
 import sys
 
@@ -40,7 +41,7 @@ import numpy as np
 
 from ..v1 import ir_pb2
 from .family import Value
-from .scalar import convert, scalar_type
+from .scalar import _Scalar, convert, scalar_type
 
 _REGISTRY: dict = {}  # IR name -> the newest struct class with that name
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -212,11 +213,17 @@ class ArrayMember:
             kind = "array"
             live = getattr(value, "_wp_array_", False) and getattr(value, "handle", None) is not None
         if not live:
-            raise TypeError(f"{what} expects a warpd {kind} or None, got {type(value).__name__}")
-        if canonical_dtype(value.dtype) is not cls._wp_dtype_ or value.ndim != cls._wp_ndim_:
-            raise TypeError(f"{what} expects an {kind} of dtype={getattr(cls._wp_dtype_, '__name__', cls._wp_dtype_)}, "
-                            f"ndim={cls._wp_ndim_}; got dtype={getattr(value.dtype, '__name__', value.dtype)}, "
-                            f"ndim={value.ndim}")
+            noun = "indexed array" if cls._wp_indexed_ else "array"
+            raise TypeError(f"{what} expects a Warp {noun}, got {type(value).__name__} (assign a warpd "
+                            f"{kind}, or None to empty it)")
+        # Warp 1.19's wording, naming the field.
+        field = what.rsplit(".", 1)[-1]
+        if canonical_dtype(value.dtype) is not cls._wp_dtype_:
+            raise TypeError(f"Struct field '{field}' expects dtype {getattr(cls._wp_dtype_, '__name__', cls._wp_dtype_)}, "
+                            f"got {getattr(value.dtype, '__name__', value.dtype)} ({what})")
+        if value.ndim != cls._wp_ndim_:
+            raise TypeError(f"Struct field '{field}' expects an array with {cls._wp_ndim_} dimension(s), got "
+                            f"{value.ndim} dimension(s) ({what})")
         return value
 
     @classmethod
@@ -252,16 +259,21 @@ def _array_member(ann):
 
 
 def _zero(t):
+    """A member's initial value: zero, as a Warp value (a scalar member reads wp.uint8(0)
+    and so on, as in Warp)."""
     if issubclass(t, ArrayMember):
         return None
     if issubclass(t, Struct):
         return t()
     if issubclass(t, Value):
         return t._wp_wrap_(t._zeros())
-    return t._wp_from_storage_(np.zeros((), dtype=t._np_dtype_))
+    return t(t._wp_from_storage_(np.zeros((), dtype=t._np_dtype_)))
 
 
 def _member_value(t, value, what):
+    """`value` converted for a member of type t, as Warp 1.19 keeps it: a Warp scalar stays a
+    Warp scalar of the member's type, a Python number stays a Python number (converted to
+    the member's range); None empties an array member and zeroes a value member."""
     if issubclass(t, ArrayMember):
         return t.check(value, what)
     if issubclass(t, Struct):
@@ -269,8 +281,16 @@ def _member_value(t, value, what):
             raise TypeError(f"{what} expects {t.__name__}, got {type(value).__name__}")
         return value.__copy__()
     if issubclass(t, Value):
+        if value is None:
+            return _zero(t)
+        if isinstance(value, (numbers.Number, np.number, np.bool_, _Scalar)):
+            raise TypeError(f"Struct field '{what.rsplit('.', 1)[-1]}' expects {t._wp_type_name_} but got a "
+                            f"single value ({what}: construct it explicitly, e.g. {t._wp_type_name_}(...))")
         return t._wp_wrap_(t._wp_storage_(value, wrap=True, what=what))
-    return convert(t, value, wrap=True, what=what)
+    if value is None:
+        return _zero(t)
+    converted = convert(t, value, wrap=True, what=what)
+    return t(converted) if isinstance(value, _Scalar) else converted
 
 
 def _member_storage(t, v):
@@ -280,7 +300,7 @@ def _member_storage(t, v):
         return t._wp_storage_(v)
     if issubclass(t, Value):
         return t._wp_scalar_type_._wp_encode_(v._v)  # bfloat16 components: bits
-    return t._wp_encode_(v)
+    return t._wp_encode_(v.value if isinstance(v, _Scalar) else v)
 
 
 def _member_property(name, t, owner):
@@ -303,6 +323,9 @@ def _member_type(owner, name, ann):
     st = scalar_type(ann)
     if st is not None:
         return st
+    if _is_struct_class(ann) and getattr(ann, "_wp_unusable_", None):
+        raise TypeError(f"struct {owner} member '{name}' has the type {ann.__name__}, which "
+                        f"cannot be used: {ann._wp_unusable_}")
     if _is_struct_class(ann) or (isinstance(ann, type) and issubclass(ann, Value)
                                  and ann._wp_scalar_type_ is not None):
         return ann
@@ -346,10 +369,48 @@ def _ir_name(cls, members) -> str:
     return f"{base[:100]}_{h.hexdigest()[:8]}"
 
 
+class _Unusable:
+    """A class attribute of an unusable struct: reading it raises the struct's error."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def __get__(self, obj, owner=None):
+        raise TypeError(self.message)
+
+
+_UNUSABLE_ATTRS = ("_wp_members_", "_wp_struct_name_", "_wp_np_dtype_", "_wp_size_", "_wp_align_",
+                   "_wp_typeref_cached_", "_wp_holds_array_", "vars")
+
+
+def _unusable_struct(cls, message):
+    """A struct class whose definition failed: defining it only warns (as a kernel that fails
+    type checking fails only its own launches), and every use that needs its layout raises
+    `message`: an array of it, a member of another struct, a kernel parameter of its type, a
+    value of it passed to a launch. A value made with no arguments is inert (no members)."""
+    import warnings
+
+    warnings.warn(message + " (the struct cannot be used)", stacklevel=3)
+    attrs = {k: _Unusable(message) for k in _UNUSABLE_ATTRS}
+
+    def __init__(self, **kwargs):
+        if kwargs:
+            raise TypeError(message)
+        object.__setattr__(self, "_values", {})
+
+    attrs.update({"__slots__": (), "__init__": __init__, "__module__": cls.__module__,
+                  "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+                  "_wp_type_name_": cls.__name__, "_wp_unusable_": message, "cls": cls})
+    return type(cls.__name__, (Struct,), attrs)
+
+
 def struct(cls):
     """Decorator: a class of annotated members becomes a struct type."""
     if not isinstance(cls, type):
         raise TypeError(f"@wp.struct decorates a class, got {type(cls).__name__}")
+    if any(_is_struct_class(b) for b in cls.__mro__[1:]):
+        raise RuntimeError(f"struct {cls.__name__} derives from a struct: Warp structs must be defined as "
+                           f"base classes")
     anns = _annotations(cls)
     members, offset, align = [], 0, 1
     formats, names, offsets = [], [], []
@@ -357,7 +418,11 @@ def struct(cls):
         if not _IDENT.match(name) or name.startswith("_wp_") or name == "_values":
             raise TypeError(f"struct {cls.__name__} member '{name}': names must be ASCII "
                             f"identifiers, not starting with _wp_")
-        t = _member_type(cls.__name__, name, ann)
+        try:
+            t = _member_type(cls.__name__, name, ann)
+        except Exception as e:  # noqa: BLE001 - any failure of the annotation is the struct's
+            return _unusable_struct(cls, f"struct {cls.__name__} member '{name}': {e}"
+                                    if not str(e).startswith(f"struct {cls.__name__} ") else str(e))
         a = t._wp_align_
         offset = (offset + a - 1) // a * a
         members.append((name, t, offset))
@@ -386,7 +451,8 @@ def struct(cls):
     attrs.setdefault("vars", {name: t for name, t, _ in members})
     for name, t, _ in members:
         attrs[name] = _member_property(name, t, cls.__name__)
-    new = type(cls.__name__, (Struct,), attrs)
+    # Values are instances of the class the user wrote too (Warp's `isinstance(s, S.cls)`).
+    new = type(cls.__name__, (Struct, cls) if cls.__bases__ == (object,) else (Struct,), attrs)
     tr = ir_pb2.TypeRef()
     st = tr.struct_type
     st.name = ir_name
