@@ -693,3 +693,41 @@ def test_static_struct_values_are_inlined(wp):
 
     with pytest.raises(wp.CompileError, match="holds arrays"):
         wp.launch(holds, dim=1, inputs=[out])
+
+
+def test_kernel_adj_reports_declaration_facts(wp):
+    # kernel.adj (Warp 1.19's name): parameters, source, and the wp.static() expressions
+    # evaluated at declaration (a nested one only once); one in a loop over its variable
+    # is left for translation.
+    evals = []
+
+    def inner():
+        evals.append(1)
+        return 3.0
+
+    @wp.kernel(module="unique")
+    def k(a: wp.array(dtype=wp.float32), n: int):
+        tid = wp.tid()
+        a[tid] = wp.static(1.0 + wp.static(inner()))
+        s = float(0.0)
+        for i in range(2):
+            s += wp.static(float(i) + wp.static(1.0 + 1.0))
+        a[tid] += s
+
+    info = k.adj
+    assert [x.label for x in info.args] == ["a", "n"] and info.args[1].type is int
+    assert info.args[0].type.dtype is wp.float32 and info.args[0].type.ndim == 1
+    assert info.source.startswith("@wp.kernel(module=\"unique\")\ndef k(")
+    assert info.filename == __file__ and info.fun_name == "k"
+    assert info.resolved_static_expressions == {"1.0 + wp.static(inner())": 4.0, "1.0 + 1.0": 2.0}
+    assert info.has_unresolved_static_expressions and len(evals) == 1
+    a = wp.zeros(2, dtype=float)
+    wp.launch(k, dim=2, inputs=[a, 0])
+    np.testing.assert_array_equal(a.numpy(), [4.0 + 2.0 + 3.0] * 2)
+    assert len(evals) == 1
+
+    @wp.kernel(module="unique")
+    def plain(a: wp.array(dtype=float)):
+        a[0] = 1.0
+
+    assert plain.adj.resolved_static_expressions == {} and not plain.adj.has_unresolved_static_expressions

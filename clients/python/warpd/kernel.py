@@ -71,6 +71,15 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     @property
+    def adj(self):
+        """Warp's ``kernel.adj``, for the facts programs read from it: ``args`` (``label``,
+        ``type``), ``source``, ``filename``, ``resolved_static_expressions``,
+        ``has_unresolved_static_expressions`` (kernel_info.py)."""
+        from .kernel_info import KernelInfo
+
+        return KernelInfo(self)
+
+    @property
     def overloads(self) -> dict:
         """Warp's Kernel.overloads: this generic kernel's instances made so far (by
         wp.overload or by launches), keyed by their concrete parameter types."""

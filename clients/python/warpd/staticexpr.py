@@ -271,9 +271,11 @@ class Declared:
     (src.node) stays alive as long as this object, so the ids stay valid.
     """
 
-    def __init__(self, src, values: dict):
+    def __init__(self, src, values: dict, texts: dict | None = None, unresolved: int = 0):
         self.src = src
         self.values = values
+        self.texts = texts or {}  # id(call node) -> the static expression's source text
+        self.unresolved = unresolved  # wp.static calls left for translation (they need locals)
 
 
 def declare(func, parse) -> Declared | None:
@@ -293,9 +295,11 @@ def declare(func, parse) -> Declared | None:
         return Declared(src, {})
     ns = namespace(func.__globals__, closure_of(func))
     locals_ = local_names(src.node)
-    values = {}
+    values, texts = {}, {}
+    unresolved = 0
 
     def walk(node, loop_vars):
+        nonlocal unresolved
         if isinstance(node, ast.Call) and resolve(node.func, ns, locals_) is static:
             try:
                 arg = argument(node)
@@ -303,9 +307,11 @@ def declare(func, parse) -> Declared | None:
                     value = evaluate(arg, src.file, ns)
                     check(value, _function_type())
                     values[id(node)] = value
+                    texts[id(node)] = ast.unparse(arg)
                     return
             except StaticError:
                 pass
+            unresolved += 1
         if isinstance(node, ast.For):
             inner = loop_vars | names_in(node.target)
             walk(node.iter, loop_vars)
@@ -317,7 +323,7 @@ def declare(func, parse) -> Declared | None:
 
     for stmt in src.node.body:
         walk(stmt, frozenset())
-    return Declared(src, values)
+    return Declared(src, values, texts, unresolved)
 
 
 def _function_type():
