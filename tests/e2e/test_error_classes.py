@@ -175,3 +175,15 @@ def test_call_of_a_call_of_an_undefined_name_is_warps_key_error(wp):
 
     _raises(wp, call_of_call, wp.CompileError, r"only calls of named functions are supported$",
             [wp.zeros(1, dtype=float)])
+
+
+def test_call_of_an_undefined_bare_name_is_warps_key_error(wp):
+    # Warp 1.19: `undefined_helper(x)` is "Referencing undefined symbol" (a KeyError);
+    # only wp.<name> that names nothing is "Could not find function" (an AttributeError).
+    @wp.kernel(module="unique")
+    def bare(a: wp.array(dtype=float)):
+        a[0] = undefined_helper(a[0])  # noqa: F821
+
+    e = _raises(wp, bare, wp.WarpCodegenKeyError, r":\d+:\d+: error: Referencing undefined symbol: undefined_helper$",
+                [wp.zeros(1, dtype=float)])
+    assert isinstance(e, KeyError)

@@ -80,6 +80,32 @@ def test_fills_and_copies_are_captured_too(wp):
     np.testing.assert_array_equal(b.numpy(), np.full(n, 6.0, dtype=np.float32))
 
 
+def test_strided_fills_and_copies_are_captured_and_indexed_writes_refused(wp):
+    # Views that are not contiguous are stream commands too: recorded, run on replay
+    # (Warp 1.19's CPU capture refuses them with NotImplementedError; warpd records them).
+    arr = wp.zeros((4, 4), dtype=wp.int32)
+    src = wp.array(np.arange(16, dtype=np.int32).reshape(4, 4))
+    dst = wp.zeros((4, 4), dtype=wp.int32)
+    data = wp.zeros(8, dtype=wp.int32)
+    picked = wp.indexedarray(data, [wp.array([0, 2, 4, 6], dtype=wp.int32)])
+    with wp.ScopedCapture() as cap:
+        arr[:, 1].fill_(42)
+        wp.copy(dst[:, 0], src[:, 2])
+        # An indexedarray write is done by the client, not by a command: refused, not run.
+        with pytest.raises(NotImplementedError, match="cannot be captured in a graph"):
+            picked.fill_(5)
+    assert not arr.numpy().any() and not dst.numpy().any() and not data.numpy().any()
+    wp.capture_launch(cap.graph)
+    expect = np.zeros((4, 4), dtype=np.int32)
+    expect[:, 1] = 42
+    np.testing.assert_array_equal(arr.numpy(), expect)
+    expect = np.zeros((4, 4), dtype=np.int32)
+    expect[:, 0] = np.arange(16).reshape(4, 4)[:, 2]
+    np.testing.assert_array_equal(dst.numpy(), expect)
+    picked.fill_(5)  # outside a capture it runs
+    np.testing.assert_array_equal(data.numpy(), [5, 0, 5, 0, 5, 0, 5, 0])
+
+
 def test_a_graph_keeps_its_arrays(wp):
     n = 16
     y = wp.zeros(n, dtype=wp.float32)

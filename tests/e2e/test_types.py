@@ -588,16 +588,26 @@ def test_value_argument_errors_name_the_parameter(wp):
         wp.launch(value_args, dim=1, inputs=args + [wp.zeros(1, dtype=wp.mat33)] + outs[1:])
 
 
-def test_launch_options_warpd_does_not_implement(wp):
+@wp.kernel
+def count_threads(out: wp.array(dtype=int)):
+    wp.atomic_add(out, 0, 1)
+
+
+def test_launch_options(wp):
     args = [wp.mat33d(), mat23(), quatd_t(), xformh(), wp.spatial_vector(), vec1b(), vec64(),
             mat16x64(), 0, 0, 0.0, False, mat23i()]
     outs = [wp.zeros(1, dtype=t) for t in (wp.mat33d, mat23, quatd_t, xformh, wp.spatial_vector,
                                            vec1b, vec64, mat16x64, wp.int8, wp.uint64, wp.float16,
                                            wp.bool, mat23i)]
-    for option, value, name in [("stream", object(), "stream"),
-                                ("max_blocks", 8, "max_blocks"), ("block_dim", 64, "block_dim")]:
-        with pytest.raises(NotImplementedError, match=f"{name}.* is not supported by warpd"):
-            wp.launch(value_args, dim=1, inputs=args + outs, **{option: value})
+    with pytest.raises(NotImplementedError, match="stream.* is not supported by warpd"):
+        wp.launch(value_args, dim=1, inputs=args + outs, stream=object())
+    # CUDA grid shapes change nothing on the CPU, as in Warp: every thread runs.
+    out = wp.zeros(1, dtype=int)
+    wp.launch(count_threads, dim=(7, 9), inputs=[out], max_blocks=2, block_dim=32)
+    assert out.numpy()[0] == 63
+    for option, value in [("max_blocks", -1), ("max_blocks", 1.5), ("block_dim", 0), ("block_dim", "8")]:
+        with pytest.raises(ValueError, match=option):
+            wp.launch(count_threads, dim=1, inputs=[out], **{option: value})
     # record_tape=False: a launch a recording tape does not record.
     tape = wp.Tape()
     with tape:

@@ -964,6 +964,10 @@ class Translator:
             if name is None:
                 if obj is _MISSING and (missing := self.missing_module_attr(f)) is not None:
                     raise missing
+                if obj is _MISSING and isinstance(f, ast.Name):
+                    # As in Warp: a bare name that names nothing (a wp. name the daemon may
+                    # know is looked up there, below).
+                    raise self.error(f, f"Referencing undefined symbol: {f.id}", KeyError)
                 name = self.unresolved_warp_attr(f) or self.dotted(f)
                 written = self.dotted(f)
                 if written and written != name:
@@ -1093,8 +1097,9 @@ class Translator:
         return GradWrapper(target)
 
     def is_static_call(self, node) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
-            and self.resolve(node.func) is staticexpr.static
+        # A call resolved as wp.static() at declaration stays one if its name is rebound since.
+        return isinstance(node, ast.Call) and (id(node) in self.static_values or (
+            isinstance(node.func, (ast.Name, ast.Attribute)) and self.resolve(node.func) is staticexpr.static))
 
     def static_len_of_local(self, node):
         """For ``wp.static(len(x))`` whose x is a local without a compile-time value (a
@@ -1143,7 +1148,9 @@ class Translator:
         try:
             value = staticexpr.evaluate(expr, self.file, ns)
         except staticexpr.StaticError as err:
-            msg = f"{what} raised {err}"
+            # Warp 1.19's wording first ("Error evaluating static expression: <message>").
+            kind, _, message = str(err).partition(": ")
+            msg = f"Error evaluating static expression: {message or kind} ({what} raised {kind})"
             unknown = sorted(staticexpr.names_in(arg) & self.locals - self.consts.keys())
             if unknown:
                 msg += (f" ({', '.join(repr(n) for n in unknown)}: a local variable whose value is not "
@@ -1154,7 +1161,7 @@ class Translator:
         try:
             staticexpr.check(value, self.function_type)
         except staticexpr.StaticError as err:
-            raise self.error(node, f"{what}: {err}") from None
+            raise self.error(node, f"Static expression returns an unsupported value: {err} ({what})") from None
         return value
 
     def static_kind(self, value) -> str | None:

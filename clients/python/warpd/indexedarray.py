@@ -162,8 +162,13 @@ class indexedarray:
     def _write(self, values: np.ndarray):
         """data[selector] <- values (broadcast), in stream order."""
         self._check_live()
-        sel = self._selector()
         data = self.data
+        if data._stream.capturing:
+            # Done here, not by a command a graph could record: it would run once, now.
+            raise NotImplementedError(
+                "writes to an indexedarray (fill_, zero_, assign) cannot be captured in a graph: "
+                "they are not stream commands; write the elements with a kernel, or outside the capture")
+        sel = self._selector()
         local = data._local_view()
         if local is not None:
             data._rt.synchronize(data.device)  # queued work first

@@ -393,16 +393,17 @@ def _dims(kernel, dim) -> tuple:
 def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
                  block_dim):
     """NotImplementedError for the first launch option warpd does not implement."""
-    why = None
     if stream is not None:
-        why = "stream= (launches run on the session's stream for the device)"
-    elif max_blocks:
-        why = "max_blocks= (a CUDA grid limit)"
-    elif block_dim is not None:
-        why = "block_dim= (a CUDA block size)"
-    if why:
-        raise NotImplementedError(f"wp.launch of kernel '{kernel.key}': {why} is not supported "
-                                  f"by warpd yet")
+        raise NotImplementedError(f"wp.launch of kernel '{kernel.key}': stream= (launches run on the "
+                                  f"session's stream for the device) is not supported by warpd yet")
+    # CUDA launch shapes: as in Warp, they change nothing on the CPU (every thread of the
+    # grid runs); checked here so a bad value is an error on every device.
+    if not isinstance(max_blocks, (int, np.integer)) or max_blocks < 0:
+        raise ValueError(f"wp.launch of kernel '{kernel.key}': max_blocks must be an integer >= 0 "
+                         f"(0: no limit), got {max_blocks!r}")
+    if block_dim is not None and (not isinstance(block_dim, (int, np.integer)) or block_dim < 1):
+        raise ValueError(f"wp.launch of kernel '{kernel.key}': block_dim must be a positive integer, "
+                         f"got {block_dim!r}")
 
 
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None,
@@ -414,8 +415,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     parameter); faults while running are raised at the next sync point.
     `record_tape`: whether a recording wp.Tape records the launch;
     `adjoint`: run the kernel's adjoint with `adj_inputs` and `adj_outputs`;
-    `stream`, `max_blocks` and `block_dim` raise NotImplementedError unless
-    left at their defaults.
+    `max_blocks` and `block_dim` (CUDA grid shapes) are checked and change nothing
+    on the CPU, as in Warp; `stream` raises NotImplementedError unless None.
 
     The launch is queued as its serialized command (wire.py): the plan's
     fixed fields, the dims' field (cached per `dim`) and one entry per

@@ -156,7 +156,7 @@ def describe_unsupported(value) -> str:
     if value is None:
         return "it returned None"
     if isinstance(value, array):
-        return "it returned a Warp array; arrays cannot be created inside kernels (pass it as an argument)"
+        return "a Warp array cannot be created inside Warp kernels (pass it as an argument)"
     if isinstance(value, Kernel):
         return "it returned a kernel; only functions (@wp.func) can be called from kernels"
     if isinstance(value, wt.Struct):
