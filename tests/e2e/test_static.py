@@ -565,8 +565,8 @@ def test_index_of_a_dynamic_loop(wp):
 
     msg = compile_error(wp, dynamic_index, 2)
     assert_error_at(msg, dynamic_index, "wp.static(WEIGHTS[j])",
-                    "Error evaluating static expression: name 'j' is not defined (wp.static(WEIGHTS[j]) "
-                    "raised NameError)",
+                    "Error evaluating static expression: name 'j' is not defined. Make sure all variables "
+                    "used in the static expression are constant. (wp.static(WEIGHTS[j]) raised NameError)",
                     "'j': a local variable whose value is not known")
 
 

@@ -1150,8 +1150,11 @@ class Translator:
         except staticexpr.StaticError as err:
             # Warp 1.19's wording first ("Error evaluating static expression: <message>").
             kind, _, message = str(err).partition(": ")
-            msg = f"Error evaluating static expression: {message or kind} ({what} raised {kind})"
+            msg = f"Error evaluating static expression: {message or kind}"
             unknown = sorted(staticexpr.names_in(arg) & self.locals - self.consts.keys())
+            if kind == "NameError":
+                msg += ". Make sure all variables used in the static expression are constant."
+            msg += f" ({what} raised {kind})"
             if unknown:
                 msg += (f" ({', '.join(repr(n) for n in unknown)}: a local variable whose value is not "
                         f"known before the kernel runs; wp.static() sees globals, closure variables and "

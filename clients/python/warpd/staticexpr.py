@@ -160,8 +160,9 @@ def describe_unsupported(value) -> str:
     if isinstance(value, Kernel):
         return "it returned a kernel; only functions (@wp.func) can be called from kernels"
     if isinstance(value, wt.Struct):
-        return (f"it returned the struct value {type(value).__name__}(...), which holds arrays; such "
-                f"values cannot be inlined (pass it as a kernel argument)")
+        return (f"the returned Warp struct contains a data type that cannot be constructed inside Warp "
+                f"kernels: a Warp array cannot be created inside Warp kernels ({type(value).__name__}(...) "
+                f"holds arrays; pass it as a kernel argument)")
     if isinstance(value, type):
         return (f"it returned the type {getattr(value, '__name__', value)!s}; Warp 1.19 does not accept "
                 f"types from wp.static() (use the type directly)")
