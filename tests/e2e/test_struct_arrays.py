@@ -166,6 +166,29 @@ def test_assign_fill_and_copy_from_python(wp):
     np.testing.assert_allclose(run_read(b[1:3]), np.full(2, expected()[2]))
 
 
+def test_indexed_writes_keep_the_other_elements_arrays(wp):
+    # fill_/zero_/assign through an indexedarray write only the picked elements; the others
+    # keep their bound arrays (which the client never sees, so it cannot write them back).
+    a = wp.array(make_structs(member_arrays()), dtype=MyStruct)
+    picked = [1, 3]
+    ia = wp.indexedarray(a, [wp.array(picked, dtype=int)])
+    f = make_structs(member_arrays())[2]
+    f.param1 = 100
+    ia.fill_(f)
+    want = expected()
+    want[picked] = expected()[2] - 2 + 100
+    np.testing.assert_allclose(run_read(a), want)
+    ia.zero_()
+    want[picked] = 0
+    np.testing.assert_allclose(run_read(a), want)
+    rec = np.zeros(2, dtype=a.numpy().dtype)
+    rec["param1"] = [7, 9]
+    rec["param2"] = [0.25, 0.5]
+    ia.assign(rec)  # records carry no arrays: the picked elements' members are empty
+    want[picked] = [7.25, 9.5]
+    np.testing.assert_allclose(run_read(a), want)
+
+
 def test_nested_struct_members(wp):
     members = member_arrays()
     outs = []

@@ -38,6 +38,15 @@ def _check_index_array(indices, device):
         raise ValueError(f"Index array device ({indices.device} does not match data array device ({device}))")
 
 
+def _refuse_capture(data):
+    """Indexed writes are done by the client (or as one command per element), not by a
+    command a graph could record: inside a capture they would run once, now."""
+    if data._stream.capturing:
+        raise NotImplementedError(
+            "writes to an indexedarray (fill_, zero_, assign) cannot be captured in a graph: "
+            "they are not stream commands; write the elements with a kernel, or outside the capture")
+
+
 class indexedarray:
     """Indexed access to a subset of the elements of a ``wp.array``."""
 
@@ -163,11 +172,14 @@ class indexedarray:
         """data[selector] <- values (broadcast), in stream order."""
         self._check_live()
         data = self.data
-        if data._stream.capturing:
-            # Done here, not by a command a graph could record: it would run once, now.
-            raise NotImplementedError(
-                "writes to an indexedarray (fill_, zero_, assign) cannot be captured in a graph: "
-                "they are not stream commands; write the elements with a kernel, or outside the capture")
+        _refuse_capture(data)
+        if wt.holds_array(self.dtype):
+            # Element by element: a whole-array write-back would clear the other elements'
+            # bound arrays (never shown to the client).
+            flat = np.broadcast_to(values, self.shape).reshape(-1)
+            it = iter(range(flat.shape[0]))
+            self._fill_each(lambda v: v.assign(flat[next(it)].reshape(1)))
+            return
         sel = self._selector()
         local = data._local_view()
         if local is not None:
@@ -189,9 +201,22 @@ class indexedarray:
                                f"source shape={_outer_shape(values, self.dtype)}")
         self._write(values)
 
+    def _fill_each(self, fill):
+        """fill(view) for a one-element view of data at each picked element: the daemon writes
+        them (stream commands), so elements of structs holding arrays keep their bound arrays,
+        which the client never sees and cannot write back (_write would clear them)."""
+        data = self.data
+        _refuse_capture(data)
+        for coords in np.array(np.meshgrid(*[np.ravel(p) for p in self._selector()], indexing="ij")).reshape(
+                self.ndim, -1).T:
+            fill(data[tuple(slice(int(c), int(c) + 1) for c in coords)])
+
     def fill_(self, value):
         self._check_live()
         if self.size == 0:
+            return
+        if wt.holds_array(self.dtype):
+            self._fill_each(lambda v: v.fill_(value))
             return
         element = np.frombuffer(_fill_bytes(self.dtype, value), dtype=wt.numpy_dtype(self.dtype))
         self._write(element.reshape(wt.element_shape(self.dtype)) if wt.element_shape(self.dtype)
@@ -201,6 +226,9 @@ class indexedarray:
         # Zero bytes: a value of any dtype (structs too, where fill_(0) is no value).
         self._check_live()
         if self.size == 0:
+            return
+        if wt.holds_array(self.dtype):
+            self._fill_each(lambda v: v.zero_())
             return
         self._write(np.zeros(wt.element_shape(self.dtype), dtype=wt.numpy_dtype(self.dtype)))
 
