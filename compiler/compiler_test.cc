@@ -226,6 +226,7 @@ types::TypeRef Concrete(const builtins::Pattern& p, types::ScalarKind t, types::
       types::TypeRef el = p.value_var >= 0 ? types::Scalar(types::ScalarKind::kFloat32) : types::Scalar(dt);
       return types::TypeTable::Global().Array(el, p.dims[0] > 0 ? p.dims[0] : 1);
     }
+    case K::kHashGridQuery: return types::HashGridQuery(dt);
     case K::kTuple:
       break;  // results only
   }
@@ -268,7 +269,13 @@ TEST_P(EveryBuiltinOverload, Compiles) {
         std::string name = "p" + std::to_string(i);
         types::TypeRef ty = Concrete(o.sig.params[i].pattern, t, s);
         arg_types.push_back(ty);
-        if (o.sig.params[i].out) {
+        if (o.sig.params[i].out && ty->is_query()) {
+          // A query: made by its builtin (an unknown id: an empty query).
+          const std::string v = types::Vector(3, ty->scalar())->ToString();
+          const std::string sc(types::ScalarName(ty->scalar()));
+          body.push_back(Assign(Name(name), Call("hash_grid_query", {Call("uint64", {Int(0)}), Call(v, {}),
+                                                                      Call(sc, {Int(0)})})));
+        } else if (o.sig.params[i].out) {
           // An output argument: a local of its type.
           body.push_back(Assign(Name(name), Call(ty->ToString(), ty->is_scalar() ? std::vector<v1::Expr>{Int(0)} : std::vector<v1::Expr>{})));
         } else {

@@ -1,6 +1,8 @@
 #include "server/session.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "runtime/memory/memory_charge.h"
 
 namespace warpd::server {
@@ -60,6 +62,51 @@ absl::StatusOr<uint64_t> Session::AddGraph(std::shared_ptr<runtime::Graph> graph
   return graphs_.Insert(runtime::WithCharge(std::move(graph), *std::move(charge)));
 }
 
+absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObject> object) {
+  absl::StatusOr<runtime::MemoryCharge> charge = pool_.Charge(kHandleBytes + object->MetadataBytes());
+  if (!charge.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat("keeping a ", runtime::ObjectKindName(object->kind()), ": ",
+                                                     charge.status().message()));
+  }
+  std::shared_ptr<runtime::GeometryObject> held = runtime::WithCharge(std::move(object), *std::move(charge));
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, objects_.Insert(held));
+  std::shared_ptr<const runtime::ObjectTable>& table = object_tables_[held->device()];
+  if (table == nullptr) table = runtime::ObjectTable::Empty();
+  table = table->With(handle, held);
+  return handle;
+}
+
+absl::StatusOr<std::shared_ptr<runtime::HashGrid>> Session::GetHashGrid(uint64_t handle) const {
+  absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = objects_.Get(handle);
+  if (!object.ok() || (*object)->kind() != wp::OBJECT_HASH_GRID) {
+    return absl::NotFoundError(absl::StrFormat("hash grid handle 0x%016x not found", handle));
+  }
+  return std::static_pointer_cast<runtime::HashGrid>(*std::move(object));
+}
+
+void Session::RemoveObjects(absl::Span<const uint64_t> handles) {
+  std::vector<std::shared_ptr<runtime::GeometryObject>> removed;  // dropped outside the lock
+  std::vector<std::shared_ptr<const runtime::ObjectTable>> old_tables;
+  absl::MutexLock lock(&mu_);
+  for (uint64_t h : handles) {
+    absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = objects_.Remove(h);
+    if (object.ok()) removed.push_back(*std::move(object));
+  }
+  if (removed.empty()) return;
+  for (auto& [device, table] : object_tables_) {
+    old_tables.push_back(table);
+    table = table->Without(handles);
+  }
+}
+
+std::shared_ptr<const runtime::ObjectTable> Session::ObjectsOn(const std::string& device) const {
+  absl::MutexLock lock(&mu_);
+  auto it = object_tables_.find(device);
+  return it == object_tables_.end() ? runtime::ObjectTable::Empty() : it->second;
+}
+
 absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device) {
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
@@ -110,6 +157,7 @@ void Session::Close() {
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
   std::map<uint64_t, absl::AnyInvocable<void() &&>> listeners;
   std::vector<std::weak_ptr<runtime::HeldArrays>> held;
+  std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
@@ -117,13 +165,16 @@ void Session::Close() {
     streams.swap(streams_);
     listeners.swap(close_listeners_);
     held.swap(held_);
+    object_tables.swap(object_tables_);
   }
   for (auto& [id, l] : listeners) std::move(l)();
   // Stop the work first, then drop the objects; the last references (and
   // the munmaps) happen here, outside any lock.
   for (auto& [name, s] : streams) s->Cancel();
   streams.clear();
-  graphs_.Clear();  // graphs hold arrays and modules
+  graphs_.Clear();  // graphs hold arrays, modules and objects
+  object_tables.clear();
+  objects_.Clear();
   arrays_.Clear();
   // Arrays holding each other (or freed ones still held) go now.
   for (const std::weak_ptr<runtime::HeldArrays>& w : held) {

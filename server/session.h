@@ -34,7 +34,10 @@
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
+#include "runtime/objects/geometry_object.h"
 #include "runtime/objects/handle_table.h"
+#include "runtime/objects/hash_grid.h"
+#include "runtime/objects/object_table.h"
 #include "server/tenants/tenant.h"
 
 namespace warpd::server {
@@ -86,6 +89,25 @@ class Session {
   // A handle table entry: the slot, its key, the shared_ptr's control block.
   static constexpr uint64_t kHandleBytes = 128;
 
+  // Objects kernels query by id (runtime/objects/geometry_object.h): one
+  // table for every kind, so ids are unique in the session. An object is
+  // charged its handle and bookkeeping (its buffers were charged by the pool
+  // that allocated them) and enters the session's launch table of its
+  // device (ObjectsOn). At most kMaxObjects (RESOURCE_EXHAUSTED).
+  static constexpr size_t kMaxObjects = 1 << 16;
+  absl::StatusOr<uint64_t> AddObject(std::shared_ptr<runtime::GeometryObject> object);
+  // The hash grid `handle` names: NOT_FOUND ("hash grid handle 0x... not
+  // found") for an unknown handle, another session's, or another kind's.
+  absl::StatusOr<std::shared_ptr<runtime::HashGrid>> GetHashGrid(uint64_t handle) const;
+  // Drops `handles` from the object table and the launch tables; launches
+  // prepared before keep their tables (and so the objects) until they are
+  // destroyed. Unknown handles are ignored.
+  void RemoveObjects(absl::Span<const uint64_t> handles);
+  // The session's live objects on `device`, as a launch's object table
+  // (runtime/objects/object_table.h); never null.
+  std::shared_ptr<const runtime::ObjectTable> ObjectsOn(const std::string& device) const;
+  runtime::HandleTable<runtime::GeometryObject>& objects() { return objects_; }
+
   // Lookups and removal (NOT_FOUND for unknown handles).
   runtime::HandleTable<const runtime::Array>& arrays() { return arrays_; }
   runtime::HandleTable<const compiler::CompiledModule>& modules() { return modules_; }
@@ -127,12 +149,16 @@ class Session {
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
   runtime::HandleTable<runtime::Graph> graphs_{"graph", 4096};
+  runtime::HandleTable<runtime::GeometryObject> objects_{"object", kMaxObjects};
 
   // Held while adding objects, so nothing is added after Close cleared the
   // tables.
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  // Per device, the launch table of the objects in objects_ (replaced, never
+  // changed, when one is added or removed).
+  std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables_ ABSL_GUARDED_BY(mu_);
   // By id, in the order they were added (ids only grow).
   std::map<uint64_t, absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
   uint64_t next_close_listener_ ABSL_GUARDED_BY(mu_) = 1;

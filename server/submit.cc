@@ -1,11 +1,14 @@
 #include "server/submit.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/count_quota.h"
 #include "common/status_macros.h"
+#include "runtime/exec/hash_grid_build.h"
 #include "runtime/exec/launch.h"
 
 namespace warpd::server {
@@ -29,15 +32,30 @@ class ArrayResolver {
     if (freed_graphs_.contains(handle)) return session_.graphs().NotFound(handle);
     return session_.graphs().Get(handle);
   }
+  absl::StatusOr<std::shared_ptr<runtime::HashGrid>> GetHashGrid(uint64_t handle) const {
+    if (std::find(freed_objects_.begin(), freed_objects_.end(), handle) != freed_objects_.end()) {
+      return absl::NotFoundError(absl::StrFormat("hash grid handle 0x%016x not found", handle));
+    }
+    return session_.GetHashGrid(handle);
+  }
+  // The launch table of `device`: the session's objects there, but those
+  // freed earlier in the batch.
+  std::shared_ptr<const runtime::ObjectTable> ObjectsOn(const std::string& device) const {
+    std::shared_ptr<const runtime::ObjectTable> table = session_.ObjectsOn(device);
+    return freed_objects_.empty() ? table : table->Without(freed_objects_);
+  }
   void MarkFreed(uint64_t handle) { freed_.insert(handle); }
   void MarkGraphFreed(uint64_t handle) { freed_graphs_.insert(handle); }
+  void MarkObjectFreed(uint64_t handle) { freed_objects_.push_back(handle); }
   const absl::flat_hash_set<uint64_t>& freed() const { return freed_; }
   const absl::flat_hash_set<uint64_t>& freed_graphs() const { return freed_graphs_; }
+  const std::vector<uint64_t>& freed_objects() const { return freed_objects_; }
 
  private:
   Session& session_;
   absl::flat_hash_set<uint64_t> freed_;
   absl::flat_hash_set<uint64_t> freed_graphs_;
+  std::vector<uint64_t> freed_objects_;  // few: a linear scan
 };
 
 // Drops its reference to an object when it runs, in stream order (a graph
@@ -49,7 +67,7 @@ class ReleaseCommand final : public Command {
     held_.reset();
     return absl::OkStatus();
   }
-  std::string Describe() const override { return "free graph"; }
+  std::string Describe() const override { return "free"; }
 
  private:
   std::shared_ptr<void> held_;
@@ -122,7 +140,32 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
                                     *std::move(args), device, &lookup, launch.repeat(),
-                                    adj_args ? &*adj_args : nullptr, &grad_flags);
+                                    adj_args ? &*adj_args : nullptr, &grad_flags, arrays.ObjectsOn(device));
+    }
+    case v1::Command::kBuildHashGrid: {
+      const v1::BuildHashGrid& build = command.build_hash_grid();
+      auto grid = arrays.GetHashGrid(build.grid());
+      if (!grid.ok()) return grid.status();
+      auto points = arrays.Get(build.points());
+      if (!points.ok()) return points.status();
+      std::shared_ptr<const Array> groups;
+      if (build.groups() != 0) {
+        auto g = arrays.Get(build.groups());
+        if (!g.ok()) return g.status();
+        groups = *std::move(g);
+      }
+      return runtime::PrepareHashGridBuild(*std::move(grid), *std::move(points), std::move(groups), build.radius(),
+                                           device, session.private_pool());
+    }
+    case v1::Command::kFreeObject: {
+      const uint64_t handle = command.free_object().object();
+      auto object = session.objects().Get(handle);
+      const auto& freed = arrays.freed_objects();
+      if (!object.ok() || std::find(freed.begin(), freed.end(), handle) != freed.end()) {
+        return absl::NotFoundError(absl::StrFormat("object handle 0x%016x not found", handle));
+      }
+      arrays.MarkObjectFreed(handle);
+      return std::make_unique<ReleaseCommand>(*std::move(object));
     }
     case v1::Command::kCopy: {
       auto dst = arrays.Get(command.copy().dst());
@@ -161,7 +204,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return std::make_unique<ReleaseCommand>(*std::move(graph));
     }
     default:
-      return absl::InvalidArgumentError("command has no kind (launch, copy, fill, free, replay or free_graph)");
+      return absl::InvalidArgumentError(
+          "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid or free_object)");
   }
 }
 
@@ -173,7 +217,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
 absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
                                                     const v1::Command& command, ArrayResolver& arrays) {
   WARPD_ASSIGN_OR_RETURN(std::unique_ptr<Command> prepared, PrepareUncharged(session, device, command, arrays));
-  if (command.kind_case() == v1::Command::kFree || command.kind_case() == v1::Command::kFreeGraph) return prepared;
+  if (command.kind_case() == v1::Command::kFree || command.kind_case() == v1::Command::kFreeGraph ||
+      command.kind_case() == v1::Command::kFreeObject) {
+    return prepared;
+  }
   const uint64_t bytes = prepared->HeldBytes();
   absl::StatusOr<runtime::MemoryCharge> charge = session.pool().Charge(bytes);
   if (!charge.ok()) {
@@ -207,6 +254,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
   // freed meanwhile by a concurrent FreeArray is already gone, which is fine.
   for (uint64_t h : arrays.freed()) (void)session.arrays().Remove(h);
   for (uint64_t h : arrays.freed_graphs()) (void)session.graphs().Remove(h);
+  if (!arrays.freed_objects().empty()) session.RemoveObjects(arrays.freed_objects());
   return out;
 }
 
@@ -226,10 +274,10 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
   for (int i = 0; i < commands.size(); ++i) {
     const v1::Command& c = commands[i];
     if (c.kind_case() != v1::Command::kLaunch && c.kind_case() != v1::Command::kCopy &&
-        c.kind_case() != v1::Command::kFill) {
+        c.kind_case() != v1::Command::kFill && c.kind_case() != v1::Command::kBuildHashGrid) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "captured command ", i, ": a graph holds launches, copies and fills only (free arrays and "
-          "graphs, and replay graphs, outside a capture)"));
+          "captured command ", i, ": a graph holds launches, copies, fills and hash grid builds only (free "
+          "arrays, graphs and objects, and replay graphs, outside a capture)"));
     }
     auto prepared = PrepareOne(session, device, c, arrays);
     if (!prepared.ok()) return prepared.status();

@@ -241,6 +241,23 @@ TypeRef TypeTable::Quat(ScalarKind s) {
   });
 }
 
+TypeRef TypeTable::HashGridQuery(ScalarKind s) {
+  if (!is_global()) return Global().HashGridQuery(s);
+  return Intern(Key{Kind::kQuery, s, static_cast<int>(QueryKind::kHashGrid), 0, nullptr, ""}, [](const Key& k) {
+    auto t = NewType();
+    t->kind_ = Kind::kQuery;
+    t->scalar_ = k.scalar;
+    t->a_ = k.a;
+    // sizeof(wp::hash_grid_query_t<T>): two pointers and 13 int32 (not ABI:
+    // queries never cross the launch boundary).
+    t->size_ = 72;
+    t->align_ = 8;
+    t->text_ = "HashGridQuery";
+    t->cpp_ = Cat("wp::hash_grid_query_t<", ScalarCppName(k.scalar), ">");
+    return t;
+  });
+}
+
 TypeRef TypeTable::Transform(ScalarKind s) {
   if (!is_global()) return Global().Transform(s);
   return Intern(Key{Kind::kTransform, s, 7, 0, nullptr, ""}, [](const Key& k) {

@@ -72,7 +72,14 @@ std::string_view ScalarCppName(ScalarKind s);
 // Warp's suffix of named vector/matrix types: vec3f, vec3d, vec3h, vec3bf, vec3i, ...
 std::string_view ScalarSuffix(ScalarKind s);
 
-enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform, kStruct, kArray, kTuple };
+enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform, kStruct, kArray, kTuple, kQuery };
+
+// The opaque traversal states of object queries (Kind::kQuery): values of
+// kernels and functions only (never kernel arguments, array elements or
+// struct members), made by their query builtin and advanced by its _next.
+enum class QueryKind : uint8_t {
+  kHashGrid = 1,  // Warp's HashGridQuery: wp::hash_grid_query_t<T> (hash_grid.h)
+};
 
 class Type;
 using TypeRef = const Type*;
@@ -108,6 +115,9 @@ class Type {
   bool is_struct() const { return kind_ == Kind::kStruct; }
   bool is_array() const { return kind_ == Kind::kArray; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
+  bool is_query() const { return kind_ == Kind::kQuery; }
+  // A query's kind (is_query() only); its coordinate precision is scalar().
+  QueryKind query_kind() const { return static_cast<QueryKind>(a_); }
   bool is_scalar_of(ScalarKind s) const { return is_scalar() && scalar_ == s; }
   bool is_int() const { return is_scalar() && IsInteger(scalar_); }
   bool is_float() const { return is_scalar() && IsFloat(scalar_); }
@@ -200,6 +210,9 @@ class TypeTable {
   TypeRef Quat(ScalarKind s);
   TypeRef Transform(ScalarKind s);
   TypeRef Array(TypeRef element, int ndim, bool indexed = false);
+  // Warp's HashGridQuery of precision s (float16, float32 or float64):
+  // "HashGridQuery" whatever the precision, as Warp spells it.
+  TypeRef HashGridQuery(ScalarKind s);
 
   // The same, with the limits checked: INVALID_ARGUMENT naming the problem.
   absl::StatusOr<TypeRef> CheckedVector(int64_t length, ScalarKind s);
@@ -255,6 +268,7 @@ inline TypeRef Vector(int n, ScalarKind s) { return TypeTable::Global().Vector(n
 inline TypeRef Matrix(int r, int c, ScalarKind s) { return TypeTable::Global().Matrix(r, c, s); }
 inline TypeRef Quat(ScalarKind s) { return TypeTable::Global().Quat(s); }
 inline TypeRef Transform(ScalarKind s) { return TypeTable::Global().Transform(s); }
+inline TypeRef HashGridQuery(ScalarKind s) { return TypeTable::Global().HashGridQuery(s); }
 
 // Parses Warp's names of the named value types: "float32", "int", "vec3",
 // "vec3d", "mat33f", "mat22h", "quatf", "transformd", "spatial_vectorf",

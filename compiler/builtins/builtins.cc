@@ -81,6 +81,7 @@ std::vector<Overload> BuildTable() {
   internal::AddQuaternionAndSpatial(b);
   internal::AddRandom(b);
   internal::AddUtility(b);
+  internal::AddGeometry(b);
   if (absl::Status s = b.Finish(); !s.ok()) {
     std::fprintf(stderr, "warpd: %s\n", std::string(s.message()).c_str());
     std::abort();
@@ -157,13 +158,15 @@ std::string Spell(std::string_view s, const SpellInput& in) {
       continue;
     }
     char c = s[i + 1];
-    bool arg = (c >= '0' && c <= '9') || c == '*' || c == '{';
+    bool arg = (c >= '0' && c <= '9') || c == '*' || c == '{' || c == 'L';
     if (arg != (in.args != nullptr)) {  // the other phase's placeholder
       out += '$';
       continue;
     }
     ++i;
-    if (c == '*') {
+    if (c == 'L') {  // the call's source line (for faults it records)
+      out += std::to_string(in.line);
+    } else if (c == '*') {
       out += Join(*in.args, ", ");
     } else if (c == '{') {  // ${12}: argument 12
       size_t close = s.find('}', i + 1);

@@ -15,6 +15,7 @@
 //
 // Spelling: `cpp` is either a callee ("wp::dot": emitted as wp::dot(a, b)) or
 // a template with `$0` .. `$9` or `${12}` (arguments), `$*` (all arguments),
+// `$L` (the call's source line: builtins that record faults),
 // `$R` (the result type), `$T`/`$S` (bound dtypes), and the integer
 // variables `$n`, `$m`, `$r`, `$c`, `$k` (lower case).
 // Thread-safe: the table is immutable after first use.
@@ -123,6 +124,7 @@ struct SpellInput {
   const Bindings* bindings = nullptr;
   types::TypeRef result = nullptr;
   const std::vector<std::string>* args = nullptr;  // null: the type phase
+  int line = 0;  // $L, in the argument phase
 };
 std::string Spell(std::string_view tmpl, const SpellInput& in);
 

@@ -130,6 +130,8 @@ class Parser {
       p.kind = Pattern::Kind::kTransform;
     } else if (w == "array") {
       p.kind = Pattern::Kind::kArray;
+    } else if (w == "hash_grid_query") {
+      p.kind = Pattern::Kind::kHashGridQuery;
     } else {
       return Error("unknown type constructor");
     }
@@ -196,6 +198,8 @@ bool MatchOne(const Signature& sig, const Pattern& p, TypeRef t, Bindings* b) {
       return t->element()->is_scalar() && BindDType(sig, p, t->element()->scalar(), b);
     case K::kValue:
       return t->is_value() && !t->is_array() && !t->is_tuple() && BindValue(p.value_var, t, b);
+    case K::kHashGridQuery:
+      return t->is_query() && t->query_kind() == types::QueryKind::kHashGrid && BindDType(sig, p, t->scalar(), b);
     case K::kTuple:
       return false;  // results only
   }
@@ -318,6 +322,7 @@ TypeRef Instantiate(const Pattern& p, const Bindings& b, types::TypeTable& table
       return table.Array(elem, dim(p.dims[0]) ? dim(p.dims[0]) : 1);
     }
     case K::kValue: return b.values[p.value_var];
+    case K::kHashGridQuery: return table.HashGridQuery(s);
     case K::kTuple: {
       std::vector<TypeRef> elements;
       for (const Pattern& e : p.elements) elements.push_back(Instantiate(e, b, table));
@@ -344,6 +349,7 @@ std::string PatternText(const Pattern& p) {
       if (p.dims[0] == 0) return Cat("array(", dtype, ")");
       return Cat("array(", dtype, ", ", DimText(p.dims[0], "Any"), ")");
     case K::kValue: return dtype;
+    case K::kHashGridQuery: return Cat("hash_grid_query(", dtype, ")");
     case K::kTuple: {
       std::string out = "tuple(";
       for (size_t i = 0; i < p.elements.size(); ++i) CatAppend(&out, i ? ", " : "", PatternText(p.elements[i]));

@@ -16,6 +16,7 @@
 //   vec(len, dtype)  mat(rows, cols, dtype)  quat(dtype)  transform(dtype)
 //   array(dtype)          an array of any ndim; array(dtype, ndim)
 //   tuple(p1, p2, ...)    results only: several values (Warp's tuple returns)
+//   hash_grid_query(dtype)  Warp's HashGridQuery of that precision
 //   name: T = 1.0e-6      a trailing scalar parameter with a default (a number
 //                         of the parameter's type; a call may leave it out)
 // A variable binds on first use; later uses must agree (no implicit
@@ -46,7 +47,7 @@ bool InFamily(types::ScalarKind s, Family f);
 std::string_view FamilyName(Family f);
 
 struct Pattern {
-  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue, kTuple };
+  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue, kTuple, kHashGridQuery };
   Kind kind = Kind::kScalar;
   // The dtype: a concrete scalar (dtype_var < 0) or a variable (0: T, 1: S).
   int dtype_var = -1;

@@ -83,5 +83,6 @@ void AddVectorMath(Builder& b);
 void AddQuaternionAndSpatial(Builder& b);
 void AddRandom(Builder& b);
 void AddUtility(Builder& b);
+void AddGeometry(Builder& b);
 
 }  // namespace warpd::builtins::internal

@@ -197,12 +197,15 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
         case tir::Arg::Mode::kType: args.push_back("/* type */ {}"); break;
       }
     }
-    std::string call = builtins::Spell(i.callee, {.args = &args});
+    std::string call = builtins::Spell(i.callee, {.args = &args, .line = i.span.line});
     if (i.dst == tir::kNoVar) {
       w_.Line(call + ";");
     } else {
       Define(i.dst, call);
     }
+    // A builtin given its line may record a fault (an unknown object id):
+    // the thread stops there, as after a failed array access.
+    if (i.callee.find("$L") != std::string::npos) w_.Line("if (WP_UNLIKELY(wp::faulted(ctx))) " + fail_);
   }
 
   void VisitMakeTuple(const tir::MakeTuple& i) {

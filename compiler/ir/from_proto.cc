@@ -431,6 +431,9 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       auto t = FunctionTypeFromProto(p.type(), *module->types);
       if (!t.ok())
         return Error(span, absl::StrCat("parameter '", p.name(), "': ", t.status().message()));
+      if ((*t)->is_query() && fn.kind == FunctionKind::kKernel)
+        return Error(span, absl::StrCat("parameter '", p.name(), "': kernel parameters cannot be ", (*t)->ToString(),
+                                        " (queries are made in the kernel by their query builtin)"));
       fn.params.push_back(Param{p.name(), *t, ToSpan(span)});
     }
     if (f.has_return_type()) {
@@ -453,6 +456,14 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
 }  // namespace
 
 absl::StatusOr<TypeRef> FunctionTypeFromProto(const v1::TypeRef& proto, types::TypeTable& table) {
+  if (proto.kind_case() == v1::TypeRef::kQuery) {
+    const v1::QueryType& q = proto.query();
+    const std::optional<ScalarKind> s = ScalarFromProto(q.dtype());
+    if (q.kind() != v1::QUERY_HASH_GRID) return absl::InvalidArgumentError("unknown query type");
+    if (!s || (*s != ScalarKind::kFloat16 && *s != ScalarKind::kFloat32 && *s != ScalarKind::kFloat64))
+      return absl::InvalidArgumentError("HashGridQuery takes float16, float32 or float64");
+    return table.HashGridQuery(*s);
+  }
   if (proto.kind_case() != v1::TypeRef::kTuple) return TypeFromProto(proto, table);
   const v1::TupleType& tt = proto.tuple();
   if (tt.variadic()) return absl::InvalidArgumentError("a variadic tuple (tuple[T, ...]) is a parameter type only");
@@ -563,6 +574,10 @@ v1::TypeRef TypeToProto(TypeRef type) {
       *out.mutable_array()->mutable_dtype() = TypeToProto(type->element());
       out.mutable_array()->set_ndim(type->ndim());
       if (type->is_indexed_array()) out.mutable_array()->set_indexed(true);
+      break;
+    case types::Kind::kQuery:
+      out.mutable_query()->set_kind(v1::QUERY_HASH_GRID);
+      out.mutable_query()->set_dtype(ScalarToProto(type->scalar()));
       break;
     case types::Kind::kVoid:
     case types::Kind::kTuple:  // never a declared type

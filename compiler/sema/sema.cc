@@ -524,6 +524,20 @@ absl::Status FunctionSema::ForSema(Stmt& s) {
     outer = outer->operands[0].get();
   }
   Expr& iter = *outer;
+  if (outer == s.value.get() && !builtin_call(iter, "range")) {
+    // for index in wp.hash_grid_query(...): the query's points (Warp's
+    // iterator form); lowering advances a copy of the query
+    // (FunctionLowering::QueryLoop).
+    SEMA_TRY(ExprSema(iter));
+    if (iter.type == nullptr || !iter.type->is_query())
+      return Err(iter.span, "for loops iterate over range(...) or a query (wp.hash_grid_query(...)) only");
+    if (s.target->kind != ExprKind::Name) return Err(s.target->span, "the loop variable must be a plain name");
+    SEMA_TRY(AssignName(*s.target, types::Scalar(ScalarKind::kInt32), s.target->span));
+    ++loop_depth_;
+    SEMA_TRY(BlockSema(s.body));
+    --loop_depth_;
+    return absl::OkStatus();
+  }
   if (!builtin_call(iter, "range")) return Err(iter.span, "for loops iterate over range(...) only");
   size_t n = iter.operands.size();
   if (!iter.keywords.empty() || n < 1 || n > 3) return Err(iter.span, "range() takes 1 to 3 positional arguments");

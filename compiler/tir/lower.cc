@@ -143,7 +143,34 @@ class FunctionLowering {
     b_.Store(std::move(place), updated, s.span);
   }
 
+  // for index in <query>: a copy of the query advanced by its _next builtin
+  // into `index` until it is exhausted (Warp's iter_next / iter_cmp).
+  void QueryLoop(const ir::Stmt& s) {
+    const TypeRef qt = s.value->type;
+    const builtins::Overload* next = nullptr;
+    for (const builtins::Overload* o : builtins::Lookup("hash_grid_query_next"))
+      if (o->sig.params.size() == 2 && o->sig.params[0].pattern.scalar == qt->scalar()) next = o;
+    if (next == nullptr) return b_.Fail(s.span, "no hash_grid_query_next for this query");
+    Operand init = Value(*s.value);
+    VarId state = b_.Slot(qt, s.span);
+    b_.Store(b_.Root(state), init, s.span);
+    VarId index = LocalVar(s.target->name, s.target->span);
+    While& w = b_.MakeWhile(s.span);
+    {
+      Builder::Scope in(b_, w.cond_body);
+      std::vector<Arg> args(2);
+      args[0].mode = Arg::Mode::kOut;
+      args[0].place = b_.Root(state);
+      args[1].mode = Arg::Mode::kOut;
+      args[1].place = b_.Root(index);
+      w.cond = b_.CallBuiltin(next, next->cpp, std::move(args), types::Scalar(ScalarKind::kBool), s.span);
+    }
+    Builder::Scope in(b_, w.body);
+    Block(s.body);
+  }
+
   void ForLoop(const ir::Stmt& s) {
+    if (s.value->type != nullptr && s.value->type->is_query()) return QueryLoop(s);
     // reversed(...) layers around the range (sema checked them): an odd
     // number runs the range's values last first.
     const Expr* iter = s.value.get();

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/kernel_output.h"
@@ -47,11 +48,16 @@ class LaunchCommand final : public Command {
   LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
                 ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
                 const wp::launch_bounds& bounds, uint32_t repeat,
-                bool adjoint, size_t block_bytes)
+                bool adjoint, size_t block_bytes, std::shared_ptr<const ObjectTable> objects)
       : module_(std::move(module)), kernel_(kernel), adjoint_(adjoint),
-        args_(std::move(args)), arrays_(std::move(arrays)), repeat_(repeat), block_bytes_(block_bytes) {
+        args_(std::move(args)), arrays_(std::move(arrays)), repeat_(repeat), block_bytes_(block_bytes),
+        objects_(std::move(objects)) {
     std::memset(&ctx_, 0, sizeof(ctx_));
     ctx_.bounds = bounds;
+    if (objects_ != nullptr && !objects_->empty()) {
+      ctx_.objects = objects_->entries();
+      ctx_.num_objects = static_cast<wp::int64>(objects_->size());
+    }
   }
 
   absl::Status Execute(Device& device) override {
@@ -158,6 +164,24 @@ class LaunchCommand final : public Command {
           " (per thread) of the variables it changes and that the gradient depends on; move the loop body "
           "into a @wp.func, make the loop shorter, or keep its iterations' values in an array"));
     }
+    if (f.kind == wp::FAULT_UNKNOWN_OBJECT) {
+      // A kernel fault like an index fault (OUT_OF_RANGE); says nothing
+      // about other sessions: an id they own reads as unknown.
+      const char* want = ObjectKindName(f.dim);
+      if (f.extent != wp::OBJECT_NONE) {
+        return absl::OutOfRangeError(absl::StrFormat("%s: id 0x%016x is a %s, not a %s", where,
+                                                          static_cast<uint64_t>(f.index), ObjectKindName(
+                                                              static_cast<int32_t>(f.extent)), want));
+      }
+      return absl::OutOfRangeError(absl::StrFormat(
+          "%s: unknown %s id 0x%016x (not a live %s of this session on this device: never made, freed, or "
+          "another session's)",
+          where, want, static_cast<uint64_t>(f.index), want));
+    }
+    if (f.kind == wp::FAULT_OBJECT_INDEX) {
+      return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index, " out of range for a ",
+                                                ObjectKindName(f.dim), " of ", f.extent, " points"));
+    }
     if (f.kind == wp::FAULT_CANCELLED) {
       return absl::CancelledError(absl::StrCat(where, ": cancelled"));
     }
@@ -171,6 +195,8 @@ class LaunchCommand final : public Command {
   const std::vector<std::shared_ptr<const Array>> arrays_;  // keeps descriptors' data alive
   const uint32_t repeat_;  // runs per Execute, >= 1
   const size_t block_bytes_;
+  // The session's objects kernels may query (ctx_.objects points into it).
+  const std::shared_ptr<const ObjectTable> objects_;
   wp::launch_ctx ctx_;
   OutputBuffer output_{kMaxRepeatOutput};  // text printed by the last Execute
 };
@@ -280,7 +306,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args,
-    const std::vector<int32_t>* adj_flags) {
+    const std::vector<int32_t>* adj_flags, std::shared_ptr<const ObjectTable> objects) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -388,7 +414,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer), std::move(arrays), bounds,
-                                         std::max<uint32_t>(repeat, 1), adjoint, block);
+                                         std::max<uint32_t>(repeat, 1), adjoint, block, std::move(objects));
 }
 
 }  // namespace warpd::runtime

@@ -34,6 +34,7 @@
 #include "common/abi/compiled_module.h"
 #include "runtime/exec/command.h"
 #include "runtime/objects/array.h"
+#include "runtime/objects/object_table.h"
 
 namespace warpd::runtime {
 
@@ -67,10 +68,14 @@ inline constexpr int32_t kGradOwn = 4;
 // module was compiled without a backward pass). Gradient arrays may be None.
 // `adj_flags[i]` (kGrad* bits, others ignored) goes into gradient array
 // i's descriptor's reserved word (docs/launch_abi.md).
+// `objects`: the launching session's object table on `device` (its objects
+// that kernels may query by id; object_table.h), held until the command is
+// destroyed; null: none. A query of an id not in it fails the launch with
+// OUT_OF_RANGE (a kernel fault) naming the id and the kernel's line.
 absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr,
-    const std::vector<int32_t>* adj_flags = nullptr);
+    const std::vector<int32_t>* adj_flags = nullptr, std::shared_ptr<const ObjectTable> objects = nullptr);
 
 }  // namespace warpd::runtime

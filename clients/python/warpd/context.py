@@ -625,3 +625,17 @@ def is_peer_access_supported(target_device, peer_device) -> bool:
 def is_peer_access_enabled(target_device, peer_device) -> bool:
     """See is_peer_access_supported."""
     return is_peer_access_supported(target_device, peer_device)
+
+
+def type_str(t) -> str:
+    """Warp's spelling of a type (``warp._src.context.type_str``): "float32", "vec3f",
+    "HashGridQuery" (of every precision), "array(dtype=vec3f, ndim=1)", a struct's name."""
+    from . import types as wt  # noqa: PLC0415 - types imports nothing from here, but keep startup lean
+
+    name = getattr(t, "_wp_type_name_", None)
+    if name:
+        return name
+    tr = wt.to_typeref(t)
+    if tr is not None:
+        return wt.describe(tr)
+    return getattr(t, "__name__", str(t))

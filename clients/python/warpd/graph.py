@@ -48,12 +48,14 @@ def _no_stream(stream):
                                   "(leave stream=None)")
 
 
-def capture_begin(device=None, stream=None, force_module_load=None, external=False):
+def capture_begin(device=None, stream=None, force_module_load=None, external=False, apic=False):
     """Starts recording the launches, copies and fills of `device`'s stream.
 
     Work queued before this call is sent first, so it is not part of the
     graph. `force_module_load` needs nothing here (modules load when a kernel
-    is first launched); `external` captures are not supported.
+    is first launched); `external` captures are not supported. `apic`
+    (Warp's saveable capture) is recorded for what cannot be saved
+    (HashGrid.build refuses it).
     """
     _no_stream(stream)
     if external:
@@ -62,6 +64,7 @@ def capture_begin(device=None, stream=None, force_module_load=None, external=Fal
     dev = rt.device(device)
     with rt.lock:
         rt.stream(dev).begin_capture()
+        rt.stream(dev).capture_savable = bool(apic)
 
 
 def capture_end(device=None, stream=None) -> Graph:
@@ -97,7 +100,8 @@ def capture_launch(graph: Graph, stream=None):
 class ScopedCapture:
     """``with wp.ScopedCapture() as capture: ...`` then ``wp.capture_launch(capture.graph)``."""
 
-    def __init__(self, device=None, stream=None, force_module_load=None, external=False):
+    def __init__(self, device=None, stream=None, force_module_load=None, external=False, apic=False):
+        self.apic = apic
         self.device = device
         self.stream = stream
         self.force_module_load = force_module_load
@@ -106,7 +110,7 @@ class ScopedCapture:
         self.active = False
 
     def __enter__(self):
-        capture_begin(self.device, self.stream, self.force_module_load, self.external)
+        capture_begin(self.device, self.stream, self.force_module_load, self.external, apic=self.apic)
         self.active = True
         return self
 

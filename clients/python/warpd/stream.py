@@ -49,9 +49,12 @@ class Stream:
         self._batch: list = []
         self._frees: collections.deque = collections.deque()
         self._graph_frees: collections.deque = collections.deque()
+        self._object_frees: collections.deque = collections.deque()
         # While a graph is captured: the commands recorded so far (graph.py).
         self._capture = None
         self._capture_refs = []
+        # Whether the capture in progress is Warp's saveable kind (apic=True).
+        self.capture_savable = False
         # True when commands were submitted that no Synchronize has waited for.
         self.in_flight = False
         self.submits = 0  # Submit RPCs sent, for tests and diagnostics
@@ -77,6 +80,8 @@ class Stream:
         if len(self._batch) >= config.max_batch_commands:
             self._flush_full()
         self._end_run()
+        if self._object_frees:
+            self._queue_object_frees()
         cmd = runtime_pb2.Command()
         self._batch.append(cmd)
         return cmd
@@ -90,7 +95,7 @@ class Stream:
             # it appends one command.
             self._capture.MergeFromString(entry)
             return
-        if entry == self._run_entry and self._run_count < wire.MAX_REPEAT:
+        if entry == self._run_entry and self._run_count < wire.MAX_REPEAT and not self._object_frees:
             self._run_count += 1
             return
         batch = self._batch
@@ -98,6 +103,8 @@ class Stream:
             self._flush_full()
             batch = self._batch
         self._end_run()
+        if self._object_frees:
+            self._queue_object_frees()
         batch.append(entry)
         self._run_entry = entry
         self._run_count = 1
@@ -117,6 +124,24 @@ class Stream:
     def free_graph_later(self, handle: int):
         """Queues a free of graph `handle` (safe from finalizers)."""
         self._graph_frees.append(handle)
+
+    def free_object_later(self, handle: int):
+        """Queues a free of object `handle` (a hash grid; safe from finalizers).
+
+        Unlike an array's, an object's id is a plain number a later launch may
+        still pass: the free goes before the next command added (or at the end
+        of the batch), so such a launch fails as for any unknown id."""
+        self._object_frees.append(handle)
+
+    def _queue_object_frees(self):
+        while self._object_frees:
+            try:
+                h = self._object_frees.popleft()
+            except IndexError:
+                break
+            cmd = runtime_pb2.Command()
+            cmd.free_object.object = h
+            self._batch.append(cmd)
 
     @property
     def capturing(self) -> bool:
@@ -193,6 +218,7 @@ class Stream:
             cmd = runtime_pb2.Command()
             cmd.free_graph.graph = h
             batch.append(cmd)
+        self._queue_object_frees()
         if not batch:
             return None
         self._batch = []
@@ -230,5 +256,6 @@ class Stream:
         self._pending = None
         self._frees.clear()
         self._graph_frees.clear()
+        self._object_frees.clear()
         self._capture = None
         self.in_flight = False

@@ -8,6 +8,7 @@ One module per family, each one class following the protocol of family.py:
   quat.py       quaternion(dtype): quat, quatf/d/h
   transform.py  transformation(dtype): transform, transformf/d/h
   struct.py     @wp.struct
+  query.py      HashGridQuery (values of kernels only)
 
 The functions here work on any dtype through that protocol: ``to_typeref``
 and ``from_typeref`` (the IR's TypeRef), ``describe`` (a TypeRef spelled as
@@ -28,6 +29,7 @@ from .generic import Float, GenericValue, Int, Scalar, is_generic
 from .introspect import *  # noqa: F403 - Warp's type tables and predicates (introspect.__all__)
 from .matrix import Matrix, is_matrix_type, matrix
 from .quat import Quat, quaternion
+from .query import HashGridQuery, hash_grid_query_type, is_query_type
 from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, handle,
                      int8, int16, int32, int64, is_scalar_type, scalar_from_numpy, scalar_from_proto,
                      scalar_type, uint8, uint16, uint32, uint64)
@@ -165,6 +167,8 @@ def to_typeref(t) -> ir_pb2.TypeRef | None:
     """The IR TypeRef of a dtype or an array annotation; None for anything else."""
     if is_value_type(t):
         return canonical_dtype(t)._wp_typeref_()
+    if is_query_type(t):  # wp.HashGridQuery[dtype]: function annotations only
+        return t._wp_query_typeref_()
     dtype = getattr(t, "_wp_annotation_dtype_", None)
     if dtype is not None:
         inner = to_typeref(dtype)

@@ -7,7 +7,8 @@
 //   extern "C" __global__ void wpk_<kernel>_cuda(wp::launch_ctx* ctx, wpa_<kernel> args);
 // with a grid-stride loop over all ids. `args` is the kernel's argument block
 // (docs/launch_abi.md). The runtime owns ctx; kernels write only ctx->fault
-// and print records through ctx->output (print.h).
+// and print records through ctx->output (print.h), and read the launching
+// session's objects through ctx->objects (objects.h).
 #pragma once
 
 #include "warpd/native/core.h"
@@ -30,6 +31,30 @@ enum fault_kind : int32 {
   // keeps the starting values of, where those values decide the gradient
   // (compiler/codegen/adjoint.cc): `index` iterations, `extent` kept.
   FAULT_ADJOINT_LOOP = 3,
+  // An object query (objects.h) named an id that is not an object of the
+  // expected kind in the launch's object table: `index` holds the id's
+  // bits, `dim` the kind the query expected, `extent` the kind the id has
+  // there (OBJECT_NONE: not in the table: made up, freed, or another
+  // session's).
+  FAULT_UNKNOWN_OBJECT = 4,
+  // An object query's index (hash_grid_point_id's) outside the object's
+  // `extent` elements; `dim` holds the object's kind.
+  FAULT_OBJECT_INDEX = 5,
+};
+
+// The kinds of server-side objects kernels query by id.
+enum object_kind : int32 {
+  OBJECT_NONE = 0,
+  OBJECT_HASH_GRID = 1,  // data: a hash_grid_t (hash_grid.h)
+};
+
+// One entry of a launch's object table: one live object of the launching
+// session on the launch's device. The runtime sorts the entries by id.
+struct object_entry {
+  uint64 id;         // the object's handle: what kernels hold as a uint64
+  int32 kind;        // object_kind
+  int32 reserved;
+  const void* data;  // the object's descriptor, of the type its kind names
 };
 
 // The first fault of a launch. `flag` is claimed with an atomic compare-and-swap
@@ -74,13 +99,22 @@ struct launch_ctx {
   int32 cancel;  // set by the runtime to stop a launch; checked at loop back-edges
   int32 reserved;
   print_buffer output;
+  // The launch's object table (objects.h): `num_objects` entries sorted by
+  // id, owned by the runtime for the launch's duration; null and 0 when the
+  // session has no objects on this device.
+  const object_entry* objects;
+  int64 num_objects;
 };
 
 static_assert(sizeof(launch_bounds) == 32, "launch_bounds layout");
 static_assert(sizeof(fault_info) == 72, "fault_info layout");
 static_assert(sizeof(print_buffer) == 40, "print_buffer layout");
 static_assert(sizeof(print_record_header) == 16, "print_record_header layout");
-static_assert(sizeof(launch_ctx) == 152, "launch_ctx layout");
+static_assert(sizeof(object_entry) == 24, "object_entry layout");
+static_assert(sizeof(launch_ctx) == 168, "launch_ctx layout");
+// No padding: output at 112, objects at 152 (docs/launch_abi.md).
+static_assert(sizeof(launch_bounds) + sizeof(fault_info) + 2 * sizeof(int32) == 112, "launch_ctx output offset");
+static_assert(112 + sizeof(print_buffer) == 152, "launch_ctx objects offset");
 
 WP_FUNC bool claim_fault(launch_ctx* ctx) {
 #if WP_CUDA

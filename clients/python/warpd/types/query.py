@@ -1,0 +1,58 @@
+"""Warp's HashGridQuery: the traversal state of a hash grid neighbour query.
+
+Made in kernels by ``wp.hash_grid_query`` and advanced by
+``wp.hash_grid_query_next``; never a kernel argument, array dtype or struct
+member. ``wp.HashGridQuery`` is the float32 query; ``wp.HashGridQuery[dtype]``
+(float16, float32, float64) names each precision in function annotations.
+All three are spelled "HashGridQuery", as Warp spells them.
+"""
+
+from __future__ import annotations
+
+from ..v1 import ir_pb2
+from . import scalar as _scalar
+
+
+class HashGridQuery:
+    """Object used to track state during :class:`warp.HashGrid` neighbour traversal."""
+
+    _wp_native_name_ = "hash_grid_query_f"
+    _wp_public_name_ = "HashGridQuery"
+    _wp_type_name_ = "HashGridQuery"
+    _wp_query_dtype_ = _scalar.float32
+
+    def __class_getitem__(cls, dtype):
+        return hash_grid_query_type(dtype)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("HashGridQuery objects are made in kernels by wp.hash_grid_query()")
+
+    @classmethod
+    def _wp_query_typeref_(cls) -> ir_pb2.TypeRef:
+        return ir_pb2.TypeRef(query=ir_pb2.QueryType(kind=ir_pb2.QUERY_HASH_GRID,
+                                                     dtype=cls._wp_query_dtype_._proto_))
+
+
+class _HashGridQueryH(HashGridQuery):
+    _wp_native_name_ = "hash_grid_query_h"
+    _wp_query_dtype_ = _scalar.float16
+
+
+class _HashGridQueryD(HashGridQuery):
+    _wp_native_name_ = "hash_grid_query_d"
+    _wp_query_dtype_ = _scalar.float64
+
+
+_QUERY_TYPES = {_scalar.float16: _HashGridQueryH, _scalar.float32: HashGridQuery, _scalar.float64: _HashGridQueryD}
+
+
+def hash_grid_query_type(dtype):
+    """The HashGridQuery class of `dtype` (float16, float32 or float64)."""
+    query = _QUERY_TYPES.get(_scalar.scalar_type(dtype))
+    if query is None:
+        raise TypeError(f"Unsupported dtype {dtype} for HashGridQuery. Supported types: float16, float32, float64")
+    return query
+
+
+def is_query_type(t) -> bool:
+    return isinstance(t, type) and getattr(t, "_wp_public_name_", None) == "HashGridQuery"

@@ -1,0 +1,53 @@
+// warpd runtime: server-side objects that kernels query by id (hash grids;
+// meshes, BVHs and volumes to come).
+//
+// Such an object belongs to one session (server/session.h), which names it
+// by an unguessable handle (handle_table.h). Kernels hold that handle as a
+// plain uint64 and query the object through the launch's object table
+// (object_table.h; runtime/native/warpd/native/objects.h), which points at
+// the object's native descriptor: a plain struct of runtime/native (e.g.
+// wp::hash_grid_t) at a fixed address for the object's lifetime.
+//
+// Ownership: shared_ptrs, held by the session's handle table, by the object
+// tables of launches prepared while it lived, and by the commands that build
+// it; the memory it allocated (from its session's pool, so charged to the
+// session) goes with the last of them. An object keeps alive every buffer
+// its descriptor points to.
+// Thread-safety: kind(), device() and descriptor() (the address) are
+// immutable; the descriptor's contents change only by commands of the
+// object's device stream (stream order), which also runs the launches that
+// read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "warpd/native/launch.h"
+
+namespace warpd::runtime {
+
+class GeometryObject {
+ public:
+  GeometryObject(wp::object_kind kind, std::string device) : kind_(kind), device_(std::move(device)) {}
+  virtual ~GeometryObject() = default;
+  GeometryObject(const GeometryObject&) = delete;
+  GeometryObject& operator=(const GeometryObject&) = delete;
+
+  wp::object_kind kind() const { return kind_; }
+  const std::string& device() const { return device_; }
+  // The native descriptor kernels read (its type is the kind's); its address
+  // never changes.
+  virtual const void* descriptor() const = 0;
+  // What the object holds besides what its pool charged (for accounting).
+  virtual uint64_t MetadataBytes() const = 0;
+
+ private:
+  const wp::object_kind kind_;
+  const std::string device_;
+};
+
+// Warp's name of an object kind, for messages: "hash grid".
+const char* ObjectKindName(int32_t kind);
+
+}  // namespace warpd::runtime

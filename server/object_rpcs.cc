@@ -1,0 +1,47 @@
+// warpd server: CreateHashGrid of warpd.v1.Runtime (object_rpcs.h).
+#include "server/object_rpcs.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "runtime/objects/hash_grid.h"
+#include "server/runtime_service.h"
+#include "server/unary_call.h"
+
+namespace warpd::server {
+
+absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::CreateHashGridRequest& req,
+                            v1::CreateHashGridResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
+  if (device->info().kind != "cpu") {
+    return absl::UnimplementedError(
+        absl::StrCat("hash grids on '", device->name(), "' are not supported yet (only on 'cpu')"));
+  }
+  types::ScalarKind dtype;
+  switch (req.dtype()) {
+    case v1::SCALAR_TYPE_UNSPECIFIED:
+    case v1::SCALAR_FLOAT32: dtype = types::ScalarKind::kFloat32; break;
+    case v1::SCALAR_FLOAT16: dtype = types::ScalarKind::kFloat16; break;
+    case v1::SCALAR_FLOAT64: dtype = types::ScalarKind::kFloat64; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unsupported dtype ", v1::ScalarType_Name(req.dtype()),
+                                                     " for HashGrid. Supported types: float16, float32, float64"));
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::HashGrid> grid,
+                         runtime::HashGrid::Create(device->name(), {req.dim_x(), req.dim_y(), req.dim_z()}, dtype,
+                                                   session.private_pool()));
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(grid)));
+  resp->set_grid(handle);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* RuntimeService::CreateHashGrid(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                         grpc::ByteBuffer* out) {
+  // Allocates the cell table (up to 16 GiB, zeroed): on the RPC pool.
+  return Respond<v1::CreateHashGridRequest, v1::CreateHashGridResponse>(
+      state_, ctx, in, out, "CreateHashGrid", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
+        return server::CreateHashGrid(state_, *session, call->request, &call->response);
+      });
+}
+
+}  // namespace warpd::server

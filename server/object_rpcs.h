@@ -1,0 +1,24 @@
+// warpd server: CreateHashGrid (runtime.proto): a session's server-side
+// objects that kernels query by id (runtime/objects/geometry_object.h).
+//
+// Checks the request (dims each >= 1 and at most 2^31 - 1 cells in all, a
+// float dtype, a usable CPU device), allocates the grid's cell table from
+// the session's private pool (charged to its memory account:
+// RESOURCE_EXHAUSTED past it) and adds the grid to the session's objects,
+// and so to its launch tables. Builds and frees are stream commands
+// (submit.cc). Errors: INVALID_ARGUMENT, NOT_FOUND (device),
+// UNIMPLEMENTED (a CUDA device), RESOURCE_EXHAUSTED, UNAUTHENTICATED when
+// the session has closed. Thread-safe.
+#pragma once
+
+#include "absl/status/status.h"
+#include "server/daemon_state.h"
+#include "server/session.h"
+#include "warpd/v1/runtime.pb.h"
+
+namespace warpd::server {
+
+absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::CreateHashGridRequest& req,
+                            v1::CreateHashGridResponse* resp);
+
+}  // namespace warpd::server
