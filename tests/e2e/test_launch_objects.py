@@ -37,6 +37,42 @@ def test_a_recorded_launch_runs_only_when_launched(wp):
     assert a.numpy().tolist() == [8, 8, 6, 6]
 
 
+@wpd.struct
+class Step:
+    scale: float
+    offset: float
+
+
+@wpd.kernel
+def apply_step(a: wpd.array(dtype=float), s: Step):
+    i = wpd.tid()
+    a[i] = a[i] * s.scale + s.offset
+
+
+def test_a_recorded_launch_sees_later_changes_of_its_struct_arguments(wp):
+    # As in Warp 1.19 (test_launch_cmd_set_param): the command launches the struct as it is
+    # at launch time, without set_param again; other arguments are as they were set.
+    a = wp.ones(3, dtype=float)
+    s = Step()
+    s.scale = 2.0
+    s.offset = 1.0
+    cmd = wp.launch(apply_step, dim=3, inputs=[a, s], record_cmd=True)
+    cmd.launch()
+    assert a.numpy().tolist() == [3, 3, 3]
+    s.scale = 10.0
+    cmd.launch()
+    assert a.numpy().tolist() == [31, 31, 31]
+    t = Step()
+    t.offset = -1.0
+    cmd.set_param_at_index(1, t)  # another struct: its changes are followed from now on
+    s.scale = 0.5
+    cmd.launch()
+    assert a.numpy().tolist() == [-1, -1, -1]
+    t.scale = 3.0
+    cmd.launch()
+    assert a.numpy().tolist() == [-4, -4, -4]
+
+
 def test_bad_parameters_are_refused_and_leave_the_launch_as_it_was(wp):
     a = wp.zeros(4, dtype=float)
     cmd = wp.launch(add_v, dim=4, inputs=[a, 1.0], record_cmd=True)

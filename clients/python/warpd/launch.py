@@ -562,6 +562,9 @@ class Launch:
         self._dims = tuple(dims)
         self._args = list(args)  # keeps the arrays alive while recorded
         self._packed = list(packed)
+        # Struct arguments are packed again at each launch: as in Warp (whose command holds
+        # the struct's own storage), changes to the struct after it was set are launched.
+        self._structs = {i for i, a in enumerate(self._args) if isinstance(a, wt.Struct)}
         # The serialized command (wire.py), made again after a set_*; None
         # also while a dimension is 0 (nothing to queue).
         self._entry = None
@@ -584,6 +587,11 @@ class Launch:
             # Packed at each launch: a None adjoint is the argument's gradient then.
             _launch_adjoint(self.kernel, self._dims, list(self._args), list(self._adj_args), self.device, self._rt)
             return
+        for i in self._structs:
+            packed = self._plan.params[i].pack(self._args[i], self.device)
+            if packed != self._packed[i]:
+                self._packed[i] = packed
+                self._entry = None
         entry = self._entry
         if entry is None:
             if 0 in self._dims:
@@ -618,6 +626,7 @@ class Launch:
         self._packed[index] = params[index].pack(value, self.device)
         self._args[index] = value
         self._entry = None
+        (self._structs.add if isinstance(value, wt.Struct) else self._structs.discard)(index % len(params))
 
     def set_param_by_name(self, name: str, value, adjoint: bool = False):
         for i, p in enumerate(self._plan.params):
