@@ -147,6 +147,49 @@ TEST(AdjointTest, AKernelWithoutAnAdjointLeavesTheOthersTheirs) {
   EXPECT_EQ(fwd->module->FindKernel("good")->cpu_adjoint, nullptr);
 }
 
+// print(x) in an adjoint: the replay writes the forward site's record with
+// x, then the reverse sweep the print's adjoint site's record with x's
+// adjoint (Warp's adj_print), here the adjoint argument itself.
+TEST(AdjointTest, PrintRecordsTheValueThenItsAdjoint) {
+  v1::Stmt print;
+  *print.mutable_span() = Span(2);
+  *print.mutable_expr()->mutable_value() = Call("print", {Name("x", 2)}, 2);
+  auto proto = ModuleOf({Kernel("k", {{"x", F32()}}, {print})});
+  auto c = MakeCompiler();
+  auto r = CompileBackward(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledKernel* k = r->module->FindKernel("k");
+  ASSERT_NE(k, nullptr);
+  ASSERT_NE(k->cpu_adjoint, nullptr);
+  EXPECT_TRUE(k->may_print);
+  const abi::PrintTable* table = r->module->print_table();
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->sites.size(), 2u);  // print(x), and its adjoint line
+  EXPECT_TRUE(table->sites[1].segments[1].conversion.adjoint);
+  std::vector<uint8_t> buffer(4096);
+  wp::launch_ctx ctx{};
+  ctx.bounds.ndim = 1;
+  ctx.bounds.shape[0] = 1;
+  ctx.bounds.size = 1;
+  ctx.output.data = buffer.data();
+  ctx.output.capacity = buffer.size();
+  struct {
+    float x, adj_x;
+  } block{17.0f, 42.0f};
+  k->cpu_adjoint(&ctx, &block, 0, 1);
+  ASSERT_EQ(ctx.output.dropped, 0u);
+  std::vector<std::pair<uint32_t, float>> records;
+  for (uint64_t at = 0; at < ctx.output.committed;) {
+    wp::print_record_header h;
+    std::memcpy(&h, buffer.data() + at, sizeof h);
+    float v;
+    std::memcpy(&v, buffer.data() + at + sizeof h, sizeof v);
+    records.emplace_back(h.site, v);
+    at += h.size;
+  }
+  EXPECT_EQ(records, (std::vector<std::pair<uint32_t, float>>{{0u, 17.0f}, {1u, 42.0f}}));
+}
+
 TEST(AdjointTest, ParamsReportHowArraysAreUsed) {
   // k(a, b, c, d, s): b[i] = a[i]; atomic_add(c, 0, a[i]); t = d (an alias); t[i] = 1.0
   auto proto = ModuleOf({Kernel(

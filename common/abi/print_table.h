@@ -42,6 +42,10 @@ struct PrintConversion {
   // 0: the argument's own width, at least 32 (C's promotion of small
   // integers to int; a 64-bit argument keeps all its bits).
   int32_t int_bits = 0;
+  // conv 0 in a backward pass's record of a print() call: the value (an
+  // adjoint) as Warp's adj_print() shows it after its "adj:" (each component
+  // after a space; matrix rows on lines of their own, indented by four).
+  bool adjoint = false;
 };
 
 constexpr int32_t kMaxPrintfWidth = 1024;

@@ -117,7 +117,11 @@ class AdjointEmitter : public FunctionEmitter {
 
   // ------------------------------------------------------------ forward replay
 
-  void VisitPrint(const tir::Print&) override {}  // printed once, by the forward launch
+  // The replay prints as the forward pass did (Warp's adjoints do too), once:
+  // a loop iteration replayed again for its reverse sweep prints nothing.
+  void VisitPrint(const tir::Print& i) override {
+    if (!quiet_) FunctionEmitter::VisitPrint(i);
+  }
 
   // A function with a custom replay (@wp.func_replay) recomputes through it.
   void VisitCallFunc(const tir::CallFunc& i) override {
@@ -710,13 +714,29 @@ class AdjointEmitter : public FunctionEmitter {
 
   // print() prints again in the replay; here, as Warp's adj_print, its line
   // "adj: <adjoint>" per value (tir/print_sites.h), with the adjoints the
-  // values have at this point of the sweep.
+  // values have at this point of the sweep. A value read from a variable for
+  // the print (tir::MakeReadsExplicit's load just before it) shows the
+  // variable's adjoint, as Warp's print(x) shows x's.
   void ReversePrint(const tir::Print& i) {
     if (i.adjoint_site < 0) return;
+    std::map<tir::VarId, tir::VarId> read_from;
+    struct Reads : tir::Visitor<Reads> {
+      std::map<tir::VarId, tir::VarId>& out;
+      const tir::Function& f;
+      Reads(std::map<tir::VarId, tir::VarId>& o, const tir::Function& fn) : out(o), f(fn) {}
+      void VisitLoad(const tir::Load& l) {
+        const tir::VarKind k = f.var(l.place.root).kind;
+        if (l.place.steps.empty() && (k == tir::VarKind::kParam || k == tir::VarKind::kLocal)) out[l.dst] = l.place.root;
+      }
+    } reads(read_from, f_);
+    reads.VisitBlock(f_.body);
     std::string record = "wp::print_record<" + std::to_string(i.adjoint_site) + "u, " +
                          std::to_string(m_.prints.sites[static_cast<size_t>(i.adjoint_site)].payload) + "u>(ctx, _tid";
-    for (const auto& v : i.values)
-      if (!v.type->is_array()) record += ", " + (v.is_var() ? Adj(v.var) : v.type->CppName() + "{}");
+    for (const auto& v : i.values) {
+      if (v.type->is_array()) continue;
+      auto from = v.is_var() ? read_from.find(v.var) : read_from.end();
+      record += ", " + (!v.is_var() ? v.type->CppName() + "{}" : Adj(from != read_from.end() ? from->second : v.var));
+    }
     w_.Line(record + ");");
   }
 
@@ -1026,16 +1046,20 @@ class AdjointEmitter : public FunctionEmitter {
     Restore(l, "_k" + std::to_string(l), span);
     std::vector<int> saved = frames_;
     frames_ = {l};
+    const bool quiet = quiet_;
+    quiet_ = true;  // the forward replay printed this iteration's values
     w_.Open("{");
     if (cond_body) VisitBlock(*cond_body);
     VisitBlock(body);
     w_.Close();
+    quiet_ = quiet;
     frames_ = std::move(saved);
     w_.Line("wp_iter" + std::to_string(l) + ":;");
   }
 
   std::vector<std::string>& errors_;
   const size_t loop_budget_;
+  bool quiet_ = false;  // replaying a loop iteration for its reverse sweep: prints were printed
   std::set<tir::VarId> local_refs_;           // references into local arrays
   ThreadExclusive exclusive_;                 // kernels: their own elements of arrays (thread_index.h)
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order

@@ -410,7 +410,8 @@ void Builder::TidCoords(std::vector<VarId> dsts, const ir::Span& span) {
   Append<tir::TidCoords>(span).dsts = std::move(dsts);
 }
 
-void Builder::Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span) {
+void Builder::Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span,
+                    int32_t adjoint_site) {
   for (const auto& v : values) CheckOperand(v, span, "a printed value");
   if (guard == PrintGuard::kExpectNear && values.size() != 3) Fail(span, "expect_near records three values");
   if ((guard == PrintGuard::kExpectEq || guard == PrintGuard::kExpectNeq) &&
@@ -420,6 +421,7 @@ void Builder::Print(uint32_t site, std::vector<Operand> values, PrintGuard guard
   p.site = site;
   p.values = std::move(values);
   p.guard = guard;
+  p.adjoint_site = adjoint_site;
 }
 
 If& Builder::MakeIf(Operand cond, const ir::Span& span) {

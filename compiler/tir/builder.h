@@ -80,7 +80,8 @@ class Builder {
   Operand CheckIndex(Operand index, int extent, const ir::Span& span);
   Operand Tid(const ir::Span& span);
   void TidCoords(std::vector<VarId> dsts, const ir::Span& span);
-  void Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span);
+  void Print(uint32_t site, std::vector<Operand> values, PrintGuard guard, const ir::Span& span,
+             int32_t adjoint_site = -1);
   If& MakeIf(Operand cond, const ir::Span& span);
   For& MakeFor(VarId var, Operand start, Operand stop, Operand step, const ir::Span& span);
   While& MakeWhile(const ir::Span& span);  // then fill cond_body, cond, body

@@ -614,7 +614,7 @@ class FunctionLowering {
     std::vector<Operand> values;
     for (int v : call.values)
       if (v != kExpectNearDiff) values.push_back(operands[static_cast<size_t>(v)]);
-    b_.Print(call.site, std::move(values), guard, e.span);
+    b_.Print(call.site, std::move(values), guard, e.span, call.adjoint_site);
   }
 
   const PrintSites& prints_;

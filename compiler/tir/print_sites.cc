@@ -26,9 +26,10 @@ void Text(PrintSite& site, std::string_view text) {
   site.segments.push_back(std::move(s));
 }
 
-void Value(PrintSite& site, types::TypeRef type) {
+void Value(PrintSite& site, types::TypeRef type, bool adjoint = false) {
   PrintSegment s;
   s.type = type;
+  s.conversion.adjoint = adjoint;
   site.segments.push_back(std::move(s));
 }
 
@@ -96,7 +97,25 @@ class Collector {
       }
     }
     Text(site, "\n");
-    Add(e, std::move(site), std::move(call));
+    // In a backward pass Warp's adj_print() follows, in the reverse sweep: a
+    // line "adj: <adjoint>" per value (a string is its own adjoint; arrays,
+    // structs and tuples have no print), after the replay printed the values.
+    PrintSite adjoint;
+    for (const auto& a : e.operands) {
+      if (IsStringConstant(*a)) {
+        Text(adjoint, "adj: " + std::get<std::string>(a->value) + "\n");
+      } else if (a->type->is_struct() || a->type->is_tuple() || a->type->is_array()) {
+        Text(adjoint, "adj: <type without print implementation>\n");
+      } else {
+        Text(adjoint, "adj:");
+        Value(adjoint, a->type, /*adjoint=*/true);
+        Text(adjoint, "\n");
+      }
+    }
+    call.site = Site(std::move(site));
+    call.adjoint_site = static_cast<int32_t>(Site(std::move(adjoint)));
+    out_.calls.emplace(&e, std::move(call));
+    has_sites_[current_] = true;
   }
 
   // printf(fmt, args...): checked by sema's hook; parsed again here.
@@ -152,6 +171,13 @@ class Collector {
   }
 
   void Add(const Expr& e, PrintSite site, PrintCallSite call) {
+    call.site = Site(std::move(site));
+    out_.calls.emplace(&e, std::move(call));
+    has_sites_[current_] = true;
+  }
+
+  // Lays out the site's payload and numbers it.
+  uint32_t Site(PrintSite site) {
     uint32_t offset = 0;
     for (auto& s : site.segments) {
       if (s.type == nullptr) continue;
@@ -159,10 +185,8 @@ class Collector {
       offset += abi::PrintValueSize(s.type);
     }
     site.payload = offset;
-    call.site = static_cast<uint32_t>(out_.table.sites.size());
     out_.table.sites.push_back(std::move(site));
-    out_.calls.emplace(&e, std::move(call));
-    has_sites_[current_] = true;
+    return static_cast<uint32_t>(out_.table.sites.size() - 1);
   }
 
   // Whether function f or a function it calls has a print site (sema has
@@ -196,7 +220,7 @@ void Put(std::string& out, std::string_view s) {
 PrintSites CollectPrintSites(const ir::Module& module) { return Collector(module).Run(); }
 
 std::string PrintTableKey(const abi::PrintTable& table) {
-  std::string out = "print-table-1;";
+  std::string out = "print-table-2;";
   for (const auto& site : table.sites) {
     out += "site " + std::to_string(site.payload) + ";";
     for (const auto& s : site.segments) {
@@ -210,7 +234,8 @@ std::string PrintTableKey(const abi::PrintTable& table) {
       Put(out, s.type->ToString());
       out += std::to_string(s.offset) + "," + std::to_string(static_cast<int>(c.conv)) + ",";
       Put(out, c.flags);
-      out += std::to_string(c.width) + "," + std::to_string(c.precision) + "," + std::to_string(c.int_bits) + ";";
+      out += std::to_string(c.width) + "," + std::to_string(c.precision) + "," + std::to_string(c.int_bits) + "," +
+             (c.adjoint ? "a" : "f") + ";";
     }
   }
   for (const auto& k : table.kernels) {

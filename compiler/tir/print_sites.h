@@ -25,6 +25,9 @@ namespace warpd::tir {
 struct PrintCallSite {
   uint32_t site = 0;
   std::vector<int> values;
+  // print(): the site of its line in a backward pass ("adj: " and the
+  // adjoints of its values but arrays, as Warp's adj_print); -1 for others.
+  int32_t adjoint_site = -1;
 };
 constexpr int kExpectNearDiff = -1;
 

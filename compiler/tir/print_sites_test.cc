@@ -46,7 +46,7 @@ TEST(PrintSitesTest, DescribesEachCallAndWhichKernelsPrint) {
   auto m = TypedModule(PrintingModule());
   ASSERT_TRUE(m.ok()) << m.status();
   PrintSites p = CollectPrintSites(**m);
-  ASSERT_EQ(p.table.sites.size(), 2u);
+  ASSERT_EQ(p.table.sites.size(), 3u);
   // Site 0: print("x is", x) in show: text, a float32 at offset 0, newline.
   const auto& print = p.table.sites[0];
   ASSERT_EQ(print.segments.size(), 3u);
@@ -55,8 +55,18 @@ TEST(PrintSitesTest, DescribesEachCallAndWhichKernelsPrint) {
   EXPECT_EQ(print.segments[1].conversion.conv, 0);
   EXPECT_EQ(print.segments[2].text, "\n");
   EXPECT_EQ(print.payload, 4u);
-  // Site 1: the printf; the string argument became text at compile time.
-  const auto& printf = p.table.sites[1];
+  // Site 1: its line in a backward pass (Warp's adj_print): the string, then
+  // x's adjoint, each after "adj:".
+  const auto& adjoint = p.table.sites[1];
+  ASSERT_EQ(adjoint.segments.size(), 3u);
+  EXPECT_EQ(adjoint.segments[0].text, "adj: x is\nadj:");
+  EXPECT_EQ(adjoint.segments[1].type->ToString(), "float32");
+  EXPECT_TRUE(adjoint.segments[1].conversion.adjoint);
+  EXPECT_FALSE(print.segments[1].conversion.adjoint);
+  EXPECT_EQ(adjoint.segments[2].text, "\n");
+  EXPECT_EQ(adjoint.payload, 4u);
+  // Site 2: the printf; the string argument became text at compile time.
+  const auto& printf = p.table.sites[2];
   ASSERT_EQ(printf.segments.size(), 3u);
   EXPECT_EQ(printf.segments[0].text, "i=");
   EXPECT_EQ(printf.segments[1].conversion.conv, 'd');

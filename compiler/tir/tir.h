@@ -287,6 +287,9 @@ struct Print : InstOf<InstKind::Print> {
   uint32_t site = 0;
   std::vector<Operand> values;
   PrintGuard guard = PrintGuard::kNone;
+  // print(): the site of its backward-pass line (tir/print_sites.h), whose
+  // record holds the adjoints of `values` but arrays; -1: none.
+  int32_t adjoint_site = -1;
 };
 
 struct If : InstOf<InstKind::If> {

@@ -118,9 +118,37 @@ std::string Components(ScalarKind k, const uint8_t* p, int n, const char* sep, b
   return out;
 }
 
+// A value after the "adj:" of Warp's adj_print(): each component after a
+// space, matrix rows after the first on lines indented by four, a
+// transform's parts in parentheses.
+std::string AdjointValue(TypeRef t, const uint8_t* p) {
+  if (t->is_scalar()) return " " + WarpScalar(t->scalar(), p);
+  const ScalarKind k = t->scalar();
+  const size_t size = types::ScalarSize(k);
+  switch (t->kind()) {
+    case types::Kind::kVector:
+      return " " + Components(k, p, t->length(), " ", false);
+    case types::Kind::kMatrix: {
+      std::string out;
+      for (int r = 0; r < t->rows(); ++r) {
+        if (r > 0) out += "\n    ";
+        out += " " + Components(k, p + r * t->cols() * size, t->cols(), " ", false);
+      }
+      return out;
+    }
+    case types::Kind::kQuat:
+      return " " + Components(k, p, 4, " ", false);
+    case types::Kind::kTransform:
+      return " (" + Components(k, p, 3, " ", false) + ") (" + Components(k, p + 3 * size, 4, " ", false) + ")";
+    default:
+      return " <type without print implementation>";
+  }
+}
+
 }  // namespace
 
 std::string FormatPrintValue(TypeRef t, const uint8_t* p, const PrintConversion& c) {
+  if (c.adjoint && c.conv == 0) return AdjointValue(t, p);
   if (t->is_scalar()) return c.conv == 0 ? WarpScalar(t->scalar(), p) : Converted(t->scalar(), p, c);
   const ScalarKind k = t->scalar();
   const size_t size = types::ScalarSize(k);

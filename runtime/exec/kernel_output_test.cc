@@ -230,6 +230,26 @@ TEST(FormatPrintValueTest, PrintsValuesTheWayWarpDoes) {
             "array(shape=(3,), dtype=float32)");
 }
 
+TEST(FormatPrintValueTest, AdjointsAsWarpsAdjPrintShowsThem) {
+  // What Warp 1.19's adj_print() writes after its "adj:" (CPU).
+  PrintConversion adj;
+  adj.adjoint = true;
+  const float f = 2.5f;
+  const int64_t i = -42;
+  const bool no = false;
+  EXPECT_EQ(Show(S(ScalarKind::kFloat32), &f, adj), " 2.5");
+  EXPECT_EQ(Show(S(ScalarKind::kInt64), &i, adj), " -42");
+  EXPECT_EQ(Show(S(ScalarKind::kBool), &no, adj), " False");
+  const wp::vec3f v{{3, 2, 1}};
+  EXPECT_EQ(Show(types::Vector(3, ScalarKind::kFloat32), &v, adj), " 3 2 1");
+  const wp::mat_t<2, 3, double> m23{{{1, 2, 3}, {4, 5, 6}}};
+  EXPECT_EQ(Show(types::Matrix(2, 3, ScalarKind::kFloat64), &m23, adj), " 1 2 3\n     4 5 6");
+  const wp::quat_t<float> q{{5, 6, 7, 8}};
+  EXPECT_EQ(Show(types::Quat(ScalarKind::kFloat32), &q, adj), " 5 6 7 8");
+  const wp::transform_t<float> tf{{{4, 5, 6}}, {{1, 1, 1, 1}}};
+  EXPECT_EQ(Show(types::Transform(ScalarKind::kFloat32), &tf, adj), " (4 5 6) (1 1 1 1)");
+}
+
 TEST(FormatPrintValueTest, PrintfConversionsBehaveLikeC) {
   // Expected texts are what C's printf (and so Warp's wp.printf) writes,
   // except that a 64-bit value with %d keeps all its bits.

@@ -103,8 +103,9 @@ class LaunchCommand final : public Command {
     // A kernel that may print gets a fresh output buffer for this run
     // only (kernel_output.h); its text is kept for the stream, even when the
     // run then fails. Without memory, its prints are dropped and counted.
-    // An adjoint's replay prints nothing (the forward launch printed).
-    const abi::PrintTable* prints = kernel_->may_print && !adjoint_ ? module_->print_table() : nullptr;
+    // An adjoint prints as Warp's does: its replay prints again, and each
+    // print() its adjoints ("adj: ...") where the reverse sweep passes it.
+    const abi::PrintTable* prints = kernel_->may_print ? module_->print_table() : nullptr;
     std::unique_ptr<uint8_t[]> records;
     if (prints != nullptr) {
       records.reset(new (std::nothrow) uint8_t[kOutputRecordBytes]);
