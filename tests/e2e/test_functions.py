@@ -464,6 +464,20 @@ def test_python_scope_calls_pick_the_overload():
         scale(wp.vec2(1.0, 2.0))
 
 
+@wp.func
+def halve_f64(x: wp.float64):
+    return x / wp.float64(2.0)
+
+
+def test_python_scope_calls_check_argument_types_of_a_single_overload():
+    # Warp 1.19 (test_cpython_call_user_function_with_wrong_argument_types): a Python float
+    # is a float32, which a float64 parameter does not take, one overload or several.
+    with pytest.raises(RuntimeError, match=r"^Error calling function 'halve_f64', no overload found "
+                                           r"for arguments \(1.0,\)$"):
+        halve_f64(1.0)
+    assert halve_f64(wp.float64(3.0)) == 1.5
+
+
 def test_module_hash_covers_every_overload(tmp_path):
     # Only the body of the overload no call takes differs: the module still differs.
     src = """

@@ -757,3 +757,27 @@ def test_static_alias_rebound_after_declaration_keeps_its_value(wp):
         assert out.numpy()[0] == 7
     finally:
         _static_alias = saved
+
+
+def test_declaring_a_kernel_again_unchanged_gives_the_same_kernel(wp):
+    # Warp 1.19 (test_static_value_isolation_across_shared_tree): a factory's kernels with
+    # different static values are different kernels with their own values; declaring one
+    # again with the same values gives the kernel declared before.
+    def make(v):
+        @wp.kernel(module="unique")
+        def k(a: wp.array(dtype=wp.float32)):
+            tid = wp.tid()
+            a[tid] = wp.static(v * 2.0)
+
+        return k
+
+    k1, k2 = make(1.0), make(2.0)
+    assert k1 is not k2
+    a = wp.zeros(2, dtype=float)
+    wp.launch(k1, dim=2, inputs=[a])
+    assert a.numpy().tolist() == [2.0, 2.0]
+    wp.launch(k2, dim=2, inputs=[a])
+    assert a.numpy().tolist() == [4.0, 4.0]
+    assert make(1.0) is k1 and make(2.0) is k2
+    wp.launch(make(1.0), dim=2, inputs=[a])
+    assert a.numpy().tolist() == [2.0, 2.0]

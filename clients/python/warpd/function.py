@@ -182,8 +182,7 @@ class Function:
         return out
 
     def __call__(self, *args, **kwargs):
-        if len(self._overloads) == 1:
-            return next(iter(self._overloads.values())).func(*args, **kwargs)
+        # Argument types are checked as a kernel's call would, one overload or several (Warp).
         return self._select(args, kwargs).func(*args, **kwargs)
 
     def _select(self, args, kwargs) -> _Overload:

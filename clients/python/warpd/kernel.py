@@ -175,6 +175,11 @@ def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_
 
     def wrap(func):
         k = Kernel(func, key=name, module=module, options=options, enable_backward=enable_backward)
+        if not k.generic_params:
+            prev = k.module.identical_kernel(k)
+            if prev is not None:  # declared again, unchanged: the same kernel (Warp 1.19)
+                k.module.register(prev)
+                k = prev
         if module_options:
             k.module.options.update(module_options)
         return k

@@ -118,6 +118,17 @@ class Module:
                 self._live[kernel.ir_name] = kernel
             self._kernels_version += 1
 
+    def identical_kernel(self, kernel):
+        """A live kernel of this module other than `kernel` declared the same way: the same
+        name, IR name (source, annotations and what it was made with: identity.py) and
+        options. Declaring a kernel again gives that one, as in Warp."""
+        with self._lock:
+            prev = self._live.get(kernel.ir_name)
+        if (prev is None or prev is kernel or prev.key != kernel.key or prev.options != kernel.options
+                or prev.enable_backward != kernel.enable_backward or prev.generic_params):
+            return None
+        return prev
+
     def has_kernels(self) -> bool:
         """Whether the module holds a kernel to build (generic templates do not count)."""
         with self._lock:
