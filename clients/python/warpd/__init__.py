@@ -31,7 +31,7 @@ from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_d
                       is_peer_access_enabled, is_peer_access_supported, set_device, shutdown,
                       synchronize, synchronize_device)
 from .device import Device
-from .errors import (CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
+from .errors import (AuthenticationError, CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
                      KernelError, NotFoundError, SessionError, UnavailableError, WarpCodegenAttributeError,
                      WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError, WarpCodegenTypeError,
                      WarpCodegenValueError, WarpdError)

@@ -96,17 +96,65 @@ def read_token_file(path: str) -> str | None:
         os.close(fd)
 
 
-def token_for(address: str) -> str | None:
-    """The bearer token to use for `address`, or None when none is known."""
-    token = config.token or os.environ.get("WARPD_TOKEN")
-    if token:
-        return token.strip()
+def find_token(address: str) -> tuple[str | None, str]:
+    """(the bearer token to use for `address` or None, where it came from or
+    was looked for: words for an error message)."""
+    if config.token:
+        return config.token.strip(), "wp.config.token"
+    if os.environ.get("WARPD_TOKEN"):
+        return os.environ["WARPD_TOKEN"].strip(), "WARPD_TOKEN"
     path = unix_path(address)
     if path is not None:
-        return login(path)
+        return login(path), f"the login socket {path}.login"
     if _is_loopback(address):
-        return read_token_file(config.token_file or default_token_file())
-    return None
+        file = config.token_file or default_token_file()
+        token = read_token_file(file)
+        if token is not None:
+            return token, f"the token file {file}"
+        return None, f"the token file {file}: {_token_file_problem(file)}"
+    return None, "none: the address is not on this machine, so no token file is read"
+
+
+def token_for(address: str) -> str | None:
+    """The bearer token to use for `address`, or None when none is known."""
+    return find_token(address)[0]
+
+
+def _token_file_problem(path: str) -> str:
+    """Why read_token_file(path) gave no token, in words."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as e:
+        return e.strerror or str(e)
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.getuid():
+        return f"it belongs to uid {st.st_uid}, not to this user ({os.getuid()})"
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"its mode {stat.S_IMODE(st.st_mode):o} lets others read it (it must be 600)"
+    return "it is empty"
+
+
+def refusal_help(address: str, daemon_message: str, source: str) -> str:
+    """The message of the AuthenticationError for a daemon at `address` that
+    refused a call (`daemon_message`); `source`: find_token's second part."""
+    if "no bearer token" in daemon_message:
+        why = (f"this client has no bearer token (it looked at WARPD_TOKEN, wp.config.token and "
+               f"{source})")
+    else:
+        why = (f"{daemon_message}: the token from {source} was revoked, or belongs to another "
+               f"daemon or to an earlier start of this one (a daemon without a tenants file makes "
+               f"a new token at each start)")
+    return (f"the warpd daemon at {address} was reached, but it refused this client: {why}.\n"
+            f"Set WARPD_TOKEN (or wp.config.token) to a token this daemon accepts:\n"
+            f"  - a shared daemon (one started with --tenants): its operator gives each tenant a token;\n"
+            f"  - a daemon without a tenants file writes its token, readable by the daemon's user only, to\n"
+            f"    $XDG_RUNTIME_DIR/warpd.token on the daemon's host (else /tmp/warpd-<uid>.token, or the\n"
+            f"    path of its --token-file flag); there: export WARPD_TOKEN=$(cat /tmp/warpd-$(id -u).token)\n"
+            f"See docs/operations.md, 'Who may call: tokens and tenants'.")
+
 
 
 def _tls_ca() -> str | None:

@@ -35,8 +35,8 @@ import grpc
 from . import auth, config, local_commands, local_map, malloc_tuning
 from . import daemon as daemon_mod
 from .device import Device, resolve
-from .errors import (DaemonStartError, DeadlineExceededError, DeviceError, UnavailableError, WarpdError,
-                     from_rpc_error)
+from .errors import (AuthenticationError, DaemonStartError, DeadlineExceededError, DeviceError, UnavailableError,
+                     WarpdError, from_rpc_error)
 from .stream import Stream
 from .v1 import runtime_pb2, runtime_pb2_grpc
 
@@ -82,6 +82,7 @@ class Runtime:
         # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
         self.loaded_modules: dict = {}
         self.closed = False
+        self.token_source = ""  # where the token came from (auth.find_token), for errors
         self.lease: auth.LeaseHolder | None = None
         self.cell_hook = None  # (IPython shell, hook) while registered
         # Mappings of freed arrays, for later arrays in the same memory files.
@@ -210,10 +211,15 @@ class Runtime:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                token = auth.token_for(self.address)
+                token, self.token_source = auth.find_token(self.address)
                 break
             except UnavailableError as e:
-                if time.monotonic() >= deadline or e.code == grpc.StatusCode.PERMISSION_DENIED:
+                if e.code == grpc.StatusCode.PERMISSION_DENIED:  # the login socket answered: no
+                    raise AuthenticationError(
+                        f"{e.message}; ask the daemon's operator to map your uid to a tenant, or set "
+                        f"WARPD_TOKEN (or wp.config.token) to a token they gave you (docs/operations.md, "
+                        f"'Who may call: tokens and tenants')", e.code) from None
+                if time.monotonic() >= deadline:
                     raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
                                            f"{e.message}", e.code) from None
                 time.sleep(0.05)
@@ -250,14 +256,26 @@ class Runtime:
                                                 timeout=timeout, wait_for_ready=True)
         except grpc.RpcError as e:
             err = from_rpc_error(e)
+            if isinstance(err, AuthenticationError):  # the daemon answered: not with this token
+                raise self._refused(err) from None
             raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
                                    f"{err.message}", e.code()) from None
-        resp = self.call("OpenSession", runtime_pb2.OpenSessionRequest(
-            client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))
+        try:
+            resp = self.call("OpenSession", runtime_pb2.OpenSessionRequest(
+                client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))
+        except AuthenticationError as err:
+            raise self._refused(err) from None
         self.session = resp.session
         self.lease = auth.LeaseHolder(self.stub, self.session, runtime_pb2.HoldSessionRequest)
         self.commands = local_commands.connect(self.address, self.token, self.session)
         self._set_devices(self.info)
+
+    def _refused(self, err: AuthenticationError) -> AuthenticationError:
+        """The error for a daemon that refused this client's token (or its lack of one),
+        saying what to do."""
+        out = AuthenticationError(auth.refusal_help(self.address, err.message, self.token_source), err.code)
+        out.rpc_error = getattr(err, "rpc_error", None)
+        return out
 
     def _set_devices(self, info):
         listed = [Device(d) for d in info.devices]

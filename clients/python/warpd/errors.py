@@ -7,9 +7,21 @@ are raised at the next sync point: ``wp.synchronize()``, ``array.numpy()``.
 
 Errors found on the client before anything is sent (wrong launch arguments)
 are plain ``TypeError``/``ValueError``, as in Warp.
+
+Errors in a kernel's code (CompileError) and faults of a running kernel
+(KernelError) name the user's file:line; when that file (or the notebook
+cell, which IPython keeps in ``linecache``) is readable here, the line's text
+is added as a note (PEP 678), as Warp shows it: tracebacks, in a terminal or a
+notebook, print it under the message, while ``str(e)`` stays the daemon's
+message (patterns written for Warp's messages keep matching).
 """
 
 from __future__ import annotations
+
+import linecache
+import os
+import re
+import stat
 
 import grpc
 
@@ -26,6 +38,62 @@ class WarpdError(RuntimeError):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+# Source files larger than this are not read for a note (a location is the
+# daemon's text: it must not make the client read a huge or endless file).
+_MAX_SOURCE_BYTES = 8 << 20
+
+
+def source_line(path: str, line: int) -> str | None:
+    """Line `line` (1-based) of `path`, without its newline; None when it
+    cannot be read. Notebook cells come from linecache (IPython registers
+    them there); other files only when they are regular files of at most
+    _MAX_SOURCE_BYTES."""
+    if line < 1 or not path:
+        return None
+    if path not in linecache.cache:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_SOURCE_BYTES:
+            return None
+    try:
+        text = linecache.getline(path, line)
+    except Exception:  # an undecodable file
+        return None
+    text = text.rstrip("\r\n")
+    return text if text.strip() else None
+
+
+def source_note(path: str, line: int, col: int | None = None) -> str | None:
+    """The note showing line `line` of `path` as a compiler does: the line's
+    number and text, and a caret under column `col` (1-based, in UTF-8 bytes
+    as Python's ast counts them); None when the line cannot be read."""
+    text = source_line(path, line)
+    if text is None:
+        return None
+    number = str(line)
+    out = f" {number} | {text}"
+    if col is not None and col >= 1:
+        prefix = text.encode("utf-8")[:col - 1].decode("utf-8", "replace")
+        if len(prefix) < len(text):
+            pad = "".join(c if c == "\t" else " " for c in prefix)
+            out += f"\n {' ' * len(number)} | {pad}^"
+    return out
+
+
+# "file:line:col" or "file:line" (a CompileError's location).
+_LOCATION = re.compile(r"^(.+?):(\d+)(?::(\d+))?$")
+# Where a kernel fault happened, in the daemon's message: "kernel 'k' at file:line: ...".
+_FAULT_AT = re.compile(r"\bat (.+?):(\d+): ")
+
+
+def _add_source_note(exc: BaseException, path: str, line: int, col: int | None = None):
+    note = source_note(path, line, col)
+    if note is not None and note not in getattr(exc, "__notes__", ()):
+        exc.add_note(note)
 
 
 # Warp's error classes for mistakes in a kernel's code, with Warp 1.19's
@@ -79,6 +147,10 @@ class CompileError(WarpdError, WarpCodegenError):
         self.function = function
         if function:
             self.add_note(f"in {function}")
+        where = _LOCATION.match(location or "")
+        if where:
+            _add_source_note(self, where.group(1), int(where.group(2)),
+                             int(where.group(3)) if where.group(3) else None)
 
     def __str__(self):
         # KeyError's own __str__ would quote the message.
@@ -142,7 +214,16 @@ def from_failure(f, code: grpc.StatusCode | None = grpc.StatusCode.INVALID_ARGUM
 
 
 class KernelError(WarpdError):
-    """A kernel faulted while running (e.g. an out-of-bounds array access)."""
+    """A kernel faulted while running (e.g. an out-of-bounds array access).
+
+    The message names the kernel and its file:line; the line's text is a note
+    when the file is readable here."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None):
+        super().__init__(message, code)
+        where = _FAULT_AT.search(message)
+        if where:
+            _add_source_note(self, where.group(1), int(where.group(2)))
 
 
 class InvalidArgumentError(WarpdError, ValueError):
@@ -193,6 +274,13 @@ class UnavailableError(WarpdError, ConnectionError):
     """The daemon could not be reached."""
 
 
+class AuthenticationError(WarpdError, PermissionError):
+    """The daemon was reached but did not accept this client: the client has
+    no bearer token, or one the daemon does not know (revoked, or written by
+    an earlier start of the daemon), or the daemon's login socket refused
+    this user. The message says where a token comes from (``WARPD_TOKEN``)."""
+
+
 class DaemonStartError(WarpdError):
     """A private daemon could not be started by ``wp.init()``."""
 
@@ -221,6 +309,16 @@ _BY_CODE = {
 }
 
 
+# The daemon's UNAUTHENTICATED answers about the caller's token (server/tenants:
+# TenantRegistry::Authenticate), as opposed to an unknown or closed session.
+_TOKEN_REFUSALS = ("carries no bearer token", "unknown bearer token", "'authorization' metadata")
+
+
+def is_token_refusal(message: str) -> bool:
+    """Whether an UNAUTHENTICATED message says the call's token was refused."""
+    return any(t in message for t in _TOKEN_REFUSALS)
+
+
 def from_rpc_error(err: grpc.RpcError, *, compiling: bool = False) -> WarpdError:
     """Converts a failed RPC into the matching WarpdError.
 
@@ -232,6 +330,8 @@ def from_rpc_error(err: grpc.RpcError, *, compiling: bool = False) -> WarpdError
     message = details or (code.name if code is not None else str(err))
     if compiling and code == grpc.StatusCode.INVALID_ARGUMENT:
         cls = CompileError
+    elif code == grpc.StatusCode.UNAUTHENTICATED and is_token_refusal(message):
+        cls = AuthenticationError
     else:
         cls = _BY_CODE.get(code, WarpdError)
     exc = cls(message, code)
