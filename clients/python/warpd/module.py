@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import warnings
 import weakref
 
+from . import config, progress
 from .errors import CompileError, from_failure
 from .v1 import ir_pb2, runtime_pb2
 
@@ -119,13 +121,16 @@ class Module:
             self._kernels_version += 1
 
     def identical_kernel(self, kernel):
-        """A live kernel of this module other than `kernel` declared the same way: the same
-        name, IR name (source, annotations and what it was made with: identity.py) and
-        options. Declaring a kernel again gives that one, as in Warp."""
+        """A live kernel of this module other than `kernel` declared the same way: by the same
+        definition (code object and globals: a factory called again), with the same name, IR
+        name (annotations and what it was made with: identity.py) and options. Declaring a
+        kernel again gives that one, as in Warp."""
         with self._lock:
             prev = self._live.get(kernel.ir_name)
-        if (prev is None or prev is kernel or prev.key != kernel.key or prev.options != kernel.options
-                or prev.enable_backward != kernel.enable_backward or prev.generic_params):
+        if (prev is None or prev is kernel or prev.func.__code__ is not kernel.func.__code__
+                or prev.func.__globals__ is not kernel.func.__globals__ or prev.key != kernel.key
+                or prev.options != kernel.options or prev.enable_backward != kernel.enable_backward
+                or prev.generic_params):
             return None
         return prev
 
@@ -297,12 +302,21 @@ class Module:
         if cached is not None:
             return cached
         req = runtime_pb2.LoadModuleRequest(session=rt.session, module=mod, devices=[device.name])
+        shown = progress.CompileProgress(f"module '{self.name}'{' (backward)' if backward is not None else ''} "
+                                         f"on {device.name}")
+        start = time.monotonic()
         try:
-            resp = rt.call("LoadModule", req, compiling=True)
+            resp = rt.call_waiting("LoadModule", req, compiling=True, delay=config.compile_progress_delay,
+                                   waiting=shown.update)
         except CompileError as e:
+            shown.finish(time.monotonic() - start, ok=False)
             with rt.lock:
                 rt.loaded_modules[key] = e
             raise _error_of(e, kernel).fresh() from None
+        except BaseException:
+            shown.finish(time.monotonic() - start, ok=False)
+            raise
+        shown.finish(time.monotonic() - start, ok=True)
         failed = self.translation_failures()
         for f in resp.failed:
             if f.kernel:
