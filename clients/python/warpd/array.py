@@ -15,8 +15,9 @@ arrays of 64 KiB or more (local_map.py): ``numpy()`` waits for the device's
 queued work and returns a view of the array's memory, as Warp does for CPU
 arrays (writing to it changes the array; it keeps the array alive), and
 uploads are one copy into that memory; such arrays also have an
-``__array_interface__``. Otherwise ``numpy()`` returns a copy downloaded
-from the daemon.
+``__array_interface__``, and their DLPack export (``__dlpack__``,
+``wp.to_dlpack``; interop.py) shares that memory. Otherwise ``numpy()``
+returns a copy downloaded from the daemon, and DLPack exports a copy.
 
 Views (``a[1:3]``, ``a[:, 1]``, ``reshape``, ``flatten``, ``transpose``,
 ``view(dtype)``; geometry and Warp's rules in array_view.py) are arrays of
@@ -766,10 +767,34 @@ class array:
         return str(self.numpy())
 
     def __repr__(self):
+        """``array([values...], shape=(...), dtype=..., device="...")``: the values
+        as NumPy prints ``numpy()``, large arrays summarized and read only where
+        shown (array_repr.py)."""
         if self._wp_annotation_dtype_ is not None:
             return f"array(dtype={wt.type_repr(self.dtype)}, ndim={self.ndim})"
-        return (f"array(shape={self.shape}, dtype={wt.type_name(self.dtype)}, "
-                f"device=\"{self.device}\")")
+        from . import array_repr  # noqa: PLC0415 - only when shown
+        return array_repr.array_repr(self)
+
+    def _repr_html_(self):
+        """The notebook's view: shape, dtype, device and a preview of the values."""
+        if self._wp_annotation_dtype_ is not None:
+            return None  # IPython falls back to repr
+        from . import array_repr  # noqa: PLC0415
+        return array_repr.array_html(self)
+
+    # DLPack (interop.py): a view of the memory where it is mapped here, else a copy.
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The array as a DLPack capsule of host memory: shares the array's memory
+        where it is mapped into this process (a local client's CPU arrays of 64 KiB
+        or more), else holds a copy (``copy=False`` then raises BufferError)."""
+        from . import interop  # noqa: PLC0415
+        return interop.dlpack_capsule(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                                      copy=copy)
+
+    def __dlpack_device__(self):
+        """(kDLCPU, 0): the exported data is always host memory."""
+        from . import interop  # noqa: PLC0415
+        return interop.DLPACK_CPU
 
     def __setitem__(self, key, value):
         raise NotImplementedError("element assignment to a warpd array in Python scope is not "

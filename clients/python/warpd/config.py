@@ -24,6 +24,11 @@ log_level: int = LOG_INFO
 #: Print extra information (module loads, daemon start-up).
 verbose: bool = False
 
+#: Seconds a module load (a compile) may take before a progress display shows
+#: that it is compiling (a bar in a notebook, a line on stderr elsewhere;
+#: progress.py). None turns it off.
+compile_progress_delay: Optional[float] = 1.0
+
 #: Accepted for Warp compatibility ("release" or "debug"); the daemon decides.
 mode: str = "release"
 

@@ -32,7 +32,7 @@ import time
 
 import grpc
 
-from . import auth, config, local_commands, local_map, malloc_tuning
+from . import auth, config, local_commands, local_map, malloc_tuning, progress
 from . import daemon as daemon_mod
 from .device import Device, resolve
 from .errors import (AuthenticationError, DaemonStartError, DeadlineExceededError, DeviceError, UnavailableError,
@@ -104,6 +104,30 @@ class Runtime:
             return getattr(self.stub, method)(request, timeout=timeout)
         except grpc.RpcError as e:
             raise from_rpc_error(e, compiling=compiling) from None
+
+    def call_waiting(self, method: str, request, *, compiling: bool = False, delay: float | None = None,
+                     waiting=None):
+        """Like call, over gRPC; when the answer takes more than `delay` seconds,
+        `waiting(elapsed)` is called then and every progress.TICK seconds while
+        it is awaited (on this thread: the RPC's future is waited on with a
+        timeout). None `delay`: a plain call."""
+        if delay is None or waiting is None:
+            return self.call(method, request, compiling=compiling)
+        start = time.monotonic()
+        future = getattr(self.stub, method).future(request)
+        try:
+            wait = max(delay, 0.0)
+            while True:
+                try:
+                    return future.result(timeout=wait)
+                except grpc.FutureTimeoutError:
+                    waiting(time.monotonic() - start)
+                    wait = progress.TICK
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, compiling=compiling) from None
+        except BaseException:  # e.g. Ctrl-C (a notebook's interrupt) while waiting
+            future.cancel()
+            raise
 
     def call_stream(self, method: str, request, device: str = "", timeout=None):
         """A Submit or Synchronize: prints the kernel output of the answer.

@@ -1,0 +1,160 @@
+"""Interop with other array libraries on the same host: DLPack and PyTorch.
+
+warpd arrays live in the daemon. Where a CPU array's memory is mapped into
+this process (a client on the daemon's Unix socket, arrays of 64 KiB or
+more: local_map.py), its DLPack export (``a.__dlpack__()``,
+``wp.to_dlpack(a)``, and so ``np.from_dlpack(a)``, ``wp.to_torch(a)``) is a
+view of that memory: no copy, writes through it change the array, and it
+keeps the array alive. Elsewhere (small arrays, CUDA arrays, clients over
+TCP) the export holds a copy downloaded at the call (``copy=False`` then
+raises BufferError). Either way the export is host memory
+(``__dlpack_device__`` is (kDLCPU, 0)) and the call first waits for the
+array's queued work.
+
+The other way, ``wp.from_dlpack(x)`` / ``wp.from_torch(t)`` copy the data
+into a new daemon array (the daemon cannot adopt this process's memory),
+except that a ``wp.array`` given to ``from_dlpack`` is returned itself.
+
+PyTorch is optional: ``to_torch``/``from_torch`` raise ImportError saying so
+when ``import torch`` fails.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+DLPACK_CPU = (1, 0)  # (kDLCPU, device 0)
+
+
+def dlpack_capsule(a, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """``a.__dlpack__(...)``: see the module docstring."""
+    a._check_live()
+    if dl_device is not None and tuple(dl_device) != DLPACK_CPU:
+        raise BufferError(f"warpd arrays export host memory only (dl_device {tuple(dl_device)} was asked for)")
+    local = a._local_view() if a.size else None
+    if local is not None:
+        a._rt.synchronize(a.device)
+        values = local.copy() if copy else local
+    else:
+        if copy is False:
+            raise BufferError("this warpd array is not mapped into this process (it is small, on a GPU, or "
+                              "the client is not on the daemon's host): exporting it needs a copy")
+        values = a.numpy()
+        if not values.flags.writeable:
+            values = values.copy()
+    kwargs = {}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    return values.__dlpack__(stream=stream, **kwargs)
+
+
+def to_dlpack(a):
+    """A DLPack capsule of `a`'s data (legacy, unversioned, as Warp's): shares the
+    memory where `a` is mapped into this process, else a copy (module docstring)."""
+    return a.__dlpack__()
+
+
+def from_dlpack(source, dtype=None, device=None, requires_grad=False):
+    """A new warpd array holding a copy of `source`'s data: an object with
+    ``__dlpack__`` (NumPy, PyTorch, ...) or a DLPack capsule, in host memory.
+    `dtype` as for ``wp.array`` (e.g. ``wp.vec3`` for an (n, 3) float32 source).
+    A ``wp.array`` is returned itself (no copy)."""
+    from .array import array  # noqa: PLC0415 - array imports this module lazily
+
+    if isinstance(source, array):
+        return source
+    if type(source).__name__ == "PyCapsule":
+        source = _Capsule(source)
+    try:
+        values = np.from_dlpack(source)
+    except (BufferError, RuntimeError, TypeError) as e:
+        raise type(e)(f"wp.from_dlpack: could not read the source as host memory ({e}); warpd reads "
+                      f"DLPack data on the CPU only: copy GPU tensors to the host first") from None
+    return array(values, dtype=dtype if dtype is not None else Any, device=device, requires_grad=requires_grad)
+
+
+def _torch():
+    try:
+        import torch  # noqa: PLC0415 - optional dependency
+    except ImportError as e:
+        raise ImportError(f"PyTorch is not installed in this Python environment ({e}): wp.to_torch and "
+                          f"wp.from_torch need it (pip install torch); wp.to_dlpack, wp.from_dlpack and "
+                          f"array.numpy() work without it") from None
+    return torch
+
+
+def to_torch(a, requires_grad=None):
+    """A CPU ``torch.Tensor`` of `a`'s data through DLPack: shares the memory where
+    `a` is mapped into this process, else a copy. `requires_grad` None: `a`'s."""
+    torch = _torch()
+    t = torch.from_dlpack(a)
+    if requires_grad is None:
+        requires_grad = bool(getattr(a, "requires_grad", False))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def from_torch(t, dtype=None, requires_grad=None, device=None):
+    """A new warpd array holding a copy of tensor `t` (a GPU tensor is copied to the
+    host first). `requires_grad` None: `t`'s."""
+    _torch()
+    if requires_grad is None:
+        requires_grad = bool(t.requires_grad)
+    source = t.detach()
+    if source.device.type != "cpu":
+        if device is None and source.device.type == "cuda":
+            device = f"cuda:{source.device.index or 0}"
+        source = source.cpu()
+    return from_dlpack(source, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# ----------------------------------------------------------------- raw capsules
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLTensorHead(ctypes.Structure):  # DLTensor's first members
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice)]
+
+
+class _DLManagedTensorVersionedHead(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensorHead)]
+
+
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype = ctypes.c_char_p
+_get_name.argtypes = [ctypes.py_object]
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _Capsule:
+    """A DLPack capsule given as such (Warp's and PyTorch's to_dlpack), as the
+    object with ``__dlpack__`` that np.from_dlpack takes."""
+
+    def __init__(self, capsule):
+        name = _get_name(capsule)
+        if name not in (b"dltensor", b"dltensor_versioned"):
+            raise TypeError(f"wp.from_dlpack: a capsule named {name!r} is not an unconsumed DLPack tensor")
+        ptr = _get_pointer(capsule, name)
+        if name == b"dltensor":
+            device = _DLTensorHead.from_address(ptr).device
+        else:
+            device = _DLManagedTensorVersionedHead.from_address(ptr).dl_tensor.device
+        self._capsule = capsule
+        self._device = (device.device_type, device.device_id)
+
+    def __dlpack_device__(self):
+        return self._device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy:
+            raise BufferError("a DLPack capsule cannot be copied by its consumer")
+        return self._capsule

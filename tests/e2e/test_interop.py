@@ -1,0 +1,200 @@
+"""Interop on the same host (issue 28): DLPack export and import, PyTorch
+entry points, and the array's repr (a preview read only where shown).
+
+The `wp` fixture's client is on the daemon's Unix socket, so its CPU arrays of
+64 KiB or more are mapped into this process: their DLPack export shares
+memory with numpy(); smaller arrays and a client over TCP export copies.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import Daemon, daemon_binary
+
+MAPPED_N = 1 << 15  # float32: 128 KiB, over local_map.SHARE_MIN_BYTES
+
+
+def _doubler(wp):
+    @wp.kernel(module="unique")
+    def double_into(src: wp.array(dtype=float), dst: wp.array(dtype=float)):
+        i = wp.tid()
+        dst[i] = src[i] * 2.0
+
+    return double_into
+
+
+def test_dlpack_of_a_mapped_array_shares_its_memory(wp):
+    values = np.arange(MAPPED_N, dtype=np.float32)
+    a = wp.array(values, dtype=float)
+    assert a.__dlpack_device__() == (1, 0)
+    x = np.from_dlpack(a)
+    assert x.shape == (MAPPED_N,) and x.dtype == np.float32
+    assert np.shares_memory(x, a.numpy())
+    np.testing.assert_array_equal(x, values)
+    # Written through the export, read by a kernel in the daemon.
+    x[:4] = [10.0, 11.0, 12.0, 13.0]
+    out = wp.zeros(MAPPED_N, dtype=float)
+    wp.launch(_doubler(wp), dim=MAPPED_N, inputs=[a, out])
+    np.testing.assert_array_equal(out.numpy()[:6], [20.0, 22.0, 24.0, 26.0, 8.0, 10.0])
+    # The export waits for queued work: a fill launched before it is seen.
+    a.fill_(7.0)
+    y = np.from_dlpack(a)
+    assert np.shares_memory(y, x) and (y == 7.0).all()
+    # A capsule (Warp's to_dlpack) reads the same memory; copy=True does not.
+    z = _consume(wp.to_dlpack(a))
+    assert np.shares_memory(z, x) and (z == 7.0).all()
+    copied = np.asarray(_consume(a.__dlpack__(copy=True)))
+    assert not np.shares_memory(copied, x) and (copied == 7.0).all()
+
+
+def _consume(capsule):
+    """NumPy's array of a raw capsule (np.from_dlpack takes objects, not capsules)."""
+    import warpd.interop as interop
+
+    return np.from_dlpack(interop._Capsule(capsule))
+
+
+def test_dlpack_of_views_and_vectors(wp):
+    m = np.arange(300 * 120, dtype=np.float32).reshape(300, 120)
+    a = wp.array(m, dtype=float)
+    v = a[10:20, 5:50:3]
+    x = np.from_dlpack(v)
+    np.testing.assert_array_equal(x, m[10:20, 5:50:3])
+    assert np.shares_memory(x, a.numpy())
+    vecs = np.arange(MAPPED_N * 3, dtype=np.float32).reshape(MAPPED_N, 3)
+    b = wp.array(vecs, dtype=wp.vec3)
+    y = np.from_dlpack(b)
+    assert y.shape == (MAPPED_N, 3)
+    np.testing.assert_array_equal(y, vecs)
+    assert np.shares_memory(y, b.numpy())
+
+
+def test_dlpack_of_a_small_array_is_a_copy(wp):
+    s = wp.array(np.arange(10, dtype=np.float64), dtype=wp.float64)
+    x = np.from_dlpack(s)
+    np.testing.assert_array_equal(x, np.arange(10))
+    assert not np.shares_memory(x, np.from_dlpack(s))
+    with pytest.raises(BufferError, match="not mapped into this process"):
+        s.__dlpack__(copy=False)
+    with pytest.raises(BufferError, match="host memory only"):
+        s.__dlpack__(dl_device=(2, 0))
+
+
+def test_from_dlpack_copies_into_a_new_array(wp):
+    src = np.linspace(0.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    a = wp.from_dlpack(src, dtype=wp.vec3)
+    assert a.shape == (4,) and a.dtype is wp.vec3
+    np.testing.assert_array_equal(a.numpy(), src)
+    src[0, 0] = 99.0  # a copy: the array keeps its values
+    assert a.numpy()[0, 0] == 0.0
+    plain = wp.from_dlpack(np.arange(6, dtype=np.int32))
+    assert plain.dtype is wp.int32 and plain.numpy().tolist() == [0, 1, 2, 3, 4, 5]
+    # A capsule (wp.to_dlpack's, as Warp's) and a warp array itself.
+    big = wp.array(np.arange(MAPPED_N, dtype=np.float32), dtype=float)
+    again = wp.from_dlpack(wp.to_dlpack(big))
+    assert again is not big and again.shape == big.shape
+    np.testing.assert_array_equal(again.numpy(), np.arange(MAPPED_N, dtype=np.float32))
+    assert wp.from_dlpack(big) is big
+    with pytest.raises(TypeError, match="not an unconsumed DLPack tensor"):
+        cap = wp.to_dlpack(big)
+        np.from_dlpack(__import__("warpd").interop._Capsule(cap))  # consumes it
+        wp.from_dlpack(cap)
+
+
+def test_torch_entry_points(wp):
+    a = wp.array(np.arange(MAPPED_N, dtype=np.float32), dtype=float)
+    if importlib.util.find_spec("torch") is None:
+        with pytest.raises(ImportError, match="PyTorch is not installed .*wp.to_torch and wp.from_torch need it"):
+            wp.to_torch(a)
+        with pytest.raises(ImportError, match="PyTorch is not installed"):
+            wp.from_torch(object())
+        return
+    import torch
+
+    t = wp.to_torch(a)
+    assert np.shares_memory(t.numpy(), a.numpy())
+    back = wp.from_torch(torch.arange(5, dtype=torch.float32))
+    assert back.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def _numpy_repr(values, shape, dtype_name):
+    text = np.array2string(values, separator=", ", prefix="array(")
+    return f"array({text}, shape={shape}, dtype={dtype_name}, device=\"cpu\")"
+
+
+def test_repr_previews_values_as_numpy_prints_them(wp):
+    small = np.array([[1.5, -2.0, 3.25], [4.0, 5.0, 6.0]], dtype=np.float32)
+    a = wp.array(small, dtype=float)
+    assert repr(a) == _numpy_repr(small, (2, 3), "float32")
+    big = np.arange(MAPPED_N, dtype=np.float32) * 0.5
+    b = wp.array(big, dtype=float)
+    assert repr(b) == _numpy_repr(big, (MAPPED_N,), "float32")
+    assert "..." in repr(b)
+    html = b._repr_html_()
+    assert "<b>warpd array</b> shape <code>(32768,)</code>, dtype <code>float32</code>, device <code>cpu</code>" in html
+    assert np.array2string(big) in html
+    m = wp.zeros(3, dtype=wp.mat22)
+    assert repr(m) == _numpy_repr(np.zeros((3, 2, 2), np.float32), (3,), "mat22f")
+    assert repr(wp.zeros(0, dtype=wp.int32)) == 'array([], shape=(0,), dtype=int32, device="cpu")'
+    assert repr(wp.array(dtype=float)) == "array(dtype=float32, ndim=1)"  # an annotation
+
+
+REMOTE_SCRIPT = textwrap.dedent('''
+    import numpy as np
+    import warpd as wp
+    import importlib
+    array_mod = importlib.import_module("warpd.array")
+    wp.config.quiet = True
+    downloaded = []
+    real = array_mod.array._download
+    def counting(self):
+        downloaded.append(self.capacity)
+        return real(self)
+    array_mod.array._download = counting
+
+    m = np.arange(600 * 500, dtype=np.float32).reshape(600, 500) / 7
+    a = wp.array(m, dtype=float)
+    want = "array(" + np.array2string(m, separator=", ", prefix="array(") + ', shape=(600, 500), dtype=float32, device="cpu")'
+    assert repr(a) == want, (repr(a), want)
+    print("preview bytes", sum(downloaded), "of", a.capacity)
+    downloaded.clear()
+    v = a[100:400:2, 7:]
+    want_v = "array(" + np.array2string(m[100:400:2, 7:], separator=", ", prefix="array(") + ', shape=(150, 493), dtype=float32, device="cpu")'
+    assert repr(v) == want_v, (repr(v), want_v)
+    print("view preview bytes", sum(downloaded))
+    x = np.from_dlpack(a)
+    np.testing.assert_array_equal(x, m)
+    assert not np.shares_memory(x, np.from_dlpack(a))
+    try:
+        a.__dlpack__(copy=False)
+    except BufferError as e:
+        print("copy=False:", e)
+''')
+
+
+def test_remote_client_previews_corners_and_copies(tmp_path):
+    """A client over TCP maps nothing: its repr reads only the corners shown, and
+    its DLPack exports are copies."""
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--listen", "127.0.0.1:0"])
+    d.start()
+    try:
+        port = int(re.search(r"listening on .*127\.0\.0\.1:(\d+)", d.log_tail(20000)).group(1))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WARPD_")}
+        env.update(WARPD_ADDRESS=f"127.0.0.1:{port}", WARPD_TOKEN=(tmp_path / "warpd.token").read_text().strip())
+        proc = subprocess.run([sys.executable, "-c", REMOTE_SCRIPT], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        lines = proc.stdout.splitlines()
+        # 4 corners of 3x3 float32: 144 bytes of the array's 1.2 MB.
+        assert lines[0] == "preview bytes 144 of 1200000", lines
+        assert lines[1] == "view preview bytes 144", lines
+        assert lines[2].startswith("copy=False: this warpd array is not mapped into this process"), lines
+    finally:
+        assert d.stop() == 0, d.log_tail()
