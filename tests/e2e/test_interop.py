@@ -108,6 +108,41 @@ def test_from_dlpack_copies_into_a_new_array(wp):
         wp.from_dlpack(cap)
 
 
+def test_from_dlpack_refuses_what_it_cannot_read(wp):
+    """Warp 1.19's errors: no dtype conversion, host memory only, capsules only."""
+    with pytest.raises(RuntimeError, match=r"^Incompatible data types: DLPack bool8 and Warp float32$"):
+        wp.from_dlpack(wp.to_dlpack(wp.zeros(1, dtype=wp.bool)), dtype=wp.float32)
+    with pytest.raises(RuntimeError, match=r"^Incompatible data types: DLPack float64 and Warp vec3f$"):
+        wp.from_dlpack(np.zeros((2, 3)), dtype=wp.vec3)
+    flags = np.array([True, False, True])
+    for t in (wp.int8, wp.uint8):  # bool bytes read as 8-bit integers, as Warp allows
+        as_int = wp.from_dlpack(wp.to_dlpack(wp.array(flags, dtype=wp.bool)), dtype=t)
+        assert as_int.dtype is t and as_int.numpy().tolist() == [1, 0, 1]
+
+    class OnAGpu:
+        def __dlpack_device__(self):
+            return (2, 1)  # kDLCUDA
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("not called for a device warpd cannot read")
+
+    with pytest.raises(TypeError, match=r"^Unsupported source device for DLPack: device_type=2, device_id=1 "
+                                        r"\(warpd reads DLPack data in host memory only"):
+        wp.from_dlpack(OnAGpu())
+
+    class NotACapsule:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None):
+            return object()
+
+    with pytest.raises(TypeError, match="^Expected a valid DLPack capsule, got object$"):
+        wp.from_dlpack(NotACapsule())
+    with pytest.raises(TypeError, match="expected an object with __dlpack__"):
+        wp.from_dlpack([1.0, 2.0])
+
+
 def test_torch_entry_points(wp):
     a = wp.array(np.arange(MAPPED_N, dtype=np.float32), dtype=float)
     if importlib.util.find_spec("torch") is None:

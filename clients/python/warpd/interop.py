@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 DLPACK_CPU = (1, 0)  # (kDLCPU, device 0)
+_KDL_CPU = 1
+_KDL_CUDA_HOST = 3  # pinned host memory
 
 
 def dlpack_capsule(a, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -60,20 +62,59 @@ def to_dlpack(a):
 def from_dlpack(source, dtype=None, device=None, requires_grad=False):
     """A new warpd array holding a copy of `source`'s data: an object with
     ``__dlpack__`` (NumPy, PyTorch, ...) or a DLPack capsule, in host memory.
-    `dtype` as for ``wp.array`` (e.g. ``wp.vec3`` for an (n, 3) float32 source).
-    A ``wp.array`` is returned itself (no copy)."""
+    `dtype` as for ``wp.array`` (e.g. ``wp.vec3`` for an (n, 3) float32 source);
+    its scalar type must be the source's (as in Warp: no conversion). A
+    ``wp.array`` is returned itself (no copy)."""
+    from . import types as wt  # noqa: PLC0415
     from .array import array  # noqa: PLC0415 - array imports this module lazily
 
     if isinstance(source, array):
         return source
-    if type(source).__name__ == "PyCapsule":
-        source = _Capsule(source)
-    try:
-        values = np.from_dlpack(source)
-    except (BufferError, RuntimeError, TypeError) as e:
-        raise type(e)(f"wp.from_dlpack: could not read the source as host memory ({e}); warpd reads "
-                      f"DLPack data on the CPU only: copy GPU tensors to the host first") from None
+    capsule = source
+    if not _is_capsule(source):
+        if not hasattr(source, "__dlpack__") or not hasattr(source, "__dlpack_device__"):
+            raise TypeError(f"wp.from_dlpack: expected an object with __dlpack__ and __dlpack_device__, or a "
+                            f"DLPack capsule, got {type(source).__name__}")
+        _check_device(tuple(source.__dlpack_device__()))
+        capsule = source.__dlpack__()
+        if not _is_capsule(capsule):
+            raise TypeError(f"Expected a valid DLPack capsule, got {type(capsule).__name__}")
+    wrapped = _Capsule(capsule)
+    _check_device(wrapped.device)
+    values = np.from_dlpack(wrapped)
+    if dtype is not None:
+        want = wt.numpy_dtype(wt.canonical_dtype(dtype))
+        same = want == values.dtype or (wt.canonical_dtype(dtype) is _bfloat16() and values.dtype == np.uint16)
+        if values.dtype == np.bool_ and want in (np.int8, np.uint8):  # bool bytes as (u)int8, as Warp
+            values, same = values.view(want), True
+        if not same:
+            raise RuntimeError(f"Incompatible data types: DLPack {_dl_name(values.dtype)} and Warp "
+                               f"{wt.type_name(wt.canonical_dtype(dtype))}")
     return array(values, dtype=dtype if dtype is not None else Any, device=device, requires_grad=requires_grad)
+
+
+def _bfloat16():
+    from . import types as wt  # noqa: PLC0415
+
+    return wt.bfloat16
+
+
+def _dl_name(dt: np.dtype) -> str:
+    """DLPack's name of a NumPy dtype, as Warp spells it (bool8, float32, uint16...)."""
+    if dt.kind == "b":
+        return "bool8"
+    kind = {"f": "float", "i": "int", "u": "uint", "c": "complex"}.get(dt.kind, dt.kind)
+    return f"{kind}{dt.itemsize * 8}"
+
+
+def _check_device(dev: tuple):
+    if dev[0] not in (_KDL_CPU, _KDL_CUDA_HOST):
+        raise TypeError(f"Unsupported source device for DLPack: device_type={dev[0]}, device_id={dev[1]} "
+                        f"(warpd reads DLPack data in host memory only: copy GPU tensors to the host first)")
+
+
+def _is_capsule(obj) -> bool:
+    return type(obj).__name__ == "PyCapsule"
 
 
 def _torch():
@@ -149,10 +190,10 @@ class _Capsule:
         else:
             device = _DLManagedTensorVersionedHead.from_address(ptr).dl_tensor.device
         self._capsule = capsule
-        self._device = (device.device_type, device.device_id)
+        self.device = (device.device_type, device.device_id)
 
     def __dlpack_device__(self):
-        return self._device
+        return self.device
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if copy:
