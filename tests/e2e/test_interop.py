@@ -211,6 +211,9 @@ REMOTE_SCRIPT = textwrap.dedent('''
         a.__dlpack__(copy=False)
     except BufferError as e:
         print("copy=False:", e)
+    wp.shutdown()
+    assert repr(a) == 'array(<session closed>, shape=(600, 500), dtype=float32, device="cpu")', repr(a)
+    print("closed ok")
 ''')
 
 
@@ -231,5 +234,6 @@ def test_remote_client_previews_corners_and_copies(tmp_path):
         assert lines[0] == "preview bytes 144 of 1200000", lines
         assert lines[1] == "view preview bytes 144", lines
         assert lines[2].startswith("copy=False: this warpd array is not mapped into this process"), lines
+        assert lines[3] == "closed ok", lines
     finally:
         assert d.stop() == 0, d.log_tail()

@@ -71,6 +71,8 @@ def array_repr(a, name: str = "array") -> str:
     """``array([...values...], shape=(...), dtype=..., device="...")``."""
     if a.handle is None:
         return f"{name}(<freed>, {_described(a)})"
+    if getattr(a, "_rt", None) is not None and a._rt.closed:
+        return f"{name}(<session closed>, {_described(a)})"
     prefix = f"{name}("
     return f"{prefix}{values_text(a, prefix)}, {_described(a)})"
 
@@ -80,7 +82,7 @@ def array_html(a, name: str = "array") -> str:
     head = (f"<b>warpd {html.escape(name)}</b> shape <code>{html.escape(str(tuple(a.shape)))}</code>, "
             f"dtype <code>{html.escape(wt.type_name(a.dtype))}</code>, "
             f"device <code>{html.escape(str(a.device))}</code>")
-    if a.handle is None:
-        return f"<div>{head} (freed)</div>"
+    if a.handle is None or (getattr(a, "_rt", None) is not None and a._rt.closed):
+        return f"<div>{head} ({'freed' if a.handle is None else 'session closed'})</div>"
     body = html.escape(values_text(a, separator=" "))
     return f"<div>{head}<pre style=\"margin: 0.3em 0 0 0\">{body}</pre></div>"
