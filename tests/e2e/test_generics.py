@@ -396,3 +396,55 @@ def test_overload_stubs_find_their_kernel_and_count_in_overloads(wp):
     with pytest.raises(RuntimeError, match="Ambiguous kernel lookup"):
         @wp.overload
         def factory(x: float): ...
+
+
+# ---------------------------------------------------------------- type expressions
+
+
+@wp.kernel
+def rebuilds(a: wp.array(dtype=Any), out: wp.array(dtype=Any), n: wp.array(dtype=int)):
+    # Warp 1.19's type expressions over a generic array parameter: type(a).dtype is the
+    # element type, a.dtype.dtype its scalar type, T.length its number of scalars.
+    i = wp.tid()
+    T = type(a).dtype
+    zero = T()
+    out[i] = T(a[i]) * a.dtype.dtype(2.0) + zero
+    n[i] = T.length + type(a).ndim * 100
+
+
+@wp.kernel
+def builds_types(a: Any, out: wp.array(dtype=float)):
+    v = wp.types.vector(length=3, dtype=type(a))
+    m = wp.identity(n=v.length, dtype=v.dtype) * a
+    out[0] = float(wp.trace(m)) + float(type(a)(0.5))
+
+
+def test_type_expressions_of_parameters(wp):
+    for dtype, values, length in [(wp.vec3f, np.arange(6, dtype=np.float32).reshape(2, 3), 3),
+                                  (wp.mat22d, np.arange(8, dtype=np.float64).reshape(2, 2, 2), 4)]:
+        a = wp.array(values, dtype=dtype)
+        out = wp.zeros(2, dtype=dtype)
+        n = wp.zeros(2, dtype=int)
+        wp.launch(rebuilds, dim=2, inputs=[a, out, n])
+        np.testing.assert_allclose(out.numpy(), 2 * values)
+        assert n.numpy().tolist() == [length + 100] * 2
+    out = wp.zeros(1, dtype=float)
+    for x, dtype in [(2.0, wp.float32), (wp.float64(-1.5), wp.float64), (wp.float16(3.0), wp.float16)]:
+        wp.launch(builds_types, dim=1, inputs=[x, out])
+        assert out.numpy()[0] == pytest.approx(3 * float(x) + 0.5)
+
+
+def test_type_expression_errors(wp):
+    @wp.kernel(module="unique")
+    def no_such_attribute(a: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+        out[0] = float(type(a).dtype.shape)
+
+    with pytest.raises(AttributeError, match=r"`shape` is not an attribute of '<class 'warpd.types.vec3f'>'"):
+        wp.launch(no_such_attribute, dim=1, inputs=[wp.zeros(1, dtype=wp.vec3), wp.zeros(1, dtype=float)])
+
+    @wp.kernel(module="unique")
+    def type_as_value(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+        out[0] = type(a)
+
+    with pytest.raises(wp.CompileError, match=r"type\(a\) is .* which has no value in a kernel"):
+        wp.launch(type_as_value, dim=1, inputs=[wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)])

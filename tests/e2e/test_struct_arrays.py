@@ -166,6 +166,24 @@ def test_assign_fill_and_copy_from_python(wp):
     np.testing.assert_allclose(run_read(b[1:3]), np.full(2, expected()[2]))
 
 
+@wpd.kernel
+def bind_member(args: wpd.array(dtype=MyStruct), src: wpd.array(dtype=wpd.vec3)):
+    tid = wpd.tid()
+    args[tid].param3 = src  # an array member takes an array in a kernel, as in Warp
+
+
+def test_kernels_assign_array_members_and_the_arrays_stay_alive(wp):
+    a = wp.array(make_structs(member_arrays()), dtype=MyStruct)
+    src = wp.array(np.array([[1.0, 100.0, 3.0], [4.0, 200.0, 6.0]], dtype=np.float32), dtype=wp.vec3)
+    wp.launch(bind_member, dim=2, inputs=[a, src])
+    del src  # the descriptor array holds what the launch may have stored in it
+    gc.collect()
+    wp.synchronize()
+    want = expected()
+    want[:2] = [i + 0.5 * i + 300.0 for i in range(2)]
+    np.testing.assert_allclose(run_read(a), want)
+
+
 def test_indexed_writes_keep_the_other_elements_arrays(wp):
     # fill_/zero_/assign through an indexedarray write only the picked elements; the others
     # keep their bound arrays (which the client never sees, so it cannot write them back).

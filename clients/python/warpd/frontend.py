@@ -48,7 +48,7 @@ import typing
 
 import numpy as np
 
-from . import identity, staticexpr
+from . import identity, staticexpr, type_exprs
 from . import types as wt
 from .gradwrapper import GradWrapper, grad as _grad, is_function as _is_function
 from .errors import CompileError, compile_error
@@ -263,6 +263,10 @@ class Translator:
         self.consts: dict = {}
         self.function_aliases: set[str] = set()  # locals ever bound to a static function
         self.param_lengths: dict = {}  # parameter -> len() of its fixed-length type
+        # Parameters whose type is known here (never assigned in the body) and locals bound
+        # to a type expression: type_exprs.py.
+        self.param_types: dict = {}
+        self.type_locals: dict = {}
         self.deferred_static = False  # a wp.static() was evaluated now, not at declaration
         self.static_cache: dict = {}  # id(call node) -> its latest static value
         # Statements need the static bookkeeping below only where wp.static may be named.
@@ -390,9 +394,11 @@ class Translator:
             raise self.error(args.defaults[0], "kernel parameters cannot have default values")
         params = [a.arg for a in args.args]
         self.locals = set(params)
+        assigned = set()
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 self.locals.add(n.id)
+                assigned.add(n.id)
         # Statements are followed for the locals bound to functions too (f = my_func).
         self.static_statements = self.static_statements or any(
             isinstance(n, ast.Assign) and self.function_value(n.value) is not _MISSING for n in ast.walk(node))
@@ -409,9 +415,13 @@ class Translator:
                 p.type.any.SetInParent()  # generic: the daemon instantiates the function per argument types
             elif a.arg in annotations:
                 p.type.CopyFrom(self.typeref_of(annotations[a.arg], a, f"parameter '{a.arg}'"))
-                n = staticexpr.fixed_length(self.evaluate_annotation(annotations[a.arg]))
+                evaluated = self.evaluate_annotation(annotations[a.arg])
+                n = staticexpr.fixed_length(evaluated)
                 if n is not None:
                     self.param_lengths[a.arg] = n
+                t = type_exprs.parameter_type(evaluated)
+                if t is not type_exprs.MISSING and a.arg not in assigned:
+                    self.param_types[a.arg] = t
         ret = annotations.get("return", None)
         if self.kind == ir_pb2.FUNCTION_KERNEL and ret is not None and ret is not pytypes.NoneType:
             raise self.error(node, KERNEL_RETURN_TEXT, TypeError)
@@ -433,6 +443,12 @@ class Translator:
 
     def stmt(self, node) -> list:
         """IR statements for node; keeps self.consts (the locals' compile-time values) current."""
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and (self.param_types or self.type_locals)):
+            t = self.type_expr(node.value)
+            if t is not _MISSING and type_exprs.is_type_value(t):
+                self.type_locals[node.targets[0].id] = t  # T = type(a): no code, a name for the type
+                return []
         if not self.static_statements:
             return self.stmt_ir(node)
         if isinstance(node, ast.If) and self.is_static_call(node.test):
@@ -677,6 +693,14 @@ class Translator:
 
     def expr(self, node) -> ir_pb2.Expr:
         e = ir_pb2.Expr(span=self.span(node))
+        if (self.param_types or self.type_locals) and isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+            t = self.type_expr(node)
+            if t is not _MISSING:
+                if not self.value(e, t):
+                    raise self.error(node, f"{self.source_of(node)} is {_short_repr(t)}, which has no "
+                                           f"value in a kernel (types are values only as dtype= "
+                                           f"arguments or called as constructors)")
+                return e
         if isinstance(node, ast.Name):
             if node.id in self.locals:
                 if self.static_kind(self.consts.get(node.id)) == "function":
@@ -894,7 +918,13 @@ class Translator:
     def call(self, e, node):
         call = e.call
         f = node.func
-        like = self.constructor_like(f)
+        # type(a)(x), T(x), type(a).dtype(x) with types known here (type_exprs.py); else the
+        # daemon's construct_like for type(x)(...) and a.dtype(...) of other values.
+        known_type = (self.type_expr(f) if (self.param_types or self.type_locals)
+                      and isinstance(f, (ast.Name, ast.Attribute, ast.Call)) else _MISSING)
+        if not type_exprs.is_type_value(known_type):
+            known_type = _MISSING
+        like = self.constructor_like(f) if known_type is _MISSING else None
         if like is not None:  # type(x)(args), a.dtype(args): the daemon's construct_like
             exemplar, element = like
             call.kind = ir_pb2.CALLEE_BUILTIN
@@ -923,6 +953,8 @@ class Translator:
             if self.static_kind(obj) != "function":
                 raise self.error(node, f"'{f.id}' names a function (bound by wp.static()) only on some "
                                        f"paths to this call; bind it once, before any branch or loop")
+        elif known_type is not _MISSING:
+            obj = known_type
         elif isinstance(f, (ast.Name, ast.Attribute)):
             obj = self.resolve(f)
         else:
@@ -1198,6 +1230,51 @@ class Translator:
                                    f"only be called: {what}(...)")
         elif not self.value(e, value):
             raise self.error(node, f"{what} gives {_short_repr(value)}, which does not fit in 64 bits")
+
+    def type_expr(self, node):
+        """The value of a type expression whose types are known here (type_exprs.py): a type,
+        an array annotation or a number (``T.length``); _MISSING for any other expression."""
+        if isinstance(node, ast.Name):
+            return self.type_locals.get(node.id, _MISSING)
+        if isinstance(node, ast.Attribute):
+            base = self.type_expr(node.value)
+            if base is _MISSING and isinstance(node.value, ast.Name) and node.attr == "dtype":
+                t = self.param_types.get(node.value.id, _MISSING)  # a.dtype of an array parameter
+                return t.dtype if t is not _MISSING and getattr(t, "_wp_array_", False) else _MISSING
+            if base is _MISSING or not type_exprs.is_type_value(base):
+                return _MISSING
+            value = type_exprs.attribute(base, node.attr)
+            if value is type_exprs.MISSING:
+                raise self.error(node, f"`{node.attr}` is not an attribute of '{base!r}'", AttributeError)
+            return value
+        if not isinstance(node, ast.Call):
+            return _MISSING
+        f = node.func
+        if (isinstance(f, ast.Name) and f.id == "type" and f.id not in self.locals
+                and self.lookup("type") is builtins.type and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.Name)):
+            return self.param_types.get(node.args[0].id, _MISSING)  # type(a) of a parameter
+        # wp.types.vector(length=2, dtype=type(a)): a type factory given a type known here.
+        if not (isinstance(f, ast.Attribute) and self.resolve(f.value) is wt
+                and self.resolve(f) in type_exprs.FACTORIES):
+            return _MISSING
+        known = []
+
+        def arg(a):
+            v = self.type_expr(a)
+            if v is not _MISSING:
+                known.append(v)
+                return v
+            return self.known_value(a)
+
+        args = [arg(a) for a in node.args]
+        kwargs = {k.arg: arg(k.value) for k in node.keywords if k.arg is not None}
+        if not known or _MISSING in args or _MISSING in kwargs.values() or len(kwargs) != len(node.keywords):
+            return _MISSING
+        try:
+            return self.resolve(f)(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the user's arguments: reported with file:line
+            raise self.error(node, f"{self.source_of(node)} raised {type(err).__name__}: {err}") from None
 
     def constant_of(self, node):
         """The compile-time value of an assignment's right side, as Warp 1.19 tracks it; _MISSING
