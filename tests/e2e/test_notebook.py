@@ -113,6 +113,11 @@ wp.synchronize()
 
 AFTER = """\
 print("still works:", (a.numpy() * 2).tolist())
+import os
+# The control: fd 1 does not reach the cell (ipykernel would forward it
+# within ~0.1 s if it captured fd 1).
+os.write(1, b"written to fd 1\\n")
+time.sleep(0.5)
 """
 
 
@@ -149,9 +154,14 @@ def test_notebook_end_to_end(wp, tmp_path):
     sources = [SETUP, PRINTS, FIRST_LOAD, FAST_LOAD, slow_cell(nonce), REPR, COMPILE_ERROR, FAULT, AFTER]
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    # Without ipykernel's capture of fd 1 and 2, only what goes through the
+    # Python-level sys.stdout (which ipykernel replaces) reaches a cell.
     client = NotebookClient(nb, timeout=600, startup_timeout=120, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}})
-    client.execute(env=dict(os.environ))  # WARPD_ADDRESS: the session's daemon
+                            resources={"metadata": {"path": str(tmp_path)}},
+                            extra_arguments=["--IPKernelApp.capture_fd_output=False"])
+    # The session's environment (WARPD_ADDRESS: its daemon), less pytest's marker
+    # (under which ipykernel would never capture fds), as a user's kernel has it.
+    client.execute(env={k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"})
     nbformat.write(nb, str(tmp_path / "executed.ipynb"))  # for a look when this fails
     setup, prints, first, fast, slow, rep, compile_error, fault, after = (c.outputs for c in nb.cells)
 
@@ -208,6 +218,7 @@ def test_notebook_end_to_end(wp, tmp_path):
 
     # The session goes on after both errors.
     assert _text(after) == "still works: [3.0, 5.0]\n", after
+    assert "written to fd 1" not in str(nb.cells[-1].outputs)
 
 
 PLAIN_SCRIPT = """\
