@@ -626,6 +626,24 @@ absl::StatusOr<HookResult> HookLen(const Overload&, Expr& call, types::TypeTable
   return Done(types::Scalar(ScalarKind::kInt32), "");
 }
 
+namespace {
+
+// Whether every byte of a `t` is a value's: no padding (whose bytes would be
+// whatever the thread's stack held) and no array descriptor (whose bits are
+// addresses, never shown to or made by a kernel's arithmetic).
+bool PlainBits(TypeRef t) {
+  if (t->has_dtype()) return true;
+  if (!t->is_struct() || t->holds_array()) return false;
+  uint64_t sum = 0;
+  for (const auto& m : t->members()) {
+    if (!PlainBits(m.type)) return false;
+    sum += m.type->size();
+  }
+  return sum == t->size();
+}
+
+}  // namespace
+
 absl::StatusOr<HookResult> HookCast(const Overload&, Expr& call, types::TypeTable&) {
   Args a(call);
   Expr* dtype = a.Keyword("dtype");
@@ -634,8 +652,13 @@ absl::StatusOr<HookResult> HookCast(const Overload&, Expr& call, types::TypeTabl
     return Err("cast(a, dtype) needs a value and a type");
   TypeRef from = a.pos[0]->type;
   TypeRef to = dtype->type_value;
-  if (!from || !from->has_dtype() || !to->has_dtype())
-    return Err(Cat("cannot cast ", from ? from->ToString() : "no value", " to ", to->ToString()));
+  // Structs too, as in Warp (wp.cast(s, wp.int32) of a 4-byte struct), where
+  // every byte is a member's.
+  if (!from || !PlainBits(from) || !PlainBits(to))
+    return Err(Cat("cannot cast ", from ? from->ToString() : "no value", " to ", to->ToString(),
+                   from && (from->is_struct() || to->is_struct())
+                       ? " (a struct casts only when it holds no array and has no padding)"
+                       : ""));
   // Warp's cast reinterprets the bits (wp.cast(1.0, wp.int32) == 1065353216).
   if (from->size() != to->size())
     return Err(Cat("cast() reinterprets bits: ", from->ToString(), " (", from->size(), " bytes) and ", to->ToString(),

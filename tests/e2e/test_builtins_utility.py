@@ -441,6 +441,56 @@ def test_cast_reinterprets_bits(wp):
     assert outf.numpy()[0] == 1.0
 
 
+@wp.struct
+class Pun:
+    f: wp.float16
+    i: wp.int16
+
+
+@wp.struct
+class Padded:
+    a: wp.int8
+    b: wp.int32
+
+
+@wp.struct
+class WithArray:
+    a: wp.array(dtype=float)
+    pad: wp.int32
+
+
+@wp.kernel(module="unique")
+def struct_cast(out: wp.array(dtype=wp.int32)):
+    # Warp 1.19 (test_codegen test_cast): a struct's bytes as an int32 and back
+    p = Pun()
+    p.f = wp.float16(2.0)
+    p.i = wp.int16(123)
+    out[0] = wp.cast(p, wp.int32)
+    q = wp.cast(out[0], Pun)
+    out[1] = wp.int32(q.i)
+    out[2] = wp.int32(float(q.f) * 10.0)
+
+
+def test_cast_of_structs(wp):
+    out = wp.zeros(3, dtype=wp.int32)
+    wp.launch(struct_cast, dim=1, inputs=[out])
+    # float16 2.0 is 0x4000 (low half), int16 123 the high half
+    assert out.numpy().tolist() == [0x007B4000, 123, 20]
+
+    # Padding bytes hold whatever the stack held, descriptors are addresses: refused.
+    @wp.kernel(module="unique")
+    def padded(out: wp.array(dtype=wp.int64)):
+        out[0] = wp.cast(Padded(), wp.int64)
+
+    @wp.kernel(module="unique")
+    def forged(out: wp.array(dtype=wp.int64)):
+        s = wp.cast(wp.mat44d(), WithArray)  # noqa: F841
+
+    for k in (padded, forged):
+        with pytest.raises(wp.CompileError, match="a struct casts only when it holds no array and has no padding"):
+            wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=wp.int64)])
+
+
 @wp.kernel(module="unique")
 def local_zeros(out: wp.array(dtype=float)):
     a = wp.zeros(shape=(3,), dtype=float)
