@@ -187,3 +187,28 @@ def test_call_of_an_undefined_bare_name_is_warps_key_error(wp):
     e = _raises(wp, bare, wp.WarpCodegenKeyError, r":\d+:\d+: error: Referencing undefined symbol: undefined_helper$",
                 [wp.zeros(1, dtype=float)])
     assert isinstance(e, KeyError)
+
+
+_GLOBAL_ARRAY = None
+
+
+def test_an_array_from_the_enclosing_scope_is_warps_type_error(wp):
+    # Warp 1.19 (test_codegen test_error_global_var): arrays are kernel arguments, never
+    # constants captured from globals or closures.
+    global _GLOBAL_ARRAY
+    _GLOBAL_ARRAY = wp.array((1.0, 2.0, 3.0), dtype=float)
+    captured = wp.zeros(2, dtype=float)
+
+    @wp.kernel(module="unique")
+    def reads_global(out: wp.array(dtype=float)):
+        out[0] = _GLOBAL_ARRAY[0]
+
+    @wp.kernel(module="unique")
+    def searches_closure(out: wp.array(dtype=float)):
+        out[0] = float(wp.lower_bound(captured, 2.0))
+
+    for k in (reads_global, searches_closure):
+        e = _raises(wp, k, wp.WarpCodegenTypeError, r"Invalid external reference type: <class 'warpd\.array\.array'> "
+                    r"\('(_GLOBAL_ARRAY|captured)' is an array: pass it to the kernel as an argument\)$",
+                    [wp.zeros(1, dtype=float)])
+        assert isinstance(e, TypeError)

@@ -710,6 +710,10 @@ class Translator:
                 return e
             obj = self.lookup(node.id)
             if obj is _MISSING or not self.value(e, obj):
+                if getattr(obj, "_wp_array_", False) or getattr(obj, "_wp_indexed_", False):
+                    # Warp's TypeError: an array is no constant; kernels take arrays as arguments.
+                    raise self.error(node, f"Invalid external reference type: {type(obj)} ('{node.id}' is "
+                                           f"an array: pass it to the kernel as an argument)", TypeError)
                 e.name.id = node.id
             return e
         if isinstance(node, ast.Constant):
