@@ -286,7 +286,8 @@ absl::Status FunctionSema::SliceSubscript(Expr& e) {
       }
     }
     if (static_cast<int>(n) > t->ndim())
-      return Err(e.span, Cat("array with ndim=", t->ndim(), " indexed with ", n, " indices"));
+      return Err(e.span, Cat("Incorrect number of indices specified for array indexing: an array with ndim=",
+                             t->ndim(), " indexed with ", n, " indices"));
     e.type = table().Array(t->element(), t->ndim() - static_cast<int>(ints));
     return absl::OkStatus();
   }
@@ -385,7 +386,8 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
   if (t->is_array()) {
     int nd = t->ndim();
     if (static_cast<int>(n) > nd)
-      return Err(e.span, Cat("array with ndim=", nd, " indexed with ", n, " indices"));
+      return Err(e.span, Cat("Incorrect number of indices specified for array indexing: an array with ndim=", nd,
+                             " indexed with ", n, " indices"));
     // Fewer indices than dimensions: a slice (a view of the remaining dims;
     // of an indexedarray, an indexedarray, as in Warp).
     e.type = static_cast<int>(n) == nd ? t->element()

@@ -385,3 +385,15 @@ def test_overwritten_slices_take_no_gradient(wp):
     np.testing.assert_array_equal(z.numpy()[0], [[1, 1, 1, 2], [1, 2, 1, 2], [1, 1, 0, -1], [0, 0, 0, -2]])
     np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0]])
     np.testing.assert_array_equal(y.grad.numpy(), [[[1.0, 2.0, 1.0], [2.0, 2.0, 1.0]]])
+
+
+def test_too_many_indices_use_warps_words(wp):
+    # Warp 1.19 (test_struct test_assign_view): out[0] of a 2-D array is a 1-D view; [2, 2]
+    # on it is too many indices.
+    @wp.kernel(module="unique")
+    def assign_view(out: wp.array2d(dtype=wp.mat44)):
+        out[0][2, 2] = 6.0
+
+    with pytest.raises(wp.WarpCodegenError, match=r"Incorrect number of indices specified for array indexing: "
+                                                  r"an array with ndim=1 indexed with 2 indices"):
+        wp.launch(assign_view, dim=[1, 1], inputs=[wp.zeros((1, 1), dtype=wp.mat44)])
