@@ -382,8 +382,9 @@ absl::StatusOr<HookResult> HookConstruct(const Overload& o, Expr& call, types::T
   }
   if (name == "quat_identity" || name == "transform_identity") {
     if (auto st = a.OnlyKeywords(name, {"dtype"}); !st.ok()) return st;
-    if (!a.pos.empty()) return Err(Cat(name, "() takes only dtype="));
-    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32);
+    // dtype by keyword or alone positionally (transform_identity(float)), as Warp accepts.
+    if (a.pos.size() > (a.Keyword("dtype") ? 0u : 1u)) return Err(Cat(name, "() takes only a dtype"));
+    auto dtype = DTypeKeyword(a, name, ScalarKind::kFloat32, 0);
     if (!dtype.ok()) return dtype.status();
     auto t = name == "quat_identity" ? table.CheckedQuat(*dtype) : table.CheckedTransform(*dtype);
     if (!t.ok()) return t.status();

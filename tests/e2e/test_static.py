@@ -781,3 +781,20 @@ def test_declaring_a_kernel_again_unchanged_gives_the_same_kernel(wp):
     assert make(1.0) is k1 and make(2.0) is k2
     wp.launch(make(1.0), dim=2, inputs=[a])
     assert a.numpy().tolist() == [2.0, 2.0]
+
+
+@wp.kernel
+def static_len_query(v1: wp.vec2, out: wp.array(dtype=float)):
+    # Warp 1.19 (test_static_len_query): len() of a parameter and of a local first made by a
+    # constructor are known to wp.static(); transform_identity takes its dtype positionally.
+    v2 = wp.vec3()
+    m = wp.identity(n=wp.static(len(v1) + len(v2) + 1), dtype=float)
+    t = wp.transform_identity(float)
+    q = wp.quat_identity(wp.float64)
+    out[0] = wp.ddot(m, m) + float(wp.static(len(t))) * 10.0 + float(q[3]) * 100.0
+
+
+def test_static_len_of_constructed_locals(wp):
+    out = wp.zeros(1, dtype=float)
+    wp.launch(static_len_query, dim=1, inputs=[wp.vec2(), out])
+    assert out.numpy()[0] == 6.0 + 70.0 + 100.0

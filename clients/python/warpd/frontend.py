@@ -262,7 +262,7 @@ class Translator:
         # (name -> Python value; a Function for `f = wp.static(func)`), for wp.static().
         self.consts: dict = {}
         self.function_aliases: set[str] = set()  # locals ever bound to a static function
-        self.param_lengths: dict = {}  # parameter -> len() of its fixed-length type
+        self.param_lengths: dict = {}  # parameter (or constructed local) -> len() of its fixed-length type
         # Parameters whose type is known here (never assigned in the body) and locals bound
         # to a type expression: type_exprs.py.
         self.param_types: dict = {}
@@ -422,6 +422,7 @@ class Translator:
                 t = type_exprs.parameter_type(evaluated)
                 if t is not type_exprs.MISSING and a.arg not in assigned:
                     self.param_types[a.arg] = t
+        self.constructed_lengths(node, set(params))
         ret = annotations.get("return", None)
         if self.kind == ir_pb2.FUNCTION_KERNEL and ret is not None and ret is not pytypes.NoneType:
             raise self.error(node, KERNEL_RETURN_TEXT, TypeError)
@@ -1234,6 +1235,23 @@ class Translator:
                                    f"only be called: {what}(...)")
         elif not self.value(e, value):
             raise self.error(node, f"{what} gives {_short_repr(value)}, which does not fit in 64 bits")
+
+    def constructed_lengths(self, fn, params: set):
+        """len() of locals first assigned a constructor of a fixed-length type (``v = wp.vec3()``),
+        for wp.static(len(v) + ...): a local's type never changes in a kernel (Warp 1.19's
+        test_static_len_query)."""
+        first: dict = {}
+        for n in ast.walk(fn):
+            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and n.targets[0].id not in params and n.targets[0].id not in first):
+                first[n.targets[0].id] = n.value
+        for name, value in first.items():
+            if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+                t = self.resolve(value.func)
+                if isinstance(t, type) and wt.is_value_type(t):
+                    n = staticexpr.fixed_length(t)
+                    if n is not None:
+                        self.param_lengths.setdefault(name, n)
 
     def type_expr(self, node):
         """The value of a type expression whose types are known here (type_exprs.py): a type,
