@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "runtime/exec/hash_grid_build.h"
 #include "runtime/exec/launch.h"
+#include "runtime/exec/matmul.h"
 
 namespace warpd::server {
 
@@ -157,6 +158,23 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return runtime::PrepareHashGridBuild(*std::move(grid), *std::move(points), std::move(groups), build.radius(),
                                            device, session.private_pool());
     }
+    case v1::Command::kMatmul: {
+      const v1::Matmul& mm = command.matmul();
+      auto a = arrays.Get(mm.a());
+      if (!a.ok()) return a.status();
+      auto b = arrays.Get(mm.b());
+      if (!b.ok()) return b.status();
+      std::shared_ptr<const Array> c;
+      if (mm.c() != 0) {  // 0: no c
+        auto got = arrays.Get(mm.c());
+        if (!got.ok()) return got.status();
+        c = *std::move(got);
+      }
+      auto d = arrays.Get(mm.d());
+      if (!d.ok()) return d.status();
+      return runtime::PrepareMatmul(*std::move(a), *std::move(b), std::move(c), *std::move(d), mm.alpha(), mm.beta(),
+                                    device, session.private_pool());
+    }
     case v1::Command::kFreeObject: {
       const uint64_t handle = command.free_object().object();
       auto object = session.objects().Get(handle);
@@ -274,7 +292,8 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
   for (int i = 0; i < commands.size(); ++i) {
     const v1::Command& c = commands[i];
     if (c.kind_case() != v1::Command::kLaunch && c.kind_case() != v1::Command::kCopy &&
-        c.kind_case() != v1::Command::kFill && c.kind_case() != v1::Command::kBuildHashGrid) {
+        c.kind_case() != v1::Command::kFill && c.kind_case() != v1::Command::kBuildHashGrid &&
+        c.kind_case() != v1::Command::kMatmul) {
       return absl::InvalidArgumentError(absl::StrCat(
           "captured command ", i, ": a graph holds launches, copies, fills and hash grid builds only (free "
           "arrays, graphs and objects, and replay graphs, outside a capture)"));

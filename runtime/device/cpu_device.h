@@ -30,6 +30,10 @@ class CpuDevice final : public Device {
                          Pass pass = Pass::kForward) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 
+  void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) override {
+    pool_.ParallelFor(n, grain, fn);
+  }
+
   // Runs fn over [0, n) in chunks sized so every worker gets several.
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn);
   int num_threads() const { return pool_.num_threads(); }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/abi/compiled_module.h"
@@ -65,6 +66,16 @@ class Device {
                                  Pass pass = Pass::kForward) = 0;
   // Zero: no limit.
   virtual absl::Duration launch_time_limit() const = 0;
+
+  // Calls fn(begin, end) over chunks of `grain` ids covering [0, n) on the
+  // host threads that run this device's work, and returns when all have
+  // returned: for commands that run host code over device memory (matmul).
+  // The CPU device uses its worker pool (shared fairly with launches,
+  // thread_pool.h); the default runs everything on the calling thread. fn
+  // must be safe to call from several threads at once.
+  virtual void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+    if (n > 0) fn(0, n);
+  }
 };
 
 }  // namespace warpd::runtime

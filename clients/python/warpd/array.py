@@ -464,6 +464,9 @@ class array:
         return self._binary("pow", o, True)
 
     def __matmul__(self, o):
+        from .matmul import is_matrix, matmul_operator  # noqa: PLC0415 - matmul imports this module
+        if is_matrix(self) and is_matrix(o):
+            return matmul_operator(self, o)  # Warp 1.x: a GEMM on the daemon
         return self._binary("mul", o)
 
     def __neg__(self):
