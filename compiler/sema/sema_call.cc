@@ -290,6 +290,10 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
     auto near = builtins::Suggest(name);
     std::string hint;
     if (!near.empty()) hint = Cat(" Did you mean ", Join(near, ", "), "?");
+    // A bare name (expect_eq(...) resolves to the builtin, as in Warp) that names
+    // nothing is Warp's KeyError; wp.name that names nothing its AttributeError.
+    if (e.written.empty() && name.find('.') == std::string_view::npos)
+      return Err(e.span, Cat("Referencing undefined symbol: ", name), ir::ErrorCategory::kKey);
     return Err(e.span, Cat(UnknownFunction(e), hint), ir::ErrorCategory::kAttribute);
   }
   // Type the arguments; types used as values (dtype=wp.float64) and strings

@@ -266,7 +266,7 @@ TEST(SemaTest, KernelsNeedConcreteParameterTypes) {
 // listed in module order with their own messages.
 TEST(SemaTest, AFailingKernelIsDroppedAndTheOthersStay) {
   v1::Module proto = ModuleOf({
-      Func("bad_f", {{"x", F32()}}, {Return(Call("no_such_builtin", {Name("x")}))}),
+      Func("bad_f", {{"x", F32()}}, {Return(Written(Call("no_such_builtin", {Name("x")}), "wp.no_such_builtin"))}),
       Func("good_f", {{"x", F32()}}, {Return(Bin(v1::BINOP_MUL, Name("x"), Name("x")))}),
       Kernel("uses_bad", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("bad_f", {Float(1.0)}, 1, v1::CALLEE_FUNCTION))}),
       Kernel("good", {{"a", Arr(F32())}}, {Assign(Name("y"), Call("good_f", {Float(1.0)}, 1, v1::CALLEE_FUNCTION))}),
@@ -285,7 +285,7 @@ TEST(SemaTest, AFailingKernelIsDroppedAndTheOthersStay) {
   ASSERT_EQ(failures.size(), 3u);
   EXPECT_EQ(failures[0].name, "bad_f");
   EXPECT_FALSE(failures[0].kernel);
-  EXPECT_NE(failures[0].message.find("Could not find function no_such_builtin"), std::string::npos)
+  EXPECT_NE(failures[0].message.find("Could not find function wp.no_such_builtin"), std::string::npos)
       << failures[0].message;
   EXPECT_EQ(failures[0].parts.category, ir::ErrorCategory::kAttribute);
   EXPECT_EQ(failures[0].parts.location, "test.py:1:1");
@@ -314,9 +314,13 @@ TEST(SemaTest, UserErrorsCarryWarpsCategory) {
   };
   std::vector<Case> cases = {
       {"unknown name", K({Assign(Name("x"), Name("nope"))}), ErrorCategory::kKey, "Referencing undefined symbol: nope"},
-      {"unknown builtin", K({Assign(Name("x"), Call("frobnicate", {}))}), ErrorCategory::kAttribute,
-       "Could not find function frobnicate as a built-in or user-defined function. Note that user functions must be "
-       "annotated with a @wp.func decorator to be called from a kernel."},
+      {"unknown builtin", K({Assign(Name("x"), Written(Call("frobnicate", {}), "wp.frobnicate"))}),
+       ErrorCategory::kAttribute,
+       "Could not find function wp.frobnicate as a built-in or user-defined function. Note that user functions must "
+       "be annotated with a @wp.func decorator to be called from a kernel."},
+      // A bare name resolves to a builtin (expect_eq(...), as in Warp), else it names nothing.
+      {"unknown bare name called", K({Assign(Name("x"), Call("frobnicate", {}))}), ErrorCategory::kKey,
+       "Referencing undefined symbol: frobnicate"},
       {"compare types", K({Assign(Name("x"), Cmp(v1::CMP_EQ, Name("v"), Name("n")))}), ErrorCategory::kType,
        "cannot compare vec3f == int32 (Warp does not convert implicitly)"},
       {"mixed scalars", K({Assign(Name("x"), Bin(v1::BINOP_MUL, Int(1), Float(1.0)))}), ErrorCategory::kGeneral,

@@ -99,6 +99,11 @@ inline Expr Call(const std::string& callee, std::vector<Expr> args, int line = 1
   for (auto& a : args) *e.mutable_call()->add_args() = std::move(a);
   return e;
 }
+// A call as the user wrote it, when that differs from the callee ("wp.f").
+inline Expr Written(Expr call, const std::string& written) {
+  call.mutable_call()->set_written(written);
+  return call;
+}
 inline Expr Sub(Expr value, std::vector<Expr> idx, int line = 1) {
   Expr e;
   *e.mutable_span() = Span(line);

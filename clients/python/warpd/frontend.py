@@ -1001,10 +1001,6 @@ class Translator:
             if name is None:
                 if obj is _MISSING and (missing := self.missing_module_attr(f)) is not None:
                     raise missing
-                if obj is _MISSING and isinstance(f, ast.Name):
-                    # As in Warp: a bare name that names nothing (a wp. name the daemon may
-                    # know is looked up there, below).
-                    raise self.error(f, f"Referencing undefined symbol: {f.id}", KeyError)
                 name = self.unresolved_warp_attr(f) or self.dotted(f)
                 written = self.dotted(f)
                 if written and written != name:
