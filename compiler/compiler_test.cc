@@ -226,7 +226,7 @@ types::TypeRef Concrete(const builtins::Pattern& p, types::ScalarKind t, types::
       types::TypeRef el = p.value_var >= 0 ? types::Scalar(types::ScalarKind::kFloat32) : types::Scalar(dt);
       return types::TypeTable::Global().Array(el, p.dims[0] > 0 ? p.dims[0] : 1);
     }
-    case K::kHashGridQuery: return types::HashGridQuery(dt);
+    case K::kQuery: return types::Query(p.query, dt);
     case K::kTuple:
       break;  // results only
   }
@@ -273,8 +273,22 @@ TEST_P(EveryBuiltinOverload, Compiles) {
           // A query: made by its builtin (an unknown id: an empty query).
           const std::string v = types::Vector(3, ty->scalar())->ToString();
           const std::string sc(types::ScalarName(ty->scalar()));
-          body.push_back(Assign(Name(name), Call("hash_grid_query", {Call("uint64", {Int(0)}), Call(v, {}),
-                                                                      Call(sc, {Int(0)})})));
+          v1::Expr id = Call("uint64", {Int(0)});
+          v1::Expr make;
+          switch (ty->query_kind()) {
+            case types::QueryKind::kHashGrid:
+              make = Call("hash_grid_query", {id, Call(v, {}), Call(sc, {Int(0)})});
+              break;
+            case types::QueryKind::kBvhAabb: make = Call("bvh_query_aabb", {id, Call(v, {}), Call(v, {})}); break;
+            case types::QueryKind::kBvhRay: make = Call("bvh_query_ray", {id, Call(v, {}), Call(v, {})}); break;
+            case types::QueryKind::kBvhCapsule:
+              make = Call("bvh_query_capsule", {id, Call(v, {}), Call(v, {}), Call(sc, {Int(0)})});
+              break;
+            case types::QueryKind::kBvhSphere:
+              make = Call("bvh_query_sphere", {id, Call(v, {}), Call(sc, {Int(0)})});
+              break;
+          }
+          body.push_back(Assign(Name(name), std::move(make)));
         } else if (o.sig.params[i].out) {
           // An output argument: a local of its type.
           body.push_back(Assign(Name(name), Call(ty->ToString(), ty->is_scalar() ? std::vector<v1::Expr>{Int(0)} : std::vector<v1::Expr>{})));

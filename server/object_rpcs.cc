@@ -1,8 +1,9 @@
-// warpd server: CreateHashGrid of warpd.v1.Runtime (object_rpcs.h).
+// warpd server: CreateHashGrid and CreateBvh of warpd.v1.Runtime (object_rpcs.h).
 #include "server/object_rpcs.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "runtime/objects/bvh.h"
 #include "runtime/objects/hash_grid.h"
 #include "server/runtime_service.h"
 #include "server/unary_call.h"
@@ -32,6 +33,32 @@ absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::Crea
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(grid)));
   resp->set_grid(handle);
   return absl::OkStatus();
+}
+
+absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvhRequest& req,
+                       v1::CreateBvhResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
+  if (device->info().kind != "cpu") {
+    return absl::UnimplementedError(
+        absl::StrCat("BVHs on '", device->name(), "' are not supported yet (only on 'cpu')"));
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> lowers, session.arrays().Get(req.lowers()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> uppers, session.arrays().Get(req.uppers()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Bvh> bvh,
+                         runtime::Bvh::Create(device->name(), std::move(lowers), std::move(uppers),
+                                              req.leaf_size() == 0 ? 1 : req.leaf_size(), session.private_pool()));
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(bvh)));
+  resp->set_bvh(handle);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* RuntimeService::CreateBvh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                    grpc::ByteBuffer* out) {
+  return Respond<v1::CreateBvhRequest, v1::CreateBvhResponse>(
+      state_, ctx, in, out, "CreateBvh", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
+        return server::CreateBvh(state_, *session, call->request, &call->response);
+      });
 }
 
 grpc::ServerUnaryReactor* RuntimeService::CreateHashGrid(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,

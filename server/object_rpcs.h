@@ -1,4 +1,4 @@
-// warpd server: CreateHashGrid (runtime.proto): a session's server-side
+// warpd server: CreateHashGrid and CreateBvh (runtime.proto): a session's server-side
 // objects that kernels query by id (runtime/objects/geometry_object.h).
 //
 // Checks the request (dims each >= 1 and at most 2^31 - 1 cells in all, a
@@ -20,5 +20,12 @@ namespace warpd::server {
 
 absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::CreateHashGridRequest& req,
                             v1::CreateHashGridResponse* resp);
+
+// CreateBvh: the lowers/uppers arrays must be the session's, on a usable CPU
+// device (NOT_FOUND, INVALID_ARGUMENT as for CreateHashGrid); the tree's
+// buffers are allocated from the session's private pool. The BVH is made
+// unbuilt: the client's BuildTree command follows.
+absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvhRequest& req,
+                       v1::CreateBvhResponse* resp);
 
 }  // namespace warpd::server

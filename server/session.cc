@@ -86,6 +86,14 @@ absl::StatusOr<std::shared_ptr<runtime::HashGrid>> Session::GetHashGrid(uint64_t
   return std::static_pointer_cast<runtime::HashGrid>(*std::move(object));
 }
 
+absl::StatusOr<std::shared_ptr<runtime::TreeObject>> Session::GetTree(uint64_t handle) const {
+  absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = objects_.Get(handle);
+  if (!object.ok() || (*object)->kind() != wp::OBJECT_BVH) {
+    return absl::NotFoundError(absl::StrFormat("BVH handle 0x%016x not found", handle));
+  }
+  return std::static_pointer_cast<runtime::TreeObject>(*std::move(object));
+}
+
 void Session::RemoveObjects(absl::Span<const uint64_t> handles) {
   std::vector<std::shared_ptr<runtime::GeometryObject>> removed;  // dropped outside the lock
   std::vector<std::shared_ptr<const runtime::ObjectTable>> old_tables;

@@ -34,6 +34,7 @@
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
+#include "runtime/objects/bvh.h"
 #include "runtime/objects/geometry_object.h"
 #include "runtime/objects/handle_table.h"
 #include "runtime/objects/hash_grid.h"
@@ -99,6 +100,9 @@ class Session {
   // The hash grid `handle` names: NOT_FOUND ("hash grid handle 0x... not
   // found") for an unknown handle, another session's, or another kind's.
   absl::StatusOr<std::shared_ptr<runtime::HashGrid>> GetHashGrid(uint64_t handle) const;
+  // The object with a tree (a BVH) `handle` names: NOT_FOUND ("BVH handle
+  // 0x... not found") as GetHashGrid.
+  absl::StatusOr<std::shared_ptr<runtime::TreeObject>> GetTree(uint64_t handle) const;
   // Drops `handles` from the object table and the launch tables; launches
   // prepared before keep their tables (and so the objects) until they are
   // destroyed. Unknown handles are ignored.

@@ -11,6 +11,7 @@
 #include "runtime/exec/hash_grid_build.h"
 #include "runtime/exec/launch.h"
 #include "runtime/exec/matmul.h"
+#include "runtime/exec/tree_build.h"
 
 namespace warpd::server {
 
@@ -38,6 +39,12 @@ class ArrayResolver {
       return absl::NotFoundError(absl::StrFormat("hash grid handle 0x%016x not found", handle));
     }
     return session_.GetHashGrid(handle);
+  }
+  absl::StatusOr<std::shared_ptr<runtime::TreeObject>> GetTree(uint64_t handle) const {
+    if (std::find(freed_objects_.begin(), freed_objects_.end(), handle) != freed_objects_.end()) {
+      return absl::NotFoundError(absl::StrFormat("BVH handle 0x%016x not found", handle));
+    }
+    return session_.GetTree(handle);
   }
   // The launch table of `device`: the session's objects there, but those
   // freed earlier in the batch.
@@ -158,6 +165,18 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return runtime::PrepareHashGridBuild(*std::move(grid), *std::move(points), std::move(groups), build.radius(),
                                            device, session.private_pool());
     }
+    case v1::Command::kBuildTree: {
+      const v1::BuildTree& build = command.build_tree();
+      auto tree = arrays.GetTree(build.object());
+      if (!tree.ok()) return tree.status();
+      if (build.split() != 0 && build.split() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("build_tree: split ", build.split(), " is not 0 (SAH) or 1 (median)"));
+      }
+      return runtime::PrepareTreeBuild(*std::move(tree), build.refit(),
+                                       build.split() == 1 ? runtime::BvhSplit::kMedian : runtime::BvhSplit::kSah,
+                                       device);
+    }
     case v1::Command::kMatmul: {
       const v1::Matmul& mm = command.matmul();
       auto a = arrays.Get(mm.a());
@@ -223,7 +242,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
     }
     default:
       return absl::InvalidArgumentError(
-          "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid or free_object)");
+          "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree or "
+          "free_object)");
   }
 }
 
@@ -293,9 +313,10 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
     const v1::Command& c = commands[i];
     if (c.kind_case() != v1::Command::kLaunch && c.kind_case() != v1::Command::kCopy &&
         c.kind_case() != v1::Command::kFill && c.kind_case() != v1::Command::kBuildHashGrid &&
-        c.kind_case() != v1::Command::kMatmul) {
+        c.kind_case() != v1::Command::kMatmul &&
+        c.kind_case() != v1::Command::kBuildTree) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "captured command ", i, ": a graph holds launches, copies, fills and hash grid builds only (free "
+          "captured command ", i, ": a graph holds launches, copies, fills, hash grid and BVH builds only (free "
           "arrays, graphs and objects, and replay graphs, outside a capture)"));
     }
     auto prepared = PrepareOne(session, device, c, arrays);

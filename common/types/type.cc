@@ -241,19 +241,25 @@ TypeRef TypeTable::Quat(ScalarKind s) {
   });
 }
 
-TypeRef TypeTable::HashGridQuery(ScalarKind s) {
-  if (!is_global()) return Global().HashGridQuery(s);
-  return Intern(Key{Kind::kQuery, s, static_cast<int>(QueryKind::kHashGrid), 0, nullptr, ""}, [](const Key& k) {
+TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
+  if (!is_global()) return Global().Query(kind, s);
+  return Intern(Key{Kind::kQuery, s, static_cast<int>(kind), 0, nullptr, ""}, [](const Key& k) {
     auto t = NewType();
     t->kind_ = Kind::kQuery;
     t->scalar_ = k.scalar;
     t->a_ = k.a;
-    // sizeof(wp::hash_grid_query_t<T>): two pointers and 13 int32 (not ABI:
-    // queries never cross the launch boundary).
-    t->size_ = 72;
+    // Sizes of the native structs (not ABI: queries never cross the launch
+    // boundary; static_asserts in the native headers keep them equal).
     t->align_ = 8;
-    t->text_ = "HashGridQuery";
-    t->cpp_ = Cat("wp::hash_grid_query_t<", ScalarCppName(k.scalar), ">");
+    if (static_cast<QueryKind>(k.a) == QueryKind::kHashGrid) {
+      t->size_ = 72;  // wp::hash_grid_query_t<T>: two pointers and 13 int32
+      t->text_ = "HashGridQuery";
+      t->cpp_ = Cat("wp::hash_grid_query_t<", ScalarCppName(k.scalar), ">");
+    } else {
+      t->size_ = 344;  // wp::bvh_query_t
+      t->text_ = "BvhQuery";
+      t->cpp_ = "wp::bvh_query_t";
+    }
     return t;
   });
 }

@@ -79,6 +79,13 @@ enum class Kind : uint8_t { kVoid, kScalar, kVector, kMatrix, kQuat, kTransform,
 // struct members), made by their query builtin and advanced by its _next.
 enum class QueryKind : uint8_t {
   kHashGrid = 1,  // Warp's HashGridQuery: wp::hash_grid_query_t<T> (hash_grid.h)
+  // Warp's BvhQuery of each query builtin (its _BvhQueryAabb, ...): one
+  // wp::bvh_query_t (bvh.h), float32 only; the kind picks the overload of
+  // bvh_query_next, as Warp's codegen does.
+  kBvhAabb = 2,
+  kBvhRay = 3,
+  kBvhCapsule = 4,
+  kBvhSphere = 5,
 };
 
 class Type;
@@ -212,7 +219,9 @@ class TypeTable {
   TypeRef Array(TypeRef element, int ndim, bool indexed = false);
   // Warp's HashGridQuery of precision s (float16, float32 or float64):
   // "HashGridQuery" whatever the precision, as Warp spells it.
-  TypeRef HashGridQuery(ScalarKind s);
+  TypeRef HashGridQuery(ScalarKind s) { return Query(QueryKind::kHashGrid, s); }
+  // The query type of kind k and precision s (BVH queries: float32).
+  TypeRef Query(QueryKind k, ScalarKind s);
 
   // The same, with the limits checked: INVALID_ARGUMENT naming the problem.
   absl::StatusOr<TypeRef> CheckedVector(int64_t length, ScalarKind s);
@@ -269,6 +278,7 @@ inline TypeRef Matrix(int r, int c, ScalarKind s) { return TypeTable::Global().M
 inline TypeRef Quat(ScalarKind s) { return TypeTable::Global().Quat(s); }
 inline TypeRef Transform(ScalarKind s) { return TypeTable::Global().Transform(s); }
 inline TypeRef HashGridQuery(ScalarKind s) { return TypeTable::Global().HashGridQuery(s); }
+inline TypeRef Query(QueryKind k, ScalarKind s) { return TypeTable::Global().Query(k, s); }
 
 // Parses Warp's names of the named value types: "float32", "int", "vec3",
 // "vec3d", "mat33f", "mat22h", "quatf", "transformd", "spatial_vectorf",

@@ -227,7 +227,8 @@ Shape TableShape(const Pattern& p) {
     case Pattern::Kind::kTransform: s.kind = Shape::kTransform; break;
     case Pattern::Kind::kArray: return Shape{Shape::kArray, {0, 0}};  // ndim is not a shape
     case Pattern::Kind::kValue: return s;
-    case Pattern::Kind::kTuple: s.kind = Shape::kOther; break;
+    case Pattern::Kind::kTuple:
+    case Pattern::Kind::kQuery: s.kind = Shape::kOther; break;
   }
   s.dims[0] = dim(p.dims[0]);
   s.dims[1] = dim(p.dims[1]);

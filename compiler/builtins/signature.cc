@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +16,25 @@ using types::ScalarKind;
 using types::TypeRef;
 
 constexpr std::string_view kIntVars = "NMRCK";
+
+// The pattern words of the query types.
+constexpr std::pair<std::string_view, types::QueryKind> kQueryWords[] = {
+    {"hash_grid_query", types::QueryKind::kHashGrid},  {"bvh_query_aabb", types::QueryKind::kBvhAabb},
+    {"bvh_query_ray", types::QueryKind::kBvhRay},      {"bvh_query_capsule", types::QueryKind::kBvhCapsule},
+    {"bvh_query_sphere", types::QueryKind::kBvhSphere},
+};
+
+std::optional<types::QueryKind> QueryNamed(std::string_view w) {
+  for (const auto& [word, kind] : kQueryWords)
+    if (word == w) return kind;
+  return std::nullopt;
+}
+
+std::string_view QueryName(types::QueryKind k) {
+  for (const auto& [word, kind] : kQueryWords)
+    if (kind == k) return word;
+  return "query";
+}
 
 int IntVar(char c) {
   size_t i = kIntVars.find(c);
@@ -130,8 +151,9 @@ class Parser {
       p.kind = Pattern::Kind::kTransform;
     } else if (w == "array") {
       p.kind = Pattern::Kind::kArray;
-    } else if (w == "hash_grid_query") {
-      p.kind = Pattern::Kind::kHashGridQuery;
+    } else if (std::optional<types::QueryKind> q = QueryNamed(w)) {
+      p.kind = Pattern::Kind::kQuery;
+      p.query = *q;
     } else {
       return Error("unknown type constructor");
     }
@@ -198,8 +220,8 @@ bool MatchOne(const Signature& sig, const Pattern& p, TypeRef t, Bindings* b) {
       return t->element()->is_scalar() && BindDType(sig, p, t->element()->scalar(), b);
     case K::kValue:
       return t->is_value() && !t->is_array() && !t->is_tuple() && BindValue(p.value_var, t, b);
-    case K::kHashGridQuery:
-      return t->is_query() && t->query_kind() == types::QueryKind::kHashGrid && BindDType(sig, p, t->scalar(), b);
+    case K::kQuery:
+      return t->is_query() && t->query_kind() == p.query && BindDType(sig, p, t->scalar(), b);
     case K::kTuple:
       return false;  // results only
   }
@@ -322,7 +344,7 @@ TypeRef Instantiate(const Pattern& p, const Bindings& b, types::TypeTable& table
       return table.Array(elem, dim(p.dims[0]) ? dim(p.dims[0]) : 1);
     }
     case K::kValue: return b.values[p.value_var];
-    case K::kHashGridQuery: return table.HashGridQuery(s);
+    case K::kQuery: return table.Query(p.query, s);
     case K::kTuple: {
       std::vector<TypeRef> elements;
       for (const Pattern& e : p.elements) elements.push_back(Instantiate(e, b, table));
@@ -349,7 +371,7 @@ std::string PatternText(const Pattern& p) {
       if (p.dims[0] == 0) return Cat("array(", dtype, ")");
       return Cat("array(", dtype, ", ", DimText(p.dims[0], "Any"), ")");
     case K::kValue: return dtype;
-    case K::kHashGridQuery: return Cat("hash_grid_query(", dtype, ")");
+    case K::kQuery: return Cat(QueryName(p.query), "(", dtype, ")");
     case K::kTuple: {
       std::string out = "tuple(";
       for (size_t i = 0; i < p.elements.size(); ++i) CatAppend(&out, i ? ", " : "", PatternText(p.elements[i]));

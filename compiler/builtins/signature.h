@@ -17,6 +17,8 @@
 //   array(dtype)          an array of any ndim; array(dtype, ndim)
 //   tuple(p1, p2, ...)    results only: several values (Warp's tuple returns)
 //   hash_grid_query(dtype)  Warp's HashGridQuery of that precision
+//   bvh_query_aabb(float32), bvh_query_ray(..), bvh_query_capsule(..),
+//   bvh_query_sphere(..)    Warp's BvhQuery of each query builtin
 //   name: T = 1.0e-6      a trailing scalar parameter with a default (a number
 //                         of the parameter's type; a call may leave it out)
 // A variable binds on first use; later uses must agree (no implicit
@@ -47,7 +49,7 @@ bool InFamily(types::ScalarKind s, Family f);
 std::string_view FamilyName(Family f);
 
 struct Pattern {
-  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue, kTuple, kHashGridQuery };
+  enum class Kind : uint8_t { kScalar, kVector, kMatrix, kQuat, kTransform, kArray, kValue, kTuple, kQuery };
   Kind kind = Kind::kScalar;
   // The dtype: a concrete scalar (dtype_var < 0) or a variable (0: T, 1: S).
   int dtype_var = -1;
@@ -59,6 +61,8 @@ struct Pattern {
   int value_var = -1;
   // kTuple (results only): the elements.
   std::vector<Pattern> elements;
+  // kQuery: which query (its precision is the dtype).
+  types::QueryKind query = types::QueryKind::kHashGrid;
 };
 
 struct Param {

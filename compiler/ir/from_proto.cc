@@ -459,10 +459,18 @@ absl::StatusOr<TypeRef> FunctionTypeFromProto(const v1::TypeRef& proto, types::T
   if (proto.kind_case() == v1::TypeRef::kQuery) {
     const v1::QueryType& q = proto.query();
     const std::optional<ScalarKind> s = ScalarFromProto(q.dtype());
-    if (q.kind() != v1::QUERY_HASH_GRID) return absl::InvalidArgumentError("unknown query type");
-    if (!s || (*s != ScalarKind::kFloat16 && *s != ScalarKind::kFloat32 && *s != ScalarKind::kFloat64))
-      return absl::InvalidArgumentError("HashGridQuery takes float16, float32 or float64");
-    return table.HashGridQuery(*s);
+    if (q.kind() == v1::QUERY_HASH_GRID) {
+      if (!s || (*s != ScalarKind::kFloat16 && *s != ScalarKind::kFloat32 && *s != ScalarKind::kFloat64))
+        return absl::InvalidArgumentError("HashGridQuery takes float16, float32 or float64");
+      return table.HashGridQuery(*s);
+    }
+    if (q.kind() == v1::QUERY_BVH_AABB || q.kind() == v1::QUERY_BVH_RAY || q.kind() == v1::QUERY_BVH_CAPSULE ||
+        q.kind() == v1::QUERY_BVH_SPHERE) {
+      if (s && *s != ScalarKind::kFloat32) return absl::InvalidArgumentError("BvhQuery takes float32 only");
+      // The proto's and the type table's kinds are numbered alike.
+      return table.Query(static_cast<types::QueryKind>(q.kind()), ScalarKind::kFloat32);
+    }
+    return absl::InvalidArgumentError("unknown query type");
   }
   if (proto.kind_case() != v1::TypeRef::kTuple) return TypeFromProto(proto, table);
   const v1::TupleType& tt = proto.tuple();
@@ -576,7 +584,7 @@ v1::TypeRef TypeToProto(TypeRef type) {
       if (type->is_indexed_array()) out.mutable_array()->set_indexed(true);
       break;
     case types::Kind::kQuery:
-      out.mutable_query()->set_kind(v1::QUERY_HASH_GRID);
+      out.mutable_query()->set_kind(static_cast<v1::QueryKind>(type->query_kind()));
       out.mutable_query()->set_dtype(ScalarToProto(type->scalar()));
       break;
     case types::Kind::kVoid:

@@ -181,7 +181,8 @@ class LaunchCommand final : public Command {
     }
     if (f.kind == wp::FAULT_OBJECT_INDEX) {
       return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index, " out of range for a ",
-                                                ObjectKindName(f.dim), " of ", f.extent, " points"));
+                                                ObjectKindName(f.dim), " of ", f.extent,
+                                                f.dim == wp::OBJECT_HASH_GRID ? " points" : " nodes"));
     }
     if (f.kind == wp::FAULT_CANCELLED) {
       return absl::CancelledError(absl::StrCat(where, ": cancelled"));

@@ -7,6 +7,7 @@ namespace warpd::runtime {
 const char* ObjectKindName(int32_t kind) {
   switch (kind) {
     case wp::OBJECT_HASH_GRID: return "hash grid";
+    case wp::OBJECT_BVH: return "BVH";
     default: return "object";
   }
 }

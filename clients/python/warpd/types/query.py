@@ -56,3 +56,16 @@ def hash_grid_query_type(dtype):
 
 def is_query_type(t) -> bool:
     return isinstance(t, type) and getattr(t, "_wp_public_name_", None) == "HashGridQuery"
+
+
+class BvhQuery:
+    """Object used to track state during BVH traversal (Warp's ``wp.BvhQuery``): made in
+    kernels by ``wp.bvh_query_aabb``, ``_ray``, ``_sphere`` or ``_capsule`` and advanced by
+    ``wp.bvh_query_next``. Each query builtin makes its own kind; parameters annotated with
+    this erased type (a query of any kind) are not supported by warpd yet."""
+
+    _wp_native_name_ = "bvh_query_t"
+    _wp_type_name_ = "BvhQuery"
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("BvhQuery objects are made in kernels by wp.bvh_query_aabb() and its kin")

@@ -37,8 +37,8 @@ enum fault_kind : int32 {
   // there (OBJECT_NONE: not in the table: made up, freed, or another
   // session's).
   FAULT_UNKNOWN_OBJECT = 4,
-  // An object query's index (hash_grid_point_id's) outside the object's
-  // `extent` elements; `dim` holds the object's kind.
+  // An object query's index (hash_grid_point_id's, a BVH query's root)
+  // outside the object's `extent` elements; `dim` holds the object's kind.
   FAULT_OBJECT_INDEX = 5,
 };
 
@@ -46,6 +46,7 @@ enum fault_kind : int32 {
 enum object_kind : int32 {
   OBJECT_NONE = 0,
   OBJECT_HASH_GRID = 1,  // data: a hash_grid_t (hash_grid.h)
+  OBJECT_BVH = 2,        // data: a bvh_t (bvh.h)
 };
 
 // One entry of a launch's object table: one live object of the launching

@@ -1,0 +1,151 @@
+"""wp.Bvh: a bounding volume hierarchy over item boxes, kept and built by the daemon.
+
+    bvh = wp.Bvh(lowers, uppers)        # arrays of wp.vec3 (contiguous, same length)
+    wp.launch(k, dim=n, inputs=[bvh.id, ...])
+    bvh.refit()                         # after lowers/uppers changed: same tree, new boxes
+
+    @wp.kernel
+    def k(bvh: wp.uint64, ...):
+        query = wp.bvh_query_aabb(bvh, lo, hi)   # or bvh_query_ray / _sphere / _capsule
+        item = int(0)
+        while wp.bvh_query_next(query, item):
+            ...
+
+The tree lives in the daemon (runtime/objects/bvh.h) and belongs to this
+client's session; ``id`` is its handle, an unguessable uint64 that only this
+session's kernels resolve (through the launch's object table): an id of
+another session, a freed BVH's or a made-up one fails the launch with a
+clear error. The BVH holds its ``lowers`` and ``uppers`` arrays; the build
+(at construction), ``refit`` and ``rebuild`` are stream commands, ordered
+with launches and copies (they may be captured in a graph, and each replay
+builds again from the arrays' current contents). The BVH is freed when this
+object is garbage-collected (in stream order) or when the session ends.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+import warnings
+
+from . import types as wt
+from .context import runtime
+from .v1 import runtime_pb2
+
+_SPLIT = {"sah": 0, "median": 1}
+
+
+class BvhConstructor(enum.IntEnum):
+    """BVH construction algorithm selection (Warp's names and values)."""
+
+    SAH = 0
+    MEDIAN = 1
+    LBVH = 2
+    CUBQL = -1
+
+    @classmethod
+    def from_str(cls, value: str) -> BvhConstructor:
+        try:
+            return cls[value.upper()]
+        except KeyError:
+            raise ValueError(
+                f"Unknown BVH constructor '{value}', expected one of: {', '.join(m.name.lower() for m in cls)}"
+            ) from None
+
+
+def _cpu_constructor(constructor) -> BvhConstructor:
+    """The CPU construction for `constructor` (None: SAH), as Warp picks it for a CPU tree."""
+    if constructor is None:
+        return BvhConstructor.SAH
+    if not isinstance(constructor, BvhConstructor):
+        constructor = BvhConstructor.from_str(constructor)
+    if constructor == BvhConstructor.LBVH:
+        warnings.warn("LBVH constructor is not available for a CPU tree. Falling back to SAH constructor.",
+                      stacklevel=3)
+        return BvhConstructor.SAH
+    if constructor == BvhConstructor.CUBQL:
+        raise RuntimeError("the cuBQL BVH constructor is not available in warpd (use 'sah' or 'median')")
+    return constructor
+
+
+class Bvh:
+    """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's ``wp.Bvh``)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, lowers, uppers, constructor=None, groups=None, leaf_size: int = 1):
+        """Args:
+            lowers, uppers: contiguous arrays of wp.vec3, the items' boxes (the same length, on one device).
+            constructor: "sah" (default on the CPU) or "median"; "lbvh" falls back to "sah" with a warning.
+            groups: grouped BVHs are not supported yet.
+            leaf_size: items per leaf (1..64).
+        """
+        from .array import array as _array  # noqa: PLC0415 - array imports context lazily too
+
+        if not isinstance(lowers, _array) or not isinstance(uppers, _array):
+            raise TypeError("lowers and uppers should be warp arrays of type wp.vec3")
+        if len(lowers) != len(uppers):
+            raise RuntimeError("The same number of lower and upper bounds must be provided")
+        if lowers.device != uppers.device:
+            raise RuntimeError("Lower and upper bounds must live on the same device")
+        if not wt.types_equal(lowers.dtype, wt.vec3) or not lowers.is_contiguous:
+            raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
+        if not wt.types_equal(uppers.dtype, wt.vec3) or not uppers.is_contiguous:
+            raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
+        if groups is not None:
+            raise NotImplementedError("grouped BVHs (groups=) are not supported by warpd yet")
+        leaf_size = operator.index(leaf_size)
+        if leaf_size < 1:
+            raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
+        if leaf_size > 64:
+            raise ValueError(f"leaf_size must be at most 64 in warpd, current value: {leaf_size}")
+        constructor = _cpu_constructor(constructor)
+        rt = runtime()
+        self._rt = rt
+        self.device = lowers.device
+        self._stream = rt.stream(self.device)
+        self.lowers = lowers
+        self.uppers = uppers
+        self.groups = None
+        self.leaf_size = leaf_size
+        resp = rt.call("CreateBvh", runtime_pb2.CreateBvhRequest(
+            session=rt.session, device=self.device.name, lowers=lowers.handle, uppers=uppers.handle,
+            leaf_size=leaf_size))
+        self.id = resp.bvh
+        self._constructor = constructor
+        self._queue_build(refit=False, constructor=constructor)
+
+    def _queue_build(self, refit: bool, constructor: BvhConstructor):
+        if not self.id:
+            raise RuntimeError("this Bvh was not created or has been freed")
+        with self._rt.lock:
+            cmd = self._stream.add(keep=(self, self.lowers, self.uppers))
+            cmd.build_tree.object = self.id
+            cmd.build_tree.refit = refit
+            cmd.build_tree.split = _SPLIT[constructor.name.lower()]
+
+    def refit(self):
+        """Recomputes the tree's boxes from the current ``lowers``/``uppers`` (the same
+        tree); call it after changing them. Queued on the device stream."""
+        self._queue_build(refit=True, constructor=self._constructor)
+
+    def rebuild(self, constructor=None):
+        """Builds the tree again from the current ``lowers``/``uppers`` (in place).
+        Queued on the device stream."""
+        constructor = _cpu_constructor(constructor)
+        self._queue_build(refit=False, constructor=constructor)
+        self._constructor = constructor
+
+    def __del__(self):
+        h = getattr(self, "id", None)
+        if not h:
+            return
+        self.id = None
+        try:
+            if not self._rt.closed:
+                self._stream.free_object_later(h)
+        except Exception:
+            pass

@@ -1,0 +1,24 @@
+// warpd runtime: the stream command that builds or refits the tree of a
+// BVH (runtime/objects/bvh.h) in stream order, so it reads the item boxes
+// the commands before it wrote and the launches after it see the new tree.
+// It may be captured in a graph: each replay builds (or refits) from the
+// boxes' current contents again.
+//
+// PrepareTreeBuild checks that the object lives on `device`
+// (INVALID_ARGUMENT). Ownership: the command holds the object until it is
+// destroyed.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/exec/command.h"
+#include "runtime/objects/bvh.h"
+
+namespace warpd::runtime {
+
+absl::StatusOr<std::unique_ptr<Command>> PrepareTreeBuild(std::shared_ptr<TreeObject> object, bool refit,
+                                                          BvhSplit split, const std::string& device);
+
+}  // namespace warpd::runtime

@@ -1,0 +1,57 @@
+// warpd runtime: building and refitting BVH trees on the CPU (the trees of
+// wp.Bvh and wp.Mesh; runtime/native/warpd/native/bvh.h has the layout).
+//
+// BuildBvhTree splits top-down: binned SAH (16 bins per axis over the item
+// centroids) or median splits (Warp's "sah" and "median"), down to leaves
+// of at most `leaf_size` items. Nodes are numbered so that every child
+// comes after its parent (RefitBvhTree relies on it); the tree never gets
+// deeper than the query stack allows: past kSahDepth levels it splits at
+// the median, which halves the items per level.
+// Items with NaN or infinite bounds are placed (their centroid sorts as
+// +inf) but never break the build; their boxes are what the queries test.
+//
+//   std::vector<wp::bvh_node_t> nodes(MaxBvhNodes(n));
+//   std::vector<int32_t> parents(nodes.size()), prims(n);
+//   ASSIGN_OR_RETURN(BvhShape shape, BuildBvhTree(lowers, uppers, n, 1, BvhSplit::kSah, nodes.data(),
+//                                                parents.data(), prims.data()));
+//   ... item boxes move ...
+//   RefitBvhTree(lowers, uppers, n, prims.data(), nodes.data(), shape.num_nodes);
+//
+// Thread-safety: none (the caller owns the buffers; runs in stream order).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "warpd/native/bvh.h"
+
+namespace warpd::runtime {
+
+enum class BvhSplit { kSah, kMedian };
+
+// Below this depth the SAH builder splits by cost; deeper, by median.
+inline constexpr int kSahDepth = 30;
+
+struct BvhShape {
+  int32_t num_nodes = 0;
+  int32_t root = -1;  // -1 when there are no items
+  int32_t max_depth = 0;
+};
+
+// Nodes a tree of n items may need: 2n - 1 (one for n = 0).
+inline int64_t MaxBvhNodes(int64_t n) { return n > 0 ? 2 * n - 1 : 1; }
+
+// Builds the tree of items [0, n) with boxes (lowers[i], uppers[i]) into
+// nodes/parents (MaxBvhNodes(n) each) and prims (n). INVALID_ARGUMENT for
+// n < 0 or n >= 2^30, leaf_size < 1; CANCELLED when *cancel is set.
+absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
+                                      BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
+                                      const std::atomic<bool>* cancel = nullptr);
+
+// Recomputes every node's box from the items' current boxes, leaves first
+// (children come after parents), keeping the topology.
+void RefitBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, const int32_t* prims,
+                  wp::bvh_node_t* nodes, int32_t num_nodes);
+
+}  // namespace warpd::runtime

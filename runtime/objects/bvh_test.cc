@@ -1,0 +1,326 @@
+// Bvh: builds (SAH and median, leaf sizes, empty, single, duplicate and
+// degenerate boxes, NaN/inf boxes), refits, checked by running the native
+// queries (runtime/native/warpd/native/bvh.h) on the host against brute
+// force over every item; tree invariants (every item in one leaf, boxes
+// containing their children, depth within the query stack).
+#include "runtime/objects/bvh.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/objects/object_table.h"
+
+namespace warpd::runtime {
+namespace {
+
+using types::ScalarKind;
+using V = wp::vec3f;
+
+V Vec(float x, float y, float z) { return V{{x, y, z}}; }
+
+class BvhTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const Array> Vecs(const std::vector<V>& v) {
+    ArrayLayout layout =
+        *MakeArrayLayout(types::Vector(3, ScalarKind::kFloat32), {static_cast<int64_t>(v.size())});
+    auto buffer = *pool_.Allocate(std::max<uint64_t>(1, v.size() * sizeof(V)), "test");
+    if (!v.empty()) std::memcpy(buffer->data(), v.data(), v.size() * sizeof(V));
+    return std::make_shared<Array>("cpu", layout, std::move(buffer));
+  }
+  std::shared_ptr<Bvh> Make(const std::vector<V>& lo, const std::vector<V>& hi, int leaf = 1,
+                            BvhSplit split = BvhSplit::kSah) {
+    lowers_ = Vecs(lo);
+    uppers_ = Vecs(hi);
+    auto bvh = Bvh::Create("cpu", lowers_, uppers_, leaf, pool_);
+    EXPECT_TRUE(bvh.ok()) << bvh.status();
+    EXPECT_TRUE((*bvh)->Rebuild(split).ok());
+    return *bvh;
+  }
+  // The items a kernel's query yields (sorted; each at most once, checked).
+  std::vector<int> Run(const std::shared_ptr<Bvh>& bvh, int kind, V a, V b, float r = 0.0f,
+                       float max_dist = INFINITY, int root = -1) {
+    std::shared_ptr<const ObjectTable> t = ObjectTable::Empty()->With(7, bvh);
+    wp::launch_ctx ctx;
+    std::memset(&ctx, 0, sizeof(ctx));
+    ctx.objects = t->entries();
+    ctx.num_objects = 1;
+    wp::bvh_query_t q;
+    switch (kind) {
+      case wp::BVH_QUERY_RAY: q = wp::bvh_query_ray(&ctx, 1, 7, a, b, root); break;
+      case wp::BVH_QUERY_CAPSULE: q = wp::bvh_query_capsule(&ctx, 1, 7, a, b, r, root); break;
+      case wp::BVH_QUERY_SPHERE: q = wp::bvh_query_sphere(&ctx, 1, 7, a, r, root); break;
+      default: q = wp::bvh_query_aabb(&ctx, 1, 7, a, b, root); break;
+    }
+    std::vector<int> out;
+    wp::int32 index = -1;
+    while (wp::bvh_query_next(q, index, max_dist) && out.size() < 1000000) out.push_back(index);
+    EXPECT_EQ(ctx.fault.flag, 0);
+    std::sort(out.begin(), out.end());
+    EXPECT_TRUE(std::adjacent_find(out.begin(), out.end()) == out.end()) << "an item reported twice";
+    return out;
+  }
+  // The tree's invariants.
+  void CheckTree(const Bvh& bvh) {
+    const wp::bvh_t& t = bvh.native();
+    if (t.num_items == 0) return;
+    ASSERT_EQ(t.root, 0);
+    ASSERT_LE(t.num_nodes, 2 * t.num_items - 1);
+    EXPECT_LT(t.max_depth + 1, wp::BVH_STACK_SIZE);
+    std::vector<int> seen(t.num_items, 0);
+    for (int i = 0; i < t.num_nodes; ++i) {
+      const wp::bvh_node_t& n = t.nodes[i];
+      if (wp::bvh_node_is_leaf(n)) {
+        ASSERT_LE(wp::bvh_leaf_end(n) - n.left, bvh.leaf_size());
+        for (int k = n.left; k < wp::bvh_leaf_end(n); ++k) {
+          const int item = t.primitives[k];
+          ++seen[item];
+          for (int a = 0; a < 3; ++a) {
+            if (std::isnan(t.item_lowers[item].c[a]) || std::isnan(t.item_uppers[item].c[a])) continue;
+            EXPECT_LE(n.lower.c[a], t.item_lowers[item].c[a]);
+            EXPECT_GE(n.upper.c[a], t.item_uppers[item].c[a]);
+          }
+        }
+      } else {
+        for (int c : {n.left, n.right}) {
+          ASSERT_GT(c, i);
+          ASSERT_LT(c, t.num_nodes);
+          EXPECT_EQ(t.parents[c], i);
+          for (int a = 0; a < 3; ++a) {
+            EXPECT_LE(n.lower.c[a], t.nodes[c].lower.c[a]);
+            EXPECT_GE(n.upper.c[a], t.nodes[c].upper.c[a]);
+          }
+        }
+      }
+    }
+    for (int i = 0; i < t.num_items; ++i) EXPECT_EQ(seen[i], 1) << "item " << i;
+  }
+
+  std::shared_ptr<MemoryAccount> account_ = MemoryAccount::Create("test", 0);
+  SegmentPool pool_{account_};
+  std::shared_ptr<const Array> lowers_, uppers_;
+};
+
+bool Overlap(V al, V ah, V bl, V bh) {
+  for (int a = 0; a < 3; ++a)
+    if (al.c[a] > bh.c[a] || ah.c[a] < bl.c[a]) return false;
+  return true;
+}
+
+// Warp's slab test, in double: the hit parameter or NAN.
+double RayBox(V s, V d, V lo, V hi) {
+  double tmin = -INFINITY, tmax = INFINITY;
+  for (int a = 0; a < 3; ++a) {
+    const double r = 1.0 / static_cast<double>(d.c[a]);
+    const double t1 = (lo.c[a] - s.c[a]) * r, t2 = (hi.c[a] - s.c[a]) * r;
+    tmin = std::fmax(tmin, std::fmin(t1, t2));
+    tmax = std::fmin(tmax, std::fmax(t1, t2));
+  }
+  return (tmax >= 0 && tmax >= tmin) ? tmin : NAN;
+}
+
+void RandomBoxes(size_t n, uint32_t seed, std::vector<V>* lo, std::vector<V>* hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-5.0f, 5.0f), e(0.0f, 1.5f);
+  lo->resize(n);
+  hi->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    (*lo)[i] = Vec(u(rng), u(rng), u(rng));
+    (*hi)[i] = Vec((*lo)[i].c[0] + e(rng), (*lo)[i].c[1] + e(rng), (*lo)[i].c[2] + e(rng));
+  }
+}
+
+TEST_F(BvhTest, CreateChecksArraysAndChargesTheTree) {
+  auto lo = Vecs({Vec(0, 0, 0), Vec(1, 1, 1)});
+  auto hi = Vecs({Vec(1, 1, 1)});
+  EXPECT_EQ(Bvh::Create("cpu", lo, hi, 1, pool_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Bvh::Create("cpu", lo, lo, 0, pool_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Bvh::Create("cuda:0", lo, lo, 1, pool_).status().code(), absl::StatusCode::kInvalidArgument);
+  ArrayLayout flayout = *MakeArrayLayout(types::Scalar(ScalarKind::kFloat32), {6});
+  auto floats = std::make_shared<Array>("cpu", flayout, *pool_.Allocate(24, "test"));
+  EXPECT_EQ(Bvh::Create("cpu", floats, floats, 1, pool_).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<V> l, h;
+  RandomBoxes(20000, 1, &l, &h);
+  auto big_lo = Vecs(l), big_hi = Vecs(h);
+  const uint64_t before = account_->used();
+  auto bvh = Bvh::Create("cpu", big_lo, big_hi, 1, pool_);
+  ASSERT_TRUE(bvh.ok()) << bvh.status();
+  // Nodes (32 bytes) and parents (4) of 2n - 1 nodes, n item indices;
+  // the pool charges whole segments, some room of which may be older.
+  EXPECT_GE(account_->used() - before + 65536, uint64_t{39999 * 36 + 20000 * 4});
+  SegmentPool small(MemoryAccount::Create("small", 16 << 10));
+  EXPECT_EQ(Bvh::Create("cpu", big_lo, big_hi, 1, small).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(BvhTest, UnbuiltAndEmptyTreesYieldNothing) {
+  lowers_ = Vecs({Vec(0, 0, 0)});
+  uppers_ = Vecs({Vec(1, 1, 1)});
+  auto unbuilt = *Bvh::Create("cpu", lowers_, uppers_, 1, pool_);
+  EXPECT_TRUE(Run(unbuilt, wp::BVH_QUERY_AABB, Vec(-9, -9, -9), Vec(9, 9, 9)).empty());
+  auto empty = Make({}, {});
+  EXPECT_TRUE(Run(empty, wp::BVH_QUERY_AABB, Vec(-9, -9, -9), Vec(9, 9, 9)).empty());
+  EXPECT_TRUE(Run(empty, wp::BVH_QUERY_RAY, Vec(-9, 0, 0), Vec(1, 0, 0)).empty());
+}
+
+TEST_F(BvhTest, QueriesMatchBruteForceForEverySplitAndLeafSize) {
+  std::vector<V> lo, hi;
+  RandomBoxes(700, 2, &lo, &hi);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-7.0f, 7.0f), w(0.0f, 4.0f), r(0.0f, 3.0f);
+  for (BvhSplit split : {BvhSplit::kSah, BvhSplit::kMedian}) {
+    for (int leaf : {1, 2, 4, 8}) {
+      auto bvh = Make(lo, hi, leaf, split);
+      CheckTree(*bvh);
+      for (int trial = 0; trial < 40; ++trial) {
+        const V a = Vec(u(rng), u(rng), u(rng));
+        const V b = Vec(a.c[0] + w(rng), a.c[1] + w(rng), a.c[2] + w(rng));
+        std::vector<int> want;
+        for (int i = 0; i < 700; ++i)
+          if (Overlap(a, b, lo[i], hi[i])) want.push_back(i);
+        EXPECT_EQ(Run(bvh, wp::BVH_QUERY_AABB, a, b), want) << "aabb trial " << trial;
+
+        V d = Vec(u(rng), u(rng), u(rng));
+        const float len = std::sqrt(d.c[0] * d.c[0] + d.c[1] * d.c[1] + d.c[2] * d.c[2]);
+        for (float& c : d.c) c /= len;
+        const float max_dist = trial % 2 ? 4.0f : INFINITY;
+        want.clear();
+        for (int i = 0; i < 700; ++i) {
+          const double t = RayBox(a, d, lo[i], hi[i]);
+          if (!std::isnan(t) && !(t >= max_dist)) want.push_back(i);
+        }
+        EXPECT_EQ(Run(bvh, wp::BVH_QUERY_RAY, a, d, 0.0f, max_dist), want) << "ray trial " << trial;
+
+        const float radius = r(rng);
+        want.clear();
+        for (int i = 0; i < 700; ++i) {
+          double d2 = 0;
+          for (int k = 0; k < 3; ++k) {
+            const double e = std::max({static_cast<double>(lo[i].c[k]) - a.c[k],
+                                       static_cast<double>(a.c[k]) - hi[i].c[k], 0.0});
+            d2 += e * e;
+          }
+          if (d2 <= static_cast<double>(radius) * radius) want.push_back(i);
+        }
+        EXPECT_EQ(Run(bvh, wp::BVH_QUERY_SPHERE, a, a, radius), want) << "sphere trial " << trial;
+      }
+    }
+  }
+}
+
+TEST_F(BvhTest, AxisParallelRaysAndCapsulesAlongBoxFaces) {
+  // A row of unit boxes on the x axis; rays along their shared faces.
+  std::vector<V> lo, hi;
+  for (int i = 0; i < 10; ++i) {
+    lo.push_back(Vec(float(i), 0, 0));
+    hi.push_back(Vec(float(i) + 1, 1, 1));
+  }
+  auto bvh = Make(lo, hi);
+  std::vector<int> all(10);
+  for (int i = 0; i < 10; ++i) all[i] = i;
+  // Through the middle of the row: every box.
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_RAY, Vec(-1, 0.5f, 0.5f), Vec(1, 0, 0)), all);
+  // Starting inside box 4, going +x: 4..9.
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_RAY, Vec(4.5f, 0.5f, 0.5f), Vec(1, 0, 0)), std::vector<int>({4, 5, 6, 7, 8, 9}));
+  // max_dist 2.5 from x = -1: boxes entered at t = 1, 2 (t = 3 is not < 2.5).
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_RAY, Vec(-1, 0.5f, 0.5f), Vec(1, 0, 0), 0, 2.5f), std::vector<int>({0, 1}));
+  // Missing above: nothing.
+  EXPECT_TRUE(Run(bvh, wp::BVH_QUERY_RAY, Vec(-1, 1.5f, 0.5f), Vec(1, 0, 0)).empty());
+  // A capsule from (-1, 1.5, .5) along +x, radius 0.5: the inflated boxes
+  // reach y = 1.5 (touching counts); box i is entered at t = (i + .5) / 3.5,
+  // so max_dist 0.9 keeps boxes 0..2.
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_CAPSULE, Vec(-1, 1.5f, 0.5f), Vec(3.5f, 0, 0), 0.5f, 0.9f),
+            std::vector<int>({0, 1, 2}));
+  EXPECT_TRUE(Run(bvh, wp::BVH_QUERY_CAPSULE, Vec(-1, 1.6f, 0.5f), Vec(3.5f, 0, 0), 0.5f, 1.0f).empty());
+  // A sphere of radius 0 touching box faces.
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_SPHERE, Vec(3, 1, 1), Vec(3, 1, 1), 0.0f), std::vector<int>({2, 3}));
+}
+
+TEST_F(BvhTest, DegenerateInputsBuildShallowTrees) {
+  // Identical boxes, points (zero-size boxes), NaN and infinite boxes.
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<V> lo, hi;
+    for (int i = 0; i < 5000; ++i) {
+      if (variant == 0) {
+        lo.push_back(Vec(1, 1, 1));
+        hi.push_back(Vec(2, 2, 2));
+      } else if (variant == 1) {
+        lo.push_back(Vec(float(i % 7), 0, 0));
+        hi.push_back(lo.back());
+      } else {
+        const float x = i % 3 == 0 ? NAN : (i % 3 == 1 ? INFINITY : float(i));
+        lo.push_back(Vec(x, 0, -x));
+        hi.push_back(Vec(x, 1, 1));
+      }
+    }
+    auto bvh = Make(lo, hi, 1);
+    CheckTree(*bvh);
+    EXPECT_LT(bvh->native().max_depth, 62) << variant;
+    std::vector<int> want;
+    for (int i = 0; i < 5000; ++i)
+      if (Overlap(Vec(0, 0, 0), Vec(3, 3, 3), lo[i], hi[i])) want.push_back(i);
+    if (variant < 2) EXPECT_EQ(Run(bvh, wp::BVH_QUERY_AABB, Vec(0, 0, 0), Vec(3, 3, 3)), want) << variant;
+  }
+}
+
+TEST_F(BvhTest, RefitFollowsMovedBoxesAndRootsOutOfRangeFault) {
+  std::vector<V> lo, hi;
+  RandomBoxes(300, 4, &lo, &hi);
+  auto bvh = Make(lo, hi, 2);
+  // Move every box by +20 in x, in the arrays the tree reads.
+  auto* l = reinterpret_cast<V*>(lowers_->data());
+  auto* h = reinterpret_cast<V*>(uppers_->data());
+  for (int i = 0; i < 300; ++i) {
+    l[i].c[0] += 20;
+    h[i].c[0] += 20;
+  }
+  std::vector<int> all(300);
+  for (int i = 0; i < 300; ++i) all[i] = i;
+  EXPECT_TRUE(Run(bvh, wp::BVH_QUERY_AABB, Vec(10, -10, -10), Vec(30, 10, 10)).size() < 300);
+  ASSERT_TRUE(bvh->Refit().ok());
+  CheckTree(*bvh);
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_AABB, Vec(10, -10, -10), Vec(30, 10, 10)), all);
+  EXPECT_TRUE(Run(bvh, wp::BVH_QUERY_AABB, Vec(-10, -10, -10), Vec(9, 10, 10)).empty());
+  // A subtree root: only the items under it.
+  const wp::bvh_t& t = bvh->native();
+  const int sub = t.nodes[0].left;
+  std::set<int> under;
+  std::vector<int> stack{sub};
+  while (!stack.empty()) {
+    const wp::bvh_node_t& n = t.nodes[stack.back()];
+    stack.pop_back();
+    if (wp::bvh_node_is_leaf(n)) {
+      for (int k = n.left; k < wp::bvh_leaf_end(n); ++k) under.insert(t.primitives[k]);
+    } else {
+      stack.push_back(n.left);
+      stack.push_back(n.right);
+    }
+  }
+  EXPECT_EQ(Run(bvh, wp::BVH_QUERY_AABB, Vec(-99, -99, -99), Vec(99, 99, 99), 0, INFINITY, sub),
+            std::vector<int>(under.begin(), under.end()));
+  // A root outside the tree records FAULT_OBJECT_INDEX and yields nothing.
+  std::shared_ptr<const ObjectTable> table = ObjectTable::Empty()->With(7, bvh);
+  wp::launch_ctx ctx;
+  std::memset(&ctx, 0, sizeof(ctx));
+  ctx.objects = table->entries();
+  ctx.num_objects = 1;
+  auto q = wp::bvh_query_aabb(&ctx, 12, 7, Vec(-99, -99, -99), Vec(99, 99, 99), t.num_nodes);
+  wp::int32 index = -5;
+  EXPECT_FALSE(wp::bvh_query_next(q, index, INFINITY));
+  EXPECT_EQ(index, -5);
+  EXPECT_EQ(ctx.fault.kind, wp::FAULT_OBJECT_INDEX);
+  EXPECT_EQ(ctx.fault.line, 12);
+  EXPECT_EQ(ctx.fault.index, t.num_nodes);
+  // An unknown id: FAULT_UNKNOWN_OBJECT.
+  std::memset(&ctx.fault, 0, sizeof(ctx.fault));
+  auto u = wp::bvh_query_ray(&ctx, 13, 8, Vec(0, 0, 0), Vec(1, 0, 0), -1);
+  EXPECT_FALSE(wp::bvh_query_next(u, index, INFINITY));
+  EXPECT_EQ(ctx.fault.kind, wp::FAULT_UNKNOWN_OBJECT);
+}
+
+}  // namespace
+}  // namespace warpd::runtime
