@@ -253,7 +253,11 @@ ServerUnaryReactor* RuntimeService::GetServerInfo(CallbackServerContext* ctx, co
                                                    [this](auto* call) {
     ServerInfo* response = &call->response;
     response->set_version(kVersion);
-    for (const auto& d : state_->devices().all()) FillDeviceInfo(d->info(), response->add_devices());
+    for (const auto& d : state_->devices().all()) {
+      v1::DeviceInfo* out = response->add_devices();
+      FillDeviceInfo(d->info(), out);
+      out->set_free_bytes(d->FreeMemoryBytes());
+    }
     response->set_kernel_cache_dir(state_->compiler() ? state_->compiler()->cache_dir()
                                                       : state_->flags().cache_dir);
     response->set_cuda_driver(state_->cuda_driver());

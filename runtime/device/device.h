@@ -44,6 +44,10 @@ class Device {
   // What modules for this device are compiled for.
   virtual abi::Target target() const = 0;
 
+  // Memory the device could still give now (the host's available memory for
+  // the CPU), at the time of the call; 0 when it is not known.
+  virtual uint64_t FreeMemoryBytes() const { return 0; }
+
   // Memory of `bytes` for an array on this device, taken from `pool` (the
   // session's; it charges the session's memory account, so the bytes count
   // against every limit above it): zero-filled, or with Fill::kAny possibly

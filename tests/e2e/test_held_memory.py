@@ -220,3 +220,31 @@ def test_modules_and_array_bookkeeping_are_charged(daemon):
     assert refusal[0] == grpc.StatusCode.RESOURCE_EXHAUSTED and "tenant 'tiny' memory limit" in refusal[1], refusal
     assert t.memory_used() >= module_bytes + made * 200
     t.close()
+
+
+def _mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_device_free_memory_is_the_host_memory_the_quota_allows(wp):
+    # Warp's Device.free_memory: for warpd, the daemon host's available memory, at most
+    # what the tenant's memory quota leaves (the daemon runs on this host in tests).
+    from warpd.v1 import runtime_pb2
+
+    dev = wp.get_device("cpu")
+    rt = wp.context.runtime()
+    usage = {q.resource: q for q in rt.call("GetUsage", runtime_pb2.GetUsageRequest(session=rt.session)).quotas}
+    mem = usage.get("memory_bytes")
+    before = dev.free_memory
+    host = _mem_available()
+    assert 0 < before <= dev.total_memory
+    expect = host if not (mem and mem.limit) else min(host, mem.limit - mem.used)
+    assert abs(before - expect) < 256 << 20, (before, expect)
+    if mem and mem.limit and mem.limit - mem.used < host:
+        big = wp.zeros(64 << 20, dtype=wp.uint8)  # charged to the quota: free_memory drops by it
+        assert before - dev.free_memory >= 64 << 20
+        del big

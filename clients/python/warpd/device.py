@@ -21,6 +21,24 @@ class Device:
         self.unavailable: str = getattr(info, "unavailable", "")
 
     @property
+    def free_memory(self) -> int:
+        """Bytes this client could still allocate on the device now (Warp's free_memory): the
+        device's free memory (for the CPU, the daemon host's available memory), at most what
+        the tenant's memory quota leaves. Asks the daemon at each read; 0 when unknown."""
+        from .context import runtime
+        from .v1 import runtime_pb2
+
+        rt = runtime()
+        info = rt.call("GetServerInfo", runtime_pb2.GetServerInfoRequest())
+        free = next((d.free_bytes for d in info.devices if d.name == self.name), 0)
+        usage = rt.call("GetUsage", runtime_pb2.GetUsageRequest(session=rt.session))
+        for q in usage.quotas:
+            if q.resource == "memory_bytes" and q.limit:
+                left = max(0, q.limit - q.used)
+                free = min(free, left) if free else left
+        return int(free)
+
+    @property
     def is_cpu(self) -> bool:
         return self.kind == "cpu"
 
