@@ -18,6 +18,8 @@ import re
 import textwrap
 from typing import Any
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -737,3 +739,14 @@ def test_rebinding_a_function_valued_local_is_an_error(wp):
         with pytest.raises(wp.WarpCodegenError, match=f"rebinding function-valued local 'f' {what} is not "
                                                       f"supported. Warp does not have function pointers"):
             wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+def test_func_declares_overloads_for_type_checkers():
+    # Warp 1.19 (test_func_decorator_has_overloads): @wp.func and @wp.func(...) as typing
+    # overloads returning Callable, so checkers keep the decorated function's signature.
+    import typing
+
+    overloads = typing.get_overloads(wp.func)
+    assert len(overloads) == 2
+    assert all("Callable[_P, _R]" in str(o.__annotations__["return"]) for o in overloads)
+    assert list(inspect.signature(halve_f64).parameters) == ["x"]

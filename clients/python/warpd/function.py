@@ -52,6 +52,7 @@ import hashlib
 import inspect
 import numbers
 import sys
+import typing
 
 import numpy as np
 
@@ -243,6 +244,22 @@ def define(fn, scope) -> Function:
     functools.update_wrapper(existing, fn)
     functions_changed()
     return existing
+
+
+_P = typing.ParamSpec("_P")
+_R = typing.TypeVar("_R")
+
+
+# Signatures for static type checkers (Pyright/Pylance show the decorated function's own
+# signature), as Warp declares them.
+@typing.overload
+def func(f: typing.Callable[_P, _R], *, name: str | None = None, module=None,
+         inline: bool | None = None) -> typing.Callable[_P, _R]: ...
+
+
+@typing.overload
+def func(f: None = None, *, name: str | None = None, module=None, inline: bool | None = None
+         ) -> typing.Callable[[typing.Callable[_P, _R]], typing.Callable[_P, _R]]: ...
 
 
 def func(f=None, *, name=None, module=None, inline=None):
