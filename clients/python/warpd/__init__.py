@@ -33,7 +33,8 @@ from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_d
                       synchronize, synchronize_device)
 from .device import Device
 from .errors import (AuthenticationError, CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
-                     KernelError, NotFoundError, SessionError, UnavailableError, WarpCodegenAttributeError,
+                     KernelError, NotFoundError, SessionError, UnavailableError, VersionMismatchError,
+                     WarpCodegenAttributeError,
                      WarpCodegenError, WarpCodegenIndexError, WarpCodegenKeyError, WarpCodegenTypeError,
                      WarpCodegenValueError, WarpdError)
 from .function import Function, func, func_grad, func_native, func_replay

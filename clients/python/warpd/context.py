@@ -32,7 +32,7 @@ import time
 
 import grpc
 
-from . import auth, config, local_commands, local_map, malloc_tuning, progress
+from . import auth, config, local_commands, local_map, malloc_tuning, progress, versions
 from . import daemon as daemon_mod
 from .device import Device, resolve
 from .errors import (AuthenticationError, DaemonStartError, DeadlineExceededError, DeviceError, UnavailableError,
@@ -284,6 +284,7 @@ class Runtime:
                 raise self._refused(err) from None
             raise UnavailableError(f"could not reach the warpd daemon at {self.address}: "
                                    f"{err.message}", e.code()) from None
+        versions.check(config.version, self.info.version, self.address)
         try:
             resp = self.call("OpenSession", runtime_pb2.OpenSessionRequest(
                 client_name=f"warpd-python pid={os.getpid()} host={platform.node()}"))

@@ -281,6 +281,10 @@ class AuthenticationError(WarpdError, PermissionError):
     this user. The message says where a token comes from (``WARPD_TOKEN``)."""
 
 
+class VersionMismatchError(WarpdError):
+    """The daemon's version speaks another protocol than this client's (versions.py)."""
+
+
 class DaemonStartError(WarpdError):
     """A private daemon could not be started by ``wp.init()``."""
 
