@@ -30,6 +30,7 @@ import warnings
 
 from . import types as wt
 from .context import runtime
+from .server_object import ServerObject
 from .v1 import runtime_pb2
 
 _SPLIT = {"sah": 0, "median": 1}
@@ -68,7 +69,7 @@ def _cpu_constructor(constructor) -> BvhConstructor:
     return constructor
 
 
-class Bvh:
+class Bvh(ServerObject):
     """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's ``wp.Bvh``)."""
 
     def __new__(cls, *args, **kwargs):
@@ -138,14 +139,3 @@ class Bvh:
         constructor = _cpu_constructor(constructor)
         self._queue_build(refit=False, constructor=constructor)
         self._constructor = constructor
-
-    def __del__(self):
-        h = getattr(self, "id", None)
-        if not h:
-            return
-        self.id = None
-        try:
-            if not self._rt.closed:
-                self._stream.free_object_later(h)
-        except Exception:
-            pass

@@ -25,6 +25,7 @@ import operator
 
 from . import types as wt
 from .context import runtime
+from .server_object import ServerObject
 from .v1 import ir_pb2, runtime_pb2
 
 _MAX_CELL_COUNT = (1 << 31) - 1
@@ -32,7 +33,7 @@ _DTYPE_PROTO = {wt.float16: ir_pb2.SCALAR_FLOAT16, wt.float32: ir_pb2.SCALAR_FLO
                 wt.float64: ir_pb2.SCALAR_FLOAT64}
 
 
-class HashGrid:
+class HashGrid(ServerObject):
     """Hash-based spatial grid for accelerated neighbour queries on point data (Warp's
     ``wp.HashGrid``), with float16, float32 or float64 points (``dtype``)."""
 
@@ -133,14 +134,3 @@ class HashGrid:
     def _check_live(self):
         if not self.id:
             raise RuntimeError("this HashGrid was not created or has been freed")
-
-    def __del__(self):
-        h = getattr(self, "id", None)
-        if not h:
-            return
-        self.id = None
-        try:
-            if not self._rt.closed:
-                self._stream.free_object_later(h)
-        except Exception:
-            pass
