@@ -1,6 +1,7 @@
 #include "compiler/compiler.h"
 
 #include <chrono>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -13,6 +14,7 @@
 #include "compiler/compile_queue.h"
 #include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/lane_blocks.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/sema.h"
 #include "compiler/tir/array_access.h"
@@ -190,8 +192,13 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
   if (module.backward) {
     // The adjoints need every read of a mutable variable explicit; the
     // forward text of a backward module is emitted from the same TIR.
+    // Which kernels' adjoints may run lane-blocked is judged before.
+    std::set<std::string> lane_kernels;
+    for (const tir::Function& f : lowered->functions)
+      if (f.is_kernel() && ir::IsEmitted(*f.source) && codegen::AdjointRunsLaneBlocked(f))
+        lane_kernels.insert(f.source->name);
     for (tir::Function& f : lowered->functions) tir::MakeReadsExplicit(f);
-    codegen::Adjoints adjoints = codegen::GenerateAdjoints(*lowered);
+    codegen::Adjoints adjoints = codegen::GenerateAdjoints(*lowered, lane_kernels);
     for (const auto& [kernel, params] : adjoints.exclusive) {
       std::vector<uint8_t>& access = out.param_access[kernel];
       for (int p : params)

@@ -65,8 +65,8 @@ class AdjointEmitter : public FunctionEmitter {
   // `loop_budget`: the bytes of a thread's stack each loop may keep its
   // iterations' starting values in.
   AdjointEmitter(const tir::Module& m, const tir::Function& f, Writer& w, std::vector<std::string>& errors,
-                 size_t loop_budget)
-      : FunctionEmitter(m, f, w), errors_(errors), loop_budget_(loop_budget) {
+                 size_t loop_budget, bool lanes = false)
+      : FunctionEmitter(m, f, w, nullptr, lanes), errors_(errors), loop_budget_(loop_budget) {
     SetReplay();
     NumberSites(f.body);
     FindLocalArrays();
@@ -115,6 +115,98 @@ class AdjointEmitter : public FunctionEmitter {
     Reverse(f_.body, -1);
   }
 
+  // The stack a lane-blocked adjoint body takes: every variable and its
+  // adjoint (and flags) per lane, and the loops' kept values.
+  uint64_t LaneBytes() const {
+    uint64_t bytes = 0;
+    for (const tir::Var& v : f_.vars)
+      bytes += v.kind == tir::VarKind::kElementRef ? 2 * sizeof(void*) + 2 : 2 * std::max<uint64_t>(v.type->size(), 1);
+    for (size_t l = 0; l < carried_.size(); ++l)
+      for (tir::VarId v : carried_[l])
+        bytes += capacity_[l] * f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
+    return bytes * static_cast<uint64_t>(kLanes);
+  }
+
+  // The lane-blocked adjoint body (a kernel for which
+  // AdjointRunsLaneBlocked holds; lane_blocks.h): kLanes thread ids from
+  // _t0, every variable and adjoint an array indexed by the lane. As the
+  // forward lane-blocked body, each stretch of the kernel's top-level
+  // instructions between its loops is one loop over the lanes and each loop
+  // runs its iterations (all lanes the same ones) around a loop over the
+  // lanes: in the forward replay, then in the reverse sweep (each
+  // iteration's restore, replay and reverse in one lane loop). Each lane
+  // runs the scalar adjoint's operations in the scalar adjoint's order.
+  void LanesAdjointBody() {
+    const std::string lanes = std::to_string(kLanes);
+    for (const auto& inst : f_.body) {  // what a lane loop runs at its top level
+      lane_top_.insert(inst.get());
+      if (inst->kind == tir::InstKind::For)
+        for (const auto& b : tir::Cast<tir::For>(*inst).body) lane_top_.insert(b.get());
+    }
+    for (size_t v = 0; v < f_.vars.size(); ++v) {
+      const tir::Var& var = f_.vars[v];
+      const tir::VarId id = static_cast<tir::VarId>(v);
+      const std::string base = BaseName(id);
+      // Zeroing the lane arrays costs as much as a small kernel's work: only
+      // what may be read before it is written starts at zero (locals, slots,
+      // adjoints that accumulate); temporaries and element references are
+      // written first (an array temporary's adjoint, its gradient array, too).
+      const std::string n = "[" + lanes + "]";
+      if (var.kind == tir::VarKind::kParam) {
+        w_.Line(Type(id) + " a" + base + n + ";");
+      } else if (var.kind == tir::VarKind::kElementRef) {
+        w_.Line(Type(id) + "* " + base + n + "; " + Type(id) + "* a" + base + n + "; bool c" + base + n + ";" +
+                (exclusive_.refs.contains(id) ? " bool x" + base + n + ";" : ""));
+      } else if (var.kind == tir::VarKind::kTemp) {
+        w_.Line(Type(id) + " " + base + n + "; " + Type(id) + " a" + base + n + (var.type->is_array() ? ";" : "{};"));
+      } else {
+        w_.Line(Type(id) + " " + base + n + "{}; " + Type(id) + " a" + base + n + "{};");
+      }
+    }
+    std::string params;
+    for (size_t v = 0; v < f_.source->params.size(); ++v)
+      params += " a" + BaseName(static_cast<tir::VarId>(v)) + "[_l] = adj.p_" + f_.source->params[v].name + ";";
+    if (!params.empty()) w_.Line("for (int _l = 0; _l < " + lanes + "; ++_l) {" + params + " }");
+    w_.Line("wp::float32 _gsc[" + lanes + "];  // sin or cos for an adjoint (ReverseBuiltin)");
+    for (int l = 0; l < loops_; ++l) {
+      w_.Line("wp::int64 _n" + std::to_string(l) + " = 0;");
+      if (capacity_[static_cast<size_t>(l)] == 0) continue;
+      for (tir::VarId v : carried_[static_cast<size_t>(l)]) {
+        const std::string dims = "[" + std::to_string(capacity_[static_cast<size_t>(l)]) + "][" + lanes + "]";
+        w_.Line(Type(v) + " " + SnapName(l, v, false) + dims + ";");
+        if (f_.var(v).type->is_array()) w_.Line(Type(v) + " " + SnapName(l, v, true) + dims + ";");
+      }
+    }
+    frames_.clear();
+    std::vector<const tir::Inst*> stretch;
+    auto flush = [&](bool reverse) {
+      if (stretch.empty()) return;
+      OpenLanes();
+      for (const tir::Inst* inst : stretch) reverse ? ReverseInst(*inst, -1) : Visit(*inst);
+      w_.Close();
+      stretch.clear();
+    };
+    for (const auto& inst : f_.body) {  // the forward replay
+      if (inst->kind != tir::InstKind::For) {
+        stretch.push_back(inst.get());
+        continue;
+      }
+      flush(false);
+      LanesReplayFor(tir::Cast<tir::For>(*inst));
+    }
+    flush(false);
+    for (size_t k = f_.body.size(); k-- > 0;) {  // the reverse sweep
+      const tir::Inst& inst = *f_.body[k];
+      if (inst.kind != tir::InstKind::For) {
+        stretch.push_back(&inst);
+        continue;
+      }
+      flush(true);
+      LanesReverseFor(tir::Cast<tir::For>(inst));
+    }
+    flush(true);
+  }
+
   // ------------------------------------------------------------ forward replay
 
   // The replay prints as the forward pass did (Warp's adjoints do too), once:
@@ -147,6 +239,13 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   void VisitBuiltin(const tir::Builtin& i) override {
+    if (IsLaneTrig(i)) {
+      const bool sin = LaneMathOf(f_, i) == LaneMath::kSin;
+      const std::string k = std::to_string(kLanes), dst = BaseName(i.dst);
+      LaneTrig(i, std::string("wp::sincos_lanes<") + k + (sin ? ", true, false>(" : ", false, true>(") +
+                      (sin ? dst + ", nullptr, " : "nullptr, " + dst + ", ") + BaseName(i.args[0].value.var) + ");");
+      return;
+    }
     if (i.overload->form == builtins::Form::kAtomic) {
       // Not applied again; an atomic's result (the old value) reads as the
       // element's value now.
@@ -348,9 +447,12 @@ class AdjointEmitter : public FunctionEmitter {
  private:
   // ---------------------------------------------------------------- naming
 
-  std::string Adj(tir::VarId v) const { return "a" + BaseName(v); }
-  std::string Consume(tir::VarId v) const { return "c" + BaseName(v); }
-  std::string Exclusive(tir::VarId v) const { return "x" + BaseName(v); }
+  // In a lane-blocked adjoint every adjoint (a parameter's too) and flag
+  // is an array indexed by the lane.
+  std::string Lane(std::string s) const { return lanes_ ? s + "[_l]" : s; }
+  std::string Adj(tir::VarId v) const { return Lane("a" + BaseName(v)); }
+  std::string Consume(tir::VarId v) const { return Lane("c" + BaseName(v)); }
+  std::string Exclusive(tir::VarId v) const { return Lane("x" + BaseName(v)); }
   std::string AdjOp(const tir::Operand& o) const { return o.is_var() ? Adj(o.var) : "{}"; }
   std::string AdjPlace(const tir::Place& p, bool lvalue) const {
     const std::string root = Adj(p.root);
@@ -583,7 +685,8 @@ class AdjointEmitter : public FunctionEmitter {
     for (tir::VarId v : writes.vars) bytes += f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
     // The loop's share of kAdjointSnapshotBytes, at most 256 iterations (0:
     // nothing kept, when one iteration's values do not fit).
-    const size_t cap = bytes == 0 ? 0 : std::min<size_t>(loop_budget_ / bytes, 256);
+    const size_t per_iteration = bytes * (lanes_ ? static_cast<size_t>(kLanes) : 1);
+    const size_t cap = bytes == 0 ? 0 : std::min<size_t>(loop_budget_ / per_iteration, 256);
     carried_.push_back(bytes == 0 ? std::vector<tir::VarId>{} : std::vector<tir::VarId>(writes.vars.begin(), writes.vars.end()));
     capacity_.push_back(cap);
   }
@@ -598,8 +701,8 @@ class AdjointEmitter : public FunctionEmitter {
     if (vars.empty() || capacity_[static_cast<size_t>(l)] == 0) return;
     std::string body;
     for (tir::VarId v : vars) {
-      body += " " + SnapName(l, v, false) + "[" + n + "] = " + Name(v) + ";";
-      if (f_.var(v).type->is_array()) body += " " + SnapName(l, v, true) + "[" + n + "] = " + Adj(v) + ";";
+      body += " " + Lane(SnapName(l, v, false) + "[" + n + "]") + " = " + Name(v) + ";";
+      if (f_.var(v).type->is_array()) body += " " + Lane(SnapName(l, v, true) + "[" + n + "]") + " = " + Adj(v) + ";";
     }
     w_.Line("if (" + n + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
   }
@@ -612,8 +715,8 @@ class AdjointEmitter : public FunctionEmitter {
     if (vars.empty()) return;
     std::string body;
     for (tir::VarId v : vars) {
-      body += " " + Name(v) + " = " + SnapName(l, v, false) + "[" + k + "];";
-      if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + SnapName(l, v, true) + "[" + k + "];";
+      body += " " + Name(v) + " = " + Lane(SnapName(l, v, false) + "[" + k + "]") + ";";
+      if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + Lane(SnapName(l, v, true) + "[" + k + "]") + ";";
     }
     const std::string cap = std::to_string(capacity_[static_cast<size_t>(l)]);
     const std::string fault = "{ (void)wp::record_adjoint_loop_fault(ctx, " + Line(span) + ", _n" + std::to_string(l) +
@@ -624,6 +727,83 @@ class AdjointEmitter : public FunctionEmitter {
     }
     w_.Line("if (" + k + " < " + cap + ") {" + body + " }");
     if (needs_exact_[static_cast<size_t>(l)]) w_.Line("else " + fault);
+  }
+
+  // -------------------------------------------------------------- lanes
+
+  void OpenLanes() {
+    w_.Open("for (int _l = 0; _l < " + std::to_string(kLanes) + "; ++_l) {");
+    w_.Line("const wp::int64 _tid = _t0 + _l;");
+  }
+
+  // A loop bound, the same for every lane (AdjointRunsLaneBlocked): a
+  // constant, a parameter, or a temporary loaded from one (lane 0's copy).
+  std::string Uniform(const tir::Operand& o) const {
+    if (!o.is_var() || f_.var(o.var).kind == tir::VarKind::kParam) return Op(o);
+    return BaseName(o.var) + "[0]";
+  }
+
+  void LanesReplayFor(const tir::For& i) {
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l), it = "it" + std::to_string(next_coords_++);
+    const std::string lo = it + "_lo", trips = it + "_n", st = "(wp::int64)" + Uniform(i.step);
+    w_.Line("const wp::int64 " + lo + " = (wp::int64)" + Uniform(i.start) + ";");
+    w_.Line("const wp::int64 " + trips + " = (wp::int64)wp::loop_trips(" + lo + ", (wp::int64)" + Uniform(i.stop) +
+            ", " + st + ");");
+    w_.Line(n + " = 0;");
+    // The lanes keep fewer iterations' values than the scalar body: where the
+    // gradient depends on them and they do not fit, these threads run one at
+    // a time instead (nothing was written yet: the reverse sweep comes after
+    // every loop), so lanes never fault where the scalar adjoint would not.
+    if (needs_exact_[static_cast<size_t>(l)] && !carried_[static_cast<size_t>(l)].empty())
+      w_.Line("if (" + trips + " > " + std::to_string(capacity_[static_cast<size_t>(l)]) +
+              ") { _scalar = true; return; }");
+    w_.Open("for (wp::int64 " + it + " = 0; " + it + " < " + trips + "; ++" + it + ") {");
+    w_.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
+    OpenLanes();
+    Snapshot(l, n);
+    w_.Line(Name(i.var) + " = (" + Type(i.var) + ")(" + lo + " + " + it + " * " + st + ");");
+    frames_.push_back(-1);
+    VisitBlock(i.body);
+    frames_.pop_back();
+    w_.Close();
+    w_.Line("++" + n + ";");
+    w_.Close();
+  }
+
+  void LanesReverseFor(const tir::For& i) {
+    const int l = loop_of_.at(&i);
+    const std::string n = "_n" + std::to_string(l), k = "_k" + std::to_string(l);
+    w_.Open("for (wp::int64 " + k + " = " + n + " - 1; " + k + " >= 0; --" + k + ") {");
+    OpenLanes();
+    w_.Line(Name(i.var) + " = (" + Type(i.var) + ")((wp::int64)" + Uniform(i.start) + " + " + k + " * (wp::int64)" +
+            Uniform(i.step) + ");");
+    Restore(l, k, i.span);
+    std::vector<int> saved = frames_;
+    frames_ = {l};
+    const bool quiet = quiet_;
+    quiet_ = true;
+    VisitBlock(i.body);  // no block around it: a lane loop may be split in it (LaneTrig)
+    quiet_ = quiet;
+    frames_ = std::move(saved);
+    Reverse(i.body, l);
+    w_.Close();
+    w_.Close();
+  }
+
+  // A float32 sin or cos of a lane array at the top level of a lane loop
+  // (LaneMathOf): the loop is split there and `call` runs for all lanes at
+  // once (wp::sincos_lanes: the float path for every lane, the exact values
+  // the scalar functions give), as in the forward lane-blocked body.
+  bool LaneTrig(const tir::Inst& inst, const std::string& call) {
+    w_.Close();
+    w_.Line(call);
+    OpenLanes();
+    (void)inst;
+    return true;
+  }
+  bool IsLaneTrig(const tir::Builtin& i) const {
+    return lanes_ && lane_top_.contains(&i) && LaneMathOf(f_, i) != LaneMath::kNone;
   }
 
   // A break or continue: C++'s inside a loop running natively, else the
@@ -791,6 +971,16 @@ class AdjointEmitter : public FunctionEmitter {
 
   void ReverseBuiltin(const tir::Builtin& i) {
     const builtins::Overload& o = *i.overload;
+    if (IsLaneTrig(i)) {  // adj_sin / adj_cos with the other function from sincos_lanes
+      const bool sin = LaneMathOf(f_, i) == LaneMath::kSin;
+      const std::string k = std::to_string(kLanes), x = BaseName(i.args[0].value.var);
+      LaneTrig(i, std::string("wp::sincos_lanes<") + k +
+                      (sin ? ", false, true>(nullptr, _gsc, " : ", true, false>(_gsc, nullptr, ") + x + ");");
+      const std::string term = "wp::mul(_gsc[_l], " + Adj(i.dst) + ")";
+      w_.Line("wp::accumulate_adjoint(" + Adj(i.args[0].value.var) + ", " + (sin ? term : "wp::neg(" + term + ")") + ");");
+      w_.Line(Adj(i.dst) + " = {};");
+      return;
+    }
     if (o.name == "struct" && i.dst != tir::kNoVar) return ReverseStructConstructor(i);
     if (!o.differentiable) return;
     bool carries = i.dst != tir::kNoVar && CarriesGradient(f_.var(i.dst).type);
@@ -1060,6 +1250,7 @@ class AdjointEmitter : public FunctionEmitter {
   std::vector<std::string>& errors_;
   const size_t loop_budget_;
   bool quiet_ = false;  // replaying a loop iteration for its reverse sweep: prints were printed
+  std::set<const tir::Inst*> lane_top_;  // lanes: the instructions a lane loop runs at its top level
   std::set<tir::VarId> local_refs_;           // references into local arrays
   ThreadExclusive exclusive_;                 // kernels: their own elements of arrays (thread_index.h)
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
@@ -1086,7 +1277,7 @@ std::string AdjFuncSignature(const ir::Function& f) {
 // Returns the parameters whose gradients the adjoint may add to without
 // atomics (Adjoints::exclusive).
 std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Writer& w,
-                                std::vector<std::string>& errors, size_t loop_budget) {
+                                std::vector<std::string>& errors, size_t loop_budget, bool lanes) {
   const ir::Function& k = *f.source;
   compiler::KernelLayout layout = compiler::ComputeLayout(*m.source, k);
   const std::string args = ArgsStruct(k.name);
@@ -1101,14 +1292,34 @@ std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Wr
   std::set<int> params;
   for (tir::VarId p : exclusive.params) params.insert(static_cast<int>(p));  // parameters come first
   AdjointEmitter emitter(m, f, w, errors, loop_budget);
-  emitter.SetExclusive(std::move(exclusive));
+  emitter.SetExclusive(exclusive);
   emitter.AdjointBody();
   w.Close();
   w.Line("");
+  // kLanes thread ids at a time (CPU only), where the kernel allows it
+  // (AdjointRunsLaneBlocked) and the lane arrays fit. A lane block whose
+  // loop outgrows what the lanes keep of it sets _scalar and runs one thread
+  // at a time (LanesReplayFor).
+  Writer lane_text;
+  if (lanes && errors.empty()) {
+    std::vector<std::string> lane_errors;
+    AdjointEmitter lane(m, f, lane_text, lane_errors, loop_budget, /*lanes=*/true);
+    lane.SetExclusive(exclusive);
+    if (lane.LaneBytes() <= kMaxLaneBytes) {
+      lane_text.Open("static WP_DEVICE_FUNC void " + AdjBodySymbol(k.name) + "_lanes(wp::launch_ctx* ctx, const " +
+                     args + "& args, const " + args + "& adj, wp::int64 _t0, bool& _scalar) {");
+      for (const auto& p : k.params) lane_text.Line(p.type->CppName() + " " + Local(p.name) + " = args.p_" + p.name + ";");
+      lane.LanesAdjointBody();
+      lane_text.Close();
+      lane_text.Line("");
+    }
+    lanes = lane_errors.empty() && !lane_text.str().empty();
+  }
   // The adjoint block follows the forward block at args_size (a multiple of
   // the block's alignment).
   const std::string off = std::to_string(layout.args_size);
   w.Line("#if !WP_CUDA");
+  if (lanes) w.Line(lane_text.str());
   w.Open("extern \"C\" void " + AdjointCpuEntrySymbol(k.name) +
          "(wp::launch_ctx* ctx, const void* args, wp::int64 begin, wp::int64 end) {");
   w.Line("const " + args + " a = *(const " + args + "*)args;");
@@ -1116,7 +1327,16 @@ std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Wr
   w.Open("for (wp::int64 block = begin; block < end; block += 256) {");
   w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
   w.Line("const wp::int64 block_end = end - block < 256 ? end : block + 256;");
-  w.Line("for (wp::int64 t = block; t < block_end; ++t) " + AdjBodySymbol(k.name) + "(ctx, a, d, t);");
+  w.Line("wp::int64 t = block;");
+  if (lanes) {
+    const std::string n = std::to_string(kLanes);
+    w.Open("for (; t + " + n + " <= block_end; t += " + n + ") {");
+    w.Line("bool scalar = false;");
+    w.Line(AdjBodySymbol(k.name) + "_lanes(ctx, a, d, t, scalar);");
+    w.Line("if (scalar) for (wp::int64 u = t; u < t + " + n + "; ++u) " + AdjBodySymbol(k.name) + "(ctx, a, d, u);");
+    w.Close();
+  }
+  w.Line("for (; t < block_end; ++t) " + AdjBodySymbol(k.name) + "(ctx, a, d, t);");
   w.Close();
   w.Close();
   w.Line("#else");
@@ -1225,7 +1445,7 @@ std::set<int> GradTargets(const tir::Module& module, const tir::CallGraph& calls
 
 // The adjoints of `module`'s emitted functions and kernels; with `only`,
 // of those functions alone (no kernels).
-Adjoints Generate(const tir::Module& module, const std::set<int>* only) {
+Adjoints Generate(const tir::Module& module, const std::set<int>* only, const std::set<std::string>& lane_kernels) {
   Writer w;
   w.Line("// ---- adjoints (backward pass)");
   w.Line("#include \"warpd/native/adjoint/adj_codegen.h\"");
@@ -1257,7 +1477,8 @@ Adjoints Generate(const tir::Module& module, const std::set<int>* only) {
     Writer body;
     if (errors.empty()) {
       if (f.is_kernel()) {
-        std::set<int> exclusive = EmitKernelAdjoint(module, f, body, errors, loop_budget);
+        std::set<int> exclusive =
+            EmitKernelAdjoint(module, f, body, errors, loop_budget, lane_kernels.contains(f.source->name));
         if (errors.empty()) out.exclusive[f.source->name] = std::move(exclusive);
       } else {
         body.Line("// adjoint of function " + f.source->name);
@@ -1289,12 +1510,14 @@ Adjoints Generate(const tir::Module& module, const std::set<int>* only) {
 
 }  // namespace
 
-Adjoints GenerateAdjoints(const tir::Module& module) { return Generate(module, nullptr); }
+Adjoints GenerateAdjoints(const tir::Module& module, const std::set<std::string>& lane_kernels) {
+  return Generate(module, nullptr, lane_kernels);
+}
 
 Adjoints GenerateGradAdjoints(const tir::Module& module) {
   const std::set<int> targets = GradTargets(module, tir::CallGraphOf(module));
   if (targets.empty()) return Adjoints{};
-  return Generate(module, &targets);
+  return Generate(module, &targets, {});
 }
 
 std::string GradAdjointDeclarations(const tir::Module& module) {

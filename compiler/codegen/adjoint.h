@@ -54,8 +54,10 @@ struct Adjoints {
 };
 
 // The adjoint functions and kernel entries of `module` (its functions made
-// explicit by tir::MakeReadsExplicit).
-Adjoints GenerateAdjoints(const tir::Module& module);
+// explicit by tir::MakeReadsExplicit). The kernels named in `lane_kernels`
+// (AdjointRunsLaneBlocked before MakeReadsExplicit, lane_blocks.h) also get a
+// lane-blocked adjoint body their CPU entry runs kLanes thread ids at a time.
+Adjoints GenerateAdjoints(const tir::Module& module, const std::set<std::string>& lane_kernels = {});
 
 // For a module without a backward pass: the adjoints its wp.grad() calls
 // run (tir::Grad): of their user callees and what those call, no kernels'.

@@ -139,6 +139,31 @@ bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast) {
          !scan.early_exit && !scan.ordered_effects;
 }
 
+bool AdjointRunsLaneBlocked(const tir::Function& kernel) {
+  if (!RunsLaneBlocked(kernel, FindThreadIndexed(kernel))) return false;
+  // Without a loop the adjoint is a few operations around checked accesses,
+  // which lanes do not make faster (measured: the elementwise bench kernel).
+  struct Loops : tir::Visitor<Loops> {
+    bool found = false;
+    void VisitFor(const tir::For&) { found = true; }
+  } loops;
+  loops.VisitBlock(kernel.body);
+  if (!loops.found) return false;
+  struct ParamWrites : tir::Visitor<ParamWrites> {
+    const tir::Function& f;
+    bool found = false;
+    explicit ParamWrites(const tir::Function& fn) : f(fn) {}
+    void Root(tir::VarId v) { found |= f.var(v).kind == tir::VarKind::kParam; }
+    void VisitStore(const tir::Store& i) { Root(i.place.root); }
+    void VisitBuiltin(const tir::Builtin& i) {
+      for (const tir::Arg& a : i.args)
+        if (a.mode == tir::Arg::Mode::kOut) Root(a.place.root);
+    }
+  } writes(kernel);
+  writes.VisitBlock(kernel.body);
+  return !writes.found;
+}
+
 LaneMath LaneMathOf(const tir::Function& kernel, const tir::Builtin& call) {
   if (call.overload == nullptr || call.dst == tir::kNoVar || call.args.size() != 1) return LaneMath::kNone;
   const LaneMath kind = call.overload->name == "sin"   ? LaneMath::kSin

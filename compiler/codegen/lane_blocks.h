@@ -65,6 +65,13 @@ inline constexpr uint64_t kMaxLaneBytes = uint64_t{128} << 10;
 
 bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast);
 
+// Whether a kernel's adjoint (adjoint.h) runs kLanes thread ids at a time
+// too: its forward body runs lane-blocked, it has a loop (where lanes pay)
+// and it writes no parameter (whose copy the lanes share). Judged on the TIR before tir::MakeReadsExplicit.
+// The adjoint's accesses stay bounds-checked (a fault returns from the
+// lanes' call), so its fast blocks need not be in bounds.
+bool AdjointRunsLaneBlocked(const tir::Function& kernel);
+
 // What a lane-blocked body runs a builtin call as: kSin or kCos for a float32
 // sin or cos of a float32 variable that is not a parameter (a lane array);
 // kNone for anything else.
