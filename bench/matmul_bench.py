@@ -9,22 +9,14 @@ checked against NumPy's before anything is timed.
 """
 
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 
 import warpd as wp
 
-
-def median_ms(fn, repeats: int) -> float:
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)) * 1e3
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_s  # noqa: E402
 
 
 def main():
@@ -46,8 +38,8 @@ def main():
             wp.matmul(a, b, c, d)
             wp.synchronize()
 
-        t_warpd = median_ms(warpd_gemm, repeats)
-        t_numpy = median_ms(lambda: av @ bv, repeats)
+        t_warpd = median_s(warpd_gemm, repeats) * 1e3
+        t_numpy = median_s(lambda: av @ bv, repeats) * 1e3
         gflops = 2.0 * n ** 3 / 1e9
         print(f"{n}x{n} {dtype.__name__} GEMM: warpd {t_warpd:.2f} ms ({gflops / t_warpd * 1e3:.1f} GFLOP/s), "
               f"numpy {t_numpy:.2f} ms ({gflops / t_numpy * 1e3:.1f} GFLOP/s), warpd/numpy time "

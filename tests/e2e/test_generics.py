@@ -448,3 +448,24 @@ def test_type_expression_errors(wp):
 
     with pytest.raises(wp.CompileError, match=r"type\(a\) is .* which has no value in a kernel"):
         wp.launch(type_as_value, dim=1, inputs=[wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)])
+
+
+def test_dtype_of_a_local_made_by_a_constructor(wp):
+    # Warp 1.19 (test_type_attribute_error): v.dtype of a local whose constructor the front
+    # end sees is its scalar type; an attribute a type lacks is Warp's AttributeError.
+    @wp.kernel(module="unique")
+    def scalar_of_local(out: wp.array(dtype=float)):
+        a = wp.vec3(0.0)
+        out[0] = a.dtype(2.5) + float(wp.static(len(a)))
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(scalar_of_local, dim=1, inputs=[out])
+    assert out.numpy()[0] == 5.5
+
+    @wp.kernel(module="unique")
+    def no_shape():
+        a = wp.vec3(0.0)
+        _ = a.dtype.shape
+
+    with pytest.raises(AttributeError, match=r"`shape` is not an attribute of '<class 'warpd.types.float32'>'"):
+        wp.launch(no_shape, dim=1, inputs=[])

@@ -267,6 +267,7 @@ class Translator:
         # to a type expression: type_exprs.py.
         self.param_types: dict = {}
         self.type_locals: dict = {}
+        self.local_types: dict = {}  # locals first made by a value type's constructor: their type
         self.deferred_static = False  # a wp.static() was evaluated now, not at declaration
         self.static_cache: dict = {}  # id(call node) -> its latest static value
         # Statements need the static bookkeeping below only where wp.static may be named.
@@ -445,7 +446,7 @@ class Translator:
     def stmt(self, node) -> list:
         """IR statements for node; keeps self.consts (the locals' compile-time values) current."""
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and (self.param_types or self.type_locals)):
+                and (self.param_types or self.type_locals or self.local_types)):
             t = self.type_expr(node.value)
             if t is not _MISSING and type_exprs.is_type_value(t):
                 self.type_locals[node.targets[0].id] = t  # T = type(a): no code, a name for the type
@@ -694,7 +695,7 @@ class Translator:
 
     def expr(self, node) -> ir_pb2.Expr:
         e = ir_pb2.Expr(span=self.span(node))
-        if (self.param_types or self.type_locals) and isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+        if (self.param_types or self.type_locals or self.local_types) and isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
             t = self.type_expr(node)
             if t is not _MISSING:
                 if not self.value(e, t):
@@ -925,7 +926,7 @@ class Translator:
         f = node.func
         # type(a)(x), T(x), type(a).dtype(x) with types known here (type_exprs.py); else the
         # daemon's construct_like for type(x)(...) and a.dtype(...) of other values.
-        known_type = (self.type_expr(f) if (self.param_types or self.type_locals)
+        known_type = (self.type_expr(f) if (self.param_types or self.type_locals or self.local_types)
                       and isinstance(f, (ast.Name, ast.Attribute, ast.Call)) else _MISSING)
         if not type_exprs.is_type_value(known_type):
             known_type = _MISSING
@@ -1245,6 +1246,7 @@ class Translator:
             if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
                 t = self.resolve(value.func)
                 if isinstance(t, type) and wt.is_value_type(t):
+                    self.local_types.setdefault(name, wt.canonical_dtype(t))  # for v.dtype (type_expr)
                     n = staticexpr.fixed_length(t)
                     if n is not None:
                         self.param_lengths.setdefault(name, n)
@@ -1258,7 +1260,10 @@ class Translator:
             base = self.type_expr(node.value)
             if base is _MISSING and isinstance(node.value, ast.Name) and node.attr == "dtype":
                 t = self.param_types.get(node.value.id, _MISSING)  # a.dtype of an array parameter
-                return t.dtype if t is not _MISSING and getattr(t, "_wp_array_", False) else _MISSING
+                if t is not _MISSING and getattr(t, "_wp_array_", False):
+                    return t.dtype
+                t = self.local_types.get(node.value.id, _MISSING)  # v.dtype of v = wp.vec3(...)
+                return type_exprs.attribute(t, "dtype") if t is not _MISSING else _MISSING
             if base is _MISSING or not type_exprs.is_type_value(base):
                 return _MISSING
             value = type_exprs.attribute(base, node.attr)
