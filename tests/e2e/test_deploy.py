@@ -397,17 +397,27 @@ def free_port():
         return s.getsockname()[1]
 
 
+def readme_block(readme, after, language):
+    """The first ```language block after the text `after` in deploy/README.md, unindented."""
+    block = re.search(re.escape(after) + r".*?```" + language + r"\n(.*?)```", readme, flags=re.S).group(1)
+    return "\n".join(line[3:] if line.startswith("   ") else line for line in block.splitlines()) + "\n"
+
+
 def test_readme_first_kernel_over_tls(tmp_path):
     readme = (DEPLOY / "README.md").read_text()
-    assert "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256" in readme
-    block = re.search(r"<!-- first-kernel:.*?-->\s*```python\n(.*?)```", readme, flags=re.S).group(1)
-    snippet = "\n".join(line[3:] if line.startswith("   ") else line for line in block.splitlines())
+    # Steps 1 and 2 as written: the certificate, a token and the tenants file.
+    steps = readme_block(readme, "1. A certificate", "sh") + readme_block(readme, "2. A token", "sh")
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", steps + 'printf %s "$TOKEN"'], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    token = r.stdout
+    assert re.fullmatch(r"[0-9a-f]{64}", token)
+    tenants = json.loads((tmp_path / "tenants.json").read_text())
+    assert tenants["tenants"][0]["token_sha256"] == [hashlib.sha256(token.encode()).hexdigest()]
+    # Step 5.
+    snippet = readme_block(readme, "<!-- first-kernel:", "python")
     script = tmp_path / "first_kernel.py"  # kernels need their source in a file
     script.write_text(snippet)
-    make_cert(tmp_path)
-    token = secrets.token_hex(32)
-    (tmp_path / "tenants.json").write_text(json.dumps(
-        {"tenants": [{"name": "alice", "token_sha256": [hashlib.sha256(token.encode()).hexdigest()]}]}))
     port = free_port()
     d = Daemon(daemon_binary(), tmp_path / "d", client_owns_cache=False, extra_args=[
         "--listen", f"127.0.0.1:{port}", "--tls-cert", str(tmp_path / "tls.crt"),
@@ -426,5 +436,6 @@ def test_readme_first_kernel_over_tls(tmp_path):
         r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
                            cwd=tmp_path)
         assert r.returncode != 0 and "[0. 2. 4. 6.]" not in r.stdout
+        assert "WARPD_TOKEN" in r.stderr, r.stderr[-2000:]  # the error says what to set
     finally:
         assert d.stop() == 0, d.log_tail()
