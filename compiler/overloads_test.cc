@@ -535,7 +535,7 @@ TEST_P(EveryOverload, AdjointsCompileAndRunOnTheCpu) {
     GeneratedModule g = BuildModule(modules[i], Cat("overloads_adj_", i));
     g.proto.set_backward(true);
     auto m = ir::ModuleFromProto(g.proto);
-    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m.ok()) << "module " << i << ": " << m.status();
     auto t0 = std::chrono::steady_clock::now();
     auto r = CpuCompiler().Compile(**m, Target::kCpu);
     cpu_ms += MsSince(t0);
