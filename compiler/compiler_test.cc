@@ -287,6 +287,13 @@ TEST_P(EveryBuiltinOverload, Compiles) {
             case types::QueryKind::kBvhSphere:
               make = Call("bvh_query_sphere", {id, Call(v, {}), Call(sc, {Int(0)})});
               break;
+            case types::QueryKind::kMeshAabb: make = Call("mesh_query_aabb", {id, Call(v, {}), Call(v, {})}); break;
+            case types::QueryKind::kMeshPoint:
+              make = Call("mesh_query_point", {id, Call(v, {}), Call(sc, {Int(0)})});
+              break;
+            case types::QueryKind::kMeshRay:
+              make = Call("mesh_query_ray", {id, Call(v, {}), Call(v, {}), Call(sc, {Int(0)})});
+              break;
           }
           body.push_back(Assign(Name(name), std::move(make)));
         } else if (o.sig.params[i].out) {

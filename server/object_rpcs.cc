@@ -1,10 +1,11 @@
-// warpd server: CreateHashGrid and CreateBvh of warpd.v1.Runtime (object_rpcs.h).
+// warpd server: CreateHashGrid, CreateBvh and CreateMesh of warpd.v1.Runtime (object_rpcs.h).
 #include "server/object_rpcs.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "runtime/objects/bvh.h"
 #include "runtime/objects/hash_grid.h"
+#include "runtime/objects/mesh.h"
 #include "server/runtime_service.h"
 #include "server/unary_call.h"
 
@@ -58,6 +59,37 @@ grpc::ServerUnaryReactor* RuntimeService::CreateBvh(grpc::CallbackServerContext*
       state_, ctx, in, out, "CreateBvh", Run::kOnPool, [this](auto* call) -> absl::Status {
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
         return server::CreateBvh(state_, *session, call->request, &call->response);
+      });
+}
+
+absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMeshRequest& req,
+                        v1::CreateMeshResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
+  if (device->info().kind != "cpu") {
+    return absl::UnimplementedError(
+        absl::StrCat("meshes on '", device->name(), "' are not supported yet (only on 'cpu')"));
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points, session.arrays().Get(req.points()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> indices, session.arrays().Get(req.indices()));
+  std::shared_ptr<const runtime::Array> velocities;
+  if (req.velocities() != 0) {
+    WARPD_ASSIGN_OR_RETURN(velocities, session.arrays().Get(req.velocities()));
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Mesh> mesh,
+                         runtime::Mesh::Create(device->name(), std::move(points), std::move(indices),
+                                               std::move(velocities), req.leaf_size() == 0 ? 4 : req.leaf_size(),
+                                               session.private_pool()));
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(mesh)));
+  resp->set_mesh(handle);
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* RuntimeService::CreateMesh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  return Respond<v1::CreateMeshRequest, v1::CreateMeshResponse>(
+      state_, ctx, in, out, "CreateMesh", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
+        return server::CreateMesh(state_, *session, call->request, &call->response);
       });
 }
 

@@ -1,4 +1,4 @@
-// warpd server: CreateHashGrid and CreateBvh (runtime.proto): a session's server-side
+// warpd server: CreateHashGrid, CreateBvh and CreateMesh (runtime.proto): a session's server-side
 // objects that kernels query by id (runtime/objects/geometry_object.h).
 //
 // Checks the request (dims each >= 1 and at most 2^31 - 1 cells in all, a
@@ -27,5 +27,11 @@ absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::Crea
 // unbuilt: the client's BuildTree command follows.
 absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvhRequest& req,
                        v1::CreateBvhResponse* resp);
+
+// CreateMesh: points, indices (and velocities, when nonzero) must be the
+// session's arrays on a usable CPU device (NOT_FOUND, INVALID_ARGUMENT as
+// for CreateBvh); made unbuilt, the client's BuildTree command follows.
+absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMeshRequest& req,
+                        v1::CreateMeshResponse* resp);
 
 }  // namespace warpd::server

@@ -88,7 +88,7 @@ absl::StatusOr<std::shared_ptr<runtime::HashGrid>> Session::GetHashGrid(uint64_t
 
 absl::StatusOr<std::shared_ptr<runtime::TreeObject>> Session::GetTree(uint64_t handle) const {
   absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = objects_.Get(handle);
-  if (!object.ok() || (*object)->kind() != wp::OBJECT_BVH) {
+  if (!object.ok() || ((*object)->kind() != wp::OBJECT_BVH && (*object)->kind() != wp::OBJECT_MESH)) {
     return absl::NotFoundError(absl::StrFormat("BVH handle 0x%016x not found", handle));
   }
   return std::static_pointer_cast<runtime::TreeObject>(*std::move(object));

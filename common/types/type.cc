@@ -241,8 +241,21 @@ TypeRef TypeTable::Quat(ScalarKind s) {
   });
 }
 
+namespace {
+// The field types of the mesh query results, made before Query's Intern
+// (which holds the table's lock, so its maker cannot intern them).
+struct QueryFieldTypes {
+  TypeRef f32, i32, b, v3;
+};
+thread_local QueryFieldTypes query_fields;
+}  // namespace
+
 TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
   if (!is_global()) return Global().Query(kind, s);
+  if (kind == QueryKind::kMeshPoint || kind == QueryKind::kMeshRay) {
+    query_fields = {Scalar(ScalarKind::kFloat32), Scalar(ScalarKind::kInt32), Scalar(ScalarKind::kBool),
+                    Vector(3, ScalarKind::kFloat32)};
+  }
   return Intern(Key{Kind::kQuery, s, static_cast<int>(kind), 0, nullptr, ""}, [](const Key& k) {
     auto t = NewType();
     t->kind_ = Kind::kQuery;
@@ -251,10 +264,35 @@ TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
     // Sizes of the native structs (not ABI: queries never cross the launch
     // boundary; static_asserts in the native headers keep them equal).
     t->align_ = 8;
-    if (static_cast<QueryKind>(k.a) == QueryKind::kHashGrid) {
+    const QueryKind kind = static_cast<QueryKind>(k.a);
+    if (kind == QueryKind::kHashGrid) {
       t->size_ = 72;  // wp::hash_grid_query_t<T>: two pointers and 13 int32
       t->text_ = "HashGridQuery";
       t->cpp_ = Cat("wp::hash_grid_query_t<", ScalarCppName(k.scalar), ">");
+    } else if (kind == QueryKind::kMeshPoint || kind == QueryKind::kMeshRay) {
+      // Fields at their native offsets (bool, then 4-byte fields).
+      const bool ray = kind == QueryKind::kMeshRay;
+      t->align_ = 4;
+      t->size_ = ray ? 36 : 20;  // wp::mesh_query_ray_t / wp::mesh_query_point_t
+      t->text_ = ray ? "MeshQueryRay" : "MeshQueryPoint";
+      t->cpp_ = ray ? "wp::mesh_query_ray_t" : "wp::mesh_query_point_t";
+      const TypeRef f32 = query_fields.f32, i32 = query_fields.i32;
+      t->members_.push_back(Member{"result", query_fields.b, 0});
+      t->members_.push_back(Member{"sign", f32, 4});
+      t->members_.push_back(Member{"face", i32, 8});
+      if (ray) {
+        t->members_.push_back(Member{"t", f32, 12});
+        t->members_.push_back(Member{"u", f32, 16});
+        t->members_.push_back(Member{"v", f32, 20});
+        t->members_.push_back(Member{"normal", query_fields.v3, 24});
+      } else {
+        t->members_.push_back(Member{"u", f32, 12});
+        t->members_.push_back(Member{"v", f32, 16});
+      }
+    } else if (kind == QueryKind::kMeshAabb) {
+      t->size_ = 344;  // wp::bvh_query_t
+      t->text_ = "MeshQueryAABB";
+      t->cpp_ = "wp::bvh_query_t";
     } else {
       t->size_ = 344;  // wp::bvh_query_t
       t->text_ = "BvhQuery";

@@ -86,6 +86,13 @@ enum class QueryKind : uint8_t {
   kBvhRay = 3,
   kBvhCapsule = 4,
   kBvhSphere = 5,
+  // Warp's MeshQueryPoint / MeshQueryRay: results whose fields kernels read
+  // by name (members(), spelled without the m_ prefix of structs:
+  // wp::mesh_query_point_t, wp::mesh_query_ray_t in mesh.h), and
+  // MeshQueryAABB (a wp::bvh_query_t of the mesh's tree); float32.
+  kMeshPoint = 6,
+  kMeshRay = 7,
+  kMeshAabb = 8,
 };
 
 class Type;

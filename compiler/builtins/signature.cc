@@ -21,7 +21,8 @@ constexpr std::string_view kIntVars = "NMRCK";
 constexpr std::pair<std::string_view, types::QueryKind> kQueryWords[] = {
     {"hash_grid_query", types::QueryKind::kHashGrid},  {"bvh_query_aabb", types::QueryKind::kBvhAabb},
     {"bvh_query_ray", types::QueryKind::kBvhRay},      {"bvh_query_capsule", types::QueryKind::kBvhCapsule},
-    {"bvh_query_sphere", types::QueryKind::kBvhSphere},
+    {"bvh_query_sphere", types::QueryKind::kBvhSphere}, {"mesh_query_point", types::QueryKind::kMeshPoint},
+    {"mesh_query_ray", types::QueryKind::kMeshRay},     {"mesh_query_aabb", types::QueryKind::kMeshAabb},
 };
 
 std::optional<types::QueryKind> QueryNamed(std::string_view w) {

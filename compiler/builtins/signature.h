@@ -19,6 +19,8 @@
 //   hash_grid_query(dtype)  Warp's HashGridQuery of that precision
 //   bvh_query_aabb(float32), bvh_query_ray(..), bvh_query_capsule(..),
 //   bvh_query_sphere(..)    Warp's BvhQuery of each query builtin
+//   mesh_query_point(float32), mesh_query_ray(..), mesh_query_aabb(..)
+//                         Warp's MeshQueryPoint, MeshQueryRay, MeshQueryAABB
 //   name: T = 1.0e-6      a trailing scalar parameter with a default (a number
 //                         of the parameter's type; a call may leave it out)
 // A variable binds on first use; later uses must agree (no implicit

@@ -1,5 +1,5 @@
 // The builtin table: queries of server-side geometry objects (hash grids,
-// BVHs).
+// BVHs, meshes).
 //
 // Objects are named by uint64 ids that every query resolves through the
 // launch's object table (runtime/native/warpd/native/objects.h), so the
@@ -52,6 +52,60 @@ void AddGeometry(Builder& b) {
         .NoDiff()
         .Cpp("wp::bvh_query_next");
   }
+
+  // Mesh queries (mesh.h): results as MeshQueryPoint / MeshQueryRay values
+  // whose fields kernels read, and Warp's out-parameter forms (hidden in
+  // Warp 1.19's reference, used by older code such as its ray-cast example).
+  // Not differentiable in warpd yet (Warp differentiates the point and ray
+  // queries through their barycentrics).
+  b.Group("Geometry", "warpd/native/mesh.h");
+  const std::string mid = "id: uint64, point: " + v3 + ", ";
+  b.Add("mesh_query_point", mid + "max_dist: float32", "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point(ctx, $L, $0, $1, $2)");
+  b.Add("mesh_query_point", mid + "max_dist: float32, inside: out float32, face: out int32, bary_u: out float32, "
+        "bary_v: out float32", "bool")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point(ctx, $L, $0, $1, $2, $3, $4, $5, $6)");
+  b.Add("mesh_query_point_no_sign", mid + "max_dist: float32", "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point_no_sign(ctx, $L, $0, $1, $2)");
+  b.Add("mesh_query_point_no_sign",
+        mid + "max_dist: float32, face: out int32, bary_u: out float32, bary_v: out float32", "bool")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point_no_sign(ctx, $L, $0, $1, $2, $3, $4, $5)");
+  b.Add("mesh_query_furthest_point_no_sign", mid + "min_dist: float32", "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_furthest_point_no_sign(ctx, $L, $0, $1, $2)");
+  b.Add("mesh_query_point_sign_normal", mid + "max_dist: float32, epsilon: float32 = 1.0e-3",
+        "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point_sign_normal(ctx, $L, $0, $1, $2, $3)");
+  b.Add("mesh_query_point_sign_winding_number",
+        mid + "max_dist: float32, accuracy: float32 = 2.0, threshold: float32 = 0.5", "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point_sign_winding_number(ctx, $L, $0, $1, $2, $3, $4)");
+  const std::string ray = "id: uint64, start: " + v3 + ", dir: " + v3 + ", max_t: float32, ";
+  b.Add("mesh_query_ray", ray + "root: int32 = -1", "mesh_query_ray(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_ray(ctx, $L, $0, $1, $2, $3, $4)");
+  b.Add("mesh_query_ray", ray + "t: out float32, bary_u: out float32, bary_v: out float32, sign: out float32, "
+        "normal: out " + v3 + ", face: out int32, root: int32 = -1", "bool")
+      .NoDiff()
+      .Cpp("wp::mesh_query_ray(ctx, $L, $*)");
+  b.Add("mesh_query_aabb", "id: uint64, low: " + v3 + ", high: " + v3, "mesh_query_aabb(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_aabb(ctx, $L, $0, $1, $2)");
+  b.Add("mesh_query_aabb_next", "query: out mesh_query_aabb(float32), index: out int32", "bool")
+      .NoDiff()
+      .Cpp("wp::mesh_query_aabb_next");
+  const std::string eval = "id: uint64, face: int32, bary_u: float32, bary_v: float32";
+  b.Add("mesh_eval_position", eval, v3).NoDiff().Cpp("wp::mesh_eval_position(ctx, $L, $0, $1, $2, $3)");
+  b.Add("mesh_eval_velocity", eval, v3).NoDiff().Cpp("wp::mesh_eval_velocity(ctx, $L, $0, $1, $2, $3)");
+  b.Add("mesh_eval_face_normal", "id: uint64, face: int32", v3).NoDiff().Cpp("wp::mesh_eval_face_normal(ctx, $L, $0, $1)");
+  b.Add("mesh_get_point", "id: uint64, index: int32", v3).NoDiff().Cpp("wp::mesh_get_point(ctx, $L, $0, $1)");
+  b.Add("mesh_get_velocity", "id: uint64, index: int32", v3).NoDiff().Cpp("wp::mesh_get_velocity(ctx, $L, $0, $1)");
+  b.Add("mesh_get_index", "id: uint64, index: int32", "int32").NoDiff().Cpp("wp::mesh_get_index(ctx, $L, $0, $1)");
 }
 
 }  // namespace warpd::builtins::internal

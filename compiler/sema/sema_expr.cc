@@ -439,6 +439,13 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     }
     return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"), ir::ErrorCategory::kAttribute);
   }
+  if (t->is_query() && !t->members().empty()) {  // MeshQueryPoint, MeshQueryRay: fields
+    if (const types::Member* m = t->FindMember(e.name)) {
+      e.type = m->type;
+      return absl::OkStatus();
+    }
+    return Err(e.span, Cat(t->ToString(), " has no field '", e.name, "'"), ir::ErrorCategory::kAttribute);
+  }
   if (t->is_array() && e.name == "shape") return Err(e.span, "array.shape must be indexed, e.g. a.shape[0]");
   if (t->is_array() && e.name == "ndim") {  // a constant of the type
     const int nd = t->ndim();

@@ -147,6 +147,10 @@ Place Builder::Member(Place p, const std::string& name) {
       TypeRef t = m->type;
       return AddStep(std::move(p), Step{Step::Kind::kMember, {}, {}, name, t});
     }
+  } else if (p.type != nullptr && p.type->is_query() && p.type->FindMember(name) != nullptr) {
+    // A query result's field (MeshQueryPoint.face): a plain C++ field.
+    TypeRef t = p.type->FindMember(name)->type;
+    return AddStep(std::move(p), Step{Step::Kind::kField, {}, {}, name, t});
   } else if (p.type != nullptr && p.type->is_transform() && (name == "p" || name == "q")) {
     TypeRef t = name == "p" ? types::Vector(3, p.type->scalar()) : types::Quat(p.type->scalar());
     return AddStep(std::move(p), Step{Step::Kind::kField, {}, {}, name, t});

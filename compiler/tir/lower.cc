@@ -235,7 +235,7 @@ class FunctionLowering {
       case ExprKind::Attribute: {
         const Expr& owner = *e.operands[0];
         TypeRef t = owner.type;
-        if (t->is_struct() || t->is_transform()) return b_.Member(PlaceOf(owner), e.name);
+        if (t->is_struct() || t->is_transform() || t->is_query()) return b_.Member(PlaceOf(owner), e.name);
         static const char kNames[] = "xyzw";
         int k = 0;
         while (k < 4 && e.name.size() == 1 && e.name[0] != kNames[k]) ++k;

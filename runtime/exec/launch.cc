@@ -180,9 +180,14 @@ class LaunchCommand final : public Command {
           where, want, static_cast<uint64_t>(f.index), want));
     }
     if (f.kind == wp::FAULT_OBJECT_INDEX) {
+      const char* unit = " nodes";
+      if (f.dim == wp::OBJECT_HASH_GRID || f.dim == wp::OBJECT_MESH) unit = " points";
+      if (f.dim == wp::OBJECT_MESH_FACES) unit = " triangles";
+      if (f.dim == wp::OBJECT_MESH_SLOTS) unit = " triangle indices";
+      const bool mesh = f.dim == wp::OBJECT_MESH_FACES || f.dim == wp::OBJECT_MESH_SLOTS;
       return absl::OutOfRangeError(absl::StrCat(where, ": index ", f.index, " out of range for a ",
-                                                ObjectKindName(f.dim), " of ", f.extent,
-                                                f.dim == wp::OBJECT_HASH_GRID ? " points" : " nodes"));
+                                                ObjectKindName(mesh ? wp::OBJECT_MESH : f.dim), " of ", f.extent,
+                                                unit));
     }
     if (f.kind == wp::FAULT_CANCELLED) {
       return absl::CancelledError(absl::StrCat(where, ": cancelled"));

@@ -8,6 +8,7 @@ const char* ObjectKindName(int32_t kind) {
   switch (kind) {
     case wp::OBJECT_HASH_GRID: return "hash grid";
     case wp::OBJECT_BVH: return "BVH";
+    case wp::OBJECT_MESH: return "mesh";
     default: return "object";
   }
 }

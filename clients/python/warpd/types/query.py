@@ -55,7 +55,8 @@ def hash_grid_query_type(dtype):
 
 
 def is_query_type(t) -> bool:
-    return isinstance(t, type) and getattr(t, "_wp_public_name_", None) == "HashGridQuery"
+    """A query type usable in function annotations (HashGridQuery[dtype], MeshQueryPoint, ...)."""
+    return isinstance(t, type) and hasattr(t, "_wp_query_typeref_")
 
 
 class BvhQuery:
@@ -69,3 +70,43 @@ class BvhQuery:
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("BvhQuery objects are made in kernels by wp.bvh_query_aabb() and its kin")
+
+
+class _MeshQueryType:
+    """A mesh query value type of kernels and functions (never a kernel argument)."""
+
+    _wp_query_kind_ = ir_pb2.QUERY_KIND_UNSPECIFIED
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"{type(self).__name__} values are made in kernels by the mesh query builtins")
+
+    @classmethod
+    def _wp_query_typeref_(cls) -> ir_pb2.TypeRef:
+        return ir_pb2.TypeRef(query=ir_pb2.QueryType(kind=cls._wp_query_kind_, dtype=_scalar.float32._proto_))
+
+
+class MeshQueryPoint(_MeshQueryType):
+    """Output for the mesh query point functions (Warp's ``wp.MeshQueryPoint``): ``result``
+    (bool), ``sign`` (float32, < 0 inside), ``face`` (int32), ``u``, ``v`` (float32 barycentrics)."""
+
+    _wp_native_name_ = "mesh_query_point_t"
+    _wp_type_name_ = "MeshQueryPoint"
+    _wp_query_kind_ = ir_pb2.QUERY_MESH_POINT
+
+
+class MeshQueryRay(_MeshQueryType):
+    """Output for the mesh ray query (Warp's ``wp.MeshQueryRay``): ``result``, ``sign``,
+    ``face``, ``t``, ``u``, ``v`` and ``normal`` (vec3f)."""
+
+    _wp_native_name_ = "mesh_query_ray_t"
+    _wp_type_name_ = "MeshQueryRay"
+    _wp_query_kind_ = ir_pb2.QUERY_MESH_RAY
+
+
+class MeshQueryAABB(_MeshQueryType):
+    """The state of a mesh box query (Warp's ``wp.MeshQueryAABB``): made by
+    ``wp.mesh_query_aabb`` and advanced by ``wp.mesh_query_aabb_next``."""
+
+    _wp_native_name_ = "mesh_query_aabb_t"
+    _wp_type_name_ = "MeshQueryAABB"
+    _wp_query_kind_ = ir_pb2.QUERY_MESH_AABB

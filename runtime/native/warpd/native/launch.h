@@ -37,8 +37,9 @@ enum fault_kind : int32 {
   // there (OBJECT_NONE: not in the table: made up, freed, or another
   // session's).
   FAULT_UNKNOWN_OBJECT = 4,
-  // An object query's index (hash_grid_point_id's, a BVH query's root)
-  // outside the object's `extent` elements; `dim` holds the object's kind.
+  // An object query's index (hash_grid_point_id's, a BVH query's root, a
+  // mesh's face or vertex index) outside the object's `extent` elements;
+  // `dim` holds the object's kind (or OBJECT_MESH_FACES/_SLOTS below).
   FAULT_OBJECT_INDEX = 5,
 };
 
@@ -47,7 +48,14 @@ enum object_kind : int32 {
   OBJECT_NONE = 0,
   OBJECT_HASH_GRID = 1,  // data: a hash_grid_t (hash_grid.h)
   OBJECT_BVH = 2,        // data: a bvh_t (bvh.h)
+  OBJECT_MESH = 3,       // data: a mesh_t (mesh.h)
 };
+
+// FAULT_OBJECT_INDEX's `dim` for a mesh's face index (extent: its triangles)
+// and for a slot of its flattened indices (extent: 3 * triangles); plain
+// OBJECT_MESH is for a vertex index (extent: its points or velocities).
+constexpr int32 OBJECT_MESH_FACES = 0x100 | OBJECT_MESH;
+constexpr int32 OBJECT_MESH_SLOTS = 0x200 | OBJECT_MESH;
 
 // One entry of a launch's object table: one live object of the launching
 // session on the launch's device. The runtime sorts the entries by id.

@@ -1,0 +1,137 @@
+"""wp.Mesh: a triangle mesh kept by the daemon, queried by kernels by its id.
+
+    mesh = wp.Mesh(points, indices)     # points: wp.vec3 array; indices: flat int32 array, 3 per triangle
+    wp.launch(k, dim=n, inputs=[mesh.id, ...])
+    mesh.refit()                        # after the points moved: same tree, new boxes
+
+    @wp.kernel
+    def k(mesh: wp.uint64, ...):
+        q = wp.mesh_query_ray(mesh, start, dir, 1.0e6)
+        if q.result:
+            ... q.t, q.face, q.u, q.v, q.sign, q.normal ...
+
+The mesh and its BVH (runtime/objects/mesh.h) live in the daemon and
+belong to this client's session; ``id`` is an unguessable uint64 handle that
+only this session's kernels resolve (through the launch's object table): an
+id of another session, a freed mesh's or a made-up one fails the launch with
+a clear error. The mesh holds its ``points``, ``indices`` and
+``velocities`` arrays; the build (at construction) and ``refit`` are stream
+commands, ordered with launches and copies (they may be captured in a
+graph). Vertex indices are checked by the build and refit and by every
+query. The mesh is freed when this object is garbage-collected (in stream
+order) or when the session ends.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from . import types as wt
+from .bvh import _SPLIT, _cpu_constructor
+from .context import runtime
+from .v1 import runtime_pb2
+
+
+class Mesh:
+    """Class representing a triangle mesh (Warp's ``wp.Mesh``)."""
+
+    def __new__(cls, *args, **kwargs):
+        instance = super().__new__(cls)
+        instance.id = None
+        return instance
+
+    def __init__(self, points, indices, velocities=None, support_winding_number: bool = False,
+                 bvh_constructor=None, bvh_leaf_size: int | None = None, groups=None):
+        """Args:
+            points: contiguous array of wp.vec3, the vertex positions.
+            indices: contiguous 1-D array of wp.int32, 3 per triangle.
+            velocities: optional contiguous array of wp.vec3, the vertex velocities.
+            support_winding_number: accepted (warpd sums winding numbers exactly).
+            bvh_constructor: "sah" (default) or "median"; "lbvh" falls back to "sah" with a warning.
+            bvh_leaf_size: triangles per leaf (default 4; 1..64).
+            groups: grouped meshes are not supported yet.
+        """
+        from .array import array as _array  # noqa: PLC0415 - array imports context lazily too
+
+        if not isinstance(points, _array) or not isinstance(indices, _array):
+            raise TypeError("Mesh points and indices should be warp arrays")
+        if points.device != indices.device:
+            raise RuntimeError("Mesh points and indices must live on the same device")
+        if not wt.types_equal(points.dtype, wt.vec3) or not points.is_contiguous:
+            raise RuntimeError("Mesh points should be a contiguous array of type wp.vec3")
+        if velocities is not None and (not isinstance(velocities, _array)
+                                       or not wt.types_equal(velocities.dtype, wt.vec3)
+                                       or not velocities.is_contiguous):
+            raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+        if not wt.types_equal(indices.dtype, wt.int32) or not indices.is_contiguous:
+            raise RuntimeError("Mesh indices should be a contiguous array of type wp.int32")
+        if indices.ndim > 1:
+            raise RuntimeError("Mesh indices should be a flattened 1d array of indices")
+        if groups is not None:
+            raise NotImplementedError("grouped meshes (groups=) are not supported by warpd yet")
+        if bvh_leaf_size is None:
+            bvh_leaf_size = 4
+        bvh_leaf_size = operator.index(bvh_leaf_size)
+        if bvh_leaf_size < 1:
+            raise ValueError(f"bvh_leaf_size must be greater than or equal to 1, current value: {bvh_leaf_size}")
+        if bvh_leaf_size > 64:
+            raise ValueError(f"bvh_leaf_size must be at most 64 in warpd, current value: {bvh_leaf_size}")
+        constructor = _cpu_constructor(bvh_constructor)
+        rt = runtime()
+        self._rt = rt
+        self.device = points.device
+        self._stream = rt.stream(self.device)
+        self._points = points
+        self._velocities = velocities
+        self.indices = indices
+        self.groups = None
+        self.support_winding_number = bool(support_winding_number)
+        self.bvh_leaf_size = bvh_leaf_size
+        resp = rt.call("CreateMesh", runtime_pb2.CreateMeshRequest(
+            session=rt.session, device=self.device.name, points=points.handle, indices=indices.handle,
+            velocities=velocities.handle if velocities is not None else 0, leaf_size=bvh_leaf_size,
+            support_winding_number=self.support_winding_number))
+        self.id = resp.mesh
+        self._constructor = constructor
+        self._queue_build(refit=False)
+
+    def _queue_build(self, refit: bool):
+        if not self.id:
+            raise RuntimeError("this Mesh was not created or has been freed")
+        keep = (self, self._points, self.indices) + ((self._velocities,) if self._velocities is not None else ())
+        with self._rt.lock:
+            cmd = self._stream.add(keep=keep)
+            cmd.build_tree.object = self.id
+            cmd.build_tree.refit = refit
+            cmd.build_tree.split = _SPLIT[self._constructor.name.lower()]
+
+    @property
+    def points(self):
+        """The array of the mesh's vertex positions (wp.vec3). Modify it in place, then call :meth:`refit`."""
+        return self._points
+
+    @points.setter
+    def points(self, points_new):
+        raise NotImplementedError(
+            "assigning new points to a Mesh is not supported by warpd yet: write into mesh.points and call refit()")
+
+    @property
+    def velocities(self):
+        """The array of the mesh's vertex velocities (wp.vec3), or None."""
+        return self._velocities
+
+    def refit(self):
+        """Refits the BVH to the current points (queued on the device stream); call it after
+        modifying ``points``."""
+        self._queue_build(refit=True)
+
+    def __del__(self):
+        h = getattr(self, "id", None)
+        if not h:
+            return
+        self.id = None
+        try:
+            if not self._rt.closed:
+                self._stream.free_object_later(h)
+        except Exception:
+            pass

@@ -1,0 +1,678 @@
+// warpd device runtime: triangle meshes and their queries (Warp's wp.Mesh).
+//
+// A mesh is `num_tris` triangles over `num_points` vertices: triangle f is
+// points[indices[3f]], points[indices[3f + 1]], points[indices[3f + 2]].
+// The server keeps a BVH (bvh.h) over the triangles' boxes (tri_lowers,
+// tri_uppers, computed by builds and refits from the points), so queries
+// visit only the triangles near them.
+//
+// Kernels name a mesh by its id, resolved through the launch's object table
+// (objects.h): an unknown id records FAULT_UNKNOWN_OBJECT and the query
+// yields nothing (result false, zero values). The points and indices are
+// session arrays the client may rewrite at any time, so every triangle a
+// query reads is checked: its face index against num_tris and its three
+// vertex indices against num_points (FAULT_OBJECT_INDEX, naming the
+// index); tree traversal checks nodes as bvh.h does. No input reads
+// outside the mesh's buffers.
+//
+// Semantics follow Warp 1.19: barycentric (u, v) weigh the first and second
+// vertex (the point is u * p + v * q + (1 - u - v) * r); ray hits use the
+// watertight ray/triangle test (Woop, Benthin and Wald 2013), `sign` is
+// the test's determinant (> 0: the ray meets the face's front, the side its
+// counter-clockwise winding faces) and t is in multiples of |dir|, a hit
+// needs 0 <= t < max_t; closest-point queries skip slivers (|n| / sum of
+// squared edge lengths < 1e-6) and need a distance < max_dist (furthest:
+// > min_dist). Signs (< 0 inside): mesh_query_point votes over the closest
+// hits of rays along +x, +y and +z; _sign_normal uses the angle-weighted
+// pseudo-normal of the closest feature; _sign_winding_number the
+// generalized winding number, summed exactly over every triangle (so
+// `accuracy` is not needed), inside when above `threshold`.
+#pragma once
+
+#include "warpd/native/bvh.h"
+#include "warpd/native/core.h"
+#include "warpd/native/launch.h"
+#include "warpd/native/objects.h"
+#include "warpd/native/scalar.h"
+#include "warpd/native/vec.h"
+
+namespace wp {
+
+// The descriptor of a mesh (the object table's data for OBJECT_MESH).
+struct mesh_t {
+  bvh_t bvh;                // over the triangles' boxes (item_lowers/uppers)
+  const vec3f* points;      // num_points
+  const vec3f* velocities;  // num_velocities (0: none)
+  const int32* indices;     // 3 * num_tris
+  int32 num_points;
+  int32 num_velocities;
+  int32 num_tris;
+  float32 average_edge_length;
+};
+static_assert(sizeof(mesh_t) == 96, "mesh_t layout");
+
+// Warp's MeshQueryPoint (fields read by kernels by name).
+struct mesh_query_point_t {
+  bool result;
+  float32 sign;
+  int32 face;
+  float32 u;
+  float32 v;
+};
+static_assert(sizeof(mesh_query_point_t) == 20, "mesh_query_point_t size");
+
+// Warp's MeshQueryRay.
+struct mesh_query_ray_t {
+  bool result;
+  float32 sign;
+  int32 face;
+  float32 t;
+  float32 u;
+  float32 v;
+  vec3f normal;
+};
+static_assert(sizeof(mesh_query_ray_t) == 36, "mesh_query_ray_t size");
+
+WP_FUNC const mesh_t* mesh_resolve(launch_ctx* ctx, int32 line, uint64 id) {
+  return (const mesh_t*)resolve_object(ctx, line, id, OBJECT_MESH);
+}
+
+// The vertices of face f, checked; false (a fault recorded) when f or one of
+// its vertex indices is out of range.
+WP_FUNC bool mesh_triangle(launch_ctx* ctx, int32 line, const mesh_t* m, int64 f, vec3f& a, vec3f& b, vec3f& c) {
+  if (f < 0 || f >= m->num_tris) {
+    record_object_index_fault(ctx, line, OBJECT_MESH_FACES, f, m->num_tris);
+    return false;
+  }
+  const int32 i = m->indices[3 * f], j = m->indices[3 * f + 1], k = m->indices[3 * f + 2];
+  const uint32 n = (uint32)m->num_points;
+  if ((uint32)i >= n || (uint32)j >= n || (uint32)k >= n) {
+    const int32 bad = (uint32)i >= n ? i : ((uint32)j >= n ? j : k);
+    record_object_index_fault(ctx, line, OBJECT_MESH, bad, m->num_points);
+    return false;
+  }
+  a = m->points[i];
+  b = m->points[j];
+  c = m->points[k];
+  return true;
+}
+
+// A traversal of the mesh's tree: pops nodes, checked as bvh.h checks them.
+struct mesh_walk_t {
+  const bvh_t* t;
+  int32 count;
+  int32 stack[BVH_STACK_SIZE];
+};
+
+WP_FUNC void mesh_walk_start(mesh_walk_t& w, const mesh_t* m, int32 root) {
+  w.t = &m->bvh;
+  w.count = 0;
+  const int32 r = root == -1 ? m->bvh.root : root;
+  if (r >= 0 && r < m->bvh.num_nodes && m->bvh.num_items > 0) {
+    w.stack[0] = r;
+    w.count = 1;
+  }
+}
+
+// The next node (false when done or after a fault for a malformed tree).
+WP_FUNC bool mesh_walk_pop(launch_ctx* ctx, int32 line, mesh_walk_t& w, const bvh_node_t*& node) {
+  if (w.count <= 0) return false;
+  const int32 n = w.stack[--w.count];
+  if ((uint32)n >= (uint32)w.t->num_nodes) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, n, w.t->num_nodes);
+    w.count = 0;
+    return false;
+  }
+  node = &w.t->nodes[n];
+  if (bvh_node_is_leaf(*node) &&
+      (node->left < 0 || bvh_leaf_end(*node) < node->left || bvh_leaf_end(*node) > w.t->num_items)) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, bvh_leaf_end(*node), w.t->num_items);
+    w.count = 0;
+    return false;
+  }
+  return true;
+}
+
+WP_FUNC bool mesh_walk_push(launch_ctx* ctx, int32 line, mesh_walk_t& w, int32 child) {
+  if (w.count >= BVH_STACK_SIZE) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, w.count + 1, BVH_STACK_SIZE);
+    w.count = 0;
+    return false;
+  }
+  w.stack[w.count++] = child;
+  return true;
+}
+
+// The face of leaf slot k (checked against the tree's items).
+WP_FUNC bool mesh_walk_item(launch_ctx* ctx, int32 line, const mesh_walk_t& w, int32 k, int32& face) {
+  const int32 item = w.t->primitives[k];
+  if ((uint32)item >= (uint32)w.t->num_items) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, item, w.t->num_items);
+    return false;
+  }
+  face = item;
+  return true;
+}
+
+// Squared distance from p to the box (0 inside).
+WP_FUNC float32 mesh_box_dist_sq(const vec3f& p, const vec3f& lo, const vec3f& hi) {
+  float32 d2 = 0.0f;
+  for (int32 i = 0; i < 3; ++i) {
+    const float32 d = max(max(lo.c[i] - p.c[i], p.c[i] - hi.c[i]), 0.0f);
+    d2 += d * d;
+  }
+  return d2;
+}
+
+// Squared distance from p to the box's farthest corner.
+WP_FUNC float32 mesh_box_far_sq(const vec3f& p, const vec3f& lo, const vec3f& hi) {
+  float32 d2 = 0.0f;
+  for (int32 i = 0; i < 3; ++i) {
+    const float32 d = max(abs(p.c[i] - lo.c[i]), abs(p.c[i] - hi.c[i]));
+    d2 += d * d;
+  }
+  return d2;
+}
+
+// The closest point of triangle (a, b, c) to p as barycentrics (u of a, v of
+// b), by the Voronoi regions of the triangle's vertices, edges and face.
+WP_FUNC void mesh_closest_on_triangle(const vec3f& a, const vec3f& b, const vec3f& c, const vec3f& p, float32& u,
+                                      float32& v) {
+  const vec3f ab = sub(b, a), ac = sub(c, a), ap = sub(p, a);
+  const float32 d1 = dot(ab, ap), d2 = dot(ac, ap);
+  if (d1 <= 0.0f && d2 <= 0.0f) {  // vertex a
+    u = 1.0f;
+    v = 0.0f;
+    return;
+  }
+  const vec3f bp = sub(p, b);
+  const float32 d3 = dot(ab, bp), d4 = dot(ac, bp);
+  if (d3 >= 0.0f && d4 <= d3) {  // vertex b
+    u = 0.0f;
+    v = 1.0f;
+    return;
+  }
+  const float32 vc = d1 * d4 - d3 * d2;
+  if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {  // edge ab
+    const float32 s = d1 / (d1 - d3);
+    u = 1.0f - s;
+    v = s;
+    return;
+  }
+  const vec3f cp = sub(p, c);
+  const float32 d5 = dot(ab, cp), d6 = dot(ac, cp);
+  if (d6 >= 0.0f && d5 <= d6) {  // vertex c
+    u = 0.0f;
+    v = 0.0f;
+    return;
+  }
+  const float32 vb = d5 * d2 - d1 * d6;
+  if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {  // edge ac
+    const float32 s = d2 / (d2 - d6);
+    u = 1.0f - s;
+    v = 0.0f;
+    return;
+  }
+  const float32 va = d3 * d6 - d5 * d4;
+  if (va <= 0.0f && (d4 - d3) >= 0.0f && (d5 - d6) >= 0.0f) {  // edge bc
+    const float32 s = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    u = 0.0f;
+    v = 1.0f - s;
+    return;
+  }
+  const float32 inv = 1.0f / (va + vb + vc);  // interior
+  const float32 sv = vb * inv, sw = vc * inv;
+  u = 1.0f - sv - sw;
+  v = sv;
+}
+
+WP_FUNC vec3f mesh_bary_point(const vec3f& a, const vec3f& b, const vec3f& c, float32 u, float32 v) {
+  return add(add(mul(a, u), mul(b, v)), mul(c, 1.0f - u - v));
+}
+
+// Slivers (nearly zero area for their size) are skipped by point queries.
+WP_FUNC bool mesh_is_sliver(const vec3f& a, const vec3f& b, const vec3f& c) {
+  const vec3f e0 = sub(b, a), e1 = sub(c, a), e2 = sub(c, b);
+  return !(length(cross(e0, e1)) / (dot(e0, e0) + dot(e1, e1) + dot(e2, e2)) >= 1.0e-6f);
+}
+
+// a * b - c * d with the rounding error of c * d compensated.
+WP_FUNC float32 mesh_diff_product(float32 a, float32 b, float32 c, float32 d) {
+  const float32 cd = c * d;
+#if WP_CUDA
+  return fmaf(a, b, -cd) + fmaf(-c, d, cd);
+#else
+  return __builtin_fmaf(a, b, -cd) + __builtin_fmaf(-c, d, cd);
+#endif
+}
+
+// The watertight ray/triangle test: true when the ray start + t * dir meets
+// the triangle (edges and vertices included, each point of a shared edge
+// hit by exactly one side's test) at t >= 0; u, v barycentrics of a, b;
+// sign the determinant.
+WP_FUNC bool mesh_ray_triangle(const vec3f& start, const vec3f& dir, const vec3f& a, const vec3f& b, const vec3f& c,
+                               float32& t, float32& u, float32& v, float32& sign) {
+  const float32 ax = abs(dir.c[0]), ay = abs(dir.c[1]), az = abs(dir.c[2]);
+  int32 kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+  int32 kx = kz == 2 ? 0 : kz + 1;
+  int32 ky = kx == 2 ? 0 : kx + 1;
+  if (dir.c[kz] < 0.0f) {
+    const int32 s = kx;
+    kx = ky;
+    ky = s;
+  }
+  const float32 sx = dir.c[kx] / dir.c[kz], sy = dir.c[ky] / dir.c[kz], sz = 1.0f / dir.c[kz];
+  const vec3f A = sub(a, start), B = sub(b, start), C = sub(c, start);
+  const float32 Ax = A.c[kx] - sx * A.c[kz], Ay = A.c[ky] - sy * A.c[kz];
+  const float32 Bx = B.c[kx] - sx * B.c[kz], By = B.c[ky] - sy * B.c[kz];
+  const float32 Cx = C.c[kx] - sx * C.c[kz], Cy = C.c[ky] - sy * C.c[kz];
+  float32 U = mesh_diff_product(Cx, By, Cy, Bx);
+  float32 V = mesh_diff_product(Ax, Cy, Ay, Cx);
+  float32 W = mesh_diff_product(Bx, Ay, By, Ax);
+  if (U == 0.0f || V == 0.0f || W == 0.0f) {  // on an edge: decide in double precision
+    U = (float32)((float64)Cx * (float64)By - (float64)Cy * (float64)Bx);
+    V = (float32)((float64)Ax * (float64)Cy - (float64)Ay * (float64)Cx);
+    W = (float32)((float64)Bx * (float64)Ay - (float64)By * (float64)Ax);
+  }
+  if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f)) return false;
+  const float32 det = U + V + W;
+  if (det == 0.0f) return false;
+  const float32 T = U * (sz * A.c[kz]) + V * (sz * B.c[kz]) + W * (sz * C.c[kz]);
+  if ((det < 0.0f && T > 0.0f) || (det > 0.0f && T < 0.0f)) return false;
+  const float32 rcp = 1.0f / det;
+  u = U * rcp;
+  v = V * rcp;
+  t = T * rcp;
+  sign = det;
+  return true;
+}
+
+// The closest hit of a ray at 0 <= t < max_t (in multiples of |dir|).
+WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
+                                          const vec3f& dir, float32 max_t, int32 root) {
+  mesh_query_ray_t r{};
+  if (m == nullptr) return r;
+  if (root != -1 && (uint32)root >= (uint32)m->bvh.num_nodes) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, root, m->bvh.num_nodes);
+    return r;
+  }
+  const vec3f rcp = bvh_rcp(dir);
+  float32 best = max_t;
+  mesh_walk_t w;
+  mesh_walk_start(w, m, root);
+  const bvh_node_t* node = nullptr;
+  while (mesh_walk_pop(ctx, line, w, node)) {
+    float32 tb = 0.0f;
+    if (!bvh_ray_box_robust(start, dir, rcp, node->lower, node->upper, &tb) || tb >= best) continue;
+    if (!bvh_node_is_leaf(*node)) {
+      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right)) return r;
+      continue;
+    }
+    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
+      int32 f = 0;
+      vec3f a, b, c;
+      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_ray_t{};
+      float32 t, u, v, s;
+      if (mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) && t >= 0.0f && t < best) {
+        best = t;
+        r.result = true;
+        r.t = t;
+        r.u = u;
+        r.v = v;
+        r.sign = s;
+        r.face = f;
+        r.normal = normalize(cross(sub(b, a), sub(c, a)));
+      }
+    }
+  }
+  return r;
+}
+
+// mesh_query_ray(id, start, dir, max_t, root = -1) -> MeshQueryRay
+WP_FUNC mesh_query_ray_t mesh_query_ray(launch_ctx* ctx, int32 line, uint64 id, const vec3f& start, const vec3f& dir,
+                                        float32 max_t, int32 root) {
+  return mesh_ray_closest(ctx, line, mesh_resolve(ctx, line, id), start, dir, max_t, root);
+}
+
+// The out-parameter form: outputs written on a hit only.
+WP_FUNC bool mesh_query_ray(launch_ctx* ctx, int32 line, uint64 id, const vec3f& start, const vec3f& dir,
+                            float32 max_t, float32& t, float32& u, float32& v, float32& sign, vec3f& normal,
+                            int32& face, int32 root) {
+  const mesh_query_ray_t r = mesh_query_ray(ctx, line, id, start, dir, max_t, root);
+  if (r.result) {
+    t = r.t;
+    u = r.u;
+    v = r.v;
+    sign = r.sign;
+    normal = r.normal;
+    face = r.face;
+  }
+  return r.result;
+}
+
+// The closest face within max_dist (strictly), slivers skipped: result,
+// face, u, v (sign left 0). *dist gets the distance.
+WP_FUNC mesh_query_point_t mesh_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& p,
+                                        float32 max_dist, float32* dist) {
+  mesh_query_point_t q{};
+  if (m == nullptr) return q;
+  float32 best = max_dist * max_dist;
+  mesh_walk_t w;
+  mesh_walk_start(w, m, -1);
+  const bvh_node_t* node = nullptr;
+  while (mesh_walk_pop(ctx, line, w, node)) {
+    if (mesh_box_dist_sq(p, node->lower, node->upper) >= best) continue;
+    if (!bvh_node_is_leaf(*node)) {
+      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
+        return mesh_query_point_t{};
+      continue;
+    }
+    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
+      int32 f = 0;
+      vec3f a, b, c;
+      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c))
+        return mesh_query_point_t{};
+      if (mesh_is_sliver(a, b, c)) continue;
+      float32 u, v;
+      mesh_closest_on_triangle(a, b, c, p, u, v);
+      const float32 d2 = length_sq(sub(mesh_bary_point(a, b, c, u, v), p));
+      if (d2 < best) {
+        best = d2;
+        q.result = true;
+        q.face = f;
+        q.u = u;
+        q.v = v;
+      }
+    }
+  }
+  if (dist != nullptr) *dist = sqrt(best);
+  return q;
+}
+
+// -1 when at least two of the rays along +x, +y, +z from p hit a face's back
+// first (p inside a closed, outward-wound mesh), else 1.
+WP_FUNC float32 mesh_inside_by_rays(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& p) {
+  int32 votes = 0;
+  for (int32 i = 0; i < 3; ++i) {
+    vec3f d = vec_splat<3, float32>(0.0f);
+    d.c[i] = 1.0f;
+    const mesh_query_ray_t r = mesh_ray_closest(ctx, line, m, p, d, 3.402823466e+38f, -1);
+    if (r.result && r.sign < 0.0f) ++votes;
+  }
+  return votes >= 2 ? -1.0f : 1.0f;
+}
+
+// mesh_query_point_no_sign(id, point, max_dist) -> MeshQueryPoint (sign 0)
+WP_FUNC mesh_query_point_t mesh_query_point_no_sign(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                                    float32 max_dist) {
+  return mesh_closest(ctx, line, mesh_resolve(ctx, line, id), point, max_dist, nullptr);
+}
+
+// mesh_query_point(id, point, max_dist): sign by the votes of three rays.
+WP_FUNC mesh_query_point_t mesh_query_point(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                            float32 max_dist) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  mesh_query_point_t q = mesh_closest(ctx, line, m, point, max_dist, nullptr);
+  if (q.result) q.sign = mesh_inside_by_rays(ctx, line, m, point);
+  return q;
+}
+
+// The angle of the triangle's corner at `at` between the edges to o1, o2.
+WP_FUNC float32 mesh_corner_angle(const vec3f& at, const vec3f& o1, const vec3f& o2) {
+  return acos(dot(normalize(sub(o1, at)), normalize(sub(o2, at))));
+}
+
+// mesh_query_point_sign_normal(id, point, max_dist, epsilon = 1e-3): the
+// sign of (point - closest) against the angle-weighted pseudo-normal of
+// the closest feature: the faces whose closest points lie within epsilon *
+// the average edge length of the closest one, each weighted by its angle at
+// a shared vertex (pi for a shared edge, one face alone inside a face).
+WP_FUNC mesh_query_point_t mesh_query_point_sign_normal(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                                        float32 max_dist, float32 epsilon) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  float32 dist = 0.0f;
+  mesh_query_point_t q = mesh_closest(ctx, line, m, point, max_dist, &dist);
+  if (!q.result) return q;
+  vec3f a, b, c;
+  if (!mesh_triangle(ctx, line, m, q.face, a, b, c)) return mesh_query_point_t{};
+  const vec3f closest = mesh_bary_point(a, b, c, q.u, q.v);
+  const float32 eps = m->average_edge_length * epsilon;
+  const float32 eps_sq = eps * eps;
+  const float32 reach = dist + eps;
+  vec3f normal = vec_splat<3, float32>(0.0f);
+  mesh_walk_t w;
+  mesh_walk_start(w, m, -1);
+  const bvh_node_t* node = nullptr;
+  while (mesh_walk_pop(ctx, line, w, node)) {
+    if (mesh_box_dist_sq(point, node->lower, node->upper) > reach * reach) continue;
+    if (!bvh_node_is_leaf(*node)) {
+      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
+        return mesh_query_point_t{};
+      continue;
+    }
+    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
+      int32 f = 0;
+      vec3f p0, p1, p2;
+      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, p0, p1, p2))
+        return mesh_query_point_t{};
+      if (mesh_is_sliver(p0, p1, p2)) continue;
+      float32 u, v;
+      mesh_closest_on_triangle(p0, p1, p2, point, u, v);
+      const vec3f cf = mesh_bary_point(p0, p1, p2, u, v);
+      if (length_sq(sub(cf, closest)) > eps_sq) continue;  // another feature
+      const vec3f n = normalize(cross(sub(p1, p0), sub(p2, p0)));
+      float32 weight;
+      if (length_sq(sub(cf, p0)) < eps_sq) {
+        weight = mesh_corner_angle(p0, p1, p2);
+      } else if (length_sq(sub(cf, p1)) < eps_sq) {
+        weight = mesh_corner_angle(p1, p2, p0);
+      } else if (length_sq(sub(cf, p2)) < eps_sq) {
+        weight = mesh_corner_angle(p2, p0, p1);
+      } else if (u < 1.0e-6f || v < 1.0e-6f || 1.0f - u - v < 1.0e-6f) {
+        weight = 3.14159265358979f;  // an edge: both faces count alike
+      } else {
+        weight = 1.0f;  // the face's interior: its normal alone decides
+      }
+      normal = add(normal, mul(n, weight));
+    }
+  }
+  q.sign = dot(sub(point, closest), normal) < 0.0f ? -1.0f : 1.0f;
+  return q;
+}
+
+// The solid angle of triangle (a, b, c) seen from p, over 4 pi (Van
+// Oosterom and Strackee), signed by the winding.
+WP_FUNC float32 mesh_triangle_winding(const vec3f& p, const vec3f& a, const vec3f& b, const vec3f& c) {
+  const vec3f x = sub(a, p), y = sub(b, p), z = sub(c, p);
+  const float32 lx = length(x), ly = length(y), lz = length(z);
+  const float32 num = dot(x, cross(y, z));
+  const float32 den = lx * ly * lz + dot(x, y) * lz + dot(y, z) * lx + dot(z, x) * ly;
+  return atan2(num, den) * (1.0f / (2.0f * 3.14159265358979f));
+}
+
+// mesh_query_point_sign_winding_number(id, point, max_dist, accuracy = 2,
+// threshold = 0.5): inside (-1) when the winding number exceeds threshold.
+WP_FUNC mesh_query_point_t mesh_query_point_sign_winding_number(launch_ctx* ctx, int32 line, uint64 id,
+                                                                const vec3f& point, float32 max_dist,
+                                                                float32 accuracy, float32 threshold) {
+  (void)accuracy;
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  mesh_query_point_t q = mesh_closest(ctx, line, m, point, max_dist, nullptr);
+  if (!q.result) return q;
+  float32 wn = 0.0f;
+  for (int32 f = 0; f < m->num_tris; ++f) {
+    vec3f a, b, c;
+    if (!mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_point_t{};
+    wn += mesh_triangle_winding(point, a, b, c);
+  }
+  q.sign = wn > threshold ? -1.0f : 1.0f;
+  return q;
+}
+
+// mesh_query_furthest_point_no_sign(id, point, min_dist): the face with the
+// point farthest from `point`, farther than min_dist (strictly).
+WP_FUNC mesh_query_point_t mesh_query_furthest_point_no_sign(launch_ctx* ctx, int32 line, uint64 id,
+                                                             const vec3f& point, float32 min_dist) {
+  mesh_query_point_t q{};
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return q;
+  float32 best = min_dist * min_dist;
+  if (min_dist < 0.0f) best = -1.0f;
+  mesh_walk_t w;
+  mesh_walk_start(w, m, -1);
+  const bvh_node_t* node = nullptr;
+  while (mesh_walk_pop(ctx, line, w, node)) {
+    if (mesh_box_far_sq(point, node->lower, node->upper) <= best) continue;
+    if (!bvh_node_is_leaf(*node)) {
+      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
+        return mesh_query_point_t{};
+      continue;
+    }
+    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
+      int32 f = 0;
+      vec3f a, b, c;
+      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c))
+        return mesh_query_point_t{};
+      if (mesh_is_sliver(a, b, c)) continue;
+      // The farthest point of a triangle is one of its vertices.
+      const float32 da = length_sq(sub(a, point)), db = length_sq(sub(b, point)), dc = length_sq(sub(c, point));
+      float32 d2 = da, u = 1.0f, v = 0.0f;
+      if (db > d2) {
+        d2 = db;
+        u = 0.0f;
+        v = 1.0f;
+      }
+      if (dc > d2) {
+        d2 = dc;
+        u = 0.0f;
+        v = 0.0f;
+      }
+      if (d2 > best) {
+        best = d2;
+        q.result = true;
+        q.face = f;
+        q.u = u;
+        q.v = v;
+      }
+    }
+  }
+  return q;
+}
+
+// The out-parameter forms of the point queries (outputs written on a hit).
+WP_FUNC bool mesh_query_point_out(const mesh_query_point_t& q, float32* inside, int32& face, float32& u, float32& v) {
+  if (q.result) {
+    if (inside != nullptr) *inside = q.sign;
+    face = q.face;
+    u = q.u;
+    v = q.v;
+  }
+  return q.result;
+}
+
+WP_FUNC bool mesh_query_point(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point, float32 max_dist,
+                              float32& inside, int32& face, float32& u, float32& v) {
+  return mesh_query_point_out(mesh_query_point(ctx, line, id, point, max_dist), &inside, face, u, v);
+}
+
+WP_FUNC bool mesh_query_point_no_sign(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point, float32 max_dist,
+                                      int32& face, float32& u, float32& v) {
+  return mesh_query_point_out(mesh_query_point_no_sign(ctx, line, id, point, max_dist), nullptr, face, u, v);
+}
+
+// Evaluation and access by face/vertex index (checked; a fault gives zeros).
+WP_FUNC vec3f mesh_eval_position(launch_ctx* ctx, int32 line, uint64 id, int32 face, float32 u, float32 v) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  vec3f a, b, c;
+  if (m == nullptr || !mesh_triangle(ctx, line, m, face, a, b, c)) return vec3f{};
+  return mesh_bary_point(a, b, c, u, v);
+}
+
+WP_FUNC vec3f mesh_eval_face_normal(launch_ctx* ctx, int32 line, uint64 id, int32 face) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  vec3f a, b, c;
+  if (m == nullptr || !mesh_triangle(ctx, line, m, face, a, b, c)) return vec3f{};
+  return normalize(cross(sub(b, a), sub(c, a)));
+}
+
+// Vertex `index`'s velocity: FAULT_OBJECT_INDEX also when the mesh has no
+// velocities (count 0).
+WP_FUNC bool mesh_velocity_at(launch_ctx* ctx, int32 line, const mesh_t* m, int32 index, vec3f& out) {
+  if ((uint32)index >= (uint32)m->num_velocities) {
+    record_object_index_fault(ctx, line, OBJECT_MESH, index, m->num_velocities);
+    return false;
+  }
+  out = m->velocities[index];
+  return true;
+}
+
+WP_FUNC vec3f mesh_eval_velocity(launch_ctx* ctx, int32 line, uint64 id, int32 face, float32 u, float32 v) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return vec3f{};
+  if (face < 0 || face >= m->num_tris) {
+    record_object_index_fault(ctx, line, OBJECT_MESH_FACES, face, m->num_tris);
+    return vec3f{};
+  }
+  vec3f a, b, c;
+  if (!mesh_velocity_at(ctx, line, m, m->indices[3 * face], a) ||
+      !mesh_velocity_at(ctx, line, m, m->indices[3 * face + 1], b) ||
+      !mesh_velocity_at(ctx, line, m, m->indices[3 * face + 2], c))
+    return vec3f{};
+  return mesh_bary_point(a, b, c, u, v);
+}
+
+WP_FUNC vec3f mesh_get_point(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return vec3f{};
+  if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
+    record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
+    return vec3f{};
+  }
+  const int32 i = m->indices[index];
+  if ((uint32)i >= (uint32)m->num_points) {
+    record_object_index_fault(ctx, line, OBJECT_MESH, i, m->num_points);
+    return vec3f{};
+  }
+  return m->points[i];
+}
+
+WP_FUNC vec3f mesh_get_velocity(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return vec3f{};
+  if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
+    record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
+    return vec3f{};
+  }
+  vec3f out{};
+  mesh_velocity_at(ctx, line, m, m->indices[index], out);
+  return out;
+}
+
+// mesh_get_index(id, index): the vertex index at slot `index` of the
+// flattened indices (0 <= index < 3 * num_tris).
+WP_FUNC int32 mesh_get_index(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return 0;
+  if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
+    record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
+    return 0;
+  }
+  return m->indices[index];
+}
+
+// mesh_query_aabb(id, low, high): the faces whose boxes overlap [low,
+// high], advanced by mesh_query_aabb_next (a BVH AABB query of the mesh's
+// tree).
+WP_FUNC bvh_query_t mesh_query_aabb(launch_ctx* ctx, int32 line, uint64 id, const vec3f& low, const vec3f& high) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  bvh_query_t q = bvh_query_start(ctx, line, m == nullptr ? nullptr : &m->bvh, BVH_QUERY_AABB, -1, OBJECT_MESH);
+  q.a = low;
+  q.b = high;
+  return q;
+}
+
+WP_FUNC bool mesh_query_aabb_next(bvh_query_t& q, int32& index) {
+  return bvh_query_next(q, index, 3.402823466e+38f);
+}
+
+}  // namespace wp

@@ -1,0 +1,143 @@
+#include "runtime/objects/mesh.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace warpd::runtime {
+
+absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shared_ptr<const Array> points,
+                                                   std::shared_ptr<const Array> indices,
+                                                   std::shared_ptr<const Array> velocities, int leaf_size,
+                                                   SegmentPool& pool) {
+  if (points == nullptr || indices == nullptr) return absl::InvalidArgumentError("a mesh needs points and indices");
+  if (absl::Status s = CheckVec3Array(*points, device, "Mesh points"); !s.ok()) return s;
+  if (velocities != nullptr) {
+    if (absl::Status s = CheckVec3Array(*velocities, device, "Mesh velocities"); !s.ok()) return s;
+  }
+  if (!types::SameType(indices->dtype(), types::Scalar(types::ScalarKind::kInt32)) || !indices->contiguous()) {
+    return absl::InvalidArgumentError(absl::StrCat("Mesh indices should be a contiguous array of type wp.int32, got ",
+                                                   indices->dtype()->ToString()));
+  }
+  if (indices->ndim() != 1) {
+    return absl::InvalidArgumentError("Mesh indices should be a flattened 1d array of indices");
+  }
+  if (indices->device() != device) {
+    return absl::InvalidArgumentError("Mesh points and indices must live on the same device");
+  }
+  const uint64_t n_idx = indices->layout().num_elements;
+  if (n_idx % 3 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Mesh indices should hold 3 vertex indices per triangle, got ", n_idx, " indices"));
+  }
+  const uint64_t tris = n_idx / 3;
+  if (tris > static_cast<uint64_t>(kMaxTriangles)) {
+    return absl::InvalidArgumentError(absl::StrCat("a mesh holds at most ", kMaxTriangles, " triangles, got ", tris));
+  }
+  if (points->layout().num_elements > static_cast<uint64_t>(kMaxPoints)) {
+    return absl::InvalidArgumentError(absl::StrCat("a mesh holds at most ", kMaxPoints, " points"));
+  }
+  if (velocities != nullptr && velocities->layout().num_elements > static_cast<uint64_t>(kMaxPoints)) {
+    return absl::InvalidArgumentError(absl::StrCat("a mesh holds at most ", kMaxPoints, " velocities"));
+  }
+  if (leaf_size < 1 || leaf_size > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bvh_leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
+  }
+  auto boxes = pool.Allocate(std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f), "mesh boxes", Fill::kZero);
+  if (!boxes.ok()) return boxes.status();
+  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), pool);
+  if (!buffers.ok()) return buffers.status();
+  return std::make_shared<Mesh>(std::move(device), std::move(points), std::move(indices), std::move(velocities),
+                                leaf_size, static_cast<int64_t>(tris), *std::move(boxes), *std::move(buffers));
+}
+
+Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
+           std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris, std::shared_ptr<CpuBuffer> boxes,
+           BvhBuffers buffers)
+    : TreeObject(wp::OBJECT_MESH, std::move(device)),
+      points_(std::move(points)),
+      indices_(std::move(indices)),
+      velocities_(std::move(velocities)),
+      leaf_size_(leaf_size),
+      num_tris_(num_tris),
+      boxes_(std::move(boxes)),
+      buffers_(std::move(buffers)) {
+  auto* box = reinterpret_cast<wp::vec3f*>(boxes_->data());
+  desc_.bvh.nodes = buffers_.node_data();
+  desc_.bvh.parents = buffers_.parent_data();
+  desc_.bvh.primitives = buffers_.prim_data();
+  desc_.bvh.item_lowers = box;
+  desc_.bvh.item_uppers = box + num_tris_;
+  desc_.bvh.num_items = static_cast<wp::int32>(num_tris_);
+  desc_.bvh.num_nodes = 0;  // nothing to traverse until built
+  desc_.bvh.root = -1;
+  desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
+  desc_.num_points = static_cast<wp::int32>(points_->layout().num_elements);
+  desc_.indices = reinterpret_cast<const wp::int32*>(indices_->data());
+  desc_.num_tris = static_cast<wp::int32>(num_tris_);
+  if (velocities_ != nullptr) {
+    desc_.velocities = reinterpret_cast<const wp::vec3f*>(velocities_->data());
+    desc_.num_velocities = static_cast<wp::int32>(velocities_->layout().num_elements);
+  }
+}
+
+absl::Status Mesh::ComputeBoxes() {
+  auto* lowers = reinterpret_cast<wp::vec3f*>(boxes_->data());
+  wp::vec3f* uppers = lowers + num_tris_;
+  const wp::vec3f* p = desc_.points;
+  const wp::int32* idx = desc_.indices;
+  const uint32_t np = static_cast<uint32_t>(desc_.num_points);
+  double edge_sum = 0.0;
+  for (int64_t f = 0; f < num_tris_; ++f) {
+    const wp::int32 v[3] = {idx[3 * f], idx[3 * f + 1], idx[3 * f + 2]};
+    for (int k = 0; k < 3; ++k) {
+      if (static_cast<uint32_t>(v[k]) >= np) {
+        return absl::InvalidArgumentError(absl::StrCat("mesh triangle ", f, ": vertex index ", v[k],
+                                                       " out of range for ", desc_.num_points, " points"));
+      }
+    }
+    const wp::vec3f& a = p[v[0]];
+    const wp::vec3f& b = p[v[1]];
+    const wp::vec3f& c = p[v[2]];
+    for (int i = 0; i < 3; ++i) {
+      lowers[f].c[i] = std::fmin(a.c[i], std::fmin(b.c[i], c.c[i]));
+      uppers[f].c[i] = std::fmax(a.c[i], std::fmax(b.c[i], c.c[i]));
+    }
+    edge_sum += wp::length(wp::sub(b, a)) + wp::length(wp::sub(c, a)) + wp::length(wp::sub(c, b));
+  }
+  desc_.average_edge_length = num_tris_ > 0 ? static_cast<float>(edge_sum / (3.0 * num_tris_)) : 0.0f;
+  return absl::OkStatus();
+}
+
+absl::Status Mesh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel) {
+  desc_.bvh.num_nodes = 0;
+  desc_.bvh.root = -1;
+  built_ = false;
+  if (absl::Status s = ComputeBoxes(); !s.ok()) return s;
+  auto shape = BuildBvhTree(desc_.bvh.item_lowers, desc_.bvh.item_uppers, num_tris_, leaf_size_, split,
+                            buffers_.node_data(), buffers_.parent_data(), buffers_.prim_data(), cancel);
+  if (!shape.ok()) return shape.status();
+  split_ = split;
+  built_ = true;
+  desc_.bvh.num_nodes = shape->num_nodes;
+  desc_.bvh.root = shape->root;
+  desc_.bvh.max_depth = shape->max_depth;
+  return absl::OkStatus();
+}
+
+absl::Status Mesh::Refit(const std::atomic<bool>* cancel) {
+  if (!built_) return Rebuild(split_, cancel);
+  if (absl::Status s = ComputeBoxes(); !s.ok()) {
+    desc_.bvh.num_nodes = 0;  // the boxes are stale: nothing to traverse until a good build
+    desc_.bvh.root = -1;
+    built_ = false;
+    return s;
+  }
+  RefitBvhTree(desc_.bvh.item_lowers, desc_.bvh.item_uppers, num_tris_, buffers_.prim_data(), buffers_.node_data(),
+               desc_.bvh.num_nodes);
+  return absl::OkStatus();
+}
+
+}  // namespace warpd::runtime

@@ -1,0 +1,75 @@
+// warpd runtime: triangle meshes (Warp's wp.Mesh), kept on the server and
+// queried by kernels through runtime/native/warpd/native/mesh.h.
+//
+// A Mesh holds its points (contiguous vec3f), indices (contiguous int32, one
+// dimension, 3 per triangle) and optional velocities (contiguous vec3f)
+// arrays for its lifetime, so the client may move the points and refit.
+// Its tree is a BVH (runtime/objects/bvh_build.h) over the triangles' boxes,
+// which builds and refits recompute from the points first; the boxes and
+// tree buffers are allocated when it is made, from the session's pool.
+//
+//   ASSIGN_OR_RETURN(auto mesh, Mesh::Create("cpu", points, indices, nullptr, 4, pool));
+//   RETURN_IF_ERROR(mesh->Rebuild(BvhSplit::kSah));  // in stream order: reads points and indices
+//   ... points move ...
+//   RETURN_IF_ERROR(mesh->Refit());
+//
+// Indices are session data the client may rewrite at any time: builds and
+// refits fail (INVALID_ARGUMENT, naming the triangle) on a vertex index out
+// of range, and the native queries check every index they read anyway.
+// Errors: INVALID_ARGUMENT (arrays, leaf size), RESOURCE_EXHAUSTED (memory).
+// Thread-safety: Create is thread-safe; Rebuild and Refit run in the
+// object's stream order only (geometry_object.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/memory/segment_pool.h"
+#include "runtime/objects/array.h"
+#include "runtime/objects/bvh.h"
+#include "warpd/native/mesh.h"
+
+namespace warpd::runtime {
+
+class Mesh final : public TreeObject {
+ public:
+  // Triangles a mesh may hold (its tree's items) and points (int32 indices).
+  static constexpr int64_t kMaxTriangles = Bvh::kMaxItems;
+  static constexpr int64_t kMaxPoints = (int64_t{1} << 31) - 1;
+
+  // velocities: null for none. leaf_size: triangles per leaf, 1..64.
+  static absl::StatusOr<std::shared_ptr<Mesh>> Create(std::string device, std::shared_ptr<const Array> points,
+                                                      std::shared_ptr<const Array> indices,
+                                                      std::shared_ptr<const Array> velocities, int leaf_size,
+                                                      SegmentPool& pool);
+
+  Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
+       std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris,
+       std::shared_ptr<CpuBuffer> boxes, BvhBuffers buffers);
+
+  const void* descriptor() const override { return &desc_; }
+  uint64_t MetadataBytes() const override { return sizeof(*this); }
+  const wp::mesh_t& native() const { return desc_; }
+
+  absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) override;
+  absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
+
+ private:
+  // Recomputes the triangles' boxes and the average edge length from the
+  // current points; INVALID_ARGUMENT for an index out of range.
+  absl::Status ComputeBoxes();
+
+  const std::shared_ptr<const Array> points_, indices_, velocities_;
+  const int leaf_size_;
+  const int64_t num_tris_;
+  const std::shared_ptr<CpuBuffer> boxes_;  // 2 * num_tris vec3f: lowers, then uppers
+  const BvhBuffers buffers_;
+  BvhSplit split_ = BvhSplit::kSah;
+  bool built_ = false;
+  wp::mesh_t desc_{};
+};
+
+}  // namespace warpd::runtime
