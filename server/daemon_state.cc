@@ -188,6 +188,7 @@ void DaemonState::AddCudaDevices() {
 }
 
 absl::Status DaemonState::ReloadTenants() {
+  absl::MutexLock reload(&reload_mu_);
   const std::vector<std::shared_ptr<Tenant>> before = tenants_->All();
   WARPD_ASSIGN_OR_RETURN(TenantRegistry::ReloadResult reloaded, tenants_->Reload());
   sessions_.RefreshWeights();

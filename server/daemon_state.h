@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/compiler.h"
 #include "runtime/device/device_registry.h"
 #include "runtime/device/thread_pool.h"
@@ -87,6 +88,8 @@ class DaemonState {
   PersistentStore persistent_;
   runtime::ThreadPool rpc_pool_;
   std::string cuda_driver_;
+  // One reload at a time (SIGHUP and warpctl's ReloadTenants).
+  absl::Mutex reload_mu_;
 };
 
 }  // namespace warpd::server

@@ -40,6 +40,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpc/grpc.h"
+#include "server/admin/admin_service.h"
 #include "server/auth/login_socket.h"
 #include "server/local/command_socket.h"
 #include "server/local/local_commands.h"
@@ -150,6 +151,8 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     return 1;
   }
   RuntimeService service(state->get());
+  // warpctl's service; a finished drain ends the daemon as SIGTERM does.
+  admin::AdminService admin_service(state->get(), [] { kill(getpid(), SIGTERM); });
   std::unique_ptr<metrics::MetricsHttpServer> metrics_server;
   if (!flags.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> m = metrics::MetricsHttpServer::Start(
@@ -203,6 +206,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
                              path.empty() ? *tcp_credentials : grpc::InsecureServerCredentials(), &ports[i]);
   }
   builder.RegisterService(&service);
+  builder.RegisterService(&admin_service);
   // Unix sockets are created 0600 (only the daemon's user may connect),
   // whatever the umask: gRPC binds them in BuildAndStart.
   const mode_t old_umask = umask(0177);
@@ -304,7 +308,9 @@ int Serve(const Flags& flags, const sigset_t& signals) {
       spdlog::error("SIGHUP: keeping the current tenants: {}", std::string(s.message()));
     }
   }
-  spdlog::info("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  spdlog::info("received {}, shutting down{}", sig == SIGINT ? "SIGINT" : "SIGTERM",
+               admin_service.draining() ? " (drain)" : "");
+  admin_service.Stop();  // a drain still waiting answers now
   server->GetHealthCheckService()->SetServingStatus(false);
   // No new local connections or requests; a request running finishes (or
   // is cancelled below, like a gRPC call).

@@ -5,23 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "compiler/ir/from_proto.h"
+#include "server/info_messages.h"
 #include "server/runtime_service.h"
 #include "server/unary_call.h"
 
 namespace warpd::server {
-
-namespace {
-
-void FillInfo(const std::string& name, const runtime::Array& array, bool durable, v1::PersistentArrayInfo* out) {
-  out->set_name(name);
-  *out->mutable_dtype() = ir::TypeToProto(array.dtype());
-  for (int64_t s : array.shape()) out->add_shape(s);
-  out->set_size_bytes(array.size_bytes());
-  out->set_durable(durable);
-  out->set_device(array.device());
-}
-
-}  // namespace
 
 using grpc::ByteBuffer;
 using grpc::CallbackServerContext;
@@ -80,7 +68,7 @@ ServerUnaryReactor* RuntimeService::ListPersistent(CallbackServerContext* ctx, c
       state_, ctx, in, out, "ListPersistent", Run::kInline, [this](auto* call) -> absl::Status {
         WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
         for (const PersistentStore::Entry& e : state_->persistent().List(call->tenant->name())) {
-          FillInfo(e.name, *e.array, e.durable, call->response.add_arrays());
+          FillPersistentInfo(e.name, *e.array, e.durable, call->response.add_arrays());
         }
         return absl::OkStatus();
       });
@@ -96,7 +84,7 @@ ServerUnaryReactor* RuntimeService::AttachPersistent(CallbackServerContext* ctx,
         WARPD_ASSIGN_OR_RETURN(PersistentStore::Entry e, state_->persistent().Get(call->tenant->name(), req.name()));
         WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(e.array));
         call->response.set_handle(handle);
-        FillInfo(e.name, *e.array, e.durable, call->response.mutable_info());
+        FillPersistentInfo(e.name, *e.array, e.durable, call->response.mutable_info());
         for (int64_t s : e.array->strides()) call->response.add_strides(s);
         return absl::OkStatus();
       });

@@ -15,6 +15,7 @@
 #include "runtime/objects/array_members.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
+#include "server/info_messages.h"
 #include "server/lease.h"
 #include "server/logging.h"
 #include "server/load_module_request.h"
@@ -25,6 +26,7 @@
 #include "server/stream_calls.h"
 #include "server/submit.h"
 #include "server/tenant_array.h"
+#include "server/tenants/tenant_usage.h"
 #include "server/transfer.h"
 #include "server/version.h"
 #include "spdlog/spdlog.h"
@@ -32,16 +34,6 @@
 namespace warpd::server {
 
 namespace {
-
-void FillDeviceInfo(const runtime::DeviceInfo& in, v1::DeviceInfo* out) {
-  out->set_name(in.name);
-  out->set_alias(in.alias);
-  out->set_kind(in.kind);
-  out->set_arch(in.arch);
-  out->set_uuid(in.uuid);
-  out->set_memory_bytes(in.memory_bytes);
-  out->set_unavailable(in.unavailable);
-}
 
 absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateArrayRequest& req,
                            v1::CreateArrayResponse* resp) {
@@ -254,9 +246,7 @@ ServerUnaryReactor* RuntimeService::GetServerInfo(CallbackServerContext* ctx, co
     ServerInfo* response = &call->response;
     response->set_version(kVersion);
     for (const auto& d : state_->devices().all()) {
-      v1::DeviceInfo* out = response->add_devices();
-      FillDeviceInfo(d->info(), out);
-      out->set_free_bytes(d->FreeMemoryBytes());
+      FillDeviceInfo(*d, response->add_devices());
     }
     response->set_kernel_cache_dir(state_->compiler() ? state_->compiler()->cache_dir()
                                                       : state_->flags().cache_dir);
@@ -305,22 +295,7 @@ grpc::ServerWriteReactor<ByteBuffer>* RuntimeService::HoldSession(CallbackServer
 ServerUnaryReactor* RuntimeService::GetUsage(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<v1::GetUsageRequest, v1::Usage>(state_, ctx, in, out, "GetUsage", Run::kInline, [this](auto* call) {
     WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
-    Tenant& t = *call->tenant;
-    v1::Usage& usage = call->response;
-    usage.set_tenant(t.name());
-    const TenantLimits limits = t.limits();
-    auto add = [&](const char* resource, uint64_t used, uint64_t limit) {
-      v1::Quota* q = usage.add_quotas();
-      q->set_resource(resource);
-      q->set_used(used);
-      q->set_limit(limit);
-    };
-    add("memory_bytes", t.memory()->used(), limits.memory_bytes);
-    add("arrays", t.arrays().used(), limits.arrays);
-    add("sessions", t.sessions().used(), limits.sessions);
-    add("compiles", t.compiles_running(), limits.compiles);
-    add("queued_commands", t.queued_commands()->used(), limits.queued_commands);
-    add("graph_commands", t.graph_commands()->used(), limits.graph_commands);
+    FillUsage(*call->tenant, &call->response);
     return absl::OkStatus();
   });
 }

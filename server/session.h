@@ -69,6 +69,11 @@ class Session {
     return holders_.load(std::memory_order_relaxed) == 0 &&
            last_active_ns_.load(std::memory_order_relaxed) < deadline_ns;
   }
+  // For status reports (server/admin): when it opened and was last used
+  // (nanoseconds since the epoch), and whether a HoldSession stream holds it.
+  int64_t opened_ns() const { return opened_ns_; }
+  int64_t last_active_ns() const { return last_active_ns_.load(std::memory_order_relaxed); }
+  bool held() const { return holders_.load(std::memory_order_relaxed) > 0; }
   // Where the session's CPU arrays are allocated (Device::Allocate).
   runtime::SegmentPool& pool() { return pool_; }
   // Where its arrays whose elements hold array descriptors are allocated
@@ -146,7 +151,8 @@ class Session {
   const std::string client_name_;
   const std::shared_ptr<Tenant> tenant_;
   const std::shared_ptr<runtime::StreamGroup> group_;
-  std::atomic<int64_t> last_active_ns_{absl::GetCurrentTimeNanos()};
+  const int64_t opened_ns_ = absl::GetCurrentTimeNanos();
+  std::atomic<int64_t> last_active_ns_{opened_ns_};
   std::atomic<int> holders_{0};
   runtime::SegmentPool pool_;
   runtime::SegmentPool private_pool_;

@@ -39,9 +39,17 @@ SessionManager::~SessionManager() {
 
 absl::StatusOr<std::string> SessionManager::Open(std::shared_ptr<Tenant> tenant, const std::string& client_name,
                                                  std::string credential) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!refuse_opening_.empty()) return absl::UnavailableError(refuse_opening_);
+  }
   if (absl::Status s = tenant->sessions().Acquire(); !s.ok()) return s;
   std::shared_ptr<Session> session;  // destroyed (on failure) after the lock
   absl::MutexLock lock(&mu_);
+  if (!refuse_opening_.empty()) {
+    tenant->sessions().Release();
+    return absl::UnavailableError(refuse_opening_);
+  }
   session = std::make_shared<Session>(client_name.substr(0, 256), tenant, GroupFor(*tenant), pool_options_);
   if (sessions_.size() >= max_sessions_) {
     tenant->sessions().Release();
@@ -138,6 +146,32 @@ void SessionManager::CloseAll() {
     sessions_.clear();
   }
   for (auto& s : all) Remove(s);
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Session>>> SessionManager::Snapshot() const {
+  std::vector<std::pair<std::string, std::shared_ptr<Session>>> out;
+  {
+    absl::MutexLock lock(&mu_);
+    out.reserve(sessions_.size());
+    for (const auto& [token, entry] : sessions_) out.emplace_back(token, entry.session);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const std::string& ta = a.second->tenant()->name();
+    const std::string& tb = b.second->tenant()->name();
+    if (ta != tb) return ta < tb;
+    return a.second->opened_ns() < b.second->opened_ns();
+  });
+  return out;
+}
+
+void SessionManager::StopOpening(std::string message) {
+  absl::MutexLock lock(&mu_);
+  refuse_opening_ = message.empty() ? "this daemon takes no new sessions" : std::move(message);
+}
+
+bool SessionManager::opening_stopped() const {
+  absl::MutexLock lock(&mu_);
+  return !refuse_opening_.empty();
 }
 
 size_t SessionManager::size() const {

@@ -27,6 +27,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -67,6 +69,16 @@ class SessionManager {
   absl::Status Close(const std::string& token, const Tenant& caller);
   void CloseAll();
   size_t size() const;
+  size_t max_sessions() const { return max_sessions_; }
+
+  // Every open session with its token (for status reports; the caller must
+  // not hand tokens out), ordered by tenant name then opening time.
+  std::vector<std::pair<std::string, std::shared_ptr<Session>>> Snapshot() const;
+
+  // Draining (server/admin/drain.h): from now on Open refuses every new
+  // session with UNAVAILABLE and `message`; open sessions are untouched.
+  void StopOpening(std::string message);
+  bool opening_stopped() const;
   absl::Duration grace() const { return grace_; }
 
   // Closes the sessions whose lease lapsed before `now` (or whose tenant was
@@ -105,6 +117,7 @@ class SessionManager {
   // configuration).
   absl::flat_hash_map<std::string, std::weak_ptr<runtime::StreamGroup>> groups_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::string refuse_opening_ ABSL_GUARDED_BY(mu_);  // non-empty: StopOpening was called
   std::thread reaper_;
 };
 

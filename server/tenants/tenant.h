@@ -56,6 +56,10 @@ class Tenant {
   void Update(uint32_t weight, const TenantLimits& limits);
 
   bool removed() const { return removed_.load(std::memory_order_relaxed); }
+  // An operator (server/admin/access.h): the daemon's own user without a
+  // tenants file, or "admin": true in it. Changes at a reload.
+  bool admin() const { return admin_.load(std::memory_order_relaxed); }
+  void set_admin(bool admin) { admin_.store(admin, std::memory_order_relaxed); }
   void MarkRemoved() { removed_.store(true, std::memory_order_relaxed); }
 
   const std::shared_ptr<runtime::MemoryAccount>& memory() const { return memory_; }
@@ -89,6 +93,7 @@ class Tenant {
   const std::string label_;
   std::atomic<uint32_t> weight_;
   std::atomic<bool> removed_{false};
+  std::atomic<bool> admin_{false};
   std::shared_ptr<runtime::MemoryAccount> memory_;
   CountQuota sessions_;
   CountQuota arrays_;

@@ -86,6 +86,7 @@ struct TenantRegistry::Config {
     TenantLimits limits;
     std::vector<std::string> token_hashes;
     std::vector<uint32_t> uids;
+    bool admin = false;
   };
   std::vector<Entry> tenants;
   TenantLimits defaults;
@@ -118,6 +119,7 @@ absl::StatusOr<TenantRegistry::Config> TenantRegistry::ReadConfig() const {
     owner.name = CheckTenantName(options_.owner_name).ok() ? options_.owner_name : "local";
     owner.limits = config.defaults;
     owner.uids.push_back(options_.owner_uid);
+    owner.admin = true;  // the daemon's own user runs it
     config.tenants.push_back(std::move(owner));
     return config;
   }
@@ -151,6 +153,7 @@ absl::StatusOr<TenantRegistry::Config> TenantRegistry::ReadConfig() const {
     Config::Entry e;
     e.name = t.name();
     e.weight = t.weight() == 0 ? 1 : t.weight();
+    e.admin = t.admin();
     if (e.weight > kMaxWeight) {
       return absl::InvalidArgumentError(absl::StrCat(here, ": weight must be in [1, ", kMaxWeight, "]"));
     }
@@ -217,6 +220,7 @@ absl::Status TenantRegistry::Apply(Config config, std::vector<std::shared_ptr<Te
       peer_tokens[e.name] = std::move(peer);
       for (const std::string& h : e.token_hashes) by_token_hash[h] = tenant;
       for (uint32_t uid : e.uids) by_uid[uid] = tenant;
+      tenant->set_admin(e.admin);
       by_name[e.name] = std::move(tenant);
     }
     for (auto& [name, tenant] : by_name_) {
@@ -287,6 +291,21 @@ std::string TenantRegistry::PeerToken(const Tenant& tenant) const {
   absl::MutexLock lock(&mu_);
   auto it = peer_tokens_.find(tenant.name());
   return it == peer_tokens_.end() ? std::string() : it->second;
+}
+
+TenantRegistry::Access TenantRegistry::AccessOf(const Tenant& tenant) const {
+  absl::MutexLock lock(&mu_);
+  Access out;
+  const auto peer = peer_tokens_.find(tenant.name());
+  const std::string peer_hash = peer == peer_tokens_.end() ? std::string() : HexSha256(peer->second);
+  for (const auto& [hash, t] : by_token_hash_) {
+    if (t.get() == &tenant && hash != peer_hash) ++out.token_hashes;
+  }
+  for (const auto& [uid, t] : by_uid_) {
+    if (t.get() == &tenant) out.uids.push_back(uid);
+  }
+  std::sort(out.uids.begin(), out.uids.end());
+  return out;
 }
 
 std::vector<std::shared_ptr<Tenant>> TenantRegistry::All() const {

@@ -74,6 +74,13 @@ class TenantRegistry {
   std::shared_ptr<Tenant> ForUid(uint32_t uid) const;
   // The token the login socket gives the users of `tenant`.
   std::string PeerToken(const Tenant& tenant) const;
+  // How `tenant` is reached: its token_sha256 entries (not its login
+  // token) and its uids, for status reports.
+  struct Access {
+    size_t token_hashes = 0;
+    std::vector<uint32_t> uids;
+  };
+  Access AccessOf(const Tenant& tenant) const;
   // Every configured tenant, by name.
   std::vector<std::shared_ptr<Tenant>> All() const;
   // The configured tenant named `name`, or null.
