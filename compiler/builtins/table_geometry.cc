@@ -93,6 +93,13 @@ void AddGeometry(Builder& b) {
         "normal: out " + v3 + ", face: out int32, root: int32 = -1", "bool")
       .NoDiff()
       .Cpp("wp::mesh_query_ray(ctx, $L, $*)");
+  b.Add("mesh_query_ray_anyhit", ray + "root: int32 = -1", "bool")
+      .NoDiff()
+      .Cpp("wp::mesh_query_ray_anyhit(ctx, $L, $0, $1, $2, $3, $4)");
+  b.Add("mesh_query_ray_count_intersections", "id: uint64, start: " + v3 + ", dir: " + v3 + ", root: int32 = -1",
+        "int32")
+      .NoDiff()
+      .Cpp("wp::mesh_query_ray_count_intersections(ctx, $L, $0, $1, $2, $3)");
   b.Add("mesh_query_aabb", "id: uint64, low: " + v3 + ", high: " + v3, "mesh_query_aabb(float32)")
       .NoDiff()
       .Cpp("wp::mesh_query_aabb(ctx, $L, $0, $1, $2)");

@@ -531,6 +531,10 @@ absl::Status FunctionSema::ForSema(Stmt& s) {
     SEMA_TRY(ExprSema(iter));
     if (iter.type == nullptr || !iter.type->is_query())
       return Err(iter.span, "for loops iterate over range(...) or a query (wp.hash_grid_query(...)) only");
+    if (iter.type->query_kind() != types::QueryKind::kHashGrid &&
+        iter.type->query_kind() != types::QueryKind::kMeshAabb)
+      return Err(iter.span, Cat("for loops cannot iterate over a ", iter.type->ToString(),
+                                " (use its _next builtin in a while loop)"));
     if (s.target->kind != ExprKind::Name) return Err(s.target->span, "the loop variable must be a plain name");
     SEMA_TRY(AssignName(*s.target, types::Scalar(ScalarKind::kInt32), s.target->span));
     ++loop_depth_;

@@ -435,3 +435,63 @@ def test_client_side_checks_match_warp(wp):
         wp.Mesh(p, wp.zeros((1, 3), dtype=wp.int32))
     with pytest.raises(ValueError, match="bvh_leaf_size must be greater than or equal to 1"):
         wp.Mesh(p, wp.zeros(3, dtype=wp.int32), bvh_leaf_size=0)
+
+
+@wp.kernel
+def count_and_any(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3), max_t: float,
+                  counts: wp.array(dtype=int), anyhit: wp.array(dtype=int)):
+    i = wp.tid()
+    counts[i] = wp.mesh_query_ray_count_intersections(mesh, starts[i], dirs[i])
+    anyhit[i] = wp.where(wp.mesh_query_ray_anyhit(mesh, starts[i], dirs[i], max_t), 1, 0)
+
+
+def test_ray_counts_and_any_hits_match_brute_force(wp):
+    rng = np.random.default_rng(9)
+    n = 300
+    centers = rng.uniform(-2, 2, (n, 1, 3))
+    pts = (centers + rng.uniform(-0.4, 0.4, (n, 3, 3))).reshape(-1, 3).astype(np.float32)
+    tris = np.arange(3 * n, dtype=np.int32).reshape(n, 3)
+    mesh = make_mesh(pts, tris)
+    starts = rng.uniform(-3, 3, (200, 3)).astype(np.float32)
+    dirs = rng.normal(size=(200, 3)).astype(np.float32)
+    counts, anyhit = wp.zeros(200, dtype=int), wp.zeros(200, dtype=int)
+    wp.launch(count_and_any, dim=200, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3), wp.array(dirs, dtype=wp.vec3),
+                                              1.5, counts, anyhit])
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    want_counts = np.array([np.isfinite(ray_triangles(starts[i], dirs[i], a, b, c)[0]).sum() for i in range(200)])
+    want_any = np.array([(ray_triangles(starts[i], dirs[i], a, b, c)[0] < 1.5).any() for i in range(200)])
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    np.testing.assert_array_equal(anyhit.numpy(), want_any.astype(int))
+    assert want_counts.max() >= 3 and 0 < want_any.sum() < 200
+    # A closed sphere: a ray through it from outside crosses twice, from inside once
+    # (rays through shared edges or vertices may count each face they touch, as in Warp).
+    pts, tris = sphere(1.0, 12, 16)
+    mesh = make_mesh(pts, tris)
+    inner = rng.uniform(-0.4, 0.4, (200, 3)).astype(np.float32)
+    starts = np.concatenate([np.full((200, 3), 5.0), np.zeros((200, 3))]).astype(np.float32)
+    dirs = np.concatenate([inner - 5.0, rng.normal(size=(200, 3))]).astype(np.float32)
+    counts, anyhit = wp.zeros(400, dtype=int), wp.zeros(400, dtype=int)
+    wp.launch(count_and_any, dim=400, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3), wp.array(dirs, dtype=wp.vec3),
+                                              1.0e6, counts, anyhit])
+    got = counts.numpy()
+    assert (got[:200] == 2).all(), np.unique(got[:200], return_counts=True)
+    assert (got[200:] == 1).all(), np.unique(got[200:], return_counts=True)
+    assert anyhit.numpy().all()
+
+
+@wp.kernel
+def aabb_for_loop(mesh: wp.uint64, lo: wp.vec3, hi: wp.vec3, hits: wp.array(dtype=int)):
+    for f in wp.mesh_query_aabb(mesh, lo, hi):
+        hits[f] = hits[f] + 1
+
+
+def test_aabb_query_as_a_for_loop(wp):
+    pts, tris = torus()
+    mesh = make_mesh(pts, tris)
+    tri_lo, tri_hi = pts[tris].min(axis=1), pts[tris].max(axis=1)
+    lo, hi = np.array([0.2, -0.5, -1.0]), np.array([1.5, 0.4, 0.1])
+    hits = wp.zeros(len(tris), dtype=int)
+    wp.launch(aabb_for_loop, dim=1, inputs=[mesh.id, wp.vec3(*lo), wp.vec3(*hi), hits])
+    want = ((tri_lo <= hi) & (tri_hi >= lo)).all(axis=1).astype(int)
+    np.testing.assert_array_equal(hits.numpy(), want)
+    assert 0 < want.sum() < len(tris)

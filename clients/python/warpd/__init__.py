@@ -42,7 +42,7 @@ from .gradwrapper import grad
 from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
 from .bvh import Bvh, BvhConstructor
 from .hash_grid import HashGrid
-from .mesh import Mesh
+from .mesh import Mesh, is_cubql_available
 from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
 from .tape import Tape
@@ -51,7 +51,7 @@ from .module_api import force_load, get_module, get_module_options, load_module,
 from .staticexpr import static
 from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)
 from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)
-from .types import BvhQuery, HashGridQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 from .types import (bfloat16, bool, constant, float16, float32, float64, half, handle, int8, int16, int32,
                     int64, struct, uint8, uint16, uint32, uint64)
 

@@ -32,6 +32,11 @@ from .context import runtime
 from .v1 import runtime_pb2
 
 
+def is_cubql_available() -> bool:
+    """Whether the cuBQL BVH builder is available (Warp's): never in warpd."""
+    return False
+
+
 class Mesh:
     """Class representing a triangle mesh (Warp's ``wp.Mesh``)."""
 

@@ -29,7 +29,7 @@ from .generic import Float, GenericValue, Int, Scalar, is_generic
 from .introspect import *  # noqa: F403 - Warp's type tables and predicates (introspect.__all__)
 from .matrix import Matrix, is_matrix_type, matrix
 from .quat import Quat, quaternion
-from .query import (BvhQuery, HashGridQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, hash_grid_query_type,
+from .query import (BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay, hash_grid_query_type,
                     is_query_type)
 from .scalar import (SCALAR_TYPES, SUFFIX, _Scalar, bool_, float16, float32, float64, half, handle,
                      int8, int16, int32, int64, is_scalar_type, scalar_from_numpy, scalar_from_proto,

@@ -110,3 +110,14 @@ class MeshQueryAABB(_MeshQueryType):
     _wp_native_name_ = "mesh_query_aabb_t"
     _wp_type_name_ = "MeshQueryAABB"
     _wp_query_kind_ = ir_pb2.QUERY_MESH_AABB
+
+
+class MeshQuery:
+    """Warp's erased mesh query type (a ``wp.MeshQueryAABB`` or sphere query of any kind, in
+    function annotations): not supported by warpd yet; annotate with ``wp.MeshQueryAABB``."""
+
+    _wp_native_name_ = "mesh_query_t"
+    _wp_type_name_ = "MeshQuery"
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("MeshQuery objects are made in kernels by wp.mesh_query_aabb()")

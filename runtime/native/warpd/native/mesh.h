@@ -287,9 +287,16 @@ WP_FUNC bool mesh_ray_triangle(const vec3f& start, const vec3f& dir, const vec3f
   return true;
 }
 
-// The closest hit of a ray at 0 <= t < max_t (in multiples of |dir|).
-WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
-                                          const vec3f& dir, float32 max_t, int32 root) {
+enum mesh_ray_mode : int32 {
+  MESH_RAY_CLOSEST = 0,  // the closest hit
+  MESH_RAY_ANY = 1,      // stop at the first hit found (result only)
+  MESH_RAY_COUNT = 2,    // every hit at t >= 0, counted into *count
+};
+
+// The closest hit of a ray at 0 <= t < max_t (in multiples of |dir|), or
+// any hit, or the number of hits (mode).
+WP_FUNC mesh_query_ray_t mesh_ray_walk(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
+                                       const vec3f& dir, float32 max_t, int32 root, int32 mode, int32* count) {
   mesh_query_ray_t r{};
   if (m == nullptr) return r;
   if (root != -1 && (uint32)root >= (uint32)m->bvh.num_nodes) {
@@ -303,7 +310,8 @@ WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mes
   const bvh_node_t* node = nullptr;
   while (mesh_walk_pop(ctx, line, w, node)) {
     float32 tb = 0.0f;
-    if (!bvh_ray_box_robust(start, dir, rcp, node->lower, node->upper, &tb) || tb >= best) continue;
+    if (!bvh_ray_box_robust(start, dir, rcp, node->lower, node->upper, &tb)) continue;
+    if (mode != MESH_RAY_COUNT && tb >= best) continue;
     if (!bvh_node_is_leaf(*node)) {
       if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right)) return r;
       continue;
@@ -313,7 +321,12 @@ WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mes
       vec3f a, b, c;
       if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_ray_t{};
       float32 t, u, v, s;
-      if (mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) && t >= 0.0f && t < best) {
+      if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) continue;
+      if (mode == MESH_RAY_COUNT) {
+        ++*count;
+        continue;
+      }
+      if (t < best) {
         best = t;
         r.result = true;
         r.t = t;
@@ -322,10 +335,36 @@ WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mes
         r.sign = s;
         r.face = f;
         r.normal = normalize(cross(sub(b, a), sub(c, a)));
+        if (mode == MESH_RAY_ANY) return r;
       }
     }
   }
   return r;
+}
+
+WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
+                                          const vec3f& dir, float32 max_t, int32 root) {
+  return mesh_ray_walk(ctx, line, m, start, dir, max_t, root, MESH_RAY_CLOSEST, nullptr);
+}
+
+// mesh_query_ray_anyhit(id, start, dir, max_t, root = -1): whether any face
+// is hit at 0 <= t < max_t.
+WP_FUNC bool mesh_query_ray_anyhit(launch_ctx* ctx, int32 line, uint64 id, const vec3f& start, const vec3f& dir,
+                                   float32 max_t, int32 root) {
+  return mesh_ray_walk(ctx, line, mesh_resolve(ctx, line, id), start, dir, max_t, root, MESH_RAY_ANY, nullptr)
+      .result;
+}
+
+// mesh_query_ray_count_intersections(id, start, dir, root = -1): the faces
+// the ray meets at t >= 0 (a ray through an edge or vertex counts every face
+// whose closed triangle it meets there, as in Warp).
+WP_FUNC int32 mesh_query_ray_count_intersections(launch_ctx* ctx, int32 line, uint64 id, const vec3f& start,
+                                                 const vec3f& dir, int32 root) {
+  int32 n = 0;
+  const mesh_query_ray_t r = mesh_ray_walk(ctx, line, mesh_resolve(ctx, line, id), start, dir,
+                                           3.402823466e+38f, root, MESH_RAY_COUNT, &n);
+  (void)r;
+  return faulted(ctx) ? 0 : n;
 }
 
 // mesh_query_ray(id, start, dir, max_t, root = -1) -> MeshQueryRay
