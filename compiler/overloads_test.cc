@@ -437,10 +437,11 @@ TEST(OverloadsTest, CatalogCoversTheWholeTable) {
   for (const auto& o : builtins::Table()) {
     if (o.hook)
       hooks.insert(std::string(o.name));
-    else if (o.form != builtins::Form::kClient)
+    else if (o.form != builtins::Form::kClient && !QueriesObjects(o))
       ++regular;
   }
-  // Every regular overload has at least one binding that resolves to it.
+  // Every regular overload (but object queries, listed as skipped) has at
+  // least one binding that resolves to it.
   EXPECT_EQ(c.overloads, regular);
   // Every hook builtin has hand-written calls or a reason.
   std::set<std::string> handled(c.hooks_covered.begin(), c.hooks_covered.end());

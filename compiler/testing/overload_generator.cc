@@ -924,11 +924,11 @@ void AddOverload(const builtins::Overload& o, int overload_index, const CatalogO
   }
 }
 
-// Whether `o` queries a server-side object (a hash grid, BVH, mesh...): it
-// takes an object id or a query. Such calls need a live object of the
-// launching session, which a generated module has none of (every id would be
-// an "unknown object" fault); compiler_test instantiates them under clang and
-// NVRTC, and their e2e tests run them against real objects.
+}  // namespace
+
+// A hash grid, BVH or mesh query needs a live object of the launching
+// session, which a generated module has none of (every id would be an
+// "unknown object" fault).
 bool QueriesObjects(const builtins::Overload& o) {
   for (const builtins::Param& p : o.sig.params) {
     if (p.pattern.kind == builtins::Pattern::Kind::kQuery) return true;
@@ -936,8 +936,6 @@ bool QueriesObjects(const builtins::Overload& o) {
   }
   return o.sig.result && o.sig.result->kind == builtins::Pattern::Kind::kQuery;
 }
-
-}  // namespace
 
 Catalog BuildCatalog(const CatalogOptions& options) {
   Catalog c;

@@ -237,6 +237,11 @@ struct CatalogOptions {
 
 Catalog BuildCatalog(const CatalogOptions& options = {});
 
+// Whether overload `o` queries a server-side object (an object id or a query
+// argument): the catalog lists it as skipped (no generated module has a live
+// object); compiler_test instantiates it and its e2e tests run it.
+bool QueriesObjects(const builtins::Overload& o);
+
 // One module calling `calls` in kernels of at most `calls_per_kernel` calls
 // (a kernel never mixes kernel groups). Small kernels compile fastest with
 // NVRTC + ptxas (their optimizers are superlinear in a function's size).
