@@ -40,6 +40,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpc/grpc.h"
+#include "runtime/exec/matmul.h"
 #include "server/admin/admin_service.h"
 #include "server/auth/login_socket.h"
 #include "server/local/command_socket.h"
@@ -376,6 +377,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  warpd::runtime::StopBlasThreads();  // started at load, before the mask
   signal(SIGPIPE, SIG_IGN);
   TuneMalloc();
 #if !WARPD_ASAN

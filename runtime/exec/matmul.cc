@@ -17,7 +17,15 @@
 #include "common/types/type.h"
 #include "warpd/native/core.h"
 
+// OpenBLAS's (exported, for its fork handler): joins its worker threads.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
 namespace warpd::runtime {
+
+void StopBlasThreads() {
+  openblas_set_num_threads(1);
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+}
 
 namespace {
 

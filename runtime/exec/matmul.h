@@ -45,6 +45,14 @@
 
 namespace warpd::runtime {
 
+// Stops the BLAS library's own worker threads and keeps its calls on the
+// calling thread. OpenBLAS starts its threads when it is loaded, before
+// main() blocks the signals the daemon takes with sigwait, so a SIGTERM could
+// land in one of them and kill the process by the default action; the
+// daemon calls this right after blocking them (threads BLAS starts later
+// inherit the mask). Matmul tiles run on the device's pool anyway.
+void StopBlasThreads();
+
 absl::StatusOr<std::unique_ptr<Command>> PrepareMatmul(std::shared_ptr<const Array> a,
                                                        std::shared_ptr<const Array> b,
                                                        std::shared_ptr<const Array> c,

@@ -330,3 +330,30 @@ def test_many_small_arrays_share_a_few_fds(tmp_path):
         while _open_fds(d.proc.pid) > before:  # the segments go with their last array
             assert time.monotonic() < deadline, "freeing every array did not close the segments"
             time.sleep(0.05)
+
+
+def test_every_thread_but_the_main_one_blocks_the_daemons_signals(tmp_path):
+    # The daemon takes SIGTERM/SIGINT/SIGHUP with sigwait in its main thread; a thread
+    # that does not block them (OpenBLAS's workers, started when the library loads, before
+    # main() sets the mask) would take a SIGTERM by the default action and kill the
+    # process (exit status -15 instead of a clean stop).
+    from warpd.daemon import PrivateDaemon
+
+    d = PrivateDaemon(daemon_binary(), cache_dir=tmp_path / "cache")
+    try:
+        d.start(timeout=60)
+        pid = d.proc.pid
+        wanted = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGHUP - 1))
+        unblocked = []
+        for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+            if int(tid) == pid:
+                continue  # in sigwait: the kernel shows the waited signals unblocked
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                blocked = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+            if blocked & wanted != wanted:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    unblocked.append(f"{tid} {f.read().strip()}")
+        assert not unblocked, unblocked
+    finally:
+        d.stop()
+    assert d.proc.returncode == 0
