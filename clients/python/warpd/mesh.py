@@ -29,6 +29,7 @@ import operator
 from . import types as wt
 from .bvh import _SPLIT, _cpu_constructor
 from .context import runtime
+from .server_object import ServerObject
 from .v1 import runtime_pb2
 
 
@@ -37,7 +38,7 @@ def is_cubql_available() -> bool:
     return False
 
 
-class Mesh:
+class Mesh(ServerObject):
     """Class representing a triangle mesh (Warp's ``wp.Mesh``)."""
 
     def __new__(cls, *args, **kwargs):
@@ -129,14 +130,3 @@ class Mesh:
         """Refits the BVH to the current points (queued on the device stream); call it after
         modifying ``points``."""
         self._queue_build(refit=True)
-
-    def __del__(self):
-        h = getattr(self, "id", None)
-        if not h:
-            return
-        self.id = None
-        try:
-            if not self._rt.closed:
-                self._stream.free_object_later(h)
-        except Exception:
-            pass
