@@ -38,17 +38,18 @@ fi
 
 # Python environment with the client installed editable, with its test extra
 # (pytest, grpcio-tools, and nbclient, nbformat and ipykernel for the
-# notebook test, tests/e2e/test_notebook.py). Installed again when the
-# pyproject changed or one of those modules does not import.
+# notebook test, tests/e2e/test_notebook.py) and its examples extra (Pillow
+# and matplotlib for examples/, run by tests/e2e/test_examples.py). Installed
+# again when the pyproject changed or one of those modules does not import.
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.warpd-installed
 if [ ! -f "$stamp" ] || [ clients/python/pyproject.toml -nt "$stamp" ] ||
-   ! .venv/bin/python -c "import pytest, grpc_tools, nbclient, nbformat, ipykernel" >/dev/null 2>&1; then
+   ! .venv/bin/python -c "import pytest, grpc_tools, nbclient, nbformat, ipykernel, PIL, matplotlib" >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e "clients/python[test]"
+  .venv/bin/python -m pip install -q -e "clients/python[test,examples]"
   touch "$stamp"
 fi
 
