@@ -200,3 +200,73 @@ def _cold_note(raw):
     except _Failed:
         pass
     return text
+
+
+def _round_median(rounds, key, field):
+    """The median over rounds of side[key][field] (bench/run.py's geometry rounds);
+    None when the side was skipped; _Failed when every round failed."""
+    if rounds is None:
+        return None
+    values, errors = [], []
+    for r in rounds:
+        if "error" in r and key not in r:
+            errors.append(r["error"])
+            continue
+        try:
+            values.append(_get(r, key, field))
+        except _Failed as e:
+            errors.append(str(e))
+    if not values:
+        raise _Failed(errors[0] if errors else f"{key} not measured")
+    return statistics.median(values)
+
+
+def geometry(raw: dict, plan: dict) -> list[Row]:
+    """The geometry rows (issue 27): mesh BVH builds, the ray-cast example's rays/s and
+    HashGrid build + query, warpd beside Warp's CPU backend in alternating rounds."""
+    geo = raw.get("geometry")
+    if geo is None:
+        return []
+    b = _Builder(raw)
+    wd, warp = geo["warpd"], geo["warp"]
+    no_warp = raw["skips"].get("warp", "")
+    faster = ("Warp/warpd", lambda v, r: r / v)   # times: > 1 means warpd is faster
+    up = ("warpd/Warp", lambda v, r: v / r)       # rates
+    rounds = f"median of {len(wd)} rounds"
+
+    def tris(key):
+        return lambda: f"{int(_round_median(wd, key, 'triangles')):,} triangles; {rounds}"
+
+    for detail in plan["mesh_details"]:
+        key = f"mesh_build_{detail}"
+        b.add(f"wp.Mesh BVH build (SAH), example mesh at detail {detail}", "ms",
+              lambda key=key: _round_median(wd, key, "ms"), lambda key=key: _round_median(warp, key, "ms"),
+              "Warp", faster, Target("ratio", ">=", 1.5), skip=no_warp,
+              note=lambda key=key: tris(key)() + "; wp.Mesh(points, indices) + synchronize")
+        b.add(f"wp.Mesh refit, detail {detail}", "ms", lambda key=key: _round_median(wd, key, "refit_ms"),
+              lambda key=key: _round_median(warp, key, "refit_ms"), "Warp", faster, skip=no_warp)
+    size = plan["raycast_size"]
+    b.add(f"ray cast (examples/raycast.py), {size}x{size} rays", "rays/s",
+          lambda: _round_median(wd, "raycast", "rays_per_s"), lambda: _round_median(warp, "raycast", "rays_per_s"),
+          "Warp", up, Target("ratio", ">=", 1.5), skip=no_warp, note=lambda: _raycast_note(wd, warp, rounds))
+    n = _pow2(plan["hash_points"])
+    b.add(f"HashGrid build, {n} points", "ms", lambda: _round_median(wd, "hash_grid", "build_ms"),
+          lambda: _round_median(warp, "hash_grid", "build_ms"), "Warp", faster, skip=no_warp,
+          note=f"128^3 cells, cell width {plan['hash_radius']}; {rounds}")
+    b.add(f"HashGrid query (neighbours within radius), {n} points", "ms",
+          lambda: _round_median(wd, "hash_grid", "query_ms"), lambda: _round_median(warp, "hash_grid", "query_ms"),
+          "Warp", faster, skip=no_warp,
+          note=lambda: f"{_round_median(wd, 'hash_grid', 'mean_neighbors'):.1f} neighbours per point on average; "
+                       "counts checked against brute force for 64 points")
+    return b.rows
+
+
+def _raycast_note(wd, warp, rounds):
+    hits = _round_median(wd, "raycast", "hits")
+    text = f"{int(_round_median(wd, 'raycast', 'triangles')):,} triangles, {int(hits):,} hits; {rounds}"
+    if warp is not None:
+        same = (_round_median(warp, "raycast", "hits") == hits and
+                abs(_round_median(warp, "raycast", "depth_sum") - _round_median(wd, "raycast", "depth_sum"))
+                <= 1e-6 * abs(_round_median(wd, "raycast", "depth_sum")))
+        text += "; the same hits and depths as Warp" if same else "; hits or depths DIFFER from Warp's"
+    return text

@@ -1,6 +1,6 @@
 """warpd's benchmark runner (issue 10): everything side by side in one run.
 
-    scripts/bench.sh [--quick] [--large] [--json PATH]
+    scripts/bench.sh [--quick] [--large] [--geometry-only] [--json PATH]
     .venv/bin/python bench/run.py [same options]
 
 Starts a private daemon ($WARPD_BIN, default build/bin/warpd) on a Unix
@@ -17,6 +17,13 @@ socket and on 127.0.0.1, with a fresh kernel cache, and measures in turn:
   Warp    bench/warp_peer.py with the bench environment's Python (default
           .venv-bench/bin/python, or $BENCH_WARP_PYTHON), where warp-lang is
           installed; skipped when it cannot import warp
+
+  geometry  (issue 27) wp.Mesh BVH builds, the ray-cast example (examples/raycast.py)
+          and HashGrid build + query: warpd_side.py's "geometry" mode and
+          warp_peer.py --geometry, in alternating rounds (each round a fresh
+          process of each side, Warp's kernel cache kept between its rounds),
+          so both see the machine in the same minutes; each row takes the
+          median over the rounds
 
 Each side runs in a process of its own (warpd and Warp are both imported as
 ``wp``) and hands back JSON. The rows, their references, ratios and targets
@@ -47,7 +54,9 @@ from daemon import Daemon, free_port  # noqa: E402
 QUICK = dict(sizes=[1 << 20], sincos_threads=1 << 16, sincos_iters=200, repeats=10, sincos_repeats=3,
              launches=2000, graph_launches=1000, graph_replays=3, sync_repeats=200,
              transfer_bytes=16 << 20, transfer_repeats=3, compile_trials=3, hit_repeats=10,
-             disk_restarts=2, warp_cold_runs=1, autodiff_size=1 << 18)
+             disk_restarts=2, warp_cold_runs=1, autodiff_size=1 << 18,
+             mesh_details=[6, 20], raycast_detail=6, raycast_size=255, hash_points=1 << 16, hash_radius=0.05,
+             geo_repeats=5, geo_rounds=1)
 FULL = dict(sizes=[1 << 22, 1 << 24], sincos_threads=1 << 18, sincos_iters=200, repeats=20,
             sincos_repeats=5, launches=20000, graph_launches=1000, graph_replays=10, sync_repeats=1000,
             transfer_bytes=256 << 20, transfer_repeats=5, compile_trials=5, hit_repeats=30,
@@ -125,7 +134,9 @@ def warp_python() -> str:
     return os.environ.get("BENCH_WARP_PYTHON") or str(REPO / ".venv-bench" / "bin" / "python")
 
 
-def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
+def probe_warp(raw: dict, meta: dict) -> bool:
+    """Whether the bench environment's Python imports Warp (its version in meta["warp"]);
+    when not, raw["skips"]["warp"] says why."""
     py = warp_python()
     probe = None
     if Path(py).exists():
@@ -135,8 +146,15 @@ def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
         why = "no bench venv" if probe is None else "warp-lang not importable"
         raw["skips"]["warp"] = f"no Warp: {why}"
         log(f"Warp skipped: {why} ({py}); scripts/bench.sh installs warp-lang in .venv-bench")
-        return
+        return False
     meta["warp"] = probe.stdout.strip()
+    return True
+
+
+def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
+    if not probe_warp(raw, meta):
+        return
+    py = warp_python()
     peer = [py, str(BENCH / "warp_peer.py"), str(plan_file)]
     env = dict(os.environ, PYTHONPATH=str(BENCH))
     log(f"Warp {meta['warp']} ({py})")
@@ -153,12 +171,40 @@ def measure_warp(plan: dict, plan_file: Path, tmp: Path, raw: dict, meta: dict):
         raw["warp_cold"].append(r.get("cold_compile", r))
 
 
+def measure_geometry(binary: str, plan: dict, plan_file: Path, tmp: Path, raw: dict):
+    """The geometry rows, warpd and Warp in alternating rounds (see the module's docstring)."""
+    d = Daemon(binary, tmp / "geo-daemon")
+    env_warpd = dict(os.environ, WARPD_ADDRESS=d.unix_address, BENCH_TOKEN_FILE=str(d.token_file))
+    env_warpd.pop("WARPD_TOKEN", None)
+    env_warp = dict(os.environ, PYTHONPATH=str(BENCH))
+    with_warp = "warp" not in raw["skips"]
+    geo = raw["geometry"] = {"warpd": [], "warp": [] if with_warp else None}
+    d.start()
+    try:
+        for i in range(plan["geo_rounds"]):
+            log(f"geometry round {i + 1}/{plan['geo_rounds']}: warpd")
+            out = tmp / f"geo-warpd{i}.json"
+            geo["warpd"].append(run_side([sys.executable, str(BENCH / "warpd_side.py"), "geometry", str(plan_file),
+                                          str(out)], out, env_warpd))
+            if with_warp:
+                log(f"geometry round {i + 1}/{plan['geo_rounds']}: Warp")
+                out = tmp / f"geo-warp{i}.json"
+                geo["warp"].append(run_side([warp_python(), str(BENCH / "warp_peer.py"), str(plan_file), str(out),
+                                             "--geometry", str(tmp / "warp-geo-cache")], out, env_warp))
+    finally:
+        d.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, few repeats (a smoke check)")
     ap.add_argument("--large", action="store_true", help="also 2^25 elements for saxpy and vec3")
-    ap.add_argument("--json", type=Path, default=BENCH / "results" / "latest.json", help="where to write JSON")
+    ap.add_argument("--geometry-only", action="store_true", help="only the geometry rows (issue 27)")
+    ap.add_argument("--json", type=Path, help="where to write JSON (default bench/results/latest.json; "
+                                               "with --geometry-only bench/results/geometry.json)")
     args = ap.parse_args()
+    if args.json is None:
+        args.json = BENCH / "results" / ("geometry.json" if args.geometry_only else "latest.json")
     plan = dict(QUICK if args.quick else FULL)
     if args.large:
         plan["sizes"] = plan["sizes"] + [1 << 25]
@@ -174,15 +220,20 @@ def main():
     with tempfile.TemporaryDirectory(prefix="warpd-bench-") as tmpdir:
         tmp = Path(tmpdir)
         plan_file = tmp / "plan.json"
-        log("native reference loops")
-        measure_native(plan, tmp, raw, meta)
+        if not args.geometry_only:
+            log("native reference loops")
+            measure_native(plan, tmp, raw, meta)
         plan_file.write_text(json.dumps(plan))
-        measure_warpd(binary, plan_file, tmp, raw, plan)
-        measure_warp(plan, plan_file, tmp, raw, meta)
+        if not args.geometry_only:
+            measure_warpd(binary, plan_file, tmp, raw, plan)
+            measure_warp(plan, plan_file, tmp, raw, meta)
+        else:
+            probe_warp(raw, meta)
+        measure_geometry(binary, plan, plan_file, tmp, raw)
     meta["load_after"] = os.getloadavg()
     meta["seconds"] = round(time.perf_counter() - t0, 1)
 
-    table = rows.build(raw, plan)
+    table = ([] if args.geometry_only else rows.build(raw, plan)) + rows.geometry(raw, plan)
     print(f"warpd benchmarks ({meta['mode']}, {meta['cores']} cores, load {meta['load_before'][0]:.2f}; "
           f"Warp: {meta.get('warp') or raw['skips'].get('warp')}; "
           f"native: {meta.get('gcc') or raw['skips'].get('native')})\n")

@@ -4,10 +4,14 @@ Run with the bench environment's Python (.venv-bench, where warp-lang is
 installed; Warp is never a dependency of warpd):
 
     python bench/warp_peer.py PLAN.json OUT.json [--compile-only]
+    python bench/warp_peer.py PLAN.json OUT.json --geometry CACHE_DIR
 
 The kernel cache is a fresh temporary directory, so the first launch of
 saxpy (timed first) compiles it; then saxpy_again, the same kernel as a
 module of its own, with the compiler warm. Writes the measurements to OUT.json.
+With --geometry, only the geometry rows (bench/geometry.py), with the kernel
+cache in CACHE_DIR (kept between the runner's rounds: nothing there is timed
+cold).
 """
 
 import json
@@ -30,6 +34,15 @@ def main():
     with open(plan_path) as f:
         plan = json.load(f)
     r = {"version": wp.config.version}
+    if "--geometry" in sys.argv[3:]:
+        import geometry
+
+        wp.config.kernel_cache_dir = sys.argv[sys.argv.index("--geometry") + 1]
+        wp.config.quiet = True
+        wp.init()
+        geometry.run_geometry_rows(wp, plan, r)
+        write_json(out_path, r)
+        return
     with tempfile.TemporaryDirectory(prefix="warp-bench-cache-") as cache:
         wp.config.kernel_cache_dir = cache
         wp.config.quiet = True

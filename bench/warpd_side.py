@@ -12,6 +12,8 @@ OUT.json. MODE:
   remote    round trips (launch + sync beside a bare RPC echo), transfers (TCP)
   disk-hit  one LoadModule of a module compiled by an earlier daemon on
             the same cache (the daemon was just restarted)
+  geometry  the geometry rows (bench/geometry.py): mesh BVH builds, the
+            ray-cast example, HashGrid build + query
 
 A row that raises (an unsupported feature) is written as {"error": ...}.
 """
@@ -52,6 +54,10 @@ def main():
         run_transport(plan, r)
     elif mode == "disk-hit":
         measure(r, "disk_hit", lambda: disk_hit(plan))
+    elif mode == "geometry":
+        import geometry
+
+        geometry.run_geometry_rows(wp, plan, r)
     else:
         raise SystemExit(f"warpd_side: unknown mode {mode!r}")
     wp.synchronize()
