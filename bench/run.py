@@ -60,7 +60,9 @@ QUICK = dict(sizes=[1 << 20], sincos_threads=1 << 16, sincos_iters=200, repeats=
 FULL = dict(sizes=[1 << 22, 1 << 24], sincos_threads=1 << 18, sincos_iters=200, repeats=20,
             sincos_repeats=5, launches=20000, graph_launches=1000, graph_replays=10, sync_repeats=1000,
             transfer_bytes=256 << 20, transfer_repeats=5, compile_trials=5, hit_repeats=30,
-            disk_restarts=3, warp_cold_runs=3, autodiff_size=1 << 20)
+            disk_restarts=3, warp_cold_runs=3, autodiff_size=1 << 20,
+            mesh_details=[6, 40], raycast_detail=6, raycast_size=1023, hash_points=1 << 18, hash_radius=0.03,
+            geo_repeats=7, geo_rounds=3)
 SIDE_TIMEOUT = 1800
 
 
