@@ -752,3 +752,19 @@ def test_scalar_arithmetic_in_python_scope_wraps_like_c():
     assert wp.float32(2.0) ** wp.float32(3.0) == 8.0 and wp.float64(3.0) ** 2.0 == 9.0
     with pytest.raises(TypeError):
         wp.int32(2) ** wp.int32(3)
+
+
+def test_scalar_repr_and_str_are_warps():
+    # Real Warp 1.19 (test_print.py and in Python): a scalar shows the value it was given, an
+    # integer given to a float type showing as an integer, a float as its shortest decimal.
+    assert [repr(t(-1)) for t in (wp.float16, wp.float32, wp.float64)] == [
+        "float16(-1)", "float32(-1)", "float64(-1)"]
+    assert [repr(t(0.1)) for t in (wp.float16, wp.float32, wp.float64)] == [
+        "float16(0.1)", "float32(0.1)", "float64(0.1)"]
+    assert repr(wp.float32(1.5)) == "float32(1.5)" and str(wp.float32(0.1)) == "0.1"
+    assert repr(wp.float32(1e20)) == "float32(1e+20)"
+    # The value is still the type's: float32(0.1) is the float nearest 0.1 in single precision.
+    assert float(wp.float32(0.1)) == float(np.float32(0.1))
+    assert [repr(t(-1)) for t in (wp.int8, wp.uint8, wp.uint16, wp.uint32, wp.uint64)] == [
+        "int8(-1)", "uint8(255)", "uint16(65535)", "uint32(4294967295)", "uint64(18446744073709551615)"]
+    assert repr(wp.bool(-1)) == "bool(True)"

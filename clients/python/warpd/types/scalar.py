@@ -46,10 +46,15 @@ class _Scalar:
     _shape_: tuple = ()
     _length_ = 1
 
-    __slots__ = ("value",)
+    # _from_int: a float built from an integer shows as one ("float16(-1)"), as Warp's,
+    # whose float scalars keep the Python value they were given.
+    __slots__ = ("value", "_from_int")
 
     def __init__(self, value=0):
+        self._from_int = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(
+            value, (builtins.bool, np.bool_))
         if isinstance(value, _Scalar):
+            self._from_int = value._kind_ == "int"
             value = value.value
         if self._kind_ == "bool" and is_number(value):
             # wp.bool(x) is x != 0 for any number (wp.bool(0.0), wp.bool(123)), as in Warp.
@@ -159,10 +164,16 @@ class _Scalar:
         return type(self)(round(self.value, ndigits)) if ndigits is not None else type(self)(round(self.value))
 
     def __repr__(self):
-        return f"{self._wp_name_}({self.value!r})"
+        return f"{self._wp_name_}({self})"
 
     def __str__(self):
-        return str(self.value)
+        if self._kind_ != "float":
+            return str(self.value)
+        if getattr(self, "_from_int", False) and math.isfinite(self.value) and self.value == int(self.value):
+            return str(int(self.value))
+        # The shortest decimal that reads back as the same value of this type: float32(0.1)
+        # shows as 0.1, as Warp's does, not as the double 0.10000000149011612.
+        return str(self._np_dtype_.type(self.value)) if self._np_dtype_ is not None else str(self.value)
 
     # Arithmetic in Python scope gives plain Python numbers, as in Warp; integer results
     # wrap to the type's width (wp.uint8(1) - wp.uint8(5) == 252), as C does.
