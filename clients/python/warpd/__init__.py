@@ -47,7 +47,8 @@ from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
 from .tape import Tape
 from .matmul import adj_batched_matmul, adj_matmul, batched_matmul, matmul
-from .module_api import force_load, get_module, get_module_options, load_module, set_module_options
+from .module_api import (force_load, get_module, get_module_options, load_module, module_request, save_module,
+                         set_module_options)
 from .staticexpr import static
 from .pyscope import *  # noqa: F401,F403 - Warp's builtins in Python scope (wp.sin, wp.mul, ...)
 from .types import (Float, Int, Scalar, dtype_from_numpy, dtype_to_numpy)

@@ -93,3 +93,54 @@ def force_load(device=None, modules=None, block_dim=None):
             continue
         for dev in _devices(rt, device):
             target.load(rt, dev)
+
+
+def module_request(module=None, backward: bool = False):
+    """The LoadModuleRequest this client sends for the caller's module (or `module`), with
+    no session and no devices: what :func:`save_module` writes. `backward`: the module with
+    its backward pass (``Module.backward``), every kernel's adjoint and the custom
+    gradients and replays (``@wp.func_grad``, ``@wp.func_replay``) they reach."""
+    from .v1 import ir_pb2, runtime_pb2  # noqa: PLC0415
+
+    m = _module_of(module, 1)
+    mod, _ = m.build()
+    if backward:
+        if not m.options.get("enable_backward", True):
+            raise RuntimeError(f"module '{m.name}' has enable_backward=False: it has no backward pass to save")
+        failed = m.translation_failures()
+        with m._lock:
+            kernels = {k.ir_name: k for k in [*m.kernels.values(), *m._live.values()]}
+        out = ir_pb2.Module(name=m.name, backward=True)
+        names = set()
+        for name, k in kernels.items():
+            if name in failed:
+                continue
+            part = m.backward_ir(k)
+            error = m.adjoint_error(k)
+            if error is not None:
+                raise error.fresh()
+            for f in part.functions:
+                if f.name not in names:
+                    names.add(f.name)
+                    out.functions.append(f)
+        mod = out
+    return runtime_pb2.LoadModuleRequest(module=mod)
+
+
+def save_module(path, module=None, backward: bool = False) -> None:
+    """Writes the caller's module (or `module`: a name, a Python module or a Module) to
+    `path` as the serialized ``warpd.v1.LoadModuleRequest`` this client would send to load
+    it, with no session and no devices (:func:`module_request`). Another client loads the
+    file by sending it with its own session and devices: the C++ client's
+    ``Client::LoadModuleFile`` (clients/cpp/README.md). Kernels are named there by their
+    Python names. `backward`: include the backward pass (needed for adjoint launches and
+    tape backward through kernels with custom gradients)."""
+    import os  # noqa: PLC0415
+
+    data = module_request(module if module is not None else _caller_module_name(1), backward).SerializeToString(
+        deterministic=True)
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -1,0 +1,238 @@
+"""The C++ client (clients/cpp) as a user gets it: the package installed from
+the build to a fresh prefix, its examples built as an outside project with
+find_package(warpd), run against real daemons, their numbers checked against
+NumPy. Also: a module the Python client saved (wp.save_module) runs in C++,
+the IR builder emits the Python front end's IR, TCP clients (token file,
+gRPC transfers) and a refused token.
+
+The library comes from $WARPD_CPP_CLIENT_BUILD, else <repo>/build (the
+sanitized e2e run uses the same plain client against its daemon)."""
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, Daemon, daemon_binary
+
+import warpd as wp
+
+
+def _run(cmd, env=None, check=True, timeout=600):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}",
+                    pytrace=False)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(prefix, examples build dir): the package installed and the examples built against it."""
+    build = Path(os.environ.get("WARPD_CPP_CLIENT_BUILD", REPO / "build"))
+    if not list((build / "clients" / "cpp").glob("libwarpd_client.so*")):
+        pytest.fail(f"the C++ client is not built in {build} (scripts/setup.sh builds it)", pytrace=False)
+    root = tmp_path_factory.mktemp("cpp_client")
+    prefix = root / "prefix"
+    _run(["cmake", "--install", build, "--prefix", prefix, "--component", "warpd_client"])
+    cxx = os.environ.get("CXX") or shutil.which("clang++-19") or "c++"
+    _run(["cmake", "-S", REPO / "clients" / "cpp" / "examples", "-B", root / "build", "-G", "Ninja",
+          f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CXX_COMPILER={cxx}"])
+    _run(["cmake", "--build", root / "build"])
+    return prefix, root / "build"
+
+
+def _example(installed, name, *args, env_extra=None, check=True):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return _run([installed[1] / name, *args], env=env, check=check)
+
+
+def test_installed_package_is_self_contained(installed):
+    prefix, _ = installed
+    names = sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*") if p.is_file() or p.is_symlink())
+    assert "include/warpd/client.h" in names and "include/warpd/v1/ir.pb.h" in names, names
+    assert "lib/cmake/warpd/warpdConfig.cmake" in names, names
+    # Nothing a consumer reads points back into the source or build tree.
+    for p in prefix.rglob("*"):
+        if p.suffix in (".h", ".cmake"):
+            assert str(REPO) not in p.read_text(), f"{p} names {REPO}"
+    readelf = _run(["readelf", "-d", prefix / "lib" / "libwarpd_client.so"]).stdout
+    runpath = re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.*)\]", readelf)
+    assert runpath == ["$ORIGIN"], readelf
+    # The examples need nothing but the prefix and the system's libraries.
+    ldd = _run(["ldd", installed[1] / "saxpy"]).stdout
+    assert "not found" not in ldd, ldd
+    assert str(prefix / "lib" / "libwarpd_client.so") in ldd, ldd
+
+
+def _saxpy_reference(n):
+    x = np.arange(n, dtype=np.float32) * np.float32(0.001)
+    y = np.ones(n, dtype=np.float32)
+    for _ in range(7):  # one launch, then a graph of three launches replayed twice
+        y = (np.float32(2.5) * x + y).astype(np.float32)
+    return y
+
+
+def test_saxpy_builder_graph_and_zero_copy(installed, wp, tmp_path):
+    out = tmp_path / "y.f32"
+    proc = _example(installed, "saxpy", "--out", out)
+    assert "local=1" in proc.stdout and "mapped=1" in proc.stdout, proc.stdout
+    y = np.fromfile(out, dtype=np.float32)
+    np.testing.assert_allclose(y, _saxpy_reference(100000), rtol=2e-6)
+
+
+def test_builder_emits_the_python_front_ends_ir(installed, wp, tmp_path):
+    """saxpy written with the builder is the IR the Python front end makes of the same
+    kernel, source positions and derived names aside."""
+    from warpd.v1 import ir_pb2
+
+    @wp.kernel(module="unique")
+    def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+        i = wp.tid()
+        y[i] = a * x[i] + y[i]
+
+    py, _ = saxpy.module.build()
+    dump = tmp_path / "saxpy.pb"
+    _example(installed, "saxpy", "--dump-ir", dump)
+    cpp = ir_pb2.Module.FromString(dump.read_bytes())
+
+    def canonical(m):
+        c = ir_pb2.Module()
+        c.CopyFrom(m)
+        c.name = ""
+        for f in c.functions:
+            f.name = f.display_name
+        _drop_spans(c)
+        return c
+
+    assert canonical(cpp) == canonical(py), f"C++:\n{canonical(cpp)}\nPython:\n{canonical(py)}"
+    # The C++ spans name the example's source and lines.
+    body = cpp.functions[0].body
+    assert body[0].span.file.endswith("saxpy.cc") and body[1].span.line == body[0].span.line + 1
+
+
+def _drop_spans(msg):
+    for fd, value in msg.ListFields():
+        if fd.type != fd.TYPE_MESSAGE:
+            continue
+        if fd.message_type.name == "SourceSpan":
+            msg.ClearField(fd.name)
+            continue
+        for v in (value if _repeated(fd) else [value]):
+            _drop_spans(v)
+
+
+def _repeated(fd):
+    rep = getattr(fd, "is_repeated", None)
+    return rep if rep is not None else fd.label == fd.LABEL_REPEATED
+
+
+@wp.kernel(module="unique")
+def wave(p: wp.array(dtype=wp.vec3), out: wp.array(dtype=float), k: float, steps: int):
+    i = wp.tid()
+    s = float(0.0)
+    for j in range(steps):
+        s += wp.sin(k * wp.length(p[i]) * float(j + 1))
+    out[i] = s
+
+
+def test_module_saved_by_python_runs_in_cpp(installed, wp, tmp_path):
+    path = tmp_path / "wave.wpmod"
+    wp.save_module(path, module=wave.module)
+    from warpd.v1 import runtime_pb2
+
+    saved = runtime_pb2.LoadModuleRequest.FromString(path.read_bytes())
+    assert saved.session == "" and not saved.devices and not saved.module.backward
+    assert [f.display_name for f in saved.module.functions] == ["wave"]
+    out = tmp_path / "out.f32"
+    proc = _example(installed, "load_module", path, "--out", out)
+    assert "kernel wave_" in proc.stdout, proc.stdout
+    got = np.fromfile(out, dtype=np.float32)
+    n = 1000
+    p = np.stack([np.float32(0.01) * np.arange(n, dtype=np.float32), np.ones(n, np.float32),
+                  np.full(n, -0.5, np.float32)], axis=1)
+    length = np.linalg.norm(p.astype(np.float64), axis=1)
+    reference = sum(np.sin(0.75 * length * (j + 1)) for j in range(5))
+    np.testing.assert_allclose(got, reference, atol=5e-5)
+    # The Python client's own launch of the kernel agrees.
+    pa = wp.array(p, dtype=wp.vec3)
+    oa = wp.zeros(n, dtype=float)
+    wp.launch(wave, dim=n, inputs=[pa, oa, 0.75, 5])
+    np.testing.assert_allclose(got, oa.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_save_module_with_backward_pass(wp, tmp_path):
+    path = tmp_path / "wave_b.wpmod"
+    wp.save_module(path, module=wave.module, backward=True)
+    from warpd.v1 import runtime_pb2
+
+    saved = runtime_pb2.LoadModuleRequest.FromString(path.read_bytes())
+    assert saved.module.backward and [f.display_name for f in saved.module.functions] == ["wave"]
+    # What is saved is what the client sends: the daemon compiles it.
+    from warpd import context
+
+    rt = context.runtime()
+    saved.session = rt.session
+    saved.devices.append("cpu")
+    resp = rt.call("LoadModule", saved)
+    assert [k.name for k in resp.kernels] == [saved.module.functions[0].name]
+
+
+def test_missing_module_file_is_an_error(installed, wp, tmp_path):
+    proc = _example(installed, "load_module", tmp_path / "none.wpmod", check=False)
+    assert proc.returncode == 1 and "cannot open module file" in proc.stderr, proc.stderr
+
+
+def test_tape_backward_through_two_kernels(installed, wp, tmp_path):
+    out = tmp_path / "grad.f32"
+    proc = _example(installed, "tape_backward", "--out", out)
+    assert "launches recorded=2" in proc.stdout and "zeroed ok" in proc.stdout, proc.stdout
+    x = (np.float32(-1.5) + np.float32(3.0) * np.arange(64, dtype=np.float32) / np.float32(63)).astype(np.float32)
+    grad = np.fromfile(out, dtype=np.float32)
+    np.testing.assert_allclose(grad, 2 * x * np.cos(x.astype(np.float64) ** 2), atol=2e-6)
+    loss = float(re.search(r"loss=([-0-9.]+)", proc.stdout).group(1))
+    assert abs(loss - np.sin(x.astype(np.float64) ** 2).sum()) < 1e-4
+
+
+def test_wrong_token_is_refused_with_help(installed, wp):
+    proc = _example(installed, "saxpy", env_extra={"WARPD_TOKEN": "not-a-token"}, check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "UNAUTHENTICATED" in proc.stderr and "refused this client" in proc.stderr, proc.stderr
+    assert "WARPD_TOKEN" in proc.stderr, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tcp_daemon(tmp_path_factory):
+    """(TCP address, token) of a daemon of this test's own that also listens on loopback TCP."""
+    d = Daemon(daemon_binary(), tmp_path_factory.mktemp("cpp_tcp"), extra_args=["--listen", "127.0.0.1:0"])
+    d.start()
+    port = int(re.search(r"listening on .*127\.0\.0\.1:(\d+)", d.log_tail(20000)).group(1))
+    token = (d.dir / "warpd.token").read_text().strip()
+    yield f"127.0.0.1:{port}", token
+    alive = d.alive()
+    assert d.stop() == 0 and alive, d.log_tail()
+
+
+def test_tcp_client_uses_token_file_and_grpc_transfers(installed, tcp_daemon, tmp_path):
+    """Over loopback TCP the token comes from the token file in $XDG_RUNTIME_DIR (this
+    user's, mode 600), arrays are not mapped and data moves by the Upload/Download streams."""
+    address, token = tcp_daemon
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    (xdg / "warpd.token").write_text(token + "\n")
+    os.chmod(xdg / "warpd.token", stat.S_IRUSR | stat.S_IWUSR)
+    env = {"WARPD_ADDRESS": address, "XDG_RUNTIME_DIR": str(xdg), "WARPD_TOKEN": ""}
+    out = tmp_path / "y.f32"
+    proc = _example(installed, "saxpy", "--out", out, env_extra=env)
+    assert "local=0" in proc.stdout and "mapped=0" in proc.stdout, proc.stdout
+    np.testing.assert_allclose(np.fromfile(out, dtype=np.float32), _saxpy_reference(100000), rtol=2e-6)
+    # A token file others can read is not used: the daemon then refuses the call.
+    os.chmod(xdg / "warpd.token", 0o644)
+    proc = _example(installed, "saxpy", env_extra=env, check=False)
+    assert proc.returncode == 1 and "lets others read it" in proc.stderr, proc.stderr
