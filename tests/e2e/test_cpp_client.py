@@ -6,7 +6,9 @@ the IR builder emits the Python front end's IR, TCP clients (token file,
 gRPC transfers) and a refused token.
 
 The library comes from $WARPD_CPP_CLIENT_BUILD, else <repo>/build (the
-sanitized e2e run uses the same plain client against its daemon)."""
+sanitized e2e run uses the same plain client against its daemon;
+WARPD_CPP_CLIENT_BUILD=build-asan runs the sanitized client, its examples
+built with the same sanitizers)."""
 
 import os
 import re
@@ -41,8 +43,15 @@ def installed(tmp_path_factory):
     prefix = root / "prefix"
     _run(["cmake", "--install", build, "--prefix", prefix, "--component", "warpd_client"])
     cxx = os.environ.get("CXX") or shutil.which("clang++-19") or "c++"
+    flags = []
+    # A sanitized client library (build-asan) needs its sanitizers' runtimes in the programs.
+    cache = (build / "CMakeCache.txt").read_text() if (build / "CMakeCache.txt").exists() else ""
+    sanitize = re.search(r"^WARPD_SANITIZE:STRING=(.+)$", cache, re.M)
+    if sanitize:
+        san = f"-fsanitize={sanitize.group(1).strip()} -fno-omit-frame-pointer -fno-sanitize=vptr,function"
+        flags = [f"-DCMAKE_CXX_FLAGS={san}", f"-DCMAKE_EXE_LINKER_FLAGS={san}"]
     _run(["cmake", "-S", REPO / "clients" / "cpp" / "examples", "-B", root / "build", "-G", "Ninja",
-          f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CXX_COMPILER={cxx}"])
+          f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CXX_COMPILER={cxx}", *flags])
     _run(["cmake", "--build", root / "build"])
     return prefix, root / "build"
 
