@@ -164,8 +164,7 @@ def test_module_saved_by_python_runs_in_cpp(installed, wp, tmp_path):
     assert "kernel wave_" in proc.stdout, proc.stdout
     got = np.fromfile(out, dtype=np.float32)
     n = 1000
-    p = np.stack([np.float32(0.01) * np.arange(n, dtype=np.float32), np.ones(n, np.float32),
-                  np.full(n, -0.5, np.float32)], axis=1)
+    p = _wave_points(n)
     length = np.linalg.norm(p.astype(np.float64), axis=1)
     reference = sum(np.sin(0.75 * length * (j + 1)) for j in range(5))
     np.testing.assert_allclose(got, reference, atol=5e-5)
@@ -174,6 +173,29 @@ def test_module_saved_by_python_runs_in_cpp(installed, wp, tmp_path):
     oa = wp.zeros(n, dtype=float)
     wp.launch(wave, dim=n, inputs=[pa, oa, 0.75, 5])
     np.testing.assert_allclose(got, oa.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _wave_points(n):
+    return np.stack([np.float32(0.01) * np.arange(n, dtype=np.float32), np.ones(n, np.float32),
+                     np.full(n, -0.5, np.float32)], axis=1)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_adjoint_launch_of_python_saved_module(installed, wp, tmp_path, backward):
+    """LaunchAdjoint with out.grad = 1 gives d out[i] / d p[i]: the module saved with its
+    backward pass, or forward only (the client loads it again with Module.backward)."""
+    path = tmp_path / "wave.wpmod"
+    wp.save_module(path, module=wave.module, backward=backward)
+    grad_out = tmp_path / "pgrad.f32"
+    proc = _example(installed, "load_module", path, "--grad", grad_out)
+    assert "p.grad[0]=" in proc.stdout, proc.stdout
+    n = 1000
+    p = _wave_points(n).astype(np.float64)
+    length = np.linalg.norm(p, axis=1)
+    scale = sum(np.cos(0.75 * length * (j + 1)) * 0.75 * (j + 1) for j in range(5))
+    reference = scale[:, None] * p / length[:, None]
+    got = np.fromfile(grad_out, dtype=np.float32).reshape(n, 3)
+    np.testing.assert_allclose(got, reference, atol=1e-4)
 
 
 def test_save_module_with_backward_pass(wp, tmp_path):
