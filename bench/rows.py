@@ -243,12 +243,17 @@ def geometry(raw: dict, plan: dict) -> list[Row]:
               lambda key=key: _round_median(wd, key, "ms"), lambda key=key: _round_median(warp, key, "ms"),
               "Warp", faster, Target("ratio", ">=", 1.5), skip=no_warp,
               note=lambda key=key: tris(key)() + "; wp.Mesh(points, indices) + synchronize")
+        b.add(f"wp.Mesh BVH build CPU time, detail {detail}", "cpu-ms",
+              lambda key=key: _round_median(wd, key, "cpu_ms"), lambda key=key: _round_median(warp, key, "cpu_ms"),
+              "Warp", faster, skip=no_warp, note=_CPU_NOTE if detail == plan["mesh_details"][0] else "")
         b.add(f"wp.Mesh refit, detail {detail}", "ms", lambda key=key: _round_median(wd, key, "refit_ms"),
               lambda key=key: _round_median(warp, key, "refit_ms"), "Warp", faster, skip=no_warp)
     size = plan["raycast_size"]
     b.add(f"ray cast (examples/raycast.py), {size}x{size} rays", "rays/s",
           lambda: _round_median(wd, "raycast", "rays_per_s"), lambda: _round_median(warp, "raycast", "rays_per_s"),
           "Warp", up, Target("ratio", ">=", 1.5), skip=no_warp, note=lambda: _raycast_note(wd, warp, rounds))
+    b.add(f"ray cast CPU time per {size}x{size} launch", "cpu-ms", lambda: _round_median(wd, "raycast", "cpu_ms"),
+          lambda: _round_median(warp, "raycast", "cpu_ms"), "Warp", faster, skip=no_warp)
     n = _pow2(plan["hash_points"])
     b.add(f"HashGrid build, {n} points", "ms", lambda: _round_median(wd, "hash_grid", "build_ms"),
           lambda: _round_median(warp, "hash_grid", "build_ms"), "Warp", faster, skip=no_warp,
@@ -258,7 +263,15 @@ def geometry(raw: dict, plan: dict) -> list[Row]:
           "Warp", faster, skip=no_warp,
           note=lambda: f"{_round_median(wd, 'hash_grid', 'mean_neighbors'):.1f} neighbours per point on average; "
                        "counts checked against brute force for 64 points")
+    for what in ("build", "query"):
+        b.add(f"HashGrid {what} CPU time, {n} points", "cpu-ms",
+              lambda what=what: _round_median(wd, "hash_grid", f"{what}_cpu_ms"),
+              lambda what=what: _round_median(warp, "hash_grid", f"{what}_cpu_ms"), "Warp", faster, skip=no_warp)
     return b.rows
+
+
+_CPU_NOTE = ("the CPU time rows: CPU seconds of the work (warpd: the daemon's and the client's; Warp: its "
+             "process's), mean per call: the work done, whatever share of the cores each side got on a busy machine")
 
 
 def _raycast_note(wd, warp, rounds):

@@ -182,6 +182,7 @@ def measure_geometry(binary: str, plan: dict, plan_file: Path, tmp: Path, raw: d
     with_warp = "warp" not in raw["skips"]
     geo = raw["geometry"] = {"warpd": [], "warp": [] if with_warp else None}
     d.start()
+    env_warpd["BENCH_DAEMON_PID"] = str(d.proc.pid)  # its CPU time counts as warpd's (geometry.cpu_seconds)
     try:
         for i in range(plan["geo_rounds"]):
             log(f"geometry round {i + 1}/{plan['geo_rounds']}: warpd")
