@@ -1,10 +1,11 @@
 // warpd runtime: building and refitting BVH trees on the CPU (the trees of
 // wp.Bvh and wp.Mesh; runtime/native/warpd/native/bvh.h has the layout).
 //
-// BuildBvhTree splits top-down: binned SAH (16 bins per axis over the item
-// centroids) or median splits (Warp's "sah" and "median"), down to leaves
-// of at most `leaf_size` items. Nodes are numbered so that every child
-// comes after its parent (RefitBvhTree relies on it); the tree never gets
+// BuildBvhTree splits top-down: binned SAH (16 bins over the item centroids
+// along the axis of their widest spread) or median splits (Warp's "sah" and
+// "median"), down to leaves of at most `leaf_size` items. Nodes are
+// numbered so that every child comes after its parent (RefitBvhTree relies
+// on it); the tree never gets
 // deeper than the query stack allows: past kSahDepth levels it splits at
 // the median, which halves the items per level.
 // Items with NaN or infinite bounds are placed (their centroid sorts as
