@@ -267,3 +267,148 @@ def test_tcp_client_uses_token_file_and_grpc_transfers(installed, tcp_daemon, tm
     os.chmod(xdg / "warpd.token", 0o644)
     proc = _example(installed, "saxpy", env_extra=env, check=False)
     assert proc.returncode == 1 and "lets others read it" in proc.stderr, proc.stderr
+
+
+# A program of the test's own, built as another outside project against the same
+# prefix: errors and kernel output as a C++ user meets them. Each check prints
+# "<name>: <status code> <message>" (or its result) for the test to assert on.
+CHECKS_CMAKE = """
+cmake_minimum_required(VERSION 3.20)
+project(warpd_checks LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(warpd REQUIRED)
+add_executable(checks checks.cc)
+target_link_libraries(checks PRIVATE warpd::client)
+"""
+
+CHECKS_CC = r"""
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "warpd/client.h"
+
+namespace ir = warpd::ir;
+
+static void Report(const char* name, const absl::Status& st) {
+  std::printf("%s: %s\n", name, st.ToString().c_str());
+}
+
+int main() {
+  std::string printed;
+  warpd::ConnectOptions options;
+  options.output = [&](std::string_view text) { printed.append(text); };
+  auto client = warpd::Client::Connect(options);
+  if (!client.ok()) { Report("connect", client.status()); return 1; }
+  warpd::Client& c = **client;
+
+  // A compile error names this file and the builder call's line.
+  ir::KernelBuilder bad("bad");
+  ir::Expr out = bad.Param("out", ir::ArrayOf(ir::Float32()));
+  bad.Assign(out[0], ir::Call("no_such_builtin", {1.0}));  // LINE_BAD
+  Report("compile_error", c.LoadModule(ir::ModuleBuilder("bad").Add(bad).Build()).status());
+
+  // An index out of bounds is a kernel fault reported by the next sync point.
+  ir::KernelBuilder oob("oob");
+  ir::Expr a = oob.Param("a", ir::ArrayOf(ir::Float32()));
+  ir::Expr i = oob.Let("i", ir::Tid());
+  oob.Assign(a[i + 10], 1.0);  // LINE_OOB
+  // Kernel output comes back through ConnectOptions::output.
+  ir::KernelBuilder hello("hello");
+  ir::Expr v = hello.Param("v", ir::Int32());
+  hello.Eval(ir::Call("print", {v * 2}));
+  auto m = c.LoadModule(ir::ModuleBuilder("checks").Add(oob).Add(hello).Build());
+  if (!m.ok()) { Report("load", m.status()); return 1; }
+  auto arr = c.CreateArray(ir::Float32(), {4});
+  Report("oob_launch", c.Launch(*m->kernel("oob"), {4}, {*arr}));
+  Report("oob_sync", c.Synchronize());
+  Report("after_fault_sync", c.Synchronize());
+  Report("hello_launch", c.Launch(*m->kernel("hello"), {1}, {21}));
+  Report("hello_sync", c.Synchronize());
+  std::string escaped;
+  for (char ch : printed) escaped += ch == '\n' ? std::string("\\n") : std::string(1, ch);
+  std::printf("printed: [%s]\n", escaped.c_str());
+
+  // Client-side argument checks.
+  Report("wrong_count", c.Launch(*m->kernel("hello"), {1}, {}));
+  Report("float_for_int", c.Launch(*m->kernel("hello"), {1}, {1.5}));
+  auto ints = c.CreateArray(ir::Int32(), {4});
+  Report("wrong_dtype", c.Launch(*m->kernel("oob"), {4}, {*ints}));
+  Report("bad_dim", c.Launch(*m->kernel("hello"), {1, 1, 1, 1, 1}, {1}));
+  Report("no_kernel", m->kernel("missing").status());
+  std::vector<float> three(3);
+  Report("upload_size", c.Upload(*arr, three.data(), 12));
+  // The daemon's own checks come back as its gRPC codes.
+  Report("bad_shape", c.CreateArray(ir::Float32(), {1, 1, 1, 1, 1}).status());
+  Report("bad_device", c.CreateArray(ir::Float32(), {4}, warpd::Init::kZeros, "cuda:7").status());
+  // A small array is mapped only when asked (transfers do not use it); both agree.
+  auto small = c.CreateArray(ir::Float32(), {4});
+  Report("fill", c.FillValue(*small, 2.5f));
+  auto mapped = c.Map(*small);
+  Report("map_small", mapped.status());
+  if (mapped.ok()) {
+    Report("map_sync", c.Synchronize());
+    mapped->as<float>()[3] = 7.0f;  // written through the mapping
+    auto back = c.Download<float>(*small);
+    std::printf("small: %g %g %g %g\n", (*back)[0], (*back)[1], (*back)[2], (*back)[3]);
+  }
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def checks(installed, tmp_path_factory):
+    src = tmp_path_factory.mktemp("cpp_checks")
+    (src / "CMakeLists.txt").write_text(CHECKS_CMAKE)
+    (src / "checks.cc").write_text(CHECKS_CC)
+    cxx = os.environ.get("CXX") or shutil.which("clang++-19") or "c++"
+    cache = _run(["cmake", "-LA", "-N", installed[1]]).stdout
+    flags = [f"-D{name}={value}" for name, value in re.findall(r"^(CMAKE_(?:CXX|EXE_LINKER)_FLAGS):STRING=(.*)$",
+                                                               cache, re.M)]
+    _run(["cmake", "-S", src, "-B", src / "build", "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={installed[0]}",
+          f"-DCMAKE_CXX_COMPILER={cxx}", *flags])
+    _run(["cmake", "--build", src / "build"])
+    out = _run([src / "build" / "checks"]).stdout
+    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line), CHECKS_CC.splitlines()
+
+
+def _line_of(lines, marker):
+    return next(n for n, text in enumerate(lines, 1) if marker in text)
+
+
+def test_compile_error_names_the_cpp_line(checks, wp):
+    results, lines = checks
+    msg = results["compile_error"]
+    assert msg.startswith("INVALID_ARGUMENT"), msg
+    assert f"checks.cc:{_line_of(lines, 'LINE_BAD')}:" in msg and "no_such_builtin" in msg, msg
+
+
+def test_kernel_fault_and_output(checks, wp):
+    results, lines = checks
+    assert results["oob_launch"] == "OK"
+    fault = results["oob_sync"]
+    assert fault.startswith("OUT_OF_RANGE") and "oob" in fault, fault
+    assert f"checks.cc:{_line_of(lines, 'LINE_OOB')}" in fault, fault
+    assert results["after_fault_sync"] == "OK"  # reported once, then cleared
+    assert results["hello_launch"] == "OK" and results["hello_sync"] == "OK"
+    assert results["printed"] == "[42\\n]", results["printed"]
+
+
+def test_argument_and_request_errors(checks, wp):
+    results, _ = checks
+    assert results["wrong_count"].startswith("INVALID_ARGUMENT") and "takes 1 arguments (v)" in results["wrong_count"]
+    assert results["float_for_int"].startswith("INVALID_ARGUMENT") and "integer" in results["float_for_int"]
+    assert results["wrong_dtype"].startswith("INVALID_ARGUMENT") and "dtype" in results["wrong_dtype"]
+    assert results["bad_dim"].startswith("INVALID_ARGUMENT") and "1 to 4" in results["bad_dim"]
+    assert results["no_kernel"].startswith("NOT_FOUND") and "it has: oob, hello" in results["no_kernel"]
+    assert results["upload_size"].startswith("INVALID_ARGUMENT")
+    assert results["bad_shape"].startswith("INVALID_ARGUMENT"), results["bad_shape"]
+    assert results["bad_device"].split(":")[0] in ("NOT_FOUND", "INVALID_ARGUMENT"), results["bad_device"]
+
+
+def test_small_array_mapped_on_request(checks, wp):
+    results, _ = checks
+    assert results["map_small"] == "OK" and results["map_sync"] == "OK"
+    # The download of a small array goes over gRPC and sees the write made through the mapping.
+    assert results["small"] == "2.5 2.5 2.5 7", results["small"]
