@@ -370,7 +370,8 @@ def checks(installed, tmp_path_factory):
           f"-DCMAKE_CXX_COMPILER={cxx}", *flags])
     _run(["cmake", "--build", src / "build"])
     out = _run([src / "build" / "checks"]).stdout
-    return dict(line.split(": ", 1) for line in out.splitlines() if ": " in line), CHECKS_CC.splitlines()
+    return (dict(line.split(": ", 1) for line in out.splitlines() if ": " in line), CHECKS_CC.splitlines(),
+            src / "build" / "checks")
 
 
 def _line_of(lines, marker):
@@ -378,14 +379,14 @@ def _line_of(lines, marker):
 
 
 def test_compile_error_names_the_cpp_line(checks, wp):
-    results, lines = checks
+    results, lines, _ = checks
     msg = results["compile_error"]
     assert msg.startswith("INVALID_ARGUMENT"), msg
     assert f"checks.cc:{_line_of(lines, 'LINE_BAD')}:" in msg and "no_such_builtin" in msg, msg
 
 
 def test_kernel_fault_and_output(checks, wp):
-    results, lines = checks
+    results, lines, _ = checks
     assert results["oob_launch"] == "OK"
     fault = results["oob_sync"]
     assert fault.startswith("OUT_OF_RANGE") and "oob" in fault, fault
@@ -396,7 +397,7 @@ def test_kernel_fault_and_output(checks, wp):
 
 
 def test_argument_and_request_errors(checks, wp):
-    results, _ = checks
+    results, _, _ = checks
     assert results["wrong_count"].startswith("INVALID_ARGUMENT") and "takes 1 arguments (v)" in results["wrong_count"]
     assert results["float_for_int"].startswith("INVALID_ARGUMENT") and "integer" in results["float_for_int"]
     assert results["wrong_dtype"].startswith("INVALID_ARGUMENT") and "dtype" in results["wrong_dtype"]
@@ -408,7 +409,34 @@ def test_argument_and_request_errors(checks, wp):
 
 
 def test_small_array_mapped_on_request(checks, wp):
-    results, _ = checks
+    results, _, _ = checks
     assert results["map_small"] == "OK" and results["map_sync"] == "OK"
     # The download of a small array goes over gRPC and sees the write made through the mapping.
     assert results["small"] == "2.5 2.5 2.5 7", results["small"]
+
+
+def test_a_daemon_of_another_version_is_refused(checks, tmp_path):
+    """A stand-in daemon answering GetServerInfo with another protocol's version
+    (tests/e2e/test_versions.py does the same for the Python client)."""
+    from concurrent import futures
+
+    import grpc
+    from warpd.v1 import runtime_pb2, runtime_pb2_grpc
+
+    class OtherVersion(runtime_pb2_grpc.RuntimeServicer):
+        def GetServerInfo(self, request, context):
+            return runtime_pb2.ServerInfo(version="7.3.0", devices=[runtime_pb2.DeviceInfo(name="cpu", kind="cpu")])
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    runtime_pb2_grpc.add_RuntimeServicer_to_server(OtherVersion(), server)
+    sock = tmp_path / "other.sock"
+    server.add_insecure_port(f"unix:{sock}")
+    server.start()
+    try:
+        env = dict(os.environ, WARPD_ADDRESS=f"unix:{sock}", WARPD_TOKEN="wpd_" + "0" * 43)
+        proc = _run([checks[2]], env=env, check=False)
+    finally:
+        server.stop(None)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("connect: FAILED_PRECONDITION"), proc.stdout
+    assert "is version 7.3.0" in proc.stdout and "speak different protocols" in proc.stdout, proc.stdout
