@@ -20,6 +20,7 @@ namespace {
 constexpr size_t kMaxPending = 1024;       // commands per Submit
 constexpr size_t kUploadChunk = 2 << 20;   // bytes per Upload message
 constexpr int kMaxMessage = 64 << 20;
+constexpr double kCloseSyncSeconds = 60;    // how long closing waits for queued work
 
 std::chrono::system_clock::time_point After(double seconds) {
   return std::chrono::system_clock::now() +
@@ -183,7 +184,7 @@ void Impl::Close() {
   bool queued = false;
   for (auto& [name, q] : queues) queued = queued || !q.pending.empty();
   if (queued) {
-    absl::Status st = SynchronizeLocked("");
+    absl::Status st = SynchronizeLocked("", kCloseSyncSeconds);
     if (!st.ok() && st.code() != absl::StatusCode::kUnavailable) {
       std::fprintf(stderr, "warpd: at exit: %s\n", std::string(st.message()).c_str());
     }
@@ -239,14 +240,14 @@ absl::Status Impl::FlushLocked(const std::string& device) {
   return absl::OkStatus();
 }
 
-absl::Status Impl::SynchronizeLocked(const std::string& device) {
+absl::Status Impl::SynchronizeLocked(const std::string& device, double timeout_seconds) {
   absl::Status st = FlushLocked(device);
   if (!st.ok()) return st;
   v1::SynchronizeRequest req;
   req.set_session(session);
   req.set_device(device);
   v1::SynchronizeResponse resp;
-  auto ctx = Context();
+  auto ctx = Context(timeout_seconds);
   grpc::Status s = stub->Synchronize(ctx.get(), req, &resp);
   if (!s.ok()) {
     absl::Status err = FromGrpc(s);

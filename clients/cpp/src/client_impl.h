@@ -6,9 +6,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +81,8 @@ class Impl : public std::enable_shared_from_this<Impl> {
   // Queues a command on the device (captured when capturing and `capturable`).
   absl::Status Queue(const std::string& device, v1::Command cmd, std::vector<Array> arrays, bool capturable = true);
   absl::Status FlushLocked(const std::string& device);
-  absl::Status SynchronizeLocked(const std::string& device);
+  // timeout_seconds > 0 bounds the wait (the close's: queued work may not finish).
+  absl::Status SynchronizeLocked(const std::string& device, double timeout_seconds = 0);
 
   absl::StatusOr<std::shared_ptr<ModuleState>> LoadModule(const v1::Module& ir, const std::string& device);
   absl::StatusOr<std::shared_ptr<ModuleState>> Backward(const std::shared_ptr<ModuleState>& m);
