@@ -294,6 +294,18 @@ TEST_P(EveryBuiltinOverload, Compiles) {
             case types::QueryKind::kMeshRay:
               make = Call("mesh_query_ray", {id, Call(v, {}), Call(v, {}), Call(sc, {Int(0)})});
               break;
+            case types::QueryKind::kMeshSphere:
+              make = Call("mesh_query_sphere", {id, Call(v, {}), Call(sc, {Int(0)})});
+              break;
+            case types::QueryKind::kBvhAny:  // two kinds in one variable: the erased query
+              body.push_back(Assign(Name(name), Call("bvh_query_aabb", {id, Call(v, {}), Call(v, {})})));
+              make = Call("bvh_query_ray", {id, Call(v, {}), Call(v, {})});
+              break;
+            case types::QueryKind::kMeshAny:
+              body.push_back(Assign(Name(name), Call("mesh_query_aabb", {id, Call(v, {}), Call(v, {})})));
+              make = Call("mesh_query_sphere", {id, Call(v, {}), Call(sc, {Int(0)})});
+              break;
+            case types::QueryKind::kMesh: make = Call("mesh_get", {id}); break;
           }
           body.push_back(Assign(Name(name), std::move(make)));
         } else if (o.sig.params[i].out) {

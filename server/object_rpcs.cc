@@ -36,6 +36,14 @@ absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::Crea
   return absl::OkStatus();
 }
 
+namespace {
+// The session's array `handle`, or null for 0 (none).
+absl::StatusOr<std::shared_ptr<const runtime::Array>> OptionalArray(Session& session, uint64_t handle) {
+  if (handle == 0) return std::shared_ptr<const runtime::Array>();
+  return session.arrays().Get(handle);
+}
+}  // namespace
+
 absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvhRequest& req,
                        v1::CreateBvhResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
@@ -45,9 +53,11 @@ absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvh
   }
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> lowers, session.arrays().Get(req.lowers()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> uppers, session.arrays().Get(req.uppers()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(session, req.groups()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Bvh> bvh,
                          runtime::Bvh::Create(device->name(), std::move(lowers), std::move(uppers),
-                                              req.leaf_size() == 0 ? 1 : req.leaf_size(), session.private_pool()));
+                                              req.leaf_size() == 0 ? 1 : req.leaf_size(), session.private_pool(),
+                                              std::move(groups)));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(bvh)));
   resp->set_bvh(handle);
   return absl::OkStatus();
@@ -71,14 +81,12 @@ absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMe
   }
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points, session.arrays().Get(req.points()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> indices, session.arrays().Get(req.indices()));
-  std::shared_ptr<const runtime::Array> velocities;
-  if (req.velocities() != 0) {
-    WARPD_ASSIGN_OR_RETURN(velocities, session.arrays().Get(req.velocities()));
-  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities, OptionalArray(session, req.velocities()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(session, req.groups()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Mesh> mesh,
                          runtime::Mesh::Create(device->name(), std::move(points), std::move(indices),
                                                std::move(velocities), req.leaf_size() == 0 ? 4 : req.leaf_size(),
-                                               session.private_pool()));
+                                               session.private_pool(), std::move(groups)));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(mesh)));
   resp->set_mesh(handle);
   return absl::OkStatus();

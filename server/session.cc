@@ -72,9 +72,20 @@ absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObj
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, objects_.Insert(held));
+  if (held->tree_descriptor() != nullptr) {
+    // Its tree answers as a BVH under a second handle of the same object
+    // (so BuildTree on it builds the object, and freeing either handle
+    // drops that handle's entry; freeing the object's drops both).
+    absl::StatusOr<uint64_t> tree = objects_.Insert(held);
+    if (!tree.ok()) {
+      (void)objects_.Remove(handle);
+      return tree.status();
+    }
+    held->set_tree_id(*tree);
+  }
   std::shared_ptr<const runtime::ObjectTable>& table = object_tables_[held->device()];
   if (table == nullptr) table = runtime::ObjectTable::Empty();
-  table = table->With(handle, held);
+  table = table->WithTree(handle, held);
   return handle;
 }
 
@@ -97,15 +108,20 @@ absl::StatusOr<std::shared_ptr<runtime::TreeObject>> Session::GetTree(uint64_t h
 void Session::RemoveObjects(absl::Span<const uint64_t> handles) {
   std::vector<std::shared_ptr<runtime::GeometryObject>> removed;  // dropped outside the lock
   std::vector<std::shared_ptr<const runtime::ObjectTable>> old_tables;
+  std::vector<uint64_t> gone(handles.begin(), handles.end());
   absl::MutexLock lock(&mu_);
   for (uint64_t h : handles) {
     absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = objects_.Remove(h);
-    if (object.ok()) removed.push_back(*std::move(object));
+    if (!object.ok()) continue;
+    // The object's own handle takes its tree's with it.
+    const uint64_t tree = (*object)->tree_id();
+    if (tree != 0 && tree != h && objects_.Remove(tree).ok()) gone.push_back(tree);
+    removed.push_back(*std::move(object));
   }
   if (removed.empty()) return;
   for (auto& [device, table] : object_tables_) {
     old_tables.push_back(table);
-    table = table->Without(handles);
+    table = table->Without(gone);
   }
 }
 

@@ -173,9 +173,15 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         return absl::InvalidArgumentError(
             absl::StrCat("build_tree: split ", build.split(), " is not 0 (SAH) or 1 (median)"));
       }
+      std::shared_ptr<const Array> points;
+      if (build.points() != 0) {
+        auto p = arrays.Get(build.points());
+        if (!p.ok()) return p.status();
+        points = *std::move(p);
+      }
       return runtime::PrepareTreeBuild(*std::move(tree), build.refit(),
                                        build.split() == 1 ? runtime::BvhSplit::kMedian : runtime::BvhSplit::kSah,
-                                       device);
+                                       device, std::move(points));
     }
     case v1::Command::kMatmul: {
       const v1::Matmul& mm = command.matmul();
@@ -202,6 +208,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         return absl::NotFoundError(absl::StrFormat("object handle 0x%016x not found", handle));
       }
       arrays.MarkObjectFreed(handle);
+      // The object's own handle takes its tree's (a mesh's, mesh_get_bvh) with it.
+      if (const uint64_t tree = (*object)->tree_id(); tree != 0 && tree != handle) arrays.MarkObjectFreed(tree);
       return std::make_unique<ReleaseCommand>(*std::move(object));
     }
     case v1::Command::kCopy: {

@@ -245,16 +245,16 @@ namespace {
 // The field types of the mesh query results, made before Query's Intern
 // (which holds the table's lock, so its maker cannot intern them).
 struct QueryFieldTypes {
-  TypeRef f32, i32, b, v3;
+  TypeRef f32, i32, b, v3, v3_array, i32_array;
 };
 thread_local QueryFieldTypes query_fields;
 }  // namespace
 
 TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
   if (!is_global()) return Global().Query(kind, s);
-  if (kind == QueryKind::kMeshPoint || kind == QueryKind::kMeshRay) {
-    query_fields = {Scalar(ScalarKind::kFloat32), Scalar(ScalarKind::kInt32), Scalar(ScalarKind::kBool),
-                    Vector(3, ScalarKind::kFloat32)};
+  if (kind == QueryKind::kMeshPoint || kind == QueryKind::kMeshRay || kind == QueryKind::kMesh) {
+    const TypeRef v3 = Vector(3, ScalarKind::kFloat32), i32 = Scalar(ScalarKind::kInt32);
+    query_fields = {Scalar(ScalarKind::kFloat32), i32, Scalar(ScalarKind::kBool), v3, Array(v3, 1), Array(i32, 1)};
   }
   return Intern(Key{Kind::kQuery, s, static_cast<int>(kind), 0, nullptr, ""}, [](const Key& k) {
     auto t = NewType();
@@ -289,17 +289,62 @@ TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
         t->members_.push_back(Member{"u", f32, 12});
         t->members_.push_back(Member{"v", f32, 16});
       }
-    } else if (kind == QueryKind::kMeshAabb) {
+    } else if (kind == QueryKind::kMesh) {
+      t->size_ = 3 * kArrayDescriptorSize;  // wp::mesh_view_t: three array descriptors
+      t->text_ = "Mesh";
+      t->cpp_ = "wp::mesh_view_t";
+      t->members_.push_back(Member{"points", query_fields.v3_array, 0});
+      t->members_.push_back(Member{"velocities", query_fields.v3_array, kArrayDescriptorSize});
+      t->members_.push_back(Member{"indices", query_fields.i32_array, 2 * kArrayDescriptorSize});
+    } else if (kind == QueryKind::kMeshAabb || kind == QueryKind::kMeshSphere || kind == QueryKind::kMeshAny) {
       t->size_ = 344;  // wp::bvh_query_t
-      t->text_ = "MeshQueryAABB";
+      t->text_ = kind == QueryKind::kMeshAabb ? "MeshQueryAABB"
+                 : kind == QueryKind::kMeshSphere ? "_MeshQuerySphere"
+                                                  : "MeshQuery";
       t->cpp_ = "wp::bvh_query_t";
     } else {
+      // Warp's names: _BvhQueryAabb, ... and the erased BvhQuery.
       t->size_ = 344;  // wp::bvh_query_t
-      t->text_ = "BvhQuery";
+      t->text_ = kind == QueryKind::kBvhAabb      ? "_BvhQueryAabb"
+                 : kind == QueryKind::kBvhRay     ? "_BvhQueryRay"
+                 : kind == QueryKind::kBvhCapsule ? "_BvhQueryCapsule"
+                 : kind == QueryKind::kBvhSphere  ? "_BvhQuerySphere"
+                                                  : "BvhQuery";
       t->cpp_ = "wp::bvh_query_t";
     }
     return t;
   });
+}
+
+namespace {
+// The erased kind of a query kind's family, or 0 for none.
+QueryKind ErasedKind(QueryKind k) {
+  switch (k) {
+    case QueryKind::kBvhAabb:
+    case QueryKind::kBvhRay:
+    case QueryKind::kBvhCapsule:
+    case QueryKind::kBvhSphere:
+    case QueryKind::kBvhAny: return QueryKind::kBvhAny;
+    case QueryKind::kMeshAabb:
+    case QueryKind::kMeshSphere:
+    case QueryKind::kMeshAny: return QueryKind::kMeshAny;
+    default: return static_cast<QueryKind>(0);
+  }
+}
+}  // namespace
+
+TypeRef ErasedQuery(TypeRef t) {
+  if (t == nullptr || !t->is_query()) return nullptr;
+  const QueryKind e = ErasedKind(t->query_kind());
+  if (e == static_cast<QueryKind>(0)) return nullptr;
+  return Query(e, ScalarKind::kFloat32);
+}
+
+bool QueryAccepts(TypeRef to, TypeRef from) {
+  if (SameType(to, from)) return true;
+  if (to == nullptr || from == nullptr || !to->is_query() || !from->is_query()) return false;
+  const QueryKind e = ErasedKind(from->query_kind());
+  return e != static_cast<QueryKind>(0) && to->query_kind() == e;
 }
 
 TypeRef TypeTable::Transform(ScalarKind s) {

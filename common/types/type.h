@@ -93,6 +93,21 @@ enum class QueryKind : uint8_t {
   kMeshPoint = 6,
   kMeshRay = 7,
   kMeshAabb = 8,
+  // Warp's _MeshQuerySphere (mesh_query_sphere: the faces within a radius,
+  // tested exactly), a wp::bvh_query_t of the mesh's tree.
+  kMeshSphere = 9,
+  // Warp's erased parents: BvhQuery (a query of any BVH kind) and MeshQuery
+  // (a mesh box or sphere query). The native query keeps its kind at run
+  // time (bvh_query_t::kind), so the erased type is the same wp::bvh_query_t
+  // and its _next dispatches on that kind. A variable assigned queries of
+  // two kinds of one family, and a function parameter annotated with the
+  // parent, take the erased type (QueryAccepts).
+  kBvhAny = 10,
+  kMeshAny = 11,
+  // Warp's Mesh value of mesh_get(id): fields points, velocities (1-d
+  // vec3f arrays) and indices (1-d int32 array), the mesh's own arrays
+  // (wp::mesh_view_t in mesh.h).
+  kMesh = 12,
 };
 
 class Type;
@@ -286,6 +301,13 @@ inline TypeRef Quat(ScalarKind s) { return TypeTable::Global().Quat(s); }
 inline TypeRef Transform(ScalarKind s) { return TypeTable::Global().Transform(s); }
 inline TypeRef HashGridQuery(ScalarKind s) { return TypeTable::Global().HashGridQuery(s); }
 inline TypeRef Query(QueryKind k, ScalarKind s) { return TypeTable::Global().Query(k, s); }
+
+// Whether a value of query type `from` may be stored in (or passed as) a
+// `to`: the same type, or a query of `to`'s family when `to` is erased.
+bool QueryAccepts(TypeRef to, TypeRef from);
+// The erased parent of `t`'s family (kBvhAny, kMeshAny), or null when `t`
+// is no query of a family with one.
+TypeRef ErasedQuery(TypeRef t);
 
 // Parses Warp's names of the named value types: "float32", "int", "vec3",
 // "vec3d", "mat33f", "mat22h", "quatf", "transformd", "spatial_vectorf",

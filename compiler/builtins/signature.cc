@@ -23,6 +23,8 @@ constexpr std::pair<std::string_view, types::QueryKind> kQueryWords[] = {
     {"bvh_query_ray", types::QueryKind::kBvhRay},      {"bvh_query_capsule", types::QueryKind::kBvhCapsule},
     {"bvh_query_sphere", types::QueryKind::kBvhSphere}, {"mesh_query_point", types::QueryKind::kMeshPoint},
     {"mesh_query_ray", types::QueryKind::kMeshRay},     {"mesh_query_aabb", types::QueryKind::kMeshAabb},
+    {"mesh_query_sphere", types::QueryKind::kMeshSphere}, {"bvh_query", types::QueryKind::kBvhAny},
+    {"mesh_query", types::QueryKind::kMeshAny}, {"mesh", types::QueryKind::kMesh},
 };
 
 std::optional<types::QueryKind> QueryNamed(std::string_view w) {

@@ -25,6 +25,22 @@ void AddGeometry(Builder& b) {
   }
   b.Add("hash_grid_point_id", "id: uint64, index: int32", "int32").NoDiff().Cpp("wp::hash_grid_point_id(ctx, $L, $0, $1)");
 
+  // Intersection helpers (intersect.h): no object, no faults.
+  b.Group("Geometry", "warpd/native/intersect.h");
+  for (const char* t : {"float32", "float64"}) {
+    const std::string v = std::string("vec(3, ") + t + ")";
+    b.Add("intersect_tri_tri",
+          "v0: " + v + ", v1: " + v + ", v2: " + v + ", u0: " + v + ", u1: " + v + ", u2: " + v, "int32")
+        .NoDiff()
+        .Cpp("wp::intersect_tri_tri");
+  }
+  // Differentiable in Warp 1.19; warpd's adjoint is pending (differentiability_test.cc).
+  b.Add("closest_point_edge_edge",
+        "p1: vec(3, float32), q1: vec(3, float32), p2: vec(3, float32), q2: vec(3, float32), epsilon: float32",
+        "vec(3, float32)")
+      .NoDiff()
+      .Cpp("wp::closest_point_edge_edge");
+
   // BVH queries: each builtin makes a query of its own kind (Warp's
   // _BvhQueryAabb, ...), and bvh_query_next takes each kind; `root` -1 is
   // the tree's root.
@@ -45,13 +61,19 @@ void AddGeometry(Builder& b) {
         "bvh_query_sphere(float32)")
       .NoDiff()
       .Cpp("wp::bvh_query_sphere(ctx, $L, $0, $1, $2, $3)");
-  for (const char* kind : {"bvh_query_aabb", "bvh_query_ray", "bvh_query_capsule", "bvh_query_sphere"}) {
+  // bvh_query is Warp's erased BvhQuery (a variable given queries of two
+  // kinds, a parameter annotated wp.BvhQuery): the same native query.
+  for (const char* kind : {"bvh_query_aabb", "bvh_query_ray", "bvh_query_capsule", "bvh_query_sphere", "bvh_query"}) {
     // The query advances in place; `index` receives the next item.
     b.Add("bvh_query_next",
           std::string("query: out ") + kind + "(float32), index: out int32, max_dist: float32 = inf", "bool")
         .NoDiff()
         .Cpp("wp::bvh_query_next");
   }
+
+  b.Add("bvh_get_group_root", "id: uint64, group: int32", "int32")
+      .NoDiff()
+      .Cpp("wp::bvh_get_group_root(ctx, $L, $0, $1)");
 
   // Mesh queries (mesh.h): results as MeshQueryPoint / MeshQueryRay values
   // whose fields kernels read, and Warp's out-parameter forms (hidden in
@@ -85,6 +107,12 @@ void AddGeometry(Builder& b) {
         mid + "max_dist: float32, accuracy: float32 = 2.0, threshold: float32 = 0.5", "mesh_query_point(float32)")
       .NoDiff()
       .Cpp("wp::mesh_query_point_sign_winding_number(ctx, $L, $0, $1, $2, $3, $4)");
+  // Differentiable in Warp 1.19 (through the closest point); pending in warpd.
+  b.Add("mesh_query_point_sign_parity",
+        mid + "max_dist: float32, n_sample: int32 = 1, perturbation_scale: float32 = 0.1",
+        "mesh_query_point(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_query_point_sign_parity(ctx, $L, $0, $1, $2, $3, $4)");
   const std::string ray = "id: uint64, start: " + v3 + ", dir: " + v3 + ", max_t: float32, ";
   b.Add("mesh_query_ray", ray + "root: int32 = -1", "mesh_query_ray(float32)")
       .NoDiff()
@@ -103,9 +131,23 @@ void AddGeometry(Builder& b) {
   b.Add("mesh_query_aabb", "id: uint64, low: " + v3 + ", high: " + v3, "mesh_query_aabb(float32)")
       .NoDiff()
       .Cpp("wp::mesh_query_aabb(ctx, $L, $0, $1, $2)");
-  b.Add("mesh_query_aabb_next", "query: out mesh_query_aabb(float32), index: out int32", "bool")
+  b.Add("mesh_query_sphere", "id: uint64, center: " + v3 + ", radius: float32", "mesh_query_sphere(float32)")
       .NoDiff()
-      .Cpp("wp::mesh_query_aabb_next");
+      .Cpp("wp::mesh_query_sphere(ctx, $L, $0, $1, $2)");
+  // mesh_query_next and its older name advance a box or sphere query, or
+  // Warp's erased MeshQuery (mesh_query), in place; `index` gets the face.
+  for (const char* next : {"mesh_query_next", "mesh_query_aabb_next"}) {
+    for (const char* kind : {"mesh_query_aabb", "mesh_query_sphere", "mesh_query"}) {
+      b.Add(next, std::string("query: out ") + kind + "(float32), index: out int32", "bool")
+          .NoDiff()
+          .Cpp("wp::mesh_query_next");
+    }
+  }
+  b.Add("mesh_get", "id: uint64", "mesh(float32)").NoDiff().Cpp("wp::mesh_get(ctx, $L, $0)");
+  b.Add("mesh_get_bvh", "id: uint64", "uint64").NoDiff().Cpp("wp::mesh_get_bvh(ctx, $L, $0)");
+  b.Add("mesh_get_group_root", "id: uint64, group: int32", "int32")
+      .NoDiff()
+      .Cpp("wp::mesh_get_group_root(ctx, $L, $0, $1)");
   const std::string eval = "id: uint64, face: int32, bary_u: float32, bary_v: float32";
   b.Add("mesh_eval_position", eval, v3).NoDiff().Cpp("wp::mesh_eval_position(ctx, $L, $0, $1, $2, $3)");
   b.Add("mesh_eval_velocity", eval, v3).NoDiff().Cpp("wp::mesh_eval_velocity(ctx, $L, $0, $1, $2, $3)");

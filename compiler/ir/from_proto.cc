@@ -466,7 +466,8 @@ absl::StatusOr<TypeRef> FunctionTypeFromProto(const v1::TypeRef& proto, types::T
     }
     if (q.kind() == v1::QUERY_BVH_AABB || q.kind() == v1::QUERY_BVH_RAY || q.kind() == v1::QUERY_BVH_CAPSULE ||
         q.kind() == v1::QUERY_BVH_SPHERE || q.kind() == v1::QUERY_MESH_POINT || q.kind() == v1::QUERY_MESH_RAY ||
-        q.kind() == v1::QUERY_MESH_AABB) {
+        q.kind() == v1::QUERY_MESH_AABB || q.kind() == v1::QUERY_MESH_SPHERE || q.kind() == v1::QUERY_BVH ||
+        q.kind() == v1::QUERY_MESH) {
       if (s && *s != ScalarKind::kFloat32) return absl::InvalidArgumentError("BvhQuery takes float32 only");
       // The proto's and the type table's kinds are numbered alike.
       return table.Query(static_cast<types::QueryKind>(q.kind()), ScalarKind::kFloat32);

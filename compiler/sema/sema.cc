@@ -293,6 +293,16 @@ absl::Status FunctionSema::AssignName(Expr& target, TypeRef t, const Span& span)
     target.name = fresh;
     return absl::OkStatus();
   }
+  // Queries of two kinds of one family (a bvh_query_ray in one branch, a
+  // bvh_query_aabb in the other) make the variable the family's erased
+  // query (Warp's BvhQuery / MeshQuery): the same native query, whose _next
+  // dispatches on the kind it keeps.
+  if (TypeRef erased = types::ErasedQuery(old); erased != nullptr && !types::SameType(old, t) &&
+                                                 types::QueryAccepts(erased, t)) {
+    f_.locals[i].type = erased;
+    target.type = erased;
+    return absl::OkStatus();
+  }
   if (!types::SameType(f_.locals[i].type, t))
     return Err(span, Cat("cannot assign a value of type ", t->ToString(), " to '", target.name, "' of type ",
                                   f_.locals[i].type->ToString(),
@@ -532,7 +542,7 @@ absl::Status FunctionSema::ForSema(Stmt& s) {
     if (iter.type == nullptr || !iter.type->is_query())
       return Err(iter.span, "for loops iterate over range(...) or a query (wp.hash_grid_query(...)) only");
     if (iter.type->query_kind() != types::QueryKind::kHashGrid &&
-        iter.type->query_kind() != types::QueryKind::kMeshAabb)
+        types::ErasedQuery(iter.type) != types::Query(types::QueryKind::kMeshAny, ScalarKind::kFloat32))
       return Err(iter.span, Cat("for loops cannot iterate over a ", iter.type->ToString(),
                                 " (use its _next builtin in a while loop)"));
     if (s.target->kind != ExprKind::Name) return Err(s.target->span, "the loop variable must be a plain name");

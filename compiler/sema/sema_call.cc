@@ -48,7 +48,7 @@ int Fit(const ir::Function& f, const std::vector<TypeRef>& args) {
           if (!types::SameType(e, of)) return -1;
       }
       ++generic;
-    } else if (!types::SameType(args[i], f.params[i].type)) {
+    } else if (!types::QueryAccepts(f.params[i].type, args[i])) {  // the same type, or a query of its family
       return -1;
     }
   }
@@ -105,7 +105,7 @@ absl::Status FunctionSema::UserCall(Expr& e) {
                              only.params.size() == 1 ? "" : "s", " but ", args.size(), " were given"));
     if (candidates.size() == 1) {
       for (size_t i = 0; i < args.size(); ++i) {
-        if (only.params[i].generic || types::SameType(args[i], only.params[i].type)) continue;
+        if (only.params[i].generic || types::QueryAccepts(only.params[i].type, args[i])) continue;
         return Err(e.operands[i]->span,
                    Cat("argument '", only.params[i].name, "' of '", only.display_name, "' expects ",
                        only.params[i].type->ToString(), " but got ", TypeText(args[i]), " (no implicit conversion)"));
@@ -314,7 +314,7 @@ absl::Status FunctionSema::BuiltinCall(Expr& e) {
   if (first.hook) {
     auto r = first.hook(first, e, table());
     if (!r.ok()) return ErrFrom(e.span, r.status());
-    e.overload = &first;
+    e.overload = r->overload ? r->overload : &first;
     e.type = r->result;
     e.callee = builtins::Spell(r->cpp, {.result = r->result});
     if (first.form == builtins::Form::kTid && e.tuple_arity == 0 && f_.kind == ir::FunctionKind::kKernel &&

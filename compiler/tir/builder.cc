@@ -190,7 +190,8 @@ Operand Builder::Load(Place p, const ir::Span& span) {
 
 void Builder::Store(Place p, Operand value, const ir::Span& span) {
   if (!CheckOperand(value, span, "a stored value")) return;
-  if (p.type == nullptr || !types::SameType(p.type, value.type)) {
+  // A query into its family's erased query (the same native type) is the one conversion.
+  if (p.type == nullptr || !types::QueryAccepts(p.type, value.type)) {
     Fail(span, Cat("a store of ", value.type->ToString(), " into a place of ", p.type ? p.type->ToString() : "nothing"));
     return;
   }
@@ -246,7 +247,7 @@ Operand Builder::CallFunction(int function, std::vector<Operand> args, const ir:
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (!CheckOperand(args[i], span, "a function argument")) break;
-    if (!types::SameType(args[i].type, fn.params[i].type))
+    if (!types::QueryAccepts(fn.params[i].type, args[i].type))
       Fail(span, Cat("argument ", i, " of '", fn.name, "' has type ", args[i].type->ToString()));
   }
   VarId dst = fn.return_type->is_void() ? kNoVar : NewVar(VarKind::kTemp, fn.return_type);

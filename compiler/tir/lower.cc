@@ -148,13 +148,14 @@ class FunctionLowering {
   void QueryLoop(const ir::Stmt& s) {
     const TypeRef qt = s.value->type;
     const builtins::Overload* next = nullptr;
-    const bool mesh = qt->query_kind() == types::QueryKind::kMeshAabb;
-    const char* next_name = mesh ? "mesh_query_aabb_next" : "hash_grid_query_next";
+    const bool mesh = qt->query_kind() != types::QueryKind::kHashGrid;  // a mesh box or sphere query
+    const char* next_name = mesh ? "mesh_query_next" : "hash_grid_query_next";
     for (const builtins::Overload* o : builtins::Lookup(next_name)) {
       if (o->sig.params.size() != 2) continue;
-      if (mesh || o->sig.params[0].pattern.scalar == qt->scalar()) next = o;
+      const builtins::Pattern& p = o->sig.params[0].pattern;
+      if (p.query == qt->query_kind() && p.scalar == qt->scalar()) next = o;
     }
-    if (next == nullptr || (!mesh && qt->query_kind() != types::QueryKind::kHashGrid))
+    if (next == nullptr)
       return b_.Fail(s.span, Cat("for loops cannot iterate over a ", qt->ToString()));
     Operand init = Value(*s.value);
     VarId state = b_.Slot(qt, s.span);

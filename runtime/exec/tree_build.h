@@ -5,7 +5,8 @@
 // boxes' current contents again.
 //
 // PrepareTreeBuild checks that the object lives on `device`
-// (INVALID_ARGUMENT). Ownership: the command holds the object until it is
+// (INVALID_ARGUMENT); new points are checked when the command runs (their
+// shape against the mesh's). Ownership: the command holds the object until it is
 // destroyed.
 #pragma once
 
@@ -18,7 +19,10 @@
 
 namespace warpd::runtime {
 
+// points: null, or (a mesh's refit only) the array that replaces the
+// mesh's points before the refit (TreeObject::SetPoints).
 absl::StatusOr<std::unique_ptr<Command>> PrepareTreeBuild(std::shared_ptr<TreeObject> object, bool refit,
-                                                          BvhSplit split, const std::string& device);
+                                                          BvhSplit split, const std::string& device,
+                                                          std::shared_ptr<const Array> points = nullptr);
 
 }  // namespace warpd::runtime

@@ -16,25 +16,91 @@ absl::Status CheckVec3Array(const Array& a, const std::string& device, const cha
   return absl::OkStatus();
 }
 
-absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, SegmentPool& pool) {
+absl::Status CheckGroups(const Array* groups, int64_t count, const std::string& device, const char* what) {
+  if (groups == nullptr) return absl::OkStatus();
+  if (!types::SameType(groups->dtype(), types::Scalar(types::ScalarKind::kInt32)) || !groups->contiguous()) {
+    return absl::InvalidArgumentError(absl::StrCat("groups should be a contiguous array of type wp.int32, got ",
+                                                   groups->dtype()->ToString()));
+  }
+  if (groups->layout().num_elements != static_cast<uint64_t>(count)) {
+    return absl::InvalidArgumentError(absl::StrCat("groups must have one entry per ", what, " (", count, "), got ",
+                                                   groups->layout().num_elements));
+  }
+  if (groups->device() != device) {
+    return absl::InvalidArgumentError(absl::StrCat("groups must live on '", device, "', not '", groups->device(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, bool grouped, SegmentPool& pool) {
   BvhBuffers b;
   b.items = items;
   const uint64_t nodes = static_cast<uint64_t>(MaxBvhNodes(items));
+  const uint64_t slots = static_cast<uint64_t>(items > 0 ? items : 1);
   auto n = pool.Allocate(nodes * sizeof(wp::bvh_node_t), "bvh nodes", Fill::kAny);
   if (!n.ok()) return n.status();
   b.nodes = *std::move(n);
   auto p = pool.Allocate(nodes * sizeof(int32_t), "bvh nodes", Fill::kAny);
   if (!p.ok()) return p.status();
   b.parents = *std::move(p);
-  auto q = pool.Allocate(static_cast<uint64_t>(items > 0 ? items : 1) * sizeof(int32_t), "bvh items", Fill::kAny);
+  auto q = pool.Allocate(slots * sizeof(int32_t), "bvh items", Fill::kAny);
   if (!q.ok()) return q.status();
   b.prims = *std::move(q);
+  if (grouped) {
+    auto ids = pool.Allocate(slots * sizeof(int32_t), "bvh groups", Fill::kAny);
+    if (!ids.ok()) return ids.status();
+    b.group_ids = *std::move(ids);
+    auto roots = pool.Allocate(slots * sizeof(int32_t), "bvh groups", Fill::kAny);
+    if (!roots.ok()) return roots.status();
+    b.group_roots = *std::move(roots);
+  }
   return b;
+}
+
+void BvhBuffers::Attach(wp::bvh_t& desc) const {
+  desc.nodes = node_data();
+  desc.parents = parent_data();
+  desc.primitives = prim_data();
+  desc.num_items = static_cast<wp::int32>(items);
+  if (group_ids != nullptr) {
+    desc.group_ids = reinterpret_cast<const wp::int32*>(group_ids->data());
+    desc.group_roots = reinterpret_cast<const wp::int32*>(group_roots->data());
+  }
+  Unbuild(desc);
+}
+
+void BvhBuffers::Unbuild(wp::bvh_t& desc) {
+  desc.num_nodes = 0;  // nothing to traverse
+  desc.root = -1;
+  desc.num_groups = 0;
+}
+
+absl::Status BvhBuffers::Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, const int32_t* groups,
+                               const std::atomic<bool>* cancel) const {
+  Unbuild(desc);
+  BvhGroups g{groups, nullptr, nullptr};
+  if (groups != nullptr) {
+    if (group_ids == nullptr) return absl::InternalError("a grouped build of an ungrouped tree");
+    g.ids = reinterpret_cast<int32_t*>(group_ids->data());
+    g.roots = reinterpret_cast<int32_t*>(group_roots->data());
+  }
+  auto shape = BuildBvhTree(desc.item_lowers, desc.item_uppers, items, leaf_size, split, node_data(), parent_data(),
+                            prim_data(), cancel, groups != nullptr ? &g : nullptr);
+  if (!shape.ok()) return shape.status();
+  desc.max_depth = shape->max_depth;
+  desc.num_groups = shape->num_groups;
+  desc.num_nodes = shape->num_nodes;
+  desc.root = shape->root;
+  return absl::OkStatus();
+}
+
+void BvhBuffers::Refit(wp::bvh_t& desc) const {
+  RefitBvhTree(desc.item_lowers, desc.item_uppers, items, prim_data(), node_data(), desc.num_nodes);
 }
 
 absl::StatusOr<std::shared_ptr<Bvh>> Bvh::Create(std::string device, std::shared_ptr<const Array> lowers,
                                                  std::shared_ptr<const Array> uppers, int leaf_size,
-                                                 SegmentPool& pool) {
+                                                 SegmentPool& pool, std::shared_ptr<const Array> groups) {
   if (lowers == nullptr || uppers == nullptr) return absl::InvalidArgumentError("a BVH needs lowers and uppers");
   if (absl::Status s = CheckVec3Array(*lowers, device, "lowers"); !s.ok()) return s;
   if (absl::Status s = CheckVec3Array(*uppers, device, "uppers"); !s.ok()) return s;
@@ -50,48 +116,38 @@ absl::StatusOr<std::shared_ptr<Bvh>> Bvh::Create(std::string device, std::shared
     return absl::InvalidArgumentError(
         absl::StrCat("leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
-  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(n), pool);
+  if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(n), device, "bounds"); !s.ok()) return s;
+  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(n), groups != nullptr, pool);
   if (!buffers.ok()) return buffers.status();
   return std::make_shared<Bvh>(std::move(device), std::move(lowers), std::move(uppers), leaf_size,
-                               *std::move(buffers));
+                               *std::move(buffers), std::move(groups));
 }
 
 Bvh::Bvh(std::string device, std::shared_ptr<const Array> lowers, std::shared_ptr<const Array> uppers,
-         int leaf_size, BvhBuffers buffers)
+         int leaf_size, BvhBuffers buffers, std::shared_ptr<const Array> groups)
     : TreeObject(wp::OBJECT_BVH, std::move(device)),
       lowers_(std::move(lowers)),
       uppers_(std::move(uppers)),
+      groups_(std::move(groups)),
       leaf_size_(leaf_size),
       buffers_(std::move(buffers)) {
-  desc_.nodes = buffers_.node_data();
-  desc_.parents = buffers_.parent_data();
-  desc_.primitives = buffers_.prim_data();
   desc_.item_lowers = reinterpret_cast<const wp::vec3f*>(lowers_->data());
   desc_.item_uppers = reinterpret_cast<const wp::vec3f*>(uppers_->data());
-  desc_.num_items = static_cast<wp::int32>(buffers_.items);
-  desc_.num_nodes = 0;  // nothing to traverse until built
-  desc_.root = -1;
+  buffers_.Attach(desc_);
 }
 
 absl::Status Bvh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel) {
-  desc_.num_nodes = 0;
-  desc_.root = -1;
   built_ = false;
-  auto shape = BuildBvhTree(desc_.item_lowers, desc_.item_uppers, buffers_.items, leaf_size_, split,
-                            buffers_.node_data(), buffers_.parent_data(), buffers_.prim_data(), cancel);
-  if (!shape.ok()) return shape.status();
+  const int32_t* groups = groups_ != nullptr ? reinterpret_cast<const int32_t*>(groups_->data()) : nullptr;
+  if (absl::Status s = buffers_.Build(desc_, leaf_size_, split, groups, cancel); !s.ok()) return s;
   split_ = split;
   built_ = true;
-  desc_.num_nodes = shape->num_nodes;
-  desc_.root = shape->root;
-  desc_.max_depth = shape->max_depth;
   return absl::OkStatus();
 }
 
 absl::Status Bvh::Refit(const std::atomic<bool>* cancel) {
   if (!built_) return Rebuild(split_, cancel);
-  RefitBvhTree(desc_.item_lowers, desc_.item_uppers, buffers_.items, buffers_.prim_data(), buffers_.node_data(),
-               desc_.num_nodes);
+  buffers_.Refit(desc_);
   return absl::OkStatus();
 }
 

@@ -42,29 +42,54 @@ class TreeObject : public GeometryObject {
   // Recomputes the node boxes from the current boxes; a tree never built is
   // built instead.
   virtual absl::Status Refit(const std::atomic<bool>* cancel = nullptr) = 0;
+  // Replaces the points the tree's boxes come from, then refits (a Mesh's;
+  // INVALID_ARGUMENT for other trees).
+  virtual absl::Status SetPoints(std::shared_ptr<const Array>) {
+    return absl::InvalidArgumentError("only a mesh's points can be replaced");
+  }
 };
 
-// The buffers of a tree over n items, allocated from a session's pool.
+// The buffers of a tree over n items, allocated from a session's pool
+// (grouped trees: also their group ids and roots, n each), and the build
+// and refit of a tree descriptor over them (a Bvh's, a Mesh's).
 struct BvhBuffers {
-  static absl::StatusOr<BvhBuffers> Allocate(int64_t items, SegmentPool& pool);
+  static absl::StatusOr<BvhBuffers> Allocate(int64_t items, bool grouped, SegmentPool& pool);
   int64_t items = 0;
   std::shared_ptr<CpuBuffer> nodes, parents, prims;
+  std::shared_ptr<CpuBuffer> group_ids, group_roots;  // null unless grouped
   wp::bvh_node_t* node_data() const { return reinterpret_cast<wp::bvh_node_t*>(nodes->data()); }
   int32_t* parent_data() const { return reinterpret_cast<int32_t*>(parents->data()); }
   int32_t* prim_data() const { return reinterpret_cast<int32_t*>(prims->data()); }
+
+  // Points `desc` at these buffers, unbuilt (item boxes are the caller's).
+  void Attach(wp::bvh_t& desc) const;
+  // Builds the tree of desc's item boxes; `groups` (one per item, grouped
+  // buffers only) or null. The tree yields nothing while building and after
+  // a failure.
+  absl::Status Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, const int32_t* groups,
+                     const std::atomic<bool>* cancel) const;
+  // Recomputes the node boxes of a built tree from its item boxes.
+  void Refit(wp::bvh_t& desc) const;
+  // Makes the tree yield nothing (until the next build).
+  static void Unbuild(wp::bvh_t& desc);
 };
+
+// INVALID_ARGUMENT unless `groups` (null: none) is a contiguous int32 array
+// of `count` elements on `device` (`what` names the items: "bounds").
+absl::Status CheckGroups(const Array* groups, int64_t count, const std::string& device, const char* what);
 
 class Bvh final : public TreeObject {
  public:
   // Items a BVH may hold (int32 node indices for 2n - 1 nodes).
   static constexpr int64_t kMaxItems = (int64_t{1} << 30) - 1;
 
+  // groups: null, or one int32 per item (a grouped tree: bvh_get_group_root).
   static absl::StatusOr<std::shared_ptr<Bvh>> Create(std::string device, std::shared_ptr<const Array> lowers,
                                                      std::shared_ptr<const Array> uppers, int leaf_size,
-                                                     SegmentPool& pool);
+                                                     SegmentPool& pool, std::shared_ptr<const Array> groups = nullptr);
 
   Bvh(std::string device, std::shared_ptr<const Array> lowers, std::shared_ptr<const Array> uppers, int leaf_size,
-      BvhBuffers buffers);
+      BvhBuffers buffers, std::shared_ptr<const Array> groups = nullptr);
 
   const void* descriptor() const override { return &desc_; }
   uint64_t MetadataBytes() const override { return sizeof(*this); }
@@ -75,7 +100,7 @@ class Bvh final : public TreeObject {
   absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
 
  private:
-  const std::shared_ptr<const Array> lowers_, uppers_;
+  const std::shared_ptr<const Array> lowers_, uppers_, groups_;
   const int leaf_size_;
   const BvhBuffers buffers_;
   BvhSplit split_ = BvhSplit::kSah;  // of the last build

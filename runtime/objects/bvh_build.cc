@@ -56,6 +56,9 @@ struct Task {
   int32_t node, begin, end, depth, parent;
   Box box;
   float clo[3], chi[3];
+  // Grouped builds: the task's groups [gbegin, gend) (its items are theirs,
+  // contiguous in group order); more than one: split between groups first.
+  int32_t gbegin = 0, gend = 0;
 };
 
 // Box and finite centroid bounds of a range of items, grown item by item.
@@ -75,7 +78,7 @@ struct Bounds {
     }
   }
   Task ToTask(int32_t node, int32_t begin, int32_t end, int32_t depth, int32_t parent) const {
-    Task t{node, begin, end, depth, parent, box, {}, {}};
+    Task t{node, begin, end, depth, parent, box, {}, {}, 0, 0};
     for (int a = 0; a < 3; ++a) {
       t.clo[a] = clo[a];
       t.chi[a] = chi[a];
@@ -96,7 +99,7 @@ class Builder {
       : lowers_(lowers), uppers_(uppers), leaf_size_(leaf_size), split_(split), nodes_(nodes), parents_(parents),
         prims_(prims) {}
 
-  absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel) {
+  absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel, const BvhGroups* groups) {
     BvhShape shape;
     for (int32_t i = 0; i < n; ++i) prims_[i] = i;
     if (n == 0) {
@@ -107,6 +110,24 @@ class Builder {
     }
     int32_t next = 1;
     std::vector<Task> work{Measure(0, n).ToTask(0, 0, n, 0, -1)};
+    // Grouped: the items in group order (stable), each group's range, and
+    // a first level of splits between groups (at the middle group), so each
+    // group's items form one subtree, whose root is recorded.
+    std::vector<int32_t> group_start;
+    if (groups != nullptr) {
+      std::vector<int32_t> of(groups->of_item, groups->of_item + n);  // read once: the array may change
+      std::stable_sort(prims_, prims_ + n, [&](int32_t a, int32_t b) { return of[a] < of[b]; });
+      for (int32_t k = 0; k < n; ++k) {
+        if (k == 0 || of[prims_[k]] != of[prims_[k - 1]]) {
+          groups->ids[group_start.size()] = of[prims_[k]];
+          groups->roots[group_start.size()] = -1;
+          group_start.push_back(k);
+        }
+      }
+      shape.num_groups = static_cast<int32_t>(group_start.size());
+      group_start.push_back(n);
+      work.back().gend = shape.num_groups;
+    }
     uint32_t steps = 0;
     while (!work.empty()) {
       if ((++steps & 0x3ff) == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
@@ -121,6 +142,23 @@ class Builder {
         node.upper.c[a] = t.box.hi[a];
       }
       parents_[t.node] = t.parent;
+      if (t.gend - t.gbegin > 1) {  // between groups
+        const int32_t gmid = t.gbegin + (t.gend - t.gbegin) / 2;
+        const int32_t mid = group_start[static_cast<size_t>(gmid)];
+        node.left = next;
+        node.right = next + 1;
+        Task r = Measure(mid, t.end).ToTask(next + 1, mid, t.end, t.depth + 1, t.node);
+        r.gbegin = gmid;
+        r.gend = t.gend;
+        Task l = Measure(t.begin, mid).ToTask(next, t.begin, mid, t.depth + 1, t.node);
+        l.gbegin = t.gbegin;
+        l.gend = gmid;
+        work.push_back(r);
+        work.push_back(l);
+        next += 2;
+        continue;
+      }
+      if (t.gend - t.gbegin == 1) groups->roots[t.gbegin] = t.node;  // one group's subtree
       const int32_t count = t.end - t.begin;
       if (count <= leaf_size_) {
         node.left = t.begin;
@@ -290,11 +328,11 @@ class Builder {
 
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
-                                      const std::atomic<bool>* cancel) {
+                                      const std::atomic<bool>* cancel, const BvhGroups* groups) {
   if (n < 0 || n >= (int64_t{1} << 30)) return absl::InvalidArgumentError("a BVH holds 0 to 2^30 - 1 items");
   if (leaf_size < 1) return absl::InvalidArgumentError("leaf_size must be greater than or equal to 1");
   Builder b(lowers, uppers, leaf_size, split, nodes, parents, prims);
-  return b.Run(static_cast<int32_t>(n), cancel);
+  return b.Run(static_cast<int32_t>(n), cancel, groups);
 }
 
 void RefitBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, const int32_t* prims,

@@ -38,17 +38,30 @@ struct BvhShape {
   int32_t num_nodes = 0;
   int32_t root = -1;  // -1 when there are no items
   int32_t max_depth = 0;
+  int32_t num_groups = 0;  // grouped builds: distinct groups
+};
+
+// A grouped build (Warp's groups=): `of_item[i]` is item i's group. Each
+// group's items form one subtree below splits between groups (at the
+// middle group, in increasing group order); the build writes the distinct
+// groups in increasing order to `ids` and their subtrees' roots to `roots`
+// (n entries each at most; BvhShape::num_groups used).
+struct BvhGroups {
+  const int32_t* of_item;
+  int32_t* ids;
+  int32_t* roots;
 };
 
 // Nodes a tree of n items may need: 2n - 1 (one for n = 0).
 inline int64_t MaxBvhNodes(int64_t n) { return n > 0 ? 2 * n - 1 : 1; }
 
 // Builds the tree of items [0, n) with boxes (lowers[i], uppers[i]) into
-// nodes/parents (MaxBvhNodes(n) each) and prims (n). INVALID_ARGUMENT for
-// n < 0 or n >= 2^30, leaf_size < 1; CANCELLED when *cancel is set.
+// nodes/parents (MaxBvhNodes(n) each) and prims (n), grouped when `groups`
+// is not null. INVALID_ARGUMENT for n < 0 or n >= 2^30, leaf_size < 1;
+// CANCELLED when *cancel is set.
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
-                                      const std::atomic<bool>* cancel = nullptr);
+                                      const std::atomic<bool>* cancel = nullptr, const BvhGroups* groups = nullptr);
 
 // Recomputes every node's box from the items' current boxes, leaves first
 // (children come after parents), keeping the topology.

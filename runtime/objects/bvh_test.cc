@@ -322,5 +322,59 @@ TEST_F(BvhTest, RefitFollowsMovedBoxesAndRootsOutOfRangeFault) {
   EXPECT_EQ(ctx.fault.kind, wp::FAULT_UNKNOWN_OBJECT);
 }
 
+TEST_F(BvhTest, GroupedTreesKeepEachGroupInItsOwnSubtree) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(0.0f, 10.0f);
+  const int n = 700;
+  std::vector<V> lo(n), hi(n);
+  std::vector<wp::int32> group(n);
+  const wp::int32 kGroups[] = {-7, 0, 3, 4, 100000};
+  for (int i = 0; i < n; ++i) {
+    lo[i] = Vec(u(rng), u(rng), u(rng));
+    hi[i] = Vec(lo[i].c[0] + 0.5f, lo[i].c[1] + 0.5f, lo[i].c[2] + 0.5f);
+    group[i] = kGroups[rng() % 5];
+  }
+  ArrayLayout layout = *MakeArrayLayout(types::Scalar(ScalarKind::kInt32), {n});
+  auto buffer = *pool_.Allocate(n * sizeof(wp::int32), "test");
+  std::memcpy(buffer->data(), group.data(), n * sizeof(wp::int32));
+  auto groups = std::make_shared<Array>("cpu", layout, std::move(buffer));
+  for (int leaf : {1, 3}) {
+    for (BvhSplit split : {BvhSplit::kSah, BvhSplit::kMedian}) {
+      lowers_ = Vecs(lo);
+      uppers_ = Vecs(hi);
+      auto made = Bvh::Create("cpu", lowers_, uppers_, leaf, pool_, groups);
+      ASSERT_TRUE(made.ok()) << made.status();
+      auto bvh = *made;
+      ASSERT_TRUE(bvh->Rebuild(split).ok());
+      CheckTree(*bvh);
+      const wp::bvh_t& t = bvh->native();
+      ASSERT_EQ(t.num_groups, 5);
+      for (int g = 0; g < 5; ++g) {
+        EXPECT_EQ(t.group_ids[g], kGroups[g]);
+        const wp::int32 root = wp::bvh_group_root(&t, kGroups[g]);
+        ASSERT_GE(root, 0);
+        // Everything below the group's root, and nothing else, is of the group.
+        std::vector<int> want;
+        for (int i = 0; i < n; ++i)
+          if (group[i] == kGroups[g]) want.push_back(i);
+        EXPECT_EQ(Run(bvh, wp::BVH_QUERY_AABB, Vec(-1, -1, -1), Vec(99, 99, 99), 0, INFINITY, root), want);
+      }
+      EXPECT_EQ(wp::bvh_group_root(&t, 1), -1);
+      EXPECT_EQ(wp::bvh_group_root(&t, -8), -1);
+      EXPECT_EQ(wp::bvh_group_root(&t, 100001), -1);
+      // Refit keeps the groups.
+      ASSERT_TRUE(bvh->Refit().ok());
+      EXPECT_EQ(wp::bvh_group_root(&t, kGroups[2]) >= 0, true);
+    }
+  }
+  // Ungrouped: all of group 0.
+  auto plain = Make(lo, hi);
+  EXPECT_EQ(wp::bvh_group_root(&plain->native(), 0), 0);
+  EXPECT_EQ(wp::bvh_group_root(&plain->native(), 1), -1);
+  // Groups of the wrong count or type are refused.
+  EXPECT_EQ(Bvh::Create("cpu", lowers_, uppers_, 1, pool_, Vecs(lo)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace warpd::runtime

@@ -42,6 +42,14 @@ class GeometryObject {
   // What the object holds besides what its pool charged (for accounting).
   virtual uint64_t MetadataBytes() const = 0;
 
+  // An object whose tree kernels may also query as a BVH (a mesh's,
+  // mesh_get_bvh) answers under a second id of its session: the tree's
+  // descriptor (a wp::bvh_t inside the object; null: none), and the id,
+  // which the session sets once, before the object is in any table.
+  virtual const void* tree_descriptor() const { return nullptr; }
+  virtual uint64_t tree_id() const { return 0; }
+  virtual void set_tree_id(uint64_t) {}
+
  private:
   const wp::object_kind kind_;
   const std::string device_;

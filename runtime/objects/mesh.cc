@@ -10,7 +10,7 @@ namespace warpd::runtime {
 absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shared_ptr<const Array> points,
                                                    std::shared_ptr<const Array> indices,
                                                    std::shared_ptr<const Array> velocities, int leaf_size,
-                                                   SegmentPool& pool) {
+                                                   SegmentPool& pool, std::shared_ptr<const Array> groups) {
   if (points == nullptr || indices == nullptr) return absl::InvalidArgumentError("a mesh needs points and indices");
   if (absl::Status s = CheckVec3Array(*points, device, "Mesh points"); !s.ok()) return s;
   if (velocities != nullptr) {
@@ -45,12 +45,29 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
     return absl::InvalidArgumentError(
         absl::StrCat("bvh_leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
+  if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(tris), device, "triangle"); !s.ok()) return s;
   auto boxes = pool.Allocate(std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f), "mesh boxes", Fill::kZero);
   if (!boxes.ok()) return boxes.status();
-  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), pool);
+  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), groups != nullptr, pool);
   if (!buffers.ok()) return buffers.status();
-  return std::make_shared<Mesh>(std::move(device), std::move(points), std::move(indices), std::move(velocities),
-                                leaf_size, static_cast<int64_t>(tris), *std::move(boxes), *std::move(buffers));
+  auto mesh = std::make_shared<Mesh>(std::move(device), std::move(points), std::move(indices), std::move(velocities),
+                                     leaf_size, static_cast<int64_t>(tris), *std::move(boxes), *std::move(buffers));
+  mesh->groups_ = std::move(groups);
+  return mesh;
+}
+
+absl::Status Mesh::SetPoints(std::shared_ptr<const Array> points) {
+  if (points == nullptr) return absl::InvalidArgumentError("a mesh needs points");
+  if (absl::Status s = CheckVec3Array(*points, device(), "Mesh points"); !s.ok()) return s;
+  if (points->ndim() != 1 || points->layout().num_elements != points_->layout().num_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "The new points and the original points must have the same shape, the new points have ",
+        points->layout().num_elements, " elements (", points->ndim(), "-d), the old ones ",
+        points_->layout().num_elements));
+  }
+  points_ = std::move(points);
+  desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
+  return Refit();
 }
 
 Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
@@ -65,14 +82,9 @@ Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_
       boxes_(std::move(boxes)),
       buffers_(std::move(buffers)) {
   auto* box = reinterpret_cast<wp::vec3f*>(boxes_->data());
-  desc_.bvh.nodes = buffers_.node_data();
-  desc_.bvh.parents = buffers_.parent_data();
-  desc_.bvh.primitives = buffers_.prim_data();
   desc_.bvh.item_lowers = box;
   desc_.bvh.item_uppers = box + num_tris_;
-  desc_.bvh.num_items = static_cast<wp::int32>(num_tris_);
-  desc_.bvh.num_nodes = 0;  // nothing to traverse until built
-  desc_.bvh.root = -1;
+  buffers_.Attach(desc_.bvh);
   desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
   desc_.num_points = static_cast<wp::int32>(points_->layout().num_elements);
   desc_.indices = reinterpret_cast<const wp::int32*>(indices_->data());
@@ -112,31 +124,24 @@ absl::Status Mesh::ComputeBoxes() {
 }
 
 absl::Status Mesh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel) {
-  desc_.bvh.num_nodes = 0;
-  desc_.bvh.root = -1;
+  BvhBuffers::Unbuild(desc_.bvh);
   built_ = false;
   if (absl::Status s = ComputeBoxes(); !s.ok()) return s;
-  auto shape = BuildBvhTree(desc_.bvh.item_lowers, desc_.bvh.item_uppers, num_tris_, leaf_size_, split,
-                            buffers_.node_data(), buffers_.parent_data(), buffers_.prim_data(), cancel);
-  if (!shape.ok()) return shape.status();
+  const int32_t* groups = groups_ != nullptr ? reinterpret_cast<const int32_t*>(groups_->data()) : nullptr;
+  if (absl::Status s = buffers_.Build(desc_.bvh, leaf_size_, split, groups, cancel); !s.ok()) return s;
   split_ = split;
   built_ = true;
-  desc_.bvh.num_nodes = shape->num_nodes;
-  desc_.bvh.root = shape->root;
-  desc_.bvh.max_depth = shape->max_depth;
   return absl::OkStatus();
 }
 
 absl::Status Mesh::Refit(const std::atomic<bool>* cancel) {
   if (!built_) return Rebuild(split_, cancel);
   if (absl::Status s = ComputeBoxes(); !s.ok()) {
-    desc_.bvh.num_nodes = 0;  // the boxes are stale: nothing to traverse until a good build
-    desc_.bvh.root = -1;
+    BvhBuffers::Unbuild(desc_.bvh);  // the boxes are stale: nothing to traverse until a good build
     built_ = false;
     return s;
   }
-  RefitBvhTree(desc_.bvh.item_lowers, desc_.bvh.item_uppers, num_tris_, buffers_.prim_data(), buffers_.node_data(),
-               desc_.bvh.num_nodes);
+  buffers_.Refit(desc_.bvh);
   return absl::OkStatus();
 }
 

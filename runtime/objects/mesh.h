@@ -41,10 +41,11 @@ class Mesh final : public TreeObject {
   static constexpr int64_t kMaxPoints = (int64_t{1} << 31) - 1;
 
   // velocities: null for none. leaf_size: triangles per leaf, 1..64.
+  // groups: null, or one int32 per triangle (mesh_get_group_root).
   static absl::StatusOr<std::shared_ptr<Mesh>> Create(std::string device, std::shared_ptr<const Array> points,
                                                       std::shared_ptr<const Array> indices,
                                                       std::shared_ptr<const Array> velocities, int leaf_size,
-                                                      SegmentPool& pool);
+                                                      SegmentPool& pool, std::shared_ptr<const Array> groups = nullptr);
 
   Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
        std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris,
@@ -53,16 +54,26 @@ class Mesh final : public TreeObject {
   const void* descriptor() const override { return &desc_; }
   uint64_t MetadataBytes() const override { return sizeof(*this); }
   const wp::mesh_t& native() const { return desc_; }
+  // The tree as a BVH of the session (mesh_get_bvh).
+  const void* tree_descriptor() const override { return &desc_.bvh; }
+  uint64_t tree_id() const override { return desc_.bvh_id; }
+  void set_tree_id(uint64_t id) override { desc_.bvh_id = id; }
 
   absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) override;
   absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
+  // Replaces the points (Warp's mesh.points = new, in stream order): an
+  // array like the old one (contiguous vec3f, as many), held from now on;
+  // then refits.
+  absl::Status SetPoints(std::shared_ptr<const Array> points) override;
 
  private:
   // Recomputes the triangles' boxes and the average edge length from the
   // current points; INVALID_ARGUMENT for an index out of range.
   absl::Status ComputeBoxes();
 
-  const std::shared_ptr<const Array> points_, indices_, velocities_;
+  std::shared_ptr<const Array> points_;  // replaced by SetPoints (stream order)
+  const std::shared_ptr<const Array> indices_, velocities_;
+  std::shared_ptr<const Array> groups_;  // set by Create
   const int leaf_size_;
   const int64_t num_tris_;
   const std::shared_ptr<CpuBuffer> boxes_;  // 2 * num_tris vec3f: lowers, then uppers

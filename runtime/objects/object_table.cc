@@ -21,6 +21,22 @@ std::shared_ptr<const ObjectTable> ObjectTable::Empty() {
 }
 
 std::shared_ptr<const ObjectTable> ObjectTable::With(uint64_t id, std::shared_ptr<const GeometryObject> object) const {
+  const int32_t kind = object->kind();
+  const void* data = object->descriptor();
+  return WithEntry(id, std::move(object), kind, data);
+}
+
+std::shared_ptr<const ObjectTable> ObjectTable::WithTree(uint64_t id,
+                                                         std::shared_ptr<const GeometryObject> object) const {
+  std::shared_ptr<const ObjectTable> t = With(id, object);
+  if (object->tree_descriptor() == nullptr || object->tree_id() == 0) return t;
+  const uint64_t tree = object->tree_id();
+  const void* data = object->tree_descriptor();
+  return t->WithEntry(tree, std::move(object), wp::OBJECT_BVH, data);
+}
+
+std::shared_ptr<const ObjectTable> ObjectTable::WithEntry(uint64_t id, std::shared_ptr<const GeometryObject> object,
+                                                          int32_t kind, const void* data) const {
   std::vector<std::shared_ptr<const GeometryObject>> objects = objects_;
   std::vector<wp::object_entry> native = native_;
   auto at = std::lower_bound(native.begin(), native.end(), id,
@@ -28,8 +44,8 @@ std::shared_ptr<const ObjectTable> ObjectTable::With(uint64_t id, std::shared_pt
   const size_t i = static_cast<size_t>(at - native.begin());
   wp::object_entry e{};
   e.id = id;
-  e.kind = object->kind();
-  e.data = object->descriptor();
+  e.kind = kind;
+  e.data = data;
   if (at != native.end() && at->id == id) {
     native[i] = e;
     objects[i] = std::move(object);

@@ -31,6 +31,9 @@ class ObjectTable {
 
   // This table plus `object` under `id` (replacing an entry of that id).
   std::shared_ptr<const ObjectTable> With(uint64_t id, std::shared_ptr<const GeometryObject> object) const;
+  // ... and, for an object with a tree (GeometryObject::tree_descriptor),
+  // the tree as an OBJECT_BVH under object->tree_id().
+  std::shared_ptr<const ObjectTable> WithTree(uint64_t id, std::shared_ptr<const GeometryObject> object) const;
   // This table without the entries of `ids` (unknown ids are ignored).
   std::shared_ptr<const ObjectTable> Without(absl::Span<const uint64_t> ids) const;
 
@@ -45,11 +48,15 @@ class ObjectTable {
     return sizeof(*this) + objects_.capacity() * sizeof(objects_[0]) + native_.capacity() * sizeof(native_[0]);
   }
 
-  // Made by Empty/With/Without only (public for make_shared).
+  // Made by Empty/With/WithTree/Without only (public for make_shared).
   ObjectTable(std::vector<std::shared_ptr<const GeometryObject>> objects, std::vector<wp::object_entry> native)
       : objects_(std::move(objects)), native_(std::move(native)) {}
 
  private:
+  // This table plus an entry `id` -> (kind, data) owned by `object`.
+  std::shared_ptr<const ObjectTable> WithEntry(uint64_t id, std::shared_ptr<const GeometryObject> object,
+                                               int32_t kind, const void* data) const;
+
   // Parallel vectors, sorted by id: objects_[i] owns native_[i].data.
   const std::vector<std::shared_ptr<const GeometryObject>> objects_;
   const std::vector<wp::object_entry> native_;

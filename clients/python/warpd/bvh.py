@@ -54,12 +54,18 @@ class BvhConstructor(enum.IntEnum):
             ) from None
 
 
+def _constructor(constructor) -> BvhConstructor | None:
+    """`constructor` (None, a name or a BvhConstructor) as a BvhConstructor, or None."""
+    if constructor is None or isinstance(constructor, BvhConstructor):
+        return constructor
+    return BvhConstructor.from_str(constructor)
+
+
 def _cpu_constructor(constructor) -> BvhConstructor:
     """The CPU construction for `constructor` (None: SAH), as Warp picks it for a CPU tree."""
+    constructor = _constructor(constructor)
     if constructor is None:
         return BvhConstructor.SAH
-    if not isinstance(constructor, BvhConstructor):
-        constructor = BvhConstructor.from_str(constructor)
     if constructor == BvhConstructor.LBVH:
         warnings.warn("LBVH constructor is not available for a CPU tree. Falling back to SAH constructor.",
                       stacklevel=3)
@@ -67,6 +73,36 @@ def _cpu_constructor(constructor) -> BvhConstructor:
     if constructor == BvhConstructor.CUBQL:
         raise RuntimeError("the cuBQL BVH constructor is not available in warpd (use 'sah' or 'median')")
     return constructor
+
+
+def _check_vec3(a, what: str):
+    """Warp's check of a tree's box or point array: a contiguous wp.vec3 array."""
+    if not wt.types_equal(a.dtype, wt.vec3) or not a.is_contiguous:
+        raise RuntimeError(f"{what} should be a contiguous array of type wp.vec3")
+
+
+def _check_leaf_size(value, name: str) -> int:
+    """Items per leaf: 1..64 (Warp's lower bound; warpd's traversal keeps leaves small)."""
+    value = operator.index(value)
+    if value < 1:
+        raise ValueError(f"{name} must be greater than or equal to 1, current value: {value}")
+    if value > 64:
+        raise ValueError(f"{name} must be at most 64 in warpd, current value: {value}")
+    return value
+
+
+def _check_groups(groups, count: int, device, same_device_as: str, length_of: str) -> int:
+    """The handle of a tree's `groups` array (Warp's checks: contiguous int32, one per item,
+    on the tree's device), or 0 for None."""
+    if groups is None:
+        return 0
+    if not wt.types_equal(groups.dtype, wt.int32) or not groups.is_contiguous:
+        raise RuntimeError("groups should be a contiguous array of type wp.int32")
+    if groups.device != device:
+        raise RuntimeError(f"groups must live on the same device as {same_device_as}")
+    if groups.size != count:
+        raise RuntimeError(f"groups must have the same length as {length_of}")
+    return groups.handle
 
 
 class Bvh(ServerObject):
@@ -81,7 +117,8 @@ class Bvh(ServerObject):
         """Args:
             lowers, uppers: contiguous arrays of wp.vec3, the items' boxes (the same length, on one device).
             constructor: "sah" (default on the CPU) or "median"; "lbvh" falls back to "sah" with a warning.
-            groups: grouped BVHs are not supported yet.
+            groups: optional contiguous wp.int32 array, one group per item: each group's items form
+                one subtree, whose root ``wp.bvh_get_group_root`` gives (for ``root=`` of the queries).
             leaf_size: items per leaf (1..64).
         """
         from .array import array as _array  # noqa: PLC0415 - array imports context lazily too
@@ -92,17 +129,12 @@ class Bvh(ServerObject):
             raise RuntimeError("The same number of lower and upper bounds must be provided")
         if lowers.device != uppers.device:
             raise RuntimeError("Lower and upper bounds must live on the same device")
-        if not wt.types_equal(lowers.dtype, wt.vec3) or not lowers.is_contiguous:
-            raise RuntimeError("lowers should be a contiguous array of type wp.vec3")
-        if not wt.types_equal(uppers.dtype, wt.vec3) or not uppers.is_contiguous:
-            raise RuntimeError("uppers should be a contiguous array of type wp.vec3")
-        if groups is not None:
-            raise NotImplementedError("grouped BVHs (groups=) are not supported by warpd yet")
-        leaf_size = operator.index(leaf_size)
-        if leaf_size < 1:
-            raise ValueError(f"leaf_size must be greater than or equal to 1, current value: {leaf_size}")
-        if leaf_size > 64:
-            raise ValueError(f"leaf_size must be at most 64 in warpd, current value: {leaf_size}")
+        _check_vec3(lowers, "lowers")
+        _check_vec3(uppers, "uppers")
+        groups_handle = _check_groups(groups, len(lowers), lowers.device, "lowers/uppers", "lowers/uppers")
+        if _constructor(constructor) == BvhConstructor.CUBQL and groups is not None:
+            raise RuntimeError("Grouped BVHs are not supported with constructor='cubql'")
+        leaf_size = _check_leaf_size(leaf_size, "leaf_size")
         constructor = _cpu_constructor(constructor)
         rt = runtime()
         self._rt = rt
@@ -110,11 +142,11 @@ class Bvh(ServerObject):
         self._stream = rt.stream(self.device)
         self.lowers = lowers
         self.uppers = uppers
-        self.groups = None
+        self.groups = groups
         self.leaf_size = leaf_size
         resp = rt.call("CreateBvh", runtime_pb2.CreateBvhRequest(
             session=rt.session, device=self.device.name, lowers=lowers.handle, uppers=uppers.handle,
-            leaf_size=leaf_size))
+            leaf_size=leaf_size, groups=groups_handle))
         self.id = resp.bvh
         self._constructor = constructor
         self._queue_build(refit=False, constructor=constructor)
@@ -123,7 +155,7 @@ class Bvh(ServerObject):
         if not self.id:
             raise RuntimeError("this Bvh was not created or has been freed")
         with self._rt.lock:
-            cmd = self._stream.add(keep=(self, self.lowers, self.uppers))
+            cmd = self._stream.add(keep=(self, self.lowers, self.uppers) + ((self.groups,) if self.groups else ()))
             cmd.build_tree.object = self.id
             cmd.build_tree.refit = refit
             cmd.build_tree.split = _SPLIT[constructor.name.lower()]

@@ -24,10 +24,8 @@ order) or when the session ends.
 
 from __future__ import annotations
 
-import operator
-
 from . import types as wt
-from .bvh import _SPLIT, _cpu_constructor
+from .bvh import _SPLIT, BvhConstructor, _check_groups, _check_leaf_size, _check_vec3, _constructor, _cpu_constructor
 from .context import runtime
 from .server_object import ServerObject
 from .v1 import runtime_pb2
@@ -55,7 +53,8 @@ class Mesh(ServerObject):
             support_winding_number: accepted (warpd sums winding numbers exactly).
             bvh_constructor: "sah" (default) or "median"; "lbvh" falls back to "sah" with a warning.
             bvh_leaf_size: triangles per leaf (default 4; 1..64).
-            groups: grouped meshes are not supported yet.
+            groups: optional contiguous wp.int32 array, one group per triangle: each group's faces
+                form one subtree, whose root ``wp.mesh_get_group_root`` gives (for ``root=``).
         """
         from .array import array as _array  # noqa: PLC0415 - array imports context lazily too
 
@@ -63,25 +62,22 @@ class Mesh(ServerObject):
             raise TypeError("Mesh points and indices should be warp arrays")
         if points.device != indices.device:
             raise RuntimeError("Mesh points and indices must live on the same device")
-        if not wt.types_equal(points.dtype, wt.vec3) or not points.is_contiguous:
-            raise RuntimeError("Mesh points should be a contiguous array of type wp.vec3")
-        if velocities is not None and (not isinstance(velocities, _array)
-                                       or not wt.types_equal(velocities.dtype, wt.vec3)
-                                       or not velocities.is_contiguous):
-            raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+        _check_vec3(points, "Mesh points")
+        if velocities is not None:
+            if not isinstance(velocities, _array):
+                raise RuntimeError("Mesh velocities should be a contiguous array of type wp.vec3")
+            _check_vec3(velocities, "Mesh velocities")
         if not wt.types_equal(indices.dtype, wt.int32) or not indices.is_contiguous:
             raise RuntimeError("Mesh indices should be a contiguous array of type wp.int32")
         if indices.ndim > 1:
             raise RuntimeError("Mesh indices should be a flattened 1d array of indices")
-        if groups is not None:
-            raise NotImplementedError("grouped meshes (groups=) are not supported by warpd yet")
-        if bvh_leaf_size is None:
-            bvh_leaf_size = 4
-        bvh_leaf_size = operator.index(bvh_leaf_size)
-        if bvh_leaf_size < 1:
-            raise ValueError(f"bvh_leaf_size must be greater than or equal to 1, current value: {bvh_leaf_size}")
-        if bvh_leaf_size > 64:
-            raise ValueError(f"bvh_leaf_size must be at most 64 in warpd, current value: {bvh_leaf_size}")
+        groups_handle = _check_groups(groups, indices.size // 3, points.device, "points", "indices / 3")
+        if _constructor(bvh_constructor) == BvhConstructor.CUBQL:
+            if groups is not None:
+                raise RuntimeError("Grouped mesh queries are not supported with bvh_constructor='cubql'")
+            if support_winding_number:
+                raise RuntimeError("support_winding_number=True is not supported with bvh_constructor='cubql'")
+        bvh_leaf_size = _check_leaf_size(4 if bvh_leaf_size is None else bvh_leaf_size, "bvh_leaf_size")
         constructor = _cpu_constructor(bvh_constructor)
         rt = runtime()
         self._rt = rt
@@ -90,26 +86,28 @@ class Mesh(ServerObject):
         self._points = points
         self._velocities = velocities
         self.indices = indices
-        self.groups = None
+        self.groups = groups
         self.support_winding_number = bool(support_winding_number)
         self.bvh_leaf_size = bvh_leaf_size
         resp = rt.call("CreateMesh", runtime_pb2.CreateMeshRequest(
             session=rt.session, device=self.device.name, points=points.handle, indices=indices.handle,
             velocities=velocities.handle if velocities is not None else 0, leaf_size=bvh_leaf_size,
-            support_winding_number=self.support_winding_number))
+            support_winding_number=self.support_winding_number, groups=groups_handle))
         self.id = resp.mesh
         self._constructor = constructor
         self._queue_build(refit=False)
 
-    def _queue_build(self, refit: bool):
+    def _queue_build(self, refit: bool, points=None):
         if not self.id:
             raise RuntimeError("this Mesh was not created or has been freed")
-        keep = (self, self._points, self.indices) + ((self._velocities,) if self._velocities is not None else ())
+        keep = tuple(a for a in (self, self._points, self.indices, self._velocities, self.groups) if a is not None)
         with self._rt.lock:
             cmd = self._stream.add(keep=keep)
             cmd.build_tree.object = self.id
             cmd.build_tree.refit = refit
             cmd.build_tree.split = _SPLIT[self._constructor.name.lower()]
+            if points is not None:
+                cmd.build_tree.points = points.handle
 
     @property
     def points(self):
@@ -118,8 +116,19 @@ class Mesh(ServerObject):
 
     @points.setter
     def points(self, points_new):
-        raise NotImplementedError(
-            "assigning new points to a Mesh is not supported by warpd yet: write into mesh.points and call refit()")
+        """Makes ``points_new`` (the same shape, wp.vec3) the mesh's points and refits the tree to
+        them (queued on the device stream)."""
+        if points_new.device != self._points.device:
+            raise RuntimeError(
+                "The new points and the original points must live on the same device, the "
+                f"new points are on {points_new.device} while the old points are on {self._points.device}.")
+        if points_new.ndim != 1 or points_new.shape[0] != self._points.shape[0]:
+            raise RuntimeError(
+                "The new points and the original points must have the same shape, the "
+                f"new points' shape is {points_new.shape}, while the old points' shape is {self._points.shape}.")
+        _check_vec3(points_new, "Mesh points")
+        self._points = points_new
+        self._queue_build(refit=True, points=points_new)
 
     @property
     def velocities(self):

@@ -62,14 +62,19 @@ def is_query_type(t) -> bool:
 class BvhQuery:
     """Object used to track state during BVH traversal (Warp's ``wp.BvhQuery``): made in
     kernels by ``wp.bvh_query_aabb``, ``_ray``, ``_sphere`` or ``_capsule`` and advanced by
-    ``wp.bvh_query_next``. Each query builtin makes its own kind; parameters annotated with
-    this erased type (a query of any kind) are not supported by warpd yet."""
+    ``wp.bvh_query_next``. Each query builtin makes its own kind; this erased parent (in
+    function annotations, or a variable given queries of two kinds) holds a query of any
+    kind and advances as the kind it was made with."""
 
     _wp_native_name_ = "bvh_query_t"
     _wp_type_name_ = "BvhQuery"
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("BvhQuery objects are made in kernels by wp.bvh_query_aabb() and its kin")
+
+    @classmethod
+    def _wp_query_typeref_(cls) -> ir_pb2.TypeRef:
+        return ir_pb2.TypeRef(query=ir_pb2.QueryType(kind=ir_pb2.QUERY_BVH, dtype=_scalar.float32._proto_))
 
 
 class _MeshQueryType:
@@ -112,12 +117,14 @@ class MeshQueryAABB(_MeshQueryType):
     _wp_query_kind_ = ir_pb2.QUERY_MESH_AABB
 
 
-class MeshQuery:
-    """Warp's erased mesh query type (a ``wp.MeshQueryAABB`` or sphere query of any kind, in
-    function annotations): not supported by warpd yet; annotate with ``wp.MeshQueryAABB``."""
+class MeshQuery(_MeshQueryType):
+    """Warp's erased mesh query type: a ``wp.MeshQueryAABB`` or a sphere query
+    (``wp.mesh_query_sphere``) in function annotations, or a variable given queries of both
+    kinds; ``wp.mesh_query_next`` advances it as the kind it was made with."""
 
     _wp_native_name_ = "mesh_query_t"
     _wp_type_name_ = "MeshQuery"
+    _wp_query_kind_ = ir_pb2.QUERY_MESH
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError("MeshQuery objects are made in kernels by wp.mesh_query_aabb()")
+        raise RuntimeError("MeshQuery objects are made in kernels by wp.mesh_query_aabb() or wp.mesh_query_sphere()")

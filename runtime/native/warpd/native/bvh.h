@@ -63,14 +63,24 @@ struct bvh_t {
   int32 num_items;
   int32 root;       // -1 while the tree has no items (or before the first build)
   int32 max_depth;  // < BVH_STACK_SIZE
+  // Grouped trees (Warp's groups=): the distinct group ids in increasing
+  // order and the node whose subtree holds exactly each group's items;
+  // null and 0 for an ungrouped tree.
+  const int32* group_ids;    // num_groups
+  const int32* group_roots;  // num_groups
+  int32 num_groups;
+  int32 reserved;
 };
-static_assert(sizeof(bvh_t) == 56, "bvh_t layout");
+static_assert(sizeof(bvh_t) == 80, "bvh_t layout");
 
 enum bvh_query_kind : int32 {
   BVH_QUERY_AABB = 0,
   BVH_QUERY_RAY = 1,
   BVH_QUERY_CAPSULE = 2,
   BVH_QUERY_SPHERE = 3,
+  // A mesh's sphere query (mesh_query_sphere): nodes and boxes tested as
+  // BVH_QUERY_SPHERE, then each face exactly (mesh.h's mesh_query_next).
+  BVH_QUERY_MESH_SPHERE = 4,
 };
 
 // Warp's min/max of the slab tests: C's fmin/fmax (a NaN operand is
@@ -171,7 +181,8 @@ WP_FUNC bool bvh_query_test(const bvh_query_t& q, const vec3f& lower, const vec3
       const vec3f r = vec_splat<3, float32>(q.radius);
       return bvh_ray_box_robust(q.a, q.dir, q.b, sub(lower, r), add(upper, r), &t) && !(t > max_dist);
     }
-    case BVH_QUERY_SPHERE: return bvh_sphere_box(q.a, q.radius_sq, lower, upper);
+    case BVH_QUERY_SPHERE:
+    case BVH_QUERY_MESH_SPHERE: return bvh_sphere_box(q.a, q.radius_sq, lower, upper);
     default: return bvh_overlap_aabb(q.a, q.b, lower, upper);
   }
 }
@@ -201,6 +212,31 @@ WP_FUNC bvh_query_t bvh_query_start(launch_ctx* ctx, int32 line, const bvh_t* tr
 
 WP_FUNC const bvh_t* bvh_resolve(launch_ctx* ctx, int32 line, uint64 id) {
   return (const bvh_t*)resolve_object(ctx, line, id, OBJECT_BVH);
+}
+
+// The root of `group`'s subtree in tree t: the node whose subtree holds
+// exactly the items of that group (grouped trees); an ungrouped tree's
+// items are all of group 0 (its root). -1 when no item is of `group`.
+WP_FUNC int32 bvh_group_root(const bvh_t* t, int32 group) {
+  if (t == nullptr || t->num_nodes <= 0 || t->root < 0) return -1;
+  if (t->group_ids == nullptr) return group == 0 ? t->root : -1;
+  int32 lo = 0, hi = t->num_groups;
+  while (lo < hi) {
+    const int32 mid = lo + (hi - lo) / 2;
+    if (t->group_ids[mid] < group) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo >= t->num_groups || t->group_ids[lo] != group) return -1;
+  const int32 r = t->group_roots[lo];
+  return (uint32)r < (uint32)t->num_nodes ? r : -1;
+}
+
+// bvh_get_group_root(id, group): -1 after a fault too.
+WP_FUNC int32 bvh_get_group_root(launch_ctx* ctx, int32 line, uint64 id, int32 group) {
+  return bvh_group_root(bvh_resolve(ctx, line, id), group);
 }
 
 // bvh_query_aabb(id, low, high, root = -1)

@@ -29,10 +29,12 @@
 // `accuracy` is not needed), inside when above `threshold`.
 #pragma once
 
+#include "warpd/native/array.h"
 #include "warpd/native/bvh.h"
 #include "warpd/native/core.h"
 #include "warpd/native/launch.h"
 #include "warpd/native/objects.h"
+#include "warpd/native/rand.h"
 #include "warpd/native/scalar.h"
 #include "warpd/native/vec.h"
 
@@ -48,8 +50,14 @@ struct mesh_t {
   int32 num_velocities;
   int32 num_tris;
   float32 average_edge_length;
+  uint64 bvh_id;  // the id of the mesh's tree as a BVH of the session (mesh_get_bvh)
 };
-static_assert(sizeof(mesh_t) == 96, "mesh_t layout");
+static_assert(sizeof(mesh_t) == 128, "mesh_t layout");
+// A mesh query holds its tree (q.bvh == &mesh->bvh): the mesh is at the same
+// address (checked by clang; NVRTC has no offsetof builtin, the layout is one).
+#if !WP_CUDA
+static_assert(__builtin_offsetof(mesh_t, bvh) == 0, "mesh_t starts with its tree");
+#endif
 
 // Warp's MeshQueryPoint (fields read by kernels by name).
 struct mesh_query_point_t {
@@ -97,16 +105,19 @@ WP_FUNC bool mesh_triangle(launch_ctx* ctx, int32 line, const mesh_t* m, int64 f
   return true;
 }
 
-// A traversal of the mesh's tree: pops nodes, checked as bvh.h checks them.
+// A traversal of the mesh's tree: pops nodes, checked as bvh.h checks them
+// (`ok` false after a fault for a malformed tree).
 struct mesh_walk_t {
   const bvh_t* t;
   int32 count;
+  bool ok;
   int32 stack[BVH_STACK_SIZE];
 };
 
 WP_FUNC void mesh_walk_start(mesh_walk_t& w, const mesh_t* m, int32 root) {
   w.t = &m->bvh;
   w.count = 0;
+  w.ok = true;
   const int32 r = root == -1 ? m->bvh.root : root;
   if (r >= 0 && r < m->bvh.num_nodes && m->bvh.num_items > 0) {
     w.stack[0] = r;
@@ -121,6 +132,7 @@ WP_FUNC bool mesh_walk_pop(launch_ctx* ctx, int32 line, mesh_walk_t& w, const bv
   if ((uint32)n >= (uint32)w.t->num_nodes) {
     record_object_index_fault(ctx, line, OBJECT_BVH, n, w.t->num_nodes);
     w.count = 0;
+    w.ok = false;
     return false;
   }
   node = &w.t->nodes[n];
@@ -128,6 +140,7 @@ WP_FUNC bool mesh_walk_pop(launch_ctx* ctx, int32 line, mesh_walk_t& w, const bv
       (node->left < 0 || bvh_leaf_end(*node) < node->left || bvh_leaf_end(*node) > w.t->num_items)) {
     record_object_index_fault(ctx, line, OBJECT_BVH, bvh_leaf_end(*node), w.t->num_items);
     w.count = 0;
+    w.ok = false;
     return false;
   }
   return true;
@@ -137,6 +150,7 @@ WP_FUNC bool mesh_walk_push(launch_ctx* ctx, int32 line, mesh_walk_t& w, int32 c
   if (w.count >= BVH_STACK_SIZE) {
     record_object_index_fault(ctx, line, OBJECT_BVH, w.count + 1, BVH_STACK_SIZE);
     w.count = 0;
+    w.ok = false;
     return false;
   }
   w.stack[w.count++] = child;
@@ -152,6 +166,32 @@ WP_FUNC bool mesh_walk_item(launch_ctx* ctx, int32 line, const mesh_walk_t& w, i
   }
   face = item;
   return true;
+}
+
+// Visits the faces of the mesh's tree below `root` (-1: its root) in the
+// leaves of the nodes `enter(node)` accepts (each test sees the node's box,
+// so it may tighten as faces are visited): `visit(f, a, b, c)` gets each
+// face's index and checked vertices, and returns false to stop the walk.
+// False after a fault (a malformed tree, a triangle out of range).
+template <typename Enter, typename Visit>
+WP_FUNC bool mesh_visit(launch_ctx* ctx, int32 line, const mesh_t* m, int32 root, Enter enter, Visit visit) {
+  mesh_walk_t w;
+  mesh_walk_start(w, m, root);
+  const bvh_node_t* node = nullptr;
+  while (mesh_walk_pop(ctx, line, w, node)) {
+    if (!enter(*node)) continue;
+    if (!bvh_node_is_leaf(*node)) {
+      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right)) return false;
+      continue;
+    }
+    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
+      int32 f = 0;
+      vec3f a, b, c;
+      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c)) return false;
+      if (!visit(f, a, b, c)) return true;
+    }
+  }
+  return w.ok;
 }
 
 // Squared distance from p to the box (0 inside).
@@ -305,41 +345,34 @@ WP_FUNC mesh_query_ray_t mesh_ray_walk(launch_ctx* ctx, int32 line, const mesh_t
   }
   const vec3f rcp = bvh_rcp(dir);
   float32 best = max_t;
-  mesh_walk_t w;
-  mesh_walk_start(w, m, root);
-  const bvh_node_t* node = nullptr;
-  while (mesh_walk_pop(ctx, line, w, node)) {
-    float32 tb = 0.0f;
-    if (!bvh_ray_box_robust(start, dir, rcp, node->lower, node->upper, &tb)) continue;
-    if (mode != MESH_RAY_COUNT && tb >= best) continue;
-    if (!bvh_node_is_leaf(*node)) {
-      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right)) return r;
-      continue;
-    }
-    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
-      int32 f = 0;
-      vec3f a, b, c;
-      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_ray_t{};
-      float32 t, u, v, s;
-      if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) continue;
-      if (mode == MESH_RAY_COUNT) {
-        ++*count;
-        continue;
-      }
-      if (t < best) {
-        best = t;
-        r.result = true;
-        r.t = t;
-        r.u = u;
-        r.v = v;
-        r.sign = s;
-        r.face = f;
-        r.normal = normalize(cross(sub(b, a), sub(c, a)));
-        if (mode == MESH_RAY_ANY) return r;
-      }
-    }
-  }
-  return r;
+  const bool ok = mesh_visit(
+      ctx, line, m, root,
+      [&](const bvh_node_t& node) {
+        float32 tb = 0.0f;
+        return bvh_ray_box_robust(start, dir, rcp, node.lower, node.upper, &tb) &&
+               (mode == MESH_RAY_COUNT || tb < best);
+      },
+      [&](int32 f, const vec3f& a, const vec3f& b, const vec3f& c) {
+        float32 t, u, v, s;
+        if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) return true;
+        if (mode == MESH_RAY_COUNT) {
+          ++*count;
+          return true;
+        }
+        if (t < best) {
+          best = t;
+          r.result = true;
+          r.t = t;
+          r.u = u;
+          r.v = v;
+          r.sign = s;
+          r.face = f;
+          r.normal = normalize(cross(sub(b, a), sub(c, a)));
+          if (mode == MESH_RAY_ANY) return false;
+        }
+        return true;
+      });
+  return ok ? r : mesh_query_ray_t{};
 }
 
 WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
@@ -396,34 +429,23 @@ WP_FUNC mesh_query_point_t mesh_closest(launch_ctx* ctx, int32 line, const mesh_
   mesh_query_point_t q{};
   if (m == nullptr) return q;
   float32 best = max_dist * max_dist;
-  mesh_walk_t w;
-  mesh_walk_start(w, m, -1);
-  const bvh_node_t* node = nullptr;
-  while (mesh_walk_pop(ctx, line, w, node)) {
-    if (mesh_box_dist_sq(p, node->lower, node->upper) >= best) continue;
-    if (!bvh_node_is_leaf(*node)) {
-      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
-        return mesh_query_point_t{};
-      continue;
-    }
-    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
-      int32 f = 0;
-      vec3f a, b, c;
-      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c))
-        return mesh_query_point_t{};
-      if (mesh_is_sliver(a, b, c)) continue;
-      float32 u, v;
-      mesh_closest_on_triangle(a, b, c, p, u, v);
-      const float32 d2 = length_sq(sub(mesh_bary_point(a, b, c, u, v), p));
-      if (d2 < best) {
-        best = d2;
-        q.result = true;
-        q.face = f;
-        q.u = u;
-        q.v = v;
-      }
-    }
-  }
+  const bool ok = mesh_visit(
+      ctx, line, m, -1, [&](const bvh_node_t& node) { return mesh_box_dist_sq(p, node.lower, node.upper) < best; },
+      [&](int32 f, const vec3f& a, const vec3f& b, const vec3f& c) {
+        if (mesh_is_sliver(a, b, c)) return true;
+        float32 u, v;
+        mesh_closest_on_triangle(a, b, c, p, u, v);
+        const float32 d2 = length_sq(sub(mesh_bary_point(a, b, c, u, v), p));
+        if (d2 < best) {
+          best = d2;
+          q.result = true;
+          q.face = f;
+          q.u = u;
+          q.v = v;
+        }
+        return true;
+      });
+  if (!ok) return mesh_query_point_t{};
   if (dist != nullptr) *dist = sqrt(best);
   return q;
 }
@@ -456,6 +478,41 @@ WP_FUNC mesh_query_point_t mesh_query_point(launch_ctx* ctx, int32 line, uint64 
   return q;
 }
 
+// -1 (inside) when at least half of n_sample rays from p cross the mesh an
+// odd number of times, else 1: ray i goes along (1, 1, 1) plus a
+// perturbation per axis uniform in [-scale, scale), drawn from Warp's
+// random stream seeded 42 (so the directions are Warp's). n_sample <= 0:
+// inside. The loop stops early when the launch is stopping.
+WP_FUNC float32 mesh_inside_by_parity(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& p, int32 n_sample,
+                                      float32 scale) {
+  int32 votes = 0;
+  uint32 state = rand_init(42);
+  for (int32 i = 0; i < n_sample && !should_stop(ctx); ++i) {
+    vec3f dir = vec_splat<3, float32>(1.0f);
+    for (int32 tries = 0; tries < 64; ++tries) {  // redraw a (near) zero direction, as Warp does
+      const float32 x = randf(state, -scale, scale), y = randf(state, -scale, scale), z = randf(state, -scale, scale);
+      dir = vec3f{{1.0f + x, 1.0f + y, 1.0f + z}};
+      if (!(length_sq(dir) < 1.0e-8f)) break;
+    }
+    int32 n = 0;
+    mesh_ray_walk(ctx, line, m, p, dir, 3.402823466e+38f, -1, MESH_RAY_COUNT, &n);
+    if (n % 2 != 0) ++votes;
+  }
+  return votes * 2 >= n_sample ? -1.0f : 1.0f;
+}
+
+// mesh_query_point_sign_parity(id, point, max_dist, n_sample = 1,
+// perturbation_scale = 0.1): the closest point as mesh_query_point_no_sign,
+// signed by ray parity votes (over the whole mesh).
+WP_FUNC mesh_query_point_t mesh_query_point_sign_parity(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                                        float32 max_dist, int32 n_sample,
+                                                        float32 perturbation_scale) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  mesh_query_point_t q = mesh_closest(ctx, line, m, point, max_dist, nullptr);
+  if (q.result) q.sign = mesh_inside_by_parity(ctx, line, m, point, n_sample, perturbation_scale);
+  return faulted(ctx) ? mesh_query_point_t{} : q;
+}
+
 // The angle of the triangle's corner at `at` between the edges to o1, o2.
 WP_FUNC float32 mesh_corner_angle(const vec3f& at, const vec3f& o1, const vec3f& o2) {
   return acos(dot(normalize(sub(o1, at)), normalize(sub(o2, at))));
@@ -479,42 +536,32 @@ WP_FUNC mesh_query_point_t mesh_query_point_sign_normal(launch_ctx* ctx, int32 l
   const float32 eps_sq = eps * eps;
   const float32 reach = dist + eps;
   vec3f normal = vec_splat<3, float32>(0.0f);
-  mesh_walk_t w;
-  mesh_walk_start(w, m, -1);
-  const bvh_node_t* node = nullptr;
-  while (mesh_walk_pop(ctx, line, w, node)) {
-    if (mesh_box_dist_sq(point, node->lower, node->upper) > reach * reach) continue;
-    if (!bvh_node_is_leaf(*node)) {
-      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
-        return mesh_query_point_t{};
-      continue;
-    }
-    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
-      int32 f = 0;
-      vec3f p0, p1, p2;
-      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, p0, p1, p2))
-        return mesh_query_point_t{};
-      if (mesh_is_sliver(p0, p1, p2)) continue;
-      float32 u, v;
-      mesh_closest_on_triangle(p0, p1, p2, point, u, v);
-      const vec3f cf = mesh_bary_point(p0, p1, p2, u, v);
-      if (length_sq(sub(cf, closest)) > eps_sq) continue;  // another feature
-      const vec3f n = normalize(cross(sub(p1, p0), sub(p2, p0)));
-      float32 weight;
-      if (length_sq(sub(cf, p0)) < eps_sq) {
-        weight = mesh_corner_angle(p0, p1, p2);
-      } else if (length_sq(sub(cf, p1)) < eps_sq) {
-        weight = mesh_corner_angle(p1, p2, p0);
-      } else if (length_sq(sub(cf, p2)) < eps_sq) {
-        weight = mesh_corner_angle(p2, p0, p1);
-      } else if (u < 1.0e-6f || v < 1.0e-6f || 1.0f - u - v < 1.0e-6f) {
-        weight = 3.14159265358979f;  // an edge: both faces count alike
-      } else {
-        weight = 1.0f;  // the face's interior: its normal alone decides
-      }
-      normal = add(normal, mul(n, weight));
-    }
-  }
+  const bool ok = mesh_visit(
+      ctx, line, m, -1,
+      [&](const bvh_node_t& node) { return mesh_box_dist_sq(point, node.lower, node.upper) <= reach * reach; },
+      [&](int32, const vec3f& p0, const vec3f& p1, const vec3f& p2) {
+        if (mesh_is_sliver(p0, p1, p2)) return true;
+        float32 u, v;
+        mesh_closest_on_triangle(p0, p1, p2, point, u, v);
+        const vec3f cf = mesh_bary_point(p0, p1, p2, u, v);
+        if (length_sq(sub(cf, closest)) > eps_sq) return true;  // another feature
+        const vec3f n = normalize(cross(sub(p1, p0), sub(p2, p0)));
+        float32 weight;
+        if (length_sq(sub(cf, p0)) < eps_sq) {
+          weight = mesh_corner_angle(p0, p1, p2);
+        } else if (length_sq(sub(cf, p1)) < eps_sq) {
+          weight = mesh_corner_angle(p1, p2, p0);
+        } else if (length_sq(sub(cf, p2)) < eps_sq) {
+          weight = mesh_corner_angle(p2, p0, p1);
+        } else if (u < 1.0e-6f || v < 1.0e-6f || 1.0f - u - v < 1.0e-6f) {
+          weight = 3.14159265358979f;  // an edge: both faces count alike
+        } else {
+          weight = 1.0f;  // the face's interior: its normal alone decides
+        }
+        normal = add(normal, mul(n, weight));
+        return true;
+      });
+  if (!ok) return mesh_query_point_t{};
   q.sign = dot(sub(point, closest), normal) < 0.0f ? -1.0f : 1.0f;
   return q;
 }
@@ -557,45 +604,33 @@ WP_FUNC mesh_query_point_t mesh_query_furthest_point_no_sign(launch_ctx* ctx, in
   if (m == nullptr) return q;
   float32 best = min_dist * min_dist;
   if (min_dist < 0.0f) best = -1.0f;
-  mesh_walk_t w;
-  mesh_walk_start(w, m, -1);
-  const bvh_node_t* node = nullptr;
-  while (mesh_walk_pop(ctx, line, w, node)) {
-    if (mesh_box_far_sq(point, node->lower, node->upper) <= best) continue;
-    if (!bvh_node_is_leaf(*node)) {
-      if (!mesh_walk_push(ctx, line, w, node->left) || !mesh_walk_push(ctx, line, w, node->right))
-        return mesh_query_point_t{};
-      continue;
-    }
-    for (int32 k = node->left; k < bvh_leaf_end(*node); ++k) {
-      int32 f = 0;
-      vec3f a, b, c;
-      if (!mesh_walk_item(ctx, line, w, k, f) || !mesh_triangle(ctx, line, m, f, a, b, c))
-        return mesh_query_point_t{};
-      if (mesh_is_sliver(a, b, c)) continue;
-      // The farthest point of a triangle is one of its vertices.
-      const float32 da = length_sq(sub(a, point)), db = length_sq(sub(b, point)), dc = length_sq(sub(c, point));
-      float32 d2 = da, u = 1.0f, v = 0.0f;
-      if (db > d2) {
-        d2 = db;
-        u = 0.0f;
-        v = 1.0f;
-      }
-      if (dc > d2) {
-        d2 = dc;
-        u = 0.0f;
-        v = 0.0f;
-      }
-      if (d2 > best) {
-        best = d2;
-        q.result = true;
-        q.face = f;
-        q.u = u;
-        q.v = v;
-      }
-    }
-  }
-  return q;
+  const bool ok = mesh_visit(
+      ctx, line, m, -1, [&](const bvh_node_t& node) { return mesh_box_far_sq(point, node.lower, node.upper) > best; },
+      [&](int32 f, const vec3f& a, const vec3f& b, const vec3f& c) {
+        if (mesh_is_sliver(a, b, c)) return true;
+        // The farthest point of a triangle is one of its vertices.
+        const float32 da = length_sq(sub(a, point)), db = length_sq(sub(b, point)), dc = length_sq(sub(c, point));
+        float32 d2 = da, u = 1.0f, v = 0.0f;
+        if (db > d2) {
+          d2 = db;
+          u = 0.0f;
+          v = 1.0f;
+        }
+        if (dc > d2) {
+          d2 = dc;
+          u = 0.0f;
+          v = 0.0f;
+        }
+        if (d2 > best) {
+          best = d2;
+          q.result = true;
+          q.face = f;
+          q.u = u;
+          q.v = v;
+        }
+        return true;
+      });
+  return ok ? q : mesh_query_point_t{};
 }
 
 // The out-parameter forms of the point queries (outputs written on a hit).
@@ -660,14 +695,22 @@ WP_FUNC vec3f mesh_eval_velocity(launch_ctx* ctx, int32 line, uint64 id, int32 f
   return mesh_bary_point(a, b, c, u, v);
 }
 
-WP_FUNC vec3f mesh_get_point(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
-  const mesh_t* m = mesh_resolve(ctx, line, id);
-  if (m == nullptr) return vec3f{};
+// The vertex index at slot `index` of the flattened indices (0 <= index <
+// 3 * num_tris, else FAULT_OBJECT_INDEX); false after a fault.
+WP_FUNC bool mesh_slot(launch_ctx* ctx, int32 line, const mesh_t* m, int32 index, int32& vertex) {
+  if (m == nullptr) return false;
   if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
     record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
-    return vec3f{};
+    return false;
   }
-  const int32 i = m->indices[index];
+  vertex = m->indices[index];
+  return true;
+}
+
+WP_FUNC vec3f mesh_get_point(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  int32 i = 0;
+  if (!mesh_slot(ctx, line, m, index, i)) return vec3f{};
   if ((uint32)i >= (uint32)m->num_points) {
     record_object_index_fault(ctx, line, OBJECT_MESH, i, m->num_points);
     return vec3f{};
@@ -677,31 +720,21 @@ WP_FUNC vec3f mesh_get_point(launch_ctx* ctx, int32 line, uint64 id, int32 index
 
 WP_FUNC vec3f mesh_get_velocity(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
   const mesh_t* m = mesh_resolve(ctx, line, id);
-  if (m == nullptr) return vec3f{};
-  if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
-    record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
-    return vec3f{};
-  }
+  int32 i = 0;
   vec3f out{};
-  mesh_velocity_at(ctx, line, m, m->indices[index], out);
+  if (mesh_slot(ctx, line, m, index, i)) mesh_velocity_at(ctx, line, m, i, out);
   return out;
 }
 
 // mesh_get_index(id, index): the vertex index at slot `index` of the
 // flattened indices (0 <= index < 3 * num_tris).
 WP_FUNC int32 mesh_get_index(launch_ctx* ctx, int32 line, uint64 id, int32 index) {
-  const mesh_t* m = mesh_resolve(ctx, line, id);
-  if (m == nullptr) return 0;
-  if (index < 0 || (int64)index >= 3 * (int64)m->num_tris) {
-    record_object_index_fault(ctx, line, OBJECT_MESH_SLOTS, index, 3 * (int64)m->num_tris);
-    return 0;
-  }
-  return m->indices[index];
+  int32 i = 0;
+  return mesh_slot(ctx, line, mesh_resolve(ctx, line, id), index, i) ? i : 0;
 }
 
 // mesh_query_aabb(id, low, high): the faces whose boxes overlap [low,
-// high], advanced by mesh_query_aabb_next (a BVH AABB query of the mesh's
-// tree).
+// high], advanced by mesh_query_next (a BVH AABB query of the mesh's tree).
 WP_FUNC bvh_query_t mesh_query_aabb(launch_ctx* ctx, int32 line, uint64 id, const vec3f& low, const vec3f& high) {
   const mesh_t* m = mesh_resolve(ctx, line, id);
   bvh_query_t q = bvh_query_start(ctx, line, m == nullptr ? nullptr : &m->bvh, BVH_QUERY_AABB, -1, OBJECT_MESH);
@@ -710,8 +743,91 @@ WP_FUNC bvh_query_t mesh_query_aabb(launch_ctx* ctx, int32 line, uint64 id, cons
   return q;
 }
 
-WP_FUNC bool mesh_query_aabb_next(bvh_query_t& q, int32& index) {
-  return bvh_query_next(q, index, 3.402823466e+38f);
+// mesh_query_sphere(id, center, radius): the faces within `radius` of
+// `center` (closed; a negative radius counts as 0), by the distance to
+// each face's closest point; advanced by mesh_query_next.
+WP_FUNC bvh_query_t mesh_query_sphere(launch_ctx* ctx, int32 line, uint64 id, const vec3f& center, float32 radius) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  bvh_query_t q =
+      bvh_query_start(ctx, line, m == nullptr ? nullptr : &m->bvh, BVH_QUERY_MESH_SPHERE, -1, OBJECT_MESH);
+  q.a = center;
+  q.b = center;
+  q.radius = radius > 0.0f ? radius : 0.0f;
+  q.radius_sq = q.radius * q.radius;
+  return q;
+}
+
+// mesh_query_next(query, index) (also spelled mesh_query_aabb_next): the
+// next face of a mesh box or sphere query into `index`; false (index
+// unchanged) when exhausted. Dispatches on the kind the query keeps, so an
+// erased MeshQuery advances like the query it holds.
+WP_FUNC bool mesh_query_next(bvh_query_t& q, int32& index) {
+  for (;;) {
+    int32 face = 0;
+    if (!bvh_query_next(q, face, 3.402823466e+38f)) return false;
+    if (q.kind == BVH_QUERY_MESH_SPHERE) {
+      const mesh_t* m = (const mesh_t*)q.bvh;  // made by mesh_query_sphere: the tree of a mesh
+      vec3f a, b, c;
+      if (!mesh_triangle(q.ctx, q.line, m, face, a, b, c)) {
+        q.bvh = nullptr;
+        return false;
+      }
+      float32 u, v;
+      mesh_closest_on_triangle(a, b, c, q.a, u, v);
+      if (!(length_sq(sub(mesh_bary_point(a, b, c, u, v), q.a)) <= q.radius_sq)) continue;
+    }
+    index = face;
+    return true;
+  }
+}
+
+WP_FUNC bool mesh_query_aabb_next(bvh_query_t& q, int32& index) { return mesh_query_next(q, index); }
+
+// Warp's Mesh value of mesh_get(id): the mesh's arrays as 1-d arrays
+// (points, velocities: none is an empty array; indices: 3 per triangle),
+// accessed with the bounds checks of any array.
+struct mesh_view_t {
+  array_t<vec3f> points;
+  array_t<vec3f> velocities;
+  array_t<int32> indices;
+};
+static_assert(sizeof(mesh_view_t) == 192, "mesh_view_t size");
+
+// A 1-d array over n elements (clamped to int32 extents: never more than
+// the buffer holds).
+template <typename T>
+WP_FUNC array_t<T> mesh_array_1d(const T* data, int64 n) {
+  array_t<T> a{};
+  a.data = (T*)data;
+  a.shape[0] = data == nullptr || n < 0 ? 0 : (int32)(n < 0x7fffffff ? n : 0x7fffffff);
+  a.ndim = 1;
+  a.strides[0] = (int64)sizeof(T);
+  return a;
+}
+
+// mesh_get(id) -> Mesh (empty arrays after a fault).
+WP_FUNC mesh_view_t mesh_get(launch_ctx* ctx, int32 line, uint64 id) {
+  mesh_view_t v{};
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  if (m == nullptr) return v;
+  v.points = mesh_array_1d(m->points, m->num_points);
+  v.velocities = mesh_array_1d(m->velocities, m->num_velocities);
+  v.indices = mesh_array_1d(m->indices, 3 * (int64)m->num_tris);
+  return v;
+}
+
+// mesh_get_group_root(id, group): the root of the subtree of the faces of
+// `group` (grouped meshes; all faces are of group 0 otherwise), -1 for none.
+WP_FUNC int32 mesh_get_group_root(launch_ctx* ctx, int32 line, uint64 id, int32 group) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  return bvh_group_root(m == nullptr ? nullptr : &m->bvh, group);
+}
+
+// mesh_get_bvh(id): the id of the mesh's tree, which bvh_query_* take (its
+// items are the faces); 0 after a fault.
+WP_FUNC uint64 mesh_get_bvh(launch_ctx* ctx, int32 line, uint64 id) {
+  const mesh_t* m = mesh_resolve(ctx, line, id);
+  return m == nullptr ? 0 : m->bvh_id;
 }
 
 }  // namespace wp

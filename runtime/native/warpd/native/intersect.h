@@ -1,0 +1,184 @@
+// warpd device runtime: intersection helpers of Warp's Geometry group that
+// need no object: intersect_tri_tri and closest_point_edge_edge.
+//
+// intersect_tri_tri(v0, v1, v2, u0, u1, u2) -> int32: 1 when the two
+// triangles (closed) share a point, by Moeller's interval test ("A Fast
+// Triangle-Triangle Intersection Test", 1997): each triangle's vertices are
+// classified against the other's plane (signed distances below 1e-6 count
+// as on the plane, as Warp does); triangles that cross both planes meet iff
+// their intervals on the planes' common line overlap; coplanar triangles
+// are tested in the coordinate plane where they are largest (an edge pair
+// crossing, or one triangle's vertex inside the other). Computed in the
+// precision of the arguments (vec3f or vec3d).
+//
+// closest_point_edge_edge(p1, q1, p2, q2, epsilon) -> vec3f (s, t, d): the
+// closest points p1 + s (q1 - p1) and p2 + t (q2 - p2) of two segments
+// (s, t in [0, 1]) and their distance; an edge whose squared length is <=
+// epsilon counts as a point (its weight 0). Parallel edges take s = 0 (then
+// t, and s again, clamped), as in Ericson's Real-Time Collision Detection
+// (section 5.1.9), which Warp follows.
+#pragma once
+
+#include "warpd/native/core.h"
+#include "warpd/native/scalar.h"
+#include "warpd/native/vec.h"
+
+namespace wp {
+
+template <typename T>
+WP_FUNC T tri_abs(T x) {
+  return x < T(0) ? -x : x;
+}
+
+// The interval [lo, hi] where the line through the plane crossing of a
+// triangle meets it: p* are the vertices' projections on the line, d* their
+// signed distances to the other plane. False when the triangle is coplanar
+// with the other plane (every distance 0).
+template <typename T>
+WP_FUNC bool tri_interval(T p0, T p1, T p2, T d0, T d1, T d2, T& lo, T& hi) {
+  // The lone vertex (on its own side of the plane) is `a`; b and c are the others.
+  T pa, pb, pc, da, db, dc;
+  if (d0 * d1 > T(0)) {  // 0 and 1 on one side: 2 alone
+    pa = p2, pb = p0, pc = p1, da = d2, db = d0, dc = d1;
+  } else if (d0 * d2 > T(0)) {  // 1 alone
+    pa = p1, pb = p0, pc = p2, da = d1, db = d0, dc = d2;
+  } else if (d1 * d2 > T(0) || d0 != T(0)) {  // 0 alone (or the only vertex off the plane)
+    pa = p0, pb = p1, pc = p2, da = d0, db = d1, dc = d2;
+  } else if (d1 != T(0)) {
+    pa = p1, pb = p0, pc = p2, da = d1, db = d0, dc = d2;
+  } else if (d2 != T(0)) {
+    pa = p2, pb = p0, pc = p1, da = d2, db = d0, dc = d1;
+  } else {
+    return false;  // coplanar
+  }
+  // Where the edges a-b and a-c cross the plane.
+  const T x = pa + (pb - pa) * da / (da - db);
+  const T y = pa + (pc - pa) * da / (da - dc);
+  lo = x < y ? x : y;
+  hi = x < y ? y : x;
+  return true;
+}
+
+// Whether 2-D segments (a, b) and (c, d) share a point (closed).
+template <typename T>
+WP_FUNC bool tri_segments_meet_2d(const T* a, const T* b, const T* c, const T* d) {
+  auto orient = [](const T* p, const T* q, const T* r) {
+    return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0]);
+  };
+  auto within = [](const T* p, const T* q, const T* r) {  // r on segment pq, given collinear
+    return (r[0] >= (p[0] < q[0] ? p[0] : q[0])) && (r[0] <= (p[0] < q[0] ? q[0] : p[0])) &&
+           (r[1] >= (p[1] < q[1] ? p[1] : q[1])) && (r[1] <= (p[1] < q[1] ? q[1] : p[1]));
+  };
+  const T o1 = orient(a, b, c), o2 = orient(a, b, d), o3 = orient(c, d, a), o4 = orient(c, d, b);
+  if (((o1 > T(0) && o2 < T(0)) || (o1 < T(0) && o2 > T(0))) && ((o3 > T(0) && o4 < T(0)) || (o3 < T(0) && o4 > T(0))))
+    return true;
+  return (o1 == T(0) && within(a, b, c)) || (o2 == T(0) && within(a, b, d)) || (o3 == T(0) && within(c, d, a)) ||
+         (o4 == T(0) && within(c, d, b));
+}
+
+// Whether 2-D point p lies in triangle (a, b, c) (closed; either winding).
+template <typename T>
+WP_FUNC bool tri_point_inside_2d(const T* p, const T* a, const T* b, const T* c) {
+  const T e0 = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);
+  const T e1 = (c[0] - b[0]) * (p[1] - b[1]) - (c[1] - b[1]) * (p[0] - b[0]);
+  const T e2 = (a[0] - c[0]) * (p[1] - c[1]) - (a[1] - c[1]) * (p[0] - c[0]);
+  return (e0 >= T(0) && e1 >= T(0) && e2 >= T(0)) || (e0 <= T(0) && e1 <= T(0) && e2 <= T(0));
+}
+
+// Coplanar triangles with normal n: tested in the coordinate plane that
+// drops n's largest component.
+template <typename T>
+WP_FUNC int32 tri_tri_coplanar(const vec_t<3, T>& n, const vec_t<3, T>* v, const vec_t<3, T>* u) {
+  const T ax = tri_abs(n.c[0]), ay = tri_abs(n.c[1]), az = tri_abs(n.c[2]);
+  const int32 drop = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+  const int32 i0 = drop == 0 ? 1 : 0, i1 = drop == 2 ? 1 : 2;
+  T a[3][2], b[3][2];
+  for (int32 k = 0; k < 3; ++k) {
+    a[k][0] = v[k].c[i0];
+    a[k][1] = v[k].c[i1];
+    b[k][0] = u[k].c[i0];
+    b[k][1] = u[k].c[i1];
+  }
+  for (int32 i = 0; i < 3; ++i)
+    for (int32 j = 0; j < 3; ++j)
+      if (tri_segments_meet_2d<T>(a[i], a[(i + 1) % 3], b[j], b[(j + 1) % 3])) return 1;
+  if (tri_point_inside_2d<T>(a[0], b[0], b[1], b[2]) || tri_point_inside_2d<T>(b[0], a[0], a[1], a[2])) return 1;
+  return 0;
+}
+
+template <typename T>
+WP_FUNC int32 tri_tri_intersect(const vec_t<3, T>& v0, const vec_t<3, T>& v1, const vec_t<3, T>& v2,
+                                const vec_t<3, T>& u0, const vec_t<3, T>& u1, const vec_t<3, T>& u2) {
+  const T eps = T(1.0e-6);
+  const vec_t<3, T> v[3] = {v0, v1, v2}, u[3] = {u0, u1, u2};
+  // v's vertices against u's plane.
+  const vec_t<3, T> n2 = cross(sub(u1, u0), sub(u2, u0));
+  const T off2 = -dot(n2, u0);
+  T dv[3];
+  for (int32 k = 0; k < 3; ++k) {
+    dv[k] = dot(n2, v[k]) + off2;
+    if (tri_abs(dv[k]) < eps) dv[k] = T(0);
+  }
+  if (dv[0] * dv[1] > T(0) && dv[0] * dv[2] > T(0)) return 0;  // v entirely on one side
+  // u's vertices against v's plane.
+  const vec_t<3, T> n1 = cross(sub(v1, v0), sub(v2, v0));
+  const T off1 = -dot(n1, v0);
+  T du[3];
+  for (int32 k = 0; k < 3; ++k) {
+    du[k] = dot(n1, u[k]) + off1;
+    if (tri_abs(du[k]) < eps) du[k] = T(0);
+  }
+  if (du[0] * du[1] > T(0) && du[0] * du[2] > T(0)) return 0;
+  // The planes' common line, projected on its largest axis.
+  const vec_t<3, T> line = cross(n1, n2);
+  const T lx = tri_abs(line.c[0]), ly = tri_abs(line.c[1]), lz = tri_abs(line.c[2]);
+  const int32 axis = lx >= ly ? (lx >= lz ? 0 : 2) : (ly >= lz ? 1 : 2);
+  T v_lo, v_hi, u_lo, u_hi;
+  if (!tri_interval<T>(v0.c[axis], v1.c[axis], v2.c[axis], dv[0], dv[1], dv[2], v_lo, v_hi))
+    return tri_tri_coplanar<T>(n1, v, u);
+  if (!tri_interval<T>(u0.c[axis], u1.c[axis], u2.c[axis], du[0], du[1], du[2], u_lo, u_hi))
+    return tri_tri_coplanar<T>(n1, v, u);
+  return (v_hi < u_lo || u_hi < v_lo) ? 0 : 1;
+}
+
+WP_FUNC int32 intersect_tri_tri(const vec3f& v0, const vec3f& v1, const vec3f& v2, const vec3f& u0, const vec3f& u1,
+                                const vec3f& u2) {
+  return tri_tri_intersect<float32>(v0, v1, v2, u0, u1, u2);
+}
+
+WP_FUNC int32 intersect_tri_tri(const vec3d& v0, const vec3d& v1, const vec3d& v2, const vec3d& u0, const vec3d& u1,
+                                const vec3d& u2) {
+  return tri_tri_intersect<float64>(v0, v1, v2, u0, u1, u2);
+}
+
+WP_FUNC float32 edge_clamp01(float32 x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+WP_FUNC vec3f closest_point_edge_edge(const vec3f& p1, const vec3f& q1, const vec3f& p2, const vec3f& q2,
+                                      float32 epsilon) {
+  const vec3f d1 = sub(q1, p1), d2 = sub(q2, p2), r = sub(p1, p2);
+  const float32 a = dot(d1, d1), e = dot(d2, d2), f = dot(d2, r);
+  float32 s = 0.0f, t = 0.0f;
+  if (a <= epsilon && e <= epsilon) {
+    // two points
+  } else if (a <= epsilon) {
+    t = edge_clamp01(f / e);
+  } else if (e <= epsilon) {
+    s = edge_clamp01(-dot(d1, r) / a);
+  } else {
+    const float32 c = dot(d1, r), b = dot(d1, d2);
+    const float32 denom = a * e - b * b;
+    s = denom != 0.0f ? edge_clamp01((b * f - c * e) / denom) : 0.0f;
+    t = (b * s + f) / e;
+    if (t < 0.0f) {
+      t = 0.0f;
+      s = edge_clamp01(-c / a);
+    } else if (t > 1.0f) {
+      t = 1.0f;
+      s = edge_clamp01((b - c) / a);
+    }
+  }
+  const vec3f c1 = add(p1, mul(d1, s)), c2 = add(p2, mul(d2, t));
+  return vec3f{{s, t, length(sub(c2, c1))}};
+}
+
+}  // namespace wp
