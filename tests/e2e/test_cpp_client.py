@@ -282,8 +282,10 @@ target_link_libraries(checks PRIVATE warpd::client)
 """
 
 CHECKS_CC = r"""
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "warpd/client.h"
@@ -294,7 +296,23 @@ static void Report(const char* name, const absl::Status& st) {
   std::printf("%s: %s\n", name, st.ToString().c_str());
 }
 
-int main() {
+// "lease": the session outlives an idle spell longer than the daemon's grace (the
+// client's HoldSession stream holds it).
+static int Lease() {
+  auto client = warpd::Client::Connect();
+  if (!client.ok()) { Report("connect", client.status()); return 1; }
+  auto a = (*client)->CreateArray(ir::Float32(), {4});
+  Report("fill", (*client)->FillValue(*a, 3.0f));
+  Report("sync", (*client)->Synchronize());
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  auto back = (*client)->Download<float>(*a);
+  Report("after_idle", back.status());
+  if (back.ok()) std::printf("value: %g\n", (*back)[0]);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "lease") return Lease();
   std::string printed;
   warpd::ConnectOptions options;
   options.output = [&](std::string_view text) { printed.append(text); };
@@ -328,6 +346,24 @@ int main() {
   std::string escaped;
   for (char ch : printed) escaped += ch == '\n' ? std::string("\\n") : std::string(1, ch);
   std::printf("printed: [%s]\n", escaped.c_str());
+
+  // Launches from several threads (the client serializes them): 4 x 250 atomic adds.
+  ir::KernelBuilder count("count");
+  ir::Expr total = count.Param("total", ir::ArrayOf(ir::Int32()));
+  count.Eval(ir::Call("atomic_add", {total, 0, 1}));
+  auto cm = c.LoadModule(ir::ModuleBuilder("count").Add(count).Build());
+  auto totals = c.CreateArray(ir::Int32(), {1});
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> statuses(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 250 && statuses[t].ok(); ++r) statuses[t] = c.Launch(*cm->kernel("count"), {1}, {*totals});
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& st : statuses) Report("thread_launch", st);
+  auto counted = c.Download<int32_t>(*totals);
+  std::printf("counted: %d\n", counted.ok() ? (*counted)[0] : -1);
 
   // Client-side argument checks.
   Report("wrong_count", c.Launch(*m->kernel("hello"), {1}, {}));
@@ -396,6 +432,11 @@ def test_kernel_fault_and_output(checks, wp):
     assert results["printed"] == "[42\\n]", results["printed"]
 
 
+def test_launches_from_several_threads(checks, wp):
+    results, _, _ = checks
+    assert results["thread_launch"] == "OK" and results["counted"] == "1000", results
+
+
 def test_argument_and_request_errors(checks, wp):
     results, _, _ = checks
     assert results["wrong_count"].startswith("INVALID_ARGUMENT") and "takes 1 arguments (v)" in results["wrong_count"]
@@ -440,3 +481,17 @@ def test_a_daemon_of_another_version_is_refused(checks, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.startswith("connect: FAILED_PRECONDITION"), proc.stdout
     assert "is version 7.3.0" in proc.stdout and "speak different protocols" in proc.stdout, proc.stdout
+
+
+def test_lease_holds_an_idle_session(checks, tmp_path):
+    """With a 1 s session grace, a client idle for 3 s keeps its session (and arrays):
+    its HoldSession stream holds the lease."""
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--session-grace", "1s"])
+    d.start()
+    try:
+        proc = _run([checks[2], "lease"], env=dict(os.environ, WARPD_ADDRESS=d.address), check=False)
+    finally:
+        alive = d.alive()
+        code = d.stop()
+    assert alive and code == 0, d.log_tail()
+    assert "after_idle: OK" in proc.stdout and "value: 3" in proc.stdout, proc.stdout + proc.stderr
