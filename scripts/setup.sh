@@ -20,7 +20,7 @@ packages=(
   llvm-19-dev libclang-19-dev clang-19 libclang-rt-19-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libgtest-dev libssl-dev libcivetweb-dev openssl zlib1g-dev
-  libopenblas-dev
+  libopenblas-dev libnanovdb-dev libblosc-dev
 )
 # systemd-analyze checks deploy/systemd/warpd.service (tests/e2e/test_deploy.py).
 deploy_packages=(systemd)

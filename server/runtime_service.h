@@ -26,7 +26,7 @@ namespace warpd::server {
 // INVALID_ARGUMENT with a message, and LoadModule is read within bounded
 // memory (load_module_request.h). Each method's request and response types
 // are those of warpd.v1.Runtime in runtime.proto.
-using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_CreateMesh<v1::Runtime::WithRawCallbackMethod_CreateBvh<v1::Runtime::WithRawCallbackMethod_CreateHashGrid<v1::Runtime::WithRawCallbackMethod_CreateView<
+using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_ReadVolume<v1::Runtime::WithRawCallbackMethod_CreateVolume<v1::Runtime::WithRawCallbackMethod_CreateMesh<v1::Runtime::WithRawCallbackMethod_CreateBvh<v1::Runtime::WithRawCallbackMethod_CreateHashGrid<v1::Runtime::WithRawCallbackMethod_CreateView<
     v1::Runtime::WithRawCallbackMethod_CreateGraph<v1::Runtime::WithRawCallbackMethod_PersistArray<
     v1::Runtime::WithRawCallbackMethod_ListPersistent<v1::Runtime::WithRawCallbackMethod_AttachPersistent<
     v1::Runtime::WithRawCallbackMethod_DeletePersistent<v1::Runtime::WithRawCallbackMethod_RenewSession<
@@ -38,7 +38,7 @@ using RawRuntimeService = v1::Runtime::WithRawCallbackMethod_CreateMesh<v1::Runt
                 v1::Runtime::WithRawCallbackMethod_LoadModule<v1::Runtime::WithRawCallbackMethod_Submit<
                     v1::Runtime::WithRawCallbackMethod_Synchronize<v1::Runtime::WithRawCallbackMethod_ReadOutput<
                         v1::Runtime::WithRawCallbackMethod_SetKernelCacheDir<
-                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>>>>>>>>>>>>>;
+                            v1::Runtime::WithRawCallbackMethod_ClearKernelCache<v1::Runtime::Service>>>>>>>>>>>>>>>>>>>>>>>>>>>;
 
 class RuntimeService final : public RawRuntimeService {
  public:
@@ -63,6 +63,8 @@ class RuntimeService final : public RawRuntimeService {
   WARPD_RAW_UNARY(CreateHashGrid);  // object_rpcs.cc
   WARPD_RAW_UNARY(CreateBvh);       // object_rpcs.cc
   WARPD_RAW_UNARY(CreateMesh);      // object_rpcs.cc
+  WARPD_RAW_UNARY(CreateVolume);    // volume_rpcs.cc
+  WARPD_RAW_UNARY(ReadVolume);      // volume_rpcs.cc
   WARPD_RAW_UNARY(LoadModule);
   WARPD_RAW_UNARY(Submit);
   WARPD_RAW_UNARY(Synchronize);

@@ -82,6 +82,7 @@ std::vector<Overload> BuildTable() {
   internal::AddRandom(b);
   internal::AddUtility(b);
   internal::AddGeometry(b);
+  internal::AddVolumes(b);
   if (absl::Status s = b.Finish(); !s.ok()) {
     std::fprintf(stderr, "warpd: %s\n", std::string(s.message()).c_str());
     std::abort();

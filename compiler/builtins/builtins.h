@@ -53,6 +53,10 @@ struct Overload;
 struct HookResult {
   types::TypeRef result = nullptr;
   std::string cpp;  // the final spelling
+  // When set, the call resolves to this regular overload (its output
+  // parameters and adjoint) instead of the hook's entry; it lives as long
+  // as the table.
+  const Overload* overload = nullptr;
 };
 
 // Types an irregular call. `call`'s operands are typed (a TypeValue operand,

@@ -84,5 +84,6 @@ void AddQuaternionAndSpatial(Builder& b);
 void AddRandom(Builder& b);
 void AddUtility(Builder& b);
 void AddGeometry(Builder& b);
+void AddVolumes(Builder& b);
 
 }  // namespace warpd::builtins::internal

@@ -1007,7 +1007,9 @@ class AdjointEmitter : public FunctionEmitter {
     std::vector<TypeRef> types;
     for (const tir::Arg& a : i.args) {
       const bool out = a.mode == tir::Arg::Mode::kOut;
-      if ((a.mode != tir::Arg::Mode::kValue && !out) || (i.dst == tir::kNoVar) != HasOut(i)) {
+      // A result and output arguments together only with an explicit
+      // adjoint spelling (volume_sample_grad's), which takes both.
+      if ((a.mode != tir::Arg::Mode::kValue && !out) || ((i.dst == tir::kNoVar) != HasOut(i) && o.adjoint.empty())) {
         Error(i.span, Cat("warpd cannot differentiate ", o.name, "() yet (a type argument)"));
         return;
       }

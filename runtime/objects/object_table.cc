@@ -9,6 +9,7 @@ const char* ObjectKindName(int32_t kind) {
     case wp::OBJECT_HASH_GRID: return "hash grid";
     case wp::OBJECT_BVH: return "BVH";
     case wp::OBJECT_MESH: return "mesh";
+    case wp::OBJECT_VOLUME: return "volume";
     default: return "object";
   }
 }

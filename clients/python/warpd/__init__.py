@@ -43,6 +43,7 @@ from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_lau
 from .bvh import Bvh, BvhConstructor
 from .hash_grid import HashGrid
 from .mesh import Mesh, is_cubql_available
+from .volume import Volume
 from .kernel import Kernel, kernel, overload
 from .launch import Launch, launch
 from .tape import Tape

@@ -87,6 +87,11 @@ def resolve(devices: dict, default: Device, ident, unavailable: dict | None = No
     dev = devices.get(name)
     if dev is not None:
         return dev
+    # A device's alias names it too when no other device shares it
+    # (get_device(d.alias) round-trips, as in Warp).
+    by_alias = [d for d in devices.values() if d.alias == name]
+    if len(by_alias) == 1:
+        return by_alias[0]
     have = ", ".join(f'"{n}"' for n in devices)
     dev = (unavailable or {}).get(name)
     if dev is not None:

@@ -49,6 +49,7 @@ enum object_kind : int32 {
   OBJECT_HASH_GRID = 1,  // data: a hash_grid_t (hash_grid.h)
   OBJECT_BVH = 2,        // data: a bvh_t (bvh.h)
   OBJECT_MESH = 3,       // data: a mesh_t (mesh.h)
+  OBJECT_VOLUME = 4,     // data: a volume_t (volume.h)
 };
 
 // FAULT_OBJECT_INDEX's `dim` for a mesh's face index (extent: its triangles)

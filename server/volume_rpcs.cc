@@ -1,0 +1,173 @@
+// warpd server: CreateVolume and ReadVolume of warpd.v1.Runtime (runtime.proto):
+// a session's sparse volumes (runtime/objects/volume.h).
+//
+// CreateVolume reads an .nvdb file the client uploaded as a uint8 array of
+// the session (every size checked against the array's bytes), or builds a
+// grid from tiles, into memory from the session's private pool (charged to
+// its account), and adds the volume to the session's objects and launch
+// tables. ReadVolume copies what Warp's Volume methods return (the grid's
+// bytes, tiles, voxels, a feature array) into an array the client made.
+// Errors: INVALID_ARGUMENT (bad arrays, files, grids, sizes), NOT_FOUND
+// (arrays, volumes, device), UNIMPLEMENTED (a CUDA device, unsupported grid
+// types), RESOURCE_EXHAUSTED. Thread-safe.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "runtime/objects/volume.h"
+#include "server/runtime_service.h"
+#include "server/unary_call.h"
+
+namespace warpd::server {
+
+namespace {
+
+absl::StatusOr<std::shared_ptr<const runtime::Array>> ContiguousArray(Session& session, uint64_t handle,
+                                                                     const std::string& device, const char* what) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> a, session.arrays().Get(handle));
+  if (!a->contiguous()) return absl::InvalidArgumentError(absl::StrCat(what, " must be a contiguous array"));
+  if (a->device() != device) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must live on '", device, "', not '", a->device(), "'"));
+  }
+  return a;
+}
+
+void FillInfo(const runtime::Volume& v, v1::VolumeInfo* info) {
+  info->set_name(v.name());
+  info->set_grid_bytes(v.grid_bytes());
+  info->set_grid_index(v.grid_index());
+  info->set_grid_count(v.grid_count());
+  info->set_type_name(v.type_name());
+  for (float t : v.translation()) info->add_translation(t);
+  for (float m : v.transform()) info->add_transform(m);
+  for (double s : v.voxel_size()) info->add_voxel_size(s);
+  info->set_leaf_count(v.leaf_count());
+  info->set_voxel_count(v.voxel_count());
+  for (const auto& b : v.blind_data()) {
+    v1::VolumeFeature* f = info->add_features();
+    f->set_name(b.name);
+    f->set_bytes(b.bytes);
+    f->set_count(b.count);
+    f->set_type(b.type);
+  }
+}
+
+absl::StatusOr<std::shared_ptr<runtime::Volume>> GetVolume(Session& session, uint64_t handle) {
+  absl::StatusOr<std::shared_ptr<runtime::GeometryObject>> object = session.objects().Get(handle);
+  if (!object.ok() || (*object)->kind() != wp::OBJECT_VOLUME) {
+    return absl::NotFoundError(absl::StrFormat("volume handle 0x%016x not found", handle));
+  }
+  return std::static_pointer_cast<runtime::Volume>(*std::move(object));
+}
+
+absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::CreateVolumeRequest& req,
+                          v1::CreateVolumeResponse* resp) {
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
+  if (device->info().kind != "cpu") {
+    return absl::UnimplementedError(
+        absl::StrCat("volumes on '", device->name(), "' are not supported yet (only on 'cpu')"));
+  }
+  std::shared_ptr<runtime::Volume> volume;
+  if (req.has_nvdb()) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> file,
+                           ContiguousArray(session, req.nvdb().file(), device->name(), "the .nvdb file"));
+    if (!file->dtype()->is_scalar_of(types::ScalarKind::kUInt8)) {
+      return absl::InvalidArgumentError("the .nvdb file must be an array of uint8");
+    }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(file->data());
+    const absl::Span<const uint8_t> span(bytes, file->size_bytes());
+    if (req.nvdb().raw_grid()) {
+      WARPD_ASSIGN_OR_RETURN(volume, runtime::Volume::FromGrid(device->name(), span, session.private_pool()));
+    } else {
+      WARPD_ASSIGN_OR_RETURN(volume, runtime::Volume::FromNvdb(device->name(), span, req.nvdb().grid_index(),
+                                                               session.private_pool()));
+    }
+  } else if (req.has_tiles()) {
+    const v1::VolumeFromTiles& t = req.tiles();
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> tiles,
+                           ContiguousArray(session, t.tiles(), device->name(), "the tiles"));
+    if (tiles->dtype()->scalar() != types::ScalarKind::kInt32 || tiles->size_bytes() % 12 != 0) {
+      return absl::InvalidArgumentError("the tiles must be int32 values, 3 per tile (an (N, 3) array or vec3i)");
+    }
+    if (t.transform_size() != 9 || t.translation_size() != 3) {
+      return absl::InvalidArgumentError("a volume's transform has 9 values and its translation 3");
+    }
+    std::vector<std::array<int32_t, 3>> origins(tiles->size_bytes() / 12);
+    if (!origins.empty()) std::memcpy(origins.data(), tiles->data(), tiles->size_bytes());
+    std::array<double, 9> mat;
+    std::array<double, 3> translation;
+    for (int i = 0; i < 9; ++i) mat[i] = t.transform(i);
+    for (int i = 0; i < 3; ++i) translation[i] = t.translation(i);
+    WARPD_ASSIGN_OR_RETURN(
+        volume, runtime::Volume::FromTiles(
+                    device->name(), t.value_type(), origins,
+                    absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(t.background().data()),
+                                              t.background().size()),
+                    mat, translation, session.private_pool()));
+  } else {
+    return absl::InvalidArgumentError("CreateVolume needs a source: nvdb or tiles");
+  }
+  FillInfo(*volume, resp->mutable_info());
+  WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(volume)));
+  resp->set_volume(handle);
+  return absl::OkStatus();
+}
+
+absl::Status DoReadVolume(Session& session, const v1::ReadVolumeRequest& req) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Volume> volume, GetVolume(session, req.volume()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> out,
+                         ContiguousArray(session, req.out(), volume->device(), "the output"));
+  uint64_t need = 0;
+  switch (req.what()) {
+    case v1::ReadVolumeRequest::BYTES: need = volume->grid_bytes(); break;
+    case v1::ReadVolumeRequest::TILES: need = uint64_t{volume->leaf_count()} * 12; break;
+    case v1::ReadVolumeRequest::VOXELS: need = volume->voxel_count() * 12; break;
+    case v1::ReadVolumeRequest::FEATURE:
+      if (req.feature() >= volume->blind_data().size()) {
+        return absl::InvalidArgumentError(absl::StrCat("feature array ", req.feature(), " out of range: the volume has ",
+                                                       volume->blind_data().size()));
+      }
+      need = volume->blind_data()[req.feature()].bytes;
+      break;
+    default: return absl::InvalidArgumentError("ReadVolume: unknown `what`");
+  }
+  if (out->size_bytes() != need) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the output array has ", out->size_bytes(), " bytes, ", need, " are needed"));
+  }
+  // The output array's memory is the session's; written like an upload.
+  auto* dst = const_cast<std::byte*>(out->data());
+  switch (req.what()) {
+    case v1::ReadVolumeRequest::BYTES: std::memcpy(dst, volume->bytes().data(), need); break;
+    case v1::ReadVolumeRequest::TILES: volume->Tiles(reinterpret_cast<int32_t*>(dst)); break;
+    case v1::ReadVolumeRequest::VOXELS: volume->Voxels(reinterpret_cast<int32_t*>(dst)); break;
+    default: {
+      const auto& b = volume->blind_data()[req.feature()];
+      std::memcpy(dst, volume->bytes().data() + b.offset, need);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* RuntimeService::CreateVolume(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                       grpc::ByteBuffer* out) {
+  return Respond<v1::CreateVolumeRequest, v1::CreateVolumeResponse>(
+      state_, ctx, in, out, "CreateVolume", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
+        return DoCreateVolume(state_, *session, call->request, &call->response);
+      });
+}
+
+grpc::ServerUnaryReactor* RuntimeService::ReadVolume(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  return Respond<v1::ReadVolumeRequest, v1::ReadVolumeResponse>(
+      state_, ctx, in, out, "ReadVolume", Run::kOnPool, [this](auto* call) -> absl::Status {
+        WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
+        return DoReadVolume(*session, call->request);
+      });
+}
+
+}  // namespace warpd::server
