@@ -44,6 +44,9 @@ void FillInfo(const runtime::Volume& v, v1::VolumeInfo* info) {
   for (double s : v.voxel_size()) info->add_voxel_size(s);
   info->set_leaf_count(v.leaf_count());
   info->set_voxel_count(v.voxel_count());
+  info->set_grid_type(v.grid_type());
+  info->set_grid_class(v.grid_class());
+  for (double b : v.world_bbox()) info->add_world_bbox(b);
   for (const auto& b : v.blind_data()) {
     v1::VolumeFeature* f = info->add_features();
     f->set_name(b.name);

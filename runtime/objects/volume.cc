@@ -244,6 +244,9 @@ absl::Status Volume::ReadMetadata() {
   grid_index_ = Load<uint32_t>(p + offsetof(nanovdb::GridData, mGridIndex));
   grid_count_ = Load<uint32_t>(p + offsetof(nanovdb::GridData, mGridCount));
   std::memcpy(voxel_size_.data(), p + offsetof(nanovdb::GridData, mVoxelSize), sizeof(voxel_size_));
+  std::memcpy(world_bbox_.data(), p + offsetof(nanovdb::GridData, mWorldBBox), sizeof(world_bbox_));
+  grid_type_ = Load<uint32_t>(p + offsetof(nanovdb::GridData, mGridType));
+  grid_class_ = Load<uint32_t>(p + offsetof(nanovdb::GridData, mGridClass));
   wp::volume_t scratch{};
   auto type = ValueTypeOf(Load<uint32_t>(p + offsetof(nanovdb::GridData, mGridType)), minor, &scratch);
   type_name_ = type.ok() ? type->name : "?";
@@ -354,13 +357,31 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromNvdb(std::string device, abs
       at += metas[g].nameSize;
     }
     for (uint16_t g = 0; g < grids; ++g, ++seen) {
-      const uint64_t disk = metas[g].fileSize;
+      // The grid's stored bytes, walked as NanoVDB's reader does (the
+      // metadata's fileSize is not trusted: writers disagree on whether it
+      // counts the compressed sizes' prefixes).
+      const uint64_t bytes = metas[g].gridSize;
+      uint64_t disk = 0;
+      if (codec == 0) {
+        disk = bytes;
+      } else if (codec == 1 || codec == 2) {
+        uint64_t left = bytes;
+        do {
+          if (n - at < disk || n - at - disk < 8) return Bad("a compressed grid is truncated");
+          const uint64_t packed = Load<uint64_t>(file.data() + at + disk);
+          disk += 8;
+          if (packed > n - at - disk) return Bad("a compressed grid runs past the end of the file");
+          disk += packed;
+          left -= codec == 1 ? left : std::min<uint64_t>(left, nanovdb::io::Internal::MAX_SIZE);
+        } while (left > 0);
+      } else {
+        return absl::UnimplementedError(absl::StrCat("unsupported NanoVDB codec ", codec));
+      }
       if (disk > n - at) return Bad(absl::StrCat("grid ", seen, "'s ", disk, " bytes run past the end of the file"));
       if (seen != grid_index) {
         at += disk;
         continue;
       }
-      const uint64_t bytes = metas[g].gridSize;
       if (bytes > kMaxGridBytes) return Bad(absl::StrCat("a grid of ", bytes, " bytes is larger than warpd loads"));
       if (bytes < sizeof(nanovdb::GridData)) return Bad(absl::StrCat("a grid of ", bytes, " bytes is too small"));
       auto buffer = pool.Allocate(bytes, "volume", Fill::kZero);

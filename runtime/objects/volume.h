@@ -93,6 +93,10 @@ class Volume final : public GeometryObject {
   std::array<float, 9> transform() const;
   std::array<float, 3> translation() const;
   std::array<double, 3> voxel_size() const { return voxel_size_; }
+  // NanoVDB's GridType and GridClass numbers and world bounds (min, max).
+  uint32_t grid_type() const { return grid_type_; }
+  uint32_t grid_class() const { return grid_class_; }
+  const std::array<double, 6>& world_bbox() const { return world_bbox_; }
   uint32_t leaf_count() const { return desc_.leaf_count; }
   // Warp's voxel count: every voxel of every leaf of a value grid, the
   // active voxels of an index grid.
@@ -124,6 +128,8 @@ class Volume final : public GeometryObject {
   std::string name_, type_name_;
   uint32_t grid_index_ = 0, grid_count_ = 1;
   std::array<double, 3> voxel_size_{};
+  uint32_t grid_type_ = 0, grid_class_ = 0;
+  std::array<double, 6> world_bbox_{};
   uint64_t voxel_count_ = 0;
   std::vector<BlindData> blind_;
 };

@@ -221,3 +221,16 @@ def test_freed_and_made_up_ids_fail_the_launch(wp, serving, tmp_path):
             wp.launch(lookup_one, dim=1, inputs=[bad, out])
             wp.synchronize()
     serving()
+
+
+@pytest.mark.parametrize("codec", ["none", "zip"])
+def test_save_to_nvdb_round_trips(wp, tmp_path, codec):
+    vol = wp.Volume.load_from_nvdb(make_nvdb(tmp_path, "vec", "blosc"))
+    path = tmp_path / f"saved-{codec}.nvdb"
+    vol.save_to_nvdb(str(path), codec=codec)
+    with open(path, "rb") as f:
+        again = wp.Volume.load_from_nvdb(f)
+    np.testing.assert_array_equal(again.array().numpy(), vol.array().numpy())
+    assert again.get_grid_info().type_str == "Vec3f" and again.load_next_grid() is None
+    with pytest.raises(RuntimeError, match="Unsupported codec"):
+        vol.save_to_nvdb(str(path), codec="lzma")
