@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -25,6 +27,7 @@ namespace warpd::runtime {
 
 namespace {
 
+constexpr uint64_t kVolumeMaxGridBytes = Volume::kMaxGridBytes;
 constexpr uint64_t kFileMagic0 = 0x304244566f6e614eULL;  // "NanoVDB0"
 constexpr uint64_t kFileMagic2 = 0x324244566f6e614eULL;  // "NanoVDB2" (newer files)
 constexpr uint64_t kGridMagic1 = 0x314244566f6e614eULL;  // "NanoVDB1" (newer grids)
@@ -452,14 +455,39 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromGrid(std::string device, abs
 
 namespace {
 
+// The grid of `tiles` built with NanoVDB's GridBuilder, in a buffer of the
+// session's pool. Its size is known before building (one leaf per distinct
+// tile, lower and upper nodes per distinct 128^3 and 4096^3 block, a root
+// tile per upper node), so the pool charges it (RESOURCE_EXHAUSTED) before
+// the builder's own memory, about as much again, is used.
 template <typename ValueT>
-absl::StatusOr<nanovdb::GridHandle<nanovdb::HostBuffer>> BuildTiles(absl::Span<const std::array<int32_t, 3>> tiles,
-                                                                     absl::Span<const uint8_t> background,
-                                                                     const nanovdb::Map& map) {
+absl::StatusOr<std::pair<std::shared_ptr<CpuBuffer>, uint64_t>> BuildTiles(
+    absl::Span<const std::array<int32_t, 3>> tiles, absl::Span<const uint8_t> background, const nanovdb::Map& map,
+    SegmentPool& pool) {
   if (background.size() != sizeof(ValueT)) {
     return absl::InvalidArgumentError(
         absl::StrCat("a background value of ", background.size(), " bytes for a grid of ", sizeof(ValueT), "-byte values"));
   }
+  auto keys = [&](int shift) {
+    std::vector<std::array<int32_t, 3>> k;
+    k.reserve(tiles.size());
+    for (const auto& t : tiles) k.push_back({t[0] >> shift, t[1] >> shift, t[2] >> shift});
+    std::sort(k.begin(), k.end());
+    return static_cast<uint64_t>(std::unique(k.begin(), k.end()) - k.begin());
+  };
+  const uint64_t leaves = keys(3), lowers = keys(7), uppers = keys(12);
+  using RootData = typename nanovdb::NanoRoot<ValueT>::DataType;
+  const uint64_t estimate = sizeof(nanovdb::GridData) + sizeof(nanovdb::TreeData<3>) + sizeof(RootData) +
+                            uppers * sizeof(typename RootData::Tile) +
+                            uppers * sizeof(typename nanovdb::NanoUpper<ValueT>::DataType) +
+                            lowers * sizeof(typename nanovdb::NanoLower<ValueT>::DataType) +
+                            leaves * sizeof(typename nanovdb::NanoLeaf<ValueT>::DataType);
+  if (estimate > kVolumeMaxGridBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("a volume of ", estimate, " bytes is larger than warpd builds"));
+  }
+  auto buffer = pool.Allocate(estimate, "volume", Fill::kAny);
+  if (!buffer.ok()) return buffer.status();
+
   ValueT bg;
   std::memcpy(&bg, background.data(), sizeof(bg));
   nanovdb::GridBuilder<ValueT> builder(bg, nanovdb::GridClass::Unknown);
@@ -470,7 +498,15 @@ absl::StatusOr<nanovdb::GridHandle<nanovdb::HostBuffer>> BuildTiles(absl::Span<c
       for (int j = 0; j < 8; ++j)
         for (int k = 0; k < 8; ++k) acc.setValue(nanovdb::Coord(x + i, y + j, z + k), bg);
   }
-  return builder.template getHandle<nanovdb::AbsDiff, nanovdb::HostBuffer>(map, "");
+  auto handle = builder.template getHandle<nanovdb::AbsDiff, nanovdb::HostBuffer>(map, "");
+  const uint64_t bytes = handle.size();
+  if (bytes > estimate) {  // not expected: the layout has no other parts
+    auto bigger = pool.Allocate(bytes, "volume", Fill::kAny);
+    if (!bigger.ok()) return bigger.status();
+    buffer = std::move(bigger);
+  }
+  std::memcpy((*buffer)->data(), handle.data(), bytes);
+  return std::make_pair(*std::move(buffer), bytes);
 }
 
 }  // namespace
@@ -507,7 +543,7 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
   nanovdb::Map map;
   map.set(m, inv, nanovdb::Vec3d(translation[0], translation[1], translation[2]), 1.0);
 
-  absl::StatusOr<nanovdb::GridHandle<nanovdb::HostBuffer>> handle = absl::UnknownError("");
+  absl::StatusOr<std::pair<std::shared_ptr<CpuBuffer>, uint64_t>> built = absl::UnknownError("");
   const bool tile_index = type == wp::VOLUME_TILE_INDEX;
   const float zero = 0.0f;
   if (tile_index) {
@@ -516,30 +552,26 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
     background = absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&zero), sizeof(zero));
   }
   switch (type) {
-    case wp::VOLUME_FLOAT32: handle = BuildTiles<float>(tiles, background, map); break;
-    case wp::VOLUME_FLOAT64: handle = BuildTiles<double>(tiles, background, map); break;
-    case wp::VOLUME_INT32: handle = BuildTiles<int32_t>(tiles, background, map); break;
-    case wp::VOLUME_INT64: handle = BuildTiles<int64_t>(tiles, background, map); break;
-    case wp::VOLUME_UINT32: handle = BuildTiles<uint32_t>(tiles, background, map); break;
-    case wp::VOLUME_VEC3F: handle = BuildTiles<nanovdb::Vec3f>(tiles, background, map); break;
-    case wp::VOLUME_VEC3D: handle = BuildTiles<nanovdb::Vec3d>(tiles, background, map); break;
-    case wp::VOLUME_VEC4F: handle = BuildTiles<nanovdb::Vec4f>(tiles, background, map); break;
-    case wp::VOLUME_VEC4D: handle = BuildTiles<nanovdb::Vec4d>(tiles, background, map); break;
+    case wp::VOLUME_FLOAT32: built = BuildTiles<float>(tiles, background, map, pool); break;
+    case wp::VOLUME_FLOAT64: built = BuildTiles<double>(tiles, background, map, pool); break;
+    case wp::VOLUME_INT32: built = BuildTiles<int32_t>(tiles, background, map, pool); break;
+    case wp::VOLUME_INT64: built = BuildTiles<int64_t>(tiles, background, map, pool); break;
+    case wp::VOLUME_UINT32: built = BuildTiles<uint32_t>(tiles, background, map, pool); break;
+    case wp::VOLUME_VEC3F: built = BuildTiles<nanovdb::Vec3f>(tiles, background, map, pool); break;
+    case wp::VOLUME_VEC3D: built = BuildTiles<nanovdb::Vec3d>(tiles, background, map, pool); break;
+    case wp::VOLUME_VEC4F: built = BuildTiles<nanovdb::Vec4f>(tiles, background, map, pool); break;
+    case wp::VOLUME_VEC4D: built = BuildTiles<nanovdb::Vec4d>(tiles, background, map, pool); break;
     default:
       return absl::UnimplementedError(absl::StrCat("volumes of value type ", type, " cannot be allocated by warpd"));
   }
-  if (!handle.ok()) return handle.status();
-  const uint64_t bytes = handle->size();
-  if (bytes > kMaxGridBytes) return absl::ResourceExhaustedError("the volume is larger than warpd builds");
-  auto buffer = pool.Allocate(bytes, "volume", Fill::kAny);
-  if (!buffer.ok()) return buffer.status();
-  std::memcpy((*buffer)->data(), handle->data(), bytes);
+  if (!built.ok()) return built.status();
+  auto [buffer, bytes] = *std::move(built);
   wp::volume_t desc{};
-  if (auto s = Check(absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>((*buffer)->data()), bytes), &desc);
+  if (auto s = Check(absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(buffer->data()), bytes), &desc);
       !s.ok())
     return absl::InternalError(absl::StrCat("the built volume does not check: ", s.message()));
   if (tile_index) desc.value_type = wp::VOLUME_TILE_INDEX;
-  auto volume = std::make_shared<Volume>(std::move(device), *std::move(buffer), bytes, desc);
+  auto volume = std::make_shared<Volume>(std::move(device), std::move(buffer), bytes, desc);
   if (auto s = volume->ReadMetadata(); !s.ok()) return s;
   if (tile_index) volume->type_name_ = "OnIndex";
   return volume;

@@ -150,6 +150,17 @@ TEST_F(VolumeTest, TilesAreAllocatedActiveWithTheBackgroundAndStoresLand) {
   EXPECT_EQ(wp::volume_lookup<float>(&c.ctx, 1, 7, 3, 4, 5), 42.0f);
   EXPECT_EQ(wp::volume_lookup<float>(&c.ctx, 1, 7, 300, 4, 5), bg);
   EXPECT_EQ(wp::volume_lookup<float>(&c.ctx, 1, 7, -1, 9, 17), bg);
+  // The grid is charged to the pool before it is built: tiles in eight
+  // different 4096^3 blocks need eight upper nodes (over 2 MiB for floats).
+  SegmentPool small(MemoryAccount::Create("small", 1 << 20));
+  std::vector<std::array<int32_t, 3>> far;
+  for (int i = 0; i < 8; ++i) far.push_back({(i & 1) * 8192, (i & 2) * 4096, (i & 4) * 2048});
+  EXPECT_EQ(Volume::FromTiles("cpu", wp::VOLUME_FLOAT32, far,
+                              absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&bg), 4),
+                              {1, 0, 0, 0, 1, 0, 0, 0, 1}, {0, 0, 0}, small)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
   EXPECT_FLOAT_EQ((*v)->transform()[4], 0.2f);
   EXPECT_FLOAT_EQ((*v)->translation()[2], 3.0f);
   // A singular transform or a background of the wrong size is refused.
