@@ -190,7 +190,10 @@ TEST(AdjointTest, LaneBlockedAdjointEqualsTheScalarOne) {
     auto g = Compiler::Generate(**m);
     ASSERT_TRUE(g.ok()) << g.status();
     EXPECT_NE(g->source.find("_lanes(ctx, a, d, t, scalar)"), std::string::npos);
-    EXPECT_NE(g->source.find("wp::sincos_lanes<64, false, true>(nullptr, _gsc"), std::string::npos);
+    // The replay just before each reverse sweep computes the cos the sin's
+    // adjoint needs with the sin (kept in _gp<N>).
+    EXPECT_NE(g->source.find("wp::sincos_lanes<64, true, true>("), std::string::npos);
+    EXPECT_NE(g->source.find("wp::mul(_gpt"), std::string::npos);
   }
   auto c = MakeCompiler();
   auto r = CompileBackward(*c, proto);
@@ -234,6 +237,113 @@ TEST(AdjointTest, LaneBlockedAdjointEqualsTheScalarOne) {
   for (int64_t i = 0; i < 22; ++i)
     EXPECT_EQ(gx[static_cast<size_t>(i)], gx[static_cast<size_t>(i + 128)]) << "thread " << i << ", n = 100";
   EXPECT_NE(gx[0], 0.0f);
+}
+
+// Lane-blocked adjoints of a loop-free kernel and of a loop whose sum the
+// adjoint does not need (bench/kernels.py's ad_elementwise and ad_loop):
+// the lanes take the thread-indexed elements and their gradients without
+// checks, the loop's replay computes no sin (only each iteration's cos),
+// and the gradients equal the scalar adjoint's bit for bit and the closed
+// forms.
+TEST(AdjointTest, LaneBlockedAdjointsSkipWhatTheGradientDoesNotNeed) {
+  auto nm = [](const char* n, int line) { return Name(n, line); };
+  auto mul = [](v1::Expr a, v1::Expr b, int line) { return Bin(v1::BINOP_MUL, std::move(a), std::move(b), line); };
+  auto add = [](v1::Expr a, v1::Expr b, int line) { return Bin(v1::BINOP_ADD, std::move(a), std::move(b), line); };
+  v1::Module proto = ModuleOf(
+      {Kernel("e", {{"x", Arr(F32())}, {"y", Arr(F32())}},
+              {Assign(Name("i", 2), Call("tid", {}, 2), 2), Assign(Name("v", 3), Sub(Name("x", 3), {Name("i", 3)}, 3), 3),
+               Assign(Sub(Name("y", 4), {Name("i", 4)}, 4),
+                      add(mul(Call("sin", {nm("v", 4)}, 4), nm("v", 4), 4),
+                          mul(mul(nm("v", 4), nm("v", 4), 4), Float(0.5, 4), 4), 4),
+                      4)}),
+       Kernel("d", {{"x", Arr(F32())}, {"y", Arr(F32())}, {"n", I32()}},
+              {Assign(Name("i", 2), Call("tid", {}, 2), 2), Assign(Name("v", 3), Sub(Name("x", 3), {Name("i", 3)}, 3), 3),
+               Assign(Name("s", 4), Float(0.0, 4), 4),
+               For("k", {Name("n", 5)},
+                   {Assign(nm("s", 6),
+                           add(nm("s", 6),
+                               mul(Call("sin", {mul(nm("v", 6), Call("float", {nm("k", 6)}, 6), 6)}, 6), Float(0.5, 6), 6),
+                               6),
+                           6)},
+                   5),
+               Assign(Sub(Name("y", 7), {Name("i", 7)}, 7), nm("s", 7), 7)})});
+  {
+    v1::Module b = proto;
+    b.set_backward(true);
+    auto m = ir::ModuleFromProto(b);
+    ASSERT_TRUE(m.ok());
+    auto g = Compiler::Generate(**m);
+    ASSERT_TRUE(g.ok()) << g.status();
+    const std::string& src = g->source;
+    const size_t e = src.find("void wpr_e_lanes("), d = src.find("void wpr_d_lanes(");
+    ASSERT_NE(e, std::string::npos);
+    ASSERT_NE(d, std::string::npos);
+    const std::string d_body = src.substr(d, src.find("\n}\n", d) - d);
+    EXPECT_EQ(d_body.find("sincos_lanes<64, true"), std::string::npos) << d_body;
+    EXPECT_NE(d_body.find("sincos_lanes<64, false, true>(nullptr, _gp"), std::string::npos) << d_body;
+    EXPECT_NE(d_body.find("wp::element_in_block("), std::string::npos) << d_body;
+    EXPECT_EQ(d_body.find("wp::adj_address("), std::string::npos) << d_body;
+    EXPECT_NE(src.find("if (block_end <= fast_end) for (; t + 64 <= block_end"), std::string::npos);
+  }
+  auto c = MakeCompiler();
+  auto r = CompileBackward(*c, proto);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const int64_t threads = 150;  // two lane blocks of 64, then 22 one at a time
+  std::vector<float> x(threads);
+  for (int64_t i = 0; i < threads; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 64 - 30) / 25.0f;
+  {
+    const CompiledKernel* k = r->module->FindKernel("e");
+    ASSERT_NE(k, nullptr);
+    ASSERT_NE(k->cpu_adjoint, nullptr) << k->adjoint_error;
+    std::vector<float> y(threads), gx(threads), gy(threads, 1.0f);
+    struct {
+      Args fwd, adj;
+    } block{{View(x), View(y)}, {View(gx), View(gy)}};
+    block.adj.y.reserved = 1;  // y's own gradient: its store consumes it (adj_codegen.h)
+    RunEntry(k->cpu_adjoint, &block, threads);
+    for (int64_t i = 0; i < threads; ++i) {
+      const double v = x[static_cast<size_t>(i)];
+      EXPECT_NEAR(gx[static_cast<size_t>(i)], std::cos(v) * v + std::sin(v) + v, 1e-5) << "e, thread " << i;
+      if (i < 22) EXPECT_EQ(gx[static_cast<size_t>(i)], gx[static_cast<size_t>(i + 128)]) << "e, thread " << i;
+      EXPECT_EQ(gy[static_cast<size_t>(i)], 0.0f) << "the store consumes y's gradient";
+    }
+  }
+  {
+    const CompiledKernel* k = r->module->FindKernel("d");
+    ASSERT_NE(k, nullptr);
+    ASSERT_NE(k->cpu_adjoint, nullptr) << k->adjoint_error;
+    struct Args3 {
+      wp::array_t<float> x, y;
+      int32_t n, pad;
+    };
+    std::vector<float> y(threads), gx(threads), gy(threads, 1.0f);
+    struct {
+      Args3 fwd, adj;
+    } block{{View(x), View(y), 40, 0}, {View(gx), View(gy), 0, 0}};
+    RunEntry(k->cpu_adjoint, &block, threads);
+    for (int64_t i = 0; i < threads; ++i) {
+      const double v = x[static_cast<size_t>(i)];
+      double want = 0.0;
+      for (int j = 0; j < 40; ++j) want += 0.5 * j * std::cos(v * j);
+      EXPECT_NEAR(gx[static_cast<size_t>(i)], want, 1e-4 * (1.0 + std::fabs(want))) << "d, thread " << i;
+      if (i < 22) EXPECT_EQ(gx[static_cast<size_t>(i)], gx[static_cast<size_t>(i + 128)]) << "d, thread " << i;
+    }
+    // A gradient array shorter than the launch: the lane blocks past its end
+    // run one thread at a time, and the access faults as the scalar one does.
+    std::vector<float> short_gx(100);
+    block.adj.x = View(short_gx);
+    std::fill(gy.begin(), gy.end(), 1.0f);
+    wp::launch_ctx ctx{};
+    ctx.bounds.ndim = 1;
+    ctx.bounds.shape[0] = static_cast<int>(threads);
+    ctx.bounds.size = threads;
+    k->cpu_adjoint(&ctx, &block, 0, threads);
+    EXPECT_NE(ctx.fault.flag, 0);
+    const double v = x[5];
+    double want = 0.0;
+    for (int j = 0; j < 40; ++j) want += 0.5 * j * std::cos(v * j);
+    EXPECT_NEAR(short_gx[5], want, 1e-4 * (1.0 + std::fabs(want)));
+  }
 }
 
 // print(x) in an adjoint: the replay writes the forward site's record with

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -70,10 +71,27 @@ class AdjointEmitter : public FunctionEmitter {
     SetReplay();
     NumberSites(f.body);
     FindLocalArrays();
+    if (lanes) {
+      for (const auto& inst : f_.body) {  // what a lane loop runs at its top level
+        lane_top_.insert(inst.get());
+        if (inst->kind == tir::InstKind::For)
+          for (const auto& b : tir::Cast<tir::For>(*inst).body) lane_top_.insert(b.get());
+      }
+      FindLaneUniform();
+      FindReplayDead();
+    }
   }
 
   // A kernel's element references that are the thread's own (thread_index.h).
   void SetExclusive(ThreadExclusive exclusive) { exclusive_ = std::move(exclusive); }
+
+  // Lanes: the thread-indexed accesses (thread_index.h), taken without
+  // checks; the lane body then runs only in blocks where every one of them
+  // (and its gradient's) is in bounds (EmitKernelAdjoint's fast_end).
+  void SetUnchecked(const std::set<const tir::ElementAddr*>* accesses) {
+    unchecked_ = accesses;
+    for (const tir::ElementAddr* a : *accesses) fast_refs_.insert(a->dst);
+  }
 
   // The whole adjoint body: declarations, the forward replay, the reverse sweep.
   void AdjointBody() {
@@ -123,7 +141,9 @@ class AdjointEmitter : public FunctionEmitter {
       bytes += v.kind == tir::VarKind::kElementRef ? 2 * sizeof(void*) + 2 : 2 * std::max<uint64_t>(v.type->size(), 1);
     for (size_t l = 0; l < carried_.size(); ++l)
       for (tir::VarId v : carried_[l])
-        bytes += capacity_[l] * f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
+        if (!Dead(v)) bytes += capacity_[l] * f_.var(v).type->size() * (f_.var(v).type->is_array() ? 2 : 1);
+    for (const tir::Inst* inst : lane_top_)  // the other function a lane sin or cos keeps (_gp)
+      if (inst->kind == tir::InstKind::Builtin && IsLaneTrig(tir::Cast<tir::Builtin>(*inst))) bytes += 4;
     return bytes * static_cast<uint64_t>(kLanes);
   }
 
@@ -138,11 +158,6 @@ class AdjointEmitter : public FunctionEmitter {
   // runs the scalar adjoint's operations in the scalar adjoint's order.
   void LanesAdjointBody() {
     const std::string lanes = std::to_string(kLanes);
-    for (const auto& inst : f_.body) {  // what a lane loop runs at its top level
-      lane_top_.insert(inst.get());
-      if (inst->kind == tir::InstKind::For)
-        for (const auto& b : tir::Cast<tir::For>(*inst).body) lane_top_.insert(b.get());
-    }
     for (size_t v = 0; v < f_.vars.size(); ++v) {
       const tir::Var& var = f_.vars[v];
       const tir::VarId id = static_cast<tir::VarId>(v);
@@ -153,25 +168,44 @@ class AdjointEmitter : public FunctionEmitter {
       // written first (an array temporary's adjoint, its gradient array, too).
       const std::string n = "[" + lanes + "]";
       if (var.kind == tir::VarKind::kParam) {
-        w_.Line(Type(id) + " a" + base + n + ";");
+        w_.Line(Type(id) + " a" + base + (UniformAdj(id) ? " = adj.p_" + var.name : n) + ";");
+      } else if (var.kind == tir::VarKind::kElementRef && fast_refs_.contains(id)) {
+        // Its gradient's presence and flags are the array's: one copy.
+        w_.Line(Type(id) + "* " + base + n + "; " + Type(id) + "* a" + base + n + "; bool p" + base + " = false, c" +
+                base + " = false" + (exclusive_.refs.contains(id) ? ", x" + base + " = false;" : ";"));
       } else if (var.kind == tir::VarKind::kElementRef) {
         w_.Line(Type(id) + "* " + base + n + "; " + Type(id) + "* a" + base + n + "; bool c" + base + n + ";" +
                 (exclusive_.refs.contains(id) ? " bool x" + base + n + ";" : ""));
+      } else if (lane_uniform_.contains(id)) {
+        w_.Line(Type(id) + " " + base + "; " + Type(id) + " a" + base + ";");
       } else if (var.kind == tir::VarKind::kTemp) {
-        w_.Line(Type(id) + " " + base + n + "; " + Type(id) + " a" + base + n + (var.type->is_array() ? ";" : "{};"));
+        // A dead value (FindReplayDead) is never computed, but a native
+        // adjoint may still take it as an argument: zero, not indeterminate.
+        w_.Line(Type(id) + " " + base + n + (Dead(id) ? "{}" : "") + "; " + Type(id) + " a" + base + n +
+                (var.type->is_array() ? ";" : "{};"));
       } else {
         w_.Line(Type(id) + " " + base + n + "{}; " + Type(id) + " a" + base + n + "{};");
       }
     }
     std::string params;
     for (size_t v = 0; v < f_.source->params.size(); ++v)
-      params += " a" + BaseName(static_cast<tir::VarId>(v)) + "[_l] = adj.p_" + f_.source->params[v].name + ";";
+      if (!UniformAdj(static_cast<tir::VarId>(v)))
+        params += " a" + BaseName(static_cast<tir::VarId>(v)) + "[_l] = adj.p_" + f_.source->params[v].name + ";";
     if (!params.empty()) w_.Line("for (int _l = 0; _l < " + lanes + "; ++_l) {" + params + " }");
     w_.Line("wp::float32 _gsc[" + lanes + "];  // sin or cos for an adjoint (ReverseBuiltin)");
+    auto partners = [&](const tir::Block& block) {
+      for (const auto& inst : block)
+        if (inst->kind == tir::InstKind::Builtin && IsLaneTrig(tir::Cast<tir::Builtin>(*inst)))
+          w_.Line("wp::float32 " + PartnerName(tir::Cast<tir::Builtin>(*inst)) + "[" + lanes + "];");
+    };
+    partners(f_.body);
+    for (const auto& inst : f_.body)
+      if (inst->kind == tir::InstKind::For) partners(tir::Cast<tir::For>(*inst).body);
     for (int l = 0; l < loops_; ++l) {
       w_.Line("wp::int64 _n" + std::to_string(l) + " = 0;");
       if (capacity_[static_cast<size_t>(l)] == 0) continue;
       for (tir::VarId v : carried_[static_cast<size_t>(l)]) {
+        if (Dead(v)) continue;  // never kept (Snapshot)
         const std::string dims = "[" + std::to_string(capacity_[static_cast<size_t>(l)]) + "][" + lanes + "]";
         w_.Line(Type(v) + " " + SnapName(l, v, false) + dims + ";");
         if (f_.var(v).type->is_array()) w_.Line(Type(v) + " " + SnapName(l, v, true) + dims + ";");
@@ -240,12 +274,23 @@ class AdjointEmitter : public FunctionEmitter {
 
   void VisitBuiltin(const tir::Builtin& i) override {
     if (IsLaneTrig(i)) {
+      // Where this instruction's reverse follows this replay (not in a
+      // loop's first replay: the reverse sweep replays each iteration
+      // again), the function its adjoint needs (cos for sin, sin for cos)
+      // comes from the same call, kept in _gp<N> (ReverseBuiltin).
       const bool sin = LaneMathOf(f_, i) == LaneMath::kSin;
-      const std::string k = std::to_string(kLanes), dst = BaseName(i.dst);
-      LaneTrig(i, std::string("wp::sincos_lanes<") + k + (sin ? ", true, false>(" : ", false, true>(") +
-                      (sin ? dst + ", nullptr, " : "nullptr, " + dst + ", ") + BaseName(i.args[0].value.var) + ");");
+      const bool value = !Dead(i.dst), partner = !in_loop_replay_;
+      if (!value && !partner) return;
+      const std::string k = std::to_string(kLanes), dst = value ? BaseName(i.dst) : "nullptr";
+      const std::string other = partner ? PartnerName(i) : "nullptr";
+      if (partner) partnered_.insert(&i);
+      const std::string sin_out = sin ? dst : other, cos_out = sin ? other : dst;
+      LaneTrig(i, std::string("wp::sincos_lanes<") + k + (sin_out != "nullptr" ? ", true, " : ", false, ") +
+                      (cos_out != "nullptr" ? "true>(" : "false>(") + sin_out + ", " + cos_out + ", " +
+                      BaseName(i.args[0].value.var) + ");");
       return;
     }
+    if (i.dst != tir::kNoVar && Dead(i.dst) && ReplaySkippable(i)) return;
     if (i.overload->form == builtins::Form::kAtomic) {
       // Not applied again; an atomic's result (the old value) reads as the
       // element's value now.
@@ -270,6 +315,7 @@ class AdjointEmitter : public FunctionEmitter {
   // into a struct by its constructor. Values holding arrays (structs with array
   // members, at any depth) carry their arrays' gradients the same way.
   void VisitLoad(const tir::Load& i) override {
+    if (Dead(i.dst)) return;
     FunctionEmitter::VisitLoad(i);
     const TypeRef t = f_.var(i.dst).type;
     if (!HoldsArray(t)) return;
@@ -284,6 +330,7 @@ class AdjointEmitter : public FunctionEmitter {
     // The forward launch wrote the arrays; the replay only recomputes values
     // (a kernel's own local arrays excepted: it reads them back).
     if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && !local_refs_.contains(i.place.root)) return;
+    if (Dead(i.place.root)) return;
     FunctionEmitter::VisitStore(i);
     if (!HoldsArray(i.place.type) || f_.var(i.place.root).kind == tir::VarKind::kElementRef) return;
     if (i.value.is_var()) {
@@ -349,6 +396,19 @@ class AdjointEmitter : public FunctionEmitter {
   }
 
   void VisitElementAddr(const tir::ElementAddr& i) override {
+    if (lanes_ && fast_refs_.contains(i.dst) && unchecked_ != nullptr && unchecked_->contains(&i) && i.array.is_var() &&
+        UniformAdj(i.array.var)) {
+      // A fast block's thread-indexed access: in bounds, as its gradient's
+      // (absent, or long enough: fast_end); flags the same in every lane.
+      FunctionEmitter::VisitElementAddr(i);
+      const std::string g = AdjOp(i.array), b = BaseName(i.dst), idx = "(wp::int64)" + Op(i.indices[0]);
+      w_.Line("p" + b + " = wp::adj_present(" + g + ");");
+      w_.Line(Adj(i.dst) + " = p" + b + " ? wp::element_in_block(" + g + ", " + idx + ") : nullptr;");
+      w_.Line("c" + b + " = " + (local_refs_.contains(i.dst) ? std::string("true") : "wp::adj_consumes(" + g + ")") +
+              ";");
+      if (exclusive_.refs.contains(i.dst)) w_.Line("x" + b + " = wp::adj_exclusive(" + g + ");");
+      return;
+    }
     FunctionEmitter::VisitElementAddr(i);
     std::string args = "ctx, " + AdjOp(i.array) + ", " + Line(i.span);
     for (const auto& k : i.indices) args += ", (wp::int64)" + Op(k);
@@ -450,9 +510,185 @@ class AdjointEmitter : public FunctionEmitter {
   // In a lane-blocked adjoint every adjoint (a parameter's too) and flag
   // is an array indexed by the lane.
   std::string Lane(std::string s) const { return lanes_ ? s + "[_l]" : s; }
-  std::string Adj(tir::VarId v) const { return Lane("a" + BaseName(v)); }
-  std::string Consume(tir::VarId v) const { return Lane("c" + BaseName(v)); }
-  std::string Exclusive(tir::VarId v) const { return Lane("x" + BaseName(v)); }
+  std::string Adj(tir::VarId v) const { return UniformAdj(v) ? "a" + BaseName(v) : Lane("a" + BaseName(v)); }
+  std::string Consume(tir::VarId v) const { return FastRef(v) ? "c" + BaseName(v) : Lane("c" + BaseName(v)); }
+  std::string Exclusive(tir::VarId v) const { return FastRef(v) ? "x" + BaseName(v) : Lane("x" + BaseName(v)); }
+  // Whether an element reference's gradient element exists (a pointer, or
+  // for a fast lane access its array's presence).
+  std::string Present(tir::VarId v) const { return FastRef(v) ? "p" + BaseName(v) : Adj(v); }
+  bool FastRef(tir::VarId v) const { return lanes_ && fast_refs_.contains(v); }
+  // Lanes: an array parameter's adjoint (its gradient array's descriptor)
+  // and a variable holding the same value in every lane, with its adjoint.
+  bool UniformAdj(tir::VarId v) const {
+    if (!lanes_) return false;
+    const tir::Var& var = f_.var(v);
+    return (var.kind == tir::VarKind::kParam && var.type->is_array()) || lane_uniform_.contains(v);
+  }
+
+  // Lanes: the array temporaries that copy an array parameter (the explicit
+  // reads of tir::MakeReadsExplicit; a lane-blocked kernel never writes its
+  // parameters): the same descriptor in every lane, kept once.
+  void FindLaneUniform() {
+    struct Loads : tir::Visitor<Loads> {
+      const tir::Function& f;
+      std::map<tir::VarId, int> defs;
+      std::set<tir::VarId> copies;
+      explicit Loads(const tir::Function& fn) : f(fn) {}
+      void VisitLoad(const tir::Load& i) {
+        ++defs[i.dst];
+        if (i.place.steps.empty() && f.var(i.place.root).kind == tir::VarKind::kParam && f.var(i.dst).type->is_array())
+          copies.insert(i.dst);
+      }
+      void VisitBuiltin(const tir::Builtin& i) {
+        if (i.dst != tir::kNoVar) ++defs[i.dst];
+      }
+    } loads(f_);
+    loads.VisitBlock(f_.body);
+    for (tir::VarId v : loads.copies)
+      if (f_.var(v).kind == tir::VarKind::kTemp && loads.defs[v] == 1) lane_uniform_.insert(v);
+  }
+  // Lanes: the variables whose values the adjoint needs, the rest of the
+  // replay being dead (replay_dead_): the reverse sweep reads a builtin's
+  // arguments (none for add, sub, neg and pos; for mul, an argument only
+  // when the other is a variable; for a lane sin or cos, the argument, whose
+  // other function it takes), loops their bounds, accesses their arrays and
+  // indices, branches their conditions; a value computed for a needed one
+  // is needed. A replay that skips a dead value's computation gives the
+  // same gradients: in `for k in range(n): s += sin(v * k)`, the sum and
+  // each sin are dead (only each cos is needed), so the lanes' replay runs
+  // no sin at all. Kernels with instructions outside that set keep every
+  // value.
+  void FindReplayDead() {
+    std::vector<bool> needed(f_.vars.size(), false);
+    bool all = false;
+    auto need = [&](const tir::Operand& o) {
+      if (o.is_var()) needed[static_cast<size_t>(o.var)] = true;
+    };
+    auto need_steps = [&](const tir::Place& p) {
+      for (const tir::Step& st : p.steps) {
+        need(st.index);
+        need(st.index2);
+      }
+    };
+    std::vector<const tir::Inst*> insts;
+    std::function<void(const tir::Block&)> collect = [&](const tir::Block& b) {
+      for (const auto& inst : b) {
+        insts.push_back(inst.get());
+        if (inst->kind == tir::InstKind::For) collect(tir::Cast<tir::For>(*inst).body);
+        if (inst->kind == tir::InstKind::If) {
+          collect(tir::Cast<tir::If>(*inst).then_body);
+          collect(tir::Cast<tir::If>(*inst).else_body);
+        }
+      }
+    };
+    collect(f_.body);
+    for (const tir::Inst* inst : insts) {  // what the reverse sweep and the control need
+      switch (inst->kind) {
+        case tir::InstKind::Builtin: {
+          const auto& i = tir::Cast<tir::Builtin>(*inst);
+          const std::string_view name = i.overload ? std::string_view(i.overload->name) : std::string_view();
+          if (!ReplaySkippable(i) || IsLaneTrig(i)) {
+            for (const tir::Arg& a : i.args) need(a.value);
+          } else if (name == "add" || name == "sub" || name == "neg" || name == "pos") {
+          } else if (name == "mul" && i.args.size() == 2) {
+            if (i.args[1].value.is_var()) need(i.args[0].value);
+            if (i.args[0].value.is_var()) need(i.args[1].value);
+          } else {
+            for (const tir::Arg& a : i.args) need(a.value);
+          }
+          for (const tir::Arg& a : i.args)
+            if (a.mode == tir::Arg::Mode::kOut) {
+              needed[static_cast<size_t>(a.place.root)] = true;
+              need_steps(a.place);
+            }
+          break;
+        }
+        case tir::InstKind::ElementAddr: {
+          const auto& i = tir::Cast<tir::ElementAddr>(*inst);
+          need(i.array);
+          for (const auto& k : i.indices) need(k);
+          needed[static_cast<size_t>(i.dst)] = true;
+          break;
+        }
+        case tir::InstKind::For: {
+          const auto& i = tir::Cast<tir::For>(*inst);
+          need(i.start);
+          need(i.stop);
+          need(i.step);
+          break;
+        }
+        case tir::InstKind::If: need(tir::Cast<tir::If>(*inst).cond); break;
+        case tir::InstKind::Store: {
+          const auto& i = tir::Cast<tir::Store>(*inst);
+          if (f_.var(i.place.root).kind == tir::VarKind::kElementRef || HoldsArray(i.place.type)) {
+            need_steps(i.place);
+            if (HoldsArray(i.place.type) || local_refs_.contains(i.place.root)) need(i.value);
+          }
+          break;
+        }
+        case tir::InstKind::Load: {
+          const auto& i = tir::Cast<tir::Load>(*inst);
+          if (HoldsArray(f_.var(i.dst).type)) {
+            needed[static_cast<size_t>(i.dst)] = true;
+            needed[static_cast<size_t>(i.place.root)] = true;
+            need_steps(i.place);
+          }
+          break;
+        }
+        case tir::InstKind::Declare:
+        case tir::InstKind::Tid: break;
+        default: all = true;
+      }
+    }
+    if (all) return;
+    for (bool changed = true; changed;) {  // what the needed values are computed from
+      changed = false;
+      auto mark = [&](const tir::Operand& o) {
+        if (o.is_var() && !needed[static_cast<size_t>(o.var)]) {
+          needed[static_cast<size_t>(o.var)] = true;
+          changed = true;
+        }
+      };
+      auto mark_steps = [&](const tir::Place& p) {
+        for (const tir::Step& st : p.steps) {
+          mark(st.index);
+          mark(st.index2);
+        }
+      };
+      for (const tir::Inst* inst : insts) {
+        if (inst->kind == tir::InstKind::Builtin) {
+          const auto& i = tir::Cast<tir::Builtin>(*inst);
+          if (i.dst != tir::kNoVar && needed[static_cast<size_t>(i.dst)])
+            for (const tir::Arg& a : i.args) mark(a.value);
+        } else if (inst->kind == tir::InstKind::Load) {
+          const auto& i = tir::Cast<tir::Load>(*inst);
+          if (needed[static_cast<size_t>(i.dst)]) {
+            mark(tir::Operand::Of(i.place.root, f_.var(i.place.root).type));
+            mark_steps(i.place);
+          }
+        } else if (inst->kind == tir::InstKind::Store) {
+          const auto& i = tir::Cast<tir::Store>(*inst);
+          if (f_.var(i.place.root).kind != tir::VarKind::kElementRef && needed[static_cast<size_t>(i.place.root)]) {
+            mark(i.value);
+            mark_steps(i.place);
+          }
+        }
+      }
+    }
+    for (size_t v = 0; v < needed.size(); ++v)
+      if (!needed[v] && f_.vars[v].kind != tir::VarKind::kParam) replay_dead_.insert(static_cast<tir::VarId>(v));
+  }
+  bool Dead(tir::VarId v) const { return lanes_ && replay_dead_.contains(v); }
+  // Whether a builtin's replay may be left out when its result is dead: no
+  // output arguments, no state it advances, no fault it may record.
+  static bool ReplaySkippable(const tir::Builtin& i) {
+    if (i.dst == tir::kNoVar || i.overload == nullptr || i.overload->form == builtins::Form::kAtomic) return false;
+    if (i.callee.find("$L") != std::string::npos) return false;
+    for (size_t k = 0; k < i.args.size(); ++k)
+      if (i.args[k].mode != tir::Arg::Mode::kValue || builtins::AdvancesState(*i.overload, k)) return false;
+    return true;
+  }
+
   std::string AdjOp(const tir::Operand& o) const { return o.is_var() ? Adj(o.var) : "{}"; }
   std::string AdjPlace(const tir::Place& p, bool lvalue) const {
     const std::string root = Adj(p.root);
@@ -701,10 +937,11 @@ class AdjointEmitter : public FunctionEmitter {
     if (vars.empty() || capacity_[static_cast<size_t>(l)] == 0) return;
     std::string body;
     for (tir::VarId v : vars) {
+      if (Dead(v)) continue;
       body += " " + Lane(SnapName(l, v, false) + "[" + n + "]") + " = " + Name(v) + ";";
       if (f_.var(v).type->is_array()) body += " " + Lane(SnapName(l, v, true) + "[" + n + "]") + " = " + Adj(v) + ";";
     }
-    w_.Line("if (" + n + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
+    if (!body.empty()) w_.Line("if (" + n + " < " + std::to_string(capacity_[static_cast<size_t>(l)]) + ") {" + body + " }");
   }
 
   // Restores iteration k's starting values. Past the capacity, where the
@@ -715,6 +952,7 @@ class AdjointEmitter : public FunctionEmitter {
     if (vars.empty()) return;
     std::string body;
     for (tir::VarId v : vars) {
+      if (Dead(v)) continue;
       body += " " + Name(v) + " = " + Lane(SnapName(l, v, false) + "[" + k + "]") + ";";
       if (f_.var(v).type->is_array()) body += " " + Adj(v) + " = " + Lane(SnapName(l, v, true) + "[" + k + "]") + ";";
     }
@@ -764,7 +1002,9 @@ class AdjointEmitter : public FunctionEmitter {
     Snapshot(l, n);
     w_.Line(Name(i.var) + " = (" + Type(i.var) + ")(" + lo + " + " + it + " * " + st + ");");
     frames_.push_back(-1);
+    in_loop_replay_ = true;
     VisitBlock(i.body);
+    in_loop_replay_ = false;
     frames_.pop_back();
     w_.Close();
     w_.Line("++" + n + ";");
@@ -802,6 +1042,9 @@ class AdjointEmitter : public FunctionEmitter {
     (void)inst;
     return true;
   }
+  // The lane array keeping the other function of a lane sin or cos's
+  // argument for its adjoint.
+  std::string PartnerName(const tir::Builtin& i) const { return "_gp" + BaseName(i.dst); }
   bool IsLaneTrig(const tir::Builtin& i) const {
     return lanes_ && lane_top_.contains(&i) && LaneMathOf(f_, i) != LaneMath::kNone;
   }
@@ -924,11 +1167,11 @@ class AdjointEmitter : public FunctionEmitter {
     TypeRef t = f_.var(i.dst).type;
     if (t->is_array() || !CarriesGradient(t)) return;
     if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && exclusive_.refs.contains(i.place.root)) {
-      w_.Line("if (" + Adj(i.place.root) + ") wp::adj_add_to(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) + ", " +
-              Exclusive(i.place.root) + ");");
+      w_.Line("if (" + Present(i.place.root) + ") wp::adj_add_to(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) +
+              ", " + Exclusive(i.place.root) + ");");
     } else if (f_.var(i.place.root).kind == tir::VarKind::kElementRef) {
-      w_.Line("if (" + Adj(i.place.root) + ") wp::adj_atomic_add(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) +
-              ");");
+      w_.Line("if (" + Present(i.place.root) + ") wp::adj_atomic_add(&" + AdjPlace(i.place, true) + ", " +
+              Adj(i.dst) + ");");
     } else {
       w_.Line("wp::adj_acc(" + AdjPlace(i.place, true) + ", " + Adj(i.dst) + ");");
     }
@@ -942,8 +1185,7 @@ class AdjointEmitter : public FunctionEmitter {
       // The gradient of an array element flows to the stored value; a
       // store consumes it where the array is its argument's own gradient
       // (Warp 1.19: final write wins, unless retain_grad).
-      const std::string g = Adj(i.place.root);
-      w_.Open("if (" + g + ") {");
+      w_.Open("if (" + Present(i.place.root) + ") {");
       if (i.value.is_var()) w_.Line("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
       w_.Line("if (" + Consume(i.place.root) + ") " + AdjPlace(i.place, true) + " = {};");
       w_.Close();
@@ -974,9 +1216,14 @@ class AdjointEmitter : public FunctionEmitter {
     if (IsLaneTrig(i)) {  // adj_sin / adj_cos with the other function from sincos_lanes
       const bool sin = LaneMathOf(f_, i) == LaneMath::kSin;
       const std::string k = std::to_string(kLanes), x = BaseName(i.args[0].value.var);
-      LaneTrig(i, std::string("wp::sincos_lanes<") + k +
-                      (sin ? ", false, true>(nullptr, _gsc, " : ", true, false>(_gsc, nullptr, ") + x + ");");
-      const std::string term = "wp::mul(_gsc[_l], " + Adj(i.dst) + ")";
+      std::string other = "_gsc";
+      if (partnered_.contains(&i)) {
+        other = PartnerName(i);  // computed with the value in the replay just before
+      } else {
+        LaneTrig(i, std::string("wp::sincos_lanes<") + k +
+                        (sin ? ", false, true>(nullptr, _gsc, " : ", true, false>(_gsc, nullptr, ") + x + ");");
+      }
+      const std::string term = "wp::mul(" + other + "[_l], " + Adj(i.dst) + ")";
       w_.Line("wp::accumulate_adjoint(" + Adj(i.args[0].value.var) + ", " + (sin ? term : "wp::neg(" + term + ")") + ");");
       w_.Line(Adj(i.dst) + " = {};");
       return;
@@ -1253,6 +1500,10 @@ class AdjointEmitter : public FunctionEmitter {
   const size_t loop_budget_;
   bool quiet_ = false;  // replaying a loop iteration for its reverse sweep: prints were printed
   std::set<const tir::Inst*> lane_top_;  // lanes: the instructions a lane loop runs at its top level
+  std::set<tir::VarId> fast_refs_;        // lanes: element references of unchecked accesses
+  std::set<tir::VarId> replay_dead_;      // lanes: values the adjoint does not need (FindReplayDead)
+  bool in_loop_replay_ = false;           // lanes: in a loop's first replay (LanesReplayFor)
+  std::set<const tir::Builtin*> partnered_;  // lanes: sin/cos whose replay kept the other function
   std::set<tir::VarId> local_refs_;           // references into local arrays
   ThreadExclusive exclusive_;                 // kernels: their own elements of arrays (thread_index.h)
   std::map<const tir::Inst*, int> sites_;     // returns, breaks, continues, in order
@@ -1303,10 +1554,14 @@ std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Wr
   // loop outgrows what the lanes keep of it sets _scalar and runs one thread
   // at a time (LanesReplayFor).
   Writer lane_text;
+  // The lane body takes the thread-indexed accesses (and their gradients')
+  // without checks, and runs only in blocks within all of them.
+  const ThreadIndexed fast = FindThreadIndexed(f);
   if (lanes && errors.empty()) {
     std::vector<std::string> lane_errors;
     AdjointEmitter lane(m, f, lane_text, lane_errors, loop_budget, /*lanes=*/true);
     lane.SetExclusive(exclusive);
+    if (!fast.accesses.empty()) lane.SetUnchecked(&fast.accesses);
     if (lane.LaneBytes() <= kMaxLaneBytes) {
       lane_text.Open("static WP_DEVICE_FUNC void " + AdjBodySymbol(k.name) + "_lanes(wp::launch_ctx* ctx, const " +
                      args + "& args, const " + args + "& adj, wp::int64 _t0, bool& _scalar) {");
@@ -1326,13 +1581,27 @@ std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Wr
          "(wp::launch_ctx* ctx, const void* args, wp::int64 begin, wp::int64 end) {");
   w.Line("const " + args + " a = *(const " + args + "*)args;");
   w.Line("const " + args + " d = *(const " + args + "*)((const char*)args + " + off + ");");
+  const bool gated = lanes && !fast.accesses.empty();
+  if (gated) {
+    // Thread ids below fast_end index every thread-indexed array and its
+    // gradient array in bounds (0 when one of them is not contiguous).
+    std::string contiguous, length;
+    for (const std::string& name : fast.arrays) {
+      contiguous += (contiguous.empty() ? "" : " && ") + std::string("wp::contiguous(a.p_") + name +
+                    ") && wp::adj_contiguous(d.p_" + name + ")";
+      length += (length.empty() ? "" : ", ") + std::string("a.p_") + name + ".shape[0], wp::adj_length(d.p_" + name +
+                ")";
+    }
+    w.Line("const wp::int64 fast_end = (" + contiguous + ") ? wp::min_length({" + length + "}) : 0;");
+  }
   w.Open("for (wp::int64 block = begin; block < end; block += 256) {");
   w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
   w.Line("const wp::int64 block_end = end - block < 256 ? end : block + 256;");
   w.Line("wp::int64 t = block;");
   if (lanes) {
     const std::string n = std::to_string(kLanes);
-    w.Open("for (; t + " + n + " <= block_end; t += " + n + ") {");
+    w.Open("if (" + std::string(gated ? "block_end <= fast_end" : "true") + ") for (; t + " + n +
+           " <= block_end; t += " + n + ") {");
     w.Line("bool scalar = false;");
     w.Line(AdjBodySymbol(k.name) + "_lanes(ctx, a, d, t, scalar);");
     w.Line("if (scalar) for (wp::int64 u = t; u < t + " + n + "; ++u) " + AdjBodySymbol(k.name) + "(ctx, a, d, u);");

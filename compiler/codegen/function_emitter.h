@@ -399,10 +399,12 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
     if (var.kind == tir::VarKind::kParam || var.kind == tir::VarKind::kLocal) return Local(var.name);
     return "t" + std::to_string(v);
   }
-  // In the lane-blocked body every variable but a parameter is an array
-  // indexed by the lane.
+  // In the lane-blocked body every variable but a parameter (and those the
+  // emitter found the same in every lane, lane_uniform_) is an array indexed
+  // by the lane.
   std::string Name(tir::VarId v) const {
-    return lanes_ && f_.var(v).kind != tir::VarKind::kParam ? BaseName(v) + "[_l]" : BaseName(v);
+    return lanes_ && f_.var(v).kind != tir::VarKind::kParam && !lane_uniform_.contains(v) ? BaseName(v) + "[_l]"
+                                                                                          : BaseName(v);
   }
   // `const T tN = value;` (lanes: `tN[_l] = value;`)
   void Define(tir::VarId v, const std::string& value) {
@@ -547,6 +549,7 @@ class FunctionEmitter : public tir::Visitor<FunctionEmitter> {
   std::string fail_;
   int next_coords_ = 0;
   std::map<const tir::LocalArray*, std::string> storage_;  // the storage of each local array
+  std::set<tir::VarId> lane_uniform_;  // lanes: variables every lane holds the same value of (one copy)
 };
 
 }  // namespace warpd::codegen::internal

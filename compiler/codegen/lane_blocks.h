@@ -66,10 +66,10 @@ inline constexpr uint64_t kMaxLaneBytes = uint64_t{128} << 10;
 bool RunsLaneBlocked(const tir::Function& kernel, const ThreadIndexed& fast);
 
 // Whether a kernel's adjoint (adjoint.h) runs kLanes thread ids at a time
-// too: its forward body runs lane-blocked, it has a loop (where lanes pay)
-// and it writes no parameter (whose copy the lanes share). Judged on the TIR before tir::MakeReadsExplicit.
-// The adjoint's accesses stay bounds-checked (a fault returns from the
-// lanes' call), so its fast blocks need not be in bounds.
+// too: its forward body runs lane-blocked and it writes no parameter (whose
+// copy the lanes share). Judged on the TIR before tir::MakeReadsExplicit.
+// The lanes take the thread-indexed accesses unchecked and run only in
+// blocks within those arrays and their gradients (adjoint.cc, fast_end).
 bool AdjointRunsLaneBlocked(const tir::Function& kernel);
 
 // What a lane-blocked body runs a builtin call as: kSin or kCos for a float32

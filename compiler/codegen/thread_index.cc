@@ -168,7 +168,12 @@ ThreadIndexed FindThreadIndexed(const tir::Function& kernel) {
   for (const tir::ElementAddr* a : accesses.all) {
     if (a->indices.size() != 1 || !a->indices[0].is_var() || !a->array.is_var()) continue;
     if (!tid[static_cast<size_t>(a->indices[0].var)]) continue;
-    const tir::VarId array = a->array.var;
+    tir::VarId array = a->array.var;
+    // A temporary holding a copy of a parameter (an adjoint's explicit
+    // reads, tir::MakeReadsExplicit) indexes the parameter's memory.
+    if (kernel.var(array).kind == tir::VarKind::kTemp && !defs.other[static_cast<size_t>(array)] &&
+        defs.copies[static_cast<size_t>(array)].size() == 1)
+      array = defs.copies[static_cast<size_t>(array)][0];
     const tir::Var& var = kernel.var(array);
     // A parameter never written: its descriptor is the argument block's.
     if (var.kind != tir::VarKind::kParam || defs.other[static_cast<size_t>(array)] ||

@@ -158,6 +158,19 @@ WP_FUNC bool adj_present(const indexedarray_t<T>& a) {
   return a.data.data != nullptr;
 }
 
+// A gradient array in a lane-blocked adjoint's fast block (codegen
+// adjoint.cc): its thread-indexed elements are taken without checks when
+// it is absent (nothing flows) or contiguous, and the block ends within
+// its length (an absent one bounds nothing).
+template <typename T>
+WP_FUNC bool adj_contiguous(const array_t<T>& g) {
+  return !adj_present(g) || contiguous(g);
+}
+template <typename T>
+WP_FUNC int32 adj_length(const array_t<T>& g) {
+  return adj_present(g) ? g.shape[0] : 2147483647;
+}
+
 // Whether stores consume this gradient array's elements (it is its
 // argument's own gradient, without retain_grad: Warp's final-write-wins;
 // the runtime sets bit 0 of the descriptor's reserved word; a view of an
