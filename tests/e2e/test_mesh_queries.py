@@ -395,3 +395,116 @@ def test_parity_signs_and_replaced_points(wp):
     assert mesh.points.numpy()[0, 0] == moved[0, 0]
     with pytest.raises(RuntimeError, match="must have the same shape"):
         mesh.points = wp.zeros(len(pts) + 1, dtype=wp.vec3)
+
+
+# --- gradients ------------------------------------------------------------------
+
+@wp.kernel
+def closest_loss(mesh: wp.uint64, pts: wp.array(dtype=wp.vec3), w: wp.vec3, loss: wp.array(dtype=float)):
+    i = wp.tid()
+    p = pts[i]
+    sign = float(0.0)
+    face = int(0)
+    u = float(0.0)
+    v = float(0.0)
+    wp.mesh_query_point(mesh, p, 1.0e6, sign, face, u, v)
+    q = wp.mesh_eval_position(mesh, face, u, v)
+    face2 = int(0)
+    u2 = float(0.0)
+    v2 = float(0.0)
+    wp.mesh_query_point_no_sign(mesh, p, 1.0e6, face2, u2, v2)
+    vel = wp.mesh_eval_velocity(mesh, face2, u2, v2)
+    wp.atomic_add(loss, 0, wp.length(p - q) + wp.dot(w, vel))
+
+
+def test_point_query_gradients_match_finite_differences(wp):
+    # A closed torus with velocities that vary smoothly over it; query points off the
+    # surface near face interiors, edges and vertices (the three Voronoi regions).
+    pts, tris = torus()
+    vel = np.stack([np.sin(2 * pts[:, 0]), pts[:, 1] * pts[:, 2], np.cos(pts[:, 2])], axis=1).astype(np.float32)
+    mesh = make_mesh(pts, tris, velocities=wp.array(vel, dtype=wp.vec3))
+    rng = np.random.default_rng(13)
+
+    def off_surface(u, v, h):  # the torus (R 1, r 0.35) grown by h, at angles u, v
+        return np.stack([(1.0 + (0.35 + h) * np.cos(v)) * np.cos(u), (1.0 + (0.35 + h) * np.cos(v)) * np.sin(u),
+                         (0.35 + h) * np.sin(v)], axis=1)
+
+    du, dv = 2 * np.pi / 32, 2 * np.pi / 16  # torus()'s vertex spacing
+    iu, iv = rng.integers(0, 32, 12), rng.integers(0, 16, 12)
+    h = rng.uniform(0.05, 0.25, 12)
+    q = np.concatenate([
+        off_surface(rng.uniform(0, 2 * np.pi, 4), rng.uniform(0, 2 * np.pi, 4), h[:4]),  # over faces
+        off_surface(iu[4:8] * du, iv[4:8] * dv, h[4:8]),                                  # over vertices
+        off_surface((iu[8:] + 0.5) * du, iv[8:] * dv, h[8:]),                             # over edges
+        np.array([[50.0, 50.0, 50.0]]),                                                   # far (Warp's test point)
+    ]).astype(np.float32)
+    w = wp.vec3(0.3, -0.7, 0.5)
+    for i in range(len(q)):
+        x = wp.array(q[i:i + 1], dtype=wp.vec3, requires_grad=True)
+        loss = wp.zeros(1, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(closest_loss, dim=1, inputs=[mesh.id, x, w, loss])
+        tape.backward(loss=loss)
+        analytic = x.grad.numpy()[0]
+        numeric = np.zeros(3)
+        eps = 1e-3
+        for k in range(3):
+            vals = []
+            for s in (-eps, eps):
+                y = q[i:i + 1].copy()
+                y[0, k] += s
+                out = wp.zeros(1, dtype=float)
+                wp.launch(closest_loss, dim=1, inputs=[mesh.id, wp.array(y, dtype=wp.vec3), w, out])
+                vals.append(float(out.numpy()[0]))
+            numeric[k] = (vals[1] - vals[0]) / (2 * eps)
+        np.testing.assert_allclose(analytic, numeric, atol=2e-2, rtol=2e-2, err_msg=f"point {i}: {q[i]}")
+        assert np.linalg.norm(analytic) > 0.1
+
+
+@wp.kernel
+def out_forms(mesh: wp.uint64, pts: wp.array(dtype=wp.vec3), got: wp.array2d(dtype=float),
+              want: wp.array2d(dtype=float)):
+    i = wp.tid()
+    p = pts[i]
+    s = float(0.0)
+    f = int(0)
+    u = float(0.0)
+    v = float(0.0)
+    wp.mesh_query_point_sign_normal(mesh, p, 1.0e6, s, f, u, v)
+    q = wp.mesh_query_point_sign_normal(mesh, p, 1.0e6)
+    got[i, 0] = s
+    want[i, 0] = q.sign
+    got[i, 1] = float(f) + u + v
+    want[i, 1] = float(q.face) + q.u + q.v
+    wp.mesh_query_point_sign_winding_number(mesh, p, 1.0e6, s, f, u, v, 2.0, 0.5)
+    q = wp.mesh_query_point_sign_winding_number(mesh, p, 1.0e6, 2.0, 0.5)
+    got[i, 2] = s
+    want[i, 2] = q.sign
+    wp.mesh_query_point_sign_parity(mesh, p, 1.0e6, s, f, u, v, 3, 0.1)
+    q = wp.mesh_query_point_sign_parity(mesh, p, 1.0e6, 3, 0.1)
+    got[i, 3] = s
+    want[i, 3] = q.sign
+    wp.mesh_query_furthest_point_no_sign(mesh, p, 0.0, f, u, v)
+    q = wp.mesh_query_furthest_point_no_sign(mesh, p, 0.0)
+    got[i, 4] = wp.length(wp.mesh_eval_position(mesh, f, u, v) - p)
+    want[i, 4] = wp.length(wp.mesh_eval_position(mesh, q.face, q.u, q.v) - p)
+
+
+def test_out_parameter_forms_of_the_signed_and_furthest_queries(wp):
+    pts, tris = torus()
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(14)
+    q = rng.uniform(-1.6, 1.6, (300, 3)).astype(np.float32)
+    q[:, 2] *= 0.4
+    got, want = wp.zeros((300, 5), dtype=float), wp.zeros((300, 5), dtype=float)
+    wp.launch(out_forms, dim=300, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), got, want])
+    got, want = got.numpy(), want.numpy()
+    np.testing.assert_array_equal(got, want)
+    # The signs against the torus (away from its surface), the furthest distance against the vertices.
+    tube = np.abs(np.hypot(np.hypot(q[:, 0], q[:, 1]) - 1.0, q[:, 2]) - 0.35) > 0.03
+    inside = np.where(inside_torus(q), -1.0, 1.0)
+    for k in (0, 2, 3):  # sign_normal, winding number, parity
+        np.testing.assert_array_equal(got[tube, k], inside[tube])
+    far = np.linalg.norm(q[:, None, :] - pts[None, :, :], axis=2).max(axis=1)
+    np.testing.assert_allclose(got[:, 4], far, rtol=1e-5)

@@ -519,10 +519,12 @@ WP_FUNC float32 mesh_corner_angle(const vec3f& at, const vec3f& o1, const vec3f&
 }
 
 // mesh_query_point_sign_normal(id, point, max_dist, epsilon = 1e-3): the
-// sign of (point - closest) against the angle-weighted pseudo-normal of
-// the closest feature: the faces whose closest points lie within epsilon *
-// the average edge length of the closest one, each weighted by its angle at
-// a shared vertex (pi for a shared edge, one face alone inside a face).
+// sign of (point - closest) against the angle-weighted pseudo-normal of the
+// closest features, as Warp 1.19 weighs them: every face whose distance is
+// within eps = epsilon * the average edge length of the closest distance
+// adds its unit normal times its angle at a vertex (its closest point within
+// eps of that vertex), pi on an edge (within eps of it), 2 pi inside. Inside
+// (-1) unless the dot product is positive.
 WP_FUNC mesh_query_point_t mesh_query_point_sign_normal(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
                                                         float32 max_dist, float32 epsilon) {
   const mesh_t* m = mesh_resolve(ctx, line, id);
@@ -544,8 +546,14 @@ WP_FUNC mesh_query_point_t mesh_query_point_sign_normal(launch_ctx* ctx, int32 l
         float32 u, v;
         mesh_closest_on_triangle(p0, p1, p2, point, u, v);
         const vec3f cf = mesh_bary_point(p0, p1, p2, u, v);
-        if (length_sq(sub(cf, closest)) > eps_sq) return true;  // another feature
-        const vec3f n = normalize(cross(sub(p1, p0), sub(p2, p0)));
+        if (!(length(sub(cf, point)) < reach)) return true;  // farther than the closest features
+        const vec3f e0 = sub(p1, p0), e1 = sub(p2, p0), e2 = sub(p2, p1);
+        // The squared distance from cf to the line through x along e.
+        auto off_line_sq = [&](const vec3f& x, const vec3f& e) {
+          const vec3f d = sub(cf, x);
+          const float32 t = dot(d, e);
+          return (length_sq(d) * dot(e, e) - t * t) / dot(e, e);
+        };
         float32 weight;
         if (length_sq(sub(cf, p0)) < eps_sq) {
           weight = mesh_corner_angle(p0, p1, p2);
@@ -553,16 +561,16 @@ WP_FUNC mesh_query_point_t mesh_query_point_sign_normal(launch_ctx* ctx, int32 l
           weight = mesh_corner_angle(p1, p2, p0);
         } else if (length_sq(sub(cf, p2)) < eps_sq) {
           weight = mesh_corner_angle(p2, p0, p1);
-        } else if (u < 1.0e-6f || v < 1.0e-6f || 1.0f - u - v < 1.0e-6f) {
-          weight = 3.14159265358979f;  // an edge: both faces count alike
+        } else if (off_line_sq(p0, e0) < eps_sq || off_line_sq(p1, e2) < eps_sq || off_line_sq(p0, e1) < eps_sq) {
+          weight = 3.14159265358979f;  // an edge
         } else {
-          weight = 1.0f;  // the face's interior: its normal alone decides
+          weight = 2.0f * 3.14159265358979f;  // the face's interior
         }
-        normal = add(normal, mul(n, weight));
+        normal = add(normal, mul(normalize(cross(e0, e1)), weight));
         return true;
       });
   if (!ok) return mesh_query_point_t{};
-  q.sign = dot(sub(point, closest), normal) < 0.0f ? -1.0f : 1.0f;
+  q.sign = dot(sub(point, closest), normal) > 0.0f ? 1.0f : -1.0f;
   return q;
 }
 
@@ -654,6 +662,32 @@ WP_FUNC bool mesh_query_point_no_sign(launch_ctx* ctx, int32 line, uint64 id, co
   return mesh_query_point_out(mesh_query_point_no_sign(ctx, line, id, point, max_dist), nullptr, face, u, v);
 }
 
+WP_FUNC bool mesh_query_furthest_point_no_sign(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                               float32 min_dist, int32& face, float32& u, float32& v) {
+  return mesh_query_point_out(mesh_query_furthest_point_no_sign(ctx, line, id, point, min_dist), nullptr, face, u, v);
+}
+
+WP_FUNC bool mesh_query_point_sign_normal(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point, float32 max_dist,
+                                          float32& inside, int32& face, float32& u, float32& v, float32 epsilon) {
+  return mesh_query_point_out(mesh_query_point_sign_normal(ctx, line, id, point, max_dist, epsilon), &inside, face, u,
+                              v);
+}
+
+WP_FUNC bool mesh_query_point_sign_winding_number(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point,
+                                                  float32 max_dist, float32& inside, int32& face, float32& u,
+                                                  float32& v, float32 accuracy, float32 threshold) {
+  return mesh_query_point_out(
+      mesh_query_point_sign_winding_number(ctx, line, id, point, max_dist, accuracy, threshold), &inside, face, u, v);
+}
+
+WP_FUNC bool mesh_query_point_sign_parity(launch_ctx* ctx, int32 line, uint64 id, const vec3f& point, float32 max_dist,
+                                          float32& inside, int32& face, float32& u, float32& v, int32 n_sample,
+                                          float32 perturbation_scale) {
+  return mesh_query_point_out(
+      mesh_query_point_sign_parity(ctx, line, id, point, max_dist, n_sample, perturbation_scale), &inside, face, u,
+      v);
+}
+
 // Evaluation and access by face/vertex index (checked; a fault gives zeros).
 WP_FUNC vec3f mesh_eval_position(launch_ctx* ctx, int32 line, uint64 id, int32 face, float32 u, float32 v) {
   const mesh_t* m = mesh_resolve(ctx, line, id);
@@ -732,6 +766,129 @@ WP_FUNC int32 mesh_get_index(launch_ctx* ctx, int32 line, uint64 id, int32 index
   int32 i = 0;
   return mesh_slot(ctx, line, mesh_resolve(ctx, line, id), index, i) ? i : 0;
 }
+
+// Adjoints (reverse mode), called as wp::mesh_adjoint(ctx).f(forward args
+// and outputs..., their adjoints..., adj_ret), as Warp 1.19 differentiates
+// them: the closest point's barycentrics (u, v) move with the query point
+// (the derivative of its Voronoi region's formula: none at a vertex, the
+// edge's direction on an edge, the plane's projection inside), and
+// mesh_eval_position / _velocity pass the result's adjoint to (u, v). No
+// gradient reaches the mesh's points (Warp's neither). The mesh is looked up
+// without a fault (the forward already checked it); faces and vertices out
+// of range give no gradient.
+struct mesh_adjoint {
+  launch_ctx* ctx;
+  WP_FUNC explicit mesh_adjoint(launch_ctx* c) : ctx(c) {}
+
+  // The vertices of face f, or false.
+  WP_FUNC bool triangle(uint64 id, int32 f, vec3f& a, vec3f& b, vec3f& c, bool velocities = false) const {
+    int32 found = OBJECT_NONE;
+    const mesh_t* m = (const mesh_t*)find_object(ctx, id, OBJECT_MESH, &found);
+    if (m == nullptr || (uint32)f >= (uint32)m->num_tris) return false;
+    const vec3f* v = velocities ? m->velocities : m->points;
+    const uint32 n = (uint32)(velocities ? m->num_velocities : m->num_points);
+    const int32 i = m->indices[3 * f], j = m->indices[3 * f + 1], k = m->indices[3 * f + 2];
+    if ((uint32)i >= n || (uint32)j >= n || (uint32)k >= n) return false;
+    a = v[i];
+    b = v[j];
+    c = v[k];
+    return true;
+  }
+
+  // adj_p += adj_u du/dp + adj_v dv/dp for the closest point of (a, b, c)
+  // to p, (u, v) its weights of a and b (mesh_closest_on_triangle's regions).
+  WP_FUNC static void closest_uv(const vec3f& a, const vec3f& b, const vec3f& c, const vec3f& p, float32 adj_u,
+                                 float32 adj_v, vec3f& adj_p) {
+    const vec3f ab = sub(b, a), ac = sub(c, a), bc = sub(c, b);
+    const float32 d1 = dot(ab, sub(p, a)), d2 = dot(ac, sub(p, a));
+    const float32 d3 = dot(ab, sub(p, b)), d4 = dot(ac, sub(p, b));
+    const float32 d5 = dot(ab, sub(p, c)), d6 = dot(ac, sub(p, c));
+    if ((d1 <= 0.0f && d2 <= 0.0f) || (d3 >= 0.0f && d4 <= d3)) return;  // vertex a or b
+    const float32 vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {  // edge ab: v = s, u = 1 - s, s = ab.(p - a) / |ab|^2
+      adj_p = add(adj_p, mul(ab, (adj_v - adj_u) / dot(ab, ab)));
+      return;
+    }
+    if (d6 >= 0.0f && d5 <= d6) return;  // vertex c
+    const float32 vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {  // edge ac: u = 1 - s, v = 0
+      adj_p = sub(adj_p, mul(ac, adj_u / dot(ac, ac)));
+      return;
+    }
+    const float32 va = d3 * d6 - d5 * d4;
+    if (va <= 0.0f && (d4 - d3) >= 0.0f && (d5 - d6) >= 0.0f) {  // edge bc: u = 0, v = 1 - s
+      adj_p = sub(adj_p, mul(bc, adj_v / dot(bc, bc)));
+      return;
+    }
+    // Interior: v = (ac x n).(p - a) / |n|^2, w = (n x ab).(p - a) / |n|^2, u = 1 - v - w.
+    const vec3f n = cross(ab, ac);
+    const float32 nn = dot(n, n);
+    if (!(nn > 0.0f)) return;
+    const vec3f dv = mul(cross(ac, n), 1.0f / nn), dw = mul(cross(n, ab), 1.0f / nn);
+    adj_p = add(adj_p, add(mul(dv, adj_v - adj_u), mul(dw, -adj_u)));
+  }
+
+  // mesh_query_point(id, point, max_dist, inside, face, u, v) (outputs written on a hit).
+  template <typename I, typename F, typename R>
+  WP_FUNC void query_point(uint64 id, const vec3f& point, float32, float32&, int32& face, float32&, float32&, I&,
+                           vec3f& adj_point, F&, float32&, int32&, float32& adj_u, float32& adj_v, R&) const {
+    vec3f a, b, c;
+    if (triangle(id, face, a, b, c)) closest_uv(a, b, c, point, adj_u, adj_v, adj_point);
+  }
+
+  // mesh_query_point_no_sign(id, point, max_dist, face, u, v).
+  template <typename I, typename F, typename R>
+  WP_FUNC void query_point_no_sign(uint64 id, const vec3f& point, float32, int32& face, float32&, float32&, I&,
+                                   vec3f& adj_point, F&, int32&, float32& adj_u, float32& adj_v, R&) const {
+    vec3f a, b, c;
+    if (triangle(id, face, a, b, c)) closest_uv(a, b, c, point, adj_u, adj_v, adj_point);
+  }
+
+  // mesh_query_point_sign_normal(id, point, max_dist, inside, face, u, v, epsilon).
+  template <typename E, typename I, typename F, typename G, typename R>
+  WP_FUNC void query_point_1(uint64 id, const vec3f& point, float32, float32&, int32& face, float32&, float32&, E,
+                             I&, vec3f& adj_point, F&, float32&, int32&, float32& adj_u, float32& adj_v, G&,
+                             R&) const {
+    vec3f a, b, c;
+    if (triangle(id, face, a, b, c)) closest_uv(a, b, c, point, adj_u, adj_v, adj_point);
+  }
+
+  // _sign_winding_number (accuracy, threshold) and _sign_parity (n_sample,
+  // perturbation_scale): two trailing parameters.
+  template <typename E1, typename E2, typename I, typename F, typename G1, typename G2, typename R>
+  WP_FUNC void query_point_2(uint64 id, const vec3f& point, float32, float32&, int32& face, float32&, float32&, E1, E2,
+                             I&, vec3f& adj_point, F&, float32&, int32&, float32& adj_u, float32& adj_v, G1&, G2&,
+                             R&) const {
+    vec3f a, b, c;
+    if (triangle(id, face, a, b, c)) closest_uv(a, b, c, point, adj_u, adj_v, adj_point);
+  }
+
+  // mesh_query_furthest_point_no_sign(id, point, min_dist, face, u, v): the
+  // furthest point is a vertex, whose weights do not move: no gradient.
+  template <typename I, typename F, typename R>
+  WP_FUNC void furthest_point(uint64, const vec3f&, float32, int32&, float32&, float32&, I&, vec3f&, F&, int32&,
+                              float32&, float32&, R&) const {}
+
+  // mesh_eval_position / _velocity(id, face, u, v): adj_u += (p - r).adj, adj_v += (q - r).adj.
+  template <typename I, typename J>
+  WP_FUNC void eval(uint64 id, int32 face, float32, float32, I&, J&, float32& adj_u, float32& adj_v,
+                    const vec3f& adj_ret, bool velocities) const {
+    vec3f a, b, c;
+    if (!triangle(id, face, a, b, c, velocities)) return;
+    adj_u += dot(sub(a, c), adj_ret);
+    adj_v += dot(sub(b, c), adj_ret);
+  }
+  template <typename I, typename J>
+  WP_FUNC void eval_position(uint64 id, int32 face, float32 u, float32 v, I& adj_id, J& adj_face, float32& adj_u,
+                             float32& adj_v, const vec3f& adj_ret) const {
+    eval(id, face, u, v, adj_id, adj_face, adj_u, adj_v, adj_ret, false);
+  }
+  template <typename I, typename J>
+  WP_FUNC void eval_velocity(uint64 id, int32 face, float32 u, float32 v, I& adj_id, J& adj_face, float32& adj_u,
+                             float32& adj_v, const vec3f& adj_ret) const {
+    eval(id, face, u, v, adj_id, adj_face, adj_u, adj_v, adj_ret, true);
+  }
+};
 
 // mesh_query_aabb(id, low, high): the faces whose boxes overlap [low,
 // high], advanced by mesh_query_next (a BVH AABB query of the mesh's tree).
