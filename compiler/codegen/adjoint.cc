@@ -1163,9 +1163,37 @@ class AdjointEmitter : public FunctionEmitter {
     w_.Line(record + ");");
   }
 
+  // Lanes, a fast access at a lane loop's top level: its gradient's
+  // accumulation (or read and consumption) in loops of its own, the array's
+  // flags tested once outside them, so the lane loops around stay
+  // vectorizable (a branch on a flag, or an atomic, inside one stops clang).
+  bool SplitsLanes(const tir::Inst& i, tir::VarId root) const {
+    return FastRef(root) && lane_top_.contains(&i);
+  }
+  void LaneLoop(const std::string& body) {
+    w_.Line("for (int _l = 0; _l < " + std::to_string(kLanes) + "; ++_l) { " + body + " }");
+  }
+
   void ReverseLoad(const tir::Load& i) {
     TypeRef t = f_.var(i.dst).type;
     if (t->is_array() || !CarriesGradient(t)) return;
+    if (SplitsLanes(i, i.place.root)) {
+      const std::string place = "&" + AdjPlace(i.place, true), v = Adj(i.dst);
+      w_.Close();
+      w_.Open("if (" + Present(i.place.root) + ") {");
+      if (exclusive_.refs.contains(i.place.root)) {
+        w_.Open("if (" + Exclusive(i.place.root) + ") {");
+        LaneLoop("wp::adj_acc(*" + place + ", " + v + ");");
+        w_.Close();
+        w_.Open("else {");
+      }
+      LaneLoop("wp::adj_atomic_add(" + place + ", " + v + ");");
+      if (exclusive_.refs.contains(i.place.root)) w_.Close();
+      w_.Close();
+      OpenLanes();
+      w_.Line(v + " = {};");
+      return;
+    }
     if (f_.var(i.place.root).kind == tir::VarKind::kElementRef && exclusive_.refs.contains(i.place.root)) {
       w_.Line("if (" + Present(i.place.root) + ") wp::adj_add_to(&" + AdjPlace(i.place, true) + ", " + Adj(i.dst) +
               ", " + Exclusive(i.place.root) + ");");
@@ -1185,6 +1213,16 @@ class AdjointEmitter : public FunctionEmitter {
       // The gradient of an array element flows to the stored value; a
       // store consumes it where the array is its argument's own gradient
       // (Warp 1.19: final write wins, unless retain_grad).
+      if (SplitsLanes(i, i.place.root)) {
+        w_.Close();
+        w_.Open("if (" + Present(i.place.root) + ") {");
+        if (i.value.is_var()) LaneLoop("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
+        w_.Line("if (" + Consume(i.place.root) + ") for (int _l = 0; _l < " + std::to_string(kLanes) + "; ++_l) " +
+                AdjPlace(i.place, true) + " = {};");
+        w_.Close();
+        OpenLanes();
+        return;
+      }
       w_.Open("if (" + Present(i.place.root) + ") {");
       if (i.value.is_var()) w_.Line("wp::adj_acc(" + Adj(i.value.var) + ", " + AdjPlace(i.place, false) + ");");
       w_.Line("if (" + Consume(i.place.root) + ") " + AdjPlace(i.place, true) + " = {};");
