@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/count_quota.h"
 #include "common/status_macros.h"
+#include "runtime/exec/conditional.h"
 #include "runtime/exec/hash_grid_build.h"
 #include "runtime/exec/launch.h"
 #include "runtime/exec/matmul.h"
@@ -242,6 +243,21 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       }
       return (*graph)->MakeReplay();
     }
+    case v1::Command::kConditional: {
+      const v1::Conditional& cond = command.conditional();
+      auto condition = arrays.Get(cond.condition());
+      if (!condition.ok()) return condition.status();
+      std::shared_ptr<runtime::Graph> graphs[2];
+      const uint64_t handles[2] = {cond.then_graph(), cond.else_graph()};
+      for (int k = 0; k < 2; ++k) {
+        if (handles[k] == 0) continue;
+        auto graph = arrays.GetGraph(handles[k]);
+        if (!graph.ok()) return graph.status();
+        graphs[k] = *std::move(graph);
+      }
+      return runtime::PrepareConditional(*std::move(condition), std::move(graphs[0]), std::move(graphs[1]),
+                                         cond.loop(), device);
+    }
     case v1::Command::kFreeGraph: {
       auto graph = arrays.GetGraph(command.free_graph().graph());
       if (!graph.ok()) return graph.status();
@@ -250,8 +266,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
     }
     default:
       return absl::InvalidArgumentError(
-          "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree or "
-          "free_object)");
+          "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree, "
+          "free_object, matmul or conditional)");
   }
 }
 
@@ -321,11 +337,11 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
     const v1::Command& c = commands[i];
     if (c.kind_case() != v1::Command::kLaunch && c.kind_case() != v1::Command::kCopy &&
         c.kind_case() != v1::Command::kFill && c.kind_case() != v1::Command::kBuildHashGrid &&
-        c.kind_case() != v1::Command::kMatmul &&
-        c.kind_case() != v1::Command::kBuildTree) {
+        c.kind_case() != v1::Command::kMatmul && c.kind_case() != v1::Command::kBuildTree &&
+        c.kind_case() != v1::Command::kConditional) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "captured command ", i, ": a graph holds launches, copies, fills, hash grid and BVH builds only (free "
-          "arrays, graphs and objects, and replay graphs, outside a capture)"));
+          "captured command ", i, ": a graph holds launches, copies, fills, hash grid and BVH builds, matmuls and "
+          "conditionals only (free arrays, graphs and objects, and replay graphs, outside a capture)"));
     }
     auto prepared = PrepareOne(session, device, c, arrays);
     if (!prepared.ok()) return prepared.status();

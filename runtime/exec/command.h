@@ -46,6 +46,9 @@ class Command {
   // Kernel launches one Execute runs (a repeated launch: its runs; a graph
   // replay: the graph's launches), for the launches metric.
   virtual uint64_t Launches() const { return 0; }
+  // How deep the graphs this command runs nest (a replay or a conditional:
+  // its graphs'; graph.h bounds it); 0 for a command that runs no graph.
+  virtual int GraphDepth() const { return 0; }
 
   // Bytes the command keeps while it exists and is not running: the object,
   // its queue or graph slot, what it owns (an argument block, a fill

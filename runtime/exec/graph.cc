@@ -49,6 +49,7 @@ class Graph::Replay final : public Command {
   std::string Describe() const override { return absl::StrCat("graph replay (", graph_->size(), " commands)"); }
 
   uint64_t Launches() const override { return graph_->launches_; }
+  int GraphDepth() const override { return graph_->depth_; }
 
  private:
   const std::shared_ptr<Graph> graph_;
@@ -69,7 +70,13 @@ absl::StatusOr<std::shared_ptr<Graph>> Graph::Create(std::string device,
     return absl::InvalidArgumentError(
         absl::StrCat("a graph holds at most ", kMaxCommands, " commands, got ", commands.size()));
   }
-  return std::shared_ptr<Graph>(new Graph(std::move(device), std::move(commands), std::move(hold)));
+  std::shared_ptr<Graph> graph(new Graph(std::move(device), std::move(commands), std::move(hold)));
+  if (graph->depth_ > kMaxDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("graphs nest at most ", kMaxDepth,
+                                                   " deep (capture_if/capture_while bodies), this one ",
+                                                   graph->depth_));
+  }
+  return graph;
 }
 
 std::unique_ptr<Command> Graph::MakeReplay() { return std::make_unique<Replay>(shared_from_this()); }

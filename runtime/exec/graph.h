@@ -17,6 +17,7 @@
 // serialize (a session's graph runs on its one stream per device anyway).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -34,9 +35,14 @@ class Graph : public std::enable_shared_from_this<Graph> {
  public:
   // At most this many commands per graph.
   static constexpr size_t kMaxCommands = size_t{1} << 16;
+  // At most this many graphs inside one another (a graph holding a
+  // capture_while whose body holds a capture_if, ...: conditional.h), so a
+  // replay's recursion stays shallow.
+  static constexpr int kMaxDepth = 8;
 
   // `commands` were prepared for `device` and must be re-runnable (launches,
-  // copies, fills; not frees). INVALID_ARGUMENT when empty or too many.
+  // copies, fills; not frees). INVALID_ARGUMENT when empty, too many, or
+  // nesting graphs deeper than kMaxDepth.
   // `hold` (the owner's quota units for these commands) is released when
   // the graph is destroyed.
   static absl::StatusOr<std::shared_ptr<Graph>> Create(std::string device,
@@ -45,6 +51,8 @@ class Graph : public std::enable_shared_from_this<Graph> {
 
   const std::string& device() const { return device_; }
   size_t size() const { return commands_.size(); }
+  // 1 + the deepest graph its commands run.
+  int depth() const { return depth_; }
 
   // A command that runs the whole graph once.
   std::unique_ptr<Command> MakeReplay();
@@ -67,6 +75,11 @@ class Graph : public std::enable_shared_from_this<Graph> {
     uint64_t n = 0;
     for (const auto& c : commands_) n += c->Launches();
     return n;
+  }();
+  const int depth_ = [this] {
+    int d = 0;
+    for (const auto& c : commands_) d = std::max(d, c->GraphDepth());
+    return d + 1;
   }();
   // Held by a running replay: the commands keep per-run state.
   absl::Mutex run_mu_;

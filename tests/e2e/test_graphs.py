@@ -214,3 +214,152 @@ def test_a_graph_is_freed_with_its_session(wp, raw, warpd_daemon):
     assert after["memory_bytes"] <= usage["memory_bytes"] - (4 << 20), (usage, after)
     stub.CloseSession(runtime_pb2.CloseSessionRequest(session=s2))
     channel.close()
+
+
+@wpd.kernel
+def count_down(c: wpd.array(dtype=wpd.int32), o: wpd.array(dtype=wpd.int32)):
+    wpd.atomic_sub(c, 0, 1)
+    wpd.atomic_add(o, 0, 1)
+
+
+@wpd.kernel
+def set_to(o: wpd.array(dtype=wpd.int32), v: int):
+    o[0] = v
+
+
+def test_capture_while_reruns_its_body_until_the_condition_clears(wp):
+    # Warp 1.19's test_graph_fill_drives_capture_while: a captured fill_ resets
+    # the counter at the top of every replay, the daemon runs the loop.
+    counter = wp.empty(1, dtype=wp.int32)
+    out = wp.zeros(1, dtype=wp.int32)
+
+    def body():
+        wp.launch(count_down, dim=1, inputs=[counter, out])
+
+    with wp.ScopedCapture() as capture:
+        counter.fill_(3)
+        wp.capture_while(counter, while_body=body)
+    assert out.numpy().tolist() == [0]  # nothing ran at capture
+    for _ in range(4):
+        wp.capture_launch(capture.graph)
+    assert out.numpy().tolist() == [12] and counter.numpy().tolist() == [0]
+    # A condition already 0 runs the body no time; outside a capture the loop
+    # runs in the client, reading the condition before each iteration.
+    wp.capture_while(counter, body)
+    assert out.numpy().tolist() == [12]
+    counter.fill_(5)
+    wp.capture_while(counter, while_body=body)
+    assert out.numpy().tolist() == [17]
+
+
+def test_capture_if_picks_a_branch_at_each_replay(wp):
+    flag = wp.array([1], dtype=wp.int32)
+    res = wp.zeros(1, dtype=wp.int32)
+    with wp.ScopedCapture() as capture:
+        wp.capture_if(flag, on_true=lambda v: wp.launch(set_to, 1, inputs=[res, v]),
+                      on_false=lambda v: wp.launch(set_to, 1, inputs=[res, -v]), v=7)
+    assert res.numpy().tolist() == [0]
+    got = []
+    for value in (1, 0, -4, 0):
+        flag.fill_(value)
+        wp.capture_launch(capture.graph)
+        got.append(int(res.numpy()[0]))
+    assert got == [7, -7, 7, -7]
+    # Only one branch; a Graph as a branch; outside a capture.
+    with wp.ScopedCapture() as only_true:
+        wp.capture_if(flag, on_true=lambda: wp.launch(set_to, 1, inputs=[res, 1]))
+    with wp.ScopedCapture() as set_two:
+        wp.launch(set_to, 1, inputs=[res, 2])
+    res.zero_()
+    flag.fill_(0)
+    wp.capture_launch(only_true.graph)
+    assert res.numpy().tolist() == [0]
+    wp.capture_if(flag, on_true=None, on_false=set_two.graph)
+    assert res.numpy().tolist() == [2]
+    flag.fill_(1)
+    wp.capture_if(flag, on_true=lambda: wp.launch(set_to, 1, inputs=[res, 3]))
+    assert res.numpy().tolist() == [3]
+
+
+def test_conditionals_nest_inside_captured_loops(wp):
+    # while counter: counter -= 1, out += 1; if counter is odd: odd += 1 (via a
+    # flag a kernel computes), all in one graph the daemon runs.
+    @wp.kernel
+    def parity(c: wp.array(dtype=wp.int32), f: wp.array(dtype=wp.int32)):
+        f[0] = c[0] % 2
+
+    counter = wp.empty(1, dtype=wp.int32)
+    out = wp.zeros(1, dtype=wp.int32)
+    odd = wp.zeros(1, dtype=wp.int32)
+    flag = wp.zeros(1, dtype=wp.int32)
+
+    def body():
+        wp.launch(count_down, dim=1, inputs=[counter, out])
+        wp.launch(parity, dim=1, inputs=[counter, flag])
+        wp.capture_if(flag, on_true=lambda: wp.launch(count_down, dim=1, inputs=[flag, odd]))
+
+    with wp.ScopedCapture() as capture:
+        counter.fill_(9)
+        wp.capture_while(counter, while_body=body)
+    wp.capture_launch(capture.graph)
+    # counter after each step: 8..0; odd ones: 7, 5, 3, 1
+    assert out.numpy().tolist() == [9] and odd.numpy().tolist() == [4]
+
+
+def test_conditional_misuse_and_hostile_requests(wp, raw):
+    stub, session = raw
+    f = wp.zeros(1, dtype=wp.float32)
+    with pytest.raises(TypeError, match="int32"):
+        wp.capture_while(f, lambda: None)
+    with pytest.raises(TypeError, match="int32"):
+        wp.capture_if(wp.zeros(1, dtype=wp.int64), on_true=lambda: None)
+    counter = wp.zeros(1, dtype=wp.int32)
+    with wp.ScopedCapture():
+        with pytest.raises(ValueError, match="recorded no work"):
+            wp.capture_while(counter, lambda: None)
+    res = wp.zeros(1, dtype=wp.int32)
+    with wp.ScopedCapture() as g:
+        wp.launch(set_to, 1, inputs=[res, 5])
+    wp.synchronize()
+
+    def submit(**fields):
+        cmd = runtime_pb2.Command()
+        for k, v in fields.items():
+            setattr(cmd.conditional, k, v)
+        stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", commands=[cmd], synchronize=True),
+                    timeout=30)
+
+    cases = [
+        (dict(condition=f.handle, then_graph=g.graph.handle), grpc.StatusCode.INVALID_ARGUMENT, "int32"),
+        (dict(condition=wp.zeros(0, dtype=wp.int32).handle, then_graph=g.graph.handle),
+         grpc.StatusCode.INVALID_ARGUMENT, "at least one element"),
+        (dict(condition=counter.handle, then_graph=12345), grpc.StatusCode.NOT_FOUND, "graph"),
+        (dict(condition=counter.handle, loop=True), grpc.StatusCode.INVALID_ARGUMENT, "body"),
+        (dict(condition=2**64 - 1, then_graph=g.graph.handle), grpc.StatusCode.NOT_FOUND, ""),
+    ]
+    for fields, code, text in cases:
+        with pytest.raises(grpc.RpcError) as e:
+            submit(**fields)
+        assert e.value.code() == code, (fields, e.value.details())
+        assert text in e.value.details()
+    # Graphs nest at most 8 deep: a capture_if inside a capture_if ... refused
+    # at the ninth level, with the daemon serving on.
+    flag = wp.array([1], dtype=wp.int32)
+
+    def nest(depth):
+        if depth == 0:
+            wp.launch(set_to, 1, inputs=[res, 9])
+        else:
+            wp.capture_if(flag, on_true=lambda: nest(depth - 1))
+
+    with wp.ScopedCapture() as ok:
+        nest(7)  # eight graphs: seven conditionals' bodies and the capture itself
+    wp.capture_launch(ok.graph)
+    assert res.numpy().tolist() == [9]
+    with pytest.raises(wp.WarpdError, match="nest at most 8"):
+        with wp.ScopedCapture():
+            nest(8)
+    counter.fill_(1)
+    wp.synchronize()  # the fill goes first
+    submit(condition=counter.handle, then_graph=g.graph.handle)  # a raw capture_if runs
+    assert res.numpy().tolist() == [5]

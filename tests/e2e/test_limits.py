@@ -90,3 +90,56 @@ def test_runaway_kernel_is_stopped_at_the_time_limit(tmp_path):
         assert d.alive()
     finally:
         assert d.stop() == 0
+
+
+LOOP_SCRIPT = textwrap.dedent('''
+    import time
+    import warpd as wp
+
+    wp.config.quiet = True
+    wp.init()
+
+    @wp.kernel
+    def bump(o: wp.array(dtype=wp.int32)):
+        wp.atomic_add(o, 0, 1)
+
+    flag = wp.array([1], dtype=wp.int32)  # the body never clears it
+    out = wp.zeros(1, dtype=wp.int32)
+    with wp.ScopedCapture() as capture:
+        wp.capture_while(flag, lambda: wp.launch(bump, 1, inputs=[out]))
+    t0 = time.monotonic()
+    wp.capture_launch(capture.graph)
+    try:
+        wp.synchronize()
+        print("CODE NONE")
+    except wp.WarpdError as e:
+        print("CODE", e.code.name)
+        print("MESSAGE", e)
+    print("SECONDS", time.monotonic() - t0)
+    print("RAN", int(out.numpy()[0]) > 10)
+    flag.fill_(0)
+    wp.capture_launch(capture.graph)  # the stream works again; the loop runs no time
+    out.zero_()
+    wp.capture_launch(capture.graph)
+    print("AFTER", out.numpy().tolist())
+''')
+
+
+def test_a_capture_while_that_never_ends_is_stopped_at_the_time_limit(tmp_path):
+    d = Daemon(daemon_binary(), tmp_path, extra_args=["--kernel-timeout", "1"])
+    d.start()
+    try:
+        script = tmp_path / "loop.py"
+        script.write_text(LOOP_SCRIPT)
+        env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
+        assert lines.get("CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        assert "capture_while" in lines["MESSAGE"] and "time limit of 1s" in lines["MESSAGE"], lines["MESSAGE"]
+        assert 0.9 < float(lines["SECONDS"]) < 30
+        assert lines["RAN"] == "True"
+        assert lines["AFTER"] == "[0]"
+        assert d.alive()
+    finally:
+        assert d.stop() == 0

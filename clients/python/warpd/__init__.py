@@ -39,7 +39,7 @@ from .errors import (AuthenticationError, CompileError, DaemonStartError, Device
                      WarpCodegenValueError, WarpdError)
 from .function import Function, func, func_grad, func_native, func_replay
 from .gradwrapper import grad
-from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_launch
+from .graph import Graph, ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .bvh import Bvh, BvhConstructor
 from .hash_grid import HashGrid
 from .mesh import Mesh, is_cubql_available

@@ -97,6 +97,112 @@ def capture_launch(graph: Graph, stream=None):
         rt.stream(graph.device).add().replay.graph = graph.handle
 
 
+def _condition_array(condition, what: str):
+    from .array import array  # noqa: PLC0415 (graph.py is imported by array.py's users)
+    from .types import int32  # noqa: PLC0415
+    if not isinstance(condition, array) or condition.dtype is not int32:
+        raise TypeError(f"{what}: the condition must be a Warp array of int32 with a single element")
+    if condition.size < 1:
+        raise ValueError(f"{what}: the condition array is empty")
+    return condition
+
+
+def _body_graph(rt, dev, body, kwargs, what: str):
+    """A captured graph running `body` (a callback, captured here as a
+    graph of its own, or a Graph), and what it keeps alive: (graph or None
+    when it records nothing, refs)."""
+    if body is None:
+        return None, []
+    if isinstance(body, Graph):
+        if body.device != dev.name:
+            raise ValueError(f"{what}: the graph was captured on '{body.device}', not '{dev.name}'")
+        return (body if body.handle else None), [body]
+    if not callable(body):
+        raise TypeError(f"{what}: expected a callback or a Graph, got {type(body).__name__}")
+    st = rt.stream(dev)
+    with rt.lock:
+        saved = st._capture, st._capture_refs
+        st._capture, st._capture_refs = runtime_pb2.CreateGraphRequest(), []
+    try:
+        body(**kwargs)
+    finally:
+        with rt.lock:
+            commands, refs = st._capture.commands, st._capture_refs
+            st._capture, st._capture_refs = saved
+    if not commands:
+        return None, refs
+    resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.name,
+                                                                 commands=commands))
+    graph = Graph(rt, dev.name, resp.graph, len(commands))
+    return graph, [graph]
+
+
+def _run_body(body, kwargs):
+    if isinstance(body, Graph):
+        capture_launch(body)
+    elif body is not None:
+        body(**kwargs)
+
+
+def capture_if(condition, on_true=None, on_false=None, stream=None, **kwargs):
+    """Runs `on_true` when ``condition[0]`` is nonzero, else `on_false` (Warp's
+    ``wp.capture_if``). Each is a callback (called with `kwargs`) or a
+    Graph; either may be None.
+
+    Outside a capture the condition is read now (a round trip that waits for
+    the work queued before) and the chosen branch runs. In a capture on the
+    condition's device, both branches are captured as graphs of their own
+    and the daemon reads the condition at each replay, in stream order (a
+    ``capture_if`` command)."""
+    _no_stream(stream)
+    _condition_array(condition, "wp.capture_if")
+    rt = runtime()
+    dev = rt.device(condition.device)
+    if not rt.stream(dev).capturing:
+        _run_body(on_true if int(condition.numpy().reshape(-1)[0]) != 0 else on_false, kwargs)
+        return
+    then_graph, keep_then = _body_graph(rt, dev, on_true, kwargs, "wp.capture_if")
+    else_graph, keep_else = _body_graph(rt, dev, on_false, kwargs, "wp.capture_if")
+    if then_graph is None and else_graph is None:
+        return
+    with rt.lock:
+        cmd = rt.stream(dev).add(keep=[condition, *keep_then, *keep_else])
+        cmd.conditional.condition = condition.handle
+        cmd.conditional.then_graph = then_graph.handle if then_graph else 0
+        cmd.conditional.else_graph = else_graph.handle if else_graph else 0
+
+
+def capture_while(condition, while_body, stream=None, **kwargs):
+    """Runs `while_body` (a callback called with `kwargs`, or a Graph) while
+    ``condition[0]`` is nonzero (Warp's ``wp.capture_while``); the body's
+    work is what changes it.
+
+    Outside a capture the condition is read before each iteration (a round
+    trip each). In a capture on the condition's device, the body is captured
+    once as a graph of its own and the daemon runs the loop at each replay,
+    reading the condition between iterations with no round trip (a
+    ``capture_while`` command; a loop running past the server's launch time
+    limit stops with an error)."""
+    _no_stream(stream)
+    _condition_array(condition, "wp.capture_while")
+    if while_body is None:
+        raise TypeError("wp.capture_while: while_body is required")
+    rt = runtime()
+    dev = rt.device(condition.device)
+    if not rt.stream(dev).capturing:
+        while int(condition.numpy().reshape(-1)[0]) != 0:
+            _run_body(while_body, kwargs)
+        return
+    body, keep = _body_graph(rt, dev, while_body, kwargs, "wp.capture_while")
+    if body is None:
+        raise ValueError("wp.capture_while: the body recorded no work, so the loop could never end")
+    with rt.lock:
+        cmd = rt.stream(dev).add(keep=[condition, *keep])
+        cmd.conditional.condition = condition.handle
+        cmd.conditional.then_graph = body.handle
+        cmd.conditional.loop = True
+
+
 class ScopedCapture:
     """``with wp.ScopedCapture() as capture: ...`` then ``wp.capture_launch(capture.graph)``."""
 
