@@ -46,6 +46,14 @@ struct Args {
   wp::array_t<float> x, y;
 };
 
+// The C++ text of `proto` with its backward pass.
+absl::StatusOr<Compiler::Generated> GenerateBackward(v1::Module proto) {
+  proto.set_backward(true);
+  auto m = ir::ModuleFromProto(proto);
+  if (!m.ok()) return m.status();
+  return Compiler::Generate(**m);
+}
+
 void RunEntry(abi::CpuKernelFn entry, const void* block, int64_t n) {
   wp::launch_ctx ctx{};
   ctx.bounds.ndim = 1;
@@ -183,11 +191,7 @@ v1::Module LaneLoopModule() {
 TEST(AdjointTest, LaneBlockedAdjointEqualsTheScalarOne) {
   auto proto = LaneLoopModule();
   {
-    v1::Module b = proto;
-    b.set_backward(true);
-    auto m = ir::ModuleFromProto(b);
-    ASSERT_TRUE(m.ok());
-    auto g = Compiler::Generate(**m);
+    absl::StatusOr<Compiler::Generated> g = GenerateBackward(proto);
     ASSERT_TRUE(g.ok()) << g.status();
     EXPECT_NE(g->source.find("_lanes(ctx, a, d, t, scalar)"), std::string::npos);
     // The replay just before each reverse sweep computes the cos the sin's
@@ -268,11 +272,7 @@ TEST(AdjointTest, LaneBlockedAdjointsSkipWhatTheGradientDoesNotNeed) {
                    5),
                Assign(Sub(Name("y", 7), {Name("i", 7)}, 7), nm("s", 7), 7)})});
   {
-    v1::Module b = proto;
-    b.set_backward(true);
-    auto m = ir::ModuleFromProto(b);
-    ASSERT_TRUE(m.ok());
-    auto g = Compiler::Generate(**m);
+    absl::StatusOr<Compiler::Generated> g = GenerateBackward(proto);
     ASSERT_TRUE(g.ok()) << g.status();
     const std::string& src = g->source;
     const size_t e = src.find("void wpr_e_lanes("), d = src.find("void wpr_d_lanes(");

@@ -180,9 +180,15 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         if (!p.ok()) return p.status();
         points = *std::move(p);
       }
+      std::shared_ptr<const Array> velocities;
+      if (build.velocities() != 0) {
+        auto v = arrays.Get(build.velocities());
+        if (!v.ok()) return v.status();
+        velocities = *std::move(v);
+      }
       return runtime::PrepareTreeBuild(*std::move(tree), build.refit(),
                                        build.split() == 1 ? runtime::BvhSplit::kMedian : runtime::BvhSplit::kSah,
-                                       device, std::move(points));
+                                       device, std::move(points), std::move(velocities));
     }
     case v1::Command::kMatmul: {
       const v1::Matmul& mm = command.matmul();

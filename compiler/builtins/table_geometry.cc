@@ -78,9 +78,9 @@ void AddGeometry(Builder& b) {
   // Mesh queries (mesh.h): results as MeshQueryPoint / MeshQueryRay values
   // whose fields kernels read, and Warp's out-parameter forms (hidden in
   // Warp 1.19's reference, used by older code such as its ray-cast example).
-  // The point queries' out forms and mesh_eval_position / _velocity are
-  // differentiable (wp::mesh_adjoint); the query-value forms and the ray
-  // query are not yet (Warp differentiates them too).
+  // The point and ray queries' out forms and mesh_eval_position / _velocity
+  // are differentiable (wp::mesh_adjoint); the query-value forms are not yet
+  // (Warp differentiates them too).
   b.Group("Geometry", "warpd/native/mesh.h");
   const std::string mid = "id: uint64, point: " + v3 + ", ";
   b.Add("mesh_query_point", mid + "max_dist: float32", "mesh_query_point(float32)")
@@ -143,8 +143,9 @@ void AddGeometry(Builder& b) {
       .Cpp("wp::mesh_query_ray(ctx, $L, $0, $1, $2, $3, $4)");
   b.Add("mesh_query_ray", ray + "t: out float32, bary_u: out float32, bary_v: out float32, sign: out float32, "
         "normal: out " + v3 + ", face: out int32, root: int32 = -1", "bool")
-      .NoDiff()
-      .Cpp("wp::mesh_query_ray(ctx, $L, $*)");
+      .Diff()
+      .Cpp("wp::mesh_query_ray(ctx, $L, $*)")
+      .Adj("wp::mesh_adjoint(ctx).ray");
   b.Add("mesh_query_ray_anyhit", ray + "root: int32 = -1", "bool")
       .NoDiff()
       .Cpp("wp::mesh_query_ray_anyhit(ctx, $L, $0, $1, $2, $3, $4)");

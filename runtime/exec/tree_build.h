@@ -19,10 +19,11 @@
 
 namespace warpd::runtime {
 
-// points: null, or (a mesh's refit only) the array that replaces the
-// mesh's points before the refit (TreeObject::SetPoints).
+// points, velocities: null, or (a mesh's refit only) arrays that replace
+// the mesh's (TreeObject::SetArrays; new points are refitted to).
 absl::StatusOr<std::unique_ptr<Command>> PrepareTreeBuild(std::shared_ptr<TreeObject> object, bool refit,
                                                           BvhSplit split, const std::string& device,
-                                                          std::shared_ptr<const Array> points = nullptr);
+                                                          std::shared_ptr<const Array> points = nullptr,
+                                                          std::shared_ptr<const Array> velocities = nullptr);
 
 }  // namespace warpd::runtime

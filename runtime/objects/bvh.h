@@ -42,10 +42,10 @@ class TreeObject : public GeometryObject {
   // Recomputes the node boxes from the current boxes; a tree never built is
   // built instead.
   virtual absl::Status Refit(const std::atomic<bool>* cancel = nullptr) = 0;
-  // Replaces the points the tree's boxes come from, then refits (a Mesh's;
-  // INVALID_ARGUMENT for other trees).
-  virtual absl::Status SetPoints(std::shared_ptr<const Array>) {
-    return absl::InvalidArgumentError("only a mesh's points can be replaced");
+  // Replaces the points the tree's boxes come from (then refits) and/or the
+  // velocities (null: kept) (a Mesh's; INVALID_ARGUMENT for other trees).
+  virtual absl::Status SetArrays(std::shared_ptr<const Array>, std::shared_ptr<const Array>) {
+    return absl::InvalidArgumentError("only a mesh's points and velocities can be replaced");
   }
 };
 

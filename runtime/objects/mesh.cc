@@ -56,15 +56,29 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
   return mesh;
 }
 
-absl::Status Mesh::SetPoints(std::shared_ptr<const Array> points) {
-  if (points == nullptr) return absl::InvalidArgumentError("a mesh needs points");
-  if (absl::Status s = CheckVec3Array(*points, device(), "Mesh points"); !s.ok()) return s;
-  if (points->ndim() != 1 || points->layout().num_elements != points_->layout().num_elements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "The new points and the original points must have the same shape, the new points have ",
-        points->layout().num_elements, " elements (", points->ndim(), "-d), the old ones ",
-        points_->layout().num_elements));
+absl::Status Mesh::SetArrays(std::shared_ptr<const Array> points, std::shared_ptr<const Array> velocities) {
+  auto check = [&](const std::shared_ptr<const Array>& a, const char* what, uint64_t count) -> absl::Status {
+    if (absl::Status s = CheckVec3Array(*a, device(), what); !s.ok()) return s;
+    if (a->ndim() != 1 || a->layout().num_elements != count) {
+      return absl::InvalidArgumentError(absl::StrCat("The new ", what, " must have the same shape as the original: ",
+                                                     count, " elements, got ", a->layout().num_elements, " (",
+                                                     a->ndim(), "-d)"));
+    }
+    return absl::OkStatus();
+  };
+  if (velocities != nullptr) {
+    const uint64_t count = (velocities_ != nullptr ? velocities_ : points_)->layout().num_elements;
+    if (absl::Status s = check(velocities, "Mesh velocities", count); !s.ok()) return s;
   }
+  if (points != nullptr) {
+    if (absl::Status s = check(points, "Mesh points", points_->layout().num_elements); !s.ok()) return s;
+  }
+  if (velocities != nullptr) {
+    velocities_ = std::move(velocities);
+    desc_.velocities = reinterpret_cast<const wp::vec3f*>(velocities_->data());
+    desc_.num_velocities = static_cast<wp::int32>(velocities_->layout().num_elements);
+  }
+  if (points == nullptr) return absl::OkStatus();
   points_ = std::move(points);
   desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
   return Refit();

@@ -61,10 +61,11 @@ class Mesh final : public TreeObject {
 
   absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) override;
   absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
-  // Replaces the points (Warp's mesh.points = new, in stream order): an
-  // array like the old one (contiguous vec3f, as many), held from now on;
-  // then refits.
-  absl::Status SetPoints(std::shared_ptr<const Array> points) override;
+  // Replaces the points (Warp's mesh.points = new, in stream order; then
+  // refits) and/or the velocities (mesh.velocities = new): arrays like the
+  // old ones (contiguous vec3f, as many; velocities as many as the old
+  // velocities, or the points when there were none), held from now on.
+  absl::Status SetArrays(std::shared_ptr<const Array> points, std::shared_ptr<const Array> velocities) override;
 
  private:
   // Recomputes the triangles' boxes and the average edge length from the
@@ -72,7 +73,8 @@ class Mesh final : public TreeObject {
   absl::Status ComputeBoxes();
 
   std::shared_ptr<const Array> points_;  // replaced by SetPoints (stream order)
-  const std::shared_ptr<const Array> indices_, velocities_;
+  const std::shared_ptr<const Array> indices_;
+  std::shared_ptr<const Array> velocities_;  // replaced by SetArrays (stream order)
   std::shared_ptr<const Array> groups_;  // set by Create
   const int leaf_size_;
   const int64_t num_tris_;

@@ -66,25 +66,37 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def test_runaway_kernel_is_stopped_at_the_time_limit(tmp_path):
+def run_with_time_limit(tmp_path, script_text):
+    """Runs `script_text` against a daemon of its own with a 1 s launch time
+    limit; returns its "KEY value" output lines and the daemon (still up)."""
     d = Daemon(daemon_binary(), tmp_path, extra_args=["--kernel-timeout", "1"])
     d.start()
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
+    env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
     try:
-        script = tmp_path / "runaway.py"
-        script.write_text(SCRIPT)
-        env = dict(os.environ, WARPD_ADDRESS=d.address,
-                   PYTHONPATH=str(REPO / "clients" / "python"))
-        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                             text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
-        assert lines.get("CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    except BaseException:
+        d.stop()
+        raise
+    if out.returncode != 0:
+        d.stop()
+        raise AssertionError(out.stderr)
+    lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
+    lines["_output"] = lines["_output"]
+    return lines, d, script
+
+
+def test_runaway_kernel_is_stopped_at_the_time_limit(tmp_path):
+    lines, d, script = run_with_time_limit(tmp_path, SCRIPT)
+    try:
+        assert lines.get("CODE") == "DEADLINE_EXCEEDED", lines["_output"]
         assert "kernel 'spin_forever'" in lines["MESSAGE"]
         assert f"{script}:" in lines["MESSAGE"]
         assert "time limit of 1s" in lines["MESSAGE"]
         assert 0.9 < float(lines["SECONDS"]) < 30
         assert lines["AFTER"] == "[0, 2, 4, 6]"
-        assert lines.get("LANES_CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        assert lines.get("LANES_CODE") == "DEADLINE_EXCEEDED", lines["_output"]
         assert 0.9 < float(lines["LANES_SECONDS"]) < 30
         assert lines["LANES_AFTER"] == "[1.75, 1.75]"  # 0 -> 1 -> 1.5 -> 1.75
         assert d.alive()
@@ -126,16 +138,9 @@ LOOP_SCRIPT = textwrap.dedent('''
 
 
 def test_a_capture_while_that_never_ends_is_stopped_at_the_time_limit(tmp_path):
-    d = Daemon(daemon_binary(), tmp_path, extra_args=["--kernel-timeout", "1"])
-    d.start()
+    lines, d, _ = run_with_time_limit(tmp_path, LOOP_SCRIPT)
     try:
-        script = tmp_path / "loop.py"
-        script.write_text(LOOP_SCRIPT)
-        env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
-        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
-        assert lines.get("CODE") == "DEADLINE_EXCEEDED", out.stdout + out.stderr
+        assert lines.get("CODE") == "DEADLINE_EXCEEDED", lines["_output"]
         assert "capture_while" in lines["MESSAGE"] and "time limit of 1s" in lines["MESSAGE"], lines["MESSAGE"]
         assert 0.9 < float(lines["SECONDS"]) < 30
         assert lines["RAN"] == "True"

@@ -508,3 +508,76 @@ def test_out_parameter_forms_of_the_signed_and_furthest_queries(wp):
         np.testing.assert_array_equal(got[tube, k], inside[tube])
     far = np.linalg.norm(q[:, None, :] - pts[None, :, :], axis=2).max(axis=1)
     np.testing.assert_allclose(got[:, 4], far, rtol=1e-5)
+
+
+@wp.kernel
+def ray_loss(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3), w: wp.vec3,
+             loss: wp.array(dtype=float)):
+    i = wp.tid()
+    t = float(0.0)
+    u = float(0.0)
+    v = float(0.0)
+    sign = float(0.0)
+    n = wp.vec3()
+    face = int(0)
+    if wp.mesh_query_ray(mesh, starts[i], dirs[i], 1.0e6, t, u, v, sign, n, face):
+        x = wp.mesh_eval_position(mesh, face, u, v)
+        wp.atomic_add(loss, 0, wp.dot(w, x) + 0.5 * t)
+
+
+def test_ray_query_gradients_match_finite_differences(wp):
+    pts, tris = torus()
+    mesh = make_mesh(pts, tris)
+    rng = np.random.default_rng(15)
+    starts = np.concatenate([rng.uniform(-0.5, 0.5, (6, 3)) + [0, 0, 3.0], [[50.0, 50.0, 0.03]]]).astype(np.float32)
+    targets = np.concatenate([rng.uniform(-1.2, 1.2, (6, 3)) * [1, 1, 0.1], [[1.0, 0.3, 0.05]]])  # off the z = 0 edges
+    dirs = (targets - starts).astype(np.float32)
+    w = wp.vec3(1.0, -0.4, 0.7)
+    hits = 0
+    for i in range(len(starts)):
+        s = wp.array(starts[i:i + 1], dtype=wp.vec3, requires_grad=True)
+        d = wp.array(dirs[i:i + 1], dtype=wp.vec3, requires_grad=True)
+        loss = wp.zeros(1, dtype=float, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(ray_loss, dim=1, inputs=[mesh.id, s, d, w, loss])
+        if loss.numpy()[0] == 0.0:
+            continue  # a miss: nothing to differentiate
+        hits += 1
+        tape.backward(loss=loss)
+        for which, arr, base in (("start", s, starts), ("dir", d, dirs)):
+            numeric = np.zeros(3)
+            eps = 1e-3
+            for k in range(3):
+                vals = []
+                for e in (-eps, eps):
+                    x = base[i:i + 1].copy()
+                    x[0, k] += e
+                    out = wp.zeros(1, dtype=float)
+                    a = wp.array(x, dtype=wp.vec3)
+                    args = [a, wp.array(dirs[i:i + 1], dtype=wp.vec3)] if which == "start" else \
+                        [wp.array(starts[i:i + 1], dtype=wp.vec3), a]
+                    wp.launch(ray_loss, dim=1, inputs=[mesh.id, *args, w, out])
+                    vals.append(float(out.numpy()[0]))
+                numeric[k] = (vals[1] - vals[0]) / (2 * eps)
+            np.testing.assert_allclose(arr.grad.numpy()[0], numeric, atol=2e-2, rtol=2e-2,
+                                       err_msg=f"ray {i}, d loss / d {which}")
+    assert hits >= 5
+
+
+@wp.kernel
+def eval_velocity(mesh: wp.uint64, face: int, out: wp.array(dtype=wp.vec3)):
+    out[0] = wp.mesh_eval_velocity(mesh, face, 0.2, 0.3)
+
+
+def test_velocities_setter_replaces_the_velocities(wp):
+    pts, tris = sphere(1.0, 4, 6)
+    mesh = make_mesh(pts, tris, velocities=wp.zeros(len(pts), dtype=wp.vec3))
+    new = np.random.default_rng(16).normal(size=pts.shape).astype(np.float32)
+    mesh.velocities = wp.array(new, dtype=wp.vec3)
+    out = wp.zeros(1, dtype=wp.vec3)
+    wp.launch(eval_velocity, dim=1, inputs=[mesh.id, 3, out])
+    a, b, c = new[tris[3]]
+    np.testing.assert_allclose(out.numpy()[0], 0.2 * a + 0.3 * b + 0.5 * c, atol=1e-6)
+    with pytest.raises(RuntimeError, match="must have the same shape"):
+        mesh.velocities = wp.zeros(len(pts) - 1, dtype=wp.vec3)

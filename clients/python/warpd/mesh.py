@@ -97,7 +97,7 @@ class Mesh(ServerObject):
         self._constructor = constructor
         self._queue_build(refit=False)
 
-    def _queue_build(self, refit: bool, points=None):
+    def _queue_build(self, refit: bool, points=None, velocities=None):
         if not self.id:
             raise RuntimeError("this Mesh was not created or has been freed")
         keep = tuple(a for a in (self, self._points, self.indices, self._velocities, self.groups) if a is not None)
@@ -108,6 +108,8 @@ class Mesh(ServerObject):
             cmd.build_tree.split = _SPLIT[self._constructor.name.lower()]
             if points is not None:
                 cmd.build_tree.points = points.handle
+            if velocities is not None:
+                cmd.build_tree.velocities = velocities.handle
 
     @property
     def points(self):
@@ -134,6 +136,23 @@ class Mesh(ServerObject):
     def velocities(self):
         """The array of the mesh's vertex velocities (wp.vec3), or None."""
         return self._velocities
+
+    @velocities.setter
+    def velocities(self, velocities_new):
+        """Makes ``velocities_new`` (the same shape as the old velocities, or as the points when
+        there were none; wp.vec3) the mesh's velocities (queued on the device stream; no refit)."""
+        old = self._velocities if self._velocities is not None else self._points
+        if velocities_new.device != old.device:
+            raise RuntimeError(
+                "The new velocities and the original ones must live on the same device, the "
+                f"new velocities are on {velocities_new.device} while the old ones are on {old.device}.")
+        if velocities_new.ndim != 1 or velocities_new.shape[0] != old.shape[0]:
+            raise RuntimeError(
+                "The new velocities and the original ones must have the same shape, the "
+                f"new velocities' shape is {velocities_new.shape}, while the old shape is {old.shape}.")
+        _check_vec3(velocities_new, "Mesh velocities")
+        self._velocities = velocities_new
+        self._queue_build(refit=True, velocities=velocities_new)
 
     def refit(self):
         """Refits the BVH to the current points (queued on the device stream); call it after

@@ -863,6 +863,26 @@ struct mesh_adjoint {
     if (triangle(id, face, a, b, c)) closest_uv(a, b, c, point, adj_u, adj_v, adj_point);
   }
 
+  // mesh_query_ray(id, start, dir, max_t, t, u, v, sign, normal, face, root):
+  // the hit solves u e1 + v e2 - t dir = start - c (e1 = a - c, e2 = b - c),
+  // so with M = [e1 e2 -dir], d(u, v, t)/d start = M^-1 and d/d dir =
+  // t M^-1: both adjoints are M^-T (adj_u, adj_v, adj_t), the second times t.
+  // sign, normal and face do not move with the ray.
+  template <typename I, typename F, typename N, typename J, typename K, typename R>
+  WP_FUNC void ray(uint64 id, const vec3f&, const vec3f& dir, float32, float32& t, float32&, float32&, float32&,
+                   vec3f&, int32& face, int32, I&, vec3f& adj_start, vec3f& adj_dir, F&, float32& adj_t,
+                   float32& adj_u, float32& adj_v, float32&, N&, J&, K&, R&) const {
+    vec3f a, b, c;
+    if (!triangle(id, face, a, b, c)) return;
+    const vec3f e1 = sub(a, c), e2 = sub(b, c), nd = mul(dir, -1.0f);
+    const float32 det = dot(e1, cross(e2, nd));
+    if (!(det != 0.0f)) return;
+    const vec3f y = mul(add(add(mul(cross(e2, nd), adj_u), mul(cross(nd, e1), adj_v)), mul(cross(e1, e2), adj_t)),
+                        1.0f / det);
+    adj_start = add(adj_start, y);
+    adj_dir = add(adj_dir, mul(y, t));
+  }
+
   // mesh_query_furthest_point_no_sign(id, point, min_dist, face, u, v): the
   // furthest point is a vertex, whose weights do not move: no gradient.
   template <typename I, typename F, typename R>
