@@ -83,7 +83,7 @@ def run_with_time_limit(tmp_path, script_text):
         d.stop()
         raise AssertionError(out.stderr)
     lines = dict(l.split(" ", 1) for l in out.stdout.splitlines() if " " in l)
-    lines["_output"] = lines["_output"]
+    lines["_output"] = out.stdout + out.stderr
     return lines, d, script
 
 
