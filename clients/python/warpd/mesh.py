@@ -36,6 +36,20 @@ def is_cubql_available() -> bool:
     return False
 
 
+def _check_replacement(new, old, name: str, what: str):
+    """Warp's checks of an array assigned to mesh.points / mesh.velocities: the old one's device
+    and shape (one dimension), and a contiguous wp.vec3 array."""
+    if new.device != old.device:
+        raise RuntimeError(
+            f"The new {name} and the original {name} must live on the same device, the "
+            f"new {name} are on {new.device} while the old {name} are on {old.device}.")
+    if new.ndim != 1 or new.shape[0] != old.shape[0]:
+        raise RuntimeError(
+            f"The new {name} and the original {name} must have the same shape, the "
+            f"new {name}' shape is {new.shape}, while the old {name}' shape is {old.shape}.")
+    _check_vec3(new, what)
+
+
 class Mesh(ServerObject):
     """Class representing a triangle mesh (Warp's ``wp.Mesh``)."""
 
@@ -120,15 +134,7 @@ class Mesh(ServerObject):
     def points(self, points_new):
         """Makes ``points_new`` (the same shape, wp.vec3) the mesh's points and refits the tree to
         them (queued on the device stream)."""
-        if points_new.device != self._points.device:
-            raise RuntimeError(
-                "The new points and the original points must live on the same device, the "
-                f"new points are on {points_new.device} while the old points are on {self._points.device}.")
-        if points_new.ndim != 1 or points_new.shape[0] != self._points.shape[0]:
-            raise RuntimeError(
-                "The new points and the original points must have the same shape, the "
-                f"new points' shape is {points_new.shape}, while the old points' shape is {self._points.shape}.")
-        _check_vec3(points_new, "Mesh points")
+        _check_replacement(points_new, self._points, "points", "Mesh points")
         self._points = points_new
         self._queue_build(refit=True, points=points_new)
 
@@ -142,15 +148,7 @@ class Mesh(ServerObject):
         """Makes ``velocities_new`` (the same shape as the old velocities, or as the points when
         there were none; wp.vec3) the mesh's velocities (queued on the device stream; no refit)."""
         old = self._velocities if self._velocities is not None else self._points
-        if velocities_new.device != old.device:
-            raise RuntimeError(
-                "The new velocities and the original ones must live on the same device, the "
-                f"new velocities are on {velocities_new.device} while the old ones are on {old.device}.")
-        if velocities_new.ndim != 1 or velocities_new.shape[0] != old.shape[0]:
-            raise RuntimeError(
-                "The new velocities and the original ones must have the same shape, the "
-                f"new velocities' shape is {velocities_new.shape}, while the old shape is {old.shape}.")
-        _check_vec3(velocities_new, "Mesh velocities")
+        _check_replacement(velocities_new, old, "velocities", "Mesh velocities")
         self._velocities = velocities_new
         self._queue_build(refit=True, velocities=velocities_new)
 

@@ -106,28 +106,27 @@ WP_FUNC int32 tri_tri_coplanar(const vec_t<3, T>& n, const vec_t<3, T>* v, const
   return 0;
 }
 
+// The signed distances (scaled by |n|) of `pts` to the plane of triangle
+// `tri` (below 1e-6: on it, as Warp counts them); returns its normal n.
+template <typename T>
+WP_FUNC vec_t<3, T> tri_plane_distances(const vec_t<3, T>* tri, const vec_t<3, T>* pts, T* d) {
+  const vec_t<3, T> n = cross(sub(tri[1], tri[0]), sub(tri[2], tri[0]));
+  const T off = -dot(n, tri[0]);
+  for (int32 k = 0; k < 3; ++k) {
+    d[k] = dot(n, pts[k]) + off;
+    if (tri_abs(d[k]) < T(1.0e-6)) d[k] = T(0);
+  }
+  return n;
+}
+
 template <typename T>
 WP_FUNC int32 tri_tri_intersect(const vec_t<3, T>& v0, const vec_t<3, T>& v1, const vec_t<3, T>& v2,
                                 const vec_t<3, T>& u0, const vec_t<3, T>& u1, const vec_t<3, T>& u2) {
-  const T eps = T(1.0e-6);
   const vec_t<3, T> v[3] = {v0, v1, v2}, u[3] = {u0, u1, u2};
-  // v's vertices against u's plane.
-  const vec_t<3, T> n2 = cross(sub(u1, u0), sub(u2, u0));
-  const T off2 = -dot(n2, u0);
-  T dv[3];
-  for (int32 k = 0; k < 3; ++k) {
-    dv[k] = dot(n2, v[k]) + off2;
-    if (tri_abs(dv[k]) < eps) dv[k] = T(0);
-  }
+  T dv[3], du[3];
+  const vec_t<3, T> n2 = tri_plane_distances<T>(u, v, dv);  // v's vertices against u's plane
   if (dv[0] * dv[1] > T(0) && dv[0] * dv[2] > T(0)) return 0;  // v entirely on one side
-  // u's vertices against v's plane.
-  const vec_t<3, T> n1 = cross(sub(v1, v0), sub(v2, v0));
-  const T off1 = -dot(n1, v0);
-  T du[3];
-  for (int32 k = 0; k < 3; ++k) {
-    du[k] = dot(n1, u[k]) + off1;
-    if (tri_abs(du[k]) < eps) du[k] = T(0);
-  }
+  const vec_t<3, T> n1 = tri_plane_distances<T>(v, u, du);  // u's vertices against v's plane
   if (du[0] * du[1] > T(0) && du[0] * du[2] > T(0)) return 0;
   // The planes' common line, projected on its largest axis.
   const vec_t<3, T> line = cross(n1, n2);

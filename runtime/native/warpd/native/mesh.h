@@ -422,6 +422,15 @@ WP_FUNC bool mesh_query_ray(launch_ctx* ctx, int32 line, uint64 id, const vec3f&
   return r.result;
 }
 
+// A better face for a point query: its distance becomes the bound.
+WP_FUNC void mesh_take(mesh_query_point_t& q, float32& best, float32 d2, int32 f, float32 u, float32 v) {
+  best = d2;
+  q.result = true;
+  q.face = f;
+  q.u = u;
+  q.v = v;
+}
+
 // The closest face within max_dist (strictly), slivers skipped: result,
 // face, u, v (sign left 0). *dist gets the distance.
 WP_FUNC mesh_query_point_t mesh_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& p,
@@ -436,13 +445,7 @@ WP_FUNC mesh_query_point_t mesh_closest(launch_ctx* ctx, int32 line, const mesh_
         float32 u, v;
         mesh_closest_on_triangle(a, b, c, p, u, v);
         const float32 d2 = length_sq(sub(mesh_bary_point(a, b, c, u, v), p));
-        if (d2 < best) {
-          best = d2;
-          q.result = true;
-          q.face = f;
-          q.u = u;
-          q.v = v;
-        }
+        if (d2 < best) mesh_take(q, best, d2, f, u, v);
         return true;
       });
   if (!ok) return mesh_query_point_t{};
@@ -629,13 +632,7 @@ WP_FUNC mesh_query_point_t mesh_query_furthest_point_no_sign(launch_ctx* ctx, in
           u = 0.0f;
           v = 0.0f;
         }
-        if (d2 > best) {
-          best = d2;
-          q.result = true;
-          q.face = f;
-          q.u = u;
-          q.v = v;
-        }
+        if (d2 > best) mesh_take(q, best, d2, f, u, v);
         return true;
       });
   return ok ? q : mesh_query_point_t{};
