@@ -46,6 +46,9 @@ void FillInfo(const runtime::Volume& v, v1::VolumeInfo* info) {
   info->set_voxel_count(v.voxel_count());
   info->set_grid_type(v.grid_type());
   info->set_grid_class(v.grid_class());
+  info->set_active_voxel_count(v.active_voxel_count());
+  info->set_lower_count(v.internal_counts()[0]);
+  info->set_upper_count(v.internal_counts()[1]);
   for (double b : v.world_bbox()) info->add_world_bbox(b);
   for (const auto& b : v.blind_data()) {
     v1::VolumeFeature* f = info->add_features();

@@ -255,6 +255,9 @@ absl::Status Volume::ReadMetadata() {
   type_name_ = type.ok() ? type->name : "?";
   const uint8_t* tree = p + sizeof(nanovdb::GridData);
   const uint64_t active = Load<uint64_t>(tree + offsetof(nanovdb::TreeData<3>, mVoxelCount));
+  active_voxel_count_ = active;
+  internal_counts_[0] = Load<uint32_t>(tree + offsetof(nanovdb::TreeData<3>, mNodeCount) + 4);
+  internal_counts_[1] = Load<uint32_t>(tree + offsetof(nanovdb::TreeData<3>, mNodeCount) + 8);
   if (desc_.value_type == wp::VOLUME_ON_INDEX) {
     voxel_count_ = active;
   } else {

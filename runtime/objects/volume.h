@@ -97,6 +97,9 @@ class Volume final : public GeometryObject {
   uint32_t grid_type() const { return grid_type_; }
   uint32_t grid_class() const { return grid_class_; }
   const std::array<double, 6>& world_bbox() const { return world_bbox_; }
+  // The tree's active voxels and internal node counts (lower, upper).
+  uint64_t active_voxel_count() const { return active_voxel_count_; }
+  std::array<uint32_t, 2> internal_counts() const { return internal_counts_; }
   uint32_t leaf_count() const { return desc_.leaf_count; }
   // Warp's voxel count: every voxel of every leaf of a value grid, the
   // active voxels of an index grid.
@@ -129,6 +132,8 @@ class Volume final : public GeometryObject {
   uint32_t grid_index_ = 0, grid_count_ = 1;
   std::array<double, 3> voxel_size_{};
   uint32_t grid_type_ = 0, grid_class_ = 0;
+  uint64_t active_voxel_count_ = 0;
+  std::array<uint32_t, 2> internal_counts_{};
   std::array<double, 6> world_bbox_{};
   uint64_t voxel_count_ = 0;
   std::vector<BlindData> blind_;

@@ -168,6 +168,9 @@ def store_then_lookup(volume: wp.uint64, ijk: wp.array(dtype=wp.vec3i), out: wp.
 def test_allocated_volume_stores_inside_its_tiles_only(wp):
     vol = wp.Volume.allocate(min=[-3, -3, -3], max=[3, 3, 3], voxel_size=0.1, bg_value=-7.0)
     assert vol.get_tile_count() == 8
+    # Every voxel of the 8 tiles is active; they sit in 8 lower and 8 upper
+    # nodes (the tiles straddle the origin on every axis).
+    assert vol.get_active_stats() == (8 * 512, 8, 8, 8)
     c = np.array([[1, 2, 3], [-3, -3, -3], [7, 7, 7], [9, 0, 0], [-9, 0, 0]], dtype=np.int32)
     out = wp.zeros(len(c), dtype=float)
     wp.launch(store_then_lookup, dim=len(c), inputs=[vol.id, wp.array(c, dtype=wp.vec3i), out])

@@ -67,6 +67,23 @@ class Volume(ServerObject):
         translation: object
         transform_matrix: object
 
+    class ActiveStats(NamedTuple):
+        """Active topology statistics from the grid's metadata."""
+
+        voxel_count: int
+        leaf_node_count: int
+        lower_node_count: int
+        upper_node_count: int
+
+    class RebuildInfo(NamedTuple):
+        """Capacity metadata of rebuildable volumes (warpd has none yet)."""
+
+        kind: str | None
+        max_voxel_count: int
+        max_leaf_node_count: int
+        max_lower_node_count: int
+        max_upper_node_count: int
+
     class FeatureArrayInfo(NamedTuple):
         """Metadata of a supplemental data array."""
 
@@ -290,6 +307,19 @@ class Volume(ServerObject):
     def get_voxel_count(self) -> int:
         self._check()
         return self._info.voxel_count
+
+    def get_active_stats(self) -> Volume.ActiveStats:
+        """The tree's active voxels and its leaf, lower and upper node counts."""
+        self._check()
+        i = self._info
+        return Volume.ActiveStats(i.active_voxel_count, i.leaf_count, i.lower_count, i.upper_count)
+
+    @property
+    def is_rebuildable(self) -> bool:
+        return False
+
+    def get_rebuild_info(self) -> Volume.RebuildInfo:
+        return Volume.RebuildInfo(None, 0, 0, 0, 0)
 
     @property
     def dtype(self):
