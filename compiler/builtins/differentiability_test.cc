@@ -286,7 +286,7 @@ const std::set<std::string_view> kHiddenOutForms = {
 // Tape treats their results as constants). Remove a name when its adjoint
 // lands; a name listed here that agrees with Warp fails the test.
 const std::set<std::string_view> kGradientsPending = {
-    "closest_point_edge_edge",                            "mesh_query_furthest_point_no_sign",
+    "mesh_query_furthest_point_no_sign",
     "mesh_query_point",   "mesh_query_point_no_sign",     "mesh_query_point_sign_normal",
     "mesh_query_point_sign_parity", "mesh_query_point_sign_winding_number", "mesh_query_ray"};
 

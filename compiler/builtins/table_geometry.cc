@@ -34,12 +34,12 @@ void AddGeometry(Builder& b) {
         .NoDiff()
         .Cpp("wp::intersect_tri_tri");
   }
-  // Differentiable in Warp 1.19; warpd's adjoint is pending (differentiability_test.cc).
   b.Add("closest_point_edge_edge",
         "p1: vec(3, float32), q1: vec(3, float32), p2: vec(3, float32), q2: vec(3, float32), epsilon: float32",
         "vec(3, float32)")
-      .NoDiff()
-      .Cpp("wp::closest_point_edge_edge");
+      .Diff()
+      .Cpp("wp::closest_point_edge_edge")
+      .Adj("wp::adj_closest_point_edge_edge");
 
   // BVH queries: each builtin makes a query of its own kind (Warp's
   // _BvhQueryAabb, ...), and bvh_query_next takes each kind; `root` -1 is

@@ -180,4 +180,108 @@ WP_FUNC vec3f closest_point_edge_edge(const vec3f& p1, const vec3f& q1, const ve
   return vec3f{{s, t, length(sub(c2, c1))}};
 }
 
+// The adjoint: reverse mode through the branch the forward took (clamps
+// pass the adjoint inside their bounds, bounds included, as Warp's clamp).
+WP_FUNC void adj_closest_point_edge_edge(const vec3f& p1, const vec3f& q1, const vec3f& p2, const vec3f& q2,
+                                         float32 epsilon, vec3f& adj_p1, vec3f& adj_q1, vec3f& adj_p2, vec3f& adj_q2,
+                                         float32&, const vec3f& adj_ret) {
+  const vec3f d1 = sub(q1, p1), d2 = sub(q2, p2), r = sub(p1, p2);
+  const float32 a = dot(d1, d1), e = dot(d2, d2), f = dot(d2, r), c = dot(d1, r), b = dot(d1, d2);
+  auto inside = [](float32 x) { return x >= 0.0f && x <= 1.0f; };
+  // The forward again, keeping what the reverse sweep needs.
+  float32 s = 0.0f, t = 0.0f, s0 = 0.0f, t0 = 0.0f, num = 0.0f, denom = 0.0f;
+  int32 branch = 0;  // 0: points; 1: edge 1 a point; 2: edge 2 a point; 3: t < 0; 4: t > 1; 5: general
+  if (a <= epsilon && e <= epsilon) {
+    branch = 0;
+  } else if (a <= epsilon) {
+    branch = 1;
+    t = edge_clamp01(f / e);
+  } else if (e <= epsilon) {
+    branch = 2;
+    s = edge_clamp01(-c / a);
+  } else {
+    denom = a * e - b * b;
+    num = b * f - c * e;
+    s0 = denom != 0.0f ? edge_clamp01(num / denom) : 0.0f;
+    t0 = (b * s0 + f) / e;
+    if (t0 < 0.0f) {
+      branch = 3;
+      s = edge_clamp01(-c / a);
+    } else if (t0 > 1.0f) {
+      branch = 4;
+      t = 1.0f;
+      s = edge_clamp01((b - c) / a);
+    } else {
+      branch = 5;
+      s = s0;
+      t = t0;
+    }
+  }
+  // d = |c2 - c1|, c1 = p1 + s d1, c2 = p2 + t d2.
+  float32 gs = adj_ret.c[0], gt = adj_ret.c[1];
+  vec3f ad1 = vec_splat<3, float32>(0.0f), ad2 = ad1, ar = ad1;
+  const vec3f diff = sub(add(p2, mul(d2, t)), add(p1, mul(d1, s)));
+  const float32 len = length(diff);
+  if (len > 0.0f) {
+    const vec3f g = mul(diff, adj_ret.c[2] / len);  // the adjoint of c2; c1's is -g
+    adj_p2 = add(adj_p2, g);
+    ad2 = add(ad2, mul(g, t));
+    gt += dot(g, d2);
+    adj_p1 = sub(adj_p1, g);
+    ad1 = sub(ad1, mul(g, s));
+    gs -= dot(g, d1);
+  }
+  float32 aa = 0.0f, ae = 0.0f, af = 0.0f, ac = 0.0f, ab = 0.0f;
+  switch (branch) {
+    case 1:
+      if (inside(f / e)) {
+        af += gt / e;
+        ae -= gt * f / (e * e);
+      }
+      break;
+    case 2:
+    case 3:
+      if (inside(-c / a)) {
+        ac -= gs / a;
+        aa += gs * c / (a * a);
+      }
+      break;
+    case 4:
+      if (inside((b - c) / a)) {
+        ab += gs / a;
+        ac -= gs / a;
+        aa -= gs * (b - c) / (a * a);
+      }
+      break;
+    case 5: {
+      // t = (b s0 + f) / e, s = s0.
+      float32 as0 = gs + gt * b / e;
+      ab += gt * s0 / e;
+      af += gt / e;
+      ae -= gt * t0 / e;
+      if (denom != 0.0f && inside(num / denom)) {  // s0 = num / denom
+        const float32 an = as0 / denom, ad = -as0 * num / (denom * denom);
+        ab += an * f;
+        af += an * b;
+        ac -= an * e;
+        ae -= an * c;
+        aa += ad * e;  // denom = a e - b^2
+        ae += ad * a;
+        ab -= 2.0f * b * ad;
+      }
+      break;
+    }
+    default: break;
+  }
+  ad1 = add(ad1, add(add(mul(d1, 2.0f * aa), mul(r, ac)), mul(d2, ab)));
+  ad2 = add(ad2, add(add(mul(d2, 2.0f * ae), mul(r, af)), mul(d1, ab)));
+  ar = add(ar, add(mul(d2, af), mul(d1, ac)));
+  adj_q1 = add(adj_q1, ad1);
+  adj_p1 = sub(adj_p1, ad1);
+  adj_q2 = add(adj_q2, ad2);
+  adj_p2 = sub(adj_p2, ad2);
+  adj_p1 = add(adj_p1, ar);
+  adj_p2 = sub(adj_p2, ar);
+}
+
 }  // namespace wp
