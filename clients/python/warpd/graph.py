@@ -121,14 +121,12 @@ def _body_graph(rt, dev, body, kwargs, what: str):
         raise TypeError(f"{what}: expected a callback or a Graph, got {type(body).__name__}")
     st = rt.stream(dev)
     with rt.lock:
-        saved = st._capture, st._capture_refs
-        st._capture, st._capture_refs = runtime_pb2.CreateGraphRequest(), []
+        saved = st.begin_nested_capture()
     try:
         body(**kwargs)
     finally:
         with rt.lock:
-            commands, refs = st._capture.commands, st._capture_refs
-            st._capture, st._capture_refs = saved
+            commands, refs = st.end_nested_capture(saved)
     if not commands:
         return None, refs
     resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.name,

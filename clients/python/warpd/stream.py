@@ -167,6 +167,23 @@ class Stream:
         refs, self._capture_refs = self._capture_refs, []
         return commands, refs
 
+    def begin_nested_capture(self):
+        """Inside a capture: records the next commands apart (a capture_if or
+        capture_while body, graph.py) until end_nested_capture; returns what
+        that call restores."""
+        if self._capture is None:
+            raise RuntimeError(f"no graph capture is active on device '{self.device}'")
+        saved = self._capture, self._capture_refs
+        self._capture, self._capture_refs = runtime_pb2.CreateGraphRequest(), []
+        return saved
+
+    def end_nested_capture(self, saved):
+        """Ends a nested recording: returns its (commands, refs) and resumes
+        the enclosing capture."""
+        commands, refs = self._capture.commands, self._capture_refs
+        self._capture, self._capture_refs = saved
+        return commands, refs
+
     def flush(self, wait: bool = False) -> bool:
         """Sends the queued commands (and frees) in one Submit; no-op when empty.
 
