@@ -11,6 +11,8 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <stdlib.h>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -48,12 +50,17 @@ nanovdb::GridHandle<nanovdb::HostBuffer> FieldGrid() {
 
 std::vector<uint8_t> FileOf(const nanovdb::GridHandle<nanovdb::HostBuffer>& h, nanovdb::io::Codec codec) {
   // NanoVDB's stream writer seeks past the end, which a string stream
-  // refuses: write a file.
-  const std::string path = ::testing::TempDir() + "/volume_test.nvdb";
+  // refuses: write a file, private to this process (ctest runs each test
+  // in its own process, several at once).
+  std::string path = ::testing::TempDir() + "/volume_test_XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return {};
+  close(fd);
   nanovdb::io::writeGrid(path, h, codec);
   std::ifstream in(path, std::ios::binary);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::remove(path.c_str());
+  EXPECT_GT(bytes.size(), 256u) << "the .nvdb file was not written";
   return bytes;
 }
 
@@ -181,6 +188,7 @@ TEST_F(VolumeTest, TilesAreAllocatedActiveWithTheBackgroundAndStoresLand) {
 TEST_F(VolumeTest, HostileFilesAreRefused) {
   const auto handle = FieldGrid();
   const std::vector<uint8_t> file = FileOf(handle, nanovdb::io::Codec::ZIP);
+  ASSERT_GT(file.size(), 256u);
   // Every truncation fails cleanly.
   for (size_t n : {size_t{0}, size_t{8}, size_t{16}, size_t{100}, size_t{200}, file.size() / 2, file.size() - 1}) {
     auto v = Volume::FromNvdb("cpu", absl::Span<const uint8_t>(file.data(), n), 0, pool_);
@@ -199,6 +207,7 @@ TEST_F(VolumeTest, HostileFilesAreRefused) {
   // Random byte flips in an uncompressed file: refused or loaded, never a
   // crash, and every lookup of a loaded one stays inside the grid (ASan).
   const std::vector<uint8_t> plain = FileOf(handle, nanovdb::io::Codec::NONE);
+  ASSERT_GT(plain.size(), 256u);
   uint32_t seed = 12345;
   for (int trial = 0; trial < 1500; ++trial) {
     std::vector<uint8_t> f = plain;
