@@ -87,6 +87,10 @@ absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMe
                          runtime::Mesh::Create(device->name(), std::move(points), std::move(indices),
                                                std::move(velocities), req.leaf_size() == 0 ? 4 : req.leaf_size(),
                                                session.private_pool(), std::move(groups)));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points_grad, OptionalArray(session, req.points_grad()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities_grad,
+                         OptionalArray(session, req.velocities_grad()));
+  WARPD_RETURN_IF_ERROR(mesh->SetGradients(std::move(points_grad), std::move(velocities_grad)));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(mesh)));
   resp->set_mesh(handle);
   return absl::OkStatus();

@@ -174,21 +174,19 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         return absl::InvalidArgumentError(
             absl::StrCat("build_tree: split ", build.split(), " is not 0 (SAH) or 1 (median)"));
       }
-      std::shared_ptr<const Array> points;
-      if (build.points() != 0) {
-        auto p = arrays.Get(build.points());
-        if (!p.ok()) return p.status();
-        points = *std::move(p);
-      }
-      std::shared_ptr<const Array> velocities;
-      if (build.velocities() != 0) {
-        auto v = arrays.Get(build.velocities());
-        if (!v.ok()) return v.status();
-        velocities = *std::move(v);
+      runtime::VertexArrays replaced;
+      for (auto [handle, slot] : {std::pair{build.points(), &replaced.points},
+                                  std::pair{build.points_grad(), &replaced.points_grad},
+                                  std::pair{build.velocities(), &replaced.velocities},
+                                  std::pair{build.velocities_grad(), &replaced.velocities_grad}}) {
+        if (handle == 0) continue;
+        auto a = arrays.Get(handle);
+        if (!a.ok()) return a.status();
+        *slot = *std::move(a);
       }
       return runtime::PrepareTreeBuild(*std::move(tree), build.refit(),
                                        build.split() == 1 ? runtime::BvhSplit::kMedian : runtime::BvhSplit::kSah,
-                                       device, std::move(points), std::move(velocities));
+                                       device, std::move(replaced));
     }
     case v1::Command::kMatmul: {
       const v1::Matmul& mm = command.matmul();

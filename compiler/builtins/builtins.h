@@ -78,6 +78,11 @@ struct Overload {
   // The adjoint's callee when the spelling is not a plain `wp::f` (whose
   // adjoint is `wp::adj_f`; builtins/adjoint.h); empty otherwise.
   std::string_view adjoint;
+  // A result that holds arrays (mesh_get's Mesh) whose gradients are not
+  // its arguments': the spelling ($0.. the arguments, as `cpp`) of the value
+  // holding those gradient arrays, its adjoint in the replay (as an array
+  // parameter's adjoint is its gradient array); empty otherwise.
+  std::string_view grad_arrays;
   uint8_t targets = kAllTargets;
   Form form = Form::kCall;
   TypeHook hook = nullptr;       // irregular typing; null: pattern matching

@@ -36,6 +36,8 @@ class Builder {
     // The adjoint's callee where the spelling is not a plain `wp::f`
     // (builtins/adjoint.h); a string literal.
     Entry& Adj(std::string_view callee) { o().adjoint = callee; return *this; }
+    // Overload::grad_arrays; a string literal.
+    Entry& GradArrays(std::string_view spelling) { o().grad_arrays = spelling; return *this; }
     Entry& Form(builtins::Form f) { o().form = f; return *this; }
     Entry& Variadic() { o().variadic = true; return *this; }
     Entry& Targets(uint8_t t) { o().targets = t; return *this; }

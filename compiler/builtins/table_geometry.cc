@@ -168,7 +168,12 @@ void AddGeometry(Builder& b) {
           .Cpp("wp::mesh_query_next");
     }
   }
-  b.Add("mesh_get", "id: uint64", "mesh(float32)").NoDiff().Cpp("wp::mesh_get(ctx, $L, $0)");
+  // Not differentiable itself (as in Warp), but reads through its arrays
+  // reach the gradients of the mesh's points and velocities.
+  b.Add("mesh_get", "id: uint64", "mesh(float32)")
+      .NoDiff()
+      .Cpp("wp::mesh_get(ctx, $L, $0)")
+      .GradArrays("wp::mesh_get_grads(ctx, $0)");
   b.Add("mesh_get_bvh", "id: uint64", "uint64").NoDiff().Cpp("wp::mesh_get_bvh(ctx, $L, $0)");
   b.Add("mesh_get_group_root", "id: uint64, group: int32", "int32")
       .NoDiff()

@@ -302,6 +302,11 @@ class AdjointEmitter : public FunctionEmitter {
       return;
     }
     FunctionEmitter::VisitBuiltin(i);
+    if (!i.overload->grad_arrays.empty() && i.dst != tir::kNoVar) {
+      std::vector<std::string> args;
+      for (const tir::Arg& a : i.args) args.push_back(a.mode == tir::Arg::Mode::kValue ? Op(a.value) : "{}");
+      w_.Line(Adj(i.dst) + " = " + builtins::Spell(std::string(i.overload->grad_arrays), {.args = &args}) + ";");
+    }
     if (i.overload->name == "struct" && i.dst != tir::kNoVar && HoldsArray(f_.var(i.dst).type)) {
       const auto& members = f_.var(i.dst).type->members();
       for (const auto& [m, k] : StructConstructorArgs(i))
@@ -340,10 +345,11 @@ class AdjointEmitter : public FunctionEmitter {
     }
   }
 
-  // Whether values of `t` hold an array (an array, or a struct with one at any depth).
+  // Whether values of `t` hold an array (an array, or a struct or query
+  // value with one at any depth: mesh_get's Mesh).
   static bool HoldsArray(TypeRef t) {
     if (t->is_array()) return true;
-    if (!t->is_struct()) return false;
+    if (!t->is_struct() && !t->is_query()) return false;
     for (const auto& m : t->members())
       if (HoldsArray(m.type)) return true;
     return false;
@@ -355,8 +361,9 @@ class AdjointEmitter : public FunctionEmitter {
       w_.Line(dst + " = " + src + ";");
       return;
     }
+    const std::string dot = t->is_query() ? "." : ".m_";  // a query's fields keep their names
     for (const auto& m : t->members())
-      if (HoldsArray(m.type)) CopyArrayAdjoints(m.type, dst + ".m_" + m.name, src + ".m_" + m.name);
+      if (HoldsArray(m.type)) CopyArrayAdjoints(m.type, dst + dot + m.name, src + dot + m.name);
   }
 
   // S(a, b, ...)'s spelling "S{${0}, {}, ${1}}" (members in order, {} where

@@ -10,31 +10,28 @@ namespace {
 
 class TreeBuildCommand final : public Command {
  public:
-  TreeBuildCommand(std::shared_ptr<TreeObject> object, bool refit, BvhSplit split, std::shared_ptr<const Array> points,
-                   std::shared_ptr<const Array> velocities)
-      : object_(std::move(object)),
-        refit_(refit),
-        split_(split),
-        points_(std::move(points)),
-        velocities_(std::move(velocities)) {}
+  TreeBuildCommand(std::shared_ptr<TreeObject> object, bool refit, BvhSplit split, VertexArrays arrays)
+      : object_(std::move(object)), refit_(refit), split_(split), arrays_(std::move(arrays)) {}
 
   absl::Status Execute(Device&) override {
-    if (points_ != nullptr || velocities_ != nullptr) return object_->SetArrays(points_, velocities_);
+    if (replaces()) return object_->SetArrays(arrays_);
     return refit_ ? object_->Refit(&cancel_) : object_->Rebuild(split_, &cancel_);
   }
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
   void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
   std::string Describe() const override {
-    if (points_ != nullptr || velocities_ != nullptr) return absl::StrCat(ObjectKindName(object_->kind()), " arrays");
+    if (replaces()) return absl::StrCat(ObjectKindName(object_->kind()), " arrays");
     return absl::StrCat(ObjectKindName(object_->kind()), refit_ ? " refit" : " build");
   }
   uint64_t HeldBytes() const override { return kBaseBytes + sizeof(*this); }
 
  private:
+  bool replaces() const { return arrays_.points != nullptr || arrays_.velocities != nullptr; }
+
   const std::shared_ptr<TreeObject> object_;
   const bool refit_;
   const BvhSplit split_;
-  const std::shared_ptr<const Array> points_, velocities_;
+  const VertexArrays arrays_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -42,17 +39,18 @@ class TreeBuildCommand final : public Command {
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareTreeBuild(std::shared_ptr<TreeObject> object, bool refit,
                                                           BvhSplit split, const std::string& device,
-                                                          std::shared_ptr<const Array> points,
-                                                          std::shared_ptr<const Array> velocities) {
+                                                          VertexArrays arrays) {
   if (object == nullptr) return absl::InvalidArgumentError("tree build: no object");
   if (object->device() != device) {
     return absl::InvalidArgumentError(
         absl::StrCat(ObjectKindName(object->kind()), " lives on '", object->device(), "', not '", device, "'"));
   }
-  if ((points != nullptr || velocities != nullptr) && (!refit || object->kind() != wp::OBJECT_MESH)) {
+  const bool replaces = arrays.points != nullptr || arrays.velocities != nullptr || arrays.points_grad != nullptr ||
+                        arrays.velocities_grad != nullptr;
+  if (replaces && (!refit || object->kind() != wp::OBJECT_MESH)) {
     return absl::InvalidArgumentError("tree build: only a mesh's refit takes new points or velocities");
   }
-  return std::make_unique<TreeBuildCommand>(std::move(object), refit, split, std::move(points), std::move(velocities));
+  return std::make_unique<TreeBuildCommand>(std::move(object), refit, split, std::move(arrays));
 }
 
 }  // namespace warpd::runtime

@@ -19,11 +19,11 @@
 
 namespace warpd::runtime {
 
-// points, velocities: null, or (a mesh's refit only) arrays that replace
-// the mesh's (TreeObject::SetArrays; new points are refitted to).
+// arrays: none, or (a mesh's refit only) points and/or velocities with
+// their gradients that replace the mesh's (TreeObject::SetArrays; new
+// points are refitted to).
 absl::StatusOr<std::unique_ptr<Command>> PrepareTreeBuild(std::shared_ptr<TreeObject> object, bool refit,
                                                           BvhSplit split, const std::string& device,
-                                                          std::shared_ptr<const Array> points = nullptr,
-                                                          std::shared_ptr<const Array> velocities = nullptr);
+                                                          VertexArrays arrays = {});
 
 }  // namespace warpd::runtime

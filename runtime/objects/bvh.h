@@ -31,6 +31,14 @@
 
 namespace warpd::runtime {
 
+// A mesh's points and velocities (null: none, or kept by SetArrays), each
+// with its gradient array (null: none), where the adjoints of kernels'
+// reads through mesh_get(id).points / .velocities accumulate.
+struct VertexArrays {
+  std::shared_ptr<const Array> points, points_grad;
+  std::shared_ptr<const Array> velocities, velocities_grad;
+};
+
 // An object whose tree a BuildTree command rebuilds or refits (a Bvh; a
 // Mesh's tree).
 class TreeObject : public GeometryObject {
@@ -43,8 +51,8 @@ class TreeObject : public GeometryObject {
   // built instead.
   virtual absl::Status Refit(const std::atomic<bool>* cancel = nullptr) = 0;
   // Replaces the points the tree's boxes come from (then refits) and/or the
-  // velocities (null: kept) (a Mesh's; INVALID_ARGUMENT for other trees).
-  virtual absl::Status SetArrays(std::shared_ptr<const Array>, std::shared_ptr<const Array>) {
+  // velocities (a Mesh's; INVALID_ARGUMENT for other trees).
+  virtual absl::Status SetArrays(const VertexArrays&) {
     return absl::InvalidArgumentError("only a mesh's points and velocities can be replaced");
   }
 };

@@ -64,8 +64,12 @@ class Mesh final : public TreeObject {
   // Replaces the points (Warp's mesh.points = new, in stream order; then
   // refits) and/or the velocities (mesh.velocities = new): arrays like the
   // old ones (contiguous vec3f, as many; velocities as many as the old
-  // velocities, or the points when there were none), held from now on.
-  absl::Status SetArrays(std::shared_ptr<const Array> points, std::shared_ptr<const Array> velocities) override;
+  // velocities, or the points when there were none), held from now on,
+  // with their gradients (null: none).
+  absl::Status SetArrays(const VertexArrays& arrays) override;
+  // Sets the gradients of the current points and velocities (null: none):
+  // contiguous vec3f arrays of as many elements on the mesh's device.
+  absl::Status SetGradients(std::shared_ptr<const Array> points_grad, std::shared_ptr<const Array> velocities_grad);
 
  private:
   // Recomputes the triangles' boxes and the average edge length from the
@@ -76,6 +80,7 @@ class Mesh final : public TreeObject {
   const std::shared_ptr<const Array> indices_;
   std::shared_ptr<const Array> velocities_;  // replaced by SetArrays (stream order)
   std::shared_ptr<const Array> groups_;  // set by Create
+  std::shared_ptr<const Array> points_grad_, velocities_grad_;  // null: none
   const int leaf_size_;
   const int64_t num_tris_;
   const std::shared_ptr<CpuBuffer> boxes_;  // 2 * num_tris vec3f: lowers, then uppers

@@ -136,6 +136,37 @@ TEST_F(MeshTest, CreateChecksArrays) {
   EXPECT_NE(s.message().find("vertex index 3"), std::string::npos) << s;
 }
 
+TEST_F(MeshTest, GradientsMustMatchTheirArrays) {
+  std::vector<V> p{Vec(0, 0, 0), Vec(1, 0, 0), Vec(0, 1, 0)};
+  std::vector<int> idx{0, 1, 2};
+  auto mesh = Build(p, idx);
+  const auto vec3 = types::Vector(3, ScalarKind::kFloat32);
+  auto grad = Make(vec3, p.data(), 3, sizeof(V));
+  auto short_grad = Make(vec3, p.data(), 2, sizeof(V));
+  auto ints = Make(types::Scalar(ScalarKind::kInt32), idx.data(), 3, sizeof(int));
+  // Wrong counts and types, and a velocities gradient without velocities, are refused.
+  EXPECT_EQ(mesh->SetGradients(short_grad, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mesh->SetGradients(ints, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mesh->SetGradients(nullptr, grad).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mesh->native().points_grad, nullptr);
+  ASSERT_TRUE(mesh->SetGradients(grad, nullptr).ok());
+  EXPECT_EQ(mesh->native().points_grad, reinterpret_cast<const wp::vec3f*>(grad->data()));
+  // mesh_get's gradient view reads them; indices have none.
+  wp::mesh_view_t g = wp::mesh_get_grads(&ctx_, 7);
+  EXPECT_EQ(g.points.data, reinterpret_cast<const wp::vec3f*>(grad->data()));
+  EXPECT_EQ(g.points.shape[0], 3);
+  EXPECT_EQ(g.velocities.shape[0], 0);
+  EXPECT_EQ(g.indices.shape[0], 0);
+  EXPECT_EQ(wp::mesh_get_grads(&ctx_, 8).points.shape[0], 0);  // unknown id: nothing, no fault
+  EXPECT_EQ(ctx_.fault.flag, 0);
+  // New points replace their gradient (none here); a gradient alone is refused.
+  auto moved = Make(vec3, p.data(), 3, sizeof(V));
+  EXPECT_EQ(mesh->SetArrays({.points_grad = grad}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mesh->SetArrays({.points = moved, .points_grad = short_grad}).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(mesh->SetArrays({.points = moved}).ok());
+  EXPECT_EQ(mesh->native().points_grad, nullptr);
+}
+
 TEST_F(MeshTest, ClosestPointsAndSignsMatchBruteForce) {
   std::vector<V> p;
   std::vector<int> idx;

@@ -581,3 +581,83 @@ def test_velocities_setter_replaces_the_velocities(wp):
     np.testing.assert_allclose(out.numpy()[0], 0.2 * a + 0.3 * b + 0.5 * c, atol=1e-6)
     with pytest.raises(RuntimeError, match="must have the same shape"):
         mesh.velocities = wp.zeros(len(pts) - 1, dtype=wp.vec3)
+
+
+# --- gradients through mesh_get ---------------------------------------------------
+
+@wp.func
+def triangle_energy(mesh_id: wp.uint64, f: int):
+    m = wp.mesh_get(mesh_id)
+    i, j, k = m.indices[3 * f], m.indices[3 * f + 1], m.indices[3 * f + 2]
+    a, b, c = m.points[i], m.points[j], m.points[k]
+    area = wp.length(wp.cross(b - a, c - a)) * 0.5
+    return area + wp.dot(m.velocities[i], m.velocities[j]) * area
+
+
+@wp.kernel
+def mesh_energy(mesh_id: wp.uint64, out: wp.array(dtype=float)):
+    wp.atomic_add(out, 0, triangle_energy(mesh_id, wp.tid()))
+
+
+def numpy_energy(pts, vel, tris):
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    return float((area + (vel[tris[:, 0]] * vel[tris[:, 1]]).sum(axis=1) * area).sum())
+
+
+def central_differences(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        g[idx] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
+def test_reads_through_mesh_get_reach_the_points_and_velocities_gradients(wp):
+    # Warp 1.19's test_grad.test_mesh_grad, with velocities: the gradient of a
+    # kernel that reads wp.mesh_get(id).points / .velocities lands in the
+    # arrays' .grad, as for an array argument.
+    pts, tris = sphere(1.0, 3, 5)
+    rng = np.random.default_rng(21)
+    pts = (pts + rng.normal(scale=0.05, size=pts.shape)).astype(np.float32)
+    vel = rng.normal(size=pts.shape).astype(np.float32)
+    points = wp.array(pts, dtype=wp.vec3, requires_grad=True)
+    velocities = wp.array(vel, dtype=wp.vec3, requires_grad=True)
+    mesh = wp.Mesh(points=points, indices=wp.array(tris.ravel(), dtype=wp.int32), velocities=velocities)
+    out = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mesh_energy, dim=len(tris), inputs=[mesh.id], outputs=[out])
+    tape.backward(loss=out)
+    p64, v64 = pts.astype(np.float64), vel.astype(np.float64)
+    assert out.numpy()[0] == pytest.approx(numpy_energy(p64, v64, tris), rel=1e-5)
+    want_p = central_differences(lambda p: numpy_energy(p, v64, tris), p64)
+    want_v = central_differences(lambda v: numpy_energy(p64, v, tris), v64)
+    np.testing.assert_allclose(mesh.points.grad.numpy(), want_p, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(velocities.grad.numpy(), want_v, rtol=1e-3, atol=1e-4)
+    assert np.abs(want_p).max() > 0.1 and np.abs(want_v).max() > 0.01
+
+    # New points replace the old ones with their own gradient; points without
+    # one take no gradient (and nothing breaks).
+    moved = (pts * 1.5).astype(np.float32)
+    mesh.points = wp.array(moved, dtype=wp.vec3, requires_grad=True)
+    tape.zero()
+    old_grad = points.grad.numpy().copy()
+    out.zero_()
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mesh_energy, dim=len(tris), inputs=[mesh.id], outputs=[out])
+    tape.backward(loss=out)
+    want = central_differences(lambda p: numpy_energy(p, v64, tris), moved.astype(np.float64))
+    np.testing.assert_allclose(mesh.points.grad.numpy(), want, rtol=1e-3, atol=1e-4)
+    np.testing.assert_array_equal(points.grad.numpy(), old_grad)
+    mesh.points = wp.array(pts, dtype=wp.vec3)
+    velocities.grad.zero_()
+    out.zero_()
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mesh_energy, dim=len(tris), inputs=[mesh.id], outputs=[out])
+    tape.backward(loss=out)
+    np.testing.assert_allclose(velocities.grad.numpy(), want_v, rtol=1e-3, atol=1e-4)

@@ -50,6 +50,14 @@ def _check_replacement(new, old, name: str, what: str):
     _check_vec3(new, what)
 
 
+def _grad_handle(a) -> int:
+    """The handle of the gradient array of ``a`` (Warp's ``a.grad``; 0: none), which the mesh
+    holds: kernels' reads through ``wp.mesh_get(id).points`` / ``.velocities`` accumulate their
+    adjoints there."""
+    grad = getattr(a, "grad", None) if a is not None else None
+    return grad.handle if grad is not None else 0
+
+
 class Mesh(ServerObject):
     """Class representing a triangle mesh (Warp's ``wp.Mesh``)."""
 
@@ -106,7 +114,8 @@ class Mesh(ServerObject):
         resp = rt.call("CreateMesh", runtime_pb2.CreateMeshRequest(
             session=rt.session, device=self.device.name, points=points.handle, indices=indices.handle,
             velocities=velocities.handle if velocities is not None else 0, leaf_size=bvh_leaf_size,
-            support_winding_number=self.support_winding_number, groups=groups_handle))
+            support_winding_number=self.support_winding_number, groups=groups_handle,
+            points_grad=_grad_handle(points), velocities_grad=_grad_handle(velocities)))
         self.id = resp.mesh
         self._constructor = constructor
         self._queue_build(refit=False)
@@ -114,7 +123,9 @@ class Mesh(ServerObject):
     def _queue_build(self, refit: bool, points=None, velocities=None):
         if not self.id:
             raise RuntimeError("this Mesh was not created or has been freed")
-        keep = tuple(a for a in (self, self._points, self.indices, self._velocities, self.groups) if a is not None)
+        new = (points, velocities, getattr(points, "grad", None), getattr(velocities, "grad", None))
+        keep = tuple(a for a in (self, self._points, self.indices, self._velocities, self.groups, *new)
+                     if a is not None)
         with self._rt.lock:
             cmd = self._stream.add(keep=keep)
             cmd.build_tree.object = self.id
@@ -122,8 +133,10 @@ class Mesh(ServerObject):
             cmd.build_tree.split = _SPLIT[self._constructor.name.lower()]
             if points is not None:
                 cmd.build_tree.points = points.handle
+                cmd.build_tree.points_grad = _grad_handle(points)
             if velocities is not None:
                 cmd.build_tree.velocities = velocities.handle
+                cmd.build_tree.velocities_grad = _grad_handle(velocities)
 
     @property
     def points(self):

@@ -51,8 +51,13 @@ struct mesh_t {
   int32 num_tris;
   float32 average_edge_length;
   uint64 bvh_id;  // the id of the mesh's tree as a BVH of the session (mesh_get_bvh)
+  // The gradient arrays of the points and velocities (Warp's points.grad,
+  // velocities.grad; null: none), where the adjoints of reads through
+  // mesh_get(id).points / .velocities accumulate.
+  vec3f* points_grad;
+  vec3f* velocities_grad;
 };
-static_assert(sizeof(mesh_t) == 128, "mesh_t layout");
+static_assert(sizeof(mesh_t) == 144, "mesh_t layout");
 // A mesh query holds its tree (q.bvh == &mesh->bvh): the mesh is at the same
 // address (checked by clang; NVRTC has no offsetof builtin, the layout is one).
 #if !WP_CUDA
@@ -987,6 +992,21 @@ WP_FUNC mesh_view_t mesh_get(launch_ctx* ctx, int32 line, uint64 id) {
   v.points = mesh_array_1d(m->points, m->num_points);
   v.velocities = mesh_array_1d(m->velocities, m->num_velocities);
   v.indices = mesh_array_1d(m->indices, 3 * (int64)m->num_tris);
+  return v;
+}
+
+// The gradients of mesh_get(id)'s arrays, the adjoint of its value that the
+// replay of an adjoint sets (as an array parameter's adjoint is its gradient
+// array): points.grad and velocities.grad where the mesh has them, empty
+// arrays otherwise (nothing flows); indices have none. The forward checked
+// the id: an unknown one gives empty arrays without a fault.
+WP_FUNC mesh_view_t mesh_get_grads(launch_ctx* ctx, uint64 id) {
+  mesh_view_t v{};
+  int32 found = OBJECT_NONE;
+  const mesh_t* m = (const mesh_t*)find_object(ctx, id, OBJECT_MESH, &found);
+  if (m == nullptr) return v;
+  v.points = mesh_array_1d((const vec3f*)m->points_grad, m->num_points);
+  v.velocities = mesh_array_1d((const vec3f*)m->velocities_grad, m->num_velocities);
   return v;
 }
 
