@@ -29,7 +29,7 @@ std::string_view AdjointFamily(std::string_view name, std::span<const types::Typ
 
 std::optional<AdjointSpelling> AdjointOf(const Overload& o, std::span<const types::TypeRef> args) {
   // A table entry naming its adjoint: a generic one, for every value type.
-  if (!o.adjoint.empty()) return AdjointSpelling{std::string(o.adjoint), false};
+  if (!o.adjoint.empty()) return AdjointSpelling{std::string(o.adjoint), o.adjoint_takes_result};
   const std::string_view family = AdjointFamily(o.name, args);
   for (const auto& b : native::kAdjointBuiltins) {
     if (b.name != o.name || b.family != family) continue;

@@ -78,6 +78,9 @@ struct Overload {
   // The adjoint's callee when the spelling is not a plain `wp::f` (whose
   // adjoint is `wp::adj_f`; builtins/adjoint.h); empty otherwise.
   std::string_view adjoint;
+  // The named adjoint takes the forward result after the forward arguments
+  // (AdjointSpelling::takes_result).
+  bool adjoint_takes_result = false;
   // A result that holds arrays (mesh_get's Mesh) whose gradients are not
   // its arguments': the spelling ($0.. the arguments, as `cpp`) of the value
   // holding those gradient arrays, its adjoint in the replay (as an array

@@ -284,11 +284,8 @@ const std::set<std::string_view> kHiddenOutForms = {
 // Known gaps, each reported by name: Warp 1.19 differentiates these and
 // warpd has no adjoint for them yet (the table says not differentiable, so a
 // Tape treats their results as constants). Remove a name when its adjoint
-// lands; a name listed here that agrees with Warp fails the test.
-const std::set<std::string_view> kGradientsPending = {
-    "mesh_query_furthest_point_no_sign",
-    "mesh_query_point",   "mesh_query_point_no_sign",     "mesh_query_point_sign_normal",
-    "mesh_query_point_sign_parity", "mesh_query_point_sign_winding_number", "mesh_query_ray"};
+// lands; a name listed here that agrees with Warp fails the test. None now.
+const std::set<std::string_view> kGradientsPending = {};
 
 TEST(BuiltinsDifferentiabilityTest, EveryOverloadAgreesWithWarp119) {
   const auto& warp = Warp();

@@ -36,6 +36,11 @@ class Builder {
     // The adjoint's callee where the spelling is not a plain `wp::f`
     // (builtins/adjoint.h); a string literal.
     Entry& Adj(std::string_view callee) { o().adjoint = callee; return *this; }
+    // The same, given the forward result after the forward arguments.
+    Entry& AdjWithResult(std::string_view callee) {
+      o().adjoint_takes_result = true;
+      return Adj(callee);
+    }
     // Overload::grad_arrays; a string literal.
     Entry& GradArrays(std::string_view spelling) { o().grad_arrays = spelling; return *this; }
     Entry& Form(builtins::Form f) { o().form = f; return *this; }

@@ -78,30 +78,33 @@ void AddGeometry(Builder& b) {
   // Mesh queries (mesh.h): results as MeshQueryPoint / MeshQueryRay values
   // whose fields kernels read, and Warp's out-parameter forms (hidden in
   // Warp 1.19's reference, used by older code such as its ray-cast example).
-  // The point and ray queries' out forms and mesh_eval_position / _velocity
-  // are differentiable (wp::mesh_adjoint); the query-value forms are not yet
-  // (Warp differentiates them too).
+  // The point and ray queries (both forms) and mesh_eval_position /
+  // _velocity are differentiable (wp::mesh_adjoint), as in Warp; the value
+  // forms' adjoints take the forward result (its face, t).
   b.Group("Geometry", "warpd/native/mesh.h");
   const std::string mid = "id: uint64, point: " + v3 + ", ";
   b.Add("mesh_query_point", mid + "max_dist: float32", "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_point(ctx, $L, $0, $1, $2)");
+      .Diff()
+      .Cpp("wp::mesh_query_point(ctx, $L, $0, $1, $2)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).point_value");
   b.Add("mesh_query_point", mid + "max_dist: float32, inside: out float32, face: out int32, bary_u: out float32, "
         "bary_v: out float32", "bool")
       .Diff()
       .Cpp("wp::mesh_query_point(ctx, $L, $0, $1, $2, $3, $4, $5, $6)")
       .Adj("wp::mesh_adjoint(ctx).query_point");
   b.Add("mesh_query_point_no_sign", mid + "max_dist: float32", "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_point_no_sign(ctx, $L, $0, $1, $2)");
+      .Diff()
+      .Cpp("wp::mesh_query_point_no_sign(ctx, $L, $0, $1, $2)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).point_value");
   b.Add("mesh_query_point_no_sign",
         mid + "max_dist: float32, face: out int32, bary_u: out float32, bary_v: out float32", "bool")
       .Diff()
       .Cpp("wp::mesh_query_point_no_sign(ctx, $L, $0, $1, $2, $3, $4, $5)")
       .Adj("wp::mesh_adjoint(ctx).query_point_no_sign");
   b.Add("mesh_query_furthest_point_no_sign", mid + "min_dist: float32", "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_furthest_point_no_sign(ctx, $L, $0, $1, $2)");
+      .Diff()
+      .Cpp("wp::mesh_query_furthest_point_no_sign(ctx, $L, $0, $1, $2)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).furthest_value");
   b.Add("mesh_query_furthest_point_no_sign",
         mid + "min_dist: float32, face: out int32, bary_u: out float32, bary_v: out float32", "bool")
       .Diff()
@@ -111,27 +114,29 @@ void AddGeometry(Builder& b) {
                                  "bary_v: out float32, ";
   b.Add("mesh_query_point_sign_normal", mid + "max_dist: float32, epsilon: float32 = 1.0e-3",
         "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_point_sign_normal(ctx, $L, $0, $1, $2, $3)");
+      .Diff()
+      .Cpp("wp::mesh_query_point_sign_normal(ctx, $L, $0, $1, $2, $3)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).point_value");
   b.Add("mesh_query_point_sign_normal", mid + signed_out + "epsilon: float32 = 1.0e-3", "bool")
       .Diff()
       .Cpp("wp::mesh_query_point_sign_normal(ctx, $L, $0, $1, $2, $3, $4, $5, $6, $7)")
       .Adj("wp::mesh_adjoint(ctx).query_point_1");
   b.Add("mesh_query_point_sign_winding_number",
         mid + "max_dist: float32, accuracy: float32 = 2.0, threshold: float32 = 0.5", "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_point_sign_winding_number(ctx, $L, $0, $1, $2, $3, $4)");
+      .Diff()
+      .Cpp("wp::mesh_query_point_sign_winding_number(ctx, $L, $0, $1, $2, $3, $4)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).point_value");
   b.Add("mesh_query_point_sign_winding_number",
         mid + signed_out + "accuracy: float32 = 2.0, threshold: float32 = 0.5", "bool")
       .Diff()
       .Cpp("wp::mesh_query_point_sign_winding_number(ctx, $L, $0, $1, $2, $3, $4, $5, $6, $7, $8)")
       .Adj("wp::mesh_adjoint(ctx).query_point_2");
-  // Differentiable in Warp 1.19 (through the closest point); pending in warpd.
   b.Add("mesh_query_point_sign_parity",
         mid + "max_dist: float32, n_sample: int32 = 1, perturbation_scale: float32 = 0.1",
         "mesh_query_point(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_point_sign_parity(ctx, $L, $0, $1, $2, $3, $4)");
+      .Diff()
+      .Cpp("wp::mesh_query_point_sign_parity(ctx, $L, $0, $1, $2, $3, $4)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).point_value");
   b.Add("mesh_query_point_sign_parity",
         mid + signed_out + "n_sample: int32 = 1, perturbation_scale: float32 = 0.1", "bool")
       .Diff()
@@ -139,8 +144,9 @@ void AddGeometry(Builder& b) {
       .Adj("wp::mesh_adjoint(ctx).query_point_2");
   const std::string ray = "id: uint64, start: " + v3 + ", dir: " + v3 + ", max_t: float32, ";
   b.Add("mesh_query_ray", ray + "root: int32 = -1", "mesh_query_ray(float32)")
-      .NoDiff()
-      .Cpp("wp::mesh_query_ray(ctx, $L, $0, $1, $2, $3, $4)");
+      .Diff()
+      .Cpp("wp::mesh_query_ray(ctx, $L, $0, $1, $2, $3, $4)")
+      .AdjWithResult("wp::mesh_adjoint(ctx).ray_value");
   b.Add("mesh_query_ray", ray + "t: out float32, bary_u: out float32, bary_v: out float32, sign: out float32, "
         "normal: out " + v3 + ", face: out int32, root: int32 = -1", "bool")
       .Diff()

@@ -44,6 +44,12 @@ bool CarriesGradient(TypeRef t) {
       for (TypeRef e : t->elements())
         if (CarriesGradient(e)) return true;
       return false;
+    case types::Kind::kQuery:
+      // MeshQueryPoint / MeshQueryRay results (their u, v, t...; wp::adj_acc
+      // in mesh.h); mesh_get's Mesh carries its arrays' gradients as arrays do.
+      for (const auto& m : t->members())
+        if (!m.type->is_array() && CarriesGradient(m.type)) return true;
+      return false;
     default: return false;
   }
 }

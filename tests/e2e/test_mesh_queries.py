@@ -417,7 +417,27 @@ def closest_loss(mesh: wp.uint64, pts: wp.array(dtype=wp.vec3), w: wp.vec3, loss
     wp.atomic_add(loss, 0, wp.length(p - q) + wp.dot(w, vel))
 
 
-def test_point_query_gradients_match_finite_differences(wp):
+@wp.kernel
+def closest_loss_value(mesh: wp.uint64, pts: wp.array(dtype=wp.vec3), w: wp.vec3, loss: wp.array(dtype=float)):
+    # The query-value forms (MeshQueryPoint): every signed variant's closest point.
+    i = wp.tid()
+    p = pts[i]
+    q = wp.mesh_query_point(mesh, p, 1.0e6)
+    x = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+    q2 = wp.mesh_query_point_no_sign(mesh, p, 1.0e6)
+    vel = wp.mesh_eval_velocity(mesh, q2.face, q2.u, q2.v)
+    q3 = wp.mesh_query_point_sign_normal(mesh, p, 1.0e6)
+    x3 = wp.mesh_eval_position(mesh, q3.face, q3.u, q3.v)
+    q4 = wp.mesh_query_point_sign_winding_number(mesh, p, 1.0e6)
+    x4 = wp.mesh_eval_position(mesh, q4.face, q4.u, q4.v)
+    q5 = wp.mesh_query_point_sign_parity(mesh, p, 1.0e6)
+    x5 = wp.mesh_eval_position(mesh, q5.face, q5.u, q5.v)
+    loss_i = wp.length(p - x) + 0.3 * wp.length(p - x3) + 0.2 * wp.length(p - x4) + 0.1 * wp.length(p - x5)
+    wp.atomic_add(loss, 0, loss_i + wp.dot(w, vel))
+
+
+@pytest.mark.parametrize("kernel", [closest_loss, closest_loss_value], ids=["out_forms", "value_forms"])
+def test_point_query_gradients_match_finite_differences(wp, kernel):
     # A closed torus with velocities that vary smoothly over it; query points off the
     # surface near face interiors, edges and vertices (the three Voronoi regions).
     pts, tris = torus()
@@ -444,7 +464,7 @@ def test_point_query_gradients_match_finite_differences(wp):
         loss = wp.zeros(1, dtype=float, requires_grad=True)
         tape = wp.Tape()
         with tape:
-            wp.launch(closest_loss, dim=1, inputs=[mesh.id, x, w, loss])
+            wp.launch(kernel, dim=1, inputs=[mesh.id, x, w, loss])
         tape.backward(loss=loss)
         analytic = x.grad.numpy()[0]
         numeric = np.zeros(3)
@@ -455,7 +475,7 @@ def test_point_query_gradients_match_finite_differences(wp):
                 y = q[i:i + 1].copy()
                 y[0, k] += s
                 out = wp.zeros(1, dtype=float)
-                wp.launch(closest_loss, dim=1, inputs=[mesh.id, wp.array(y, dtype=wp.vec3), w, out])
+                wp.launch(kernel, dim=1, inputs=[mesh.id, wp.array(y, dtype=wp.vec3), w, out])
                 vals.append(float(out.numpy()[0]))
             numeric[k] = (vals[1] - vals[0]) / (2 * eps)
         np.testing.assert_allclose(analytic, numeric, atol=2e-2, rtol=2e-2, err_msg=f"point {i}: {q[i]}")
@@ -525,7 +545,18 @@ def ray_loss(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dt
         wp.atomic_add(loss, 0, wp.dot(w, x) + 0.5 * t)
 
 
-def test_ray_query_gradients_match_finite_differences(wp):
+@wp.kernel
+def ray_loss_value(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), dirs: wp.array(dtype=wp.vec3), w: wp.vec3,
+                   loss: wp.array(dtype=float)):
+    i = wp.tid()
+    q = wp.mesh_query_ray(mesh, starts[i], dirs[i], 1.0e6)
+    if q.result:
+        x = wp.mesh_eval_position(mesh, q.face, q.u, q.v)
+        wp.atomic_add(loss, 0, wp.dot(w, x) + 0.5 * q.t)
+
+
+@pytest.mark.parametrize("kernel", [ray_loss, ray_loss_value], ids=["out_form", "value_form"])
+def test_ray_query_gradients_match_finite_differences(wp, kernel):
     pts, tris = torus()
     mesh = make_mesh(pts, tris)
     rng = np.random.default_rng(15)
@@ -540,7 +571,7 @@ def test_ray_query_gradients_match_finite_differences(wp):
         loss = wp.zeros(1, dtype=float, requires_grad=True)
         tape = wp.Tape()
         with tape:
-            wp.launch(ray_loss, dim=1, inputs=[mesh.id, s, d, w, loss])
+            wp.launch(kernel, dim=1, inputs=[mesh.id, s, d, w, loss])
         if loss.numpy()[0] == 0.0:
             continue  # a miss: nothing to differentiate
         hits += 1
@@ -557,7 +588,7 @@ def test_ray_query_gradients_match_finite_differences(wp):
                     a = wp.array(x, dtype=wp.vec3)
                     args = [a, wp.array(dirs[i:i + 1], dtype=wp.vec3)] if which == "start" else \
                         [wp.array(starts[i:i + 1], dtype=wp.vec3), a]
-                    wp.launch(ray_loss, dim=1, inputs=[mesh.id, *args, w, out])
+                    wp.launch(kernel, dim=1, inputs=[mesh.id, *args, w, out])
                     vals.append(float(out.numpy()[0]))
                 numeric[k] = (vals[1] - vals[0]) / (2 * eps)
             np.testing.assert_allclose(arr.grad.numpy()[0], numeric, atol=2e-2, rtol=2e-2,

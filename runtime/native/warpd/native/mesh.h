@@ -86,6 +86,21 @@ struct mesh_query_ray_t {
 };
 static_assert(sizeof(mesh_query_ray_t) == 36, "mesh_query_ray_t size");
 
+// Adjoints of query values (adj += v): their float fields; result and face
+// carry none.
+WP_FUNC void adj_acc(mesh_query_point_t& adj, const mesh_query_point_t& v) {
+  adj.sign += v.sign;
+  adj.u += v.u;
+  adj.v += v.v;
+}
+WP_FUNC void adj_acc(mesh_query_ray_t& adj, const mesh_query_ray_t& v) {
+  adj.sign += v.sign;
+  adj.t += v.t;
+  adj.u += v.u;
+  adj.v += v.v;
+  adj.normal = add(adj.normal, v.normal);
+}
+
 WP_FUNC const mesh_t* mesh_resolve(launch_ctx* ctx, int32 line, uint64 id) {
   return (const mesh_t*)resolve_object(ctx, line, id, OBJECT_MESH);
 }
@@ -874,6 +889,46 @@ struct mesh_adjoint {
   WP_FUNC void ray(uint64 id, const vec3f&, const vec3f& dir, float32, float32& t, float32&, float32&, float32&,
                    vec3f&, int32& face, int32, I&, vec3f& adj_start, vec3f& adj_dir, F&, float32& adj_t,
                    float32& adj_u, float32& adj_v, float32&, N&, J&, K&, R&) const {
+    ray_hit(id, face, dir, t, adj_t, adj_u, adj_v, adj_start, adj_dir);
+  }
+
+  // The query-value forms (MeshQueryPoint / MeshQueryRay results, which the
+  // adjoint receives after the forward arguments): the fields read move as
+  // the out forms' do; adj_ret holds their adjoints. No hit: no gradient.
+  // mesh_query_point / _no_sign(id, point, max_dist).
+  template <typename I, typename F, typename A>
+  WP_FUNC void point_value(uint64 id, const vec3f& point, float32, const mesh_query_point_t& ret, I&,
+                           vec3f& adj_point, F&, const A& adj_ret) const {
+    vec3f a, b, c;
+    if (ret.result && triangle(id, ret.face, a, b, c)) closest_uv(a, b, c, point, adj_ret.u, adj_ret.v, adj_point);
+  }
+  // _sign_normal(id, point, max_dist, epsilon).
+  template <typename E, typename I, typename F, typename G, typename A>
+  WP_FUNC void point_value(uint64 id, const vec3f& point, float32 d, E, const mesh_query_point_t& ret, I& adj_id,
+                           vec3f& adj_point, F& adj_d, G&, const A& adj_ret) const {
+    point_value(id, point, d, ret, adj_id, adj_point, adj_d, adj_ret);
+  }
+  // _sign_winding_number(..., accuracy, threshold), _sign_parity(..., n_sample, perturbation_scale).
+  template <typename E1, typename E2, typename I, typename F, typename G1, typename G2, typename A>
+  WP_FUNC void point_value(uint64 id, const vec3f& point, float32 d, E1, E2, const mesh_query_point_t& ret,
+                           I& adj_id, vec3f& adj_point, F& adj_d, G1&, G2&, const A& adj_ret) const {
+    point_value(id, point, d, ret, adj_id, adj_point, adj_d, adj_ret);
+  }
+  // mesh_query_furthest_point_no_sign(id, point, min_dist): a vertex, no gradient.
+  template <typename I, typename V, typename F, typename A>
+  WP_FUNC void furthest_value(uint64, const vec3f&, float32, const mesh_query_point_t&, I&, V&, F&,
+                              const A&) const {}
+  // mesh_query_ray(id, start, dir, max_t, root).
+  template <typename I, typename F, typename K, typename A>
+  WP_FUNC void ray_value(uint64 id, const vec3f&, const vec3f& dir, float32, int32, const mesh_query_ray_t& ret, I&,
+                         vec3f& adj_start, vec3f& adj_dir, F&, K&, const A& adj_ret) const {
+    if (ret.result) ray_hit(id, ret.face, dir, ret.t, adj_ret.t, adj_ret.u, adj_ret.v, adj_start, adj_dir);
+  }
+
+  // The ray's hit on face `face` at t: (adj_t, adj_u, adj_v) into the
+  // start's and direction's adjoints (above).
+  WP_FUNC void ray_hit(uint64 id, int32 face, const vec3f& dir, float32 t, float32 adj_t, float32 adj_u,
+                       float32 adj_v, vec3f& adj_start, vec3f& adj_dir) const {
     vec3f a, b, c;
     if (!triangle(id, face, a, b, c)) return;
     const vec3f e1 = sub(a, c), e2 = sub(b, c), nd = mul(dir, -1.0f);
