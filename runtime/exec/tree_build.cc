@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/device.h"
 
 namespace warpd::runtime {
 
@@ -13,9 +14,13 @@ class TreeBuildCommand final : public Command {
   TreeBuildCommand(std::shared_ptr<TreeObject> object, bool refit, BvhSplit split, VertexArrays arrays)
       : object_(std::move(object)), refit_(refit), split_(split), arrays_(std::move(arrays)) {}
 
-  absl::Status Execute(Device&) override {
+  absl::Status Execute(Device& device) override {
     if (replaces()) return object_->SetArrays(arrays_);
-    return refit_ ? object_->Refit(&cancel_) : object_->Rebuild(split_, &cancel_);
+    auto on_workers = [&device](int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+      device.HostParallelFor(n, grain, fn);
+    };
+    const ParallelFor parallel(on_workers);
+    return refit_ ? object_->Refit(&cancel_, &parallel) : object_->Rebuild(split_, &cancel_, &parallel);
   }
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
   void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }

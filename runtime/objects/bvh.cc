@@ -35,7 +35,7 @@ absl::Status CheckGroups(const Array* groups, int64_t count, const std::string& 
 absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, bool grouped, SegmentPool& pool) {
   BvhBuffers b;
   b.items = items;
-  const uint64_t nodes = static_cast<uint64_t>(MaxBvhNodes(items));
+  const uint64_t nodes = static_cast<uint64_t>(BvhNodeCapacity(items));  // a parallel build's scratch too
   const uint64_t slots = static_cast<uint64_t>(items > 0 ? items : 1);
   auto n = pool.Allocate(nodes * sizeof(wp::bvh_node_t), "bvh nodes", Fill::kAny);
   if (!n.ok()) return n.status();
@@ -76,7 +76,7 @@ void BvhBuffers::Unbuild(wp::bvh_t& desc) {
 }
 
 absl::Status BvhBuffers::Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, const int32_t* groups,
-                               const std::atomic<bool>* cancel) const {
+                               const std::atomic<bool>* cancel, const ParallelFor* parallel) const {
   Unbuild(desc);
   BvhGroups g{groups, nullptr, nullptr};
   if (groups != nullptr) {
@@ -85,7 +85,7 @@ absl::Status BvhBuffers::Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, c
     g.roots = reinterpret_cast<int32_t*>(group_roots->data());
   }
   auto shape = BuildBvhTree(desc.item_lowers, desc.item_uppers, items, leaf_size, split, node_data(), parent_data(),
-                            prim_data(), cancel, groups != nullptr ? &g : nullptr);
+                            prim_data(), cancel, groups != nullptr ? &g : nullptr, parallel);
   if (!shape.ok()) return shape.status();
   desc.max_depth = shape->max_depth;
   desc.num_groups = shape->num_groups;
@@ -136,17 +136,17 @@ Bvh::Bvh(std::string device, std::shared_ptr<const Array> lowers, std::shared_pt
   buffers_.Attach(desc_);
 }
 
-absl::Status Bvh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel) {
+absl::Status Bvh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel, const ParallelFor* parallel) {
   built_ = false;
   const int32_t* groups = groups_ != nullptr ? reinterpret_cast<const int32_t*>(groups_->data()) : nullptr;
-  if (absl::Status s = buffers_.Build(desc_, leaf_size_, split, groups, cancel); !s.ok()) return s;
+  if (absl::Status s = buffers_.Build(desc_, leaf_size_, split, groups, cancel, parallel); !s.ok()) return s;
   split_ = split;
   built_ = true;
   return absl::OkStatus();
 }
 
-absl::Status Bvh::Refit(const std::atomic<bool>* cancel) {
-  if (!built_) return Rebuild(split_, cancel);
+absl::Status Bvh::Refit(const std::atomic<bool>* cancel, const ParallelFor* parallel) {
+  if (!built_) return Rebuild(split_, cancel, parallel);
   buffers_.Refit(desc_);
   return absl::OkStatus();
 }

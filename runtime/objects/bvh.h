@@ -46,10 +46,12 @@ class TreeObject : public GeometryObject {
   using GeometryObject::GeometryObject;
   // Builds the tree again from the current boxes (CANCELLED when *cancel
   // is set meanwhile; the tree then yields nothing until the next build).
-  virtual absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) = 0;
+  // `parallel`: the device's workers for the build (null: this thread).
+  virtual absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr,
+                               const ParallelFor* parallel = nullptr) = 0;
   // Recomputes the node boxes from the current boxes; a tree never built is
   // built instead.
-  virtual absl::Status Refit(const std::atomic<bool>* cancel = nullptr) = 0;
+  virtual absl::Status Refit(const std::atomic<bool>* cancel = nullptr, const ParallelFor* parallel = nullptr) = 0;
   // Replaces the points the tree's boxes come from (then refits) and/or the
   // velocities (a Mesh's; INVALID_ARGUMENT for other trees).
   virtual absl::Status SetArrays(const VertexArrays&) {
@@ -75,7 +77,7 @@ struct BvhBuffers {
   // buffers only) or null. The tree yields nothing while building and after
   // a failure.
   absl::Status Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, const int32_t* groups,
-                     const std::atomic<bool>* cancel) const;
+                     const std::atomic<bool>* cancel, const ParallelFor* parallel = nullptr) const;
   // Recomputes the node boxes of a built tree from its item boxes.
   void Refit(wp::bvh_t& desc) const;
   // Makes the tree yield nothing (until the next build).
@@ -104,8 +106,9 @@ class Bvh final : public TreeObject {
   const wp::bvh_t& native() const { return desc_; }
   int leaf_size() const { return leaf_size_; }
 
-  absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) override;
-  absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
+  absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr,
+                       const ParallelFor* parallel = nullptr) override;
+  absl::Status Refit(const std::atomic<bool>* cancel = nullptr, const ParallelFor* parallel = nullptr) override;
 
  private:
   const std::shared_ptr<const Array> lowers_, uppers_, groups_;

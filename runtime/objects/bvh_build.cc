@@ -99,7 +99,8 @@ class Builder {
       : lowers_(lowers), uppers_(uppers), leaf_size_(leaf_size), split_(split), nodes_(nodes), parents_(parents),
         prims_(prims) {}
 
-  absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel, const BvhGroups* groups) {
+  absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel, const BvhGroups* groups,
+                               const ParallelFor* parallel) {
     BvhShape shape;
     for (int32_t i = 0; i < n; ++i) prims_[i] = i;
     if (n == 0) {
@@ -108,26 +109,93 @@ class Builder {
       parents_[0] = -1;
       return shape;
     }
-    int32_t next = 1;
-    std::vector<Task> work{Measure(0, n).ToTask(0, 0, n, 0, -1)};
+    Task root = Measure(0, n).ToTask(0, 0, n, 0, -1);
     // Grouped: the items in group order (stable), each group's range, and
     // a first level of splits between groups (at the middle group), so each
     // group's items form one subtree, whose root is recorded.
-    std::vector<int32_t> group_start;
     if (groups != nullptr) {
       std::vector<int32_t> of(groups->of_item, groups->of_item + n);  // read once: the array may change
       std::stable_sort(prims_, prims_ + n, [&](int32_t a, int32_t b) { return of[a] < of[b]; });
       for (int32_t k = 0; k < n; ++k) {
         if (k == 0 || of[prims_[k]] != of[prims_[k - 1]]) {
-          groups->ids[group_start.size()] = of[prims_[k]];
-          groups->roots[group_start.size()] = -1;
-          group_start.push_back(k);
+          groups->ids[group_start_.size()] = of[prims_[k]];
+          groups->roots[group_start_.size()] = -1;
+          group_start_.push_back(k);
         }
       }
-      shape.num_groups = static_cast<int32_t>(group_start.size());
-      group_start.push_back(n);
-      work.back().gend = shape.num_groups;
+      shape.num_groups = static_cast<int32_t>(group_start_.size());
+      group_start_.push_back(n);
+      root.gend = shape.num_groups;
+      groups_ = groups;
     }
+    // With a parallel runner, the top of the tree is built here and the
+    // subtrees below it of at most n / 8 items (several per worker, for
+    // balance; none below kParallelItems) at once on the workers, each into
+    // a range of its own past the top's nodes (2m - 1 nodes for m items,
+    // the most it can take); then, in order, each subtree's root moves to
+    // the node the top gave it and its other nodes down to the next free
+    // index (always lower: no overlap), renumbered, so the nodes stay dense
+    // with children after parents. The ranges need at most one node more
+    // than a dense tree per subtree: kBvhBuildSlack bounds their count.
+    constexpr int32_t kParallelItems = 4096;
+    const int32_t defer = parallel != nullptr && n >= 2 * kParallelItems ? std::max(n / 8, kParallelItems) : 0;
+    std::vector<Task> deferred;
+    int32_t next = 1;
+    if (absl::Status s = Grow(root, nodes_, parents_, &next, &shape.max_depth, cancel, defer, &deferred); !s.ok()) {
+      return s;
+    }
+    if (!deferred.empty()) {
+      std::vector<int32_t> base(deferred.size()), count(deferred.size(), 1), depth(deferred.size(), 0);
+      std::vector<absl::Status> status(deferred.size());
+      int32_t at = next;
+      for (size_t i = 0; i < deferred.size(); ++i) {
+        base[i] = at;
+        at += static_cast<int32_t>(MaxBvhNodes(deferred[i].end - deferred[i].begin));
+      }
+      (*parallel)(static_cast<int64_t>(deferred.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          Task t = deferred[static_cast<size_t>(i)];
+          t.node = 0;  // local numbering from the range's first node
+          t.parent = -1;
+          t.depth = 0;
+          t.gbegin = t.gend = 0;  // a group's root was recorded above
+          const size_t k = static_cast<size_t>(i);
+          status[k] = Grow(t, nodes_ + base[k], parents_ + base[k], &count[k], &depth[k], cancel, 0, nullptr);
+        }
+      });
+      for (size_t i = 0; i < deferred.size(); ++i) {
+        if (!status[i].ok()) return status[i];
+        const Task& t = deferred[i];
+        const int32_t from = base[i];
+        // Local node 0 goes to t.node; local k > 0 to next + k - 1 (<= from + k).
+        auto global = [&](int32_t k) { return k == 0 ? t.node : next + k - 1; };
+        for (int32_t k = 0; k < count[i]; ++k) {
+          wp::bvh_node_t node = nodes_[from + k];
+          if (!wp::bvh_node_is_leaf(node)) {
+            node.left = global(node.left);
+            node.right = global(node.right);
+          }
+          const int32_t parent = k == 0 ? t.parent : global(parents_[from + k]);
+          nodes_[global(k)] = node;
+          parents_[global(k)] = parent;
+        }
+        next += count[i] - 1;
+        shape.max_depth = std::max(shape.max_depth, t.depth + depth[i]);
+      }
+    }
+    shape.num_nodes = next;
+    shape.root = 0;
+    return shape;
+  }
+
+ private:
+  // Splits task `root` (its node already numbered) and its descendants
+  // top-down with an explicit stack, into nodes/parents, numbering new
+  // nodes from *next; tasks of one group or none with at most `defer`
+  // items (0: none) are left to the caller in *deferred instead.
+  absl::Status Grow(const Task& root, wp::bvh_node_t* nodes, int32_t* parents, int32_t* next, int32_t* max_depth,
+                    const std::atomic<bool>* cancel, int32_t defer, std::vector<Task>* deferred) {
+    std::vector<Task> work{root};
     uint32_t steps = 0;
     while (!work.empty()) {
       if ((++steps & 0x3ff) == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
@@ -135,30 +203,35 @@ class Builder {
       }
       const Task t = work.back();
       work.pop_back();
-      shape.max_depth = std::max(shape.max_depth, t.depth);
-      wp::bvh_node_t& node = nodes_[t.node];
+      if (t.gend - t.gbegin == 1) groups_->roots[t.gbegin] = t.node;  // one group's subtree
+      if (defer > 0 && t.gend - t.gbegin <= 1 && t.end - t.begin <= defer && t.end - t.begin > leaf_size_ &&
+          deferred->size() < static_cast<size_t>(kBvhBuildSlack)) {
+        deferred->push_back(t);
+        continue;
+      }
+      *max_depth = std::max(*max_depth, t.depth);
+      wp::bvh_node_t& node = nodes[t.node];
       for (int a = 0; a < 3; ++a) {
         node.lower.c[a] = t.box.lo[a];
         node.upper.c[a] = t.box.hi[a];
       }
-      parents_[t.node] = t.parent;
+      parents[t.node] = t.parent;
       if (t.gend - t.gbegin > 1) {  // between groups
         const int32_t gmid = t.gbegin + (t.gend - t.gbegin) / 2;
-        const int32_t mid = group_start[static_cast<size_t>(gmid)];
-        node.left = next;
-        node.right = next + 1;
-        Task r = Measure(mid, t.end).ToTask(next + 1, mid, t.end, t.depth + 1, t.node);
+        const int32_t mid = group_start_[static_cast<size_t>(gmid)];
+        node.left = *next;
+        node.right = *next + 1;
+        Task r = Measure(mid, t.end).ToTask(*next + 1, mid, t.end, t.depth + 1, t.node);
         r.gbegin = gmid;
         r.gend = t.gend;
-        Task l = Measure(t.begin, mid).ToTask(next, t.begin, mid, t.depth + 1, t.node);
+        Task l = Measure(t.begin, mid).ToTask(*next, t.begin, mid, t.depth + 1, t.node);
         l.gbegin = t.gbegin;
         l.gend = gmid;
         work.push_back(r);
         work.push_back(l);
-        next += 2;
+        *next += 2;
         continue;
       }
-      if (t.gend - t.gbegin == 1) groups->roots[t.gbegin] = t.node;  // one group's subtree
       const int32_t count = t.end - t.begin;
       if (count <= leaf_size_) {
         node.left = t.begin;
@@ -167,18 +240,15 @@ class Builder {
       }
       Bounds left, right;
       const int32_t mid = Split(t, left, right);
-      node.left = next;
-      node.right = next + 1;
-      work.push_back(right.ToTask(next + 1, mid, t.end, t.depth + 1, t.node));
-      work.push_back(left.ToTask(next, t.begin, mid, t.depth + 1, t.node));
-      next += 2;
+      node.left = *next;
+      node.right = *next + 1;
+      work.push_back(right.ToTask(*next + 1, mid, t.end, t.depth + 1, t.node));
+      work.push_back(left.ToTask(*next, t.begin, mid, t.depth + 1, t.node));
+      *next += 2;
     }
-    shape.num_nodes = next;
-    shape.root = 0;
-    return shape;
+    return absl::OkStatus();
   }
 
- private:
   Bounds Measure(int32_t begin, int32_t end) const {
     Bounds b;
     for (int32_t k = begin; k < end; ++k) b.Add(lowers_[prims_[k]], uppers_[prims_[k]]);
@@ -322,17 +392,21 @@ class Builder {
   wp::bvh_node_t* nodes_;
   int32_t* parents_;
   int32_t* prims_;
+  // Grouped builds: each group's first item in prims_ (and n), the groups.
+  std::vector<int32_t> group_start_;
+  const BvhGroups* groups_ = nullptr;
 };
 
 }  // namespace
 
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
-                                      const std::atomic<bool>* cancel, const BvhGroups* groups) {
+                                      const std::atomic<bool>* cancel, const BvhGroups* groups,
+                                      const ParallelFor* parallel) {
   if (n < 0 || n >= (int64_t{1} << 30)) return absl::InvalidArgumentError("a BVH holds 0 to 2^30 - 1 items");
   if (leaf_size < 1) return absl::InvalidArgumentError("leaf_size must be greater than or equal to 1");
   Builder b(lowers, uppers, leaf_size, split, nodes, parents, prims);
-  return b.Run(static_cast<int32_t>(n), cancel, groups);
+  return b.Run(static_cast<int32_t>(n), cancel, groups, parallel);
 }
 
 void RefitBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, const int32_t* prims,

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "warpd/native/bvh.h"
 
@@ -55,13 +56,28 @@ struct BvhGroups {
 // Nodes a tree of n items may need: 2n - 1 (one for n = 0).
 inline int64_t MaxBvhNodes(int64_t n) { return n > 0 ? 2 * n - 1 : 1; }
 
+// The nodes a parallel build uses as scratch past a tree's own (see
+// BuildBvhTree).
+inline constexpr int32_t kBvhBuildSlack = 128;
+inline int64_t BvhNodeCapacity(int64_t n) { return MaxBvhNodes(n) + kBvhBuildSlack; }
+
+// Runs fn over chunks of [0, n), each at least `grain` long, maybe on
+// several threads at once; returns when every chunk has run (a device's
+// HostParallelFor).
+using ParallelFor =
+    absl::FunctionRef<void(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn)>;
+
 // Builds the tree of items [0, n) with boxes (lowers[i], uppers[i]) into
-// nodes/parents (MaxBvhNodes(n) each) and prims (n), grouped when `groups`
-// is not null. INVALID_ARGUMENT for n < 0 or n >= 2^30, leaf_size < 1;
-// CANCELLED when *cancel is set.
+// nodes/parents (MaxBvhNodes(n) each; BvhNodeCapacity(n) with `parallel`)
+// and prims (n), grouped when `groups` is not null; with `parallel`, the
+// subtrees below the top levels of a large tree are built at once on its
+// threads (the same tree, its nodes numbered in another order).
+// INVALID_ARGUMENT for n < 0 or n >= 2^30, leaf_size < 1; CANCELLED when
+// *cancel is set.
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
-                                      const std::atomic<bool>* cancel = nullptr, const BvhGroups* groups = nullptr);
+                                      const std::atomic<bool>* cancel = nullptr, const BvhGroups* groups = nullptr,
+                                      const ParallelFor* parallel = nullptr);
 
 // Recomputes every node's box from the items' current boxes, leaves first
 // (children come after parents), keeping the topology.

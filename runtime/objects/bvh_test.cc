@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -374,6 +375,73 @@ TEST_F(BvhTest, GroupedTreesKeepEachGroupInItsOwnSubtree) {
   // Groups of the wrong count or type are refused.
   EXPECT_EQ(Bvh::Create("cpu", lowers_, uppers_, 1, pool_, Vecs(lo)).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A parallel build (subtrees on threads at once) makes the same tree as the
+// sequential one, numbered otherwise: as many nodes, the same depth, the
+// same items in the same leaf order, and queries that yield the same items;
+// grouped builds keep their group roots; skewed splits defer many subtrees.
+TEST_F(BvhTest, ParallelBuildsMakeTheSameTree) {
+  auto threads = [](int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+    // Every chunk on a thread of its own, started in reverse order.
+    std::vector<std::thread> workers;
+    for (int64_t i = n - 1; i >= 0; --i) workers.emplace_back([&fn, i] { fn(i, i + 1); });
+    for (auto& w : workers) w.join();
+  };
+  const ParallelFor parallel(threads);
+  std::vector<V> lo, hi;
+  RandomBoxes(60000, 33, &lo, &hi);
+  // Half the items in a tight cluster: uneven splits near the top.
+  for (size_t i = 0; i < lo.size(); i += 2) {
+    lo[i] = Vec(lo[i].c[0] * 1e-3f, lo[i].c[1] * 1e-3f, lo[i].c[2] * 1e-3f);
+    hi[i] = Vec(lo[i].c[0] + 1e-4f, lo[i].c[1] + 1e-4f, lo[i].c[2] + 1e-4f);
+  }
+  std::vector<wp::int32> group(lo.size());
+  for (size_t i = 0; i < group.size(); ++i) group[i] = static_cast<wp::int32>(i % 3 == 0 ? 5 : i % 7);
+  ArrayLayout layout = *MakeArrayLayout(types::Scalar(ScalarKind::kInt32), {static_cast<int64_t>(group.size())});
+  auto buffer = *pool_.Allocate(group.size() * sizeof(wp::int32), "test");
+  std::memcpy(buffer->data(), group.data(), group.size() * sizeof(wp::int32));
+  auto groups = std::make_shared<Array>("cpu", layout, std::move(buffer));
+  for (bool grouped : {false, true}) {
+    for (int leaf : {1, 4}) {
+      for (BvhSplit split : {BvhSplit::kSah, BvhSplit::kMedian}) {
+        lowers_ = Vecs(lo);
+        uppers_ = Vecs(hi);
+        auto a = *Bvh::Create("cpu", lowers_, uppers_, leaf, pool_, grouped ? groups : nullptr);
+        auto b = *Bvh::Create("cpu", lowers_, uppers_, leaf, pool_, grouped ? groups : nullptr);
+        ASSERT_TRUE(a->Rebuild(split).ok());
+        ASSERT_TRUE(b->Rebuild(split, nullptr, &parallel).ok());
+        CheckTree(*b);
+        const wp::bvh_t &ta = a->native(), &tb = b->native();
+        ASSERT_EQ(tb.num_nodes, ta.num_nodes);
+        EXPECT_EQ(tb.max_depth, ta.max_depth);
+        EXPECT_TRUE(std::equal(ta.primitives, ta.primitives + ta.num_items, tb.primitives));
+        // The subtrees were built apart: the numbering differs.
+        EXPECT_NE(std::memcmp(ta.parents, tb.parents, sizeof(wp::int32) * ta.num_nodes), 0);
+        for (int q = 0; q < 8; ++q) {
+          const V c = Vec(q - 4.0f, 0.5f * q - 2.0f, 1.0f - 0.3f * q);
+          const V d = Vec(c.c[0] + 1.0f, c.c[1] + 2.0f, c.c[2] + 0.5f);
+          EXPECT_EQ(Run(b, wp::BVH_QUERY_AABB, c, d), Run(a, wp::BVH_QUERY_AABB, c, d));
+          EXPECT_EQ(Run(b, wp::BVH_QUERY_RAY, c, Vec(1.0f, 0.2f * q, -0.5f)),
+                    Run(a, wp::BVH_QUERY_RAY, c, Vec(1.0f, 0.2f * q, -0.5f)));
+        }
+        if (grouped) {
+          ASSERT_EQ(tb.num_groups, ta.num_groups);
+          for (int g = 0; g < tb.num_groups; ++g) {
+            const wp::int32 root = wp::bvh_group_root(&tb, tb.group_ids[g]);
+            ASSERT_GE(root, 0);
+            std::vector<int> want;
+            for (size_t i = 0; i < group.size(); ++i)
+              if (group[i] == tb.group_ids[g]) want.push_back(static_cast<int>(i));
+            EXPECT_EQ(Run(b, wp::BVH_QUERY_AABB, Vec(-9, -9, -9), Vec(9, 9, 9), 0, INFINITY, root), want);
+          }
+        }
+        // A refit of the parallel tree gives the boxes a rebuild gives.
+        ASSERT_TRUE(b->Refit().ok());
+        CheckTree(*b);
+      }
+    }
+  }
 }
 
 }  // namespace

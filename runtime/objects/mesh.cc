@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -147,48 +148,77 @@ Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_
   }
 }
 
-absl::Status Mesh::ComputeBoxes() {
+absl::Status Mesh::ComputeBoxes(const ParallelFor* parallel) {
   auto* lowers = reinterpret_cast<wp::vec3f*>(boxes_->data());
   wp::vec3f* uppers = lowers + num_tris_;
   const wp::vec3f* p = desc_.points;
   const wp::int32* idx = desc_.indices;
   const uint32_t np = static_cast<uint32_t>(desc_.num_points);
-  double edge_sum = 0.0;
-  for (int64_t f = 0; f < num_tris_; ++f) {
-    const wp::int32 v[3] = {idx[3 * f], idx[3 * f + 1], idx[3 * f + 2]};
-    for (int k = 0; k < 3; ++k) {
-      if (static_cast<uint32_t>(v[k]) >= np) {
-        return absl::InvalidArgumentError(absl::StrCat("mesh triangle ", f, ": vertex index ", v[k],
-                                                       " out of range for ", desc_.num_points, " points"));
+  // Fixed chunks (so the edge-length sum adds the same numbers in the same
+  // order however many threads run them), each with its partial sum and
+  // its first triangle with a vertex out of range (-1: none).
+  constexpr int64_t kChunk = 16384;
+  const int64_t chunks = (num_tris_ + kChunk - 1) / kChunk;
+  std::vector<double> edge_sum(static_cast<size_t>(chunks), 0.0);
+  std::vector<int64_t> bad(static_cast<size_t>(chunks), -1);
+  auto run = [&](int64_t first, int64_t last) {
+    for (int64_t chunk = first; chunk < last; ++chunk) {
+      double sum = 0.0;
+      for (int64_t f = chunk * kChunk; f < std::min(num_tris_, (chunk + 1) * kChunk); ++f) {
+        const wp::int32 v[3] = {idx[3 * f], idx[3 * f + 1], idx[3 * f + 2]};
+        if (static_cast<uint32_t>(v[0]) >= np || static_cast<uint32_t>(v[1]) >= np ||
+            static_cast<uint32_t>(v[2]) >= np) {
+          bad[static_cast<size_t>(chunk)] = f;
+          break;
+        }
+        const wp::vec3f& a = p[v[0]];
+        const wp::vec3f& b = p[v[1]];
+        const wp::vec3f& c = p[v[2]];
+        for (int i = 0; i < 3; ++i) {
+          lowers[f].c[i] = std::fmin(a.c[i], std::fmin(b.c[i], c.c[i]));
+          uppers[f].c[i] = std::fmax(a.c[i], std::fmax(b.c[i], c.c[i]));
+        }
+        sum += wp::length(wp::sub(b, a)) + wp::length(wp::sub(c, a)) + wp::length(wp::sub(c, b));
+      }
+      edge_sum[static_cast<size_t>(chunk)] = sum;
+    }
+  };
+  if (parallel != nullptr && chunks > 1) {
+    (*parallel)(chunks, 1, run);
+  } else {
+    run(0, chunks);
+  }
+  double total = 0.0;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    if (const int64_t f = bad[static_cast<size_t>(chunk)]; f >= 0) {
+      for (int k = 0; k < 3; ++k) {
+        const wp::int32 v = idx[3 * f + k];
+        if (static_cast<uint32_t>(v) >= np) {
+          return absl::InvalidArgumentError(absl::StrCat("mesh triangle ", f, ": vertex index ", v,
+                                                         " out of range for ", desc_.num_points, " points"));
+        }
       }
     }
-    const wp::vec3f& a = p[v[0]];
-    const wp::vec3f& b = p[v[1]];
-    const wp::vec3f& c = p[v[2]];
-    for (int i = 0; i < 3; ++i) {
-      lowers[f].c[i] = std::fmin(a.c[i], std::fmin(b.c[i], c.c[i]));
-      uppers[f].c[i] = std::fmax(a.c[i], std::fmax(b.c[i], c.c[i]));
-    }
-    edge_sum += wp::length(wp::sub(b, a)) + wp::length(wp::sub(c, a)) + wp::length(wp::sub(c, b));
+    total += edge_sum[static_cast<size_t>(chunk)];
   }
-  desc_.average_edge_length = num_tris_ > 0 ? static_cast<float>(edge_sum / (3.0 * num_tris_)) : 0.0f;
+  desc_.average_edge_length = num_tris_ > 0 ? static_cast<float>(total / (3.0 * num_tris_)) : 0.0f;
   return absl::OkStatus();
 }
 
-absl::Status Mesh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel) {
+absl::Status Mesh::Rebuild(BvhSplit split, const std::atomic<bool>* cancel, const ParallelFor* parallel) {
   BvhBuffers::Unbuild(desc_.bvh);
   built_ = false;
-  if (absl::Status s = ComputeBoxes(); !s.ok()) return s;
+  if (absl::Status s = ComputeBoxes(parallel); !s.ok()) return s;
   const int32_t* groups = groups_ != nullptr ? reinterpret_cast<const int32_t*>(groups_->data()) : nullptr;
-  if (absl::Status s = buffers_.Build(desc_.bvh, leaf_size_, split, groups, cancel); !s.ok()) return s;
+  if (absl::Status s = buffers_.Build(desc_.bvh, leaf_size_, split, groups, cancel, parallel); !s.ok()) return s;
   split_ = split;
   built_ = true;
   return absl::OkStatus();
 }
 
-absl::Status Mesh::Refit(const std::atomic<bool>* cancel) {
-  if (!built_) return Rebuild(split_, cancel);
-  if (absl::Status s = ComputeBoxes(); !s.ok()) {
+absl::Status Mesh::Refit(const std::atomic<bool>* cancel, const ParallelFor* parallel) {
+  if (!built_) return Rebuild(split_, cancel, parallel);
+  if (absl::Status s = ComputeBoxes(parallel); !s.ok()) {
     BvhBuffers::Unbuild(desc_.bvh);  // the boxes are stale: nothing to traverse until a good build
     built_ = false;
     return s;

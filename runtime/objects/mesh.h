@@ -59,8 +59,9 @@ class Mesh final : public TreeObject {
   uint64_t tree_id() const override { return desc_.bvh_id; }
   void set_tree_id(uint64_t id) override { desc_.bvh_id = id; }
 
-  absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr) override;
-  absl::Status Refit(const std::atomic<bool>* cancel = nullptr) override;
+  absl::Status Rebuild(BvhSplit split, const std::atomic<bool>* cancel = nullptr,
+                       const ParallelFor* parallel = nullptr) override;
+  absl::Status Refit(const std::atomic<bool>* cancel = nullptr, const ParallelFor* parallel = nullptr) override;
   // Replaces the points (Warp's mesh.points = new, in stream order; then
   // refits) and/or the velocities (mesh.velocities = new): arrays like the
   // old ones (contiguous vec3f, as many; velocities as many as the old
@@ -73,8 +74,9 @@ class Mesh final : public TreeObject {
 
  private:
   // Recomputes the triangles' boxes and the average edge length from the
-  // current points; INVALID_ARGUMENT for an index out of range.
-  absl::Status ComputeBoxes();
+  // current points (on `parallel`'s threads, if given); INVALID_ARGUMENT
+  // for an index out of range (the first such triangle).
+  absl::Status ComputeBoxes(const ParallelFor* parallel = nullptr);
 
   std::shared_ptr<const Array> points_;  // replaced by SetPoints (stream order)
   const std::shared_ptr<const Array> indices_;

@@ -363,36 +363,95 @@ WP_FUNC mesh_query_ray_t mesh_ray_walk(launch_ctx* ctx, int32 line, const mesh_t
     record_object_index_fault(ctx, line, OBJECT_BVH, root, m->bvh.num_nodes);
     return r;
   }
+  // Nearest child first: an internal node's two children are tested where
+  // the node is popped, and the one the ray enters first is visited first;
+  // a pending node whose entry lies beyond the closest hit found since is
+  // dropped when popped. Every node index, leaf range and face is checked
+  // as in mesh_visit.
+  const bvh_t& tree = m->bvh;
   const vec3f rcp = bvh_rcp(dir);
+  const bool count_all = mode == MESH_RAY_COUNT;
   float32 best = max_t;
-  const bool ok = mesh_visit(
-      ctx, line, m, root,
-      [&](const bvh_node_t& node) {
-        float32 tb = 0.0f;
-        return bvh_ray_box_robust(start, dir, rcp, node.lower, node.upper, &tb) &&
-               (mode == MESH_RAY_COUNT || tb < best);
-      },
-      [&](int32 f, const vec3f& a, const vec3f& b, const vec3f& c) {
-        float32 t, u, v, s;
-        if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) return true;
-        if (mode == MESH_RAY_COUNT) {
-          ++*count;
-          return true;
-        }
-        if (t < best) {
-          best = t;
-          r.result = true;
-          r.t = t;
-          r.u = u;
-          r.v = v;
-          r.sign = s;
-          r.face = f;
-          r.normal = normalize(cross(sub(b, a), sub(c, a)));
-          if (mode == MESH_RAY_ANY) return false;
-        }
-        return true;
-      });
-  return ok ? r : mesh_query_ray_t{};
+  int32 stack[BVH_STACK_SIZE];
+  float32 entry[BVH_STACK_SIZE];
+  int32 depth = 0;
+  const int32 first = root == -1 ? tree.root : root;
+  auto box = [&](int32 n, float32& tb) {
+    const bvh_node_t& node = tree.nodes[n];
+    return bvh_ray_box_robust(start, dir, rcp, node.lower, node.upper, &tb) && (count_all || tb < best);
+  };
+  auto bad_node = [&](int32 n) {
+    record_object_index_fault(ctx, line, OBJECT_BVH, n, tree.num_nodes);
+    return mesh_query_ray_t{};
+  };
+  if (first >= 0 && tree.num_items > 0) {
+    if (first >= tree.num_nodes) return bad_node(first);
+    float32 tb = 0.0f;
+    if (box(first, tb)) {
+      stack[0] = first;
+      entry[0] = tb;
+      depth = 1;
+    }
+  }
+  while (depth > 0) {
+    --depth;
+    if (!count_all && !(entry[depth] < best)) continue;
+    const bvh_node_t& node = tree.nodes[stack[depth]];
+    if (!bvh_node_is_leaf(node)) {
+      const int32 l = node.left, rr = node.right;
+      if ((uint32)l >= (uint32)tree.num_nodes) return bad_node(l);
+      if ((uint32)rr >= (uint32)tree.num_nodes) return bad_node(rr);
+      float32 tl = 0.0f, tr = 0.0f;
+      const bool hl = box(l, tl), hr = box(rr, tr);
+      if (depth + int32(hl) + int32(hr) > BVH_STACK_SIZE) {
+        record_object_index_fault(ctx, line, OBJECT_BVH, depth + int32(hl) + int32(hr), BVH_STACK_SIZE);
+        return mesh_query_ray_t{};
+      }
+      if (hl && hr) {
+        const bool left_first = tl <= tr;
+        stack[depth] = left_first ? rr : l;
+        entry[depth++] = left_first ? tr : tl;
+        stack[depth] = left_first ? l : rr;
+        entry[depth++] = left_first ? tl : tr;
+      } else if (hl || hr) {
+        stack[depth] = hl ? l : rr;
+        entry[depth++] = hl ? tl : tr;
+      }
+      continue;
+    }
+    const int32 end = bvh_leaf_end(node);
+    if (node.left < 0 || end < node.left || end > tree.num_items) {
+      record_object_index_fault(ctx, line, OBJECT_BVH, end, tree.num_items);
+      return mesh_query_ray_t{};
+    }
+    for (int32 k = node.left; k < end; ++k) {
+      const int32 f = tree.primitives[k];
+      if ((uint32)f >= (uint32)tree.num_items) {
+        record_object_index_fault(ctx, line, OBJECT_BVH, f, tree.num_items);
+        return mesh_query_ray_t{};
+      }
+      vec3f a, b, c;
+      if (!mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_ray_t{};
+      float32 t, u, v, s;
+      if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) continue;
+      if (count_all) {
+        ++*count;
+        continue;
+      }
+      if (t < best) {
+        best = t;
+        r.result = true;
+        r.t = t;
+        r.u = u;
+        r.v = v;
+        r.sign = s;
+        r.face = f;
+        r.normal = normalize(cross(sub(b, a), sub(c, a)));
+        if (mode == MESH_RAY_ANY) return r;
+      }
+    }
+  }
+  return r;
 }
 
 WP_FUNC mesh_query_ray_t mesh_ray_closest(launch_ctx* ctx, int32 line, const mesh_t* m, const vec3f& start,
