@@ -124,3 +124,18 @@ def test_range_of_a_static_bool_and_kernel_names(wp):
         @wp.kernel(module="unique", name="1invalid")
         def bad_name():
             return
+
+    # One source made twice with its own names: two kernels in two modules, each running.
+    def make(name, value):
+        @wp.kernel(module="unique", name=name)
+        def named(out: wp.array(dtype=int), v: int):
+            out[0] = v
+
+        return named
+
+    a, b = make("kernel_a", 1), make("kernel_b", 2)
+    assert (a.key, b.key) == ("kernel_a", "kernel_b")
+    assert a.module.name != b.module.name
+    for k, v in ((a, 5), (b, 6)):
+        wp.launch(k, dim=1, inputs=[out, v])
+        assert out.numpy()[0] == v

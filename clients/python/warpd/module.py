@@ -378,5 +378,7 @@ def get_module(name: str) -> Module:
 
 
 def unique_module(kernel) -> Module:
-    """A module holding only `kernel` (``@wp.kernel(module="unique")``)."""
-    return get_module(f"{kernel.func.__module__}.{kernel.ir_name}")
+    """A module holding only `kernel` (``@wp.kernel(module="unique")``); a kernel given its own
+    name (``name=``) gets a module of its own beside another one of the same source."""
+    suffix = "" if kernel.key == kernel.func.__name__ else f".{kernel.key}"
+    return get_module(f"{kernel.func.__module__}.{kernel.ir_name}{suffix}")
