@@ -258,7 +258,7 @@ absl::Status Volume::ReadMetadata() {
   active_voxel_count_ = active;
   internal_counts_[0] = Load<uint32_t>(tree + offsetof(nanovdb::TreeData<3>, mNodeCount) + 4);
   internal_counts_[1] = Load<uint32_t>(tree + offsetof(nanovdb::TreeData<3>, mNodeCount) + 8);
-  if (desc_.value_type == wp::VOLUME_ON_INDEX) {
+  if (desc_.value_type == wp::VOLUME_ON_INDEX || desc_.value_type == wp::VOLUME_VOXEL_INDEX) {
     voxel_count_ = active;
   } else {
     voxel_count_ = uint64_t{desc_.leaf_count} * 512u;
@@ -310,7 +310,7 @@ void Volume::Tiles(int32_t* out) const {
 }
 
 void Volume::Voxels(int32_t* out) const {
-  const bool on_index = desc_.value_type == wp::VOLUME_ON_INDEX;
+  const bool on_index = desc_.value_type == wp::VOLUME_ON_INDEX || desc_.value_type == wp::VOLUME_VOXEL_INDEX;
   for (uint32_t l = 0; l < desc_.leaf_count; ++l) {
     const uint64_t leaf = desc_.first_leaf + uint64_t{l} * desc_.leaf_bytes;
     int32_t origin[3];
@@ -463,10 +463,12 @@ namespace {
 // tile, lower and upper nodes per distinct 128^3 and 4096^3 block, a root
 // tile per upper node), so the pool charges it (RESOURCE_EXHAUSTED) before
 // the builder's own memory, about as much again, is used.
+//
+// With `voxels`, the points are single voxels: only they are active.
 template <typename ValueT>
 absl::StatusOr<std::pair<std::shared_ptr<CpuBuffer>, uint64_t>> BuildTiles(
     absl::Span<const std::array<int32_t, 3>> tiles, absl::Span<const uint8_t> background, const nanovdb::Map& map,
-    SegmentPool& pool) {
+    SegmentPool& pool, bool voxels = false) {
   if (background.size() != sizeof(ValueT)) {
     return absl::InvalidArgumentError(
         absl::StrCat("a background value of ", background.size(), " bytes for a grid of ", sizeof(ValueT), "-byte values"));
@@ -496,6 +498,10 @@ absl::StatusOr<std::pair<std::shared_ptr<CpuBuffer>, uint64_t>> BuildTiles(
   nanovdb::GridBuilder<ValueT> builder(bg, nanovdb::GridClass::Unknown);
   auto acc = builder.getAccessor();
   for (const auto& t : tiles) {
+    if (voxels) {
+      acc.setValue(nanovdb::Coord(t[0], t[1], t[2]), bg);
+      continue;
+    }
     const int32_t x = t[0] & ~7, y = t[1] & ~7, z = t[2] & ~7;
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 8; ++j)
@@ -520,10 +526,13 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
                                                           const std::array<double, 9>& mat,
                                                           const std::array<double, 3>& translation,
                                                           SegmentPool& pool) {
-  if (tiles.empty()) return absl::InvalidArgumentError("a volume needs at least one tile");
-  if (static_cast<int64_t>(tiles.size()) > kMaxTiles) {
-    return absl::InvalidArgumentError(absl::StrCat("a volume of ", tiles.size(), " tiles is more than the ", kMaxTiles,
-                                                   " warpd builds"));
+  const bool voxel_index = type == wp::VOLUME_VOXEL_INDEX;
+  const char* what = voxel_index ? " voxels" : " tiles";
+  const int64_t most = voxel_index ? kMaxTiles * 64 : kMaxTiles;
+  if (tiles.empty()) return absl::InvalidArgumentError(absl::StrCat("a volume needs at least one", what));
+  if (static_cast<int64_t>(tiles.size()) > most) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a volume of ", tiles.size(), what, " is more than the ", most, " warpd builds"));
   }
   // The map and its inverse (Warp's affine index-to-world transform).
   double m[3][3], inv[3][3];
@@ -554,12 +563,18 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
     type = wp::VOLUME_FLOAT32;
     background = absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&zero), sizeof(zero));
   }
+  const uint32_t no_index = 0;
+  if (voxel_index) {
+    if (!background.empty()) return absl::InvalidArgumentError("an index volume has no background value");
+    type = wp::VOLUME_UINT32;
+    background = absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&no_index), sizeof(no_index));
+  }
   switch (type) {
+    case wp::VOLUME_UINT32: built = BuildTiles<uint32_t>(tiles, background, map, pool, voxel_index); break;
     case wp::VOLUME_FLOAT32: built = BuildTiles<float>(tiles, background, map, pool); break;
     case wp::VOLUME_FLOAT64: built = BuildTiles<double>(tiles, background, map, pool); break;
     case wp::VOLUME_INT32: built = BuildTiles<int32_t>(tiles, background, map, pool); break;
     case wp::VOLUME_INT64: built = BuildTiles<int64_t>(tiles, background, map, pool); break;
-    case wp::VOLUME_UINT32: built = BuildTiles<uint32_t>(tiles, background, map, pool); break;
     case wp::VOLUME_VEC3F: built = BuildTiles<nanovdb::Vec3f>(tiles, background, map, pool); break;
     case wp::VOLUME_VEC3D: built = BuildTiles<nanovdb::Vec3d>(tiles, background, map, pool); break;
     case wp::VOLUME_VEC4F: built = BuildTiles<nanovdb::Vec4f>(tiles, background, map, pool); break;
@@ -574,9 +589,24 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
       !s.ok())
     return absl::InternalError(absl::StrCat("the built volume does not check: ", s.message()));
   if (tile_index) desc.value_type = wp::VOLUME_TILE_INDEX;
+  if (voxel_index) {
+    // Each active voxel holds its index: leaves in order, voxels in bit order.
+    desc.value_type = wp::VOLUME_VOXEL_INDEX;
+    uint8_t* grid = reinterpret_cast<uint8_t*>(buffer->data());
+    uint32_t next = 0;
+    for (uint32_t l = 0; l < desc.leaf_count; ++l) {
+      const uint64_t leaf = desc.first_leaf + uint64_t{l} * desc.leaf_bytes;
+      for (uint32_t n = 0; n < 512; ++n) {
+        const uint64_t word = Load<uint64_t>(grid + leaf + desc.leaf_value_mask + 8u * (n >> 6));
+        if (((word >> (n & 63u)) & 1u) == 0) continue;
+        std::memcpy(grid + leaf + desc.leaf_values + 4u * n, &next, sizeof(next));
+        ++next;
+      }
+    }
+  }
   auto volume = std::make_shared<Volume>(std::move(device), std::move(buffer), bytes, desc);
   if (auto s = volume->ReadMetadata(); !s.ok()) return s;
-  if (tile_index) volume->type_name_ = "OnIndex";
+  if (tile_index || voxel_index) volume->type_name_ = "OnIndex";
   return volume;
 }
 

@@ -65,7 +65,9 @@ class Volume final : public GeometryObject {
   // VOLUME_TILE_INDEX with an empty background for an index volume)
   // whose tiles have the origins `tiles` (multiples of 8 after flooring),
   // every voxel active with `background` (the value's bytes), and the
-  // index-to-world map `mat` (row-major 3x3) and `translation`.
+  // index-to-world map `mat` (row-major 3x3) and `translation`. With
+  // VOLUME_VOXEL_INDEX (an empty background), `tiles` are voxels: an index
+  // volume whose active voxels are exactly those (Warp's allocate_by_voxels).
   static absl::StatusOr<std::shared_ptr<Volume>> FromTiles(std::string device, int32_t type,
                                                           absl::Span<const std::array<int32_t, 3>> tiles,
                                                           absl::Span<const uint8_t> background,

@@ -185,6 +185,40 @@ TEST_F(VolumeTest, TilesAreAllocatedActiveWithTheBackgroundAndStoresLand) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(VolumeTest, VoxelIndexVolumesNumberExactlyTheirVoxels) {
+  // Three voxels in one leaf, one far away (another upper node); a repeat.
+  const std::vector<std::array<int32_t, 3>> voxels = {{1, 2, 3}, {0, 0, 0}, {7, 7, 7}, {5000, -3, 9}, {1, 2, 3}};
+  const std::array<double, 9> unit = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  auto v = Volume::FromTiles("cpu", wp::VOLUME_VOXEL_INDEX, voxels, {}, unit, {0, 0, 0}, pool_);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((*v)->type_name(), "OnIndex");
+  EXPECT_EQ((*v)->voxel_count(), 4u);
+  std::vector<int32_t> ijk(12);
+  (*v)->Voxels(ijk.data());
+  auto c = Launch(*v);
+  std::vector<std::array<int32_t, 3>> listed;
+  for (int i = 0; i < 4; ++i) {
+    listed.push_back({ijk[3 * i], ijk[3 * i + 1], ijk[3 * i + 2]});
+    EXPECT_EQ(wp::volume_lookup_index(&c.ctx, 1, 7, ijk[3 * i], ijk[3 * i + 1], ijk[3 * i + 2]), i);
+  }
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, (std::vector<std::array<int32_t, 3>>{{0, 0, 0}, {1, 2, 3}, {7, 7, 7}, {5000, -3, 9}}));
+  // Inactive voxels of an allocated leaf, and unallocated ones, have no index.
+  EXPECT_EQ(wp::volume_lookup_index(&c.ctx, 1, 7, 1, 2, 4), -1);
+  EXPECT_EQ(wp::volume_lookup_index(&c.ctx, 1, 7, 100, 2, 4), -1);
+  EXPECT_EQ(c.ctx.fault.flag, 0);
+  // No voxels, a background, or more voxels than warpd builds are refused.
+  EXPECT_EQ(Volume::FromTiles("cpu", wp::VOLUME_VOXEL_INDEX, {}, {}, unit, {0, 0, 0}, pool_).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const float bg = 1.0f;
+  EXPECT_EQ(Volume::FromTiles("cpu", wp::VOLUME_VOXEL_INDEX, voxels,
+                              absl::Span<const uint8_t>(reinterpret_cast<const uint8_t*>(&bg), 4), unit, {0, 0, 0},
+                              pool_)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(VolumeTest, HostileFilesAreRefused) {
   const auto handle = FieldGrid();
   const std::vector<uint8_t> file = FileOf(handle, nanovdb::io::Codec::ZIP);

@@ -273,3 +273,64 @@ def test_index_volume_from_tiles_samples_its_data_and_differentiates(wp):
     np.testing.assert_allclose(bg.grad.numpy()[0], 5.0, rtol=1e-6)
     np.testing.assert_allclose(points.grad.numpy()[:40], np.tile([1.0, 2.0, -3.0], (40, 1)), atol=1e-4)
     np.testing.assert_allclose(points.grad.numpy()[40:], 0.0, atol=1e-4)  # a constant: rounding only
+
+
+@wp.kernel
+def lookup_indices(volume: wp.uint64, ijk: wp.array(dtype=wp.vec3i), out: wp.array(dtype=int)):
+    tid = wp.tid()
+    out[tid] = wp.volume_lookup_index(volume, ijk[tid][0], ijk[tid][1], ijk[tid][2])
+
+
+@wp.kernel
+def sample_index_closest(volume: wp.uint64, uvw: wp.array(dtype=wp.vec3), data: wp.array(dtype=float),
+                         out: wp.array(dtype=float)):
+    tid = wp.tid()
+    out[tid] = wp.volume_sample_index(volume, uvw[tid], wp.Volume.CLOSEST, data, -1.0)
+
+
+def test_index_volume_from_voxels_numbers_exactly_its_voxels(wp):
+    # Index-space points with repeats and a mask: the active voxels are the
+    # distinct unmasked points, numbered as get_voxels() lists them.
+    rng = np.random.default_rng(17)
+    pts = rng.integers(-40, 40, size=(600, 3)).astype(np.int32)
+    pts = np.concatenate([pts, pts[:100]])
+    mask = (rng.random(len(pts)) > 0.2).astype(np.int32)
+    vol = wp.Volume.allocate_by_voxels(wp.array(pts, dtype=wp.int32), voxel_size=0.5,
+                                       point_mask=wp.array(mask, dtype=wp.int32))
+    want = np.unique(pts[mask != 0], axis=0)
+    assert vol.is_index and vol.get_grid_info().type_str == "OnIndex"
+    assert vol.get_voxel_count() == len(want)
+    ijk = vol.get_voxels().numpy()
+    np.testing.assert_array_equal(np.unique(ijk, axis=0), want)
+    # Each voxel's index is its place in get_voxels(); its neighbours off the set have none.
+    active = {tuple(v) for v in ijk.tolist()}
+    probe = np.concatenate([ijk, ijk + np.array([1, 0, 0]), ijk + np.array([0, 0, -1]), ijk + 1000]).astype(np.int32)
+    out = wp.zeros(len(probe), dtype=int)
+    wp.launch(lookup_indices, dim=len(probe), inputs=[vol.id, wp.array(probe, dtype=wp.vec3i), out])
+    place = {v: i for i, v in enumerate(map(tuple, ijk.tolist()))}
+    np.testing.assert_array_equal(out.numpy(), [place.get(tuple(p), -1) for p in probe.tolist()])
+    assert (out.numpy()[: len(ijk)] == np.arange(len(ijk))).all()
+    # Closest samples read the voxel's data, the background elsewhere.
+    data = rng.normal(size=len(ijk)).astype(np.float32)
+    uvw = (probe + rng.uniform(-0.4, 0.4, size=probe.shape)).astype(np.float32)
+    samples = wp.zeros(len(probe), dtype=float)
+    wp.launch(sample_index_closest, dim=len(probe),
+              inputs=[vol.id, wp.array(uvw, dtype=wp.vec3), wp.array(data, dtype=float), samples])
+    np.testing.assert_array_equal(samples.numpy(), [data[place[tuple(p)]] if tuple(p) in active else -1.0
+                                                    for p in probe.tolist()])
+
+
+def test_index_volume_from_world_points_rounds_to_the_nearest_voxel(wp):
+    rng = np.random.default_rng(18)
+    ijk = rng.integers(-20, 20, size=(300, 3))
+    size, origin = 0.3, np.array([0.1, 0.2, -0.3])
+    # Within 0.4 voxels of the voxel centres: round, not floor.
+    world = (ijk * size + origin + rng.uniform(-0.4, 0.4, size=ijk.shape) * size).astype(np.float32)
+    vol = wp.Volume.allocate_by_voxels(wp.array(world, dtype=wp.vec3), voxel_size=size, translation=tuple(origin))
+    np.testing.assert_array_equal(np.unique(vol.get_voxels().numpy(), axis=0), np.unique(ijk, axis=0))
+    np.testing.assert_allclose(vol.get_voxel_size(), (size, size, size), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="voxel_points must be contiguous"):
+        wp.Volume.allocate_by_voxels(wp.array(world.astype(np.float64), dtype=wp.float64), voxel_size=size)
+    with pytest.raises(RuntimeError, match="one int32 entry per voxel point"):
+        wp.Volume.allocate_by_voxels(wp.array(world, dtype=wp.vec3), voxel_size=size,
+                                     point_mask=wp.zeros(3, dtype=wp.int32))

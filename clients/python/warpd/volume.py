@@ -230,7 +230,7 @@ class Volume(ServerObject):
         dev = rt.device(device)
         if not isinstance(tile_points, _array):
             tile_points = _array(np.asarray(tile_points), device=dev)
-        st = wt.scalar_type(tile_points.dtype) if hasattr(wt, "scalar_type") else None
+        st = wt.type_scalar(tile_points.dtype)
         pts = tile_points.numpy().reshape(-1)
         if pts.size % 3 != 0 or st not in (wt.int32, wt.float32):
             raise RuntimeError("tile_points must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D "
@@ -281,8 +281,48 @@ class Volume(ServerObject):
         return volume
 
     @classmethod
-    def allocate_by_voxels(cls, *args, **kwargs):
-        raise NotImplementedError("Volume.allocate_by_voxels is not supported by warpd yet")
+    def allocate_by_voxels(cls, voxel_points, voxel_size=None, translation=(0.0, 0.0, 0.0), device=None,
+                           transform=None, point_mask=None, **unsupported) -> Volume:
+        """An index volume with an active voxel for each of ``voxel_points`` (int32: index space;
+        float32: world space, rounded to the nearest voxel as Warp does); repeated points are
+        one voxel. ``point_mask`` (int32, one per point): points with 0 are left out. Its voxels
+        are numbered in the volume's order (:meth:`get_voxels`), the indices
+        ``wp.volume_lookup_index`` gives and ``wp.volume_sample_index`` reads data at."""
+        from .array import array as _array  # noqa: PLC0415
+
+        for k, v in unsupported.items():
+            if v not in (None, False):
+                raise NotImplementedError(f"Volume.allocate_by_voxels({k}=...) is not supported by warpd yet")
+        rt = runtime()
+        dev = rt.device(device)
+        if not isinstance(voxel_points, _array):
+            voxel_points = _array(np.asarray(voxel_points), device=dev)
+        st = wt.type_scalar(voxel_points.dtype)
+        pts = voxel_points.numpy().reshape(-1)
+        if pts.size % 3 != 0 or st not in (wt.int32, wt.float32) or not voxel_points.is_contiguous:
+            raise RuntimeError("voxel_points must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D "
+                               "n-by-3 array of int32 or float32.")
+        pts = pts.reshape(-1, 3)
+        if point_mask is not None:
+            mask = np.asarray(point_mask.numpy() if isinstance(point_mask, _array) else point_mask).reshape(-1)
+            if mask.shape[0] != pts.shape[0]:
+                raise RuntimeError("point_mask must have one int32 entry per voxel point")
+            pts = pts[mask != 0]
+        mat = cls._transform(voxel_size, transform)
+        tr = [float(np.float32(t)) for t in translation]
+        if st == wt.float32:
+            # NanoVDB's applyInverseMapF(p).round(): in float32, then floor(x + 0.5).
+            inv = np.linalg.inv(np.asarray(mat, dtype=np.float64).reshape(3, 3)).astype(np.float32)
+            local = (pts.astype(np.float32) - np.asarray(tr, dtype=np.float32)) @ inv.T
+            pts = np.floor(local + np.float32(0.5)).astype(np.int64)
+            if np.abs(pts).max(initial=0) >= 2**31:
+                raise RuntimeError("voxel_points lie outside the volume's int32 index space")
+        voxels = np.unique(pts.astype(np.int32), axis=0)
+        voxels_array = _array(np.ascontiguousarray(voxels, dtype=np.int32), dtype=wt.int32, device=dev)
+        v = cls.__new__(cls)
+        v._create(dev, tiles=runtime_pb2.VolumeFromTiles(tiles=_handle(voxels_array), value_type=103,
+                                                         background=b"", transform=mat, translation=tr))
+        return v
 
     # ------------------------------------------------------------ metadata
 

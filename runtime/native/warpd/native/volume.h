@@ -57,6 +57,10 @@ enum volume_value_type : int32 {
   // voxel of each leaf is active, so its index is the value grids' leaf
   // numbering; the grid (a float grid underneath) holds no values to read.
   VOLUME_TILE_INDEX = 102,
+  // An index volume warpd allocated from voxels (Warp's allocate_by_voxels):
+  // only those voxels are active; a uint32 grid underneath whose active
+  // voxels hold their own indices (leaf order, then bit order).
+  VOLUME_VOXEL_INDEX = 103,
 };
 
 enum volume_sampling : int32 { VOLUME_CLOSEST = 0, VOLUME_LINEAR = 1 };
@@ -223,6 +227,10 @@ WP_FUNC int64 volume_voxel_index(const volume_t& v, const volume_address& a) {
       if (w > 0) index += (volume_read<uint64>(v, a.leaf + v.leaf_prefix) >> (9u * (w - 1))) & 511u;
     }
     return index == 0 ? -1 : (int64)(index - 1);
+  }
+  if (v.value_type == VOLUME_VOXEL_INDEX) {
+    if (!volume_bit(v, a.leaf + v.leaf_value_mask, a.n)) return -1;
+    return (int64)volume_read<uint32>(v, a.leaf + v.leaf_values + (uint64)a.n * 4u);
   }
   if (a.leaf < v.first_leaf || v.leaf_bytes == 0) return -1;
   const uint64 leaf_index = (a.leaf - v.first_leaf) / v.leaf_bytes;
