@@ -266,7 +266,7 @@ TypeRef TypeTable::Query(QueryKind kind, ScalarKind s) {
     t->align_ = 8;
     const QueryKind kind = static_cast<QueryKind>(k.a);
     if (kind == QueryKind::kHashGrid) {
-      t->size_ = 72;  // wp::hash_grid_query_t<T>: two pointers and 13 int32
+      t->size_ = 88;  // wp::hash_grid_query_t<T>: two pointers and 18 int32
       t->text_ = "HashGridQuery";
       t->cpp_ = Cat("wp::hash_grid_query_t<", ScalarCppName(k.scalar), ">");
     } else if (kind == QueryKind::kMeshPoint || kind == QueryKind::kMeshRay) {

@@ -123,11 +123,16 @@ struct hash_grid_query_t {
   int32 x_start, y_start, z_start;
   int32 x_end, y_end, z_end;
   int32 x, y, z;
+  // (x, y, z) wrapped onto the grid (hash_grid_cell's modulos, kept
+  // incrementally: a query steps through its cells one at a time).
+  int32 wx, wy, wz;
+  int32 wx_start, wy_start;
   int32 cell_index;  // next position in point_ids
   int32 cell_end;    // end of the current cell's range
   int32 group;
   int32 filter_by_group;
 };
+static_assert(sizeof(hash_grid_query_t<float32>) == 88, "hash_grid_query_t size (common/types/type.cc)");
 
 // The last cell of a span: one pass at most (compared in 64 bits).
 WP_FUNC int32 hash_grid_span_end(int32 start, int32 end, int32 dim) {
@@ -147,10 +152,16 @@ WP_FUNC int32 hash_grid_lower_bound(const uint64* keys, int32 lo, int32 hi, uint
   return lo;
 }
 
+// A coordinate wrapped onto [0, dim) (non-negative modulo).
+WP_FUNC int32 hash_grid_wrap(int32 v, int32 dim) {
+  const int32 w = v % dim;
+  return w < 0 ? w + dim : w;
+}
+
 template <typename T>
 WP_FUNC void hash_grid_query_set_cell(hash_grid_query_t<T>& q) {
   const hash_grid_t& g = *q.grid;
-  const int32 cell = hash_grid_cell(g, q.x, q.y, q.z);
+  const int32 cell = (int32)(((int64)q.wz * g.dim_y + q.wy) * g.dim_x + q.wx);  // hash_grid_cell(g, x, y, z)
   int32 start = g.cell_starts[cell], end = g.cell_ends[cell];
   // The server writes ranges inside [0, num_points]; clamp anyway.
   if (start < 0) start = 0;
@@ -185,6 +196,9 @@ WP_FUNC hash_grid_query_t<T> hash_grid_query_make(launch_ctx* ctx, int32 line, u
   q.x = q.x_start;
   q.y = q.y_start;
   q.z = q.z_start;
+  q.wx = q.wx_start = hash_grid_wrap(q.x, g->dim_x);
+  q.wy = q.wy_start = hash_grid_wrap(q.y, g->dim_y);
+  q.wz = hash_grid_wrap(q.z, g->dim_z);
   hash_grid_query_set_cell(q);
   return q;
 }
@@ -216,14 +230,21 @@ WP_FUNC bool hash_grid_query_next(hash_grid_query_t<T>& q, int32& index) {
       index = g->point_ids[k];
       return true;
     }
+    // Spans are at most one pass (hash_grid_span_end), so each wrapped
+    // coordinate steps by one and wraps at most once per pass.
     ++q.x;
+    if (++q.wx == g->dim_x) q.wx = 0;
     if (q.x > q.x_end) {
       q.x = q.x_start;
+      q.wx = q.wx_start;
       ++q.y;
+      if (++q.wy == g->dim_y) q.wy = 0;
     }
     if (q.y > q.y_end) {
       q.y = q.y_start;
+      q.wy = q.wy_start;
       ++q.z;
+      if (++q.wz == g->dim_z) q.wz = 0;
     }
     if (q.z > q.z_end) {
       q.grid = nullptr;
