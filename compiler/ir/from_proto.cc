@@ -440,6 +440,9 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const v1::Module& pro
       auto t = FunctionTypeFromProto(f.return_type(), *module->types);
       if (!t.ok()) return Error(f.span(), absl::StrCat("return type: ", t.status().message()));
       fn.declared_return = *t;
+      if (f.return_annotation().size() > static_cast<size_t>(limits_.max_text))
+        return Error(f.span(), "return annotation text too long");
+      fn.return_annotation = f.return_annotation();
     }
     statements_ = 0;
     function_ = fn.display_name;

@@ -101,6 +101,7 @@ Function CopyForInstance(const Function& f) {
   c.kind = f.kind;
   c.params = f.params;
   c.declared_return = f.declared_return;
+  c.return_annotation = f.return_annotation;
   c.body = CopyBlock(f.body);
   c.span = f.span;
   return c;

@@ -221,6 +221,7 @@ struct Function {
   FunctionKind kind = FunctionKind::kFunc;
   std::vector<Param> params;
   TypeRef declared_return = nullptr;
+  std::string return_annotation;  // as written (messages); empty: declared_return's spelling
   Block body;
   Span span;
 

@@ -231,6 +231,24 @@ absl::Status FunctionSema::StmtSema(Stmt& s) {
   return Err(s.span, "unknown statement");
 }
 
+std::string FunctionSema::ReturnMismatchText(TypeRef t) const {
+  const TypeRef want = f_.declared_return;
+  const std::string head = Cat("The function `", f_.display_name, "` has its return type annotated as ");
+  const std::string annotated =
+      Cat("`", f_.return_annotation.empty() ? want->ToString() : f_.return_annotation, "`");
+  if (t->is_tuple()) {
+    const size_t n = t->elements().size();
+    if (want->is_tuple() && want->elements().size() != n) {
+      return Cat(head, "a tuple of ", want->elements().size(), " elements but the code returns ", n, " values.");
+    }
+    if (!want->is_tuple()) return Cat(head, annotated, " but the code returns ", n, " values.");
+    std::string types;
+    for (size_t k = 0; k < n; ++k) types += Cat(k ? ", " : "", t->elements()[k]->ToString());
+    return Cat(head, annotated, " but the code returns a tuple with types `(", types, ")`.");
+  }
+  return Cat(head, annotated, " but the code returns a value of type `", t->ToString(), "`.");
+}
+
 absl::Status FunctionSema::ReturnSema(Stmt& s) {
   if (f_.kind == FunctionKind::kKernel) {
     if (s.value) return Err(s.span, kKernelReturnText, ir::ErrorCategory::kType);
@@ -244,11 +262,7 @@ absl::Status FunctionSema::ReturnSema(Stmt& s) {
     saw_return_value_ = true;
   }
   if (f_.declared_return) {
-    if (!types::SameType(f_.declared_return, t)) {
-      return Err(s.span, Cat("The function `", f_.display_name, "` has its return type annotated as `",
-                             f_.declared_return->ToString(), "` but the code returns a value of type `", t->ToString(),
-                             "`."));
-    }
+    if (!types::SameType(f_.declared_return, t)) return Err(s.span, ReturnMismatchText(t));
   } else if (!f_.return_type->is_void() || saw_return_value_) {
     if (f_.return_type->is_void()) {
       f_.return_type = t;

@@ -60,6 +60,9 @@ class FunctionSema {
   // per iteration (the variable a constant in each); false: left alone.
   absl::StatusOr<bool> Unroll(ir::Block& b, size_t i);
   absl::Status ReturnSema(ir::Stmt& s);
+  // Warp 1.19's message for a return of type `t` that the function's return
+  // annotation does not admit.
+  std::string ReturnMismatchText(ir::TypeRef t) const;
   absl::Status Condition(ir::Expr& e, std::string_view what);
   // The type check of a condition, for an expression already analysed.
   absl::Status ConditionType(const ir::Expr& e, std::string_view what);

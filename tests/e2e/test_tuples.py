@@ -253,9 +253,46 @@ def test_tuple_annotation_errors(wp):
         a, b = wrong_return(1)
         out[0] = b
 
-    with pytest.raises(wp.CompileError, match=r"has its return type annotated as `tuple\(int32, float32\)` but "
-                                              r"the code returns a value of type `tuple\(float32, int32\)`"):
+    with pytest.raises(wp.CompileError, match=r"has its return type annotated as `tuple\[int, float\]` but "
+                                              r"the code returns a tuple with types `\(float32, int32\)`"):
         wp.launch(calls_wrong_return, dim=1, inputs=[wp.zeros(1, dtype=int)])
+
+    # Warp 1.19's wording for the other mismatches: a scalar annotation and a tuple value,
+    # tuples of other lengths, a value of another type.
+    @wp.func
+    def pair_for_int(x: int) -> int:
+        return (x + x, x * x)
+
+    @wp.func
+    def pair_for_triple(x: int) -> tuple[int, int, int]:
+        return (x + x, x * x)
+
+    @wp.func
+    def int8_for_int16(x: wp.int32) -> wp.int16:
+        return wp.int8(x)
+
+    @wp.kernel(module="unique")
+    def calls_pair_for_int(out: wp.array(dtype=int)):
+        a, b = pair_for_int(1)
+        out[0] = a
+
+    @wp.kernel(module="unique")
+    def calls_pair_for_triple(out: wp.array(dtype=int)):
+        a, b, c = pair_for_triple(1)
+        out[0] = a
+
+    @wp.kernel(module="unique")
+    def calls_int8_for_int16(out: wp.array(dtype=int)):
+        out[0] = int(int8_for_int16(1))
+
+    for k, text in ((calls_pair_for_int, r"`pair_for_int` has its return type annotated as `int` but the code "
+                                         r"returns 2 values\."),
+                    (calls_pair_for_triple, r"`pair_for_triple` has its return type annotated as a tuple of 3 "
+                                            r"elements but the code returns 2 values\."),
+                    (calls_int8_for_int16, r"`int8_for_int16` has its return type annotated as `int16` but the "
+                                           r"code returns a value of type `int8`\.")):
+        with pytest.raises(wp.CompileError, match=text):
+            wp.launch(k, dim=1, inputs=[wp.zeros(1, dtype=int)])
 
     @wp.kernel(module="unique")
     def wrong_elements(out: wp.array(dtype=int)):

@@ -429,6 +429,9 @@ class Translator:
             raise self.error(node, KERNEL_RETURN_TEXT, TypeError)
         if ret is not None and self.kind == ir_pb2.FUNCTION_FUNC and not self.is_any(ret, node, "the return value"):
             fn.return_type.CopyFrom(self.typeref_of(ret, node, "the return value"))
+            # As Warp names it in its messages: a class by its name (int, int16), else as
+            # Python prints it (tuple[int, int]).
+            fn.return_annotation = (ret.__name__ if isinstance(ret, type) else str(ret))[:4096]
         body = node.body
         if body and _is_docstring(body[0]):
             body = body[1:]
