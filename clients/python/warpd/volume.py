@@ -48,6 +48,26 @@ _NVDB_TYPE_TO_DTYPE = {
 _INDEX_TYPES = ("Index", "OnIndex", "IndexMask", "OnIndexMask")
 
 
+
+def _allocation_points(method: str, name: str, points, device, unsupported: dict):
+    """(device, points as an (n, 3) numpy array, their scalar type: int32 or float32) of the
+    points Volume.allocate_by_tiles / allocate_by_voxels take, checked as Warp checks them;
+    NotImplementedError for the options warpd does not take."""
+    from .array import array as _array  # noqa: PLC0415
+
+    for k, v in unsupported.items():
+        if v not in (None, False):
+            raise NotImplementedError(f"Volume.{method}({k}=...) is not supported by warpd yet")
+    dev = runtime().device(device)
+    if not isinstance(points, _array):
+        points = _array(np.asarray(points), device=dev)
+    st = wt.type_scalar(points.dtype)
+    flat = points.numpy().reshape(-1)
+    if flat.size % 3 != 0 or st not in (wt.int32, wt.float32) or not points.is_contiguous:
+        raise RuntimeError(f"{name} must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D "
+                           "n-by-3 array of int32 or float32.")
+    return dev, flat.reshape(-1, 3), st
+
 class Volume(ServerObject):
     """Sparse volumetric data structure based on NanoVDB (Warp's ``wp.Volume``)."""
 
@@ -223,21 +243,9 @@ class Volume(ServerObject):
         value type (int32, uint32, int64, float32, float64, vec3f/d, vec4f/d)."""
         from .array import array as _array  # noqa: PLC0415
 
-        for k, v in unsupported.items():
-            if v not in (None, False):
-                raise NotImplementedError(f"Volume.allocate_by_tiles({k}=...) is not supported by warpd yet")
-        rt = runtime()
-        dev = rt.device(device)
-        if not isinstance(tile_points, _array):
-            tile_points = _array(np.asarray(tile_points), device=dev)
-        st = wt.type_scalar(tile_points.dtype)
-        pts = tile_points.numpy().reshape(-1)
-        if pts.size % 3 != 0 or st not in (wt.int32, wt.float32):
-            raise RuntimeError("tile_points must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D "
-                               "n-by-3 array of int32 or float32.")
+        dev, pts, st = _allocation_points("allocate_by_tiles", "tile_points", tile_points, device, unsupported)
         mat = cls._transform(voxel_size, transform)
         tr = [float(np.float32(t)) for t in translation]
-        pts = pts.reshape(-1, 3)
         if st == wt.float32:
             inv = np.linalg.inv(np.asarray(mat, dtype=np.float64).reshape(3, 3))
             pts = np.floor((pts.astype(np.float64) - np.asarray(tr)) @ inv.T).astype(np.int64)
@@ -290,19 +298,7 @@ class Volume(ServerObject):
         ``wp.volume_lookup_index`` gives and ``wp.volume_sample_index`` reads data at."""
         from .array import array as _array  # noqa: PLC0415
 
-        for k, v in unsupported.items():
-            if v not in (None, False):
-                raise NotImplementedError(f"Volume.allocate_by_voxels({k}=...) is not supported by warpd yet")
-        rt = runtime()
-        dev = rt.device(device)
-        if not isinstance(voxel_points, _array):
-            voxel_points = _array(np.asarray(voxel_points), device=dev)
-        st = wt.type_scalar(voxel_points.dtype)
-        pts = voxel_points.numpy().reshape(-1)
-        if pts.size % 3 != 0 or st not in (wt.int32, wt.float32) or not voxel_points.is_contiguous:
-            raise RuntimeError("voxel_points must be contiguous and either a 1D Warp array of vec3f or vec3i or a 2D "
-                               "n-by-3 array of int32 or float32.")
-        pts = pts.reshape(-1, 3)
+        dev, pts, st = _allocation_points("allocate_by_voxels", "voxel_points", voxel_points, device, unsupported)
         if point_mask is not None:
             mask = np.asarray(point_mask.numpy() if isinstance(point_mask, _array) else point_mask).reshape(-1)
             if mask.shape[0] != pts.shape[0]:
