@@ -153,10 +153,41 @@ def test_torch_entry_points(wp):
         return
     import torch
 
+    # A mapped array's tensor is its memory: writes go both ways, no copy.
     t = wp.to_torch(a)
     assert np.shares_memory(t.numpy(), a.numpy())
+    t[:3] = torch.tensor([-1.0, -2.0, -3.0])
+    assert a.numpy()[:3].tolist() == [-1.0, -2.0, -3.0]
+    b = wp.zeros(MAPPED_N, dtype=float)
+    wp.launch(_doubler(wp), dim=MAPPED_N, inputs=[a, b])
+    tb = wp.to_torch(b)  # waits for the launch
+    np.testing.assert_array_equal(tb.numpy(), 2.0 * a.numpy())
+    # Vectors get a trailing dimension; a small array's tensor is a copy.
+    v = wp.array(np.arange(MAPPED_N * 3, dtype=np.float32).reshape(-1, 3), dtype=wp.vec3)
+    assert tuple(wp.to_torch(v).shape) == (MAPPED_N, 3)
+    small = wp.array([1.0, 2.0], dtype=float)
+    ts = wp.to_torch(small)
+    ts[0] = 9.0
+    assert small.numpy().tolist() == [1.0, 2.0]
+    # requires_grad follows the array unless given.
+    g = wp.zeros(4, dtype=float, requires_grad=True)
+    assert wp.to_torch(g).requires_grad and not wp.to_torch(g, requires_grad=False).requires_grad
+    # from_torch copies into a new array: dtypes inferred or given, requires_grad carried.
     back = wp.from_torch(torch.arange(5, dtype=torch.float32))
-    assert back.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert back.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and back.dtype is wp.float32
+    ints = wp.from_torch(torch.tensor([3, -4], dtype=torch.int64))
+    assert ints.dtype is wp.int64 and ints.numpy().tolist() == [3, -4]
+    pts = wp.from_torch(torch.ones(6, 3, dtype=torch.float32, requires_grad=True), dtype=wp.vec3)
+    assert pts.dtype is wp.vec3 and pts.shape == (6,) and pts.requires_grad and pts.grad is not None
+    with pytest.raises(RuntimeError, match="Incompatible data types"):
+        wp.from_torch(torch.ones(4, dtype=torch.float64), dtype=wp.float32)
+    # Warp's dtype and device helpers.
+    assert wp.dtype_from_torch(torch.float32) is wp.float32 and wp.dtype_from_torch(torch.bool) is wp.bool
+    assert wp.dtype_to_torch(wp.vec3) == torch.float32 and wp.dtype_to_torch(wp.int64) == torch.int64
+    with pytest.raises(TypeError, match="Cannot convert"):
+        wp.dtype_from_torch(torch.complex64)
+    assert wp.device_from_torch(torch.device("cpu")) == "cpu" and wp.device_to_torch("cpu") == "cpu"
+    assert wp.device_to_torch(wp.get_device("cpu")) == "cpu"
 
 
 def _numpy_repr(values, shape, dtype_name):

@@ -23,7 +23,8 @@ from . import autograd, build, config, persistent, types
 from .array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like,
                     from_numpy, full, full_like, ones, ones_like, zeros, zeros_like)
 from .array import copy_array as copy
-from .interop import from_dlpack, from_torch, to_dlpack, to_torch
+from .interop import (device_from_torch, device_to_torch, dtype_from_torch, dtype_to_torch, from_dlpack, from_torch,
+                      to_dlpack, to_torch)
 from .indexedarray import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_devices,
                       get_preferred_device, init, is_cpu_available, is_cuda_available,

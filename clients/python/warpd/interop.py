@@ -127,6 +127,58 @@ def _torch():
     return torch
 
 
+def _torch_dtypes(torch) -> list:
+    """(torch dtype, warpd scalar type) pairs, Warp's table."""
+    from . import types as wt  # noqa: PLC0415
+
+    return [(torch.float16, wt.float16), (torch.float32, wt.float32), (torch.float64, wt.float64),
+            (torch.int8, wt.int8), (torch.uint8, wt.uint8), (torch.int16, wt.int16), (torch.int32, wt.int32),
+            (torch.int64, wt.int64), (torch.bool, wt.bool), (torch.bfloat16, wt.bfloat16)]
+
+
+def dtype_from_torch(torch_dtype):
+    """The warpd scalar type of a torch dtype (Warp's ``wp.dtype_from_torch``); TypeError otherwise."""
+    torch = _torch()
+    for t, w in _torch_dtypes(torch):
+        if torch_dtype == t:
+            return w
+    raise TypeError(f"Cannot convert {torch_dtype} to a Warp type")
+
+
+def dtype_to_torch(warp_dtype):
+    """The torch dtype of a warpd type's scalars (Warp's ``wp.dtype_to_torch``: a vector or
+    matrix type gives its scalar's); TypeError otherwise."""
+    from . import types as wt  # noqa: PLC0415
+
+    torch = _torch()
+    scalar = wt.type_scalar(warp_dtype) if not wt.is_struct_type(warp_dtype) else None
+    for t, w in _torch_dtypes(torch):
+        if scalar is w:
+            return t
+    raise TypeError(f"Cannot convert {warp_dtype} to a Torch type")
+
+
+def device_from_torch(torch_device) -> str:
+    """The warpd device name of a torch device ("cpu", "cuda:N"; Warp's ``wp.device_from_torch``)."""
+    torch = _torch()
+    d = torch.device(torch_device)
+    if d.type == "cuda":
+        return f"cuda:{d.index if d.index is not None else torch.cuda.current_device()}"
+    if d.type == "cpu":
+        return "cpu"
+    raise RuntimeError(f"Unsupported Torch device {d}")
+
+
+def device_to_torch(warp_device) -> str:
+    """The torch device string of a warpd device ("cpu", "cuda:N"; Warp's ``wp.device_to_torch``)."""
+    name = getattr(warp_device, "name", None) or getattr(warp_device, "alias", None) or str(warp_device)
+    if name == "cuda":
+        name = "cuda:0"
+    if name != "cpu" and not name.startswith("cuda:"):
+        raise RuntimeError(f"Invalid device '{warp_device}'")
+    return name
+
+
 def to_torch(a, requires_grad=None):
     """A CPU ``torch.Tensor`` of `a`'s data through DLPack: shares the memory where
     `a` is mapped into this process, else a copy. `requires_grad` None: `a`'s."""
