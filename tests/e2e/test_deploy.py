@@ -81,6 +81,19 @@ def apt_packages(stage_text):
     return {w for w in m.group(1).replace("\\\n", " ").split() if re.fullmatch(r"[a-z0-9][a-z0-9.+-]+", w)}
 
 
+def test_build_context_leaves_out_build_trees_for_every_builder():
+    # BuildKit reads deploy/Dockerfile.dockerignore, Docker's legacy builder and Podman 4 the
+    # root .dockerignore: the same patterns, and neither lets a build tree or venv through.
+    def patterns(path):
+        return sorted(line.strip() for line in path.read_text().splitlines()
+                      if line.strip() and not line.startswith("#"))
+
+    root, beside = patterns(REPO / ".dockerignore"), patterns(DEPLOY / "Dockerfile.dockerignore")
+    assert root == beside
+    for must in (".git", "build", "build-*", ".venv", ".venv-*"):
+        assert must in root
+
+
 def test_dockerfile_build_stage_installs_setup_packages():
     setup = (REPO / "scripts" / "setup.sh").read_text()
     block = re.search(r"^packages=\((.*?)^\)", setup, flags=re.S | re.M).group(1)
