@@ -399,6 +399,24 @@ def test_parity_signs_and_replaced_points(wp):
 
 # --- gradients ------------------------------------------------------------------
 
+def central_differences(f, x, eps=1e-6):
+    """d f / d x by central differences, element by element (x is not changed)."""
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        g[idx] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
+def launched_loss(kernel, mesh, *points, w):
+    """The one-element loss `kernel` writes for the vec3 inputs `points` (numpy) and weight w."""
+    out = wp.zeros(1, dtype=float)
+    wp.launch(kernel, dim=1, inputs=[mesh.id, *[wp.array(p, dtype=wp.vec3) for p in points], w, out])
+    return float(out.numpy()[0])
+
+
 @wp.kernel
 def closest_loss(mesh: wp.uint64, pts: wp.array(dtype=wp.vec3), w: wp.vec3, loss: wp.array(dtype=float)):
     i = wp.tid()
@@ -467,17 +485,7 @@ def test_point_query_gradients_match_finite_differences(wp, kernel):
             wp.launch(kernel, dim=1, inputs=[mesh.id, x, w, loss])
         tape.backward(loss=loss)
         analytic = x.grad.numpy()[0]
-        numeric = np.zeros(3)
-        eps = 1e-3
-        for k in range(3):
-            vals = []
-            for s in (-eps, eps):
-                y = q[i:i + 1].copy()
-                y[0, k] += s
-                out = wp.zeros(1, dtype=float)
-                wp.launch(kernel, dim=1, inputs=[mesh.id, wp.array(y, dtype=wp.vec3), w, out])
-                vals.append(float(out.numpy()[0]))
-            numeric[k] = (vals[1] - vals[0]) / (2 * eps)
+        numeric = central_differences(lambda y: launched_loss(kernel, mesh, y, w=w), q[i:i + 1], eps=1e-3)[0]
         np.testing.assert_allclose(analytic, numeric, atol=2e-2, rtol=2e-2, err_msg=f"point {i}: {q[i]}")
         assert np.linalg.norm(analytic) > 0.1
 
@@ -576,21 +584,12 @@ def test_ray_query_gradients_match_finite_differences(wp, kernel):
             continue  # a miss: nothing to differentiate
         hits += 1
         tape.backward(loss=loss)
-        for which, arr, base in (("start", s, starts), ("dir", d, dirs)):
-            numeric = np.zeros(3)
-            eps = 1e-3
-            for k in range(3):
-                vals = []
-                for e in (-eps, eps):
-                    x = base[i:i + 1].copy()
-                    x[0, k] += e
-                    out = wp.zeros(1, dtype=float)
-                    a = wp.array(x, dtype=wp.vec3)
-                    args = [a, wp.array(dirs[i:i + 1], dtype=wp.vec3)] if which == "start" else \
-                        [wp.array(starts[i:i + 1], dtype=wp.vec3), a]
-                    wp.launch(kernel, dim=1, inputs=[mesh.id, *args, w, out])
-                    vals.append(float(out.numpy()[0]))
-                numeric[k] = (vals[1] - vals[0]) / (2 * eps)
+        start, direction = starts[i:i + 1], dirs[i:i + 1]
+        for which, arr, numeric in (
+                ("start", s, central_differences(lambda y: launched_loss(kernel, mesh, y, direction, w=w), start,
+                                                 eps=1e-3)[0]),
+                ("dir", d, central_differences(lambda y: launched_loss(kernel, mesh, start, y, w=w), direction,
+                                               eps=1e-3)[0])):
             np.testing.assert_allclose(arr.grad.numpy()[0], numeric, atol=2e-2, rtol=2e-2,
                                        err_msg=f"ray {i}, d loss / d {which}")
     assert hits >= 5
@@ -634,16 +633,6 @@ def numpy_energy(pts, vel, tris):
     a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
     area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
     return float((area + (vel[tris[:, 0]] * vel[tris[:, 1]]).sum(axis=1) * area).sum())
-
-
-def central_differences(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        g[idx] = (f(up) - f(down)) / (2 * eps)
-    return g
 
 
 def test_reads_through_mesh_get_reach_the_points_and_velocities_gradients(wp):
