@@ -57,6 +57,23 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
   return mesh;
 }
 
+namespace {
+
+// INVALID_ARGUMENT unless `grad` (null: none) is a gradient for `of`: a
+// contiguous vec3f array on `device` of as many elements (and `of` exists).
+absl::Status CheckGradient(const Array* grad, const Array* of, const std::string& device, const char* what) {
+  if (grad == nullptr) return absl::OkStatus();
+  if (of == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, " without the array it belongs to"));
+  if (absl::Status s = CheckVec3Array(*grad, device, what); !s.ok()) return s;
+  if (grad->layout().num_elements != of->layout().num_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " should hold ", of->layout().num_elements,
+                                                   " elements (as its array), got ", grad->layout().num_elements));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
   auto check = [&](const std::shared_ptr<const Array>& a, const char* what, uint64_t count) -> absl::Status {
     if (absl::Status s = CheckVec3Array(*a, device(), what); !s.ok()) return s;
@@ -69,58 +86,55 @@ absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
   };
   const std::shared_ptr<const Array>& points = arrays.points;
   const std::shared_ptr<const Array>& velocities = arrays.velocities;
-  if ((arrays.points_grad != nullptr && points == nullptr) ||
-      (arrays.velocities_grad != nullptr && velocities == nullptr)) {
-    return absl::InvalidArgumentError("a gradient array comes with the new points or velocities it belongs to");
-  }
   if (velocities != nullptr) {
     const uint64_t count = (velocities_ != nullptr ? velocities_ : points_)->layout().num_elements;
     if (absl::Status s = check(velocities, "Mesh velocities", count); !s.ok()) return s;
-    if (arrays.velocities_grad != nullptr) {
-      if (absl::Status s = check(arrays.velocities_grad, "Mesh velocities gradient", count); !s.ok()) return s;
-    }
   }
   if (points != nullptr) {
-    const uint64_t count = points_->layout().num_elements;
-    if (absl::Status s = check(points, "Mesh points", count); !s.ok()) return s;
-    if (arrays.points_grad != nullptr) {
-      if (absl::Status s = check(arrays.points_grad, "Mesh points gradient", count); !s.ok()) return s;
-    }
+    if (absl::Status s = check(points, "Mesh points", points_->layout().num_elements); !s.ok()) return s;
+  }
+  if (absl::Status s =
+          CheckGradient(arrays.velocities_grad.get(), velocities.get(), device(), "Mesh velocities gradient");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckGradient(arrays.points_grad.get(), points.get(), device(), "Mesh points gradient");
+      !s.ok()) {
+    return s;
   }
   if (velocities != nullptr) {
     velocities_ = velocities;
     velocities_grad_ = arrays.velocities_grad;
     desc_.velocities = reinterpret_cast<const wp::vec3f*>(velocities_->data());
     desc_.num_velocities = static_cast<wp::int32>(velocities_->layout().num_elements);
-    desc_.velocities_grad = velocities_grad_ ? reinterpret_cast<wp::vec3f*>(velocities_grad_->data()) : nullptr;
   }
-  if (points == nullptr) return absl::OkStatus();
-  points_ = points;
-  points_grad_ = arrays.points_grad;
-  desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
-  desc_.points_grad = points_grad_ ? reinterpret_cast<wp::vec3f*>(points_grad_->data()) : nullptr;
-  return Refit();
+  if (points != nullptr) {
+    points_ = points;
+    points_grad_ = arrays.points_grad;
+    desc_.points = reinterpret_cast<const wp::vec3f*>(points_->data());
+  }
+  AttachGradients();
+  return points != nullptr ? Refit() : absl::OkStatus();
 }
 
 absl::Status Mesh::SetGradients(std::shared_ptr<const Array> points_grad,
                                 std::shared_ptr<const Array> velocities_grad) {
-  auto check = [&](const Array* grad, const Array* of, const char* what) -> absl::Status {
-    if (grad == nullptr) return absl::OkStatus();
-    if (of == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, ": the mesh has no such array"));
-    if (absl::Status s = CheckVec3Array(*grad, device(), what); !s.ok()) return s;
-    if (grad->layout().num_elements != of->layout().num_elements) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " should hold ", of->layout().num_elements,
-                                                     " elements (as its array), got ", grad->layout().num_elements));
-    }
-    return absl::OkStatus();
-  };
-  if (absl::Status s = check(points_grad.get(), points_.get(), "Mesh points gradient"); !s.ok()) return s;
-  if (absl::Status s = check(velocities_grad.get(), velocities_.get(), "Mesh velocities gradient"); !s.ok()) return s;
+  if (absl::Status s = CheckGradient(points_grad.get(), points_.get(), device(), "Mesh points gradient"); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckGradient(velocities_grad.get(), velocities_.get(), device(), "Mesh velocities gradient");
+      !s.ok()) {
+    return s;
+  }
   points_grad_ = std::move(points_grad);
   velocities_grad_ = std::move(velocities_grad);
+  AttachGradients();
+  return absl::OkStatus();
+}
+
+void Mesh::AttachGradients() {
   desc_.points_grad = points_grad_ ? reinterpret_cast<wp::vec3f*>(points_grad_->data()) : nullptr;
   desc_.velocities_grad = velocities_grad_ ? reinterpret_cast<wp::vec3f*>(velocities_grad_->data()) : nullptr;
-  return absl::OkStatus();
 }
 
 Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,

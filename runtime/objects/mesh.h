@@ -77,6 +77,8 @@ class Mesh final : public TreeObject {
   // current points (on `parallel`'s threads, if given); INVALID_ARGUMENT
   // for an index out of range (the first such triangle).
   absl::Status ComputeBoxes(const ParallelFor* parallel = nullptr);
+  // Points desc_ at the current gradient arrays (null: none).
+  void AttachGradients();
 
   std::shared_ptr<const Array> points_;  // replaced by SetPoints (stream order)
   const std::shared_ptr<const Array> indices_;
