@@ -410,6 +410,39 @@ absl::Status FunctionSema::SubscriptSema(Expr& e) {
   return Err(e.span, Cat("a value of type ", t->ToString(), " cannot be indexed"), ir::ErrorCategory::kType);
 }
 
+namespace {
+
+// How Warp names an expression in its attribute errors: a variable by its
+// name, a subscript by its base and "[...]", anything else by the kind of
+// Python syntax node it is.
+std::string NodeName(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Name: return e.name;
+    case ExprKind::Subscript: return e.operands.empty() ? "<Subscript>" : Cat(NodeName(*e.operands[0]), "[...]");
+    case ExprKind::Binary: return "<BinOp>";
+    case ExprKind::Unary: return "<UnaryOp>";
+    default: return Cat("<", ir::ExprKindName(e.kind), ">");
+  }
+}
+
+// A type as Warp's messages spell it (types.type_repr): a struct by its
+// module-qualified class name (the client sends it as the display name), an
+// array by its ndim and dtype.
+std::string TypeRepr(const TypeRef& t) {
+  if (t->is_struct()) return t->display_name();
+  if (t->is_array())
+    return Cat(t->is_indexed_array() ? "indexedarray" : "array", "(ndim=", t->ndim(), ", dtype=", TypeRepr(t->element()), ")");
+  return t->ToString();
+}
+
+// Warp's words for `e.name` missing from the value e.operands[0].
+std::string NotAnAttribute(const Expr& e) {
+  return Cat("Error, `", e.name, "` is not an attribute of '", NodeName(*e.operands[0]), "' (",
+             TypeRepr(e.operands[0]->type), ")");
+}
+
+}  // namespace
+
 absl::Status FunctionSema::AttributeSema(Expr& e) {
   TypeRef t = e.operands[0]->type;
   if (t->is_vector() || t->is_quat()) {
@@ -437,7 +470,7 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
       e.type = m->type;
       return absl::OkStatus();
     }
-    return Err(e.span, Cat("struct ", t->ToString(), " has no member '", e.name, "'"), ir::ErrorCategory::kAttribute);
+    return Err(e.span, NotAnAttribute(e), ir::ErrorCategory::kAttribute);
   }
   if (t->is_query() && !t->members().empty()) {  // MeshQueryPoint, MeshQueryRay: fields
     if (const types::Member* m = t->FindMember(e.name)) {
@@ -456,8 +489,7 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     e.type = types::Scalar(ScalarKind::kInt32);
     return absl::OkStatus();
   }
-  return Err(e.span, Cat("Error, `", e.name, "` is not an attribute of a value of type ", t->ToString()),
-             ir::ErrorCategory::kAttribute);
+  return Err(e.span, NotAnAttribute(e), ir::ErrorCategory::kAttribute);
 }
 
 }  // namespace warpd::sema::internal

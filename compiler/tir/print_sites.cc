@@ -89,8 +89,8 @@ class Collector {
       if (i > 0) Text(site, " ");
       if (IsStringConstant(a)) {
         Text(site, std::get<std::string>(a.value));
-      } else if (a.type->is_struct() || a.type->is_tuple()) {
-        Text(site, "<type without print implementation>");
+      } else if (a.type->is_struct() || a.type->is_tuple() || a.type->is_array()) {
+        Text(site, "<type without print implementation>");  // Warp's words
       } else {
         Value(site, a.type);
         call.values.push_back(static_cast<int>(i));

@@ -167,15 +167,6 @@ std::string FormatPrintValue(TypeRef t, const uint8_t* p, const PrintConversion&
       return Components(k, p, 4, " ", false);
     case types::Kind::kTransform:
       return "(" + Components(k, p, 3, " ", false) + ") (" + Components(k, p + 3 * size, 4, " ", false) + ")";
-    case types::Kind::kArray: {
-      std::string out = "array(shape=(";
-      for (int d = 0; d < t->ndim(); ++d) {
-        if (d > 0) out += ", ";
-        absl::StrAppend(&out, Load<int32_t>(p + 4 * d));
-      }
-      if (t->ndim() == 1) out += ",";
-      return out + "), dtype=" + t->element()->ToString() + ")";
-    }
     default:
       return "<type without print implementation>";
   }

@@ -223,11 +223,6 @@ TEST(FormatPrintValueTest, PrintsValuesTheWayWarpDoes) {
   EXPECT_EQ(Show(types::Quat(ScalarKind::kFloat32), &q), "0 0 0 1");
   const wp::transform_t<float> tf{{{1, 2, 3}}, {{0, 0, 0, 1}}};
   EXPECT_EQ(Show(types::Transform(ScalarKind::kFloat32), &tf), "(1 2 3) (0 0 0 1)");
-  const int32_t dims[2] = {3, 4};
-  EXPECT_EQ(Show(types::TypeTable::Global().Array(S(ScalarKind::kFloat32), 2), dims),
-            "array(shape=(3, 4), dtype=float32)");
-  EXPECT_EQ(Show(types::TypeTable::Global().Array(S(ScalarKind::kFloat32), 1), dims),
-            "array(shape=(3,), dtype=float32)");
 }
 
 TEST(FormatPrintValueTest, AdjointsAsWarpsAdjPrintShowsThem) {

@@ -212,3 +212,29 @@ def test_an_array_from_the_enclosing_scope_is_warps_type_error(wp):
                     r"\('(_GLOBAL_ARRAY|captured)' is an array: pass it to the kernel as an argument\)$",
                     [wp.zeros(1, dtype=float)])
         assert isinstance(e, TypeError)
+
+
+def test_missing_attributes_are_named_as_warp_names_them(wp):
+    # Warp 1.19: "Error, `<attr>` is not an attribute of '<expression>' (<type>)", a
+    # struct by its module-qualified class name, a subscript as "<base>[...]".
+    AttrHolder = wp.struct(type("AttrHolder", (), {"__annotations__": {"x": float}, "__module__": __name__}))
+
+    @wp.kernel(module="unique")
+    def struct_member(h: AttrHolder):
+        _ = h.nonexisting
+
+    @wp.kernel(module="unique")
+    def vector_component(a: wp.array(dtype=wp.vec3)):
+        _ = a[0].q
+
+    @wp.kernel(module="unique")
+    def array_attribute(a: wp.array2d(dtype=float)):
+        _ = a.size
+
+    _raises(wp, struct_member, wp.WarpCodegenAttributeError,
+            rf"Error, `nonexisting` is not an attribute of .h. \({__name__}\.AttrHolder\)$", [AttrHolder()])
+    _raises(wp, vector_component, wp.WarpCodegenAttributeError,
+            r"Error, `q` is not an attribute of 'a\[\.\.\.\]' \(vec3f\)$", [wp.zeros(1, dtype=wp.vec3)])
+    _raises(wp, array_attribute, wp.WarpCodegenAttributeError,
+            r"Error, `size` is not an attribute of 'a' \(array\(ndim=2, dtype=float32\)\)$",
+            [wp.zeros((1, 1), dtype=float)])

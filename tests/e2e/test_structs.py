@@ -109,10 +109,10 @@ def test_layout_matches_c_rules():
     assert dt["v"].shape == (3,) and dt["m"].shape == (2, 2) and dt["t"].shape == (7,)
     assert dt["inner"].names == ("h", "d") and dt["inner"].itemsize == 16
     tr = wp.types.to_typeref(Odd)
-    assert tr.struct_type.display_name == "Odd" and tr.struct_type.name.startswith("Odd_")
+    assert tr.struct_type.display_name == f"{__name__}.Odd" and tr.struct_type.name.startswith("Odd_")
     members = {m.name: m.type for m in tr.struct_type.members}
     assert members["q"].quat.dtype == ir_pb2.SCALAR_FLOAT64
-    assert members["inner"].struct_type.display_name == "Inner"
+    assert members["inner"].struct_type.display_name == f"{__name__}.Inner"
     assert members["m"].matrix == ir_pb2.MatrixType(rows=2, cols=2, dtype=ir_pb2.SCALAR_FLOAT32)
     # Bytes of one packed value: members at their offsets, padding zero.
     raw = wp.types.pack(Odd, sample_odd())

@@ -208,8 +208,8 @@ def describe(tr: ir_pb2.TypeRef) -> str:
     if which == "array":
         kind = "indexedarray" if tr.array.indexed else "array"
         return f"{kind}(dtype={describe(tr.array.dtype)}, ndim={tr.array.ndim})"
-    if which == "struct_type":
-        return tr.struct_type.display_name or tr.struct_type.name
+    if which == "struct_type":  # the class name (the display name is module-qualified)
+        return tr.struct_type.display_name.rsplit(".", 1)[-1] or tr.struct_type.name
     if which == "scalar":
         st = scalar_from_proto(tr.scalar)
         return st._wp_name_ if st is not None else "<unknown scalar>"

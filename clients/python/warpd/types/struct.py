@@ -456,7 +456,9 @@ def struct(cls):
     tr = ir_pb2.TypeRef()
     st = tr.struct_type
     st.name = ir_name
-    st.display_name = cls.__name__[:256]
+    # Warp's messages name a struct by its module-qualified class name (types.type_repr).
+    qualified = f"{cls.__module__}.{cls.__qualname__}"
+    st.display_name = qualified if len(qualified) <= 256 else cls.__name__[:256]
     for name, t, _ in members:
         st.members.add(name=name, type=t._wp_typeref_())
     new._wp_typeref_cached_ = tr
