@@ -326,3 +326,35 @@ def test_kernel_cannot_be_called():
 def test_func_is_callable_in_python_scope():
     assert square(3.0) == 9.0
     assert twice(2.0) == 8.0
+
+
+def test_kernels_from_exec_without_a_module_name(wp, tmp_path):
+    # A function made by exec() in a namespace without __name__ has __module__ None (as
+    # Warp's test_recompiled_equal_code_object_reextracts makes them); it still
+    # translates, and its source is read again when the file changes under an equal code
+    # object.
+    path = tmp_path / "exec_source.py"
+    v1 = "import warpd as wp\n\ndef kf(a: wp.array(dtype=float)):\n    tid = wp.tid()\n    a[tid] = 1.0\n"
+
+    def make(text):
+        ns = {}
+        exec(compile(text, str(path), "exec"), ns)  # noqa: S102 - the test's own source
+        return ns["kf"]
+
+    path.write_text(v1)
+    os.utime(path, (1, 1))
+    f_a = make(v1)
+    assert f_a.__module__ is None
+    k_a = wp.kernel(f_a, module="unique")
+    a = wp.zeros(3, dtype=float)
+    wp.launch(k_a, dim=3, inputs=[a])
+    np.testing.assert_array_equal(a.numpy(), [1.0, 1.0, 1.0])
+
+    path.write_text(v1.replace("1.0", "42.25"))
+    os.utime(path, (2, 2))
+    f_b = make(v1)  # the old text again: an equal code object, read from the new file
+    k_b = wp.kernel(f_b, module="unique")
+    assert "42.25" in k_b.adj.source
+    wp.launch(k_b, dim=3, inputs=[a])
+    np.testing.assert_array_equal(a.numpy(), [42.25, 42.25, 42.25])
+    assert k_a.module.name != k_b.module.name

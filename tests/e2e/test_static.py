@@ -695,7 +695,7 @@ def test_static_struct_values_are_inlined(wp):
         s = wp.static(StaticHoldsArray())
         out[0] = 1.0
 
-    with pytest.raises(wp.CompileError, match="holds arrays"):
+    with pytest.raises(wp.CompileError, match="a Warp array cannot be created inside Warp kernels at StaticHoldsArray "):
         wp.launch(holds, dim=1, inputs=[out])
 
 
@@ -798,3 +798,35 @@ def test_static_len_of_constructed_locals(wp):
     out = wp.zeros(1, dtype=float)
     wp.launch(static_len_query, dim=1, inputs=[wp.vec2(), out])
     assert out.numpy()[0] == 6.0 + 70.0 + 100.0
+
+
+def test_a_struct_holding_an_array_is_refused_naming_where(wp):
+    # Warp 1.19: "... a Warp array cannot be created inside Warp kernels at Foo.bar.baz",
+    # the path to the struct whose member is the array.
+    @wp.struct
+    class Baz:
+        data: wp.array(dtype=int)
+        z: wp.vec3
+
+    @wp.struct
+    class Bar:
+        baz: Baz
+        y: float
+
+    @wp.struct
+    class Foo:
+        bar: Bar
+
+    foo = Foo()
+    foo.bar = Bar()
+    foo.bar.baz = Baz()
+    foo.bar.baz.data = wp.zeros(3, dtype=int)
+
+    @wp.kernel(module="unique")
+    def returns_struct(out: wp.array(dtype=float)):
+        wp.static(foo)
+
+    msg = compile_error(wp, returns_struct)
+    assert re.search(r"Static expression returns an unsupported value: the returned Warp struct contains a data "
+                     r"type that cannot be constructed inside Warp kernels: a Warp array cannot be created inside "
+                     r"Warp kernels at .*?Foo\.bar\.baz", msg), msg

@@ -104,6 +104,12 @@ def c_identifier(name: str) -> str:
     return base
 
 
+def module_of(func) -> str:
+    """The name of func's Python module: "__main__" for a function made by exec() in a
+    namespace without ``__name__`` (its ``__module__`` is None)."""
+    return func.__module__ or "__main__"
+
+
 def mangle(func, declared=None) -> str:
     """A C identifier unique to func's definition: "<name>_<8 hex digits>".
 
@@ -120,7 +126,7 @@ def mangle(func, declared=None) -> str:
     if declared is not None:
         made_with += [identity.fingerprint(v) for v in declared.values.values()]
     types = [*signature(func), annotation_key(func, getattr(func, "__annotations__", {}).get("return"))]
-    text = "\0".join([func.__module__, func.__qualname__, src, *types, *made_with])
+    text = "\0".join([module_of(func), func.__qualname__, src, *types, *made_with])
     h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{c_identifier(func.__name__)}_{h[:8]}"
 

@@ -62,12 +62,12 @@ class Kernel:
         elif module is not None and hasattr(module, "register"):
             self.module = module
         else:
-            self.module = get_module(func.__module__)
+            self.module = get_module(frontend.module_of(func))
         if not self.generic_params:
             self.module.register(self)
         else:  # found by a later @wp.overload stub of the same name (see overload); kept, as a
             # module keeps its kernels
-            _GENERIC_KERNELS.setdefault((func.__module__, func.__qualname__), []).append(self)
+            _GENERIC_KERNELS.setdefault((frontend.module_of(func), func.__qualname__), []).append(self)
         functools.update_wrapper(self, func)
 
     @property
@@ -151,7 +151,7 @@ class Kernel:
                         f"wp.launch({self.key}, dim=..., inputs=[...])")
 
     def __repr__(self):
-        return f"<warpd kernel {self.func.__module__}.{self.qualname}>"
+        return f"<warpd kernel {frontend.module_of(self.func)}.{self.qualname}>"
 
 
 def kernel(f=None, *, name=None, enable_backward=None, launch_bounds=None, cuda_max_registers=None,
@@ -282,7 +282,7 @@ def overload(kernel, arg_types=None):
                             f"('{kernel.__name__}' is annotated to return {ret!r})")
         # A generic kernel made from a function of this qualified name (the stub may
         # have rebound the name itself, as a module-level def does).
-        made = _GENERIC_KERNELS.get((kernel.__module__, kernel.__qualname__), [])
+        made = _GENERIC_KERNELS.get((frontend.module_of(kernel), kernel.__qualname__), [])
         if len({k.key for k in made}) > 1:
             raise RuntimeError(f"Ambiguous kernel lookup for @wp.overload '{kernel.__qualname__}': kernels "
                                f"{', '.join(sorted({k.key for k in made}))} were made from functions of that "

@@ -381,4 +381,4 @@ def unique_module(kernel) -> Module:
     """A module holding only `kernel` (``@wp.kernel(module="unique")``); a kernel given its own
     name (``name=``) gets a module of its own beside another one of the same source."""
     suffix = "" if kernel.key == kernel.func.__name__ else f".{kernel.key}"
-    return get_module(f"{kernel.func.__module__}.{kernel.ir_name}{suffix}")
+    return get_module(f"{kernel.func.__module__ or '__main__'}.{kernel.ir_name}{suffix}")

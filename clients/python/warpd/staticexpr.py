@@ -160,15 +160,31 @@ def describe_unsupported(value) -> str:
     if isinstance(value, Kernel):
         return "it returned a kernel; only functions (@wp.func) can be called from kernels"
     if isinstance(value, wt.Struct):
+        # Warp's words: the path names the struct that holds the array member.
         return (f"the returned Warp struct contains a data type that cannot be constructed inside Warp "
-                f"kernels: a Warp array cannot be created inside Warp kernels ({type(value).__name__}(...) "
-                f"holds arrays; pass it as a kernel argument)")
+                f"kernels: a Warp array cannot be created inside Warp kernels at "
+                f"{'.'.join([type(value).__qualname__, *_array_holder_path(value)])} (pass the struct as a "
+                f"kernel argument)")
     if isinstance(value, type):
         return (f"it returned the type {getattr(value, '__name__', value)!s}; Warp 1.19 does not accept "
                 f"types from wp.static() (use the type directly)")
     return (f"it returned a value of type {type(value).__name__}, which cannot be used in a kernel: "
             f"expected a number, bool, vector, matrix, quaternion or transformation, a string for "
             f"print()/wp.printf(), or a Warp function")
+
+
+def _array_holder_path(value) -> list:
+    """The member names leading from struct `value` to the first struct (itself: []) with
+    an array member, in declaration order."""
+    from .array import array
+
+    for name in type(value).vars:
+        member = getattr(value, name)
+        if isinstance(member, array):
+            return []
+        if isinstance(member, wt.Struct) and getattr(type(member), "_wp_holds_array_", False):
+            return [name, *_array_holder_path(member)]
+    return []
 
 
 def fixed_length(t) -> int | None:
