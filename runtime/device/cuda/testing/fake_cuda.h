@@ -1,0 +1,122 @@
+// warpd runtime tests: the stand-in driver (fake_libcuda.c) as the CUDA
+// building blocks' tests use it. Test-only.
+//
+//   class MyTest : public FakeCudaTest {};   // cuda:0's context in ctx()
+//   TEST_F(MyTest, X) { fake().fail("cuStreamSynchronize", 700, 0); ... }
+//
+// The library is loaded once per test process (WARPD_FAKE_LIBCUDA, set by
+// CMake) and its state is shared by every test in it, so each test starts
+// by clearing the fake's injections and settings and ends with every handle
+// it made destroyed by its owner (TearDown checks, before it releases the
+// context, whose last release would destroy them all).
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <type_traits>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "runtime/device/cuda/cuda_context.h"
+#include "runtime/device/cuda/cuda_driver.h"
+
+namespace warpd::runtime::cuda::testing {
+
+// Whether `text` contains `part` (for messages; no gmock here).
+inline bool Has(absl::string_view text, absl::string_view part) { return text.find(part) != absl::string_view::npos; }
+
+// The stand-in's test-only functions.
+struct FakeCuda {
+  int (*fail)(const char* call, int result, int skip) = nullptr;
+  void (*fault_next_launch)(int result) = nullptr;
+  void (*set_memory_limit)(int dev, size_t bytes) = nullptr;
+  void (*set_launch_ms)(double ms) = nullptr;
+  void (*reset_test_state)() = nullptr;
+  int (*live)(const char* kind) = nullptr;
+  int (*context_depth)() = nullptr;
+  int (*sticky)(int dev) = nullptr;
+  int (*pageable_copies)() = nullptr;
+  int (*max_queued_copies)() = nullptr;
+  int (*launches)() = nullptr;
+  long (*launch)(int index, char* name, size_t name_len, unsigned* dims, void* params, size_t capacity) = nullptr;
+  int (*retained)(int ordinal) = nullptr;
+};
+
+// The process's stand-in driver, loaded on the first call (the test fails
+// if it cannot be).
+inline const CudaDriver& FakeDriver() {
+  static const CudaDriver* const driver = [] {
+    absl::StatusOr<std::unique_ptr<CudaDriver>> d = CudaDriver::Load(WARPD_FAKE_LIBCUDA);
+    if (!d.ok()) {
+      ADD_FAILURE() << d.status();
+      std::abort();
+    }
+    return d->release();
+  }();
+  return *driver;
+}
+
+inline const FakeCuda& Fake() {
+  static const FakeCuda fake = [] {
+    FakeDriver();
+    void* lib = dlopen(WARPD_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib == nullptr) std::abort();
+    auto get = [lib](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (fn == nullptr) std::abort();
+    };
+    FakeCuda f;
+    get(f.fail, "warpd_fake_cuda_fail");
+    get(f.fault_next_launch, "warpd_fake_cuda_fault_next_launch");
+    get(f.set_memory_limit, "warpd_fake_cuda_set_memory_limit");
+    get(f.set_launch_ms, "warpd_fake_cuda_set_launch_ms");
+    get(f.reset_test_state, "warpd_fake_cuda_reset_test_state");
+    get(f.live, "warpd_fake_cuda_live");
+    get(f.context_depth, "warpd_fake_cuda_context_depth");
+    get(f.sticky, "warpd_fake_cuda_sticky");
+    get(f.pageable_copies, "warpd_fake_cuda_pageable_copies");
+    get(f.max_queued_copies, "warpd_fake_cuda_max_queued_copies");
+    get(f.launches, "warpd_fake_cuda_launches");
+    get(f.launch, "warpd_fake_cuda_launch");
+    get(f.retained, "warpd_fake_cuda_retained");
+    return f;
+  }();
+  return fake;
+}
+
+// A test with cuda:0's context of the stand-in driver; the fake is cleared
+// before, and after it every handle must have been destroyed (unless the
+// test dropped its context, whose reset destroys them) and no context be
+// current.
+class FakeCudaTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kKinds[] = {"stream", "event", "pool", "module", "graph", "exec", "host", "device"};
+
+  void SetUp() override {
+    fake().reset_test_state();
+    absl::StatusOr<std::unique_ptr<CudaContext>> c = CudaContext::Create(FakeDriver(), 0);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ctx_ = *std::move(c);
+  }
+  void TearDown() override {
+    if (ctx_ != nullptr) {
+      EXPECT_EQ(ctx_->users(), 0) << "a user of the context left";
+      for (const char* k : kKinds) EXPECT_EQ(fake().live(k), 0) << "a " << k << " handle left";
+    }
+    ctx_.reset();
+    fake().reset_test_state();
+    EXPECT_EQ(fake().context_depth(), 0) << "a context left current";
+    EXPECT_EQ(fake().retained(0), 0) << "a primary context reference left";
+  }
+
+  static const FakeCuda& fake() { return Fake(); }
+  CudaContext& ctx() { return *ctx_; }
+  const DriverApi& api() { return ctx_->api(); }
+
+  std::unique_ptr<CudaContext> ctx_;
+};
+
+}  // namespace warpd::runtime::cuda::testing
