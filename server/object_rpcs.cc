@@ -37,27 +37,56 @@ absl::Status CreateHashGrid(DaemonState* state, Session& session, const v1::Crea
 }
 
 namespace {
-// The session's array `handle`, or null for 0 (none).
-absl::StatusOr<std::shared_ptr<const runtime::Array>> OptionalArray(Session& session, uint64_t handle) {
+
+// The array `handle` names, or null for 0 (none).
+absl::StatusOr<std::shared_ptr<const runtime::Array>> OptionalArray(ArrayGetter arrays, uint64_t handle) {
   if (handle == 0) return std::shared_ptr<const runtime::Array>();
-  return session.arrays().Get(handle);
+  return arrays(handle);
 }
+
+absl::Status CheckTreeDevice(const runtime::Device& device, const char* what) {
+  if (device.info().kind != "cpu") {
+    return absl::UnimplementedError(
+        absl::StrCat(what, " on '", device.name(), "' are not supported yet (only on 'cpu')"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<runtime::Bvh>> MakeBvh(const runtime::Device& device, Session& session,
+                                                      const v1::CreateBvhRequest& req, ArrayGetter arrays) {
+  WARPD_RETURN_IF_ERROR(CheckTreeDevice(device, "BVHs"));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> lowers, arrays(req.lowers()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> uppers, arrays(req.uppers()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(arrays, req.groups()));
+  return runtime::Bvh::Create(device.name(), std::move(lowers), std::move(uppers),
+                              req.leaf_size() == 0 ? 1 : req.leaf_size(), session.private_pool(), std::move(groups));
+}
+
+absl::StatusOr<std::shared_ptr<runtime::Mesh>> MakeMesh(const runtime::Device& device, Session& session,
+                                                        const v1::CreateMeshRequest& req, ArrayGetter arrays) {
+  WARPD_RETURN_IF_ERROR(CheckTreeDevice(device, "meshes"));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points, arrays(req.points()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> indices, arrays(req.indices()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities, OptionalArray(arrays, req.velocities()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(arrays, req.groups()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Mesh> mesh,
+                         runtime::Mesh::Create(device.name(), std::move(points), std::move(indices),
+                                               std::move(velocities), req.leaf_size() == 0 ? 4 : req.leaf_size(),
+                                               session.private_pool(), std::move(groups)));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points_grad, OptionalArray(arrays, req.points_grad()));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities_grad,
+                         OptionalArray(arrays, req.velocities_grad()));
+  WARPD_RETURN_IF_ERROR(mesh->SetGradients(std::move(points_grad), std::move(velocities_grad)));
+  return mesh;
+}
+
 }  // namespace
 
 absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvhRequest& req,
                        v1::CreateBvhResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
-  if (device->info().kind != "cpu") {
-    return absl::UnimplementedError(
-        absl::StrCat("BVHs on '", device->name(), "' are not supported yet (only on 'cpu')"));
-  }
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> lowers, session.arrays().Get(req.lowers()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> uppers, session.arrays().Get(req.uppers()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(session, req.groups()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Bvh> bvh,
-                         runtime::Bvh::Create(device->name(), std::move(lowers), std::move(uppers),
-                                              req.leaf_size() == 0 ? 1 : req.leaf_size(), session.private_pool(),
-                                              std::move(groups)));
+  auto arrays = [&session](uint64_t h) { return session.arrays().Get(h); };
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Bvh> bvh, MakeBvh(*device, session, req, arrays));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(bvh)));
   resp->set_bvh(handle);
   return absl::OkStatus();
@@ -75,25 +104,20 @@ grpc::ServerUnaryReactor* RuntimeService::CreateBvh(grpc::CallbackServerContext*
 absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMeshRequest& req,
                         v1::CreateMeshResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
-  if (device->info().kind != "cpu") {
-    return absl::UnimplementedError(
-        absl::StrCat("meshes on '", device->name(), "' are not supported yet (only on 'cpu')"));
-  }
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points, session.arrays().Get(req.points()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> indices, session.arrays().Get(req.indices()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities, OptionalArray(session, req.velocities()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> groups, OptionalArray(session, req.groups()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Mesh> mesh,
-                         runtime::Mesh::Create(device->name(), std::move(points), std::move(indices),
-                                               std::move(velocities), req.leaf_size() == 0 ? 4 : req.leaf_size(),
-                                               session.private_pool(), std::move(groups)));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> points_grad, OptionalArray(session, req.points_grad()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> velocities_grad,
-                         OptionalArray(session, req.velocities_grad()));
-  WARPD_RETURN_IF_ERROR(mesh->SetGradients(std::move(points_grad), std::move(velocities_grad)));
+  auto arrays = [&session](uint64_t h) { return session.arrays().Get(h); };
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Mesh> mesh, MakeMesh(*device, session, req, arrays));
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(mesh)));
   resp->set_mesh(handle);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<runtime::TreeObject>> MakeTree(const runtime::Device& device, Session& session,
+                                                              const v1::CreateTree& req, ArrayGetter arrays) {
+  switch (req.kind_case()) {
+    case v1::CreateTree::kBvh: return MakeBvh(device, session, req.bvh(), arrays);
+    case v1::CreateTree::kMesh: return MakeMesh(device, session, req.mesh(), arrays);
+    default: return absl::InvalidArgumentError("create_tree: neither a BVH (bvh) nor a mesh (mesh)");
+  }
 }
 
 grpc::ServerUnaryReactor* RuntimeService::CreateMesh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,

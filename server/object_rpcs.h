@@ -1,5 +1,6 @@
 // warpd server: CreateHashGrid, CreateBvh and CreateMesh (runtime.proto): a session's server-side
-// objects that kernels query by id (runtime/objects/geometry_object.h).
+// objects that kernels query by id (runtime/objects/geometry_object.h); MakeTree for the
+// CreateTree command (submit.cc), which makes BVHs and meshes inside a batch.
 //
 // Checks the request (dims each >= 1 and at most 2^31 - 1 cells in all, a
 // float dtype, a usable CPU device), allocates the grid's cell table from
@@ -11,7 +12,14 @@
 // the session has closed. Thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/objects/array.h"
+#include "runtime/objects/bvh.h"
 #include "server/daemon_state.h"
 #include "server/session.h"
 #include "warpd/v1/runtime.pb.h"
@@ -33,5 +41,16 @@ absl::Status CreateBvh(DaemonState* state, Session& session, const v1::CreateBvh
 // for CreateBvh); made unbuilt, the client's BuildTree command follows.
 absl::Status CreateMesh(DaemonState* state, Session& session, const v1::CreateMeshRequest& req,
                         v1::CreateMeshResponse* resp);
+
+// The session's array a handle names (NOT_FOUND, as HandleTable::Get).
+using ArrayGetter = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const runtime::Array>>(uint64_t)>;
+
+// The BVH or mesh of a CreateTree command (its kind's request; `session`
+// and `device` fields ignored) on `device`, made as CreateBvh / CreateMesh
+// make theirs (the same checks, allocations and charges, UNIMPLEMENTED on a
+// CUDA device) with the arrays `arrays` resolves, but not added to the
+// session: the caller adds it under the command's id.
+absl::StatusOr<std::shared_ptr<runtime::TreeObject>> MakeTree(const runtime::Device& device, Session& session,
+                                                              const v1::CreateTree& req, ArrayGetter arrays);
 
 }  // namespace warpd::server

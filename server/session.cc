@@ -62,7 +62,7 @@ absl::StatusOr<uint64_t> Session::AddGraph(std::shared_ptr<runtime::Graph> graph
   return graphs_.Insert(runtime::WithCharge(std::move(graph), *std::move(charge)));
 }
 
-absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObject> object) {
+absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObject> object, uint64_t requested) {
   absl::StatusOr<runtime::MemoryCharge> charge = pool_.Charge(kHandleBytes + object->MetadataBytes());
   if (!charge.ok()) {
     return absl::ResourceExhaustedError(absl::StrCat("keeping a ", runtime::ObjectKindName(object->kind()), ": ",
@@ -71,7 +71,12 @@ absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObj
   std::shared_ptr<runtime::GeometryObject> held = runtime::WithCharge(std::move(object), *std::move(charge));
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
-  WARPD_ASSIGN_OR_RETURN(uint64_t handle, objects_.Insert(held));
+  uint64_t handle = requested;
+  if (requested != 0) {
+    WARPD_RETURN_IF_ERROR(objects_.InsertAs(requested, held));
+  } else {
+    WARPD_ASSIGN_OR_RETURN(handle, objects_.Insert(held));
+  }
   if (held->tree_descriptor() != nullptr) {
     // Its tree answers as a BVH under a second handle of the same object
     // (so BuildTree on it builds the object, and freeing either handle

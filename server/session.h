@@ -100,8 +100,10 @@ class Session {
   // charged its handle and bookkeeping (its buffers were charged by the pool
   // that allocated them) and enters the session's launch table of its
   // device (ObjectsOn). At most kMaxObjects (RESOURCE_EXHAUSTED).
+  // `handle`: 0 draws one; else the client's own (a CreateTree command's
+  // id), ALREADY_EXISTS when the session uses it.
   static constexpr size_t kMaxObjects = 1 << 16;
-  absl::StatusOr<uint64_t> AddObject(std::shared_ptr<runtime::GeometryObject> object);
+  absl::StatusOr<uint64_t> AddObject(std::shared_ptr<runtime::GeometryObject> object, uint64_t handle = 0);
   // The hash grid `handle` names: NOT_FOUND ("hash grid handle 0x... not
   // found") for an unknown handle, another session's, or another kind's.
   absl::StatusOr<std::shared_ptr<runtime::HashGrid>> GetHashGrid(uint64_t handle) const;
@@ -119,6 +121,7 @@ class Session {
 
   // Lookups and removal (NOT_FOUND for unknown handles).
   runtime::HandleTable<const runtime::Array>& arrays() { return arrays_; }
+  const runtime::HandleTable<const runtime::Array>& arrays() const { return arrays_; }
   runtime::HandleTable<const compiler::CompiledModule>& modules() { return modules_; }
   runtime::HandleTable<runtime::Graph>& graphs() { return graphs_; }
 

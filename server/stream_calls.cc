@@ -47,12 +47,17 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
   // Before PrepareBatch, which already removes the handles the batch frees.
   WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
+  std::vector<uint64_t> created;  // by CreateTree commands
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
-                         PrepareBatch(*session, device->name(), req.commands()));
+                         PrepareBatch(*session, *device, req.commands(), &created));
   uint64_t launches = 0;
   for (const std::unique_ptr<runtime::Command>& c : batch) launches += c->Launches();
-  WARPD_ASSIGN_OR_RETURN(uint64_t sequence, stream->Submit(std::move(batch), run_here, std::move(then)));
-  resp->set_sequence(sequence);
+  absl::StatusOr<uint64_t> sequence = stream->Submit(std::move(batch), run_here, std::move(then));
+  if (!sequence.ok()) {
+    session->RemoveObjects(created);  // all or nothing
+    return sequence.status();
+  }
+  resp->set_sequence(*sequence);
   state->metrics().ForTenant(tenant.name()).launches.Increment(launches);
   return stream;
 }

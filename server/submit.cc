@@ -13,6 +13,7 @@
 #include "runtime/exec/launch.h"
 #include "runtime/exec/matmul.h"
 #include "runtime/exec/tree_build.h"
+#include "server/object_rpcs.h"
 
 namespace warpd::server {
 
@@ -56,6 +57,8 @@ class ArrayResolver {
   void MarkFreed(uint64_t handle) { freed_.insert(handle); }
   void MarkGraphFreed(uint64_t handle) { freed_graphs_.insert(handle); }
   void MarkObjectFreed(uint64_t handle) { freed_objects_.push_back(handle); }
+  void MarkObjectCreated(uint64_t handle) { created_objects_.push_back(handle); }
+  const std::vector<uint64_t>& created_objects() const { return created_objects_; }
   const absl::flat_hash_set<uint64_t>& freed() const { return freed_; }
   const absl::flat_hash_set<uint64_t>& freed_graphs() const { return freed_graphs_; }
   const std::vector<uint64_t>& freed_objects() const { return freed_objects_; }
@@ -65,6 +68,7 @@ class ArrayResolver {
   absl::flat_hash_set<uint64_t> freed_;
   absl::flat_hash_set<uint64_t> freed_graphs_;
   std::vector<uint64_t> freed_objects_;  // few: a linear scan
+  std::vector<uint64_t> created_objects_;  // by CreateTree, already in the session
 };
 
 // Drops its reference to an object when it runs, in stream order (a graph
@@ -114,8 +118,11 @@ absl::StatusOr<std::vector<runtime::LaunchArgValue>> LaunchArgs(
   return args;
 }
 
+// `device_obj`: the batch's device (null in graphs, which make no objects).
+// Null for a command with nothing to run (CreateTree).
 absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, const std::string& device,
-                                                          const v1::Command& command, ArrayResolver& arrays) {
+                                                          const runtime::Device* device_obj, const v1::Command& command,
+                                                          ArrayResolver& arrays) {
   switch (command.kind_case()) {
     case v1::Command::kLaunch: {
       const v1::Launch& launch = command.launch();
@@ -262,6 +269,17 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return runtime::PrepareConditional(*std::move(condition), std::move(graphs[0]), std::move(graphs[1]),
                                          cond.loop(), device);
     }
+    case v1::Command::kCreateTree: {
+      const v1::CreateTree& create = command.create_tree();
+      if (device_obj == nullptr) return absl::InvalidArgumentError("create_tree: objects are made outside graphs");
+      if (create.id() == 0) return absl::InvalidArgumentError("create_tree: the id must not be 0");
+      auto lookup = [&arrays](uint64_t h) { return arrays.Get(h); };
+      WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::TreeObject> tree,
+                             MakeTree(*device_obj, session, create, lookup));
+      WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(tree), create.id()));
+      arrays.MarkObjectCreated(handle);
+      return std::unique_ptr<Command>();
+    }
     case v1::Command::kFreeGraph: {
       auto graph = arrays.GetGraph(command.free_graph().graph());
       if (!graph.ok()) return graph.status();
@@ -271,7 +289,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
     default:
       return absl::InvalidArgumentError(
           "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree, "
-          "free_object, matmul or conditional)");
+          "free_object, matmul, conditional or create_tree)");
   }
 }
 
@@ -281,10 +299,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
 // must still be able to free (they are few bytes, bounded by the queue's
 // count quota, and give back more than they cost).
 absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
-                                                    const v1::Command& command, ArrayResolver& arrays) {
-  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<Command> prepared, PrepareUncharged(session, device, command, arrays));
-  if (command.kind_case() == v1::Command::kFree || command.kind_case() == v1::Command::kFreeGraph ||
-      command.kind_case() == v1::Command::kFreeObject) {
+                                                    const runtime::Device* device_obj, const v1::Command& command,
+                                                    ArrayResolver& arrays) {
+  WARPD_ASSIGN_OR_RETURN(std::unique_ptr<Command> prepared,
+                         PrepareUncharged(session, device, device_obj, command, arrays));
+  if (prepared == nullptr || command.kind_case() == v1::Command::kFree ||
+      command.kind_case() == v1::Command::kFreeGraph || command.kind_case() == v1::Command::kFreeObject) {
     return prepared;
   }
   const uint64_t bytes = prepared->HeldBytes();
@@ -301,8 +321,9 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
 }  // namespace
 
 absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
-    Session& session, const std::string& device,
-    const google::protobuf::RepeatedPtrField<v1::Command>& commands) {
+    Session& session, const runtime::Device& device_obj,
+    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created) {
+  const std::string& device = device_obj.name();
   if (commands.size() > kMaxCommandsPerBatch) {
     return absl::InvalidArgumentError(absl::StrCat("a batch holds at most ", kMaxCommandsPerBatch,
                                                    " commands, got ", commands.size()));
@@ -311,10 +332,14 @@ absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
   std::vector<std::unique_ptr<Command>> out;
   out.reserve(commands.size());
   for (const v1::Command& c : commands) {
-    auto prepared = PrepareOne(session, device, c, arrays);
-    if (!prepared.ok()) return prepared.status();
-    out.push_back(*std::move(prepared));
+    auto prepared = PrepareOne(session, device, &device_obj, c, arrays);
+    if (!prepared.ok()) {
+      session.RemoveObjects(arrays.created_objects());  // all or nothing
+      return prepared.status();
+    }
+    if (*prepared != nullptr) out.push_back(*std::move(prepared));
   }
+  if (created != nullptr) *created = arrays.created_objects();
   // The batch is accepted: its frees take effect for later requests now; the
   // memory itself goes when the free command runs in stream order. A handle
   // freed meanwhile by a concurrent FreeArray is already gone, which is fine.
@@ -347,7 +372,7 @@ absl::StatusOr<std::shared_ptr<runtime::Graph>> PrepareGraph(
           "captured command ", i, ": a graph holds launches, copies, fills, hash grid and BVH builds, matmuls and "
           "conditionals only (free arrays, graphs and objects, and replay graphs, outside a capture)"));
     }
-    auto prepared = PrepareOne(session, device, c, arrays);
+    auto prepared = PrepareOne(session, device, nullptr, c, arrays);
     if (!prepared.ok()) return prepared.status();
     out.push_back(*std::move(prepared));
   }

@@ -9,11 +9,13 @@
 // Thread-safe (the session is).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/exec/command.h"
+#include "runtime/device/device.h"
 #include "runtime/exec/graph.h"
 #include "server/session.h"
 #include "warpd/v1/runtime.pb.h"
@@ -23,9 +25,13 @@ namespace warpd::server {
 // At most this many commands per Submit.
 inline constexpr int kMaxCommandsPerBatch = 1 << 16;
 
+// CreateTree commands make their objects as they are prepared (so later
+// commands of the batch find them), and nothing to run: on failure they
+// are removed again; on success their ids go to `created` (if not null),
+// for the caller to remove should queueing the batch fail.
 absl::StatusOr<std::vector<std::unique_ptr<runtime::Command>>> PrepareBatch(
-    Session& session, const std::string& device,
-    const google::protobuf::RepeatedPtrField<v1::Command>& commands);
+    Session& session, const runtime::Device& device,
+    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created = nullptr);
 
 // A graph of `commands` (launches, copies and fills only, else
 // INVALID_ARGUMENT), prepared like a batch; nothing runs. Errors as for

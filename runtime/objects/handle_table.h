@@ -22,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -48,6 +49,22 @@ class HandleTable {
       if (!handle.ok()) return handle.status();
       if (entries_.try_emplace(*handle, object).second) return *handle;
     }
+  }
+
+  // Inserts under `handle`, a handle the caller drew (a client naming its
+  // object, so that making it costs no round trip): INVALID_ARGUMENT for 0,
+  // ALREADY_EXISTS when it is in use.
+  absl::Status InsertAs(uint64_t handle, std::shared_ptr<T> object) {
+    if (handle == 0) return absl::InvalidArgumentError(absl::StrFormat("a %s handle is never 0", kind_));
+    absl::MutexLock lock(&mu_);
+    if (entries_.size() >= max_entries_) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("too many %ss in this session (limit %d)", kind_, max_entries_));
+    }
+    if (!entries_.try_emplace(handle, std::move(object)).second) {
+      return absl::AlreadyExistsError(absl::StrFormat("%s handle 0x%016x is already in use", kind_, handle));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::shared_ptr<T>> Get(uint64_t handle) const {
@@ -81,6 +98,13 @@ class HandleTable {
   size_t size() const {
     absl::MutexLock lock(&mu_);
     return entries_.size();
+  }
+
+  // Calls fn(handle, object) for every entry, holding the table's lock (fn
+  // must not use the table).
+  void ForEach(absl::FunctionRef<void(uint64_t, const std::shared_ptr<T>&)> fn) const {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [handle, object] : entries_) fn(handle, object);
   }
 
   absl::Status NotFound(uint64_t handle) const {

@@ -74,6 +74,19 @@ TEST(HandleTableTest, ClearReturnsObjectsAndLimitHolds) {
   EXPECT_EQ(obj.use_count(), 1);
 }
 
+TEST(HandleTableTest, InsertAsTakesTheCallersHandleOnce) {
+  HandleTable<int> table("object", 2);
+  ASSERT_TRUE(table.InsertAs(0x1234, std::make_shared<int>(1)).ok());
+  EXPECT_EQ(**table.Get(0x1234), 1);
+  absl::Status again = table.InsertAs(0x1234, std::make_shared<int>(2));
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(again.message().find("object handle 0x0000000000001234 is already in use"), std::string::npos) << again;
+  EXPECT_EQ(**table.Get(0x1234), 1);  // the first keeps it
+  EXPECT_EQ(table.InsertAs(0, std::make_shared<int>(3)).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(table.Insert(std::make_shared<int>(4)).ok());
+  EXPECT_EQ(table.InsertAs(0x99, std::make_shared<int>(5)).code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(SecureRandomTest, HexTokenHasRightLengthAndDiffers) {
   auto a = SecureRandomHex(16);
   auto b = SecureRandomHex(16);

@@ -423,3 +423,104 @@ def test_client_side_checks_match_warp(wp):
         wp.Bvh(vec, vec, constructor="octree")
     with pytest.warns(UserWarning, match="Falling back to SAH"):
         wp.Bvh(vec, vec, constructor="lbvh")
+
+
+def test_construction_is_one_batch_and_raises_the_daemons_checks(wp, raw, serving, monkeypatch):
+    """wp.Bvh / wp.Mesh make the object and queue its build in one Submit (a create_tree
+    command under an id the client drew): no CreateBvh / CreateMesh RPC; the daemon's
+    checks still raise at the constructor, and a refused batch makes nothing."""
+    from warpd import context
+
+    rt = context.runtime()
+    stream = rt.stream(wp.get_device("cpu"))
+    calls = []
+    real_call = rt.call
+    monkeypatch.setattr(rt, "call", lambda method, *a, **k: (calls.append(method), real_call(method, *a, **k))[1])
+    lo, hi = random_boxes(np.random.default_rng(12))
+    lowers, uppers = wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3)
+    wp.synchronize()
+    calls.clear()
+    before = stream.submits
+    bvh = wp.Bvh(lowers, uppers)
+    assert stream.submits == before + 1 and calls == ["Submit"], calls
+    # Commands queued before go first (the build reads what they wrote).
+    moved = wp.array(lo + 100, dtype=wp.vec3), wp.array(hi + 100, dtype=wp.vec3)
+    wp.copy(lowers, moved[0])
+    wp.copy(uppers, moved[1])
+    assert stream.queued == 2
+    bvh2 = wp.Bvh(lowers, uppers)
+    got = run_aabb(bvh2, np.array([[99, 99, 99]], np.float32), np.array([[101, 101, 101]], np.float32))
+    np.testing.assert_array_equal(got[0], overlap(lo + 100, hi + 100, [99] * 3, [101] * 3).astype(int))
+    assert got.sum() > 0
+    assert bvh.id and bvh2.id and bvh.id != bvh2.id
+    # The daemon's own checks raise at the constructor: 4 indices are not triangles.
+    pts = wp.array(np.eye(3, dtype=np.float32), dtype=wp.vec3)
+    with pytest.raises(wp.errors.InvalidArgumentError, match="3 vertex indices per triangle, got 4"):
+        wp.Mesh(pts, wp.array([0, 1, 2, 0], dtype=wp.int32))
+    wp.synchronize()  # nothing made, nothing left to free
+    mesh = wp.Mesh(pts, wp.array([0, 1, 2], dtype=wp.int32))
+    assert mesh.id
+    del mesh
+    out = wp.zeros(1, dtype=int)
+    wp.launch(count_from_root, dim=1, inputs=[bvh.id, -1, out])
+    assert out.numpy()[0] == N
+    # Raw batches: id 0, an id in use, no kind; a refused batch makes nothing.
+    stub, session = raw
+
+    def submit(*cmds):
+        return stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", commands=list(cmds)))
+
+    def create(ident, **kw):
+        cmd = runtime_pb2.Command()
+        cmd.create_tree.id = ident
+        cmd.create_tree.bvh.CopyFrom(runtime_pb2.CreateBvhRequest(lowers=lowers.handle, uppers=uppers.handle, **kw))
+        return cmd
+
+    def build(ident, split=0):
+        cmd = runtime_pb2.Command()
+        cmd.build_tree.object = ident
+        cmd.build_tree.split = split
+        return cmd
+
+    no_kind = runtime_pb2.Command()
+    no_kind.create_tree.id = 77
+    for cmds, code, text in [
+        ((create(0),), grpc.StatusCode.INVALID_ARGUMENT, "must not be 0"),
+        ((create(bvh.id),), grpc.StatusCode.ALREADY_EXISTS, "already in use"),
+        ((no_kind,), grpc.StatusCode.INVALID_ARGUMENT, "neither a BVH"),
+        ((create(78, leaf_size=65),), grpc.StatusCode.INVALID_ARGUMENT, "leaf_size"),
+        ((create(79), build(79, split=2)), grpc.StatusCode.INVALID_ARGUMENT, "split 2"),
+        ((create(80), create(80)), grpc.StatusCode.ALREADY_EXISTS, "already in use"),
+    ]:
+        with pytest.raises(grpc.RpcError) as e:
+            submit(*cmds)
+        assert e.value.code() == code, (cmds, e.value.details())
+        assert text in e.value.details(), (cmds, e.value.details())
+    # 79 and 80 were never made: the ids are free, and the trees work under them.
+    submit(create(79), build(79), create(80), build(80, split=1))
+    for ident in (79, 80):
+        wp.launch(count_from_root, dim=1, inputs=[wp.uint64(ident), -1, out])
+        assert out.numpy()[0] == N
+    free = runtime_pb2.Command()
+    free.free_object.object = 79
+    submit(free)
+    _expect_unknown_id(lambda: wp.launch(count_from_root, dim=1, inputs=[wp.uint64(79), -1, out]), 79)
+    # Not in graphs.
+    with pytest.raises(grpc.RpcError) as e:
+        stub.CreateGraph(runtime_pb2.CreateGraphRequest(session=session, device="cpu", commands=[create(81)]))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+    assert serving()
+
+
+def test_made_in_a_capture_and_built_by_its_replays(wp):
+    """In a capture the build is recorded (each replay builds from the arrays' contents then)
+    and the object is made at once."""
+    lo, hi = random_boxes(np.random.default_rng(13))
+    lowers, uppers = wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3)
+    out = wp.zeros(1, dtype=int)
+    with wp.ScopedCapture() as capture:
+        bvh = wp.Bvh(lowers, uppers)
+        wp.launch(count_from_root, dim=1, inputs=[bvh.id, -1, out])
+    assert bvh.id
+    wp.capture_launch(capture.graph)
+    assert out.numpy()[0] == N

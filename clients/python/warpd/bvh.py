@@ -20,12 +20,19 @@ clear error. The BVH holds its ``lowers`` and ``uppers`` arrays; the build
 with launches and copies (they may be captured in a graph, and each replay
 builds again from the arrays' current contents). The BVH is freed when this
 object is garbage-collected (in stream order) or when the session ends.
+
+Construction costs one short round trip (``_make_tree``): the client draws
+the id and sends the object's making and its build in one batch; the
+daemon's checks (and a memory quota) raise at the constructor, the build
+runs in stream order while Python goes on, and a later synchronize or
+launch sees the built tree.
 """
 
 from __future__ import annotations
 
 import enum
 import operator
+import os
 import warnings
 
 from . import types as wt
@@ -105,6 +112,56 @@ def _check_groups(groups, count: int, device, same_device_as: str, length_of: st
     return groups.handle
 
 
+def _draw_id() -> int:
+    """A new object's id, drawn by the client: 64 random bits, never 0 (the daemon refuses
+    0 and ids its session already uses)."""
+    while True:
+        h = int.from_bytes(os.urandom(8), "little")
+        if h:
+            return h
+
+
+def _make_tree(tree, kind: str, request, queue_build):
+    """Makes ``tree``'s object in the daemon (``kind`` "bvh" or "mesh"; ``request`` its
+    CreateBvhRequest / CreateMeshRequest, without session and device), sets ``tree.id`` and
+    queues its build (``queue_build()`` adds the build_tree command).
+
+    Outside a capture, one batch: a create_tree command under an id drawn here, then the
+    build, sent at once (over the local command socket, a short round trip) with nothing
+    before it but the stream's queued commands (sent first: a failure of theirs raises
+    here, as from any flush). The daemon accepts the batch all or nothing, so when it
+    refuses (its checks, a memory quota) nothing was made, the error raises here and
+    ``tree.id`` stays None. The build runs in stream order, after every command queued
+    before; its errors (a vertex index out of range) are the stream's, raised by the next
+    synchronize. In a capture the build is recorded (each replay builds again) and the
+    object is made at once by the CreateBvh / CreateMesh RPC."""
+    rt, stream = tree._rt, tree._stream
+    with rt.lock:
+        if stream.capturing:
+            request.session = rt.session
+            request.device = tree.device.name
+            if kind == "mesh":
+                tree.id = rt.call("CreateMesh", request).mesh
+            else:
+                tree.id = rt.call("CreateBvh", request).bvh
+            queue_build()
+            return
+        if stream.queued:
+            stream.flush()
+        else:
+            stream.wait_pending()
+        cmd = stream.add()
+        cmd.create_tree.id = _draw_id()
+        getattr(cmd.create_tree, kind).CopyFrom(request)
+        tree.id = cmd.create_tree.id
+        try:
+            queue_build()
+            stream.flush()
+        except BaseException:
+            tree.id = None  # never made: nothing to free
+            raise
+
+
 class Bvh(ServerObject):
     """Bounding Volume Hierarchy (BVH) for accelerated spatial queries (Warp's ``wp.Bvh``)."""
 
@@ -144,12 +201,10 @@ class Bvh(ServerObject):
         self.uppers = uppers
         self.groups = groups
         self.leaf_size = leaf_size
-        resp = rt.call("CreateBvh", runtime_pb2.CreateBvhRequest(
-            session=rt.session, device=self.device.name, lowers=lowers.handle, uppers=uppers.handle,
-            leaf_size=leaf_size, groups=groups_handle))
-        self.id = resp.bvh
         self._constructor = constructor
-        self._queue_build(refit=False, constructor=constructor)
+        _make_tree(self, "bvh", runtime_pb2.CreateBvhRequest(
+            lowers=lowers.handle, uppers=uppers.handle, leaf_size=leaf_size, groups=groups_handle),
+            lambda: self._queue_build(refit=False, constructor=constructor))
 
     def _queue_build(self, refit: bool, constructor: BvhConstructor):
         if not self.id:

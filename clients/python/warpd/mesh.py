@@ -19,13 +19,15 @@ a clear error. The mesh holds its ``points``, ``indices`` and
 commands, ordered with launches and copies (they may be captured in a
 graph). Vertex indices are checked by the build and refit and by every
 query. The mesh is freed when this object is garbage-collected (in stream
-order) or when the session ends.
+order) or when the session ends. Construction costs one short round trip:
+the mesh is made and its build queued in one batch (bvh._make_tree).
 """
 
 from __future__ import annotations
 
 from . import types as wt
-from .bvh import _SPLIT, BvhConstructor, _check_groups, _check_leaf_size, _check_vec3, _constructor, _cpu_constructor
+from .bvh import (_SPLIT, BvhConstructor, _check_groups, _check_leaf_size, _check_vec3, _constructor, _cpu_constructor,
+                  _make_tree)
 from .context import runtime
 from .server_object import ServerObject
 from .v1 import runtime_pb2
@@ -111,14 +113,13 @@ class Mesh(ServerObject):
         self.groups = groups
         self.support_winding_number = bool(support_winding_number)
         self.bvh_leaf_size = bvh_leaf_size
-        resp = rt.call("CreateMesh", runtime_pb2.CreateMeshRequest(
-            session=rt.session, device=self.device.name, points=points.handle, indices=indices.handle,
+        self._constructor = constructor
+        _make_tree(self, "mesh", runtime_pb2.CreateMeshRequest(
+            points=points.handle, indices=indices.handle,
             velocities=velocities.handle if velocities is not None else 0, leaf_size=bvh_leaf_size,
             support_winding_number=self.support_winding_number, groups=groups_handle,
-            points_grad=_grad_handle(points), velocities_grad=_grad_handle(velocities)))
-        self.id = resp.mesh
-        self._constructor = constructor
-        self._queue_build(refit=False)
+            points_grad=_grad_handle(points), velocities_grad=_grad_handle(velocities)),
+            lambda: self._queue_build(refit=False))
 
     def _queue_build(self, refit: bool, points=None, velocities=None):
         if not self.id:
