@@ -148,6 +148,17 @@ TEST_F(CudaLaunchTest, LaunchErrorsNameTheKernel) {
   EXPECT_FALSE(ctx().poisoned());
 }
 
+TEST_F(CudaLaunchTest, AModuleWithQueuedLaunchesIsNotUnloaded) {
+  ASSERT_TRUE(LaunchSaxpy(10).ok());
+  // Undefined in the driver; the stand-in refuses it, so an owner that
+  // forgets to synchronize first shows in tests.
+  absl::Status s = ctx().Call("cuModuleUnload", [&] { return api().cuModuleUnload(module_->get()); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;  // CUDA_ERROR_ILLEGAL_STATE
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  module_.reset();
+  EXPECT_EQ(fake().live("module"), 0);
+}
+
 TEST_F(CudaLaunchTest, EventsChargeTheKernelsDeviceTime) {
   fake().set_launch_ms(3.0);
   absl::StatusOr<CudaEvent> start = CudaEvent::Create(ctx());

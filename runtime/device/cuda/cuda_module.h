@@ -16,8 +16,10 @@
 // Ownership: move-only; holds a ContextUser (the CudaContext outlives it and
 // is not reset while it exists). Its functions are valid while it lives;
 // destroying it unloads the module (cuModuleUnload; nothing on a poisoned
-// context), so the launches queued with its functions must have been
-// queued before (the driver keeps a module's code until they finish).
+// context). Unloading a module while launches of its functions are still
+// queued is undefined in the driver, so its owner first synchronizes the
+// streams (or events after the launches) that used it; graphs that captured
+// its launches must go first too.
 // Thread-safety: Function may be called from any thread; moving or
 // destroying must not race with it.
 #pragma once

@@ -60,7 +60,9 @@
  *   fail with `result` when the stream executes it, as a kernel that faults.
  * Deliberately stricter than the driver: every call on a context-owned
  * handle or that makes one needs that context current on the calling thread
- * (CUDA_ERROR_INVALID_CONTEXT otherwise), so a missing push shows. Not
+ * (CUDA_ERROR_INVALID_CONTEXT otherwise), so a missing push shows; unloading
+ * a module while a launch of its kernels is queued (undefined in the
+ * driver) fails with CUDA_ERROR_ILLEGAL_STATE. Not
  * modelled: allocation or free inside a capture (graph memory nodes;
  * CUDA_ERROR_NOT_SUPPORTED), a capture joined by other streams through
  * events (CUDA_ERROR_STREAM_CAPTURE_ISOLATION), the NULL stream
@@ -193,6 +195,7 @@ enum op_kind { OP_COPY, OP_SET8, OP_SET32, OP_FREE, OP_RECORD, OP_WAIT, OP_KERNE
 struct event;
 struct stream;
 struct devmem;
+struct function;
 
 struct op {
   int kind;
@@ -205,7 +208,8 @@ struct op {
   struct event* event; /* OP_RECORD, OP_WAIT */
   unsigned long long record_id;
   struct stream* wait_stream; /* OP_WAIT: where the record was enqueued */
-  char name[128];             /* OP_KERNEL */
+  struct function* function;  /* OP_KERNEL */
+  char name[128];
   unsigned dims[7];           /* grid xyz, block xyz, shared bytes */
   size_t param_bytes;
   int param_count;
@@ -1476,6 +1480,15 @@ static CUresult fake_cuModuleUnload(struct module* h) {
   if (r == SUCCESS) r = injected("cuModuleUnload", m->h.ctx);
   if (r == SUCCESS) r = capture_forbids();
   if (r != SUCCESS && r != m->h.ctx->sticky) RETURN(r);
+  if (r == SUCCESS) {
+    /* Undefined in the driver: refused here, so tests catch it. */
+    for (struct obj* o = all_objs; o != NULL; o = o->next_all) {
+      if (o->kind != K_STREAM || !o->alive) continue;
+      for (struct op* op = ((struct stream*)o)->head; op != NULL; op = op->next) {
+        if (op->kind == OP_KERNEL && op->function->module == m) RETURN(ILLEGAL_STATE);
+      }
+    }
+  }
   for (struct obj* o = all_objs; o != NULL; o = o->next_all) {
     if (o->kind == K_FUNCTION && o->alive && ((struct function*)o)->module == m) obj_kill(o);
   }
@@ -1615,6 +1628,7 @@ static CUresult fake_cuLaunchKernel(struct function* fh, unsigned gx, unsigned g
   }
   op->param_bytes = total;
   op->param_count = f->param_count;
+  op->function = f;
   snprintf(op->name, sizeof(op->name), "%s", f->name);
   unsigned dims[7] = {gx, gy, gz, bx, by, bz, shared};
   memcpy(op->dims, dims, sizeof(dims));
