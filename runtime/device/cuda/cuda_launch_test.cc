@@ -17,7 +17,7 @@ namespace {
 
 using testing::Has;
 
-TEST(GridStrideDimsTest, BlocksOf256OrTheKernelsAndEnoughOfThem) {
+TEST(CudaGridStrideDimsTest, BlocksOf256OrTheKernelsAndEnoughOfThem) {
   struct Case {
     uint64_t threads;
     unsigned block_dim, max_blocks;
@@ -43,7 +43,7 @@ TEST(GridStrideDimsTest, BlocksOf256OrTheKernelsAndEnoughOfThem) {
   EXPECT_EQ(GridStrideDims(10, 2048).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(KernelArgsTest, ValuesAreCopiedAlignedAndPointedTo) {
+TEST(CudaKernelArgsTest, ValuesAreCopiedAlignedAndPointedTo) {
   KernelArgs args;
   const char c = 'x';
   const double d = 2.5;

@@ -16,7 +16,7 @@ using testing::Has;
 
 constexpr size_t kChunk = 4096;
 
-class PinnedStagingTest : public testing::FakeCudaTest {
+class CudaPinnedStagingTest : public testing::FakeCudaTest {
  protected:
   void SetUp() override {
     FakeCudaTest::SetUp();
@@ -56,7 +56,7 @@ class PinnedStagingTest : public testing::FakeCudaTest {
   std::vector<CUdeviceptr> allocated_;
 };
 
-TEST_F(PinnedStagingTest, UploadAndDownloadGoInOverlappedPinnedChunks) {
+TEST_F(CudaPinnedStagingTest, UploadAndDownloadGoInOverlappedPinnedChunks) {
   std::unique_ptr<PinnedStagingRing> ring = MakeRing();
   ASSERT_NE(ring, nullptr);
   EXPECT_EQ(ring->chunks(), 3);
@@ -85,7 +85,7 @@ TEST_F(PinnedStagingTest, UploadAndDownloadGoInOverlappedPinnedChunks) {
   EXPECT_TRUE(ring->Download(*stream_, back.data(), d, 0).ok());
 }
 
-TEST_F(PinnedStagingTest, UploadReturnsOnceTheSourceIsReadWithCopiesStillInFlight) {
+TEST_F(CudaPinnedStagingTest, UploadReturnsOnceTheSourceIsReadWithCopiesStillInFlight) {
   std::unique_ptr<PinnedStagingRing> ring = MakeRing(4);
   ASSERT_NE(ring, nullptr);
   const size_t n = 3 * kChunk;
@@ -102,7 +102,7 @@ TEST_F(PinnedStagingTest, UploadReturnsOnceTheSourceIsReadWithCopiesStillInFligh
   EXPECT_EQ(back, expected);
 }
 
-TEST_F(PinnedStagingTest, DestroyingTheRingWaitsForItsCopies) {
+TEST_F(CudaPinnedStagingTest, DestroyingTheRingWaitsForItsCopies) {
   const size_t n = 5 * kChunk;
   const std::vector<uint8_t> data = Bytes(n, 5);
   CUdeviceptr d = Alloc(n);
@@ -119,7 +119,7 @@ TEST_F(PinnedStagingTest, DestroyingTheRingWaitsForItsCopies) {
   EXPECT_EQ(back, data);
 }
 
-TEST_F(PinnedStagingTest, ErrorsNameTheCallAndLeaveTheRingUsable) {
+TEST_F(CudaPinnedStagingTest, ErrorsNameTheCallAndLeaveTheRingUsable) {
   std::unique_ptr<PinnedStagingRing> ring = MakeRing();
   ASSERT_NE(ring, nullptr);
   const size_t n = 6 * kChunk;
@@ -143,7 +143,7 @@ TEST_F(PinnedStagingTest, ErrorsNameTheCallAndLeaveTheRingUsable) {
   EXPECT_EQ(s.message(), "PinnedStagingRing: a stream of cuda:1 for cuda:0's ring");
 }
 
-TEST_F(PinnedStagingTest, CreationFailuresLeaveNothingBehind) {
+TEST_F(CudaPinnedStagingTest, CreationFailuresLeaveNothingBehind) {
   EXPECT_EQ(PinnedStagingRing::Create(ctx(), {kChunk, 0}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(PinnedStagingRing::Create(ctx(), {0, 2}).status().code(), absl::StatusCode::kInvalidArgument);
   fake().fail("cuMemHostAlloc", 2, 1);  // the second buffer
