@@ -93,6 +93,12 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   resp->set_handle(handle);
   resp->set_size_bytes(layout.size_bytes);
   for (int64_t s : array->strides()) resp->add_strides(s);
+  // What the share socket would answer for it (server/local/share_arrays.cc).
+  const std::shared_ptr<runtime::CpuBuffer>& memory = array->buffer();
+  if (!descriptors && layout.size_bytes > 0 && memory != nullptr && memory->fd() >= 0) {
+    resp->set_segment(memory->segment_serial());
+    resp->set_segment_offset(memory->offset() + array->byte_offset());
+  }
   return absl::OkStatus();
 }
 

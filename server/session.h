@@ -121,6 +121,7 @@ class Session {
 
   // Lookups and removal (NOT_FOUND for unknown handles).
   runtime::HandleTable<const runtime::Array>& arrays() { return arrays_; }
+  const runtime::HandleTable<const runtime::Array>& arrays() const { return arrays_; }
   runtime::HandleTable<const compiler::CompiledModule>& modules() { return modules_; }
   runtime::HandleTable<runtime::Graph>& graphs() { return graphs_; }
 

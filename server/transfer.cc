@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/objects/array_members.h"
 #include "grpc/slice.h"
 #include "runtime/memory/size_math.h"
 #include "runtime/objects/array_bytes.h"
@@ -237,6 +239,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     position_ = range.begin;
     end_ = range.end;
     array_ = std::move(range.array);
+    session_ = std::move(range.session);
     return std::move(range.stream);
   }
 
@@ -251,6 +254,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   // next must see its memory released.
   void Done(grpc::Status status) {
     array_.reset();
+    session_.reset();
     state_->metrics().Rpc("Download", static_cast<absl::StatusCode>(status.error_code())).Increment();
     Finish(std::move(status));
   }
@@ -264,7 +268,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     // One copy, from the array into the slice gRPC sends.
     const size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - position_, kTransferChunkBytes));
     grpc::Slice chunk(grpc_slice_malloc(DownloadChunkSize(n, output_)), grpc::Slice::STEAL_REF);
-    WriteDownloadChunk(ArrayBytesAt(*array_, position_, n, &staging_), n, output_,
+    WriteDownloadChunk(ArrayBytesAt(*array_, position_, n, &staging_, session_.get()), n, output_,
                        const_cast<uint8_t*>(chunk.begin()));
     output_.clear();
     position_ += n;
@@ -277,6 +281,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   std::string output_;  // kernel output for the first chunk
   std::vector<std::byte> staging_;  // a strided view's chunk, gathered
   std::shared_ptr<const runtime::Array> array_;
+  std::shared_ptr<Session> session_;  // for an array holding array members
   uint64_t position_ = 0;
   uint64_t end_ = 0;
   std::string source_;  // the caller's tenant label, once known
@@ -284,15 +289,42 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
 }  // namespace
 
+namespace {
+
+// The arrays `array`'s descriptors may point to (its HeldArrays) that
+// `session` has handles for, with those handles.
+std::vector<runtime::KnownArray> KnownMemberArrays(const runtime::Array& array, const Session* session) {
+  std::vector<runtime::KnownArray> known;
+  if (session == nullptr || array.held() == nullptr) return known;
+  absl::flat_hash_set<const runtime::Array*> held;
+  for (const auto& a : array.held()->Snapshot()) held.insert(a.get());
+  session->arrays().ForEach([&](uint64_t handle, const std::shared_ptr<const runtime::Array>& a) {
+    if (held.contains(a.get())) known.push_back({a, handle});
+  });
+  return known;
+}
+
+}  // namespace
+
 const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
-                            std::vector<std::byte>* staging) {
+                            std::vector<std::byte>* staging, const Session* session) {
   const bool descriptors = array.dtype()->holds_array();
   if (array.contiguous() && !descriptors) return reinterpret_cast<const uint8_t*>(array.data() + offset);
-  staging->resize(n);
-  runtime::ReadArrayBytes(array, offset, n, staging->data());
-  // Daemon pointers never reach a client: array members read as empty.
-  if (descriptors) runtime::ClearArrayMembers(array.dtype(), offset, staging->data(), n);
-  return reinterpret_cast<const uint8_t*>(staging->data());
+  if (!descriptors) {
+    staging->resize(n);
+    runtime::ReadArrayBytes(array, offset, n, staging->data());
+    return reinterpret_cast<const uint8_t*>(staging->data());
+  }
+  // Daemon pointers never reach a client: each descriptor goes out as the
+  // handle of its array (RevealArrayMembers), which needs whole elements.
+  const uint64_t elem = array.dtype()->size();
+  const uint64_t first = offset / elem * elem;
+  const uint64_t last = std::min<uint64_t>((offset + n + elem - 1) / elem * elem, array.size_bytes());
+  staging->resize(last - first);
+  runtime::ReadArrayBytes(array, first, last - first, staging->data());
+  runtime::RevealArrayMembers(array.dtype(), staging->data(), (last - first) / elem,
+                              KnownMemberArrays(array, session));
+  return reinterpret_cast<const uint8_t*>(staging->data() + (offset - first));
 }
 
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
@@ -318,6 +350,7 @@ absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& 
   range.begin = req.offset();
   range.end = end;
   range.stream = session->FindStream(array->device());
+  if (array->dtype()->holds_array()) range.session = session;
   range.array = std::move(array);
   return range;
 }

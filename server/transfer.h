@@ -46,6 +46,9 @@ struct DownloadRange {
   uint64_t begin = 0;
   uint64_t end = 0;
   std::shared_ptr<runtime::Stream> stream;
+  // The session, when the array's elements hold array members: their
+  // descriptors go out as the handles it knows the arrays by.
+  std::shared_ptr<Session> session;
 };
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
                                               const v1::DownloadRequest& req);
@@ -53,10 +56,11 @@ absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& 
 // Logical bytes [offset, offset + n) of `array` (array_bytes.h: a strided
 // view's elements in row-major order), for a download: a contiguous array's
 // own memory, else gathered into *staging (resized to n), as is an array
-// whose elements hold array members, whose descriptors are zeroed there
-// (array_members.h). Valid until the array or *staging changes.
+// whose elements hold array members, whose descriptors become the handles
+// `session` (the range's) knows their arrays by (array_members.h,
+// RevealArrayMembers). Valid until the array or *staging changes.
 const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
-                            std::vector<std::byte>* staging);
+                            std::vector<std::byte>* staging, const Session* session);
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "runtime/objects/array.h"
+#include "warpd/native/array.h"
 
 namespace warpd::runtime {
 
@@ -90,20 +92,74 @@ absl::Status BindArrayMembers(types::TypeRef t, std::byte* value, ArrayLookup lo
   });
 }
 
-void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, uint64_t n) {
+namespace {
+
+// Whether descriptors `x` and `y` describe the same array (the reserved
+// word, flags a launch may set, aside).
+bool SameArray(const wp::array_t<unsigned char>& x, const wp::array_t<unsigned char>& y) {
+  if (x.data != y.data || x.ndim != y.ndim) return false;
+  for (int k = 0; k < 4; ++k) {
+    if (x.shape[k] != y.shape[k] || x.strides[k] != y.strides[k]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void RevealArrayMembers(types::TypeRef dtype, std::byte* bytes, uint64_t count, absl::Span<const KnownArray> known) {
   const uint64_t elem = dtype->size();
-  if (elem == 0 || n == 0 || !dtype->holds_array()) return;
-  std::vector<std::pair<uint64_t, uint64_t>> slots;  // member (offset, size) within one element
+  if (elem == 0 || count == 0 || !dtype->holds_array()) return;
+  std::vector<std::pair<types::TypeRef, uint64_t>> slots;  // member type, offset within one element
   (void)ForEachArrayMember(dtype, 0, [&](types::TypeRef at, uint64_t off) {
-    slots.emplace_back(off, at->size());
+    slots.emplace_back(at, off);
     return absl::OkStatus();
   });
-  const uint64_t end = offset + n;
-  for (uint64_t e = offset / elem * elem; e < end; e += elem) {
-    for (auto [off, size] : slots) {
-      const uint64_t lo = std::max(e + off, offset);
-      const uint64_t hi = std::min(e + off + size, end);
-      if (lo < hi) std::memset(bytes + (lo - offset), 0, hi - lo);
+  // The known arrays' descriptors, by data pointer (views of one array
+  // share it); the int32 1-D contiguous ones also as index arrays.
+  struct Described {
+    wp::array_t<unsigned char> descriptor;
+    uint64_t handle;
+  };
+  absl::flat_hash_map<const void*, std::vector<Described>> by_data;
+  absl::flat_hash_map<const void*, uint64_t> index_by_data;
+  for (const KnownArray& k : known) {
+    if (k.array == nullptr || k.handle == 0) continue;
+    Described d{{}, k.handle};
+    k.array->WriteDescriptor(&d.descriptor);
+    by_data[d.descriptor.data].push_back(d);
+    if (k.array->ndim() == 1 && k.array->contiguous() && k.array->dtype()->is_scalar_of(types::ScalarKind::kInt32)) {
+      index_by_data.emplace(k.array->data(), k.handle);
+    }
+  }
+  auto handle_of = [&](const std::byte* slot) -> uint64_t {
+    wp::array_t<unsigned char> x;
+    std::memcpy(&x, slot, sizeof(x));
+    auto it = by_data.find(x.data);
+    if (x.data == nullptr || it == by_data.end()) return 0;
+    for (const Described& d : it->second) {
+      if (SameArray(x, d.descriptor)) return d.handle;
+    }
+    return 0;
+  };
+  for (uint64_t e = 0; e < count; ++e) {
+    for (const auto& [at, off] : slots) {
+      std::byte* slot = bytes + e * elem + off;
+      uint64_t handles[1 + types::kMaxArrayDims] = {handle_of(slot)};
+      if (at->is_indexed_array() && handles[0] != 0) {
+        for (int d = 0; d < at->ndim(); ++d) {
+          const void* p = nullptr;
+          std::memcpy(&p, slot + types::kArrayDescriptorSize + 8 * d, sizeof(p));
+          auto it = index_by_data.find(p);
+          if (p != nullptr && it != index_by_data.end()) handles[1 + d] = it->second;
+        }
+      }
+      std::memset(slot, 0, at->size());
+      std::memcpy(slot, &handles[0], sizeof(uint64_t));
+      if (at->is_indexed_array()) {
+        for (int d = 0; d < at->ndim(); ++d) {
+          std::memcpy(slot + types::kArrayDescriptorSize + 8 * d, &handles[1 + d], sizeof(uint64_t));
+        }
+      }
     }
   }
 }

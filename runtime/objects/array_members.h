@@ -7,8 +7,10 @@
 // the slot (BindArraySlot; 0: no array), and
 // BindArrayMembers replaces every handle by the descriptor of the array it
 // resolves to in the caller's session, checking its type and device. A
-// descriptor never goes back to a client either: ClearArrayMembers zeroes
-// the slots of bytes on their way out (downloads).
+// descriptor never goes back to a client either: on their way out
+// (downloads) RevealArrayMembers writes each slot back as a client writes it,
+// the handles of the session's arrays the descriptors point to (0 for
+// none, or for an array the client no longer has a handle of).
 //
 // An array whose elements hold such structs ("descriptor array") is made
 // only by the daemon, from daemon-private memory (never mapped into a
@@ -77,10 +79,21 @@ absl::Status BindArrayMembers(types::TypeRef t, std::byte* value, ArrayLookup lo
                               std::vector<std::shared_ptr<const Array>>* bound,
                               absl::FunctionRef<std::string()> what);
 
-// Zeroes every byte of an array-member slot among logical bytes
-// [offset, offset + n) of elements of type `dtype` laid back to back
-// (array_bytes.h), `bytes` holding those n bytes.
-void ClearArrayMembers(types::TypeRef dtype, uint64_t offset, std::byte* bytes, uint64_t n);
+// An array a client knows by a handle (its session's).
+struct KnownArray {
+  std::shared_ptr<const Array> array;
+  uint64_t handle = 0;
+};
+
+// Rewrites every array-member slot of the `count` elements of type `dtype`
+// at `bytes` (whole elements, back to back) as BindArraySlot reads it: a
+// slot whose descriptor is exactly that of an array of `known` (its data,
+// ndim, shape and strides) gets that array's handle, an indexedarray's slot
+// also its index arrays' handles (by their data), and every other byte of
+// the slot is zeroed. A descriptor matching none (empty, a view taken in a
+// kernel, an array whose handle is gone) reads as handle 0. No pointer
+// survives.
+void RevealArrayMembers(types::TypeRef dtype, std::byte* bytes, uint64_t count, absl::Span<const KnownArray> known);
 
 // The arrays a descriptor array's elements may point to (see above).
 // Each entry is charged kEntryBytes to `account` (the owning session's, so a

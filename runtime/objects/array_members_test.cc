@@ -115,27 +115,46 @@ TEST_F(ArrayMembersTest, ZeroHandleIsAnEmptyDescriptor) {
   }
 }
 
-TEST_F(ArrayMembersTest, ClearZeroesOnlySlotsInAnyRange) {
+TEST_F(ArrayMembersTest, RevealGivesBackTheHandlesBindTook) {
+  auto floats = Make(f32_, {7});
+  auto ints = Make(i32_, {2, 3});
+  auto other = Make(f32_, {7});  // same type and shape, other memory
   const uint64_t elem = s_->size();
-  std::vector<std::byte> all(3 * elem, std::byte{0x77});
-  // Every sub-range [lo, hi) of three elements, cleared piecewise, equals
-  // the whole cleared at once: a download chunk may cut an element anywhere.
-  std::vector<std::byte> want = all;
-  ClearArrayMembers(s_, 0, want.data(), want.size());
+  // Three elements as a client writes them: handles, 0 for none.
+  std::vector<std::byte> values(3 * elem, std::byte{0});
+  const uint64_t h1 = 11, h2 = 22, h3 = 33;
+  auto put = [&](uint64_t e, uint64_t off, uint64_t h) { std::memcpy(values.data() + e * elem + off, &h, 8); };
+  put(0, offsets_["arr"], h1);
+  put(0, inner_arr_, h2);
+  put(1, offsets_["arr"], h3);
+  int32_t a = 5;
+  std::memcpy(values.data() + elem + offsets_["a"], &a, 4);
+  const std::vector<std::byte> sent = values;
+  auto lookup_fn = [&](uint64_t h) -> absl::StatusOr<std::shared_ptr<const Array>> {
+    if (h == h1) return floats;
+    if (h == h2) return ints;
+    if (h == h3) return other;
+    return absl::NotFoundError("unknown array handle");
+  };
+  std::vector<std::shared_ptr<const Array>> bound;
   for (uint64_t e = 0; e < 3; ++e) {
-    for (uint64_t i = 0; i < elem; ++i) {
-      const uint64_t rel = i;
-      const bool in_slot = (rel >= offsets_["arr"] && rel < offsets_["arr"] + 64) ||
-                           (rel >= inner_arr_ && rel < inner_arr_ + 64);
-      EXPECT_EQ(want[e * elem + i], in_slot ? std::byte{0} : std::byte{0x77}) << e << " " << i;
-    }
+    ASSERT_TRUE(BindArrayMembers(s_, values.data() + e * elem, lookup_fn, "cpu", &bound, [] {
+                  return std::string("v");
+                }).ok());
   }
-  for (uint64_t cut : {uint64_t{1}, uint64_t{13}, offsets_["arr"] + 5, elem - 1, elem + 70}) {
-    std::vector<std::byte> got = all;
-    ClearArrayMembers(s_, 0, got.data(), cut);
-    ClearArrayMembers(s_, cut, got.data() + cut, got.size() - cut);
-    EXPECT_EQ(got, want) << "cut at " << cut;
-  }
+  // A descriptor never goes out: each comes back as its array's handle.
+  std::vector<std::byte> out = values;
+  RevealArrayMembers(s_, out.data(), 3, {{floats, h1}, {ints, h2}, {other, h3}});
+  EXPECT_EQ(out, sent);
+  // An array the client has no handle of any more reads as 0 (None); a
+  // garbled descriptor matches nothing.
+  out = values;
+  std::memset(out.data() + inner_arr_ + 8, 0x5a, 4);  // ints' shape[0]
+  RevealArrayMembers(s_, out.data(), 3, {{floats, h1}, {ints, h2}});
+  std::vector<std::byte> want = sent;
+  std::memset(want.data() + inner_arr_, 0, 8);
+  std::memset(want.data() + elem + offsets_["arr"], 0, 8);
+  EXPECT_EQ(out, want);
 }
 
 TEST_F(ArrayMembersTest, DtypesHoldingArraysNeedPermission) {

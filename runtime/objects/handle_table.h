@@ -22,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -97,6 +98,13 @@ class HandleTable {
   size_t size() const {
     absl::MutexLock lock(&mu_);
     return entries_.size();
+  }
+
+  // Calls fn(handle, object) for every entry, holding the table's lock (fn
+  // must not use the table).
+  void ForEach(absl::FunctionRef<void(uint64_t, const std::shared_ptr<T>&)> fn) const {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [handle, object] : entries_) fn(handle, object);
   }
 
   absl::Status NotFound(uint64_t handle) const {

@@ -170,7 +170,7 @@ class SessionCommands final : public CommandSocket::Handler {
     }
     out->resize(DownloadChunkSize(n, output));
     std::vector<std::byte> staging;  // a strided view's bytes, gathered
-    WriteDownloadChunk(ArrayBytesAt(*range.array, range.begin, n, &staging), n, output,
+    WriteDownloadChunk(ArrayBytesAt(*range.array, range.begin, n, &staging, range.session.get()), n, output,
                        reinterpret_cast<uint8_t*>(out->data()));
     return absl::OkStatus();
   }

@@ -46,7 +46,7 @@ def sum_vec3(a: wpd.array(dtype=wpd.vec3), out: wpd.array(dtype=float)):
     wpd.atomic_add(out, 0, v[0] + v[1] + v[2])
 
 
-SMALL = (4, 5, 6, 7)      # 3,360 bytes of float32: downloaded
+SMALL = (4, 5, 6, 7)      # 3,360 bytes of float32: made to go through transfers
 LARGE = (8, 10, 24, 40)   # 307,200 bytes: mapped
 
 
@@ -59,6 +59,9 @@ def base(request, wp):
     shape = SMALL if request.param == "small" else LARGE
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     a = wp.array(data, dtype=float)
+    if request.param == "small":  # a client that cannot map (over TCP): transfers
+        assert a._local_bytes() is not None  # mapped here, as every array of a local client
+        a._mapping = False
     assert bool(a._local_bytes() is not None) == (request.param == "mapped")
     return a, data.copy()
 
@@ -172,10 +175,29 @@ def test_numpy_of_a_mapped_view_aliases_the_base(wp):
     np.testing.assert_array_equal(np.asarray(t), a.numpy().reshape(256, 256).T)
 
 
-def test_small_arrays_have_no_array_interface(wp):
+def test_small_arrays_share_memory_as_in_warp(wp):
+    # A local client maps small arrays too (their memory file whole, once): numpy() and
+    # np.asarray() are views, as Warp's CPU arrays are, so writes through them reach kernels.
     a = wp.array(np.arange(10, dtype=np.float32), dtype=float)
+    b = wp.zeros((2, 3), dtype=float)
+    assert np.shares_memory(np.asarray(a), a.numpy()) and np.shares_memory(np.asarray(b), b.numpy())
+    assert np.shares_memory(np.asarray(a[2:5]), a.numpy())
+    a.numpy()[3] = 30.0
+    wp.launch(add_100, dim=10, inputs=[a])
+    want = np.arange(10, dtype=np.float32) + 100.0
+    want[3] = 130.0
+    np.testing.assert_array_equal(a.numpy(), want)
+    # Both arrays' file was mapped once: the second needed no request.
+    assert len(rt().segments) >= 1
+    assert b._mapping.mm is a._mapping.mm
+
+
+def test_arrays_that_are_not_mapped_have_no_array_interface(wp):
+    a = wp.array(np.arange(10, dtype=np.float32), dtype=float)
+    a._mapping = False  # as for a client over TCP
     assert not hasattr(a, "__array_interface__")
     np.testing.assert_array_equal(np.asarray(a[2:5]), [2, 3, 4])  # through __array__
+    assert not np.shares_memory(np.asarray(a), a.numpy())
 
 
 def test_reshape_flatten_transpose_contiguous(wp, base):

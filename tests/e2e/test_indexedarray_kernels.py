@@ -148,7 +148,11 @@ def test_struct_members_and_arrays_of_such_structs(wp):
         x.ia = wp.indexedarray1d(data, [idx([pick])])
         hs.append(x)
     arr = wp.array(hs, dtype=Holder)
-    del hs, x, h
+    # Read back, a member is an indexedarray of the same data and index arrays.
+    for got, want in zip(arr.list(), hs):
+        assert got.ia.data is data and got.ia.indices[0] is want.ia.indices[0]
+        np.testing.assert_array_equal(got.ia.numpy(), want.ia.numpy())
+    del hs, x, h, got, want
     out3 = wp.zeros(3, dtype=float)
     wp.launch(read_member_array, dim=3, inputs=[arr, out3])
     np.testing.assert_array_equal(out3.numpy(), [1 * vecs[5, 2], 2 * vecs[0, 2], 3 * vecs[3, 2]])

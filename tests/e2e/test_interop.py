@@ -1,9 +1,9 @@
 """Interop on the same host (issue 28): DLPack export and import, PyTorch
 entry points, and the array's repr (a preview read only where shown).
 
-The `wp` fixture's client is on the daemon's Unix socket, so its CPU arrays of
-64 KiB or more are mapped into this process: their DLPack export shares
-memory with numpy(); smaller arrays and a client over TCP export copies.
+The `wp` fixture's client is on the daemon's Unix socket, so its CPU arrays
+are mapped into this process: their DLPack export shares memory with numpy();
+a client over TCP (and an array it cannot map) exports copies.
 """
 
 import importlib.util
@@ -76,8 +76,16 @@ def test_dlpack_of_views_and_vectors(wp):
     assert np.shares_memory(y, b.numpy())
 
 
-def test_dlpack_of_a_small_array_is_a_copy(wp):
+def test_dlpack_of_a_small_array_shares_memory(wp):
     s = wp.array(np.arange(10, dtype=np.float64), dtype=wp.float64)
+    x = np.from_dlpack(s)
+    np.testing.assert_array_equal(x, np.arange(10))
+    assert np.shares_memory(x, s.numpy())
+
+
+def test_dlpack_of_an_unmapped_array_is_a_copy(wp):
+    s = wp.array(np.arange(10, dtype=np.float64), dtype=wp.float64)
+    s._mapping = False  # as for a client over TCP
     x = np.from_dlpack(s)
     np.testing.assert_array_equal(x, np.arange(10))
     assert not np.shares_memory(x, np.from_dlpack(s))
@@ -162,13 +170,19 @@ def test_torch_entry_points(wp):
     wp.launch(_doubler(wp), dim=MAPPED_N, inputs=[a, b])
     tb = wp.to_torch(b)  # waits for the launch
     np.testing.assert_array_equal(tb.numpy(), 2.0 * a.numpy())
-    # Vectors get a trailing dimension; a small array's tensor is a copy.
+    # Vectors get a trailing dimension; a small array's tensor shares its memory too,
+    # and an array that is not mapped gives a copy.
     v = wp.array(np.arange(MAPPED_N * 3, dtype=np.float32).reshape(-1, 3), dtype=wp.vec3)
     assert tuple(wp.to_torch(v).shape) == (MAPPED_N, 3)
     small = wp.array([1.0, 2.0], dtype=float)
     ts = wp.to_torch(small)
     ts[0] = 9.0
-    assert small.numpy().tolist() == [1.0, 2.0]
+    assert small.numpy().tolist() == [9.0, 2.0]
+    unmapped = wp.array([1.0, 2.0], dtype=float)
+    unmapped._mapping = False
+    tu = wp.to_torch(unmapped)
+    tu[0] = 9.0
+    assert unmapped.numpy().tolist() == [1.0, 2.0]
     # requires_grad follows the array unless given.
     g = wp.zeros(4, dtype=float, requires_grad=True)
     assert wp.to_torch(g).requires_grad and not wp.to_torch(g, requires_grad=False).requires_grad

@@ -110,14 +110,30 @@ def test_members_outlive_their_client_objects(wp):
     np.testing.assert_allclose(run_read(a), expected())
 
 
-def test_numpy_shows_no_descriptors(wp):
-    a = wp.array(make_structs(member_arrays()), dtype=MyStruct)
+def test_numpy_shows_handles_not_descriptors(wp):
+    members = member_arrays()
+    a = wp.array(make_structs(members), dtype=MyStruct)
     got = a.numpy()
     np.testing.assert_array_equal(got["param1"], np.arange(N))
     np.testing.assert_allclose(got["param2"], 0.5 * np.arange(N))
-    assert not got["param3"].any()  # the descriptor slots read as zeros
+    # Each descriptor slot reads as the client writes it: its array's handle, then zeros.
+    np.testing.assert_array_equal(got["param3"][:, 0], [m.handle for m in members])
+    assert not got["param3"][:, 1:].any()
+    # As in Warp, an element's array member is the array (here the very object).
     values = a.list()
-    assert [v.param1 for v in values] == list(range(N)) and all(v.param3 is None for v in values)
+    assert [v.param1 for v in values] == list(range(N))
+    assert all(v.param3 is m for v, m in zip(values, members))
+    # Elements a kernel copies into another array carry their members along.
+    b = wp.zeros(N, dtype=MyStruct)
+    wp.launch(copy_structs, dim=N, inputs=[a, b])
+    assert all(v.param3 is m for v, m in zip(b.list(), reversed(members)))
+    # An array this client let go of (its handle is gone) reads as None; the struct
+    # array still keeps its memory for kernels.
+    del members, values
+    gc.collect()
+    wp.synchronize()
+    assert all(v.param3 is None for v in a.list()) and all(v.param3 is None for v in b.list())
+    np.testing.assert_allclose(run_read(a), expected())
 
 
 def test_kernels_write_through_members_and_store_whole_elements(wp):
@@ -303,10 +319,11 @@ def test_descriptors_never_cross_the_wire(wp, raw, serving):
     member = wp.array(np.ones((2, 3), dtype=np.float32), dtype=wp.vec3)
     h = create(stub, session, record_bytes(member.handle)).handle
     elem = np.dtype(MyStruct.numpy_dtype()).itemsize
-    # Downloads, whole or cut anywhere, show zeros where descriptors are.
+    # Downloads, whole or cut anywhere, show each array's handle where its descriptor is.
     whole = b"".join(c.data for c in stub.Download(runtime_pb2.DownloadRequest(session=session, handle=h)))
     rec = np.frombuffer(whole, dtype=np.dtype(MyStruct.numpy_dtype()))
-    assert (rec["param1"] == 5).all() and not rec["param3"].any()
+    assert (rec["param1"] == 5).all() and (rec["param3"][:, 0] == member.handle).all()
+    assert not rec["param3"][:, 1:].any()
     part = b"".join(c.data for c in stub.Download(runtime_pb2.DownloadRequest(
         session=session, handle=h, offset=elem + 20, length=elem)))
     assert part == whole[elem + 20:2 * elem + 20]
@@ -362,8 +379,8 @@ def _copy_raw(wp, dst, src):
 def test_numpy_value_reads_back_from_fills(wp):
     # Warp 1.19's test_fill_struct: an array filled with a struct value reads back equal
     # to the value's numpy_value(). Warp shows the array members' descriptors on both
-    # sides; warpd shows zeros on both (a descriptor never reaches a client), while the
-    # fill binds the members for kernels.
+    # sides; warpd shows the arrays' handles on both (a descriptor never reaches a
+    # client), while the fill binds the members for kernels.
     m = wp.array(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32), dtype=wp.vec3)
     s = MyStruct()
     s.param1 = -17
@@ -372,8 +389,8 @@ def test_numpy_value_reads_back_from_fills(wp):
     o = Outer()
     o.scale = 2.0
     o.inner = s
-    assert s.numpy_value() == (-17, 13.5, [0] * 8)
-    assert o.numpy_value() == (2.0, (-17, 13.5, [0] * 8))
+    assert s.numpy_value() == (-17, 13.5, [m.handle] + [0] * 7)
+    assert o.numpy_value() == (2.0, (-17, 13.5, [m.handle] + [0] * 7))
     assert s.param3 is m  # the value itself still holds the array
     for shape in ((N,), (2, 3)):
         a = wp.zeros(shape, dtype=MyStruct)

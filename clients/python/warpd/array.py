@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import numbers
 import operator
+import weakref
 from typing import Any
 
 import grpc
@@ -49,6 +50,10 @@ CHUNK_BYTES = 2 << 20
 MAX_DIMS = 4
 # What an empty array's __array_interface__ points at (NumPy wants a pointer, never reads it).
 _EMPTY_DATA = ctypes.c_char(0)
+
+# This process's live arrays by handle (handles are 64 random bits per session): a
+# struct's array member read back from the daemon names its array by handle.
+LIVE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def normalize_shape(shape, what="shape") -> tuple:
@@ -271,6 +276,8 @@ class array:
             request.contents = np.ascontiguousarray(contents).tobytes()
         resp = rt.call("CreateArray", request)
         self.handle = resp.handle
+        LIVE[self.handle] = self
+        self._segment = (resp.segment, resp.segment_offset)  # where it is, for a local map
         # local_map.Mapping once mapped; False: not mappable (the elements of a
         # struct holding arrays are descriptors only the daemon sees).
         self._mapping = False if wt.holds_array(self.dtype) else None
@@ -399,6 +406,7 @@ class array:
             resp = rt.call("CreateView", req)
         v = array.__new__(array)
         v.handle = resp.handle
+        LIVE[v.handle] = v
         v.dtype = dtype
         v.shape = tuple(g.shape)
         v.ndim = len(g.shape)
@@ -554,9 +562,13 @@ class array:
         if m is None:
             rt = self._rt
             m = False
-            if rt.share_path is not None and self.capacity >= local_map.SHARE_MIN_BYTES:
-                m = local_map.map_array(rt.share_path, rt.token, rt.session, self.handle, self.capacity,
-                                        rt.spare_mappings) or False
+            if rt.share_path is not None:
+                if self.capacity < local_map.SHARE_MIN_BYTES:  # its file may be mapped already
+                    serial, offset = getattr(self, "_segment", (0, 0))
+                    m = rt.segments.view(serial, offset, self.capacity) or False
+                if m is False:
+                    m = local_map.map_array(rt.share_path, rt.token, rt.session, self.handle, self.capacity,
+                                            rt.spare_mappings, rt.segments) or False
             self._mapping = m
             if m is False:
                 return None
@@ -594,7 +606,7 @@ class array:
         local = self._local_view()
         if local is None:
             raise AttributeError("__array_interface__ is available for arrays mapped into this "
-                                 "process only (CPU arrays of a local client, 64 KiB or more)")
+                                 "process only (CPU arrays of a client on the daemon's host)")
         self._rt.synchronize(self.device)
         return local.__array_interface__
 

@@ -87,6 +87,7 @@ class Runtime:
         self.cell_hook = None  # (IPython shell, hook) while registered
         # Mappings of freed arrays, for later arrays in the same memory files.
         self.spare_mappings = local_map.Spares()
+        self.segments = local_map.Segments()  # small arrays' files, mapped whole
         # The command socket's channel (local clients), or None: gRPC.
         self.commands: local_commands.CommandChannel | None = None
 

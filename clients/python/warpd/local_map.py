@@ -8,9 +8,15 @@ handle, and gets back the file's descriptor over the socket (SCM_RIGHTS) and
 where the array's bytes are in it. The client maps those pages: ``numpy()``
 after a synchronize is a view of them, and an upload is one copy into them.
 Any refusal (a TCP client, an old daemon, an array adopted from another
-session) falls back to the gRPC transfers. Small arrays (under
-SHARE_MIN_BYTES) keep the transfers too: a mapping per tiny array would cost
-more than it saves and use up the process's mappings.
+session) falls back to the gRPC transfers.
+
+Small arrays (under SHARE_MIN_BYTES) share the daemon's memory files with the
+session's other small arrays (segment_pool.h: 64 KiB to 4 MiB each). The client
+maps such a file whole, once, and keeps it (Segments) while any array or view
+in it lives: CreateArray names each new array's file and offset, so an array in
+a file already mapped needs no request at all, and a mapping per tiny array
+never happens. A file only ever holds this session's plain arrays (descriptors
+and the daemon's own objects live in the session's private pool, never mapped).
 
 The daemon keeps a freed large array's memory file a while for the
 session's next array of about its size (runtime/memory/segment_pool.h), and
@@ -28,6 +34,7 @@ import mmap
 import os
 import socket
 import threading
+import weakref
 
 from . import auth
 
@@ -105,6 +112,34 @@ class Spares:
         return len(self._by_key)
 
 
+class Segments:
+    """The session's shared memory files mapped whole, by serial (never reused within a
+    session): each stays mapped while a Mapping of one of its arrays lives (weakly
+    held here). Thread-safe."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._by_serial = weakref.WeakValueDictionary()
+
+    def add(self, serial: int, mm: mmap.mmap) -> mmap.mmap:
+        """mm, or the file's mapping another thread added first."""
+        with self._lock:
+            return self._by_serial.setdefault(serial, mm)
+
+    def view(self, serial: int, offset: int, nbytes: int) -> Mapping | None:
+        """The array at `offset` of file `serial` when that file is mapped here."""
+        if serial <= 0:
+            return None
+        with self._lock:
+            mm = self._by_serial.get(serial)
+        if mm is None or offset < 0 or offset + nbytes > len(mm):
+            return None
+        return Mapping(mm, offset, nbytes)
+
+    def __len__(self):
+        return len(self._by_serial)
+
+
 def _unmap(m: Mapping):
     try:
         m.mm.close()
@@ -113,9 +148,10 @@ def _unmap(m: Mapping):
 
 
 def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
-              spares: Spares | None = None) -> Mapping | None:
+              spares: Spares | None = None, segments: Segments | None = None) -> Mapping | None:
     """Maps the array's bytes (or takes a spare mapping of them), or None
-    when the daemon will not share them."""
+    when the daemon will not share them. A small array (under SHARE_MIN_BYTES, given
+    `segments`) maps its whole file, or finds it mapped already."""
     fd = -1
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -141,6 +177,19 @@ def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
         offset, size = int(parts[1]), int(parts[2])
         if size != nbytes or offset < 0:
             return None
+        serial = int(parts[3]) if len(parts) == 4 else 0
+        if segments is not None and nbytes < SHARE_MIN_BYTES and serial > 0:
+            found = segments.view(serial, offset, size)
+            if found is not None:
+                return found
+            length = os.fstat(fd).st_size
+            if offset + size > length:
+                return None
+            # Pages are touched as the arrays in it are read: no MAP_POPULATE for a file
+            # of up to 4 MiB of which this array may be 64 bytes.
+            mm = mmap.mmap(fd, length, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            mm = segments.add(serial, mm)
+            return Mapping(mm, offset, size) if offset + size <= len(mm) else None
         page = mmap.ALLOCATIONGRANULARITY
         start = offset // page * page
         length = offset + size - start

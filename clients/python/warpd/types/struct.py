@@ -126,18 +126,16 @@ class Struct:
 
     def numpy_value(self) -> tuple:
         """This value as a NumPy record's items (Warp's numpy_value): a tuple of the members,
-        vectors and matrices as lists, nested structs as tuples. An array member's slot is
-        zeros, as ``a.numpy()`` shows it for an array of this struct: Warp's slot holds the
-        array's descriptor, whose pointers in warpd live in the daemon and never reach a
-        client (so a record filled with this value reads back equal to it)."""
+        vectors and matrices as lists, nested structs as tuples. An array member's slot holds
+        the array's handle then zeros, as ``a.numpy()`` shows it for an array of this struct:
+        Warp's slot holds the array's descriptor, whose pointers in warpd live in the daemon
+        and never reach a client (so a record filled with this value reads back equal to it)."""
         def items(rec):
             if rec.dtype.names is None:
                 return rec.tolist()
             return tuple(items(rec[n]) for n in rec.dtype.names)
 
-        rec = _record(type(self), self)
-        _clear_array_slots(type(self), rec)
-        return items(rec)
+        return items(_record(type(self), self))
 
     # ------------------------------------------------------------ values
 
@@ -172,15 +170,6 @@ def _record(cls, value):
     rec = np.zeros((), dtype=cls._wp_np_dtype_)
     rec[()] = cls._wp_storage_(value)
     return rec
-
-
-def _clear_array_slots(cls, rec):
-    """Zeroes the array-member slots of `rec`, a record of struct `cls`, at any depth."""
-    for m, t, _ in cls._wp_members_:
-        if issubclass(t, ArrayMember):
-            rec[m] = 0
-        elif issubclass(t, Struct) and t._wp_holds_array_:
-            _clear_array_slots(t, rec[m])
 
 
 class ArrayMember:
@@ -228,8 +217,22 @@ class ArrayMember:
 
     @classmethod
     def _wp_from_storage_(cls, raw):
-        # The daemon never shows a descriptor: read back, a member is empty.
-        return None
+        # The daemon never shows a descriptor: read back, a member names its array by
+        # the handle this client knows it by (0: none, or an array freed here since).
+        from ..array import LIVE
+        words = np.asarray(raw, dtype=np.uint64).reshape(-1)
+        data = LIVE.get(int(words[0])) if words[0] else None
+        if data is None or not cls._wp_indexed_:
+            return data
+        from ..indexedarray import indexedarray
+        indices = []
+        for d in range(cls._wp_ndim_):
+            h = int(words[8 + d])
+            index = LIVE.get(h) if h else None
+            if h and index is None:
+                return None  # an index array freed here: the member cannot be shown
+            indices.append(index)
+        return indexedarray(data, indices)
 
     @classmethod
     def storage(cls, value):
