@@ -350,8 +350,12 @@ _DERIVED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*_[0-9a-f]{8})\b")
 
 def _canonicalize(msg, rename):
     """In place: every string field of `msg` (at any depth) through rename(), source
-    positions (file, line, column) cleared."""
+    positions (file, line, column) and struct display names (module-qualified, for
+    messages only) cleared."""
     for fd, value in msg.ListFields():
+        if fd.name == "display_name" and msg.DESCRIPTOR.name == "StructType":
+            msg.ClearField(fd.name)
+            continue
         repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
         if fd.type == fd.TYPE_MESSAGE:
             if fd.message_type.name == "SourceSpan":

@@ -154,7 +154,7 @@ def describe_unsupported(value) -> str:
     from .kernel import Kernel
 
     if value is None:
-        return "it returned None"
+        return "None is returned"  # Warp's words
     if isinstance(value, array):
         return "a Warp array cannot be created inside Warp kernels (pass it as an argument)"
     if isinstance(value, Kernel):
@@ -168,9 +168,9 @@ def describe_unsupported(value) -> str:
     if isinstance(value, type):
         return (f"it returned the type {getattr(value, '__name__', value)!s}; Warp 1.19 does not accept "
                 f"types from wp.static() (use the type directly)")
-    return (f"it returned a value of type {type(value).__name__}, which cannot be used in a kernel: "
-            f"expected a number, bool, vector, matrix, quaternion or transformation, a string for "
-            f"print()/wp.printf(), or a Warp function")
+    return (f"value of type {type(value)} cannot be constructed inside Warp kernels (expected a "
+            f"number, bool, vector, matrix, quaternion or transformation, a string for "
+            f"print()/wp.printf(), or a Warp function)")
 
 
 def _array_holder_path(value) -> list:
