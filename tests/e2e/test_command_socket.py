@@ -361,10 +361,12 @@ def test_without_the_command_socket_the_client_uses_grpc(wp, monkeypatch):
 
 
 def test_small_arrays_are_read_over_it(wp, capfd):
-    """numpy() of an array too small to map is one DOWNLOAD frame: after the
-    queued work, with its kernel output, and its faults raised."""
+    """numpy() of a small array that is not mapped (as an array of structs holding
+    arrays never is) is one DOWNLOAD frame: after the queued work, with its kernel
+    output, and its faults raised."""
     r = rt()
-    a = wp.zeros(100, dtype=float)  # 400 bytes: not mapped
+    a = wp.zeros(100, dtype=float)
+    a._mapping = False
     wp.launch(add_index, dim=100, inputs=[a])
     sent = r.commands.requests
     np.testing.assert_array_equal(a.numpy(), np.arange(100, dtype=np.float32))
@@ -373,6 +375,7 @@ def test_small_arrays_are_read_over_it(wp, capfd):
     v[0] = 5.0  # a copy, writable
     assert a.numpy()[0] == 0.0
     b = wp.zeros(8, dtype=float)
+    b._mapping = False
     wp.launch(talk_then_fault, dim=4, inputs=[b, 6])
     with pytest.raises(wpd.KernelError) as e:
         b.numpy()
