@@ -437,13 +437,36 @@ def test_vector_and_matrix_constructors_infer_length_shape_and_dtype(wp):
     np.testing.assert_array_equal(outi.numpy(), [5, 7])
 
 
-def test_raw_pointers_are_refused_with_a_reason(wp):
-    # warpd arrays live in the daemon: no pointer exists in the client, by design
+def test_raw_pointers_are_addresses_in_this_processs_mapping(wp):
+    # A local client's CPU arrays are mapped into it: ptr is where the data is here, and
+    # wp.array(ptr=...) inside such an array is a view of it (Warp's wrapping idiom).
+    data = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    a = wp.array(data, dtype=wp.int32)
+    assert a.ptr == a.__array_interface__["data"][0]
+    assert a[1].ptr == a.ptr + a.strides[0] and a[:, 2].ptr == a.ptr + 2 * a.strides[1]
+    assert wp.zeros(0, dtype=float).ptr is None
+    t = data.T
+    at = wp.array(ptr=a.ptr, dtype=wp.int32, shape=t.shape, strides=t.strides)
+    assert at.shape == t.shape and at.strides == t.strides and not at.is_contiguous
+    np.testing.assert_array_equal(at.numpy(), t)
+    at.fill_(7)  # the same memory
+    assert (a.numpy() == 7).all()
+    # Values read at an address of this process, as Warp reads them.
+    m = wp.array(np.arange(12, dtype=np.float32), dtype=float)
+    assert wp.vec3.from_ptr(m.ptr + 4 * 4) == wp.vec3(4.0, 5.0, 6.0)
+    assert wp.mat22.from_ptr(m.ptr) == wp.mat22(0.0, 1.0, 2.0, 3.0)
+    with pytest.raises(RuntimeError, match="^NULL pointer exception$"):
+        wp.vec3.from_ptr(0)
+    # An address outside every mapped array, or a view reaching past its array: refused.
+    with pytest.raises(ValueError, match="not inside a CPU array mapped into this process"):
+        wp.array(ptr=12345, dtype=float, shape=(3,))
+    with pytest.raises(ValueError, match="not inside a CPU array mapped into this process"):
+        wp.array(ptr=m.ptr + 8, dtype=float, shape=(11,))
+
+
+def test_arrays_not_mapped_have_no_pointer(wp):
     a = wp.zeros(3, dtype=float)
-    with pytest.raises(AttributeError, match="warpd arrays live in the daemon"):
+    a._mapping = False  # as for a client over TCP
+    with pytest.raises(AttributeError, match="is not mapped into this process"):
         a.ptr
     assert not hasattr(a, "ptr")
-    with pytest.raises(NotImplementedError, match=r"^vec3f.from_ptr\(0\) is not supported: warpd has no raw"):
-        wp.vec3.from_ptr(0)
-    with pytest.raises(NotImplementedError, match=r"^mat22f.from_ptr\(0\) is not supported"):
-        wp.mat22.from_ptr(0)

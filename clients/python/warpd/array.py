@@ -222,8 +222,8 @@ class array:
             self.device = None
             return
         if ptr is not None:
-            raise NotImplementedError("wp.array(ptr=...) is not supported: warpd arrays live in the "
-                                      "daemon; pass data or a shape")
+            self._from_ptr(int(ptr), dtype, shape, strides, device)
+            return
         if data is None:
             if dtype is Any:
                 dtype = wt.float32
@@ -388,8 +388,9 @@ class array:
 
     # -------------------------------------------------------------- views
 
-    def _view(self, g: array_view.Geometry) -> array:
-        """A new daemon handle for the view `g` of this array (CreateView)."""
+    def _view(self, g: array_view.Geometry, into: array | None = None) -> array:
+        """A new daemon handle for the view `g` of this array (CreateView), made into the
+        array object `into` (wp.array(ptr=...)) or a new one."""
         self._check_live()
         rt = self._rt
         dtype = self.dtype if g.dtype is None else g.dtype
@@ -404,7 +405,7 @@ class array:
                 for stream in list(rt.streams.values()):
                     stream.wait_pending()
             resp = rt.call("CreateView", req)
-        v = array.__new__(array)
+        v = into if into is not None else array.__new__(array)
         v.handle = resp.handle
         LIVE[v.handle] = v
         v.dtype = dtype
@@ -538,12 +539,60 @@ class array:
 
     @property
     def ptr(self):
-        """Warp's address of the data: warpd arrays have none in this process (they live
-        in the daemon, possibly shared by tenants), so reading it is an AttributeError that
-        says so (hasattr(a, "ptr") is False)."""
-        raise AttributeError("'array' object has no attribute 'ptr': warpd arrays live in the daemon, "
-                             "not in this process, so they have no pointer; read them with numpy() or "
-                             "list(), write them with assign() or wp.copy()")
+        """Warp's address of the data, in this process: a CPU array of a client on the
+        daemon's host is mapped here (local_map.py), and its ptr is where its first element
+        is in that mapping, valid while the array lives (wp.array(ptr=...) within it makes a
+        view of it; ctypes and NumPy may read and write it). None for an empty array, as in
+        Warp. An array that is not mapped here (a client over TCP, elements holding array
+        members) has none: reading it is an AttributeError that says so."""
+        if self.handle is not None and self.size == 0:
+            return None
+        root = self._root if getattr(self, "_root", None) is not None else self
+        raw = root._local_bytes() if self.handle is not None else None
+        if raw is None:
+            raise AttributeError("'array' object has no attribute 'ptr': this array lives in the warpd "
+                                 "daemon and is not mapped into this process (only CPU arrays of a "
+                                 "client on the daemon's host are); read it with numpy() or list(), "
+                                 "write it with assign() or wp.copy()")
+        return raw.ctypes.data + (self._offset if root is not self else 0)
+
+    def _from_ptr(self, ptr, dtype, shape, strides, device):
+        """wp.array(ptr=..., dtype, shape, strides): a view of the mapped array whose memory
+        holds every element it reaches (Warp wraps the address as it is; warpd arrays live in
+        the daemon, so the address must be one of theirs)."""
+        if dtype is Any:
+            dtype = wt.float32
+        dtype = wt.canonical_dtype(dtype)
+        shape = normalize_shape(shape if shape is not None else 0)
+        itemsize = wt.type_size_in_bytes(dtype)
+        strides = tuple(int(x) for x in strides) if strides is not None else \
+            array_view.contiguous_strides(shape, itemsize)
+        if len(strides) != len(shape):
+            raise ValueError(f"wp.array(ptr=...): {len(strides)} strides for {len(shape)} dimensions")
+        # The bytes the view reaches, relative to ptr.
+        lo = sum(min(0, (n - 1) * st) for n, st in zip(shape, strides) if n > 0)
+        hi = sum(max(0, (n - 1) * st) for n, st in zip(shape, strides) if n > 0) + itemsize
+        for base in list(LIVE.values()):
+            if getattr(base, "_root", None) is not None or base.handle is None or base.size == 0:
+                continue
+            m = getattr(base, "_mapping", None)
+            if not m:
+                continue
+            start = base.ptr
+            if start <= ptr + lo and ptr + hi <= start + base.capacity:
+                if device is not None and base._rt.device(device) is not base.device:
+                    raise ValueError(f"wp.array(ptr=...): the address is in an array on "
+                                     f"{base.device}, not on {device}")
+                self._requires_grad = False
+                self._grad = None
+                self._wants_grad = False
+                base._view(array_view.Geometry(ptr - start, tuple(shape), strides, dtype), into=self)
+                self._requires_grad = False
+                self._grad = None
+                return
+        raise ValueError(f"wp.array(ptr={ptr:#x}): warpd arrays live in the daemon, and this address is "
+                         f"not inside a CPU array mapped into this process (an address from another "
+                         f"array's .ptr, within its memory, is); pass data or a shape instead")
 
     def _check_live(self):
         if self.handle is None:

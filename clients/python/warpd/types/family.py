@@ -188,11 +188,16 @@ class Value:
 
     @classmethod
     def from_ptr(cls, ptr):
-        """Warp reads a value from a raw address; warpd has no raw pointers (arrays live in
-        the daemon), so this is NotImplementedError saying so."""
-        raise NotImplementedError(f"{cls.__name__}.from_ptr({ptr!r}) is not supported: warpd has no raw "
-                                  f"pointers (arrays live in the daemon); construct the value from its "
-                                  f"components, or read an array element with numpy() or list()")
+        """Warp's value read from address `ptr` of this process (an element of a CPU array
+        mapped here: ``a.ptr + i * a.strides[0]``); RuntimeError for a null pointer, as in
+        Warp. Any other address is read as it is, as Warp reads it."""
+        if not ptr:
+            raise RuntimeError("NULL pointer exception")
+        import ctypes
+
+        from . import element_shape, numpy_dtype, type_size_in_bytes
+        raw = np.frombuffer(ctypes.string_at(int(ptr), type_size_in_bytes(cls)), dtype=numpy_dtype(cls))
+        return cls._wp_from_storage_(raw.reshape(element_shape(cls)).copy())
 
     @classmethod
     def _wp_from_storage_(cls, raw):
