@@ -14,35 +14,9 @@
 namespace warpd::runtime::cuda {
 namespace {
 
-class CudaCopyTest : public testing::FakeCudaTest {
+class CudaCopyTest : public testing::FakeCudaMemoryTest {
  protected:
-  void SetUp() override {
-    FakeCudaTest::SetUp();
-    absl::StatusOr<CudaStream> s = CudaStream::Create(ctx());
-    ASSERT_TRUE(s.ok()) << s.status();
-    stream_ = std::make_unique<CudaStream>(*std::move(s));
-    absl::StatusOr<std::unique_ptr<CudaMemoryPool>> p = CudaMemoryPool::Create(ctx(), {});
-    ASSERT_TRUE(p.ok()) << p.status();
-    pool_ = *std::move(p);
-  }
-  void TearDown() override {
-    for (CUdeviceptr p : allocated_) EXPECT_TRUE(pool_->Free(p, *stream_).ok());
-    if (stream_ != nullptr && !ctx().poisoned()) EXPECT_TRUE(stream_->Synchronize().ok());
-    pool_.reset();
-    stream_.reset();
-    FakeCudaTest::TearDown();
-  }
-  CUdeviceptr Alloc(size_t bytes) {
-    absl::StatusOr<CUdeviceptr> p = pool_->Allocate(bytes, *stream_);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (p.ok()) allocated_.push_back(*p);
-    return p.ok() ? *p : 0;
-  }
   CudaStream& stream() { return *stream_; }
-
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryPool> pool_;
-  std::vector<CUdeviceptr> allocated_;
 };
 
 TEST_F(CudaCopyTest, HostToDeviceToDeviceToHostRoundTrips) {

@@ -19,35 +19,17 @@ namespace {
 
 using testing::Has;
 
-class CudaGraphTest : public testing::FakeCudaTest {
+class CudaGraphTest : public testing::FakeCudaMemoryTest {
  protected:
   void SetUp() override {
-    FakeCudaTest::SetUp();
-    absl::StatusOr<CudaStream> s = CudaStream::Create(ctx());
-    ASSERT_TRUE(s.ok()) << s.status();
-    stream_ = std::make_unique<CudaStream>(*std::move(s));
-    absl::StatusOr<std::unique_ptr<CudaMemoryPool>> p = CudaMemoryPool::Create(ctx(), {});
-    ASSERT_TRUE(p.ok()) << p.status();
-    pool_ = *std::move(p);
-    absl::StatusOr<CudaModule> m = CudaModule::Load(ctx(), testing::kSaxpyPtx);
-    ASSERT_TRUE(m.ok()) << m.status();
-    module_ = std::make_unique<CudaModule>(*std::move(m));
+    FakeCudaMemoryTest::SetUp();
+    ASSERT_NE(module_ = Keep(CudaModule::Load(ctx(), testing::kSaxpyPtx)), nullptr);
   }
   void TearDown() override {
-    if (stream_ != nullptr) {  // (a test that dropped everything has nothing left to free)
-      for (CUdeviceptr p : allocated_) EXPECT_TRUE(pool_->Free(p, *stream_).ok());
-      EXPECT_TRUE(stream_->Synchronize().ok());
-    }
+    // The module goes after the work that uses it (unloading under queued launches is undefined).
+    if (stream_ != nullptr && !ctx().poisoned()) EXPECT_TRUE(stream_->Synchronize().ok());
     module_.reset();
-    pool_.reset();
-    stream_.reset();
-    FakeCudaTest::TearDown();
-  }
-  CUdeviceptr Alloc(size_t bytes) {
-    absl::StatusOr<CUdeviceptr> p = pool_->Allocate(bytes, *stream_);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (p.ok()) allocated_.push_back(*p);
-    return p.ok() ? *p : 0;
+    FakeCudaMemoryTest::TearDown();
   }
   absl::Status LaunchEmpty() {
     absl::StatusOr<CUfunction> f = module_->Function("wpk_empty_cuda");
@@ -56,10 +38,7 @@ class CudaGraphTest : public testing::FakeCudaTest {
     return Launch(*stream_, *f, "wpk_empty_cuda", LaunchDims{1, 256}, none);
   }
 
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryPool> pool_;
   std::unique_ptr<CudaModule> module_;
-  std::vector<CUdeviceptr> allocated_;
 };
 
 TEST_F(CudaGraphTest, CapturedWorkRunsOnlyWhenTheGraphIsLaunched) {

@@ -67,12 +67,8 @@ class CudaLaunchTest : public testing::FakeCudaTest {
  protected:
   void SetUp() override {
     FakeCudaTest::SetUp();
-    absl::StatusOr<CudaStream> s = CudaStream::Create(ctx());
-    ASSERT_TRUE(s.ok()) << s.status();
-    stream_ = std::make_unique<CudaStream>(*std::move(s));
-    absl::StatusOr<CudaModule> m = CudaModule::Load(ctx(), testing::kSaxpyPtx);
-    ASSERT_TRUE(m.ok()) << m.status();
-    module_ = std::make_unique<CudaModule>(*std::move(m));
+    ASSERT_NE(stream_ = Keep(CudaStream::Create(ctx())), nullptr);
+    ASSERT_NE(module_ = Keep(CudaModule::Load(ctx(), testing::kSaxpyPtx)), nullptr);
   }
   void TearDown() override {
     module_.reset();

@@ -18,18 +18,14 @@ class CudaMemoryPoolTest : public testing::FakeCudaTest {
  protected:
   void SetUp() override {
     FakeCudaTest::SetUp();
-    absl::StatusOr<CudaStream> s = CudaStream::Create(ctx());
-    ASSERT_TRUE(s.ok()) << s.status();
-    stream_ = std::make_unique<CudaStream>(*std::move(s));
+    ASSERT_NE(stream_ = Keep(CudaStream::Create(ctx())), nullptr);
   }
   void TearDown() override {
     stream_.reset();
     FakeCudaTest::TearDown();
   }
   std::unique_ptr<CudaMemoryPool> MakePool(CudaMemoryPool::Options o = {}) {
-    absl::StatusOr<std::unique_ptr<CudaMemoryPool>> p = CudaMemoryPool::Create(ctx(), o);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *std::move(p) : nullptr;
+    return Keep(CudaMemoryPool::Create(ctx(), o));
   }
   CudaStream& stream() { return *stream_; }
 

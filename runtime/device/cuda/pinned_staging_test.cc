@@ -16,44 +16,16 @@ using testing::Has;
 
 constexpr size_t kChunk = 4096;
 
-class CudaPinnedStagingTest : public testing::FakeCudaTest {
+class CudaPinnedStagingTest : public testing::FakeCudaMemoryTest {
  protected:
-  void SetUp() override {
-    FakeCudaTest::SetUp();
-    absl::StatusOr<CudaStream> s = CudaStream::Create(ctx());
-    ASSERT_TRUE(s.ok()) << s.status();
-    stream_ = std::make_unique<CudaStream>(*std::move(s));
-    absl::StatusOr<std::unique_ptr<CudaMemoryPool>> p = CudaMemoryPool::Create(ctx(), {});
-    ASSERT_TRUE(p.ok()) << p.status();
-    pool_ = *std::move(p);
-  }
-  void TearDown() override {
-    for (CUdeviceptr p : allocated_) EXPECT_TRUE(pool_->Free(p, *stream_).ok());
-    if (!ctx().poisoned()) EXPECT_TRUE(stream_->Synchronize().ok());
-    pool_.reset();
-    stream_.reset();
-    FakeCudaTest::TearDown();
-  }
-  CUdeviceptr Alloc(size_t bytes) {
-    absl::StatusOr<CUdeviceptr> p = pool_->Allocate(bytes, *stream_);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (p.ok()) allocated_.push_back(*p);
-    return p.ok() ? *p : 0;
-  }
   std::unique_ptr<PinnedStagingRing> MakeRing(int chunks = 3) {
-    absl::StatusOr<std::unique_ptr<PinnedStagingRing>> r = PinnedStagingRing::Create(ctx(), {kChunk, chunks});
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? *std::move(r) : nullptr;
+    return Keep(PinnedStagingRing::Create(ctx(), {kChunk, chunks}));
   }
   static std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
     std::vector<uint8_t> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + i / 4096);
     return v;
   }
-
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryPool> pool_;
-  std::vector<CUdeviceptr> allocated_;
 };
 
 TEST_F(CudaPinnedStagingTest, UploadAndDownloadGoInOverlappedPinnedChunks) {

@@ -17,11 +17,14 @@
 #include <cstdlib>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "runtime/device/cuda/cuda_context.h"
 #include "runtime/device/cuda/cuda_driver.h"
+#include "runtime/device/cuda/cuda_memory_pool.h"
+#include "runtime/device/cuda/cuda_stream.h"
 
 namespace warpd::runtime::cuda::testing {
 
@@ -114,9 +117,53 @@ class FakeCudaTest : public ::testing::Test {
 
   static const FakeCuda& fake() { return Fake(); }
   CudaContext& ctx() { return *ctx_; }
+
+  // What a fixture keeps of a made object: the object, or null after a test
+  // failure naming why it could not be made.
+  template <typename T>
+  static std::unique_ptr<T> Keep(absl::StatusOr<T> made) {
+    EXPECT_TRUE(made.ok()) << made.status();
+    return made.ok() ? std::make_unique<T>(*std::move(made)) : nullptr;
+  }
+  template <typename T>
+  static std::unique_ptr<T> Keep(absl::StatusOr<std::unique_ptr<T>> made) {
+    EXPECT_TRUE(made.ok()) << made.status();
+    return made.ok() ? *std::move(made) : nullptr;
+  }
   const DriverApi& api() { return ctx_->api(); }
 
   std::unique_ptr<CudaContext> ctx_;
+};
+
+// A FakeCudaTest with a stream and a pool on it, and device memory from
+// Alloc that is freed after the test (after the stream's work, unless the
+// context is poisoned). A test that drops the stream frees nothing.
+class FakeCudaMemoryTest : public FakeCudaTest {
+ protected:
+  void SetUp() override {
+    FakeCudaTest::SetUp();
+    ASSERT_NE(stream_ = Keep(CudaStream::Create(ctx())), nullptr);
+    ASSERT_NE(pool_ = Keep(CudaMemoryPool::Create(ctx(), {})), nullptr);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr && pool_ != nullptr) {
+      for (CUdeviceptr p : allocated_) EXPECT_TRUE(pool_->Free(p, *stream_).ok());
+      if (!ctx().poisoned()) EXPECT_TRUE(stream_->Synchronize().ok());
+    }
+    pool_.reset();
+    stream_.reset();
+    FakeCudaTest::TearDown();
+  }
+  CUdeviceptr Alloc(size_t bytes) {
+    absl::StatusOr<CUdeviceptr> p = pool_->Allocate(bytes, *stream_);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (p.ok()) allocated_.push_back(*p);
+    return p.ok() ? *p : 0;
+  }
+
+  std::unique_ptr<CudaStream> stream_;
+  std::unique_ptr<CudaMemoryPool> pool_;
+  std::vector<CUdeviceptr> allocated_;
 };
 
 }  // namespace warpd::runtime::cuda::testing
