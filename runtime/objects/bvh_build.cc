@@ -1,7 +1,9 @@
 #include "runtime/objects/bvh_build.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -11,6 +13,15 @@ namespace {
 
 constexpr int kBins = 16;
 constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Nodes of at least kChunkedItems items bin and partition their items in
+// chunks of kChunk, on the ParallelFor's threads when there is one. The
+// chunks are fixed, never sized by the thread count, and every result is
+// either merged exactly (counts, min and max) or independent of the
+// chunking (a stable partition), so the tree is the same on any number of
+// threads and without any.
+constexpr int32_t kChunk = 16384;
+constexpr int32_t kChunkedItems = 2 * kChunk;
 
 struct Box {
   float lo[3] = {kInf, kInf, kInf};
@@ -61,20 +72,33 @@ struct Task {
   int32_t gbegin = 0, gend = 0;
 };
 
-// Box and finite centroid bounds of a range of items, grown item by item.
+// Box and finite centroid bounds of a set of items.
 struct Bounds {
   Box box;
   float clo[3] = {kInf, kInf, kInf};
   float chi[3] = {-kInf, -kInf, -kInf};
 
-  void Add(const wp::vec3f& l, const wp::vec3f& u) {
+  // Grows by an item whose centroid is c (0.5 l + 0.5 u per axis). Selects,
+  // not branches: a non-finite centroid coordinate changes nothing.
+  void Add(const wp::vec3f& l, const wp::vec3f& u, const float c[3]) {
     box.Grow(l, u);
     for (int a = 0; a < 3; ++a) {
-      const float c = 0.5f * l.c[a] + 0.5f * u.c[a];
-      if (std::isfinite(c)) {
-        clo[a] = std::min(clo[a], c);
-        chi[a] = std::max(chi[a], c);
-      }
+      const bool finite = std::fabs(c[a]) < kInf;  // false for NaN
+      const float lo = finite ? c[a] : kInf;
+      const float hi = finite ? c[a] : -kInf;
+      clo[a] = lo < clo[a] ? lo : clo[a];
+      chi[a] = hi > chi[a] ? hi : chi[a];
+    }
+  }
+  void Add(const wp::vec3f& l, const wp::vec3f& u) {
+    const float c[3] = {0.5f * l.c[0] + 0.5f * u.c[0], 0.5f * l.c[1] + 0.5f * u.c[1], 0.5f * l.c[2] + 0.5f * u.c[2]};
+    Add(l, u, c);
+  }
+  void Merge(const Bounds& b) {
+    box.Grow(b.box);
+    for (int a = 0; a < 3; ++a) {
+      clo[a] = std::min(clo[a], b.clo[a]);
+      chi[a] = std::max(chi[a], b.chi[a]);
     }
   }
   Task ToTask(int32_t node, int32_t begin, int32_t end, int32_t depth, int32_t parent) const {
@@ -87,11 +111,52 @@ struct Bounds {
   }
 };
 
-// Splits top-down with an explicit stack. Each SAH split takes two passes
-// over its items: one bins them along the axis of their widest centroid
-// spread, one partitions them and measures both sides (their boxes and
-// centroid bounds ride along in the children's tasks), so no pass
-// recomputes what the last one knew.
+// The bins of one SAH split: each bin's items measured (so the children's
+// bounds are merged bins, never measured again) and counted.
+struct Bins {
+  Bounds bounds[kBins];
+  int32_t count[kBins] = {};
+
+  void Merge(const Bins& b) {
+    for (int k = 0; k < kBins; ++k) {
+      bounds[k].Merge(b.bounds[k]);
+      count[k] += b.count[k];
+    }
+  }
+};
+
+// Bins of one axis: where its finite centroids start and how many bins
+// one unit of centroid spans.
+struct Axis {
+  double lo = 0.0, scale = 0.0;
+  int Bin(float c) const {
+    // Keys are never NaN (Key maps it to +inf): +inf goes to the last bin, -inf to the first.
+    const double x = (static_cast<double>(c) - lo) * scale;
+    if (!(x >= 0.0)) return 0;
+    if (x >= kBins) return kBins - 1;
+    return static_cast<int>(x);
+  }
+};
+
+// Calls fn(i) for i in [0, n), on `parallel`'s threads when not null.
+template <typename Fn>
+void ForEachChunk(const ParallelFor* parallel, int64_t n, const Fn& fn) {
+  if (parallel == nullptr || n < 2) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  (*parallel)(n, 1, [&fn](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
+// Splits top-down. Each SAH split takes two passes over its items: one
+// bins them along the axis of their widest centroid spread, measuring each
+// bin (box, centroid bounds) and noting each item's bin, one partitions
+// them by those notes (in place; stable and in chunks for large nodes); the
+// children's bounds are the merged bins of their sides, so no pass
+// recomputes what the last one knew. Nodes of a few items skip the bin
+// array (FewSahSplit), with the same result.
 class Builder {
  public:
   Builder(const wp::vec3f* lowers, const wp::vec3f* uppers, int leaf_size, BvhSplit split, wp::bvh_node_t* nodes,
@@ -102,14 +167,17 @@ class Builder {
   absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel, const BvhGroups* groups,
                                const ParallelFor* parallel) {
     BvhShape shape;
-    for (int32_t i = 0; i < n; ++i) prims_[i] = i;
     if (n == 0) {
       nodes_[0] = wp::bvh_node_t{};
       nodes_[0].right = ~0;  // an empty leaf
       parents_[0] = -1;
       return shape;
     }
-    Task root = Measure(0, n).ToTask(0, 0, n, 0, -1);
+    // Scratch: each position's bin in the last binning pass, and (for
+    // chunked partitions, which are stable and so out of place) a copy.
+    bin_of_.resize(static_cast<size_t>(n));
+    if (n >= kChunkedItems) scratch_.resize(static_cast<size_t>(n));
+    Task root = MeasureAll(n, parallel).ToTask(0, 0, n, 0, -1);
     // Grouped: the items in group order (stable), each group's range, and
     // a first level of splits between groups (at the middle group), so each
     // group's items form one subtree, whose root is recorded.
@@ -128,20 +196,26 @@ class Builder {
       root.gend = shape.num_groups;
       groups_ = groups;
     }
-    // With a parallel runner, the top of the tree is built here and the
-    // subtrees below it of at most n / 8 items (several per worker, for
-    // balance; none below kParallelItems) at once on the workers, each into
-    // a range of its own past the top's nodes (2m - 1 nodes for m items,
-    // the most it can take); then, in order, each subtree's root moves to
-    // the node the top gave it and its other nodes down to the next free
-    // index (always lower: no overlap), renumbered, so the nodes stay dense
-    // with children after parents. The ranges need at most one node more
-    // than a dense tree per subtree: kBvhBuildSlack bounds their count.
-    constexpr int32_t kParallelItems = 4096;
-    const int32_t defer = parallel != nullptr && n >= 2 * kParallelItems ? std::max(n / 8, kParallelItems) : 0;
+    // With a parallel runner, the top of the tree is built level by level
+    // (GrowTop: large nodes' passes in chunks on the threads, a level's
+    // smaller nodes at once) down to subtrees of at most n / 8 items
+    // (several per thread, for balance; none below kParallelItems), which
+    // are built at once on the threads, each into a range of its own past
+    // the top's nodes (2m - 1 nodes for m items, the most it can take);
+    // then, in order, each subtree's root moves to the node the top gave it
+    // and its other nodes down to the next free index (always lower: no
+    // overlap), renumbered, so the nodes stay dense with children after
+    // parents. The ranges need at most one node more than a dense tree per
+    // subtree: kBvhBuildSlack bounds their count.
+    constexpr int32_t kParallelItems = 1024;
     std::vector<Task> deferred;
     int32_t next = 1;
-    if (absl::Status s = Grow(root, nodes_, parents_, &next, &shape.max_depth, cancel, defer, &deferred); !s.ok()) {
+    if (parallel != nullptr && n >= 8 * kParallelItems) {
+      const int32_t defer = std::max(n / 8, kParallelItems);
+      if (absl::Status s = GrowTop(root, &next, &shape.max_depth, cancel, defer, &deferred, parallel); !s.ok()) {
+        return s;
+      }
+    } else if (absl::Status s = Grow(root, nodes_, parents_, &next, &shape.max_depth, cancel); !s.ok()) {
       return s;
     }
     if (!deferred.empty()) {
@@ -152,16 +226,14 @@ class Builder {
         base[i] = at;
         at += static_cast<int32_t>(MaxBvhNodes(deferred[i].end - deferred[i].begin));
       }
-      (*parallel)(static_cast<int64_t>(deferred.size()), 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          Task t = deferred[static_cast<size_t>(i)];
-          t.node = 0;  // local numbering from the range's first node
-          t.parent = -1;
-          t.depth = 0;
-          t.gbegin = t.gend = 0;  // a group's root was recorded above
-          const size_t k = static_cast<size_t>(i);
-          status[k] = Grow(t, nodes_ + base[k], parents_ + base[k], &count[k], &depth[k], cancel, 0, nullptr);
-        }
+      ForEachChunk(parallel, static_cast<int64_t>(deferred.size()), [&](int64_t i) {
+        Task t = deferred[static_cast<size_t>(i)];
+        t.node = 0;  // local numbering from the range's first node
+        t.parent = -1;
+        t.depth = 0;
+        t.gbegin = t.gend = 0;  // a group's root was recorded above
+        const size_t k = static_cast<size_t>(i);
+        status[k] = Grow(t, nodes_ + base[k], parents_ + base[k], &count[k], &depth[k], cancel);
       });
       for (size_t i = 0; i < deferred.size(); ++i) {
         if (!status[i].ok()) return status[i];
@@ -190,63 +262,125 @@ class Builder {
 
  private:
   // Splits task `root` (its node already numbered) and its descendants
-  // top-down with an explicit stack, into nodes/parents, numbering new
-  // nodes from *next; tasks of one group or none with at most `defer`
-  // items (0: none) are left to the caller in *deferred instead.
+  // top-down, depth first, into nodes/parents, numbering new nodes from
+  // *next.
   absl::Status Grow(const Task& root, wp::bvh_node_t* nodes, int32_t* parents, int32_t* next, int32_t* max_depth,
-                    const std::atomic<bool>* cancel, int32_t defer, std::vector<Task>* deferred) {
+                    const std::atomic<bool>* cancel) {
     std::vector<Task> work{root};
     uint32_t steps = 0;
     while (!work.empty()) {
-      if ((++steps & 0x3ff) == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-        return absl::CancelledError("BVH build: cancelled");
-      }
+      if ((++steps & 0x3ff) == 0 && Cancelled(cancel)) return absl::CancelledError("BVH build: cancelled");
       const Task t = work.back();
       work.pop_back();
-      if (t.gend - t.gbegin == 1) groups_->roots[t.gbegin] = t.node;  // one group's subtree
-      if (defer > 0 && t.gend - t.gbegin <= 1 && t.end - t.begin <= defer && t.end - t.begin > leaf_size_ &&
-          deferred->size() < static_cast<size_t>(kBvhBuildSlack)) {
-        deferred->push_back(t);
-        continue;
-      }
       *max_depth = std::max(*max_depth, t.depth);
-      wp::bvh_node_t& node = nodes[t.node];
-      for (int a = 0; a < 3; ++a) {
-        node.lower.c[a] = t.box.lo[a];
-        node.upper.c[a] = t.box.hi[a];
-      }
-      parents[t.node] = t.parent;
-      if (t.gend - t.gbegin > 1) {  // between groups
-        const int32_t gmid = t.gbegin + (t.gend - t.gbegin) / 2;
-        const int32_t mid = group_start_[static_cast<size_t>(gmid)];
-        node.left = *next;
-        node.right = *next + 1;
-        Task r = Measure(mid, t.end).ToTask(*next + 1, mid, t.end, t.depth + 1, t.node);
-        r.gbegin = gmid;
-        r.gend = t.gend;
-        Task l = Measure(t.begin, mid).ToTask(*next, t.begin, mid, t.depth + 1, t.node);
-        l.gbegin = t.gbegin;
-        l.gend = gmid;
-        work.push_back(r);
-        work.push_back(l);
+      Task children[2];
+      if (Step(t, nodes, parents, *next, children, nullptr)) {
+        work.push_back(children[1]);
+        work.push_back(children[0]);
         *next += 2;
-        continue;
       }
-      const int32_t count = t.end - t.begin;
-      if (count <= leaf_size_) {
-        node.left = t.begin;
-        node.right = ~t.end;
-        continue;
-      }
-      Bounds left, right;
-      const int32_t mid = Split(t, left, right);
-      node.left = *next;
-      node.right = *next + 1;
-      work.push_back(right.ToTask(*next + 1, mid, t.end, t.depth + 1, t.node));
-      work.push_back(left.ToTask(*next, t.begin, mid, t.depth + 1, t.node));
-      *next += 2;
     }
     return absl::OkStatus();
+  }
+
+  // The top of a parallel build, level by level from `root`: each level's
+  // tasks of one group or none with at most `defer` items (while
+  // kBvhBuildSlack allows) go to *deferred, the others are split, those of
+  // kChunkedItems or more one after another (their passes in chunks on the
+  // threads), the rest at once, one per thread; their children, numbered in
+  // the level's order from *next, make the next level. The numbering and
+  // the tree depend on the items only, never on the threads.
+  absl::Status GrowTop(const Task& root, int32_t* next, int32_t* max_depth, const std::atomic<bool>* cancel,
+                       int32_t defer, std::vector<Task>* deferred, const ParallelFor* parallel) {
+    std::vector<Task> level{root}, split, children;
+    while (!level.empty()) {
+      if (Cancelled(cancel)) return absl::CancelledError("BVH build: cancelled");
+      split.clear();
+      for (const Task& t : level) {
+        if (t.gend - t.gbegin <= 1 && t.end - t.begin <= defer && t.end - t.begin > leaf_size_ &&
+            deferred->size() < static_cast<size_t>(kBvhBuildSlack)) {
+          if (t.gend - t.gbegin == 1) groups_->roots[t.gbegin] = t.node;
+          deferred->push_back(t);
+        } else {
+          *max_depth = std::max(*max_depth, t.depth);
+          split.push_back(t);
+        }
+      }
+      // Children's numbers, in the level's order: a task splits iff it has
+      // more than one group or more than leaf_size items.
+      std::vector<int32_t> first(split.size(), -1);
+      for (size_t i = 0; i < split.size(); ++i) {
+        const Task& t = split[i];
+        if (t.gend - t.gbegin > 1 || t.end - t.begin > leaf_size_) {
+          first[i] = *next;
+          *next += 2;
+        }
+      }
+      children.assign(2 * split.size(), Task{});
+      std::vector<size_t> small;
+      for (size_t i = 0; i < split.size(); ++i) {
+        if (split[i].end - split[i].begin >= kChunkedItems) {
+          Step(split[i], nodes_, parents_, first[i], &children[2 * i], parallel);
+        } else {
+          small.push_back(i);
+        }
+      }
+      ForEachChunk(parallel, static_cast<int64_t>(small.size()), [&](int64_t k) {
+        const size_t i = small[static_cast<size_t>(k)];
+        Step(split[i], nodes_, parents_, first[i], &children[2 * i], nullptr);
+      });
+      level.clear();
+      for (size_t i = 0; i < split.size(); ++i) {
+        if (first[i] < 0) continue;
+        level.push_back(children[2 * i]);
+        level.push_back(children[2 * i + 1]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static bool Cancelled(const std::atomic<bool>* cancel) {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+  }
+
+  // Writes task t's node (its parent, its box; a leaf, or children
+  // numbered first and first + 1) and returns whether it split, into
+  // children[0] and children[1]. `parallel` (or null) runs the chunks of a
+  // large node's passes.
+  bool Step(const Task& t, wp::bvh_node_t* nodes, int32_t* parents, int32_t first, Task* children,
+            const ParallelFor* parallel) {
+    if (t.gend - t.gbegin == 1) groups_->roots[t.gbegin] = t.node;  // one group's subtree
+    wp::bvh_node_t& node = nodes[t.node];
+    for (int a = 0; a < 3; ++a) {
+      node.lower.c[a] = t.box.lo[a];
+      node.upper.c[a] = t.box.hi[a];
+    }
+    parents[t.node] = t.parent;
+    if (t.gend - t.gbegin > 1) {  // between groups
+      const int32_t gmid = t.gbegin + (t.gend - t.gbegin) / 2;
+      const int32_t mid = group_start_[static_cast<size_t>(gmid)];
+      node.left = first;
+      node.right = first + 1;
+      children[0] = Measure(t.begin, mid).ToTask(first, t.begin, mid, t.depth + 1, t.node);
+      children[0].gbegin = t.gbegin;
+      children[0].gend = gmid;
+      children[1] = Measure(mid, t.end).ToTask(first + 1, mid, t.end, t.depth + 1, t.node);
+      children[1].gbegin = gmid;
+      children[1].gend = t.gend;
+      return true;
+    }
+    if (t.end - t.begin <= leaf_size_) {
+      node.left = t.begin;
+      node.right = ~t.end;
+      return false;
+    }
+    Bounds left, right;
+    const int32_t mid = Split(t, left, right, parallel);
+    node.left = first;
+    node.right = first + 1;
+    children[0] = left.ToTask(first, t.begin, mid, t.depth + 1, t.node);
+    children[1] = right.ToTask(first + 1, mid, t.end, t.depth + 1, t.node);
+    return true;
   }
 
   Bounds Measure(int32_t begin, int32_t end) const {
@@ -255,11 +389,25 @@ class Builder {
     return b;
   }
 
+  // Numbers the items 0..n-1 in prims_ and measures them all, in chunks.
+  Bounds MeasureAll(int32_t n, const ParallelFor* parallel) {
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<Bounds> part(static_cast<size_t>(chunks));
+    ForEachChunk(parallel, chunks, [&](int64_t c) {
+      const int32_t begin = static_cast<int32_t>(c * kChunk), end = std::min(n, begin + kChunk);
+      for (int32_t k = begin; k < end; ++k) prims_[k] = k;
+      part[static_cast<size_t>(c)] = Measure(begin, end);
+    });
+    Bounds all;
+    for (const Bounds& b : part) all.Merge(b);
+    return all;
+  }
+
   // Partitions [begin, end) and returns the split position, strictly
   // inside; `left` and `right` measure the two sides.
-  int32_t Split(const Task& t, Bounds& left, Bounds& right) {
+  int32_t Split(const Task& t, Bounds& left, Bounds& right, const ParallelFor* parallel) {
     if (split_ == BvhSplit::kSah && t.depth < kSahDepth) {
-      const int32_t mid = SahSplit(t, left, right);
+      const int32_t mid = SahSplit(t, left, right, parallel);
       if (mid > t.begin && mid < t.end) return mid;
     }
     const int32_t mid = MedianSplit(t);
@@ -296,18 +444,78 @@ class Builder {
     return mid;
   }
 
-  // Bins of one axis: where its finite centroids start and how many bins
-  // one unit of centroid spans.
-  struct Axis {
-    double lo = 0.0, scale = 0.0;
-    int Bin(float c) const {
-      // Keys are never NaN (Key maps it to +inf): +inf goes to the last bin, -inf to the first.
-      const double x = (static_cast<double>(c) - lo) * scale;
-      if (!(x >= 0.0)) return 0;
-      if (x >= kBins) return kBins - 1;
-      return static_cast<int>(x);
+  // Bins items [begin, end) into `out` along `axis`, noting each one's bin
+  // in bin_of_.
+  void BinRange(int32_t begin, int32_t end, int axis_index, const Axis& axis, Bins* out) {
+    // Two sets of bins for long ranges, for even and odd positions: runs of
+    // items in one bin then update two sets of memory in turn, not one (a
+    // store-to-load chain per item).
+    if (end - begin >= 64) {
+      BinRangeWith<2>(begin, end, axis_index, axis, out);
+    } else {
+      BinRangeWith<1>(begin, end, axis_index, axis, out);
     }
+  }
+
+  // A bin being filled: Bounds in four-lane vectors (the fourth lane
+  // unused), each field updated by one vector instruction (GCC/Clang
+  // vector extensions, on any target).
+  typedef float F4 __attribute__((vector_size(16)));
+  typedef int32_t I4 __attribute__((vector_size(16)));
+  struct Lanes {
+    F4 lo = {kInf, kInf, kInf, kInf};
+    F4 hi = {-kInf, -kInf, -kInf, -kInf};
+    F4 clo = {kInf, kInf, kInf, kInf};
+    F4 chi = {-kInf, -kInf, -kInf, -kInf};
   };
+
+  template <int kSets>
+  void BinRangeWith(int32_t begin, int32_t end, int axis_index, const Axis& axis, Bins* out) {
+    // Locals: the byte stores to bin_of may alias anything, and would make
+    // every pointer reload from `this`.
+    const int32_t* prims = prims_;
+    const wp::vec3f* lowers = lowers_;
+    const wp::vec3f* uppers = uppers_;
+    uint8_t* bin_of = bin_of_.data();
+    Lanes lanes[kSets][kBins];
+    int32_t count[kBins] = {};
+    const F4 half = {0.5f, 0.5f, 0.5f, 0.5f}, inf = {kInf, kInf, kInf, kInf};
+    for (int32_t k = begin; k < end; ++k) {
+      const int32_t item = prims[k];
+      const wp::vec3f& l = lowers[item];
+      const wp::vec3f& u = uppers[item];
+      const F4 l4 = {l.c[0], l.c[1], l.c[2], 0.0f};
+      const F4 u4 = {u.c[0], u.c[1], u.c[2], 0.0f};
+      const F4 c = half * l4 + half * u4;
+      const I4 finite = (c - c) == 0.0f;  // inf - inf and NaN - NaN are NaN
+      const float key = c[axis_index];
+      const int b = axis.Bin(std::isnan(key) ? kInf : key);
+      bin_of[k] = static_cast<uint8_t>(b);
+      ++count[b];
+      Lanes& x = lanes[kSets == 1 ? 0 : k & 1][b];
+      // NaN bounds leave the bin as it is (comparisons are false), and so
+      // do non-finite centroid coordinates.
+      x.lo = l4 < x.lo ? l4 : x.lo;
+      x.hi = u4 > x.hi ? u4 : x.hi;
+      const F4 cl = finite ? c : inf;
+      const F4 ch = finite ? c : -inf;
+      x.clo = cl < x.clo ? cl : x.clo;
+      x.chi = ch > x.chi ? ch : x.chi;
+    }
+    for (int b = 0; b < kBins; ++b) {
+      out->count[b] = count[b];
+      Bounds& o = out->bounds[b];
+      for (int set = 0; set < kSets; ++set) {
+        const Lanes& x = lanes[set][b];
+        for (int a = 0; a < 3; ++a) {
+          o.box.lo[a] = std::min(o.box.lo[a], x.lo[a]);
+          o.box.hi[a] = std::max(o.box.hi[a], x.hi[a]);
+          o.clo[a] = std::min(o.clo[a], x.clo[a]);
+          o.chi[a] = std::max(o.chi[a], x.chi[a]);
+        }
+      }
+    }
+  }
 
   // The cheapest of the bin boundaries along the axis of the widest
   // centroid spread (as Warp's CPU builder picks it: binning one axis
@@ -315,7 +523,7 @@ class Builder {
   // SAH cost is a few percent higher) by the surface area heuristic, the
   // items partitioned there (left and right measured); t.begin when no
   // boundary separates the items.
-  int32_t SahSplit(const Task& t, Bounds& left, Bounds& right) {
+  int32_t SahSplit(const Task& t, Bounds& left, Bounds& right, const ParallelFor* parallel) {
     int best_axis = -1;
     double widest = 0.0;
     for (int a = 0; a < 3; ++a) {
@@ -327,26 +535,132 @@ class Builder {
     }
     if (best_axis < 0) return t.begin;
     const Axis axis{static_cast<double>(t.clo[best_axis]), kBins / widest};
-    Box boxes[kBins];
-    int32_t counts[kBins] = {};
-    for (int32_t k = t.begin; k < t.end; ++k) {
-      const int32_t item = prims_[k];
-      const wp::vec3f& l = lowers_[item];
-      const wp::vec3f& u = uppers_[item];
-      const float c = 0.5f * l.c[best_axis] + 0.5f * u.c[best_axis];
-      const int b = axis.Bin(std::isnan(c) ? kInf : c);
-      ++counts[b];
-      boxes[b].Grow(l, u);
+    const int32_t count = t.end - t.begin;
+    if (count <= kFewItems) return FewSahSplit(t, best_axis, axis, left, right);
+    const bool chunked = count >= kChunkedItems;
+    const int64_t chunks = chunked ? (count + kChunk - 1) / kChunk : 1;
+    std::vector<Bins> part(chunked ? static_cast<size_t>(chunks) : 0);
+    Bins bins;
+    if (chunked) {
+      ForEachChunk(parallel, chunks, [&](int64_t c) {
+        const int32_t begin = t.begin + static_cast<int32_t>(c * kChunk);
+        BinRange(begin, std::min(t.end, begin + kChunk), best_axis, axis, &part[static_cast<size_t>(c)]);
+      });
+      for (const Bins& b : part) bins.Merge(b);
+    } else {
+      BinRange(t.begin, t.end, best_axis, axis, &bins);
     }
-    // Sweep from the right, then from the left.
+    const int best_bin = CheapestBoundary(bins);
+    if (best_bin < 0) return t.begin;
+    int32_t mid = t.begin;
+    for (int b = 0; b < kBins; ++b) {
+      (b <= best_bin ? left : right).Merge(bins.bounds[b]);
+      if (b <= best_bin) mid += bins.count[b];
+    }
+    if (chunked) {
+      PartitionChunks(t, best_bin, mid, part, parallel);
+    } else {
+      // In place (Lomuto, without branches): positions past k are still
+      // unmoved when k reaches them, so bin_of_[k] is item prims_[k]'s.
+      int32_t i = t.begin;
+      for (int32_t k = t.begin; k < t.end; ++k) {
+        const int32_t item = prims_[k];
+        const bool goes_left = bin_of_[static_cast<size_t>(k)] <= best_bin;
+        prims_[k] = prims_[i];
+        prims_[i] = item;
+        i += goes_left ? 1 : 0;
+      }
+    }
+    return mid;
+  }
+
+  // SahSplit of at most kFewItems items: bins of boxes and counts only,
+  // swept over the non-empty ones (a bit mask), the children measured as
+  // they are partitioned. The same boundary and the same children's
+  // bounds as SahSplit's (an empty bin repeats the cost of the boundary
+  // before it, and min and max do not depend on the order); the left
+  // items keep their order, then the right ones.
+  static constexpr int32_t kFewItems = 32;
+  int32_t FewSahSplit(const Task& t, int axis_index, const Axis& axis, Bounds& left, Bounds& right) {
+    const int32_t n = t.end - t.begin;
+    int32_t item[kFewItems];
+    uint8_t bin[kFewItems];
+    Box box[kBins];
+    int32_t count[kBins] = {};
+    uint32_t used = 0;
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t it = prims_[t.begin + i];
+      const int b = axis.Bin(Key(lowers_, uppers_, it, axis_index));
+      item[i] = it;
+      bin[i] = static_cast<uint8_t>(b);
+      ++count[b];
+      box[b].Grow(lowers_[it], uppers_[it]);
+      used |= 1u << b;
+    }
+    double right_area[kBins];
+    int32_t right_count[kBins];
+    Box acc;
+    int32_t r = 0;
+    for (uint32_t m = used; m != 0;) {
+      const int b = 31 - std::countl_zero(m);
+      m &= ~(1u << b);
+      acc.Grow(box[b]);
+      r += count[b];
+      right_area[b] = acc.Area();
+      right_count[b] = r;
+    }
+    double best_cost = std::numeric_limits<double>::infinity();
+    int best_bin = -1;
+    Box lbox;
+    int32_t l = 0;
+    for (uint32_t m = used;;) {
+      const int b = std::countr_zero(m);
+      m &= m - 1;
+      if (m == 0) break;  // the last non-empty bin: nothing on its right
+      const int next = std::countr_zero(m);
+      lbox.Grow(box[b]);
+      l += count[b];
+      const double cost = lbox.Area() * l + right_area[next] * right_count[next];
+      if (cost < best_cost) {
+        best_cost = cost;
+        best_bin = b;
+      }
+    }
+    if (best_bin < 0) return t.begin;
+    int32_t lpos = t.begin, rpos = t.begin;
+    for (int b = 0; b <= best_bin; ++b) rpos += count[b];
+    const int32_t mid = rpos;
+    for (int32_t i = 0; i < n; ++i) {
+      const wp::vec3f& lo = lowers_[item[i]];
+      const wp::vec3f& hi = uppers_[item[i]];
+      if (bin[i] <= best_bin) {
+        left.Add(lo, hi);
+        prims_[lpos++] = item[i];
+      } else {
+        right.Add(lo, hi);
+        prims_[rpos++] = item[i];
+      }
+    }
+    return mid;
+  }
+
+  // The bin boundary of least SAH cost (the left side: bins <= the result),
+  // -1 when none has items on both sides. An empty bin b > 0 repeats
+  // boundary b - 1's cost exactly, and ties go to the first, so only
+  // boundaries after non-empty bins are costed.
+  static int CheapestBoundary(const Bins& bins) {
     double right_area[kBins];
     int32_t right_count[kBins];
     Box acc;
     int32_t n = 0;
     for (int b = kBins - 1; b > 0; --b) {
-      acc.Grow(boxes[b]);
-      n += counts[b];
-      right_area[b] = acc.Area();
+      if (bins.count[b] != 0 || b == kBins - 1) {
+        acc.Grow(bins.bounds[b].box);
+        n += bins.count[b];
+        right_area[b] = acc.Area();
+      } else {
+        right_area[b] = right_area[b + 1];
+      }
       right_count[b] = n;
     }
     double best_cost = std::numeric_limits<double>::infinity();
@@ -354,35 +668,53 @@ class Builder {
     Box lbox;
     int32_t m = 0;
     for (int b = 0; b < kBins - 1; ++b) {
-      lbox.Grow(boxes[b]);
-      m += counts[b];
-      if (m == 0 || right_count[b + 1] == 0) continue;
+      if (bins.count[b] == 0) continue;
+      lbox.Grow(bins.bounds[b].box);
+      m += bins.count[b];
+      if (right_count[b + 1] == 0) break;  // and at every later boundary
       const double cost = lbox.Area() * m + right_area[b + 1] * right_count[b + 1];
       if (cost < best_cost) {
         best_cost = cost;
         best_bin = b;
       }
     }
-    if (best_bin < 0) return t.begin;
-    // Partition in place (Hoare-style), measuring each item as it settles on its side.
-    auto goes_left = [&](int32_t item) {
-      const float c = 0.5f * lowers_[item].c[best_axis] + 0.5f * uppers_[item].c[best_axis];
-      return axis.Bin(std::isnan(c) ? kInf : c) <= best_bin;
-    };
-    int32_t i = t.begin, j = t.end - 1;
-    while (true) {
-      while (i <= j && goes_left(prims_[i])) {
-        left.Add(lowers_[prims_[i]], uppers_[prims_[i]]);
-        ++i;
+    return best_bin;
+  }
+
+  // A chunked node's stable partition: each chunk writes its left items
+  // after the earlier chunks' left items (from t.begin) and its right ones
+  // after theirs (from mid) into scratch_, then copies its range back.
+  void PartitionChunks(const Task& t, int best_bin, int32_t mid, const std::vector<Bins>& part,
+                       const ParallelFor* parallel) {
+    const size_t chunks = part.size();
+    std::vector<int32_t> lpos(chunks), rpos(chunks);
+    int32_t l = t.begin, r = mid;
+    for (size_t c = 0; c < chunks; ++c) {
+      int32_t left = 0, all = 0;
+      for (int b = 0; b < kBins; ++b) {
+        all += part[c].count[b];
+        if (b <= best_bin) left += part[c].count[b];
       }
-      while (i <= j && !goes_left(prims_[j])) {
-        right.Add(lowers_[prims_[j]], uppers_[prims_[j]]);
-        --j;
-      }
-      if (i >= j) break;
-      std::swap(prims_[i], prims_[j]);
+      lpos[c] = l;
+      rpos[c] = r;
+      l += left;
+      r += all - left;
     }
-    return i;
+    int32_t* out = scratch_.data();
+    ForEachChunk(parallel, static_cast<int64_t>(chunks), [&](int64_t c) {
+      const int32_t begin = t.begin + static_cast<int32_t>(c * kChunk), end = std::min(t.end, begin + kChunk);
+      int32_t lp = lpos[static_cast<size_t>(c)], rp = rpos[static_cast<size_t>(c)];
+      for (int32_t k = begin; k < end; ++k) {
+        const bool goes_left = bin_of_[static_cast<size_t>(k)] <= best_bin;
+        out[goes_left ? lp : rp] = prims_[k];
+        lp += goes_left ? 1 : 0;
+        rp += goes_left ? 0 : 1;
+      }
+    });
+    ForEachChunk(parallel, static_cast<int64_t>(chunks), [&](int64_t c) {
+      const int32_t begin = t.begin + static_cast<int32_t>(c * kChunk), end = std::min(t.end, begin + kChunk);
+      std::memcpy(prims_ + begin, out + begin, sizeof(int32_t) * static_cast<size_t>(end - begin));
+    });
   }
 
   const wp::vec3f* lowers_;
@@ -392,6 +724,11 @@ class Builder {
   wp::bvh_node_t* nodes_;
   int32_t* parents_;
   int32_t* prims_;
+  // Each position's bin in the binning pass of the node holding it (a
+  // byte per item; nodes own disjoint ranges, so subtrees built at once
+  // share it), and a stable partition's copy of a chunked node's items.
+  std::vector<uint8_t> bin_of_;
+  std::vector<int32_t> scratch_;
   // Grouped builds: each group's first item in prims_ (and n), the groups.
   std::vector<int32_t> group_start_;
   const BvhGroups* groups_ = nullptr;

@@ -6,6 +6,7 @@
 #include "runtime/objects/bvh.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -440,6 +441,76 @@ TEST_F(BvhTest, ParallelBuildsMakeTheSameTree) {
         ASSERT_TRUE(b->Refit().ok());
         CheckTree(*b);
       }
+    }
+  }
+}
+
+TEST_F(BvhTest, ParallelBuildsAreTheSameOnAnyNumberOfThreads) {
+  // Large enough for nodes binned and partitioned in chunks (32,768 items
+  // and more) two levels down, with NaN and infinite boxes, duplicates and
+  // a tight cluster.
+  std::vector<V> lo, hi;
+  RandomBoxes(150000, 41, &lo, &hi);
+  for (size_t i = 0; i < lo.size(); i += 3) {
+    lo[i] = Vec(lo[i].c[0] * 1e-3f, lo[i].c[1] * 1e-3f, lo[i].c[2] * 1e-3f);
+    hi[i] = Vec(lo[i].c[0] + 1e-4f, lo[i].c[1] + 1e-4f, lo[i].c[2] + 1e-4f);
+  }
+  for (size_t i = 1; i < lo.size(); i += 997) lo[i].c[i % 3] = NAN;
+  for (size_t i = 2; i < lo.size(); i += 991) hi[i].c[(i + 1) % 3] = INFINITY;
+  for (size_t i = 4; i < lo.size(); i += 983) lo[i] = Vec(-INFINITY, -INFINITY, -INFINITY);
+  for (size_t i = 5; i < lo.size(); i += 7) {
+    lo[i] = lo[5];
+    hi[i] = hi[5];
+  }
+  // Chunks claimed from a counter by k threads, so every run hands them
+  // out differently.
+  auto on_threads = [](int k) {
+    return [k](int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+      std::atomic<int64_t> next{0};
+      std::vector<std::thread> workers;
+      for (int i = 0; i < k; ++i) {
+        workers.emplace_back([&] {
+          for (int64_t c; (c = next.fetch_add(1)) * grain < n;) fn(c * grain, std::min(n, (c + 1) * grain));
+        });
+      }
+      for (auto& w : workers) w.join();
+    };
+  };
+  auto one = on_threads(1), two = on_threads(2), three = on_threads(3), seven = on_threads(7);
+  const std::vector<ParallelFor> runners = {ParallelFor(one), ParallelFor(two), ParallelFor(three),
+                                            ParallelFor(seven)};
+  lowers_ = Vecs(lo);
+  uppers_ = Vecs(hi);
+  for (int leaf : {1, 4}) {
+    for (BvhSplit split : {BvhSplit::kSah, BvhSplit::kMedian}) {
+      SCOPED_TRACE(testing::Message() << "leaf " << leaf << (split == BvhSplit::kSah ? " sah" : " median"));
+      auto serial = *Bvh::Create("cpu", lowers_, uppers_, leaf, pool_);
+      ASSERT_TRUE(serial->Rebuild(split).ok());
+      CheckTree(*serial);
+      const wp::bvh_t& ts = serial->native();
+      std::shared_ptr<Bvh> first;
+      for (const ParallelFor& run : runners) {
+        auto b = *Bvh::Create("cpu", lowers_, uppers_, leaf, pool_);
+        ASSERT_TRUE(b->Rebuild(split, nullptr, &run).ok());
+        const wp::bvh_t& tb = b->native();
+        // The serial build's tree, numbered otherwise.
+        ASSERT_EQ(tb.num_nodes, ts.num_nodes);
+        EXPECT_EQ(tb.max_depth, ts.max_depth);
+        EXPECT_TRUE(std::equal(ts.primitives, ts.primitives + ts.num_items, tb.primitives));
+        if (first == nullptr) {
+          CheckTree(*b);
+          first = b;
+          continue;
+        }
+        // Every thread count: the same nodes, bit for bit.
+        const wp::bvh_t& tf = first->native();
+        EXPECT_EQ(std::memcmp(tf.nodes, tb.nodes, sizeof(wp::bvh_node_t) * tf.num_nodes), 0);
+        EXPECT_EQ(std::memcmp(tf.parents, tb.parents, sizeof(wp::int32) * tf.num_nodes), 0);
+      }
+      const V c = Vec(-1.0f, -0.5f, 0.0f), d = Vec(1.0f, 2.0f, 0.5f);
+      EXPECT_EQ(Run(first, wp::BVH_QUERY_AABB, c, d), Run(serial, wp::BVH_QUERY_AABB, c, d));
+      EXPECT_EQ(Run(first, wp::BVH_QUERY_RAY, c, Vec(1.0f, 0.3f, -0.2f)),
+                Run(serial, wp::BVH_QUERY_RAY, c, Vec(1.0f, 0.3f, -0.2f)));
     }
   }
 }

@@ -47,7 +47,9 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
         absl::StrCat("bvh_leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
   if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(tris), device, "triangle"); !s.ok()) return s;
-  auto boxes = pool.Allocate(std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f), "mesh boxes", Fill::kZero);
+  // Not zeroed: every build and refit computes the boxes before the tree
+  // that reads them is usable.
+  auto boxes = pool.Allocate(std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f), "mesh boxes", Fill::kAny);
   if (!boxes.ok()) return boxes.status();
   auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), groups != nullptr, pool);
   if (!buffers.ok()) return buffers.status();
@@ -171,7 +173,7 @@ absl::Status Mesh::ComputeBoxes(const ParallelFor* parallel) {
   // Fixed chunks (so the edge-length sum adds the same numbers in the same
   // order however many threads run them), each with its partial sum and
   // its first triangle with a vertex out of range (-1: none).
-  constexpr int64_t kChunk = 16384;
+  constexpr int64_t kChunk = 4096;
   const int64_t chunks = (num_tris_ + kChunk - 1) / kChunk;
   std::vector<double> edge_sum(static_cast<size_t>(chunks), 0.0);
   std::vector<int64_t> bad(static_cast<size_t>(chunks), -1);
