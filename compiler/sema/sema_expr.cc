@@ -480,6 +480,12 @@ absl::Status FunctionSema::AttributeSema(Expr& e) {
     return Err(e.span, Cat(t->ToString(), " has no field '", e.name, "'"), ir::ErrorCategory::kAttribute);
   }
   if (t->is_array() && e.name == "shape") return Err(e.span, "array.shape must be indexed, e.g. a.shape[0]");
+  if (t->is_array() && e.name == "ptr") {
+    return Err(e.span,
+               Cat(NotAnAttribute(e), " in warpd: kernels never see addresses, nor turn integers into pointers, "
+                                      "which tenants sharing the daemon could forge; pass the array itself"),
+               ir::ErrorCategory::kAttribute);
+  }
   if (t->is_array() && e.name == "ndim") {  // a constant of the type
     const int nd = t->ndim();
     e.kind = ExprKind::Constant;

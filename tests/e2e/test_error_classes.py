@@ -238,3 +238,12 @@ def test_missing_attributes_are_named_as_warp_names_them(wp):
     _raises(wp, array_attribute, wp.WarpCodegenAttributeError,
             r"Error, `size` is not an attribute of 'a' \(array\(ndim=2, dtype=float32\)\)$",
             [wp.zeros((1, 1), dtype=float)])
+
+    @wp.kernel(module="unique")
+    def array_address(a: wp.array(dtype=float), out: wp.array(dtype=wp.uint64)):
+        out[0] = a.ptr
+
+    # Warp's kernels may read an address; warpd's never do (by design), and say why.
+    _raises(wp, array_address, wp.WarpCodegenAttributeError,
+            r"Error, `ptr` is not an attribute of 'a' \(array\(ndim=1, dtype=float32\)\) in warpd: kernels "
+            r"never see addresses", [wp.zeros(1, dtype=float), wp.zeros(1, dtype=wp.uint64)])
