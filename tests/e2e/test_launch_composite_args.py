@@ -94,3 +94,20 @@ def test_recorded_launch_parameters_are_checked_alike(wp):
         with pytest.raises(RuntimeError, match=r"argument 'v' expects vec3f but got a single value"):
             setter()
     cmd.set_param_by_name("v", wp.vec3(1.0, 2.0, 3.0))
+
+
+def test_a_default_launch_passes_zeros_and_shows_them_in_params(wp):
+    # Warp 1.19's test_launch_cmd_composite_defaults: wp.Launch(kernel, device) leaves
+    # value parameters zero (a quaternion's bytes too, not the identity).
+    out = wp.full(18, -1.0, dtype=float)
+    cmd = wp.Launch(composite_params, "cpu")
+    cmd.set_param_by_name("out", out)
+    cmd.set_dim(1)
+    cmd.launch()
+    np.testing.assert_array_equal(out.numpy(), np.zeros(18, dtype=np.float32))
+    params = cmd.params
+    assert params[0] == (1,) and params[5] is out and len(params) == 6
+    adj = wp.Launch(composite_params, "cpu", adjoint=True).params
+    assert len(adj) == 1 + 2 * 5 and adj[5] is None and adj[10] is None
+    values = np.concatenate([np.array(v, dtype=np.float32).reshape(-1) for v in adj[6:10]])
+    np.testing.assert_array_equal(values, np.zeros(3 + 4 + 4 + 7, dtype=np.float32))

@@ -576,6 +576,26 @@ class Launch:
     def adjoint(self) -> bool:
         return self._adj_args is not None
 
+    @property
+    def params(self) -> list:
+        """Warp's Launch.params, as values: the launch dimensions, each parameter's value,
+        then for an adjoint launch each parameter's adjoint. A value parameter not set
+        reads as its type's zero (what the launch passes), an array as None."""
+        def shown(p, value):
+            if value is not None or p.which in ("array", "indexedarray"):
+                return value
+            t = wt.from_typeref(p.typeref)
+            if t is None or not hasattr(t, "_wp_from_storage_"):
+                return None
+            # The zero bytes the launch passes (a quaternion's too: not the identity).
+            return t._wp_from_storage_(np.zeros(wt.element_shape(t), dtype=wt.numpy_dtype(t)))
+
+        plan = self._plan.params
+        out = [self._dims, *(shown(p, v) for p, v in zip(plan, self._args))]
+        if self._adj_args is not None:
+            out += [shown(p, v) for p, v in zip(plan, self._adj_args)]
+        return out
+
     def launch(self, stream=None):
         """Queues the recorded launch on its device's stream."""
         if stream is not None:
