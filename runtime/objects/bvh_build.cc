@@ -138,6 +138,62 @@ struct Axis {
   }
 };
 
+// Four-lane vectors (GCC/Clang vector extensions, on any target): x, y, z
+// and an unused lane, so that each box update is one vector instruction.
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+
+F4 Load(const wp::vec3f& v) { return F4{v.c[0], v.c[1], v.c[2], 0.0f}; }
+
+// The centroid as Key and Bounds::Add compute it.
+F4 Centroid(F4 l, F4 u) {
+  const F4 half = {0.5f, 0.5f, 0.5f, 0.5f};
+  return half * l + half * u;
+}
+
+// Box::Area of the box [lo, hi], from lanes 0..2.
+double AreaOf(F4 lo, F4 hi) {
+  Box b;
+  for (int a = 0; a < 3; ++a) {
+    b.lo[a] = lo[a];
+    b.hi[a] = hi[a];
+  }
+  return b.Area();
+}
+
+// Bounds in four-lane vectors, for the passes that measure item by item.
+struct Lanes {
+  F4 lo = {kInf, kInf, kInf, kInf};
+  F4 hi = {-kInf, -kInf, -kInf, -kInf};
+  F4 clo = {kInf, kInf, kInf, kInf};
+  F4 chi = {-kInf, -kInf, -kInf, -kInf};
+
+  // As Bounds::Add: NaN bounds and non-finite centroid coordinates change
+  // nothing (comparisons with NaN are false; inf - inf is NaN).
+  void Add(F4 l, F4 u, F4 c) {
+    const F4 inf = {kInf, kInf, kInf, kInf};
+    const I4 finite = (c - c) == 0.0f;
+    GrowBox(l, u);
+    const F4 cl = finite ? c : inf;
+    const F4 ch = finite ? c : -inf;
+    clo = cl < clo ? cl : clo;
+    chi = ch > chi ? ch : chi;
+  }
+  void GrowBox(F4 l, F4 u) {
+    lo = l < lo ? l : lo;
+    hi = u > hi ? u : hi;
+  }
+  // Merges into `b` (exact: min and max).
+  void MergeInto(Bounds* b) const {
+    for (int a = 0; a < 3; ++a) {
+      b->box.lo[a] = std::min(b->box.lo[a], lo[a]);
+      b->box.hi[a] = std::max(b->box.hi[a], hi[a]);
+      b->clo[a] = std::min(b->clo[a], clo[a]);
+      b->chi[a] = std::max(b->chi[a], chi[a]);
+    }
+  }
+};
+
 // Calls fn(i) for i in [0, n), on `parallel`'s threads when not null.
 template <typename Fn>
 void ForEachChunk(const ParallelFor* parallel, int64_t n, const Fn& fn) {
@@ -457,18 +513,6 @@ class Builder {
     }
   }
 
-  // A bin being filled: Bounds in four-lane vectors (the fourth lane
-  // unused), each field updated by one vector instruction (GCC/Clang
-  // vector extensions, on any target).
-  typedef float F4 __attribute__((vector_size(16)));
-  typedef int32_t I4 __attribute__((vector_size(16)));
-  struct Lanes {
-    F4 lo = {kInf, kInf, kInf, kInf};
-    F4 hi = {-kInf, -kInf, -kInf, -kInf};
-    F4 clo = {kInf, kInf, kInf, kInf};
-    F4 chi = {-kInf, -kInf, -kInf, -kInf};
-  };
-
   template <int kSets>
   void BinRangeWith(int32_t begin, int32_t end, int axis_index, const Axis& axis, Bins* out) {
     // Locals: the byte stores to bin_of may alias anything, and would make
@@ -479,41 +523,19 @@ class Builder {
     uint8_t* bin_of = bin_of_.data();
     Lanes lanes[kSets][kBins];
     int32_t count[kBins] = {};
-    const F4 half = {0.5f, 0.5f, 0.5f, 0.5f}, inf = {kInf, kInf, kInf, kInf};
     for (int32_t k = begin; k < end; ++k) {
       const int32_t item = prims[k];
-      const wp::vec3f& l = lowers[item];
-      const wp::vec3f& u = uppers[item];
-      const F4 l4 = {l.c[0], l.c[1], l.c[2], 0.0f};
-      const F4 u4 = {u.c[0], u.c[1], u.c[2], 0.0f};
-      const F4 c = half * l4 + half * u4;
-      const I4 finite = (c - c) == 0.0f;  // inf - inf and NaN - NaN are NaN
+      const F4 l = Load(lowers[item]), u = Load(uppers[item]);
+      const F4 c = Centroid(l, u);
       const float key = c[axis_index];
       const int b = axis.Bin(std::isnan(key) ? kInf : key);
       bin_of[k] = static_cast<uint8_t>(b);
       ++count[b];
-      Lanes& x = lanes[kSets == 1 ? 0 : k & 1][b];
-      // NaN bounds leave the bin as it is (comparisons are false), and so
-      // do non-finite centroid coordinates.
-      x.lo = l4 < x.lo ? l4 : x.lo;
-      x.hi = u4 > x.hi ? u4 : x.hi;
-      const F4 cl = finite ? c : inf;
-      const F4 ch = finite ? c : -inf;
-      x.clo = cl < x.clo ? cl : x.clo;
-      x.chi = ch > x.chi ? ch : x.chi;
+      lanes[kSets == 1 ? 0 : k & 1][b].Add(l, u, c);
     }
     for (int b = 0; b < kBins; ++b) {
       out->count[b] = count[b];
-      Bounds& o = out->bounds[b];
-      for (int set = 0; set < kSets; ++set) {
-        const Lanes& x = lanes[set][b];
-        for (int a = 0; a < 3; ++a) {
-          o.box.lo[a] = std::min(o.box.lo[a], x.lo[a]);
-          o.box.hi[a] = std::max(o.box.hi[a], x.hi[a]);
-          o.clo[a] = std::min(o.clo[a], x.clo[a]);
-          o.chi[a] = std::max(o.chi[a], x.chi[a]);
-        }
-      }
+      for (int set = 0; set < kSets; ++set) lanes[set][b].MergeInto(&out->bounds[b]);
     }
   }
 
@@ -583,44 +605,49 @@ class Builder {
   static constexpr int32_t kFewItems = 32;
   int32_t FewSahSplit(const Task& t, int axis_index, const Axis& axis, Bounds& left, Bounds& right) {
     const int32_t n = t.end - t.begin;
+    F4 lo[kFewItems], hi[kFewItems], cen[kFewItems];
     int32_t item[kFewItems];
     uint8_t bin[kFewItems];
-    Box box[kBins];
+    Lanes box[kBins];  // boxes only
     int32_t count[kBins] = {};
     uint32_t used = 0;
     for (int32_t i = 0; i < n; ++i) {
       const int32_t it = prims_[t.begin + i];
-      const int b = axis.Bin(Key(lowers_, uppers_, it, axis_index));
       item[i] = it;
+      lo[i] = Load(lowers_[it]);
+      hi[i] = Load(uppers_[it]);
+      cen[i] = Centroid(lo[i], hi[i]);
+      const float key = cen[i][axis_index];
+      const int b = axis.Bin(std::isnan(key) ? kInf : key);
       bin[i] = static_cast<uint8_t>(b);
       ++count[b];
-      box[b].Grow(lowers_[it], uppers_[it]);
+      box[b].GrowBox(lo[i], hi[i]);
       used |= 1u << b;
     }
     double right_area[kBins];
     int32_t right_count[kBins];
-    Box acc;
+    Lanes acc;
     int32_t r = 0;
     for (uint32_t m = used; m != 0;) {
       const int b = 31 - std::countl_zero(m);
       m &= ~(1u << b);
-      acc.Grow(box[b]);
+      acc.GrowBox(box[b].lo, box[b].hi);
       r += count[b];
-      right_area[b] = acc.Area();
+      right_area[b] = AreaOf(acc.lo, acc.hi);
       right_count[b] = r;
     }
     double best_cost = std::numeric_limits<double>::infinity();
     int best_bin = -1;
-    Box lbox;
+    Lanes lbox;
     int32_t l = 0;
     for (uint32_t m = used;;) {
       const int b = std::countr_zero(m);
       m &= m - 1;
       if (m == 0) break;  // the last non-empty bin: nothing on its right
       const int next = std::countr_zero(m);
-      lbox.Grow(box[b]);
+      lbox.GrowBox(box[b].lo, box[b].hi);
       l += count[b];
-      const double cost = lbox.Area() * l + right_area[next] * right_count[next];
+      const double cost = AreaOf(lbox.lo, lbox.hi) * l + right_area[next] * right_count[next];
       if (cost < best_cost) {
         best_cost = cost;
         best_bin = b;
@@ -630,17 +657,14 @@ class Builder {
     int32_t lpos = t.begin, rpos = t.begin;
     for (int b = 0; b <= best_bin; ++b) rpos += count[b];
     const int32_t mid = rpos;
+    Lanes side[2];
     for (int32_t i = 0; i < n; ++i) {
-      const wp::vec3f& lo = lowers_[item[i]];
-      const wp::vec3f& hi = uppers_[item[i]];
-      if (bin[i] <= best_bin) {
-        left.Add(lo, hi);
-        prims_[lpos++] = item[i];
-      } else {
-        right.Add(lo, hi);
-        prims_[rpos++] = item[i];
-      }
+      const bool goes_left = bin[i] <= best_bin;
+      side[goes_left ? 0 : 1].Add(lo[i], hi[i], cen[i]);
+      prims_[goes_left ? lpos++ : rpos++] = item[i];
     }
+    side[0].MergeInto(&left);
+    side[1].MergeInto(&right);
     return mid;
   }
 
