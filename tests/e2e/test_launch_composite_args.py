@@ -107,7 +107,20 @@ def test_a_default_launch_passes_zeros_and_shows_them_in_params(wp):
     np.testing.assert_array_equal(out.numpy(), np.zeros(18, dtype=np.float32))
     params = cmd.params
     assert params[0] == (1,) and params[5] is out and len(params) == 6
-    adj = wp.Launch(composite_params, "cpu", adjoint=True).params
+    cmd = wp.Launch(composite_params, "cpu", adjoint=True)
+    adj = cmd.params
     assert len(adj) == 1 + 2 * 5 and adj[5] is None and adj[10] is None
     values = np.concatenate([np.array(v, dtype=np.float32).reshape(-1) for v in adj[6:10]])
     np.testing.assert_array_equal(values, np.zeros(3 + 4 + 4 + 7, dtype=np.float32))
+    # Its backward pass runs with the zero forward values: the unset adjoints come back zero.
+    out = wp.full(18, -1.0, dtype=float, requires_grad=True)
+    out.grad.fill_(1.0)
+    cmd.set_param_by_name("out", out)
+    cmd.set_param_by_name("out", out.grad, adjoint=True)
+    cmd.set_dim(1)
+    cmd.launch()
+    wp.synchronize()
+    # As in Warp 1.19: the backward pass writes no values, and each store consumes its
+    # element's gradient (all 18 are stored).
+    np.testing.assert_array_equal(out.numpy(), np.full(18, -1.0, dtype=np.float32))
+    np.testing.assert_array_equal(out.grad.numpy(), np.zeros(18, dtype=np.float32))

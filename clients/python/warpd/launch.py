@@ -576,24 +576,25 @@ class Launch:
     def adjoint(self) -> bool:
         return self._adj_args is not None
 
+    @staticmethod
+    def _value(p, value):
+        """`value` of parameter p, or for a value parameter not set the zero bytes a default
+        launch passes (a quaternion's too: not the identity); an unset array stays None."""
+        if value is not None or p.which in ("array", "indexedarray"):
+            return value
+        t = wt.from_typeref(p.typeref)
+        if t is None or not hasattr(t, "_wp_from_storage_"):
+            return None
+        return t._wp_from_storage_(np.zeros(wt.element_shape(t), dtype=wt.numpy_dtype(t)))
+
     @property
     def params(self) -> list:
         """Warp's Launch.params, as values: the launch dimensions, each parameter's value,
-        then for an adjoint launch each parameter's adjoint. A value parameter not set
-        reads as its type's zero (what the launch passes), an array as None."""
-        def shown(p, value):
-            if value is not None or p.which in ("array", "indexedarray"):
-                return value
-            t = wt.from_typeref(p.typeref)
-            if t is None or not hasattr(t, "_wp_from_storage_"):
-                return None
-            # The zero bytes the launch passes (a quaternion's too: not the identity).
-            return t._wp_from_storage_(np.zeros(wt.element_shape(t), dtype=wt.numpy_dtype(t)))
-
+        then for an adjoint launch each parameter's adjoint (unset ones as _value shows)."""
         plan = self._plan.params
-        out = [self._dims, *(shown(p, v) for p, v in zip(plan, self._args))]
+        out = [self._dims, *(self._value(p, v) for p, v in zip(plan, self._args))]
         if self._adj_args is not None:
-            out += [shown(p, v) for p, v in zip(plan, self._adj_args)]
+            out += [self._value(p, v) for p, v in zip(plan, self._adj_args)]
         return out
 
     def launch(self, stream=None):
@@ -605,7 +606,8 @@ class Launch:
                                f"earlier session of the daemon; record it again")
         if self._adj_args is not None:
             # Packed at each launch: a None adjoint is the argument's gradient then.
-            _launch_adjoint(self.kernel, self._dims, list(self._args), list(self._adj_args), self.device, self._rt)
+            args = [self._value(p, v) for p, v in zip(self._plan.params, self._args)]
+            _launch_adjoint(self.kernel, self._dims, args, list(self._adj_args), self.device, self._rt)
             return
         for i in self._structs:
             packed = self._plan.params[i].pack(self._args[i], self.device)
