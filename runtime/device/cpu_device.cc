@@ -9,8 +9,12 @@
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
+#include "runtime/objects/array.h"
+#include "runtime/objects/array_bytes.h"
 #include "warpd/native/launch.h"
 
 namespace warpd::runtime {
@@ -98,6 +102,38 @@ absl::Status CpuDevice::RunKernel(const abi::CompiledKernel& kernel, wp::launch_
     entry(ctx, args, begin, end);
   });
   if (timer != 0) watchdog_.Disarm(timer);
+  return absl::OkStatus();
+}
+
+absl::Status CpuDevice::Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) {
+  WARPD_RETURN_IF_ERROR(CheckRange(dst, offset, bytes.size(), "upload"));
+  if (!bytes.empty()) WriteArrayBytes(dst, offset, bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status CpuDevice::Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) {
+  WARPD_RETURN_IF_ERROR(CheckRange(src, offset, out.size(), "download"));
+  if (!out.empty()) ReadArrayBytes(src, offset, out.size(), out.data());
+  return absl::OkStatus();
+}
+
+absl::Status CpuDevice::CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
+                             const std::atomic<bool>* cancel) {
+  WARPD_RETURN_IF_ERROR(CheckRange(dst, dst_offset, n, "copy destination"));
+  WARPD_RETURN_IF_ERROR(CheckRange(src, src_offset, n, "copy source"));
+  if (!CopyArrayBytes(dst, dst_offset, src, src_offset, n, cancel)) return absl::CancelledError("copy: cancelled");
+  return absl::OkStatus();
+}
+
+absl::Status CpuDevice::FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                             const std::atomic<bool>* cancel) {
+  WARPD_RETURN_IF_ERROR(CheckRange(array, offset, n, "fill"));
+  if (n == 0) return absl::OkStatus();
+  if (pattern.empty() || n % pattern.size() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
+  }
+  if (!FillArrayBytes(array, offset, n, pattern, cancel)) return absl::CancelledError("fill: cancelled");
   return absl::OkStatus();
 }
 

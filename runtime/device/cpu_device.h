@@ -1,7 +1,9 @@
 // warpd runtime: the CPU device: a worker pool over all cores.
 //
 // Kernels run as ParallelFor over linear thread ids, split into chunks that
-// the pool's workers (and the launching thread) take in turn.
+// the pool's workers (and the launching thread) take in turn. Array bytes
+// are host memory: Upload, Download, Copy and Fill are memcpy/memmove/memset
+// on the calling thread (runtime/objects/array_bytes.h walks strided views).
 // Thread-safe: any number of command streams may launch concurrently.
 #pragma once
 
@@ -35,6 +37,13 @@ class CpuDevice final : public Device {
   void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) override {
     pool_.ParallelFor(n, grain, fn);
   }
+
+  absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
+  absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
+  absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
+                    const std::atomic<bool>* cancel = nullptr) override;
+  absl::Status FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                    const std::atomic<bool>* cancel = nullptr) override;
 
   // Runs fn over [0, n) in chunks sized so every worker gets several.
   void ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int64_t)> fn);

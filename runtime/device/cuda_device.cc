@@ -27,4 +27,16 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledKernel&, wp::launch_ctx*, 
   return NotYet();
 }
 
+absl::Status CudaDevice::Upload(const Array&, uint64_t, absl::Span<const std::byte>) { return NotYet(); }
+
+absl::Status CudaDevice::Download(const Array&, uint64_t, absl::Span<std::byte>) { return NotYet(); }
+
+absl::Status CudaDevice::CopyRange(const Array&, uint64_t, const Array&, uint64_t, uint64_t, const std::atomic<bool>*) {
+  return NotYet();
+}
+
+absl::Status CudaDevice::FillRange(const Array&, uint64_t, uint64_t, std::string_view, const std::atomic<bool>*) {
+  return NotYet();
+}
+
 }  // namespace warpd::runtime

@@ -3,10 +3,16 @@
 // A Device describes itself (DeviceInfo, what GetServerInfo reports) and
 // offers the execution primitive of its kind: CpuDevice a parallel-for over
 // a worker pool (cpu_device.h); a CudaDevice will offer driver streams.
+// It also moves array bytes (Upload, Download, Copy, Fill): the command
+// executor, transfers, CreateArray's contents and persistence read and write
+// array memory only through these, so a device whose memory the host cannot
+// address is one more implementation, not branches in exec/ or server/.
 // Devices live as long as the daemon; they are shared by all sessions.
 // Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,10 +21,13 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "common/abi/compiled_module.h"
 #include "runtime/memory/segment_pool.h"
 
 namespace warpd::runtime {
+
+class Array;  // runtime/objects/array.h
 
 struct DeviceInfo {
   std::string name;   // "cpu", "cuda:0"
@@ -80,6 +89,41 @@ class Device {
   virtual void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
     if (n > 0) fn(0, n);
   }
+
+  // Moving array bytes. Offsets and lengths count an array's logical bytes
+  // (runtime/objects/array_bytes.h): its elements in row-major order, so a
+  // strided view reads and writes as the packed array NumPy would make of
+  // it. Each returns when the bytes have moved; the caller orders it with
+  // the array's other users (the session's stream on the device has drained,
+  // or the operation is a command on that stream). Bytes are moved as they
+  // are, whatever the dtype: callers keep array descriptors (array_members.h)
+  // from being forged or revealed. Errors, before any byte moves:
+  // INVALID_ARGUMENT for an array of another device (or a fill whose length
+  // is not a multiple of a non-empty pattern), OUT_OF_RANGE for a range not
+  // within the array's size_bytes(). Copy and Fill stop early, with
+  // CANCELLED, once `*cancel` is set (a strided walk checks it every few
+  // thousand runs; the bytes moved until then stay). Zero bytes: OK.
+
+  // Host `bytes` -> logical bytes [offset, offset + bytes.size()) of `dst`.
+  virtual absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) = 0;
+  // Logical bytes [offset, offset + out.size()) of `src` -> host `out`.
+  virtual absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) = 0;
+  // Logical bytes [dst_offset, dst_offset + n) of `dst` <- [src_offset,
+  // src_offset + n) of `src`, both on this device. Two contiguous ranges
+  // may overlap (a memmove); otherwise, as in Warp, overlapping memory gets
+  // an unspecified mix.
+  virtual absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset,
+                            uint64_t n, const std::atomic<bool>* cancel = nullptr) = 0;
+  // Logical bytes [offset, offset + n) of `array` <- `pattern` repeated:
+  // byte offset + i gets pattern[i % pattern.size()]. n must be a multiple
+  // of pattern.size() (a fill of elements passes one element).
+  virtual absl::Status FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                            const std::atomic<bool>* cancel = nullptr) = 0;
+
+ protected:
+  // The errors above: `array` on this device, [offset, offset + n) within
+  // it; `op` names the operation in the message.
+  absl::Status CheckRange(const Array& array, uint64_t offset, uint64_t n, const char* op) const;
 };
 
 }  // namespace warpd::runtime

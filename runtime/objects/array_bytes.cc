@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace warpd::runtime {
 
@@ -96,7 +97,8 @@ bool ForEachRun(const Array& a, uint64_t begin, uint64_t end, Fn&& fn, CancelChe
   return true;
 }
 
-// `total` bytes at `out` <- copies of `element` (total is a multiple of its size).
+// `total` bytes at `out` <- copies of `element`, back to back from its first
+// byte (the last copy cut short when total is not a multiple of its size).
 void FillPattern(std::byte* out, uint64_t total, std::string_view element) {
   const size_t elem = element.size();
   if (total == 0 || elem == 0) return;
@@ -130,18 +132,20 @@ void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, u
   });
 }
 
-bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<bool>* cancel) {
-  const uint64_t total = dst.size_bytes();
-  if (total == 0 || dst.data() == nullptr || src.data() == nullptr) return true;
+bool CopyArrayBytes(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
+                    const std::atomic<bool>* cancel) {
+  if (n == 0 || dst.data() == nullptr || src.data() == nullptr) return true;
   if (dst.contiguous() && src.contiguous()) {
-    if (dst.data() != src.data()) std::memmove(dst.data(), src.data(), total);
+    std::byte* const d = dst.data() + dst_offset;
+    const std::byte* const s = src.data() + src_offset;
+    if (d != s) std::memmove(d, s, n);
     return true;
   }
   CancelCheck check(cancel);
   if (dst.contiguous()) {  // gather
-    std::byte* out = dst.data();
+    std::byte* out = dst.data() + dst_offset;
     return ForEachRun(
-        src, 0, total,
+        src, src_offset, src_offset + n,
         [&out](const std::byte* p, uint64_t k) {
           std::memcpy(out, p, k);
           out += k;
@@ -149,9 +153,9 @@ bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<boo
         &check);
   }
   if (src.contiguous()) {  // scatter
-    const std::byte* in = src.data();
+    const std::byte* in = src.data() + src_offset;
     return ForEachRun(
-        dst, 0, total,
+        dst, dst_offset, dst_offset + n,
         [&in](std::byte* p, uint64_t k) {
           std::memcpy(p, in, k);
           in += k;
@@ -159,9 +163,9 @@ bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<boo
         &check);
   }
   // Each run of dst from the runs of src that hold the same logical bytes.
-  uint64_t pos = 0;
+  uint64_t pos = src_offset;
   ForEachRun(
-      dst, 0, total,
+      dst, dst_offset, dst_offset + n,
       [&](std::byte* p, uint64_t k) {
         ForEachRun(
             src, pos, pos + k,
@@ -176,12 +180,36 @@ bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<boo
   return !check.stopped();
 }
 
-bool FillArrayElements(const Array& array, std::string_view element, const std::atomic<bool>* cancel) {
-  const uint64_t total = array.size_bytes();
-  if (total == 0 || array.data() == nullptr) return true;
+bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<bool>* cancel) {
+  return CopyArrayBytes(dst, 0, src, 0, dst.size_bytes(), cancel);
+}
+
+bool FillArrayBytes(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                    const std::atomic<bool>* cancel) {
+  if (n == 0 || pattern.empty() || array.data() == nullptr) return true;
   CancelCheck check(cancel);
+  const uint64_t size = pattern.size();
+  uint64_t pos = 0;     // bytes filled so far
+  std::string rotated;  // the pattern from the phase a run starts at
   return ForEachRun(
-      array, 0, total, [element](std::byte* p, uint64_t k) { FillPattern(p, k, element); }, &check);
+      array, offset, offset + n,
+      [&](std::byte* p, uint64_t k) {
+        // A run that starts inside the pattern (a run of a strided view not a
+        // multiple of the pattern's size) continues it where it stopped.
+        const uint64_t phase = pos % size;
+        if (phase == 0) {
+          FillPattern(p, k, pattern);
+        } else {
+          rotated.assign(pattern.substr(phase)).append(pattern.substr(0, phase));
+          FillPattern(p, k, rotated);
+        }
+        pos += k;
+      },
+      &check);
+}
+
+bool FillArrayElements(const Array& array, std::string_view element, const std::atomic<bool>* cancel) {
+  return FillArrayBytes(array, 0, array.size_bytes(), element, cancel);
 }
 
 }  // namespace warpd::runtime

@@ -19,7 +19,9 @@
 // broadcast view of single-element runs can take seconds); contiguous ones
 // are one memory operation. Thread-compatible: the caller orders these with
 // the array's other users (the device stream); `cancel` may be set from any
-// thread.
+// thread. These are the CPU device's implementation of Device's data
+// movement (runtime/device/device.h): above runtime/device, callers go
+// through the Device.
 #pragma once
 
 #include <atomic>
@@ -37,10 +39,21 @@ void ReadArrayBytes(const Array& array, uint64_t offset, uint64_t n, std::byte* 
 // Writes `n` bytes from `in` to logical bytes [offset, offset + n) of `array`.
 void WriteArrayBytes(const Array& array, uint64_t offset, const std::byte* in, uint64_t n);
 
-// dst's elements <- src's, in row-major order. The arrays must have the same
-// size_bytes(). Two contiguous arrays are one memmove (so they may overlap);
-// otherwise, as in Warp, overlapping memory gets an unspecified mix.
+// Logical bytes [dst_offset, dst_offset + n) of dst <- [src_offset,
+// src_offset + n) of src. Two contiguous arrays are one memmove (so they may
+// overlap); otherwise, as in Warp, overlapping memory gets an unspecified mix.
+bool CopyArrayBytes(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
+                    const std::atomic<bool>* cancel = nullptr);
+
+// dst's elements <- src's, in row-major order (CopyArrayBytes of all of
+// them). The arrays must have the same size_bytes().
 bool CopyArrayElements(const Array& dst, const Array& src, const std::atomic<bool>* cancel = nullptr);
+
+// Logical bytes [offset, offset + n) of `array` <- copies of `pattern` back
+// to back: byte offset + i gets pattern[i % pattern.size()]. An empty pattern
+// writes nothing.
+bool FillArrayBytes(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                    const std::atomic<bool>* cancel = nullptr);
 
 // Every element of `array` <- `element` (exactly one element's bytes).
 bool FillArrayElements(const Array& array, std::string_view element, const std::atomic<bool>* cancel = nullptr);

@@ -1,0 +1,22 @@
+#include "runtime/device/device.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/memory/size_math.h"
+#include "runtime/objects/array.h"
+
+namespace warpd::runtime {
+
+absl::Status Device::CheckRange(const Array& array, uint64_t offset, uint64_t n, const char* op) const {
+  if (array.device() != name()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": the array is on device '", array.device(), "', not '", name(), "'"));
+  }
+  const std::optional<uint64_t> end = CheckedAdd(offset, n);
+  if (!end || *end > array.size_bytes()) {
+    return absl::OutOfRangeError(absl::StrCat(op, ": ", n, " bytes at offset ", offset,
+                                              " run past the end of the array (", array.size_bytes(), " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace warpd::runtime
