@@ -141,7 +141,7 @@ DaemonState::DaemonState(const Flags& flags, std::unique_ptr<compiler::Compiler>
                                                          .grow_after = absl::Milliseconds(50)}),
       sessions_(&stream_executor_, runtime::SegmentPoolOptions{flags.max_array_bytes}, flags.max_sessions,
                 flags.session_grace),
-      persistent_(flags.state_dir, PersistentStore::Limits{}),
+      persistent_(flags.state_dir, PersistentStore::Limits{}, &devices_),
       // RPC work that may block briefly (allocation, a module's front half;
       // compiles wait on the compiler's compile threads).
       rpc_pool_(std::max(8, 2 * HardwareThreads()), "warpd-rpc") {

@@ -25,8 +25,8 @@ ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, con
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
     WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(req.handle()));
-    // A durable array is stored as its size_bytes() bytes from data(): a
-    // strided view has no such bytes (a contiguous view does).
+    // A durable array is stored as the contiguous array it is: a strided
+    // view is not one (a contiguous view is).
     if (array->dtype()->holds_array()) {  // its descriptors point into this process
       return absl::FailedPreconditionError(absl::StrCat(
           "array ", req.handle(), " holds structs with array members and cannot be made persistent"));

@@ -75,16 +75,21 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
                       descriptors ? std::make_shared<runtime::HeldArrays>(pool.account()) : nullptr));
   if (with_contents && layout.size_bytes > 0) {
     // Nothing else can reach the array yet: no handle exists.
-    std::memcpy(array->data(), req.contents().data(), layout.size_bytes);
-    if (descriptors) {
+    auto contents = absl::MakeConstSpan(reinterpret_cast<const std::byte*>(req.contents().data()), layout.size_bytes);
+    if (!descriptors) {
+      WARPD_RETURN_IF_ERROR(device->Upload(*array, 0, contents));
+    } else {
+      // The handles become descriptors in a host copy, which is uploaded.
+      std::vector<std::byte> bytes(contents.begin(), contents.end());
       std::vector<std::shared_ptr<const runtime::Array>> bound;
       auto lookup_fn = [&](uint64_t handle) { return session->arrays().Get(handle); };
       const uint64_t elem = dtype->size();
       for (uint64_t i = 0; i < layout.num_elements; ++i) {
         auto what = [&] { return absl::StrCat("array contents: element ", i); };
-        WARPD_RETURN_IF_ERROR(runtime::BindArrayMembers(dtype, array->data() + i * elem, lookup_fn, device->name(),
+        WARPD_RETURN_IF_ERROR(runtime::BindArrayMembers(dtype, bytes.data() + i * elem, lookup_fn, device->name(),
                                                         &bound, what));
       }
+      WARPD_RETURN_IF_ERROR(device->Upload(*array, 0, bytes));
       WARPD_RETURN_IF_ERROR(array->held()->Add(bound, array.get()));
     }
   }

@@ -12,7 +12,6 @@
 #include "runtime/objects/array_members.h"
 #include "grpc/slice.h"
 #include "runtime/memory/size_math.h"
-#include "runtime/objects/array_bytes.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/logging.h"
@@ -124,12 +123,14 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                                                      " is past the end of the array (",
                                                      array->size_bytes(), " bytes)"));
     }
+    WARPD_ASSIGN_OR_RETURN(device_, state_->devices().Find(array->device()));
     position_ = chunk_.offset;
     array_ = std::move(array);
     return session->FindStream(array_->device());
   }
 
-  // Copies the chunk's data from gRPC's slices straight into the array.
+  // Copies the chunk's data from gRPC's slices straight into the array (the
+  // device scatters a strided view's bytes to its elements).
   absl::Status WriteChunk() {
     const uint64_t size = chunk_.data_size;
     auto end = runtime::CheckedAdd(position_, size);
@@ -138,18 +139,11 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
           "upload of ", written_ + size, " bytes at offset ", position_ - written_,
           " runs past the end of the array (", array_->size_bytes(), " bytes)"));
     }
-    if (array_->contiguous()) {
-      uint8_t* dst = reinterpret_cast<uint8_t*>(array_->data() + position_);
-      for (absl::Span<const uint8_t> piece : chunk_.data) {
-        std::memcpy(dst, piece.data(), piece.size());
-        dst += piece.size();
-      }
-    } else {  // a strided view: each piece scattered to its elements
-      uint64_t at = position_;
-      for (absl::Span<const uint8_t> piece : chunk_.data) {
-        runtime::WriteArrayBytes(*array_, at, reinterpret_cast<const std::byte*>(piece.data()), piece.size());
-        at += piece.size();
-      }
+    uint64_t at = position_;
+    for (absl::Span<const uint8_t> piece : chunk_.data) {
+      WARPD_RETURN_IF_ERROR(device_->Upload(
+          *array_, at, absl::MakeConstSpan(reinterpret_cast<const std::byte*>(piece.data()), piece.size())));
+      at += piece.size();
     }
     chunk_.data.clear();
     slices_.clear();  // gRPC's receive buffers go back before the next read
@@ -179,6 +173,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   std::vector<absl::Span<const uint8_t>> pieces_;  // slices_' bytes
   UploadChunkFields chunk_;                         // points into slices_
   std::shared_ptr<const runtime::Array> array_;
+  runtime::Device* device_ = nullptr;  // array_'s
   uint64_t position_ = 0;
   uint64_t written_ = 0;
   std::string source_;  // the caller's tenant label, once known
@@ -239,6 +234,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     position_ = range.begin;
     end_ = range.end;
     array_ = std::move(range.array);
+    device_ = range.device;
     session_ = std::move(range.session);
     return std::move(range.stream);
   }
@@ -268,8 +264,13 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     // One copy, from the array into the slice gRPC sends.
     const size_t n = static_cast<size_t>(std::min<uint64_t>(end_ - position_, kTransferChunkBytes));
     grpc::Slice chunk(grpc_slice_malloc(DownloadChunkSize(n, output_)), grpc::Slice::STEAL_REF);
-    WriteDownloadChunk(ArrayBytesAt(*array_, position_, n, &staging_, session_.get()), n, output_,
-                       const_cast<uint8_t*>(chunk.begin()));
+    uint8_t* data = WriteDownloadChunkFrame(n, output_, const_cast<uint8_t*>(chunk.begin()));
+    if (absl::Status s =
+            ArrayBytesAt(*device_, *array_, position_, n, reinterpret_cast<std::byte*>(data), &staging_, session_.get());
+        !s.ok()) {
+      Fail(s);
+      return;
+    }
     output_.clear();
     position_ += n;
     out_ = grpc::ByteBuffer(&chunk, 1);
@@ -279,8 +280,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   DaemonState* const state_;
   grpc::ByteBuffer out_;
   std::string output_;  // kernel output for the first chunk
-  std::vector<std::byte> staging_;  // a strided view's chunk, gathered
+  std::vector<std::byte> staging_;  // whole elements holding descriptors
   std::shared_ptr<const runtime::Array> array_;
+  runtime::Device* device_ = nullptr;  // array_'s
   std::shared_ptr<Session> session_;  // for an array holding array members
   uint64_t position_ = 0;
   uint64_t end_ = 0;
@@ -306,25 +308,21 @@ std::vector<runtime::KnownArray> KnownMemberArrays(const runtime::Array& array, 
 
 }  // namespace
 
-const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
-                            std::vector<std::byte>* staging, const Session* session) {
-  const bool descriptors = array.dtype()->holds_array();
-  if (array.contiguous() && !descriptors) return reinterpret_cast<const uint8_t*>(array.data() + offset);
-  if (!descriptors) {
-    staging->resize(n);
-    runtime::ReadArrayBytes(array, offset, n, staging->data());
-    return reinterpret_cast<const uint8_t*>(staging->data());
-  }
+absl::Status ArrayBytesAt(runtime::Device& device, const runtime::Array& array, uint64_t offset, uint64_t n,
+                          std::byte* out, std::vector<std::byte>* staging, const Session* session) {
+  if (!array.dtype()->holds_array()) return device.Download(array, offset, absl::MakeSpan(out, n));
+  if (n == 0) return absl::OkStatus();
   // Daemon pointers never reach a client: each descriptor goes out as the
   // handle of its array (RevealArrayMembers), which needs whole elements.
   const uint64_t elem = array.dtype()->size();
   const uint64_t first = offset / elem * elem;
   const uint64_t last = std::min<uint64_t>((offset + n + elem - 1) / elem * elem, array.size_bytes());
   staging->resize(last - first);
-  runtime::ReadArrayBytes(array, first, last - first, staging->data());
+  WARPD_RETURN_IF_ERROR(device.Download(array, first, absl::MakeSpan(*staging)));
   runtime::RevealArrayMembers(array.dtype(), staging->data(), (last - first) / elem,
                               KnownMemberArrays(array, session));
-  return reinterpret_cast<const uint8_t*>(staging->data() + (offset - first));
+  std::memcpy(out, staging->data() + (offset - first), n);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
@@ -347,6 +345,7 @@ absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& 
     end = *e;
   }
   DownloadRange range;
+  WARPD_ASSIGN_OR_RETURN(range.device, state->devices().Find(array->device()));
   range.begin = req.offset();
   range.end = end;
   range.stream = session->FindStream(array->device());

@@ -43,6 +43,7 @@ inline constexpr size_t kTransferChunkBytes = size_t{2} << 20;
 // session has none on the array's device). The errors Download gives.
 struct DownloadRange {
   std::shared_ptr<const runtime::Array> array;
+  runtime::Device* device = nullptr;  // the array's (the daemon's; lives as long)
   uint64_t begin = 0;
   uint64_t end = 0;
   std::shared_ptr<runtime::Stream> stream;
@@ -53,14 +54,16 @@ struct DownloadRange {
 absl::StatusOr<DownloadRange> ResolveDownload(DaemonState* state, const Tenant& tenant,
                                               const v1::DownloadRequest& req);
 
-// Logical bytes [offset, offset + n) of `array` (array_bytes.h: a strided
-// view's elements in row-major order), for a download: a contiguous array's
-// own memory, else gathered into *staging (resized to n), as is an array
-// whose elements hold array members, whose descriptors become the handles
+// Writes logical bytes [offset, offset + n) of `array` (array_bytes.h: a
+// strided view's elements in row-major order) to `out` (n bytes), for a
+// download: Device::Download of `device` (the array's) straight into `out`,
+// except for an array whose elements hold array members: its whole elements
+// are downloaded into *staging, their descriptors become the handles
 // `session` (the range's) knows their arrays by (array_members.h,
-// RevealArrayMembers). Valid until the array or *staging changes.
-const uint8_t* ArrayBytesAt(const runtime::Array& array, uint64_t offset, uint64_t n,
-                            std::vector<std::byte>* staging, const Session* session);
+// RevealArrayMembers), and the range is copied out of that. The device's
+// errors (none for a range ResolveDownload checked).
+absl::Status ArrayBytesAt(runtime::Device& device, const runtime::Array& array, uint64_t offset, uint64_t n,
+                          std::byte* out, std::vector<std::byte>* staging, const Session* session);
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* StartUpload(DaemonState* state, grpc::CallbackServerContext* ctx,
                                                        grpc::ByteBuffer* response);

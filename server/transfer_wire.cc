@@ -180,4 +180,16 @@ void WriteDownloadChunk(const uint8_t* data, size_t data_size, std::string_view 
   if (!output.empty()) PutLengthDelimited(kDownloadOutputTag, output.data(), output.size(), dst);
 }
 
+uint8_t* WriteDownloadChunkFrame(size_t data_size, std::string_view output, uint8_t* dst) {
+  uint8_t* data = dst;
+  if (data_size != 0) {
+    *dst++ = kDownloadDataTag;
+    dst = PutVarint(data_size, dst);
+    data = dst;
+    dst += data_size;
+  }
+  if (!output.empty()) PutLengthDelimited(kDownloadOutputTag, output.data(), output.size(), dst);
+  return data;
+}
+
 }  // namespace warpd::server

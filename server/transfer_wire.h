@@ -54,4 +54,9 @@ size_t DownloadChunkSize(size_t data_size, std::string_view output);
 // number order, empty ones left out, as protobuf would.
 void WriteDownloadChunk(const uint8_t* data, size_t data_size, std::string_view output, uint8_t* dst);
 
+// Writes that DownloadChunk but for its data bytes, and returns where they go
+// (data_size bytes inside `dst`), for a caller that writes them there itself
+// (a device download straight into the message).
+uint8_t* WriteDownloadChunkFrame(size_t data_size, std::string_view output, uint8_t* dst);
+
 }  // namespace warpd::server

@@ -1,5 +1,6 @@
 #include "server/transfer_wire.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,12 @@ TEST(TransferWireTest, DownloadChunkParsesAsProtobuf) {
       want.set_data(data.substr(0, n));
       want.set_output(output);
       EXPECT_EQ(wire, want.SerializeAsString()) << n << " " << output.size();
+      // The same message with the data written where the frame says.
+      std::string framed(DownloadChunkSize(n, output), '\xee');
+      uint8_t* at = WriteDownloadChunkFrame(n, output, reinterpret_cast<uint8_t*>(framed.data()));
+      ASSERT_LE(at + n, reinterpret_cast<uint8_t*>(framed.data()) + framed.size());
+      if (n != 0) std::memcpy(at, data.data(), n);
+      EXPECT_EQ(framed, wire) << n << " " << output.size();
     }
   }
 }

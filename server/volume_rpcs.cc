@@ -81,6 +81,9 @@ absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::Crea
     if (!file->dtype()->is_scalar_of(types::ScalarKind::kUInt8)) {
       return absl::InvalidArgumentError("the .nvdb file must be an array of uint8");
     }
+    // Read in place, not downloaded: a volume is built on the host from
+    // memory the host addresses (volumes are on 'cpu' only, checked above),
+    // and a copy of a large .nvdb file would cost its size again.
     const auto* bytes = reinterpret_cast<const uint8_t*>(file->data());
     const absl::Span<const uint8_t> span(bytes, file->size_bytes());
     if (req.nvdb().raw_grid()) {
@@ -100,7 +103,10 @@ absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::Crea
       return absl::InvalidArgumentError("a volume's transform has 9 values and its translation 3");
     }
     std::vector<std::array<int32_t, 3>> origins(tiles->size_bytes() / 12);
-    if (!origins.empty()) std::memcpy(origins.data(), tiles->data(), tiles->size_bytes());
+    if (!origins.empty()) {
+      WARPD_RETURN_IF_ERROR(device->Download(
+          *tiles, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(origins.data()), tiles->size_bytes())));
+    }
     std::array<double, 9> mat;
     std::array<double, 3> translation;
     for (int i = 0; i < 9; ++i) mat[i] = t.transform(i);

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/objects/array_bytes.h"
 
 namespace warpd::runtime {
 
@@ -15,9 +14,8 @@ class CopyCommand final : public Command {
   CopyCommand(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src)
       : dst_(std::move(dst)), src_(std::move(src)) {}
 
-  absl::Status Execute(Device&) override {
-    if (!CopyArrayElements(*dst_, *src_, &cancel_)) return absl::CancelledError("copy: cancelled");
-    return absl::OkStatus();
+  absl::Status Execute(Device& device) override {
+    return device.CopyRange(*dst_, 0, *src_, 0, dst_->size_bytes(), &cancel_);
   }
   // A strided copy walks element by element (array_bytes.h): it stops early.
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
@@ -34,9 +32,8 @@ class FillCommand final : public Command {
   FillCommand(std::shared_ptr<const Array> array, std::string value)
       : array_(std::move(array)), value_(std::move(value)) {}
 
-  absl::Status Execute(Device&) override {
-    if (!FillArrayElements(*array_, value_, &cancel_)) return absl::CancelledError("fill: cancelled");
-    return absl::OkStatus();
+  absl::Status Execute(Device& device) override {
+    return device.FillRange(*array_, 0, array_->size_bytes(), value_, &cancel_);
   }
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
   void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }

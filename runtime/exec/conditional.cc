@@ -29,7 +29,11 @@ class ConditionalCommand final : public Command {
       // Element 0 (PrepareConditional checked it exists): the commands before
       // this one have finished, so it holds what they left.
       int32_t value = 0;
-      std::memcpy(&value, condition_->data(), sizeof(value));
+      if (absl::Status s =
+              device.Download(*condition_, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(&value), sizeof(value)));
+          !s.ok()) {
+        return s;
+      }
       Graph* graph = value != 0 ? then_.get() : else_.get();
       if (graph == nullptr) return absl::OkStatus();
       std::unique_ptr<Command> replay = graph->MakeReplay();
@@ -103,8 +107,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareConditional(std::shared_ptr<cons
         absl::StrCat(what, ": the condition array is on '", condition->device(), "', not '", device, "'"));
   }
   const types::TypeRef dtype = condition->dtype();
-  if (!dtype->is_scalar() || dtype->scalar() != types::ScalarKind::kInt32 || condition->size_bytes() < 4 ||
-      condition->data() == nullptr) {
+  if (!dtype->is_scalar() || dtype->scalar() != types::ScalarKind::kInt32 || condition->size_bytes() < 4) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": the condition must be an int32 array of at least one "
                                                    "element, got ", condition->TypeName(), " of ",
                                                    condition->size_bytes(), " bytes"));

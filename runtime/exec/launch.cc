@@ -282,6 +282,7 @@ void MarkExclusiveGradients(const abi::KernelLayout& k, const std::vector<Launch
     const auto* array = std::get_if<std::shared_ptr<const Array>>(&adj[i]);
     if (array == nullptr || *array == nullptr) continue;
     const Array& a = **array;
+    // Addresses compared only, as the argument descriptors hold them.
     const auto begin = reinterpret_cast<uintptr_t>(a.data());
     grads.push_back({i, &a, begin, begin + a.size_bytes(), (p.access & abi::kAccessExclusive) != 0 && a.contiguous()});
   }

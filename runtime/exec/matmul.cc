@@ -58,6 +58,10 @@ struct MatrixView {
   }
 };
 
+// The CPU's GEMM (OpenBLAS) runs on the host threads of the device
+// (Device::HostParallelFor) over the arrays' memory in place: that memory is
+// host memory on 'cpu', the only device matmul runs on until a CUDA one
+// calls cuBLAS, so these addresses are not device-neutral by design.
 MatrixView ViewOf(const Array& x) {
   MatrixView v;
   v.base = x.data();

@@ -169,10 +169,11 @@ class SessionCommands final : public CommandSocket::Handler {
       output = range.stream->TakeOutput();
     }
     out->resize(DownloadChunkSize(n, output));
-    std::vector<std::byte> staging;  // a strided view's bytes, gathered
-    WriteDownloadChunk(ArrayBytesAt(*range.array, range.begin, n, &staging, range.session.get()), n, output,
-                       reinterpret_cast<uint8_t*>(out->data()));
-    return absl::OkStatus();
+    // The device writes the bytes straight into the reply.
+    uint8_t* data = WriteDownloadChunkFrame(n, output, reinterpret_cast<uint8_t*>(out->data()));
+    std::vector<std::byte> staging;  // elements holding descriptors
+    return ArrayBytesAt(*range.device, *range.array, range.begin, n, reinterpret_cast<std::byte*>(data), &staging,
+                        range.session.get());
   }
 
   // A view is made in a few microseconds: one frame here instead of a gRPC

@@ -131,7 +131,7 @@ bool IsDeviceName(std::string_view s) {
 }  // namespace
 
 absl::Status WriteArrayFile(int fd, std::string_view tenant, std::string_view name,
-                            const runtime::Array& array) {
+                            const runtime::Array& array, runtime::Device& device) {
   if (tenant.size() > kMaxTenantBytes)
     return absl::InvalidArgumentError(absl::StrCat("tenant name is longer than ", kMaxTenantBytes, " bytes"));
   if (name.empty() || name.size() > kMaxEntryNameBytes)
@@ -162,11 +162,12 @@ absl::Status WriteArrayFile(int fd, std::string_view tenant, std::string_view na
     hash.Update(part);
     WARPD_RETURN_IF_ERROR(WriteFull(fd, part.data(), part.size()));
   }
-  const std::byte* data = array.data();
+  std::vector<std::byte> slice(std::min<uint64_t>(kChunkBytes, array.size_bytes()));
   for (uint64_t done = 0; done < array.size_bytes();) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, array.size_bytes() - done));
-    hash.Update(data + done, n);
-    WARPD_RETURN_IF_ERROR(WriteFull(fd, data + done, n));
+    WARPD_RETURN_IF_ERROR(device.Download(array, done, absl::MakeSpan(slice.data(), n)));
+    hash.Update(slice.data(), n);
+    WARPD_RETURN_IF_ERROR(WriteFull(fd, slice.data(), n));
     done += n;
   }
   const Sha256::Digest digest = hash.Final();
@@ -245,12 +246,15 @@ absl::StatusOr<ArrayFileReader> ArrayFileReader::Open(int fd, uint64_t file_size
   return reader;
 }
 
-absl::Status ArrayFileReader::ReadData(std::byte* out) {
+absl::Status ArrayFileReader::ReadData(const runtime::Array& array, runtime::Device& device) {
   const uint64_t size = layout_.size_bytes;
+  if (array.size_bytes() != size) return absl::InternalError("the array to read into is not the file's size");
+  std::vector<std::byte> slice(std::min<uint64_t>(kChunkBytes, size));
   for (uint64_t done = 0; done < size;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, size - done));
-    WARPD_RETURN_IF_ERROR(ReadFull(fd_, out + done, n));
-    hash_->Update(out + done, n);
+    WARPD_RETURN_IF_ERROR(ReadFull(fd_, slice.data(), n));
+    hash_->Update(slice.data(), n);
+    WARPD_RETURN_IF_ERROR(device.Upload(array, done, absl::MakeConstSpan(slice.data(), n)));
     done += n;
   }
   Sha256::Digest stored;

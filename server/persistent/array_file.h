@@ -6,11 +6,14 @@
 // warpd.v1.TypeRef, shape, byte size), the array's bytes, and a SHA-256 of
 // everything before it. Integers are little-endian.
 //
-//   WARPD_RETURN_IF_ERROR(WriteArrayFile(fd, tenant, name, *array));
+//   WARPD_RETURN_IF_ERROR(WriteArrayFile(fd, tenant, name, *array, device));
 //   ...
 //   WARPD_ASSIGN_OR_RETURN(ArrayFileReader reader, ArrayFileReader::Open(fd, st.st_size));
-//   ... allocate reader.layout().size_bytes bytes ...
-//   WARPD_RETURN_IF_ERROR(reader.ReadData(array->data()));
+//   ... make an array of reader.layout() on reader.device() ...
+//   WARPD_RETURN_IF_ERROR(reader.ReadData(*array, device));
+//
+// The array's bytes move through its Device (Download, Upload; device.h) in
+// 1 MiB slices staged in host memory, each hashed while still in cache.
 //
 // A file is read with the same care as client input: every length is
 // bounded and checked against the file's size before anything is allocated,
@@ -33,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runtime/device/device.h"
 #include "runtime/objects/array.h"
 #include "common/sha256.h"
 
@@ -47,12 +51,13 @@ inline constexpr uint32_t kMaxHeaderBytes = uint32_t{2} << 20;
 inline constexpr uint32_t kArrayFileVersion = 1;
 
 // Writes the whole file for `array`, named `name` of `tenant`, to `fd` from
-// its current position. The array's bytes are read as they are: the caller
-// has synchronized its stream. INVALID_ARGUMENT when a field is out of
-// bounds (nothing written); write errors through PosixError (ENOSPC is
-// RESOURCE_EXHAUSTED), leaving a partial file the caller discards.
+// its current position. The array's bytes are downloaded from `device` (the
+// array's) as they are: the caller has synchronized its stream.
+// INVALID_ARGUMENT when a field is out of bounds (nothing written); write
+// errors through PosixError (ENOSPC is RESOURCE_EXHAUSTED), and the device's
+// errors, leaving a partial file the caller discards.
 absl::Status WriteArrayFile(int fd, std::string_view tenant, std::string_view name,
-                            const runtime::Array& array);
+                            const runtime::Array& array, runtime::Device& device);
 
 class ArrayFileReader {
  public:
@@ -69,10 +74,12 @@ class ArrayFileReader {
   // Checked by MakeArrayLayout; owns its dtype's table when it is a struct.
   const runtime::ArrayLayout& layout() const { return layout_; }
 
-  // Reads the layout().size_bytes bytes of data into `out` and checks the
-  // checksum: DATA_LOSS when the file is short or the checksum differs (then
-  // `out` holds garbage). Call once.
-  absl::Status ReadData(std::byte* out);
+  // Reads the layout().size_bytes bytes of data, uploads them into `array`
+  // (made with layout(): INTERNAL when its size differs) on `device` (the
+  // array's), and checks the checksum: DATA_LOSS when the file is short or
+  // the checksum differs (then the array holds garbage), or the device's
+  // errors. Call once.
+  absl::Status ReadData(const runtime::Array& array, runtime::Device& device);
 
  private:
   ArrayFileReader() = default;

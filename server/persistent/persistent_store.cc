@@ -177,8 +177,8 @@ absl::Status NoSuchEntry(const std::string& name) {
 
 }  // namespace
 
-PersistentStore::PersistentStore(std::string state_dir, Limits limits)
-    : state_dir_(std::move(state_dir)), limits_(limits) {}
+PersistentStore::PersistentStore(std::string state_dir, Limits limits, const runtime::DeviceRegistry* devices)
+    : state_dir_(std::move(state_dir)), limits_(limits), devices_(devices) {}
 
 absl::Status PersistentStore::CheckName(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("persistent array name is empty; ", kNameRule));
@@ -351,7 +351,9 @@ absl::Status PersistentStore::WriteEntryFile(const std::string& tenant, const st
   const int raw = openat(dir->get(), temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (raw < 0) return PosixError(absl::StrCat(what, ": creating a file"), errno);
   Fd file(raw);
-  absl::Status s = WriteArrayFile(file.get(), tenant, name, array);
+  absl::StatusOr<runtime::Device*> device = devices_->Find(array.device());
+  absl::Status s =
+      device.ok() ? WriteArrayFile(file.get(), tenant, name, array, **device) : device.status();
   if (s.ok() && fsync(file.get()) != 0) s = PosixError("fsync", errno);
   if (file.Close() != 0 && s.ok()) s = PosixError("close", errno);
   if (s.ok() && renameat(dir->get(), temp_name.c_str(), dir->get(), final_name.c_str()) != 0)
@@ -493,10 +495,11 @@ absl::Status PersistentStore::LoadEntryFile(int tenant_dir_fd, const std::string
   }
   const runtime::Array* a = array->get();
   if (a == nullptr || a->size_bytes() != layout.size_bytes || a->ndim() != layout.ndim ||
-      !types::SameType(a->dtype(), layout.dtype) || (layout.size_bytes > 0 && a->data() == nullptr)) {
+      !types::SameType(a->dtype(), layout.dtype)) {
     return absl::InternalError(absl::StrCat("the allocator returned an array that does not match ", who));
   }
-  WARPD_RETURN_IF_ERROR(reader.ReadData(a->data()));
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, devices_->Find(a->device()));
+  WARPD_RETURN_IF_ERROR(reader.ReadData(*a, *device));
 
   absl::MutexLock tenant_lock(TenantMutex(tenant));
   absl::MutexLock lock(&mu_);

@@ -2,7 +2,7 @@
 // outlive the session that made them; `durable` ones also outlive a daemon
 // restart, written under the daemon's --state-dir.
 //
-//   PersistentStore store(flags.state_dir, {});
+//   PersistentStore store(flags.state_dir, {}, &devices);
 //   WARPD_RETURN_IF_ERROR(store.LoadAll(allocate));       // at start-up
 //   WARPD_RETURN_IF_ERROR(store.Put(tenant, "weights", array, /*durable=*/true));
 //   WARPD_ASSIGN_OR_RETURN(PersistentStore::Entry e, store.Get(tenant, "weights"));
@@ -28,8 +28,8 @@
 //
 // Ownership: the store holds a shared_ptr to each entry's Array; Delete
 // drops it (the memory goes when no session holds the array any more).
-// Data is read from Array::data(), so an array's device must be
-// host-readable (true of every Array today: they hold CpuBuffers).
+// An array's bytes move through its device (`devices`: Device::Download
+// when writing a file, Device::Upload when loading one).
 //
 // Thread-safety: every method may be called concurrently. One mutex guards
 // the tables and is never held during file I/O; changes to one tenant's
@@ -55,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/device/device_registry.h"
 #include "runtime/objects/array.h"
 
 namespace warpd::server {
@@ -75,8 +76,9 @@ class PersistentStore {
       const std::string& tenant, const runtime::ArrayLayout& layout, const std::string& device)>;
 
   // `state_dir` empty: durable entries are refused. Touches no files (they
-  // are made on the first durable Put or by LoadAll).
-  PersistentStore(std::string state_dir, Limits limits);
+  // are made on the first durable Put or by LoadAll). `devices` (not owned;
+  // it outlives the store) finds each array's device by name.
+  PersistentStore(std::string state_dir, Limits limits, const runtime::DeviceRegistry* devices);
 
   PersistentStore(const PersistentStore&) = delete;
   PersistentStore& operator=(const PersistentStore&) = delete;
@@ -147,6 +149,7 @@ class PersistentStore {
 
   const std::string state_dir_;
   const Limits limits_;
+  const runtime::DeviceRegistry* const devices_;
 
   mutable absl::Mutex mu_;
   // tenant -> name -> entry; a tenant with no entries has no key.

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/from_proto.h"
 #include "gtest/gtest.h"
+#include "runtime/device/cpu_device.h"
 #include "runtime/memory/segment_pool.h"
 #include "common/sha256.h"
 #include "warpd/v1/ir.pb.h"
@@ -32,6 +33,16 @@ using runtime::Array;
 using runtime::ArrayLayout;
 using types::ScalarKind;
 using ArrayPtr = std::shared_ptr<const Array>;
+
+// The devices the stores move array bytes through: a CPU device.
+const runtime::DeviceRegistry* TestDevices() {
+  static runtime::DeviceRegistry* devices = [] {
+    auto* r = new runtime::DeviceRegistry;
+    r->Add(std::make_unique<runtime::CpuDevice>(1));
+    return r;
+  }();
+  return devices;
+}
 
 // The one place that knows the allocator API (it is changing; adapt here).
 absl::StatusOr<ArrayPtr> AllocateArray(const ArrayLayout& layout, const std::string& device) {
@@ -88,7 +99,7 @@ class PersistentStoreTest : public ::testing::Test {
     return (fs::path(TenantDir(tenant)) / (HexSha256(name) + ".warr")).string();
   }
   std::unique_ptr<PersistentStore> Reload(size_t limit = 1024) const {
-    auto store = std::make_unique<PersistentStore>(state_, PersistentStore::Limits{limit});
+    auto store = std::make_unique<PersistentStore>(state_, PersistentStore::Limits{limit}, TestDevices());
     absl::Status s = store->LoadAll(CpuAllocate());
     EXPECT_TRUE(s.ok()) << s;
     return store;
@@ -157,7 +168,7 @@ TEST(PersistentNameTest, RejectsBadNames) {
 }
 
 TEST_F(PersistentStoreTest, PutRejectsBadNamesBeforeTouchingDisk) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   EXPECT_EQ(store.Put("t", "../x", MakeArray(F32(), {2}), true).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store.Put("t", "", MakeArray(F32(), {2}), false).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store.Put(std::string(1025, 't'), "x", MakeArray(F32(), {2}), false).code(),
@@ -170,7 +181,7 @@ TEST_F(PersistentStoreTest, PutRejectsBadNamesBeforeTouchingDisk) {
 // --------------------------------------------------------- in-memory entries
 
 TEST_F(PersistentStoreTest, PutGetListDelete) {
-  PersistentStore store("", {});
+  PersistentStore store("", {}, TestDevices());
   ArrayPtr a = MakeArray(F32(), {4});
   ArrayPtr b = MakeArray(Vec3f(), {2, 3});
   ASSERT_TRUE(store.Put("alice", "zeta", a, false).ok());
@@ -206,7 +217,7 @@ TEST_F(PersistentStoreTest, PutGetListDelete) {
 }
 
 TEST_F(PersistentStoreTest, TenantsAreIsolated) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ArrayPtr a = MakeArray(F32(), {4}, 1);
   ArrayPtr b = MakeArray(F32(), {4}, 2);
   ASSERT_TRUE(store.Put("alice", "w", a, true).ok());
@@ -230,7 +241,7 @@ TEST_F(PersistentStoreTest, TenantsAreIsolated) {
 }
 
 TEST_F(PersistentStoreTest, NameTakenIsAlreadyExists) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ArrayPtr a = MakeArray(F32(), {4});
   ASSERT_TRUE(store.Put("t", "w", a, false).ok());
   absl::Status s = store.Put("t", "w", MakeArray(F32(), {4}), true);
@@ -242,7 +253,7 @@ TEST_F(PersistentStoreTest, NameTakenIsAlreadyExists) {
 }
 
 TEST_F(PersistentStoreTest, DurableNeedsStateDir) {
-  PersistentStore store("", {});
+  PersistentStore store("", {}, TestDevices());
   absl::Status s = store.Put("t", "w", MakeArray(F32(), {4}), true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("--state-dir"), std::string::npos) << s;
@@ -254,7 +265,7 @@ TEST_F(PersistentStoreTest, DurableNeedsStateDir) {
 }
 
 TEST_F(PersistentStoreTest, LimitsEntriesPerTenant) {
-  PersistentStore store(state_, PersistentStore::Limits{2});
+  PersistentStore store(state_, PersistentStore::Limits{2}, TestDevices());
   ASSERT_TRUE(store.Put("t", "a", MakeArray(F32(), {1}), false).ok());
   ASSERT_TRUE(store.Put("t", "b", MakeArray(F32(), {1}), true).ok());
   absl::Status s = store.Put("t", "c", MakeArray(F32(), {1}), true);
@@ -265,7 +276,7 @@ TEST_F(PersistentStoreTest, LimitsEntriesPerTenant) {
   ASSERT_TRUE(store.Delete("t", "a").ok());
   EXPECT_TRUE(store.Put("t", "c", MakeArray(F32(), {1}), false).ok());
 
-  PersistentStore none(state_, PersistentStore::Limits{0});
+  PersistentStore none(state_, PersistentStore::Limits{0}, TestDevices());
   EXPECT_EQ(none.Put("t", "x", MakeArray(F32(), {1}), false).code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -278,7 +289,7 @@ TEST_F(PersistentStoreTest, RoundTripThroughRestart) {
   ArrayPtr empty2d = MakeArray(F64(), {4, 0});
   ArrayPtr ints = MakeArray(types::Scalar(ScalarKind::kInt32), {2, 2, 2, 2}, 5);
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("alice", "vec3", vec3, true).ok());
     ASSERT_TRUE(store.Put("alice", "f64", f64, true).ok());
     ASSERT_TRUE(store.Put("alice", "empty", empty, true).ok());
@@ -287,7 +298,7 @@ TEST_F(PersistentStoreTest, RoundTripThroughRestart) {
     ASSERT_TRUE(store.Put("alice", "session-only", MakeArray(F32(), {3}), false).ok());
     EXPECT_TRUE(store.Get("alice", "vec3")->durable);
   }
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   std::vector<std::string> tenants_seen;
   ASSERT_TRUE(store.LoadAll(CpuAllocate(&tenants_seen)).ok());
   std::sort(tenants_seen.begin(), tenants_seen.end());
@@ -341,7 +352,7 @@ TEST_F(PersistentStoreTest, StructDtypeRoundTrip) {
   ASSERT_TRUE(particle.ok()) << particle.status();
   ArrayPtr original = MakeArray(*particle, {7}, 11, table);
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "particles", original, true).ok());
   }
   auto store = Reload();
@@ -356,7 +367,7 @@ TEST_F(PersistentStoreTest, StructDtypeRoundTrip) {
 }
 
 TEST_F(PersistentStoreTest, SaveAllWritesCurrentContents) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ArrayPtr a = MakeArray(F64(), {16}, 1);
   ArrayPtr b = MakeArray(F32(), {8}, 2);
   ASSERT_TRUE(store.Put("t", "a", a, true).ok());
@@ -378,7 +389,7 @@ TEST_F(PersistentStoreTest, SaveAllWritesCurrentContents) {
 }
 
 TEST_F(PersistentStoreTest, SaveAllReportsFailuresAfterTryingAll) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ASSERT_TRUE(store.Put("t", "a", MakeArray(F32(), {4}), true).ok());
   ASSERT_TRUE(store.Put("u", "b", MakeArray(F32(), {4}), true).ok());
   // t's directory is replaced by a file: t's save fails, u's still happens.
@@ -411,7 +422,7 @@ class FileSizeLimit {
 };
 
 TEST_F(PersistentStoreTest, FailedWritesLeaveNoTraceAndKeepTheOldFile) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ArrayPtr small = MakeArray(F32(), {4}, 1);
   ASSERT_TRUE(store.Put("t", "small", small, true).ok());
   const std::string small_file = ReadFile(EntryPath("t", "small"));
@@ -445,7 +456,7 @@ TEST_F(PersistentStoreTest, FailedWritesLeaveNoTraceAndKeepTheOldFile) {
 
 TEST_F(PersistentStoreTest, FilesArePrivate) {
   const mode_t old = umask(0);  // even a permissive umask makes private files
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ASSERT_TRUE(store.Put("t", "w", MakeArray(F32(), {4}), true).ok());
   umask(old);
   EXPECT_EQ(Mode(state_), 0700);  // made by the store: it did not exist
@@ -464,7 +475,7 @@ TEST_F(PersistentStoreTest, FilesArePrivate) {
 }
 
 TEST_F(PersistentStoreTest, DeleteRemovesTheFile) {
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ASSERT_TRUE(store.Put("t", "w", MakeArray(F32(), {4}), true).ok());
   ASSERT_TRUE(fs::exists(EntryPath("t", "w")));
   ASSERT_TRUE(store.Delete("t", "w").ok());
@@ -480,7 +491,7 @@ TEST_F(PersistentStoreTest, DeleteRemovesTheFile) {
 
 TEST_F(PersistentStoreTest, EveryBitFlipIsSkipped) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "w", MakeArray(Vec3f(), {3}), true).ok());
   }
   const std::string path = EntryPath("t", "w");
@@ -490,7 +501,7 @@ TEST_F(PersistentStoreTest, EveryBitFlipIsSkipped) {
     std::string bad = good;
     bad[i] ^= static_cast<char>(1 << (i % 8));
     WriteFile(path, bad);
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.LoadAll(CpuAllocate()).ok());
     ASSERT_EQ(store.size("t"), 0u) << "flipped byte " << i;
     ASSERT_EQ(ReadFile(path), bad) << "the damaged file is kept";
@@ -501,7 +512,7 @@ TEST_F(PersistentStoreTest, EveryBitFlipIsSkipped) {
 
 TEST_F(PersistentStoreTest, TruncatedOrExtendedFilesAreSkipped) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "w", MakeArray(F64(), {64}), true).ok());
   }
   const std::string path = EntryPath("t", "w");
@@ -520,7 +531,7 @@ TEST_F(PersistentStoreTest, TruncatedOrExtendedFilesAreSkipped) {
 
 TEST_F(PersistentStoreTest, ForeignAndUnsafeFilesAreSkipped) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("alice", "a", MakeArray(F32(), {4}, 1), true).ok());
     ASSERT_TRUE(store.Put("alice", "b", MakeArray(F32(), {4}, 2), true).ok());
     ASSERT_TRUE(store.Put("bob", "keep", MakeArray(F32(), {4}, 3), true).ok());
@@ -553,7 +564,7 @@ TEST_F(PersistentStoreTest, ForeignAndUnsafeFilesAreSkipped) {
 TEST_F(PersistentStoreTest, AnotherUsersFilesAreSkipped) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "theirs", MakeArray(F32(), {4}), true).ok());
     ASSERT_TRUE(store.Put("t", "mine", MakeArray(F32(), {4}), true).ok());
     ASSERT_TRUE(store.Put("u", "x", MakeArray(F32(), {4}), true).ok());
@@ -566,14 +577,14 @@ TEST_F(PersistentStoreTest, AnotherUsersFilesAreSkipped) {
   EXPECT_EQ(store->size("u"), 0u);
   // A persistent/ directory of another user makes the whole store unusable.
   ASSERT_EQ(chown((fs::path(state_) / "persistent").c_str(), 12345, 12345), 0);
-  PersistentStore other(state_, {});
+  PersistentStore other(state_, {}, TestDevices());
   EXPECT_EQ(other.LoadAll(CpuAllocate()).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(other.Put("t", "new", MakeArray(F32(), {4}), true).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PersistentStoreTest, InterruptedWritesAreCleanedUp) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "w", MakeArray(F32(), {4}), true).ok());
   }
   const std::string temp = EntryPath("t", "w") + ".tmp.12345.0";
@@ -588,7 +599,7 @@ TEST_F(PersistentStoreTest, UnsafeStateDirIsRefused) {
   fs::create_directories(fs::path(tmp_) / "elsewhere");
   fs::create_directories(state_);
   fs::create_directory_symlink(fs::path(tmp_) / "elsewhere", fs::path(state_) / "persistent");
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   absl::Status s = store.Put("t", "w", MakeArray(F32(), {4}), true);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_EQ(s.message().find(tmp_), std::string::npos) << "no server paths in client errors: " << s;
@@ -596,17 +607,17 @@ TEST_F(PersistentStoreTest, UnsafeStateDirIsRefused) {
   EXPECT_TRUE(fs::is_empty(fs::path(tmp_) / "elsewhere"));
   EXPECT_EQ(store.LoadAll(CpuAllocate()).code(), absl::StatusCode::kFailedPrecondition);
   // A state directory that does not exist yet is fine: nothing to load.
-  PersistentStore fresh((fs::path(tmp_) / "new").string(), {});
+  PersistentStore fresh((fs::path(tmp_) / "new").string(), {}, TestDevices());
   EXPECT_TRUE(fresh.LoadAll(CpuAllocate()).ok());
 }
 
 TEST_F(PersistentStoreTest, AllocationFailureSkipsAndKeepsTheFile) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("poor", "w", MakeArray(F32(), {4}), true).ok());
     ASSERT_TRUE(store.Put("rich", "w", MakeArray(F32(), {4}), true).ok());
   }
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ASSERT_TRUE(store
                   .LoadAll([](const std::string& tenant, const ArrayLayout& layout,
                               const std::string& device) -> absl::StatusOr<ArrayPtr> {
@@ -622,13 +633,13 @@ TEST_F(PersistentStoreTest, AllocationFailureSkipsAndKeepsTheFile) {
 
 TEST_F(PersistentStoreTest, LoadRespectsLimitAndExistingNames) {
   {
-    PersistentStore store(state_, {});
+    PersistentStore store(state_, {}, TestDevices());
     ASSERT_TRUE(store.Put("t", "a", MakeArray(F32(), {4}), true).ok());
     ASSERT_TRUE(store.Put("t", "b", MakeArray(F32(), {4}), true).ok());
     ASSERT_TRUE(store.Put("t", "c", MakeArray(F32(), {4}), true).ok());
   }
   EXPECT_EQ(Reload(2)->size("t"), 2u);
-  PersistentStore store(state_, {});
+  PersistentStore store(state_, {}, TestDevices());
   ArrayPtr mine = MakeArray(F32(), {4});
   ASSERT_TRUE(store.Put("t", "a", mine, false).ok());
   ASSERT_TRUE(store.LoadAll(CpuAllocate()).ok());
@@ -637,7 +648,7 @@ TEST_F(PersistentStoreTest, LoadRespectsLimitAndExistingNames) {
 }
 
 TEST_F(PersistentStoreTest, ConcurrentUse) {
-  PersistentStore store(state_, PersistentStore::Limits{64});
+  PersistentStore store(state_, PersistentStore::Limits{64}, TestDevices());
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
