@@ -72,28 +72,12 @@ struct Task {
   int32_t gbegin = 0, gend = 0;
 };
 
-// Box and finite centroid bounds of a set of items.
+// Box and finite centroid bounds of a set of items (Lanes measures them).
 struct Bounds {
   Box box;
   float clo[3] = {kInf, kInf, kInf};
   float chi[3] = {-kInf, -kInf, -kInf};
 
-  // Grows by an item whose centroid is c (0.5 l + 0.5 u per axis). Selects,
-  // not branches: a non-finite centroid coordinate changes nothing.
-  void Add(const wp::vec3f& l, const wp::vec3f& u, const float c[3]) {
-    box.Grow(l, u);
-    for (int a = 0; a < 3; ++a) {
-      const bool finite = std::fabs(c[a]) < kInf;  // false for NaN
-      const float lo = finite ? c[a] : kInf;
-      const float hi = finite ? c[a] : -kInf;
-      clo[a] = lo < clo[a] ? lo : clo[a];
-      chi[a] = hi > chi[a] ? hi : chi[a];
-    }
-  }
-  void Add(const wp::vec3f& l, const wp::vec3f& u) {
-    const float c[3] = {0.5f * l.c[0] + 0.5f * u.c[0], 0.5f * l.c[1] + 0.5f * u.c[1], 0.5f * l.c[2] + 0.5f * u.c[2]};
-    Add(l, u, c);
-  }
   void Merge(const Bounds& b) {
     box.Grow(b.box);
     for (int a = 0; a < 3; ++a) {
@@ -108,20 +92,6 @@ struct Bounds {
       t.chi[a] = chi[a];
     }
     return t;
-  }
-};
-
-// The bins of one SAH split: each bin's items measured (so the children's
-// bounds are merged bins, never measured again) and counted.
-struct Bins {
-  Bounds bounds[kBins];
-  int32_t count[kBins] = {};
-
-  void Merge(const Bins& b) {
-    for (int k = 0; k < kBins; ++k) {
-      bounds[k].Merge(b.bounds[k]);
-      count[k] += b.count[k];
-    }
   }
 };
 
@@ -145,7 +115,7 @@ typedef int32_t I4 __attribute__((vector_size(16)));
 
 F4 Load(const wp::vec3f& v) { return F4{v.c[0], v.c[1], v.c[2], 0.0f}; }
 
-// The centroid as Key and Bounds::Add compute it.
+// The centroid, as Key computes it.
 F4 Centroid(F4 l, F4 u) {
   const F4 half = {0.5f, 0.5f, 0.5f, 0.5f};
   return half * l + half * u;
@@ -168,7 +138,8 @@ struct Lanes {
   F4 clo = {kInf, kInf, kInf, kInf};
   F4 chi = {-kInf, -kInf, -kInf, -kInf};
 
-  // As Bounds::Add: NaN bounds and non-finite centroid coordinates change
+  // Grows by an item with box [l, u] and centroid c. Selects, not
+  // branches: NaN bounds and non-finite centroid coordinates change
   // nothing (comparisons with NaN are false; inf - inf is NaN).
   void Add(F4 l, F4 u, F4 c) {
     const F4 inf = {kInf, kInf, kInf, kInf};
@@ -183,6 +154,11 @@ struct Lanes {
     lo = l < lo ? l : lo;
     hi = u > hi ? u : hi;
   }
+  void Merge(const Lanes& o) {
+    GrowBox(o.lo, o.hi);
+    clo = o.clo < clo ? o.clo : clo;
+    chi = o.chi > chi ? o.chi : chi;
+  }
   // Merges into `b` (exact: min and max).
   void MergeInto(Bounds* b) const {
     for (int a = 0; a < 3; ++a) {
@@ -190,6 +166,20 @@ struct Lanes {
       b->box.hi[a] = std::max(b->box.hi[a], hi[a]);
       b->clo[a] = std::min(b->clo[a], clo[a]);
       b->chi[a] = std::max(b->chi[a], chi[a]);
+    }
+  }
+};
+
+// The bins of one SAH split: each bin's items measured (so the children's
+// bounds are merged bins, never measured again) and counted.
+struct Bins {
+  Lanes lanes[kBins];
+  int32_t count[kBins] = {};
+
+  void Merge(const Bins& b) {
+    for (int k = 0; k < kBins; ++k) {
+      lanes[k].Merge(b.lanes[k]);
+      count[k] += b.count[k];
     }
   }
 };
@@ -254,8 +244,9 @@ class Builder {
     }
     // With a parallel runner, the top of the tree is built level by level
     // (GrowTop: large nodes' passes in chunks on the threads, a level's
-    // smaller nodes at once) down to subtrees of at most n / 8 items
-    // (several per thread, for balance; none below kParallelItems), which
+    // smaller nodes at once) down to subtrees of at most n / 4 items
+    // (about four: a thread the machine takes away holds up one at most;
+    // none below kParallelItems), which
     // are built at once on the threads, each into a range of its own past
     // the top's nodes (2m - 1 nodes for m items, the most it can take);
     // then, in order, each subtree's root moves to the node the top gave it
@@ -267,7 +258,7 @@ class Builder {
     std::vector<Task> deferred;
     int32_t next = 1;
     if (parallel != nullptr && n >= 8 * kParallelItems) {
-      const int32_t defer = std::max(n / 8, kParallelItems);
+      const int32_t defer = std::max(n / 4, kParallelItems);
       if (absl::Status s = GrowTop(root, &next, &shape.max_depth, cancel, defer, &deferred, parallel); !s.ok()) {
         return s;
       }
@@ -343,7 +334,8 @@ class Builder {
   // tasks of one group or none with at most `defer` items (while
   // kBvhBuildSlack allows) go to *deferred, the others are split, those of
   // kChunkedItems or more one after another (their passes in chunks on the
-  // threads), the rest at once, one per thread; their children, numbered in
+  // threads), the rest at once, one per thread (when they hold
+  // kChunkedItems items together; else here); their children, numbered in
   // the level's order from *next, make the next level. The numbering and
   // the tree depend on the items only, never on the threads.
   absl::Status GrowTop(const Task& root, int32_t* next, int32_t* max_depth, const std::atomic<bool>* cancel,
@@ -381,10 +373,15 @@ class Builder {
           small.push_back(i);
         }
       }
-      ForEachChunk(parallel, static_cast<int64_t>(small.size()), [&](int64_t k) {
-        const size_t i = small[static_cast<size_t>(k)];
-        Step(split[i], nodes_, parents_, first[i], &children[2 * i], nullptr);
-      });
+      // At once only when there is enough to share: each ParallelFor wakes
+      // the workers and waits for the last of them.
+      int64_t small_items = 0;
+      for (size_t i : small) small_items += split[i].end - split[i].begin;
+      ForEachChunk(small_items >= kChunkedItems ? parallel : nullptr, static_cast<int64_t>(small.size()),
+                   [&](int64_t k) {
+                     const size_t i = small[static_cast<size_t>(k)];
+                     Step(split[i], nodes_, parents_, first[i], &children[2 * i], nullptr);
+                   });
       level.clear();
       for (size_t i = 0; i < split.size(); ++i) {
         if (first[i] < 0) continue;
@@ -440,8 +437,13 @@ class Builder {
   }
 
   Bounds Measure(int32_t begin, int32_t end) const {
+    Lanes x;
+    for (int32_t k = begin; k < end; ++k) {
+      const F4 l = Load(lowers_[prims_[k]]), u = Load(uppers_[prims_[k]]);
+      x.Add(l, u, Centroid(l, u));
+    }
     Bounds b;
-    for (int32_t k = begin; k < end; ++k) b.Add(lowers_[prims_[k]], uppers_[prims_[k]]);
+    x.MergeInto(&b);
     return b;
   }
 
@@ -535,7 +537,8 @@ class Builder {
     }
     for (int b = 0; b < kBins; ++b) {
       out->count[b] = count[b];
-      for (int set = 0; set < kSets; ++set) lanes[set][b].MergeInto(&out->bounds[b]);
+      out->lanes[b] = lanes[0][b];
+      for (int set = 1; set < kSets; ++set) out->lanes[b].Merge(lanes[set][b]);
     }
   }
 
@@ -575,10 +578,13 @@ class Builder {
     const int best_bin = CheapestBoundary(bins);
     if (best_bin < 0) return t.begin;
     int32_t mid = t.begin;
+    Lanes side[2];
     for (int b = 0; b < kBins; ++b) {
-      (b <= best_bin ? left : right).Merge(bins.bounds[b]);
+      side[b <= best_bin ? 0 : 1].Merge(bins.lanes[b]);
       if (b <= best_bin) mid += bins.count[b];
     }
+    side[0].MergeInto(&left);
+    side[1].MergeInto(&right);
     if (chunked) {
       PartitionChunks(t, best_bin, mid, part, parallel);
     } else {
@@ -596,32 +602,28 @@ class Builder {
     return mid;
   }
 
-  // SahSplit of at most kFewItems items: bins of boxes and counts only,
-  // swept over the non-empty ones (a bit mask), the children measured as
-  // they are partitioned. The same boundary and the same children's
-  // bounds as SahSplit's (an empty bin repeats the cost of the boundary
-  // before it, and min and max do not depend on the order); the left
-  // items keep their order, then the right ones.
+  // SahSplit of at most kFewItems items: the bins swept over the
+  // non-empty ones only (a bit mask), without a bin_of_ pass. The same
+  // boundary and the same children's bounds as SahSplit's (an empty bin
+  // repeats the cost of the boundary before it); the left items keep their
+  // order, then the right ones.
   static constexpr int32_t kFewItems = 32;
   int32_t FewSahSplit(const Task& t, int axis_index, const Axis& axis, Bounds& left, Bounds& right) {
     const int32_t n = t.end - t.begin;
-    F4 lo[kFewItems], hi[kFewItems], cen[kFewItems];
     int32_t item[kFewItems];
     uint8_t bin[kFewItems];
-    Lanes box[kBins];  // boxes only
-    int32_t count[kBins] = {};
+    Bins bins;
     uint32_t used = 0;
     for (int32_t i = 0; i < n; ++i) {
       const int32_t it = prims_[t.begin + i];
-      item[i] = it;
-      lo[i] = Load(lowers_[it]);
-      hi[i] = Load(uppers_[it]);
-      cen[i] = Centroid(lo[i], hi[i]);
-      const float key = cen[i][axis_index];
+      const F4 l = Load(lowers_[it]), u = Load(uppers_[it]);
+      const F4 c = Centroid(l, u);
+      const float key = c[axis_index];
       const int b = axis.Bin(std::isnan(key) ? kInf : key);
+      item[i] = it;
       bin[i] = static_cast<uint8_t>(b);
-      ++count[b];
-      box[b].GrowBox(lo[i], hi[i]);
+      ++bins.count[b];
+      bins.lanes[b].Add(l, u, c);
       used |= 1u << b;
     }
     double right_area[kBins];
@@ -631,8 +633,8 @@ class Builder {
     for (uint32_t m = used; m != 0;) {
       const int b = 31 - std::countl_zero(m);
       m &= ~(1u << b);
-      acc.GrowBox(box[b].lo, box[b].hi);
-      r += count[b];
+      acc.GrowBox(bins.lanes[b].lo, bins.lanes[b].hi);
+      r += bins.count[b];
       right_area[b] = AreaOf(acc.lo, acc.hi);
       right_count[b] = r;
     }
@@ -645,8 +647,8 @@ class Builder {
       m &= m - 1;
       if (m == 0) break;  // the last non-empty bin: nothing on its right
       const int next = std::countr_zero(m);
-      lbox.GrowBox(box[b].lo, box[b].hi);
-      l += count[b];
+      lbox.GrowBox(bins.lanes[b].lo, bins.lanes[b].hi);
+      l += bins.count[b];
       const double cost = AreaOf(lbox.lo, lbox.hi) * l + right_area[next] * right_count[next];
       if (cost < best_cost) {
         best_cost = cost;
@@ -654,17 +656,22 @@ class Builder {
       }
     }
     if (best_bin < 0) return t.begin;
-    int32_t lpos = t.begin, rpos = t.begin;
-    for (int b = 0; b <= best_bin; ++b) rpos += count[b];
-    const int32_t mid = rpos;
     Lanes side[2];
-    for (int32_t i = 0; i < n; ++i) {
-      const bool goes_left = bin[i] <= best_bin;
-      side[goes_left ? 0 : 1].Add(lo[i], hi[i], cen[i]);
-      prims_[goes_left ? lpos++ : rpos++] = item[i];
+    int32_t lpos = t.begin, rpos = t.begin;
+    for (uint32_t m = used; m != 0; m &= m - 1) {
+      const int b = std::countr_zero(m);
+      side[b <= best_bin ? 0 : 1].Merge(bins.lanes[b]);
+      if (b <= best_bin) rpos += bins.count[b];
     }
     side[0].MergeInto(&left);
     side[1].MergeInto(&right);
+    const int32_t mid = rpos;
+    for (int32_t i = 0; i < n; ++i) {
+      const bool goes_left = bin[i] <= best_bin;
+      prims_[goes_left ? lpos : rpos] = item[i];
+      lpos += goes_left ? 1 : 0;
+      rpos += goes_left ? 0 : 1;
+    }
     return mid;
   }
 
@@ -675,13 +682,13 @@ class Builder {
   static int CheapestBoundary(const Bins& bins) {
     double right_area[kBins];
     int32_t right_count[kBins];
-    Box acc;
+    Lanes acc;
     int32_t n = 0;
     for (int b = kBins - 1; b > 0; --b) {
       if (bins.count[b] != 0 || b == kBins - 1) {
-        acc.Grow(bins.bounds[b].box);
+        acc.GrowBox(bins.lanes[b].lo, bins.lanes[b].hi);
         n += bins.count[b];
-        right_area[b] = acc.Area();
+        right_area[b] = AreaOf(acc.lo, acc.hi);
       } else {
         right_area[b] = right_area[b + 1];
       }
@@ -689,14 +696,14 @@ class Builder {
     }
     double best_cost = std::numeric_limits<double>::infinity();
     int best_bin = -1;
-    Box lbox;
+    Lanes lbox;
     int32_t m = 0;
     for (int b = 0; b < kBins - 1; ++b) {
       if (bins.count[b] == 0) continue;
-      lbox.Grow(bins.bounds[b].box);
+      lbox.GrowBox(bins.lanes[b].lo, bins.lanes[b].hi);
       m += bins.count[b];
       if (right_count[b + 1] == 0) break;  // and at every later boundary
-      const double cost = lbox.Area() * m + right_area[b + 1] * right_count[b + 1];
+      const double cost = AreaOf(lbox.lo, lbox.hi) * m + right_area[b + 1] * right_count[b + 1];
       if (cost < best_cost) {
         best_cost = cost;
         best_bin = b;
