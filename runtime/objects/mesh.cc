@@ -173,7 +173,7 @@ absl::Status Mesh::ComputeBoxes(const ParallelFor* parallel) {
   // Fixed chunks (so the edge-length sum adds the same numbers in the same
   // order however many threads run them), each with its partial sum and
   // its first triangle with a vertex out of range (-1: none).
-  constexpr int64_t kChunk = 4096;
+  constexpr int64_t kChunk = 16384;
   const int64_t chunks = (num_tris_ + kChunk - 1) / kChunk;
   std::vector<double> edge_sum(static_cast<size_t>(chunks), 0.0);
   std::vector<int64_t> bad(static_cast<size_t>(chunks), -1);
