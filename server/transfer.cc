@@ -9,9 +9,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/objects/array_members.h"
 #include "grpc/slice.h"
 #include "runtime/memory/size_math.h"
+#include "runtime/objects/array_members.h"
 #include "server/auth/authenticate.h"
 #include "server/grpc_status.h"
 #include "server/logging.h"

@@ -5,6 +5,7 @@ never uploaded into, mapped, persisted, viewed with another dtype or downloaded,
 the arrays they point to live as long as they may be read."""
 
 import gc
+import os
 
 import grpc
 import numpy as np
@@ -415,3 +416,17 @@ def test_numpy_value_reads_back_from_fills(wp):
     c[wp.array([3, 1], dtype=wp.int32)].fill_(s)
     np.testing.assert_array_equal(c.numpy()["param1"], [0, -17, 0, -17])
     np.testing.assert_array_equal(run_read(c), [0, -17 + 13.5 + 7, 0, -17 + 13.5 + 7])
+
+
+def test_a_loaded_persistent_member_reads_back_as_its_object(wp):
+    src = wp.array(np.array([[1.0, 2.0, 3.0]], dtype=np.float32), dtype=wp.vec3)
+    name = f"struct-member-{os.getpid()}"
+    wp.persistent.save(name, src)
+    try:
+        loaded = wp.persistent.load(name)
+        s = MyStruct()
+        s.param3 = loaded
+        a = wp.array([s], dtype=MyStruct)
+        assert a.list()[0].param3 is loaded
+    finally:
+        wp.persistent.delete(name)

@@ -451,6 +451,12 @@ def test_raw_pointers_are_addresses_in_this_processs_mapping(wp):
     np.testing.assert_array_equal(at.numpy(), t)
     at.fill_(7)  # the same memory
     assert (a.numpy() == 7).all()
+    # A wrapped array has a gradient only when asked for, as in Warp.
+    g = wp.zeros(4, dtype=float, requires_grad=True)
+    assert wp.array(ptr=g.ptr, dtype=float, shape=(4,)).grad is None
+    wg = wp.array(ptr=g.ptr, dtype=float, shape=(2,), requires_grad=True)
+    assert wg.requires_grad and wg.grad is not None and wg.grad.shape == (2,)
+    assert not np.shares_memory(wg.grad.numpy(), g.grad.numpy())
     # Values read at an address of this process, as Warp reads them.
     m = wp.array(np.arange(12, dtype=np.float32), dtype=float)
     assert wp.vec3.from_ptr(m.ptr + 4 * 4) == wp.vec3(4.0, 5.0, 6.0)

@@ -285,6 +285,10 @@ class array:
             shape, wt.type_size_in_bytes(self.dtype))
         self._rt = rt
         self._stream = rt.stream(dev)
+        self._take_wanted_grad()
+
+    def _take_wanted_grad(self):
+        """The gradient the constructor asked for (grad= or requires_grad=), once the array exists."""
         if self.__dict__.pop("_wants_grad", False):
             given = self.__dict__.pop("_given_grad", None)
             if given is not None:
@@ -390,7 +394,8 @@ class array:
 
     def _view(self, g: array_view.Geometry, into: array | None = None) -> array:
         """A new daemon handle for the view `g` of this array (CreateView), made into the
-        array object `into` (wp.array(ptr=...)) or a new one."""
+        array object `into` (wp.array(ptr=...), which takes no gradient from this array)
+        or a new one."""
         self._check_live()
         rt = self._rt
         dtype = self.dtype if g.dtype is None else g.dtype
@@ -422,7 +427,7 @@ class array:
         v._offset = self._offset + g.offset
         v._requires_grad = self._requires_grad
         v._retain_grad = self._retain_grad
-        grad = self._grad
+        grad = self._grad if into is None else None
         # The gradient is viewed the same way, as in Warp (when it is laid out like the array).
         if isinstance(grad, array) and grad.handle is not None and grad.shape == self.shape \
                 and grad.strides == self.strides:
@@ -583,12 +588,11 @@ class array:
                 if device is not None and base._rt.device(device) is not base.device:
                     raise ValueError(f"wp.array(ptr=...): the address is in an array on "
                                      f"{base.device}, not on {device}")
-                self._requires_grad = False
-                self._grad = None
-                self._wants_grad = False
+                retain = self._retain_grad  # the constructor's, not the base's
                 base._view(array_view.Geometry(ptr - start, tuple(shape), strides, dtype), into=self)
                 self._requires_grad = False
-                self._grad = None
+                self._retain_grad = retain
+                self._take_wanted_grad()
                 return
         raise ValueError(f"wp.array(ptr={ptr:#x}): warpd arrays live in the daemon, and this address is "
                          f"not inside a CPU array mapped into this process (an address from another "

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import types as wt
-from .array import array
+from .array import LIVE, array
 from .context import runtime
 from .v1 import runtime_pb2
 
@@ -74,6 +74,7 @@ def load(name: str) -> array:
     a.size = size
     a.device = rt.device(info.device)
     a.handle = resp.handle
+    LIVE[a.handle] = a
     a.strides = tuple(resp.strides)
     a._rt = rt
     a._stream = rt.stream(a.device)
