@@ -37,7 +37,7 @@ ServerUnaryReactor* RuntimeService::PersistArray(CallbackServerContext* ctx, con
     }
     // Other sessions may write it from now on: its memory must not come back
     // to this session's next array as it is (segment_pool.h).
-    if (array->buffer() != nullptr) array->buffer()->KeepFromReuse();
+    array->buffer()->KeepFromReuse();
     std::shared_ptr<runtime::Stream> stream = req.durable() ? session->FindStream(array->device()) : nullptr;
     return std::make_pair(std::move(array), std::move(stream));
   };
@@ -82,7 +82,12 @@ ServerUnaryReactor* RuntimeService::AttachPersistent(CallbackServerContext* ctx,
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, req.session()));
         WARPD_RETURN_IF_ERROR(PersistentStore::CheckName(req.name()));
         WARPD_ASSIGN_OR_RETURN(PersistentStore::Entry e, state_->persistent().Get(call->tenant->name(), req.name()));
-        WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(e.array));
+        // Its own Array object over the stored buffer: a handle names one
+        // object, so a struct member bound to this handle reads back as it
+        // and not as the handle the array was saved from (transfer.cc).
+        auto attached = std::make_shared<const runtime::Array>(e.array->device(), e.array->layout(), e.array->buffer(),
+                                                               e.array->byte_offset(), e.array->held());
+        WARPD_ASSIGN_OR_RETURN(uint64_t handle, session->AddArray(std::move(attached)));
         call->response.set_handle(handle);
         FillPersistentInfo(e.name, *e.array, e.durable, call->response.mutable_info());
         for (int64_t s : e.array->strides()) call->response.add_strides(s);
