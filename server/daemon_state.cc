@@ -221,7 +221,7 @@ void DaemonState::LoadPersistent() {
     // A pool of its own (blocks outlive their pool), charged to the tenant.
     runtime::SegmentPool pool(runtime::MemoryAccount::Create("persistent", 0, tenant->memory()),
                               runtime::SegmentPoolOptions{flags_.max_array_bytes});
-    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Buffer> buffer,
                            device->Allocate(layout.size_bytes, "persistent", &pool));
     return MakeTenantArray(tenant, pool, device->name(), layout, std::move(buffer));
   });

@@ -67,7 +67,7 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   runtime::SegmentPool& pool = descriptors ? session->private_pool() : session->pool();
   const bool uninitialized = req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED;
   const runtime::Fill fill = uninitialized && !descriptors ? runtime::Fill::kAny : runtime::Fill::kZero;
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuBuffer> buffer,
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Buffer> buffer,
                          device->Allocate(layout.size_bytes, "array", &pool, fill));
   WARPD_ASSIGN_OR_RETURN(
       std::shared_ptr<const runtime::Array> array,
@@ -99,7 +99,7 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   resp->set_size_bytes(layout.size_bytes);
   for (int64_t s : array->strides()) resp->add_strides(s);
   // What the share socket would answer for it (server/local/share_arrays.cc).
-  const std::shared_ptr<runtime::CpuBuffer>& memory = array->buffer();
+  const runtime::CpuBuffer* memory = array->buffer()->cpu();
   if (!descriptors && layout.size_bytes > 0 && memory != nullptr && memory->fd() >= 0) {
     resp->set_segment(memory->segment_serial());
     resp->set_segment_offset(memory->offset() + array->byte_offset());

@@ -87,7 +87,7 @@ TEST_F(SessionTest, CloseFreesDescriptorArraysThatHoldEachOther) {
       return a;
     };
     std::shared_ptr<const runtime::Array> a = make(), b = make();
-    EXPECT_FALSE(a->buffer()->BelongsTo(session_.pool()));  // never shared with a client
+    EXPECT_FALSE(a->buffer()->cpu()->BelongsTo(session_.pool()));  // never shared with a client
     const std::shared_ptr<const runtime::Array> both[] = {a, b};
     ASSERT_TRUE(a->held()->Add(both, a.get()).ok());
     ASSERT_TRUE(b->held()->Add(both, b.get()).ok());

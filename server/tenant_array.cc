@@ -10,7 +10,7 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       const runtime::SegmentPool& pool,
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
-                                                                      std::shared_ptr<runtime::CpuBuffer> buffer,
+                                                                      std::shared_ptr<runtime::Buffer> buffer,
                                                                       uint64_t byte_offset,
                                                                       std::shared_ptr<runtime::HeldArrays> held) {
   auto array = std::make_unique<runtime::Array>(std::move(device), layout, std::move(buffer), byte_offset,

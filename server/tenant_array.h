@@ -26,7 +26,7 @@ absl::StatusOr<std::shared_ptr<const runtime::Array>> MakeTenantArray(const std:
                                                                       const runtime::SegmentPool& pool,
                                                                       std::string device,
                                                                       const runtime::ArrayLayout& layout,
-                                                                      std::shared_ptr<runtime::CpuBuffer> buffer,
+                                                                      std::shared_ptr<runtime::Buffer> buffer,
                                                                       uint64_t byte_offset = 0,
                                                                       std::shared_ptr<runtime::HeldArrays> held = nullptr);
 

@@ -82,7 +82,7 @@ CpuDevice::CpuDevice(int num_threads, absl::Duration launch_time_limit)
   info_.memory_bytes = PhysicalMemoryBytes();
 }
 
-absl::StatusOr<std::shared_ptr<CpuBuffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag,
+absl::StatusOr<std::shared_ptr<Buffer>> CpuDevice::Allocate(uint64_t bytes, std::string_view tag,
                                                               SegmentPool* pool, Fill fill) {
   if (pool == nullptr) return absl::FailedPreconditionError("no memory pool to allocate CPU memory from");
   return pool->Allocate(bytes, tag, fill);

@@ -28,7 +28,7 @@ class CpuDevice final : public Device {
   abi::Target target() const override { return abi::Target::kCpu; }
   // The host's MemAvailable (/proc/meminfo), else its free pages.
   uint64_t FreeMemoryBytes() const override;
-  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
+  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag,
                                                       SegmentPool* pool, Fill fill = Fill::kZero) override;
   absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
                          Pass pass = Pass::kForward) override;

@@ -1,17 +1,71 @@
 #include "runtime/device/cuda_device.h"
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "runtime/device/cuda/cuda_copy.h"
+#include "runtime/memory/memory_charge.h"
+#include "runtime/objects/array.h"
+#include "runtime/objects/array_bytes.h"
 
 namespace warpd::runtime {
+namespace {
 
-CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) {
+// Host bytes standing in for a strided array's span while it is packed or
+// unpacked (array_bytes.h works on host memory).
+class HostBytes final : public Buffer {
+ public:
+  static std::shared_ptr<HostBytes> Make(uint64_t n) {
+    auto bytes = std::make_unique_for_overwrite<std::byte[]>(n);
+    std::byte* p = bytes.get();
+    return std::shared_ptr<HostBytes>(new HostBytes(p, n, std::move(bytes)));
+  }
+  std::byte* data() const { return host_data(); }
+
+ private:
+  HostBytes(std::byte* p, uint64_t n, std::unique_ptr<std::byte[]> bytes)
+      : Buffer(reinterpret_cast<uint64_t>(p), n, /*host_addressable=*/true), bytes_(std::move(bytes)) {}
+  std::unique_ptr<std::byte[]> bytes_;
+};
+
+// The bytes from `array`'s element 0 (its lowest address: strides are never
+// negative) to the end of its last element, in its buffer.
+uint64_t SpanBytes(const Array& array) {
+  if (array.layout().num_elements == 0) return 0;
+  uint64_t span = array.dtype()->size();
+  for (int d = 0; d < array.ndim(); ++d) span += uint64_t(array.shape()[d] - 1) * uint64_t(array.strides()[d]);
+  return span;
+}
+
+// Seed of a fill the driver's memsets cannot do: whole patterns, about 64 KiB.
+constexpr uint64_t kFillSeedBytes = uint64_t{64} << 10;
+
+}  // namespace
+
+CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) : CudaDevice(gpu, nullptr) {}
+
+CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, std::shared_ptr<cuda::CudaMemory> memory)
+    : memory_(std::move(memory)) {
   info_.name = absl::StrCat("cuda:", gpu.ordinal);
   info_.alias = gpu.name;
   info_.kind = "cuda";
   info_.arch = gpu.arch();
   info_.uuid = gpu.uuid;
   info_.memory_bytes = gpu.memory_bytes;
-  info_.unavailable = kNotYet;
+  info_.unavailable = memory_ == nullptr ? kNotYet : "";
+}
+
+absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(const cuda::CudaDriver& driver,
+                                                             const cuda::CudaDeviceInfo& gpu,
+                                                             const cuda::CudaMemory::Options& options) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> memory,
+                         cuda::CudaMemory::Open(driver, gpu.ordinal, options));
+  return std::unique_ptr<CudaDevice>(new CudaDevice(gpu, std::move(memory)));
 }
 
 absl::Status CudaDevice::NotYet() const {
@@ -19,24 +73,143 @@ absl::Status CudaDevice::NotYet() const {
                                                     info_.unavailable));
 }
 
-absl::StatusOr<std::shared_ptr<CpuBuffer>> CudaDevice::Allocate(uint64_t, std::string_view, SegmentPool*, Fill) {
-  return NotYet();
+absl::Status CudaDevice::CheckOpen() const { return memory_ == nullptr ? NotYet() : absl::OkStatus(); }
+
+uint64_t CudaDevice::FreeMemoryBytes() const {
+  if (memory_ == nullptr) return 0;
+  const uint64_t quota = memory_->pool().quota();
+  const uint64_t used = memory_->pool().bytes_in_use();
+  return quota > used ? quota - used : 0;
+}
+
+absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::Allocate(uint64_t bytes, std::string_view, SegmentPool* pool,
+                                                             Fill) {
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  if (pool == nullptr) return absl::FailedPreconditionError("no memory account to charge GPU memory to");
+  WARPD_ASSIGN_OR_RETURN(MemoryCharge charge, MemoryCharge::Take(pool->account(), bytes));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaBuffer> buffer,
+                         cuda::CudaBuffer::Allocate(memory_, bytes, std::move(charge)));
+  // Always zeroed, whatever `fill` asks: the pool is every session's.
+  if (bytes > 0) {
+    const unsigned char zero = 0;
+    WARPD_RETURN_IF_ERROR(cuda::Fill(memory_->stream(), buffer->address(), &zero, 1, bytes));
+    WARPD_RETURN_IF_ERROR(memory_->stream().Synchronize());
+  }
+  return buffer;
 }
 
 absl::Status CudaDevice::RunKernel(const abi::CompiledKernel&, wp::launch_ctx*, const void*, Pass) {
-  return NotYet();
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  return absl::UnimplementedError(absl::StrCat("kernels cannot run on '", info_.name, "' yet; launch on \"cpu\""));
 }
 
-absl::Status CudaDevice::Upload(const Array&, uint64_t, absl::Span<const std::byte>) { return NotYet(); }
-
-absl::Status CudaDevice::Download(const Array&, uint64_t, absl::Span<std::byte>) { return NotYet(); }
-
-absl::Status CudaDevice::CopyRange(const Array&, uint64_t, const Array&, uint64_t, uint64_t, const std::atomic<bool>*) {
-  return NotYet();
+absl::Status CudaDevice::Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) {
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_RETURN_IF_ERROR(CheckRange(dst, offset, bytes.size(), "upload"));
+  if (bytes.empty()) return absl::OkStatus();
+  if (!dst.contiguous()) return StridedWrite(dst, offset, bytes);
+  cuda::CudaStream& stream = memory_->stream();
+  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst.address() + offset, bytes.data(), bytes.size()));
+  return stream.Synchronize();
 }
 
-absl::Status CudaDevice::FillRange(const Array&, uint64_t, uint64_t, std::string_view, const std::atomic<bool>*) {
-  return NotYet();
+absl::Status CudaDevice::Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) {
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_RETURN_IF_ERROR(CheckRange(src, offset, out.size(), "download"));
+  if (out.empty()) return absl::OkStatus();
+  if (!src.contiguous()) return StridedRead(src, offset, out);
+  return memory_->staging().Download(memory_->stream(), out.data(), src.address() + offset, out.size());
+}
+
+absl::Status CudaDevice::StridedRead(const Array& src, uint64_t offset, absl::Span<std::byte> out) {
+  const uint64_t span = SpanBytes(src);
+  std::shared_ptr<HostBytes> host = HostBytes::Make(span);
+  WARPD_RETURN_IF_ERROR(memory_->staging().Download(memory_->stream(), host->data(), src.address(), span));
+  const Array mirror(src.device(), src.layout(), host, 0, src.held());
+  ReadArrayBytes(mirror, offset, out.size(), out.data());
+  return absl::OkStatus();
+}
+
+absl::Status CudaDevice::StridedWrite(const Array& dst, uint64_t offset, absl::Span<const std::byte> in) {
+  const uint64_t span = SpanBytes(dst);
+  std::shared_ptr<HostBytes> host = HostBytes::Make(span);
+  cuda::CudaStream& stream = memory_->stream();
+  WARPD_RETURN_IF_ERROR(memory_->staging().Download(stream, host->data(), dst.address(), span));
+  const Array mirror(dst.device(), dst.layout(), host, 0, dst.held());
+  WriteArrayBytes(mirror, offset, in.data(), in.size());
+  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst.address(), host->data(), span));
+  return stream.Synchronize();
+}
+
+absl::Status CudaDevice::MoveDeviceBytes(uint64_t dst, uint64_t src, uint64_t n) {
+  cuda::CudaStream& stream = memory_->stream();
+  if (dst == src) return absl::OkStatus();
+  const bool overlap = dst < src ? src - dst < n : dst - src < n;
+  if (!overlap) return cuda::CopyDeviceToDevice(stream, dst, src, n);
+  // cuMemcpyDtoD leaves overlapping copies undefined: through a temporary
+  // (charged to nobody: it lives for this call only, within the quota).
+  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr tmp, memory_->pool().Allocate(n, stream));
+  absl::Status s = cuda::CopyDeviceToDevice(stream, tmp, src, n);
+  if (s.ok()) s = cuda::CopyDeviceToDevice(stream, dst, tmp, n);
+  absl::Status freed = memory_->pool().Free(tmp, stream);
+  return s.ok() ? freed : s;
+}
+
+absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset,
+                                   uint64_t n, const std::atomic<bool>* cancel) {
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_RETURN_IF_ERROR(CheckRange(dst, dst_offset, n, "copy destination"));
+  WARPD_RETURN_IF_ERROR(CheckRange(src, src_offset, n, "copy source"));
+  if (n == 0) return absl::OkStatus();
+  if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("copy: cancelled");
+  if (dst.contiguous() && src.contiguous()) {
+    WARPD_RETURN_IF_ERROR(MoveDeviceBytes(dst.address() + dst_offset, src.address() + src_offset, n));
+    return memory_->stream().Synchronize();
+  }
+  // A strided side: through the host, all of the source read before any of
+  // the destination is written.
+  std::vector<std::byte> bytes(n);
+  WARPD_RETURN_IF_ERROR(Download(src, src_offset, absl::MakeSpan(bytes)));
+  if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("copy: cancelled");
+  return Upload(dst, dst_offset, bytes);
+}
+
+absl::Status CudaDevice::FillDeviceBytes(uint64_t dst, uint64_t n, std::string_view pattern) {
+  cuda::CudaStream& stream = memory_->stream();
+  absl::Status s = cuda::Fill(stream, dst, pattern.data(), pattern.size(), n / pattern.size());
+  if (s.code() != absl::StatusCode::kUnimplemented) return s;
+  // A pattern no memset writes: a seed of whole patterns, uploaded, then
+  // doubled on the device.
+  const uint64_t seed_patterns = std::max<uint64_t>(1, kFillSeedBytes / pattern.size());
+  const uint64_t seed = std::min<uint64_t>(n, seed_patterns * pattern.size());
+  std::vector<std::byte> host(seed);
+  for (uint64_t i = 0; i < seed; i += pattern.size()) std::memcpy(host.data() + i, pattern.data(), pattern.size());
+  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst, host.data(), seed));
+  for (uint64_t filled = seed; filled < n;) {
+    const uint64_t chunk = std::min(filled, n - filled);
+    WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToDevice(stream, dst + filled, dst, chunk));
+    filled += chunk;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaDevice::FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
+                                   const std::atomic<bool>* cancel) {
+  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_RETURN_IF_ERROR(CheckRange(array, offset, n, "fill"));
+  if (n == 0) return absl::OkStatus();
+  if (pattern.empty() || n % pattern.size() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
+  }
+  if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("fill: cancelled");
+  if (array.contiguous()) {
+    WARPD_RETURN_IF_ERROR(FillDeviceBytes(array.address() + offset, n, pattern));
+    return memory_->stream().Synchronize();
+  }
+  std::vector<std::byte> bytes(n);
+  for (uint64_t i = 0; i < n; i += pattern.size()) std::memcpy(bytes.data() + i, pattern.data(), pattern.size());
+  return StridedWrite(array, offset, bytes);
 }
 
 }  // namespace warpd::runtime

@@ -1,14 +1,32 @@
-// warpd runtime: a GPU as a Device, listed but not yet able to run work.
+// warpd runtime: a GPU as a Device.
 //
 // The daemon lists every GPU the driver reports ("cuda:N", its name, arch,
-// UUID and memory; DeviceInfo::unavailable says why it cannot run work) so
-// clients see the node's devices, but CUDA memory, modules and launches are
-// later steps (issue 26): Allocate, RunKernel and the data movement fail with
-// FAILED_PRECONDITION naming the device and pointing at "cpu". Holds no
-// driver resources. Thread-safe (immutable).
+// UUID and memory) so clients see the node's devices. A device made with
+// the constructor is listed only: DeviceInfo::unavailable says why it
+// cannot run work, and every operation fails FAILED_PRECONDITION naming
+// the device and pointing at "cpu". That is what the daemon makes today,
+// because kernels cannot run on a GPU yet (issue 26's next steps: modules
+// for the device's arch, launches on per-session streams).
+//
+// A device made by Open has its memory (cuda/cuda_buffer.h): Allocate gives
+// stream-ordered device memory, always zeroed (the pool is shared by every
+// session, so freed memory may hold another's bytes), charged to the
+// session pool's account; Upload and Download go through the pinned
+// staging ring; CopyRange and FillRange run on the device. Each returns
+// once the bytes have moved (it synchronizes the memory stream), so errors
+// surface in the call. Strided views (array_view.h) move through the host:
+// the bytes their elements span are staged, packed or unpacked there with
+// array_bytes.h, and written back (a strided upload or fill rewrites the
+// spanned bytes it did not change, in the stream's order). RunKernel is
+// UNIMPLEMENTED. Thread-safe.
 #pragma once
 
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "runtime/device/cuda/cuda_buffer.h"
 #include "runtime/device/cuda/cuda_device_info.h"
+#include "runtime/device/cuda/cuda_driver.h"
 #include "runtime/device/device.h"
 
 namespace warpd::runtime {
@@ -19,27 +37,45 @@ class CudaDevice final : public Device {
   static constexpr const char* kNotYet =
       "CUDA execution is not implemented in this warpd yet: arrays and launches run on \"cpu\"";
 
+  // Listed only (see above).
   explicit CudaDevice(const cuda::CudaDeviceInfo& gpu);
+  // With its memory: CudaMemory::Open's errors.
+  static absl::StatusOr<std::unique_ptr<CudaDevice>> Open(const cuda::CudaDriver& driver,
+                                                          const cuda::CudaDeviceInfo& gpu,
+                                                          const cuda::CudaMemory::Options& options);
 
   const DeviceInfo& info() const override { return info_; }
   abi::Target target() const override { return abi::Target::kCuda; }
-  absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
-                                                      Fill fill = Fill::kZero) override;
+  // The pool's free bytes under its quota, else 0 (not known).
+  uint64_t FreeMemoryBytes() const override;
+  // `pool` is the session's: only its account is used, charged the bytes.
+  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
+                                                   Fill fill = Fill::kZero) override;
   absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
                          Pass pass = Pass::kForward) override;
   absl::Duration launch_time_limit() const override { return absl::ZeroDuration(); }
-  // Not yet: FAILED_PRECONDITION, as Allocate (no array can be on it).
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
   absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
   absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
-                    const std::atomic<bool>* cancel = nullptr) override;
+                         const std::atomic<bool>* cancel = nullptr) override;
   absl::Status FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
-                    const std::atomic<bool>* cancel = nullptr) override;
+                         const std::atomic<bool>* cancel = nullptr) override;
 
  private:
+  CudaDevice(const cuda::CudaDeviceInfo& gpu, std::shared_ptr<cuda::CudaMemory> memory);
   absl::Status NotYet() const;
+  // The memory of `array`, or FAILED_PRECONDITION when this device has none.
+  absl::Status CheckOpen() const;
+  // Logical bytes of a strided array through a host copy of the bytes it spans.
+  absl::Status StridedRead(const Array& src, uint64_t offset, absl::Span<std::byte> out);
+  absl::Status StridedWrite(const Array& dst, uint64_t offset, absl::Span<const std::byte> in);
+  // Device bytes [dst, dst + n) <- [src, src + n), any overlap allowed.
+  absl::Status MoveDeviceBytes(uint64_t dst, uint64_t src, uint64_t n);
+  // Device bytes [dst, dst + n) <- `pattern` repeated (n a multiple of it).
+  absl::Status FillDeviceBytes(uint64_t dst, uint64_t n, std::string_view pattern);
 
   DeviceInfo info_;
+  const std::shared_ptr<cuda::CudaMemory> memory_;  // null: listed only
 };
 
 }  // namespace warpd::runtime

@@ -62,7 +62,7 @@ class Device {
   // against every limit above it): zero-filled, or with Fill::kAny possibly
   // holding what the same pool's freed memory held. `tag` labels the memory.
   // FAILED_PRECONDITION when `pool` is null.
-  virtual absl::StatusOr<std::shared_ptr<CpuBuffer>> Allocate(uint64_t bytes, std::string_view tag,
+  virtual absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag,
                                                               SegmentPool* pool, Fill fill = Fill::kZero) = 0;
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with

@@ -325,6 +325,10 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareMatmul(std::shared_ptr<const Arr
   for (const auto& [name, x] : operands) {
     if (x == nullptr) continue;
     if (absl::Status s = CheckArrayDevice(*x, device, absl::StrCat("matmul operand ", name)); !s.ok()) return s;
+    if (x->size_bytes() > 0 && x->data() == nullptr) {  // the BLAS runs on the host
+      return absl::UnimplementedError(
+          absl::StrCat("matmul on '", device, "' is not implemented: operand ", name, " is device memory"));
+    }
   }
   // dtypes: one float scalar type for all.
   types::TypeRef dtype = a->dtype();

@@ -374,13 +374,12 @@ absl::StatusOr<std::shared_ptr<Segment>> CreateSegment(const std::shared_ptr<Mem
 
 CpuBuffer::CpuBuffer(std::shared_ptr<PoolState> pool, std::shared_ptr<Segment> segment, uint64_t segment_id,
                      int fd, std::byte* data, uint64_t offset, uint64_t size, uint64_t reserved)
-    : pool_(std::move(pool)),
+    : Buffer(reinterpret_cast<uint64_t>(data), size, /*host_addressable=*/true),
+      pool_(std::move(pool)),
       segment_(std::move(segment)),
       segment_id_(segment_id),
       fd_(fd),
-      data_(data),
       offset_(offset),
-      size_(size),
       reserved_(reserved) {}
 
 bool CpuBuffer::BelongsTo(const SegmentPool& pool) const { return pool_ != nullptr && pool_ == pool.state_; }
@@ -424,7 +423,7 @@ CpuBuffer::~CpuBuffer() {
     }
   }
   // Free ranges are zero, so the next block of this range starts zeroed.
-  std::memset(data_, 0, reserved_);
+  std::memset(data(), 0, reserved_);
   absl::MutexLock lock(&pool.mu);
   SharedSegment& s = pool.shared.at(segment_id_);
   pool.UncountBlock(reserved_);

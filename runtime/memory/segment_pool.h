@@ -93,6 +93,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "runtime/memory/buffer.h"
 #include "runtime/memory/huge_pages.h"
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/memory_charge.h"
@@ -106,17 +107,15 @@ struct Segment;
 
 class SegmentPool;
 
-// One block of a SegmentPool: the memory of one array.
-class CpuBuffer {
+// One block of a SegmentPool: the memory of one array on the CPU.
+class CpuBuffer final : public Buffer {
  public:
-  ~CpuBuffer();
-  CpuBuffer(const CpuBuffer&) = delete;
-  CpuBuffer& operator=(const CpuBuffer&) = delete;
+  ~CpuBuffer() override;
 
-  // At least 64-byte aligned (page aligned for blocks of 1 MiB or more);
-  // null when size() is 0.
-  std::byte* data() const { return data_; }
-  uint64_t size() const { return size_; }
+  // host_data(): at least 64-byte aligned (page aligned for blocks of 1 MiB
+  // or more); null when size() is 0.
+  std::byte* data() const { return host_data(); }
+  const CpuBuffer* cpu() const override { return this; }
   // The memfd of the segment holding the block, owned by the segment (valid
   // while this block lives; shared with the session's other blocks in that
   // segment); -1 when size() is 0.
@@ -131,10 +130,9 @@ class CpuBuffer {
   // the pool, so a client may recognise a segment it has mapped before);
   // 0 when size() is 0.
   uint64_t segment_serial() const;
-  // The block's memory reaches beyond its session (an array made
-  // persistent): once freed, its segment is released rather than cached for
-  // the pool's next block. Thread-safe.
-  void KeepFromReuse() { reusable_.store(false, std::memory_order_relaxed); }
+  // Once freed, the block's segment is released rather than cached for the
+  // pool's next block. Thread-safe.
+  void KeepFromReuse() override { reusable_.store(false, std::memory_order_relaxed); }
 
  private:
   friend class SegmentPool;
@@ -146,9 +144,7 @@ class CpuBuffer {
   const std::shared_ptr<segment_pool_internal::Segment> segment_;
   const uint64_t segment_id_;  // the shared segment's id; 0: a segment of its own
   const int fd_;
-  std::byte* const data_;
   const uint64_t offset_;
-  const uint64_t size_;
   const uint64_t reserved_;  // bytes taken from the segment (size rounded up)
   std::atomic<bool> reusable_{true};
 };

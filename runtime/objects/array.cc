@@ -111,7 +111,7 @@ uint64_t Array::MetadataBytes() const {
   return bytes;
 }
 
-Array::Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer, uint64_t byte_offset,
+Array::Array(std::string device, const ArrayLayout& layout, std::shared_ptr<Buffer> buffer, uint64_t byte_offset,
              std::shared_ptr<HeldArrays> held)
     : device_(std::move(device)),
       layout_(layout),
@@ -124,7 +124,7 @@ Array::Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuB
 void Array::WriteDescriptor(void* out) const {
   wp::array_t<unsigned char> desc;
   std::memset(&desc, 0, sizeof(desc));
-  desc.data = reinterpret_cast<unsigned char*>(data());
+  desc.data = reinterpret_cast<unsigned char*>(address());
   desc.ndim = layout_.ndim;
   for (int d = 0; d < layout_.ndim; ++d) {
     desc.shape[d] = static_cast<wp::int32>(layout_.shape[d]);

@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "common/types/type.h"
-#include "runtime/memory/segment_pool.h"
+#include "runtime/memory/buffer.h"
 #include "runtime/objects/array_members.h"
 
 namespace warpd::runtime {
@@ -75,7 +75,7 @@ class Array {
   // MakeViewLayout (array_view.h) before it is made.
   // A dtype holding arrays (array_members.h) gets `held`, or new HeldArrays
   // when that is null: a view passes its base's, which it shares.
-  Array(std::string device, const ArrayLayout& layout, std::shared_ptr<CpuBuffer> buffer,
+  Array(std::string device, const ArrayLayout& layout, std::shared_ptr<Buffer> buffer,
         uint64_t byte_offset = 0, std::shared_ptr<HeldArrays> held = nullptr);
 
   const std::string& device() const { return device_; }
@@ -100,12 +100,20 @@ class Array {
     return param->is_array() && !param->is_indexed_array() && param->ndim() == layout_.ndim &&
            types::SameType(param->element(), layout_.dtype);
   }
-  // Element 0's address; null when the buffer is empty (size 0).
+  // Element 0 as a host pointer: null when the buffer is empty (size 0) or
+  // is memory the host cannot address (a GPU's: its bytes move through the
+  // device, device.h).
   std::byte* data() const {
-    std::byte* base = buffer_->data();
+    std::byte* base = buffer_->host_data();
     return base == nullptr ? nullptr : base + byte_offset_;
   }
-  const std::shared_ptr<CpuBuffer>& buffer() const { return buffer_; }
+  // Element 0 as the device's kernels address it (the descriptor's data);
+  // 0 when the buffer is empty.
+  uint64_t address() const {
+    const uint64_t base = buffer_->address();
+    return base == 0 ? 0 : base + byte_offset_;
+  }
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   // The arrays its elements' descriptors may point to (array_members.h);
   // null unless the dtype holds arrays.
   const std::shared_ptr<HeldArrays>& held() const { return held_; }
@@ -122,7 +130,7 @@ class Array {
  private:
   const std::string device_;
   const ArrayLayout layout_;
-  const std::shared_ptr<CpuBuffer> buffer_;
+  const std::shared_ptr<Buffer> buffer_;
   const uint64_t byte_offset_;
   const std::shared_ptr<HeldArrays> held_;
 };

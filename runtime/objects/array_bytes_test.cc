@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array_view.h"
 
 namespace warpd::runtime {

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
+#include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_view.h"
 #include "warpd/native/array.h"

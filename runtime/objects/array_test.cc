@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "runtime/memory/segment_pool.h"
 #include "warpd/native/array.h"
 
 namespace warpd::runtime {

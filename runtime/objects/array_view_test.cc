@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/memory/memory_account.h"
+#include "runtime/memory/segment_pool.h"
 
 namespace warpd::runtime {
 namespace {

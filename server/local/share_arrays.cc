@@ -13,8 +13,12 @@ ShareSocket::Answer ShareArrays(const TenantRegistry& tenants, const SessionMana
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, tenants.Authenticate("Bearer " + std::string(bearer)));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions.Get(std::string(session_token), *tenant));
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> array, session->arrays().Get(handle));
-    const std::shared_ptr<runtime::CpuBuffer>& buffer = array->buffer();
-    if (array->size_bytes() == 0 || buffer == nullptr || buffer->fd() < 0) {
+    if (array->buffer()->cpu() == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("array ", handle, " is on ", array->device(),
+                                                        ", whose memory a local client cannot map; download it"));
+    }
+    const runtime::CpuBuffer* buffer = array->buffer()->cpu();
+    if (array->size_bytes() == 0 || buffer->fd() < 0) {
       return absl::FailedPreconditionError(absl::StrCat("array ", handle, " has no memory to map (it is empty)"));
     }
     if (array->dtype()->holds_array()) {

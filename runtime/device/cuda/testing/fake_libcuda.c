@@ -62,7 +62,8 @@
  * handle or that makes one needs that context current on the calling thread
  * (CUDA_ERROR_INVALID_CONTEXT otherwise), so a missing push shows; unloading
  * a module while a launch of its kernels is queued (undefined in the
- * driver) fails with CUDA_ERROR_ILLEGAL_STATE. Not
+ * driver) fails with CUDA_ERROR_ILLEGAL_STATE, and so does a device to
+ * device copy between overlapping ranges (undefined in the driver). Not
  * modelled: allocation or free inside a capture (graph memory nodes;
  * CUDA_ERROR_NOT_SUPPORTED), a capture joined by other streams through
  * events (CUDA_ERROR_STREAM_CAPTURE_ISOLATION), the NULL stream
@@ -1281,6 +1282,7 @@ static CUresult fake_cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size
   struct devmem* a = find_range(dst, n);
   struct devmem* b = find_range(src, n);
   if (a == NULL || b == NULL || a->h.ctx != s->h.ctx || b->h.ctx != s->h.ctx) RETURN(INVALID_VALUE);
+  if (dst < src + n && src < dst + n) RETURN(ILLEGAL_STATE);
   RETURN(copy(s, (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n, 0, 0));
 }
 

@@ -1,0 +1,39 @@
+#include "runtime/device/cuda/cuda_buffer.h"
+
+#include <utility>
+
+#include "common/status_macros.h"
+
+namespace warpd::runtime::cuda {
+
+absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& driver, int ordinal,
+                                                             const Options& options) {
+  std::shared_ptr<CudaMemory> m(new CudaMemory());
+  WARPD_ASSIGN_OR_RETURN(m->context_, CudaContext::Create(driver, ordinal));
+  WARPD_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create(*m->context_));
+  m->stream_ = std::make_unique<CudaStream>(std::move(stream));
+  WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool));
+  WARPD_ASSIGN_OR_RETURN(m->staging_, PinnedStagingRing::Create(*m->context_, options.staging));
+  return m;
+}
+
+CudaMemory::~CudaMemory() {
+  // Frees queued by the last buffers complete before the pool goes.
+  if (stream_ != nullptr && !context_->poisoned()) (void)stream_->Synchronize();
+}
+
+absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBuffer::Allocate(std::shared_ptr<CudaMemory> memory, uint64_t bytes,
+                                                                 MemoryCharge charge) {
+  CUdeviceptr ptr = 0;
+  if (bytes > 0) {
+    WARPD_ASSIGN_OR_RETURN(ptr, memory->pool().Allocate(bytes, memory->stream()));
+  }
+  return std::shared_ptr<CudaBuffer>(new CudaBuffer(std::move(memory), ptr, bytes, std::move(charge)));
+}
+
+CudaBuffer::~CudaBuffer() {
+  // On a poisoned context the pool refuses: the context's reset frees it.
+  if (address() != 0) (void)memory_->pool().Free(address(), memory_->stream());
+}
+
+}  // namespace warpd::runtime::cuda
