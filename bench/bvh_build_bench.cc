@@ -1,7 +1,8 @@
 // The CPU BVH builder alone (runtime/objects/bvh_build.h), without the
 // daemon: median ms of BuildBvhTree on one thread and on a ThreadPool's
-// threads, and the tree's SAH cost (so a faster build that makes a worse
-// tree shows).
+// threads, then of RefitBvhTree of the tree, the tree's SAH cost (so a faster build that makes a worse tree
+// shows) and a hash of its nodes and item order (so a change that should
+// keep the tree shows whether it did).
 //
 //   warpd-bench-bvh [--threads N] [--repeats R] [--leaf L] [FILE | random:N]...
 //
@@ -73,6 +74,18 @@ double SahCost(const std::vector<wp::bvh_node_t>& nodes, int32_t count) {
   return total / area(nodes[0]);
 }
 
+// FNV-1a over the tree's nodes and item order: a change of the tree shows.
+uint64_t TreeHash(const std::vector<wp::bvh_node_t>& nodes, int32_t count, const std::vector<int32_t>& prims) {
+  uint64_t h = 1469598103934665603ull;
+  auto add = [&h](const void* p, size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  add(nodes.data(), sizeof(wp::bvh_node_t) * static_cast<size_t>(count));
+  add(prims.data(), sizeof(int32_t) * prims.size());
+  return h;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,6 +118,8 @@ int main(int argc, char** argv) {
     const int64_t n = static_cast<int64_t>(b.lo.size());
     std::vector<wp::bvh_node_t> nodes(warpd::runtime::BvhNodeCapacity(n));
     std::vector<int32_t> parents(nodes.size()), prims(std::max<int64_t>(n, 1));
+    // The builder's scratch, allocated once as a tree object does.
+    std::vector<uint64_t> scratch(static_cast<size_t>(warpd::runtime::BvhBuildScratchBytes(n, false) / 8 + 1));
     for (bool par : {false, true}) {
       std::vector<double> ms;
       int32_t num_nodes = 0;
@@ -112,7 +127,8 @@ int main(int argc, char** argv) {
         const auto t0 = std::chrono::steady_clock::now();
         auto shape = warpd::runtime::BuildBvhTree(b.lo.data(), b.hi.data(), n, leaf, BvhSplit::kSah, nodes.data(),
                                                   parents.data(), prims.data(), nullptr, nullptr,
-                                                  par ? &parallel : nullptr);
+                                                  par ? &parallel : nullptr,
+                                                  reinterpret_cast<std::byte*>(scratch.data()));
         const auto t1 = std::chrono::steady_clock::now();
         if (!shape.ok()) {
           std::fprintf(stderr, "%s\n", shape.status().ToString().c_str());
@@ -122,9 +138,22 @@ int main(int argc, char** argv) {
         if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
       std::sort(ms.begin(), ms.end());
-      std::printf("%-28s n=%-8lld %-10s %8.3f ms  (min %.3f)  nodes %d  sah %.2f\n", spec.c_str(),
+      std::printf("%-28s n=%-8lld %-10s %8.3f ms  (min %.3f)  nodes %d  sah %.2f  tree %016llx\n", spec.c_str(),
                   static_cast<long long>(n), par ? "parallel" : "1 thread", ms[ms.size() / 2], ms[0], num_nodes,
-                  SahCost(nodes, num_nodes));
+                  SahCost(nodes, num_nodes), static_cast<unsigned long long>(TreeHash(nodes, num_nodes, prims)));
+      if (!par) continue;
+      // RefitBvhTree of that tree (one thread, as the daemon refits).
+      const uint64_t before = TreeHash(nodes, num_nodes, prims);
+      ms.clear();
+      for (int r = 0; r < repeats + 1; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        warpd::runtime::RefitBvhTree(b.lo.data(), b.hi.data(), n, prims.data(), nodes.data(), num_nodes);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      std::printf("%-28s n=%-8lld %-10s %8.3f ms  (min %.3f)  %s\n", spec.c_str(), static_cast<long long>(n), "refit",
+                  ms[ms.size() / 2], ms[0], TreeHash(nodes, num_nodes, prims) == before ? "same boxes" : "BOXES DIFFER");
     }
   }
   return 0;

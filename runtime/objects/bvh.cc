@@ -54,6 +54,10 @@ absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, bool grouped, Seg
     if (!roots.ok()) return roots.status();
     b.group_roots = *std::move(roots);
   }
+  // Charged here, with the tree, so that a build never fails for memory.
+  auto scratch = pool.Allocate(static_cast<uint64_t>(BvhBuildScratchBytes(items, grouped)), "bvh scratch", Fill::kAny);
+  if (!scratch.ok()) return scratch.status();
+  b.scratch = *std::move(scratch);
   return b;
 }
 
@@ -85,7 +89,7 @@ absl::Status BvhBuffers::Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, c
     g.roots = reinterpret_cast<int32_t*>(group_roots->data());
   }
   auto shape = BuildBvhTree(desc.item_lowers, desc.item_uppers, items, leaf_size, split, node_data(), parent_data(),
-                            prim_data(), cancel, groups != nullptr ? &g : nullptr, parallel);
+                            prim_data(), cancel, groups != nullptr ? &g : nullptr, parallel, scratch->data());
   if (!shape.ok()) return shape.status();
   desc.max_depth = shape->max_depth;
   desc.num_groups = shape->num_groups;

@@ -3,8 +3,9 @@
 // A Bvh holds its lowers and uppers arrays (contiguous vec3f, the same
 // count, at most kMaxItems) for its lifetime: queries test the items' boxes
 // in them, and builds and refits read them. Its tree buffers (2n - 1 nodes,
-// parents, n item indices) are allocated when it is made, from the
-// session's pool, so they count against the session's memory like arrays.
+// parents, n item indices) and its builds' scratch (BvhBuildScratchBytes)
+// are allocated when it is made, from the session's pool, so they count
+// against the session's memory like arrays and a build never allocates.
 //
 //   ASSIGN_OR_RETURN(auto bvh, Bvh::Create("cpu", lowers, uppers, 1, BvhSplit::kSah, pool));
 //   bvh->Rebuild(BvhSplit::kSah);   // in stream order: reads lowers/uppers
@@ -60,13 +61,15 @@ class TreeObject : public GeometryObject {
 };
 
 // The buffers of a tree over n items, allocated from a session's pool
-// (grouped trees: also their group ids and roots, n each), and the build
-// and refit of a tree descriptor over them (a Bvh's, a Mesh's).
+// (grouped trees: also their group ids and roots, n each), with the
+// scratch memory its builds use, and the build and refit of a tree
+// descriptor over them (a Bvh's, a Mesh's).
 struct BvhBuffers {
   static absl::StatusOr<BvhBuffers> Allocate(int64_t items, bool grouped, SegmentPool& pool);
   int64_t items = 0;
   std::shared_ptr<CpuBuffer> nodes, parents, prims;
   std::shared_ptr<CpuBuffer> group_ids, group_roots;  // null unless grouped
+  std::shared_ptr<CpuBuffer> scratch;  // BvhBuildScratchBytes(items, grouped): only builds read it
   wp::bvh_node_t* node_data() const { return reinterpret_cast<wp::bvh_node_t*>(nodes->data()); }
   int32_t* parent_data() const { return reinterpret_cast<int32_t*>(parents->data()); }
   int32_t* prim_data() const { return reinterpret_cast<int32_t*>(prims->data()); }

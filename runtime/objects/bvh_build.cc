@@ -23,6 +23,24 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int32_t kChunk = 16384;
 constexpr int32_t kChunkedItems = 2 * kChunk;
 
+// Where the parts of a build's scratch (BvhBuildScratchBytes) start, in
+// bytes, each 64-byte aligned: first a byte per item (each item's bin in
+// the binning pass of the node holding it; nodes own disjoint ranges, so
+// subtrees built at once share it), then, from kChunkedItems items, an
+// int32 per item (a stable partition's copy of a chunked node's items);
+// grouped builds: a uint64 per item there instead (the (group, item) keys
+// sorted first, which the copy reuses), then each group's first item (n + 1
+// int32).
+struct ScratchLayout {
+  ScratchLayout(int64_t n, bool grouped) {
+    auto align = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+    copy = align(n);
+    group_start = copy + align(grouped ? 8 * n : n >= kChunkedItems ? 4 * n : 0);
+    end = group_start + (grouped ? 4 * (n + 1) : 0);
+  }
+  int64_t copy, group_start, end;
+};
+
 struct Box {
   float lo[3] = {kInf, kInf, kInf};
   float hi[3] = {-kInf, -kInf, -kInf};
@@ -42,16 +60,6 @@ struct Box {
       lo[a] = std::min(lo[a], b.lo[a]);
       hi[a] = std::max(hi[a], b.hi[a]);
     }
-  }
-  // Half the surface area; 0 for empty or degenerate boxes, finite always.
-  double Area() const {
-    double e[3];
-    for (int a = 0; a < 3; ++a) {
-      e[a] = static_cast<double>(hi[a]) - static_cast<double>(lo[a]);
-      if (!(e[a] > 0.0)) e[a] = 0.0;
-      if (!std::isfinite(e[a])) e[a] = 1e300;
-    }
-    return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
   }
 };
 
@@ -99,11 +107,13 @@ struct Bounds {
 // one unit of centroid spans.
 struct Axis {
   double lo = 0.0, scale = 0.0;
+  // A centroid coordinate's bin: +inf and NaN (Key's +inf) go to the last
+  // bin, -inf to the first. Selects, not branches.
   int Bin(float c) const {
-    // Keys are never NaN (Key maps it to +inf): +inf goes to the last bin, -inf to the first.
-    const double x = (static_cast<double>(c) - lo) * scale;
-    if (!(x >= 0.0)) return 0;
-    if (x >= kBins) return kBins - 1;
+    double x = (static_cast<double>(c) - lo) * scale;
+    x = std::isnan(c) ? kBins : x;
+    x = x >= 0.0 ? x : 0.0;
+    x = x < kBins - 1 ? x : kBins - 1;
     return static_cast<int>(x);
   }
 };
@@ -121,14 +131,20 @@ F4 Centroid(F4 l, F4 u) {
   return half * l + half * u;
 }
 
-// Box::Area of the box [lo, hi], from lanes 0..2.
+// Half the surface area of the box [lo, hi] (lanes 0..2), in double: 0 for
+// empty or degenerate boxes (a negative or NaN extent counts 0), finite
+// always (an infinite extent counts 1e300). Vector operations without
+// branches: the SAH sweeps call it once or twice per bin.
+typedef double D4 __attribute__((vector_size(32)));
 double AreaOf(F4 lo, F4 hi) {
-  Box b;
-  for (int a = 0; a < 3; ++a) {
-    b.lo[a] = lo[a];
-    b.hi[a] = hi[a];
-  }
-  return b.Area();
+  D4 e = __builtin_convertvector(hi, D4) - __builtin_convertvector(lo, D4);
+  const D4 zero = {0.0, 0.0, 0.0, 0.0};
+  const D4 huge = {1e300, 1e300, 1e300, 1e300};
+  const D4 inf = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                  std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  e = e > zero ? e : zero;  // NaN and negative extents: 0
+  e = e == inf ? huge : e;  // the only non-finite extent left
+  return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
 }
 
 // Bounds in four-lane vectors, for the passes that measure item by item.
@@ -211,7 +227,7 @@ class Builder {
         prims_(prims) {}
 
   absl::StatusOr<BvhShape> Run(int32_t n, const std::atomic<bool>* cancel, const BvhGroups* groups,
-                               const ParallelFor* parallel) {
+                               const ParallelFor* parallel, std::byte* scratch) {
     BvhShape shape;
     if (n == 0) {
       nodes_[0] = wp::bvh_node_t{};
@@ -219,26 +235,40 @@ class Builder {
       parents_[0] = -1;
       return shape;
     }
-    // Scratch: each position's bin in the last binning pass, and (for
-    // chunked partitions, which are stable and so out of place) a copy.
-    bin_of_.resize(static_cast<size_t>(n));
-    if (n >= kChunkedItems) scratch_.resize(static_cast<size_t>(n));
+    // Scratch (ScratchLayout): the caller's, or our own.
+    std::vector<std::byte> own;
+    if (scratch == nullptr) {
+      own.resize(static_cast<size_t>(BvhBuildScratchBytes(n, groups != nullptr)));
+      scratch = own.data();
+    }
+    const ScratchLayout at(n, groups != nullptr);
+    bin_of_ = reinterpret_cast<uint8_t*>(scratch);
+    copy_ = reinterpret_cast<int32_t*>(scratch + at.copy);
     Task root = MeasureAll(n, parallel).ToTask(0, 0, n, 0, -1);
     // Grouped: the items in group order (stable), each group's range, and
     // a first level of splits between groups (at the middle group), so each
     // group's items form one subtree, whose root is recorded.
     if (groups != nullptr) {
-      std::vector<int32_t> of(groups->of_item, groups->of_item + n);  // read once: the array may change
-      std::stable_sort(prims_, prims_ + n, [&](int32_t a, int32_t b) { return of[a] < of[b]; });
+      // Sorted as (group, item) keys, unique, so the order is a stable
+      // sort's; the group array is read once (the client may change it).
+      auto* keys = reinterpret_cast<uint64_t*>(scratch + at.copy);
+      group_start_ = reinterpret_cast<int32_t*>(scratch + at.group_start);
       for (int32_t k = 0; k < n; ++k) {
-        if (k == 0 || of[prims_[k]] != of[prims_[k - 1]]) {
-          groups->ids[group_start_.size()] = of[prims_[k]];
-          groups->roots[group_start_.size()] = -1;
-          group_start_.push_back(k);
+        const uint32_t g = static_cast<uint32_t>(groups->of_item[k]) ^ 0x80000000u;  // signed order
+        keys[k] = (static_cast<uint64_t>(g) << 32) | static_cast<uint32_t>(prims_[k]);
+      }
+      std::sort(keys, keys + n);
+      int32_t count = 0;
+      for (int32_t k = 0; k < n; ++k) {
+        prims_[k] = static_cast<int32_t>(keys[k] & 0xffffffffu);
+        if (k == 0 || keys[k] >> 32 != keys[k - 1] >> 32) {
+          groups->ids[count] = static_cast<int32_t>(static_cast<uint32_t>(keys[k] >> 32) ^ 0x80000000u);
+          groups->roots[count] = -1;
+          group_start_[count++] = k;
         }
       }
-      shape.num_groups = static_cast<int32_t>(group_start_.size());
-      group_start_.push_back(n);
+      shape.num_groups = count;
+      group_start_[count] = n;
       root.gend = shape.num_groups;
       groups_ = groups;
     }
@@ -411,7 +441,7 @@ class Builder {
     parents[t.node] = t.parent;
     if (t.gend - t.gbegin > 1) {  // between groups
       const int32_t gmid = t.gbegin + (t.gend - t.gbegin) / 2;
-      const int32_t mid = group_start_[static_cast<size_t>(gmid)];
+      const int32_t mid = group_start_[gmid];
       node.left = first;
       node.right = first + 1;
       children[0] = Measure(t.begin, mid).ToTask(first, t.begin, mid, t.depth + 1, t.node);
@@ -505,40 +535,48 @@ class Builder {
   // Bins items [begin, end) into `out` along `axis`, noting each one's bin
   // in bin_of_.
   void BinRange(int32_t begin, int32_t end, int axis_index, const Axis& axis, Bins* out) {
-    // Two sets of bins for long ranges, for even and odd positions: runs of
-    // items in one bin then update two sets of memory in turn, not one (a
-    // store-to-load chain per item).
-    if (end - begin >= 64) {
-      BinRangeWith<2>(begin, end, axis_index, axis, out);
-    } else {
-      BinRangeWith<1>(begin, end, axis_index, axis, out);
+    switch (axis_index) {
+      case 0:
+        return BinRangeOn<0>(begin, end, axis, out);
+      case 1:
+        return BinRangeOn<1>(begin, end, axis, out);
+      default:
+        return BinRangeOn<2>(begin, end, axis, out);
     }
   }
 
-  template <int kSets>
-  void BinRangeWith(int32_t begin, int32_t end, int axis_index, const Axis& axis, Bins* out) {
+  // BinRange along axis kAxis (a constant: the key is a lane picked at
+  // compile time, not through memory). Items in a row often fall in one
+  // bin (neighbouring triangles of a mesh), so the bins' updates run in
+  // kSets interleaved sets, counts included: each update then waits for
+  // the one kSets items back, not for the last (a store-to-load chain).
+  template <int kAxis>
+  void BinRangeOn(int32_t begin, int32_t end, const Axis& axis, Bins* out) {
+    constexpr int kSets = 4;
     // Locals: the byte stores to bin_of may alias anything, and would make
     // every pointer reload from `this`.
     const int32_t* prims = prims_;
     const wp::vec3f* lowers = lowers_;
     const wp::vec3f* uppers = uppers_;
-    uint8_t* bin_of = bin_of_.data();
+    uint8_t* bin_of = bin_of_;
     Lanes lanes[kSets][kBins];
-    int32_t count[kBins] = {};
+    int32_t count[kSets][kBins] = {};
     for (int32_t k = begin; k < end; ++k) {
       const int32_t item = prims[k];
       const F4 l = Load(lowers[item]), u = Load(uppers[item]);
       const F4 c = Centroid(l, u);
-      const float key = c[axis_index];
-      const int b = axis.Bin(std::isnan(key) ? kInf : key);
+      const int b = axis.Bin(c[kAxis]);
       bin_of[k] = static_cast<uint8_t>(b);
-      ++count[b];
-      lanes[kSets == 1 ? 0 : k & 1][b].Add(l, u, c);
+      ++count[k % kSets][b];
+      lanes[k % kSets][b].Add(l, u, c);
     }
     for (int b = 0; b < kBins; ++b) {
-      out->count[b] = count[b];
+      out->count[b] = count[0][b];
       out->lanes[b] = lanes[0][b];
-      for (int set = 1; set < kSets; ++set) out->lanes[b].Merge(lanes[set][b]);
+      for (int set = 1; set < kSets; ++set) {
+        out->count[b] += count[set][b];
+        out->lanes[b].Merge(lanes[set][b]);
+      }
     }
   }
 
@@ -593,7 +631,7 @@ class Builder {
       int32_t i = t.begin;
       for (int32_t k = t.begin; k < t.end; ++k) {
         const int32_t item = prims_[k];
-        const bool goes_left = bin_of_[static_cast<size_t>(k)] <= best_bin;
+        const bool goes_left = bin_of_[k] <= best_bin;
         prims_[k] = prims_[i];
         prims_[i] = item;
         i += goes_left ? 1 : 0;
@@ -618,8 +656,7 @@ class Builder {
       const int32_t it = prims_[t.begin + i];
       const F4 l = Load(lowers_[it]), u = Load(uppers_[it]);
       const F4 c = Centroid(l, u);
-      const float key = c[axis_index];
-      const int b = axis.Bin(std::isnan(key) ? kInf : key);
+      const int b = axis.Bin(c[axis_index]);
       item[i] = it;
       bin[i] = static_cast<uint8_t>(b);
       ++bins.count[b];
@@ -714,7 +751,7 @@ class Builder {
 
   // A chunked node's stable partition: each chunk writes its left items
   // after the earlier chunks' left items (from t.begin) and its right ones
-  // after theirs (from mid) into scratch_, then copies its range back.
+  // after theirs (from mid) into copy_, then copies its range back.
   void PartitionChunks(const Task& t, int best_bin, int32_t mid, const std::vector<Bins>& part,
                        const ParallelFor* parallel) {
     const size_t chunks = part.size();
@@ -731,12 +768,12 @@ class Builder {
       l += left;
       r += all - left;
     }
-    int32_t* out = scratch_.data();
+    int32_t* out = copy_;
     ForEachChunk(parallel, static_cast<int64_t>(chunks), [&](int64_t c) {
       const int32_t begin = t.begin + static_cast<int32_t>(c * kChunk), end = std::min(t.end, begin + kChunk);
       int32_t lp = lpos[static_cast<size_t>(c)], rp = rpos[static_cast<size_t>(c)];
       for (int32_t k = begin; k < end; ++k) {
-        const bool goes_left = bin_of_[static_cast<size_t>(k)] <= best_bin;
+        const bool goes_left = bin_of_[k] <= best_bin;
         out[goes_left ? lp : rp] = prims_[k];
         lp += goes_left ? 1 : 0;
         rp += goes_left ? 0 : 1;
@@ -758,23 +795,25 @@ class Builder {
   // Each position's bin in the binning pass of the node holding it (a
   // byte per item; nodes own disjoint ranges, so subtrees built at once
   // share it), and a stable partition's copy of a chunked node's items.
-  std::vector<uint8_t> bin_of_;
-  std::vector<int32_t> scratch_;
+  uint8_t* bin_of_ = nullptr;
+  int32_t* copy_ = nullptr;
   // Grouped builds: each group's first item in prims_ (and n), the groups.
-  std::vector<int32_t> group_start_;
+  int32_t* group_start_ = nullptr;
   const BvhGroups* groups_ = nullptr;
 };
 
 }  // namespace
 
+int64_t BvhBuildScratchBytes(int64_t n, bool grouped) { return n > 0 ? ScratchLayout(n, grouped).end : 0; }
+
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
                                       const std::atomic<bool>* cancel, const BvhGroups* groups,
-                                      const ParallelFor* parallel) {
+                                      const ParallelFor* parallel, std::byte* scratch) {
   if (n < 0 || n >= (int64_t{1} << 30)) return absl::InvalidArgumentError("a BVH holds 0 to 2^30 - 1 items");
   if (leaf_size < 1) return absl::InvalidArgumentError("leaf_size must be greater than or equal to 1");
   Builder b(lowers, uppers, leaf_size, split, nodes, parents, prims);
-  return b.Run(static_cast<int32_t>(n), cancel, groups, parallel);
+  return b.Run(static_cast<int32_t>(n), cancel, groups, parallel, scratch);
 }
 
 void RefitBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, const int32_t* prims,

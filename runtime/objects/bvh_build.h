@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "absl/functional/function_ref.h"
@@ -67,20 +68,27 @@ inline int64_t BvhNodeCapacity(int64_t n) { return MaxBvhNodes(n) + kBvhBuildSla
 using ParallelFor =
     absl::FunctionRef<void(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn)>;
 
+// The scratch memory a build of n items needs (BuildBvhTree's `scratch`):
+// about 1 byte per item, 5 from 32,768 items, 13 for a grouped build.
+int64_t BvhBuildScratchBytes(int64_t n, bool grouped);
+
 // Builds the tree of items [0, n) with boxes (lowers[i], uppers[i]) into
 // nodes/parents (MaxBvhNodes(n) each; BvhNodeCapacity(n) with `parallel`)
 // and prims (n), grouped when `groups` is not null; with `parallel`, the
 // top levels of a large tree are built level by level, each large node's
 // binning and partition in chunks on its threads, and the subtrees below
 // at once (the same tree as without, its nodes numbered in another order;
-// the same nodes, bit for bit, on any number of threads). Scratch: 1 byte
-// per item, 5 from 32,768 items; freed on return.
+// the same nodes, bit for bit, on any number of threads). `scratch`:
+// BvhBuildScratchBytes(n, groups != nullptr) bytes of any content, 8-byte
+// aligned, that the build overwrites (a tree object keeps them with its
+// buffers, so they are charged like them); null: the build allocates them
+// on the heap and frees them on return.
 // INVALID_ARGUMENT for n < 0 or n >= 2^30, leaf_size < 1; CANCELLED when
 // *cancel is set.
 absl::StatusOr<BvhShape> BuildBvhTree(const wp::vec3f* lowers, const wp::vec3f* uppers, int64_t n, int leaf_size,
                                       BvhSplit split, wp::bvh_node_t* nodes, int32_t* parents, int32_t* prims,
                                       const std::atomic<bool>* cancel = nullptr, const BvhGroups* groups = nullptr,
-                                      const ParallelFor* parallel = nullptr);
+                                      const ParallelFor* parallel = nullptr, std::byte* scratch = nullptr);
 
 // Recomputes every node's box from the items' current boxes, leaves first
 // (children come after parents), keeping the topology.

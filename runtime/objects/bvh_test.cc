@@ -159,6 +159,69 @@ TEST_F(BvhTest, CreateChecksArraysAndChargesTheTree) {
   EXPECT_EQ(Bvh::Create("cpu", big_lo, big_hi, 1, small).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// The builder's scratch (a byte per item, 5 from 32,768 items, 13 grouped)
+// is allocated with the tree, from the session's pool: charged to its
+// account while the tree lives (so a build never allocates and never fails
+// for memory), released with it.
+TEST_F(BvhTest, BuildScratchIsChargedWithTheTreeAndReleasedWithIt) {
+  EXPECT_EQ(BvhBuildScratchBytes(0, false), 0);
+  EXPECT_GE(BvhBuildScratchBytes(1000, false), 1000);
+  EXPECT_GE(BvhBuildScratchBytes(40000, false), 5 * 40000);
+  EXPECT_GE(BvhBuildScratchBytes(1000, true), 13 * 1000);
+  std::vector<V> l, h;
+  RandomBoxes(40000, 3, &l, &h);
+  lowers_ = Vecs(l);
+  uppers_ = Vecs(h);
+  std::vector<wp::int32> group(l.size());
+  for (size_t i = 0; i < group.size(); ++i) group[i] = static_cast<wp::int32>(i % 5) - 2;
+  ArrayLayout layout = *MakeArrayLayout(types::Scalar(ScalarKind::kInt32), {static_cast<int64_t>(group.size())});
+  auto buffer = *pool_.Allocate(group.size() * sizeof(wp::int32), "test");
+  std::memcpy(buffer->data(), group.data(), group.size() * sizeof(wp::int32));
+  auto groups = std::make_shared<Array>("cpu", layout, std::move(buffer));
+  for (bool grouped : {false, true}) {
+    SCOPED_TRACE(grouped ? "grouped" : "ungrouped");
+    // A pool of its own that keeps no freed segment: its account holds the
+    // tree's memory and nothing else.
+    SegmentPoolOptions options;
+    options.segment_cache_lifetime = absl::ZeroDuration();
+    auto account = MemoryAccount::Create("tree", 0);
+    SegmentPool pool(account, options);
+    auto bvh = Bvh::Create("cpu", lowers_, uppers_, 4, pool, grouped ? groups : nullptr);
+    ASSERT_TRUE(bvh.ok()) << bvh.status();
+    // Nodes (32 bytes) and parents (4) of 2n - 1 nodes and the slack, n
+    // item indices, group ids and roots: and the scratch, a block of its own.
+    const uint64_t tree = (79999 + kBvhBuildSlack) * 36 + 40000 * 4 + (grouped ? 2 * 40000 * 4 : 0);
+    const uint64_t scratch = static_cast<uint64_t>(BvhBuildScratchBytes(40000, grouped));
+    const SegmentPoolStats stats = pool.stats();
+    EXPECT_EQ(stats.blocks_live, grouped ? 6u : 4u);
+    EXPECT_GE(stats.block_bytes, tree + scratch);
+    EXPECT_LT(stats.block_bytes, tree + scratch + 6 * 4096);
+    EXPECT_GE(account->used(), stats.block_bytes);
+    const uint64_t charged = account->used();
+    // Builds (on threads too) and refits take nothing more.
+    auto threads = [](int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
+      std::vector<std::thread> workers;
+      for (int64_t i = 0; i < n; i += grain) workers.emplace_back([&fn, i, n, grain] { fn(i, std::min(n, i + grain)); });
+      for (auto& w : workers) w.join();
+    };
+    const ParallelFor parallel(threads);
+    ASSERT_TRUE((*bvh)->Rebuild(BvhSplit::kSah).ok());
+    ASSERT_TRUE((*bvh)->Rebuild(BvhSplit::kSah, nullptr, &parallel).ok());
+    ASSERT_TRUE((*bvh)->Refit().ok());
+    CheckTree(**bvh);
+    if (grouped) {  // negative groups sort first (signed order)
+      const wp::bvh_t& t = (*bvh)->native();
+      ASSERT_EQ(t.num_groups, 5);
+      for (int g = 0; g < 5; ++g) EXPECT_EQ(t.group_ids[g], g - 2);
+    }
+    EXPECT_EQ(account->used(), charged);
+    EXPECT_EQ(pool.stats().blocks_live, stats.blocks_live);
+    bvh->reset();
+    EXPECT_EQ(pool.stats().blocks_live, 0u);
+    EXPECT_EQ(account->used(), 0u);
+  }
+}
+
 TEST_F(BvhTest, UnbuiltAndEmptyTreesYieldNothing) {
   lowers_ = Vecs({Vec(0, 0, 0)});
   uppers_ = Vecs({Vec(1, 1, 1)});
