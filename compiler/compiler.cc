@@ -1,12 +1,14 @@
 #include "compiler/compiler.h"
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/status_macros.h"
 #include "compiler/backend/compile_pool.h"
 #include "compiler/backend/cpu_jit.h"
 #include "compiler/cache/disk_cache.h"
@@ -30,6 +32,7 @@ namespace warpd::compiler {
 namespace {
 
 constexpr char kObjectExt[] = ".o";
+constexpr char kPtxExt[] = ".ptx";
 constexpr int kVerifyArch = 90;
 
 // Bump when codegen or the launch ABI changes in a way the source text does not show.
@@ -42,6 +45,27 @@ std::string HeadersDigest() {
     parts.push_back(std::string_view(h.contents, h.size));
   }
   return CacheKey(parts);
+}
+
+// What a module's kernels' layouts, the types they use and its print table
+// take in memory (an estimate from their sizes).
+uint64_t LayoutBytes(const std::vector<CompiledKernel>& kernels, const types::TypeTable* types,
+                     const abi::PrintTable* prints) {
+  uint64_t bytes = kernels.capacity() * sizeof(CompiledKernel);
+  for (const CompiledKernel& k : kernels) {
+    const abi::KernelLayout& l = k.layout;
+    bytes += l.name.capacity() + l.display_name.capacity() + l.file.capacity() +
+             l.params.capacity() * sizeof(abi::ParamLayout) + k.cuda_entry.capacity() + k.cuda_adjoint.capacity();
+    for (const abi::ParamLayout& p : l.params) bytes += p.name.capacity();
+  }
+  if (types != nullptr) bytes += types->MemoryBytes();
+  if (prints != nullptr) {
+    for (const abi::PrintSite& site : prints->sites) {
+      bytes += sizeof(site) + site.segments.capacity() * sizeof(abi::PrintSegment);
+      for (const abi::PrintSegment& seg : site.segments) bytes += seg.text.capacity();
+    }
+  }
+  return bytes;
 }
 
 class CpuModule final : public CompiledModule {
@@ -60,30 +84,29 @@ class CpuModule final : public CompiledModule {
     kernels_ = std::move(kernels);
     types_ = std::move(types);
     if (prints && !prints->sites.empty()) print_table_ = std::move(prints);
-    memory_bytes_ = sizeof(*this) + code_bytes + kJitOverheadBytes + LayoutBytes();
+    memory_bytes_ =
+        sizeof(*this) + code_bytes + kJitOverheadBytes + LayoutBytes(kernels_, types_.get(), print_table_.get());
   }
 
  private:
-  // The kernels' layouts, the types they use and the print table.
-  uint64_t LayoutBytes() const {
-    uint64_t bytes = kernels_.capacity() * sizeof(CompiledKernel);
-    for (const CompiledKernel& k : kernels_) {
-      const abi::KernelLayout& l = k.layout;
-      bytes += l.name.capacity() + l.display_name.capacity() + l.file.capacity() +
-               l.params.capacity() * sizeof(abi::ParamLayout);
-      for (const abi::ParamLayout& p : l.params) bytes += p.name.capacity();
-    }
-    if (types_ != nullptr) bytes += types_->MemoryBytes();
-    if (print_table_ != nullptr) {
-      for (const abi::PrintSite& site : print_table_->sites) {
-        bytes += sizeof(site) + site.segments.capacity() * sizeof(abi::PrintSegment);
-        for (const abi::PrintSegment& seg : site.segments) bytes += seg.text.capacity();
-      }
-    }
-    return bytes;
-  }
-
   std::unique_ptr<JitModule> code_;
+};
+
+// A module for CUDA devices: its PTX, which each device loads (and the
+// driver compiles for the GPU) when a launch first needs it.
+class CudaImageModule final : public CompiledModule {
+ public:
+  CudaImageModule(std::string key, std::string ptx, int arch, std::vector<CompiledKernel> kernels,
+                  std::shared_ptr<types::TypeTable> types, std::shared_ptr<const abi::PrintTable> prints) {
+    cache_key_ = std::move(key);
+    kernels_ = std::move(kernels);
+    types_ = std::move(types);
+    if (prints && !prints->sites.empty()) print_table_ = std::move(prints);
+    target_ = Target::kCuda;
+    cuda_image_ = std::move(ptx);
+    cuda_arch_ = arch;
+    memory_bytes_ = sizeof(*this) + cuda_image_.capacity() + LayoutBytes(kernels_, types_.get(), print_table_.get());
+  }
 };
 
 // "kernel 'k'" or "module 'm' (kernels a, b)": what a compile message names.
@@ -124,6 +147,16 @@ struct Compiler::Impl {
   }
   std::string headers_digest;
   bool verify_cuda = false;
+#if WARPD_WITH_CUDA
+  // Loaded on the first CUDA compile (or verification); its error is kept.
+  absl::Mutex nvrtc_mu;
+  std::optional<absl::StatusOr<std::shared_ptr<Nvrtc>>> nvrtc ABSL_GUARDED_BY(nvrtc_mu);
+  absl::StatusOr<std::shared_ptr<Nvrtc>> LoadNvrtc() {
+    absl::MutexLock lock(&nvrtc_mu);
+    if (!nvrtc) nvrtc = Nvrtc::Load();
+    return *nvrtc;
+  }
+#endif
   // Last, so it is destroyed first: its jobs use everything above.
   std::unique_ptr<CompileQueue> queue;
 };
@@ -131,6 +164,8 @@ struct Compiler::Impl {
 // One compile request, shared by its cache creation and its callback.
 struct Compiler::Request {
   std::shared_ptr<ir::Module> module;
+  Target target = Target::kCpu;
+  int cuda_arch = 0;  // kCuda: compute_<cuda_arch>, one NVRTC can target
   std::chrono::steady_clock::time_point t0;
   Generated generated;
   std::string key;
@@ -226,7 +261,7 @@ absl::StatusOr<Compiler::Generated> Compiler::Generate(ir::Module& module) {
   return out;
 }
 
-absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target target) {
+absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target target, int cuda_arch) {
   absl::Notification ready;
   absl::StatusOr<CompileResult> out = absl::UnknownError("unset");
   // The caller's module, not owned: this waits until the compile is done.
@@ -234,27 +269,42 @@ absl::StatusOr<CompileResult> Compiler::Compile(ir::Module& module, Target targe
                [&](absl::StatusOr<CompileResult> result) {
                  out = std::move(result);
                  ready.Notify();
-               });
+               },
+               {}, cuda_arch);
   ready.WaitForNotification();
   return out;
 }
 
 void Compiler::CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done,
-                            CacheWriteGate gate) {
-  switch (target) {
-    case Target::kCpu:
-      return CompileCpu(std::move(module), std::move(done), std::move(gate));
-    case Target::kCuda:
-      break;
-  }
-  std::move(done)(absl::UnimplementedError("compiling modules for CUDA devices is not supported yet"));
-}
-
-void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done, CacheWriteGate gate) {
+                            CacheWriteGate gate, int cuda_arch) {
   auto request = std::make_shared<Request>();
   request->t0 = std::chrono::steady_clock::now();
   request->module = std::move(module);
   request->gate = std::move(gate);
+  request->target = target;
+  // What the key names besides the source: the CPU target and JIT options,
+  // or NVRTC's version and the architecture.
+  std::vector<std::string> target_parts;
+  if (target == Target::kCuda) {
+#if WARPD_WITH_CUDA
+    absl::StatusOr<std::shared_ptr<Nvrtc>> nvrtc = impl_->LoadNvrtc();
+    if (!nvrtc.ok()) return std::move(done)(nvrtc.status());
+    // The newest architecture NVRTC has that the device runs (PTX for an
+    // older one runs on a newer GPU).
+    for (int a : (*nvrtc)->supported_archs())
+      if (a <= cuda_arch) request->cuda_arch = a;
+    if (request->cuda_arch == 0) {
+      return std::move(done)(absl::FailedPreconditionError(absl::StrCat(
+          "NVRTC ", (*nvrtc)->version(), " cannot compile for sm_", cuda_arch, " (", (*nvrtc)->library(), ")")));
+    }
+    target_parts = {"cuda", (*nvrtc)->version(), absl::StrCat("compute_", request->cuda_arch)};
+#else
+    return std::move(done)(
+        absl::UnimplementedError("this warpd was built without the CUDA backend: it cannot compile for CUDA"));
+#endif
+  } else {
+    target_parts = {impl_->jit->TargetDescription(), std::string(CpuJit::OptionsDescription())};
+  }
   auto generated = Generate(*request->module);
   if (!generated.ok()) return std::move(done)(generated.status());
   request->generated = *std::move(generated);
@@ -263,8 +313,8 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
   // part of the key, so modules share an entry only when they print alike
   // (no session ever formats its output with another session's text).
   const abi::PrintTable& prints = *request->generated.prints;
-  std::vector<std::string_view> key_parts = {kCompilerAbi, source, impl_->jit->TargetDescription(),
-                                             CpuJit::OptionsDescription(), impl_->headers_digest};
+  std::vector<std::string_view> key_parts = {kCompilerAbi, source, impl_->headers_digest};
+  for (const std::string& p : target_parts) key_parts.push_back(p);
   const std::string print_key = prints.sites.empty() ? "" : tir::PrintTableKey(prints);
   if (!print_key.empty()) key_parts.push_back(print_key);
   request->key = CacheKey(key_parts);
@@ -274,7 +324,7 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
       request->key,
       [this, request](ModuleCache<CompiledModule>::Completion completion) {
         impl_->queue->Schedule([this, request, completion = std::move(completion)]() mutable {
-          std::move(completion).Finish(Build(*request));
+          std::move(completion).Finish(request->target == Target::kCuda ? BuildCuda(*request) : Build(*request));
         });
       },
       [this, request, done = std::move(done)](absl::StatusOr<std::shared_ptr<const CompiledModule>> compiled,
@@ -282,7 +332,7 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
         if (!compiled.ok()) return std::move(done)(compiled.status());
         // A module used from memory keeps its disk entry recent, so the
         // disk cache evicts what nobody uses, not what stays loaded.
-        if (memory_hit) impl_->Disk()->Touch(request->key, kObjectExt);
+        if (memory_hit) impl_->Disk()->Touch(request->key, request->target == Target::kCuda ? kPtxExt : kObjectExt);
         CompileResult result;
         result.module = *std::move(compiled);
         // disk_hit was written by Build, on this thread, for the request
@@ -292,6 +342,59 @@ void Compiler::CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback do
         result.failures = request->module->failures;
         std::move(done)(std::move(result));
       });
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> Compiler::Kernels(const Request& request, const EntryResolver& entries) {
+  const ir::Module& module = *request.module;
+  const std::shared_ptr<const abi::PrintTable>& prints = request.generated.prints;
+  std::vector<CompiledKernel> kernels;
+  for (const auto& f : module.functions) {
+    if (f.kind != ir::FunctionKind::kKernel || f.dropped) continue;
+    CompiledKernel kernel;
+    kernel.layout = ComputeLayout(module, f);
+    if (auto a = request.generated.param_access.find(f.name); a != request.generated.param_access.end())
+      for (size_t p = 0; p < kernel.layout.params.size() && p < a->second.size(); ++p)
+        kernel.layout.params[p].access = a->second[p];
+    if (absl::Status s = entries(f.name, /*adjoint=*/false, kernel); !s.ok()) return s;
+    if (module.backward) {
+      auto why = request.generated.adjoint_failed.find(f.name);
+      if (why != request.generated.adjoint_failed.end()) {
+        kernel.adjoint_error = why->second;
+      } else if (absl::Status s = entries(f.name, /*adjoint=*/true, kernel); !s.ok()) {
+        return s;
+      }
+    }
+    for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::BuildCuda(Request& request) {
+#if WARPD_WITH_CUDA
+  const std::string& key = request.key;
+  const std::shared_ptr<DiskCache> disk = impl_->Disk();
+  std::optional<std::string> ptx = disk->Read(key, kPtxExt);
+  request.disk_hit = ptx.has_value();
+  if (!ptx) {
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Nvrtc> nvrtc, impl_->LoadNvrtc());
+    // The translation unit's name comes from the key, never from the client.
+    WARPD_ASSIGN_OR_RETURN(ptx, nvrtc->CompileToPtx(request.generated.source, "module_" + key.substr(0, 16) + ".cu",
+                                                    request.cuda_arch));
+    if (impl_->verify_cuda) WARPD_RETURN_IF_ERROR(VerifyPtx(*ptx, request.cuda_arch));
+    if (!request.gate || request.gate(DiskCache::EntryBytes(ptx->size()))) (void)disk->Write(key, kPtxExt, *ptx);
+  }
+  WARPD_ASSIGN_OR_RETURN(std::vector<CompiledKernel> kernels,
+                         Kernels(request, [](const std::string& name, bool adjoint, CompiledKernel& k) {
+                           (adjoint ? k.cuda_adjoint : k.cuda_entry) =
+                               adjoint ? codegen::AdjointCudaEntrySymbol(name) : codegen::CudaEntrySymbol(name);
+                           return absl::OkStatus();
+                         }));
+  return std::shared_ptr<const CompiledModule>(std::make_shared<CudaImageModule>(
+      key, *std::move(ptx), request.cuda_arch, std::move(kernels), request.module->types, request.generated.prints));
+#else
+  return absl::UnimplementedError("this warpd was built without the CUDA backend");
+#endif
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& request) {
@@ -308,7 +411,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
   if (!object) {
 #if WARPD_WITH_CUDA
     if (impl_->verify_cuda) {
-      auto nvrtc = Nvrtc::Load();
+      auto nvrtc = impl_->LoadNvrtc();
       if (!nvrtc.ok()) return nvrtc.status();
       auto ptx = (*nvrtc)->CompileToPtx(source, unit_name + ".cu", kVerifyArch);
       if (!ptx.ok()) return ptx.status();
@@ -327,30 +430,15 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
   }
   auto code = impl_->jit->Load(*object, key.substr(0, 16));
   if (!code.ok()) return code.status();
-  std::vector<CompiledKernel> kernels;
-  for (const auto& f : module.functions) {
-    if (f.kind != ir::FunctionKind::kKernel || f.dropped) continue;
-    auto sym = (*code)->Lookup(codegen::CpuEntrySymbol(f.name));
-    if (!sym.ok()) return sym.status();
-    CompiledKernel kernel;
-    kernel.layout = ComputeLayout(module, f);
-    if (auto a = request.generated.param_access.find(f.name); a != request.generated.param_access.end())
-      for (size_t p = 0; p < kernel.layout.params.size() && p < a->second.size(); ++p)
-        kernel.layout.params[p].access = a->second[p];
-    kernel.cpu_entry = reinterpret_cast<CpuKernelFn>(*sym);
-    if (module.backward) {
-      auto why = request.generated.adjoint_failed.find(f.name);
-      if (why != request.generated.adjoint_failed.end()) {
-        kernel.adjoint_error = why->second;
-      } else {
-        auto adj = (*code)->Lookup(codegen::AdjointCpuEntrySymbol(f.name));
-        if (!adj.ok()) return adj.status();
-        kernel.cpu_adjoint = reinterpret_cast<CpuKernelFn>(*adj);
-      }
-    }
-    for (const std::string& k : prints->kernels) kernel.may_print |= k == f.name;
-    kernels.push_back(std::move(kernel));
-  }
+  JitModule& jit = **code;
+  WARPD_ASSIGN_OR_RETURN(std::vector<CompiledKernel> kernels,
+                         Kernels(request, [&jit](const std::string& name, bool adjoint, CompiledKernel& k) {
+                           absl::StatusOr<void*> sym = jit.Lookup(adjoint ? codegen::AdjointCpuEntrySymbol(name)
+                                                                          : codegen::CpuEntrySymbol(name));
+                           if (!sym.ok()) return sym.status();
+                           (adjoint ? k.cpu_adjoint : k.cpu_entry) = reinterpret_cast<CpuKernelFn>(*sym);
+                           return absl::OkStatus();
+                         }));
   return std::shared_ptr<const CompiledModule>(
       std::make_shared<CpuModule>(key, *std::move(code), object->size(), std::move(kernels), module.types, prints));
 }

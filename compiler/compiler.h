@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/backend/cpu_target.h"
@@ -95,11 +96,14 @@ class Compiler {
   // no kernel of the module passes sema (then `module.failures` lists each
   // failure, with its parts: ir/diagnostic.h); kernels that fail while
   // others pass are left out and listed in CompileResult::failures.
-  // Thread-safe. Sema annotates `module` in place. kCuda: UNIMPLEMENTED until
-  // CUDA devices exist (the CUDA source is verified with --verify-cuda).
+  // Thread-safe. Sema annotates `module` in place. kCuda compiles PTX with
+  // NVRTC for compute_<a>, the newest architecture NVRTC has that is at most
+  // `cuda_arch` (the device's compute capability, 90 for sm_90):
+  // FAILED_PRECONDITION when NVRTC cannot be loaded or has none; UNIMPLEMENTED
+  // in a build without the CUDA backend. The module's image is that PTX.
   // Blocks the calling thread until the result is ready (so never call it
   // from a CompileCallback: that runs on a compile thread).
-  absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target);
+  absl::StatusOr<CompileResult> Compile(ir::Module& module, Target target, int cuda_arch = 0);
 
   // Compile without waiting. Sema, lowering and codegen (and user errors)
   // happen on the calling thread; what may wait (a compile worker, clang,
@@ -113,7 +117,7 @@ class Compiler {
   // what this request compiles is saved to the disk cache (a tenant's
   // budget); a module served from memory or disk never asks it.
   void CompileAsync(std::shared_ptr<ir::Module> module, Target target, CompileCallback done,
-                    CacheWriteGate gate = {});
+                    CacheWriteGate gate = {}, int cuda_arch = 0);
 
   // The front and middle of the pipeline, for Compile, tests and tools:
   // sema (annotating `module` in place), lowering to TIR, codegen. The C++
@@ -148,9 +152,14 @@ class Compiler {
   struct Impl;
   explicit Compiler(std::unique_ptr<Impl> impl);
   struct Request;
-  void CompileCpu(std::shared_ptr<ir::Module> module, CompileCallback done, CacheWriteGate gate);
   // The cache miss path: disk cache, compile, JIT. Blocks; on a compile thread.
   absl::StatusOr<std::shared_ptr<const CompiledModule>> Build(Request& request);
+  // The same for CUDA: disk cache, NVRTC (and ptxas with verify_cuda).
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> BuildCuda(Request& request);
+  // The request's kernels: layouts, array access, adjoint errors, prints;
+  // `entries` fills a kernel's forward (adjoint false) or adjoint entry.
+  using EntryResolver = absl::FunctionRef<absl::Status(const std::string& name, bool adjoint, CompiledKernel& k)>;
+  static absl::StatusOr<std::vector<CompiledKernel>> Kernels(const Request& request, const EntryResolver& entries);
   std::unique_ptr<Impl> impl_;
 };
 

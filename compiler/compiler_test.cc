@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "compiler/builtins/builtins.h"
+#include "compiler/codegen/adjoint.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/sema/sema.h"
 #include "compiler/ir/from_proto.h"
@@ -202,6 +203,82 @@ TEST(CompilerTest, VerifyCudaCompilesGeneratedSourceWithNvrtcAndPtxas) {
     auto r = Compile(**c, proto);
     EXPECT_TRUE(r.ok()) << r.status();
   }
+}
+
+// A module compiled for CUDA: PTX for the newest architecture at most the
+// device's, with the same layouts as the CPU module, its entries named in
+// the PTX, cached in memory and on disk by architecture.
+TEST(CompilerTest, CudaModulesArePtxWithTheCpuModulesLayouts) {
+  ASSERT_TRUE(Nvrtc::Load().ok()) << "NVRTC is required with CUDA: " << Nvrtc::Load().status();
+  const std::string dir = ::testing::TempDir() + "/warpd-cuda-cache";
+  std::filesystem::remove_all(dir);
+  auto c = MakeCompiler(dir);
+  auto cpu = Compile(*c, FeatureModule());
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  auto m = ir::ModuleFromProto(FeatureModule());
+  ASSERT_TRUE(m.ok());
+  auto r = c->Compile(**m, Target::kCuda, 90);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledModule& cuda = *r->module;
+  EXPECT_EQ(cuda.target(), Target::kCuda);
+  EXPECT_EQ(cuda.cuda_arch(), 90);
+  EXPECT_FALSE(r->cache_hit);
+  EXPECT_NE(cuda.cache_key(), cpu->module->cache_key());
+  ASSERT_EQ(cuda.kernels().size(), 1u);
+  const CompiledKernel& k = cuda.kernels()[0];
+  EXPECT_EQ(k.cpu_entry, nullptr);
+  EXPECT_EQ(k.cuda_entry, codegen::CudaEntrySymbol("k"));
+  EXPECT_NE(cuda.cuda_image().find(".visible .entry " + k.cuda_entry + "("), std::string::npos);
+  EXPECT_NE(cuda.cuda_image().find(".target sm_90"), std::string::npos);
+  const CompiledKernel& on_cpu = cpu->module->kernels()[0];
+  EXPECT_EQ(k.layout.args_size, on_cpu.layout.args_size);
+  ASSERT_EQ(k.layout.params.size(), on_cpu.layout.params.size());
+  for (size_t i = 0; i < k.layout.params.size(); ++i) EXPECT_EQ(k.layout.params[i].offset, on_cpu.layout.params[i].offset);
+  // The parameter list CudaDevice::RunKernel passes (cuda_device_test
+  // launches entries declared so): the context's address, then the block
+  // by value at the layout's alignment and size.
+  const std::string params = ".param .u64 " + k.cuda_entry + "_param_0,\n\t.param .align " +
+                             std::to_string(k.layout.args_align) + " .b8 " + k.cuda_entry + "_param_1[" +
+                             std::to_string(k.layout.args_size) + "]\n)";
+  EXPECT_NE(cuda.cuda_image().find(params), std::string::npos) << params << "\n" << cuda.cuda_image().substr(0, 2000);
+  EXPECT_TRUE(Nvrtc::Load().ok() && VerifyPtx(cuda.cuda_image(), 90).ok());
+  // A newer device gets the newest architecture NVRTC has up to its own
+  // (here sm_90's PTX for a hypothetical sm_95), from the cache.
+  auto m2 = ir::ModuleFromProto(FeatureModule());
+  auto again = c->Compile(**m2, Target::kCuda, 95);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->cache_hit);
+  EXPECT_EQ(again->module.get(), r->module.get());
+  // A device older than every architecture NVRTC has.
+  auto m3 = ir::ModuleFromProto(FeatureModule());
+  auto old = c->Compile(**m3, Target::kCuda, 30);
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition) << old.status();
+  // From disk in a new compiler.
+  auto fresh = MakeCompiler(dir);
+  auto m4 = ir::ModuleFromProto(FeatureModule());
+  auto disk = fresh->Compile(**m4, Target::kCuda, 90);
+  ASSERT_TRUE(disk.ok()) << disk.status();
+  EXPECT_TRUE(disk->cache_hit);
+  EXPECT_EQ(disk->module->cuda_image(), cuda.cuda_image());
+  std::filesystem::remove_all(dir);
+}
+
+// Backward modules name the adjoint entries too.
+TEST(CompilerTest, CudaBackwardModulesNameTheirAdjointEntries) {
+  auto c = MakeCompiler();
+  auto m = ir::ModuleFromProto(ScaleModule());
+  ASSERT_TRUE(m.ok());
+  (*m)->backward = true;
+  auto r = c->Compile(**m, Target::kCuda, 90);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const CompiledKernel& k = r->module->kernels()[0];
+  EXPECT_EQ(k.cuda_adjoint, codegen::AdjointCudaEntrySymbol("scale"));
+  // The context, then the forward and the adjoints' blocks by value.
+  const std::string block = " .b8 " + k.cuda_adjoint + "_param_";
+  const std::string size = "[" + std::to_string(k.layout.args_size) + "]";
+  EXPECT_NE(r->module->cuda_image().find(".param .u64 " + k.cuda_adjoint + "_param_0,"), std::string::npos);
+  EXPECT_NE(r->module->cuda_image().find(block + "1" + size), std::string::npos);
+  EXPECT_NE(r->module->cuda_image().find(block + "2" + size), std::string::npos);
 }
 #endif
 

@@ -1,7 +1,8 @@
 // warpd: the kernel ABI between the compiler and the runtime.
 //
 // What a compiled module is to whoever launches it: per kernel, its argument
-// block layout (docs/launch_abi.md) and its CPU entry point. The compiler
+// block layout (docs/launch_abi.md) and its CPU entry point, or for a CUDA
+// module its PTX and entry names. The compiler
 // produces CompiledModules (compiler/compiler.h); runtime/exec packs argument
 // blocks from the layouts and calls the entries. Neither side needs the
 // other's headers: this one depends only on the type table.
@@ -29,6 +30,12 @@ namespace warpd::abi {
 
 // What code a device runs, and so what a module is compiled for.
 enum class Target { kCpu, kCuda };
+
+// The most bytes of parameters a CUDA kernel takes by value (CUDA 12.1+ on
+// Volta and later). A kernel whose argument block and context pointer need
+// more takes `const wpa_K*` instead: the runtime copies the block to device
+// memory (docs/launch_abi.md).
+inline constexpr uint32_t kMaxCudaParamBytes = 32764;
 
 // launch_ctx::cancel values (0: running).
 constexpr int32_t kCancelShutdown = 1;  // the stream was cancelled
@@ -79,6 +86,11 @@ struct CompiledKernel {
   // Calls print()/printf()/expect_near(), itself or in a function it calls:
   // its launches get an output buffer (launch_ctx::output).
   bool may_print = false;
+  // CUDA modules: the names of the forward and adjoint __global__ entries
+  // in the module's image (docs/launch_abi.md; the adjoint's empty when
+  // there is none); empty in CPU modules.
+  std::string cuda_entry;
+  std::string cuda_adjoint;
 };
 
 // Immutable and shared: launches hold a shared_ptr while they run.
@@ -100,6 +112,12 @@ class CompiledModule {
   // and its layouts and types (an estimate from their sizes). The server
   // charges it to every session holding the module.
   uint64_t memory_bytes() const { return memory_bytes_; }
+  // What the module was compiled for; CUDA modules also hold their image
+  // (PTX for compute_<cuda_arch()>, without a trailing NUL), which each
+  // device loads itself.
+  Target target() const { return target_; }
+  const std::string& cuda_image() const { return cuda_image_; }
+  int cuda_arch() const { return cuda_arch_; }
 
  protected:
   std::string cache_key_;
@@ -108,6 +126,9 @@ class CompiledModule {
   std::shared_ptr<types::TypeTable> types_;
   std::shared_ptr<const PrintTable> print_table_;
   uint64_t memory_bytes_ = 0;
+  Target target_ = Target::kCpu;
+  std::string cuda_image_;
+  int cuda_arch_ = 0;
 };
 
 }  // namespace warpd::abi

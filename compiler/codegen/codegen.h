@@ -17,6 +17,7 @@
 
 #include <string>
 
+#include "common/abi/compiled_module.h"
 #include "compiler/tir/tir.h"
 
 namespace warpd::codegen {
@@ -27,10 +28,8 @@ std::string GenerateModule(const tir::Module& module);
 std::string CpuEntrySymbol(const std::string& kernel);
 std::string CudaEntrySymbol(const std::string& kernel);
 
-// The most bytes of parameters a CUDA kernel takes by value (CUDA 12.1+ on
-// Volta and later). A kernel whose argument block and context pointer need
-// more takes `const wpa_K*` instead: the runtime copies the block to device
-// memory (docs/launch_abi.md).
-inline constexpr unsigned kMaxCudaParamBytes = 32764;
+// The most bytes of parameters a CUDA kernel takes by value
+// (abi::kMaxCudaParamBytes, which the runtime reads too).
+inline constexpr unsigned kMaxCudaParamBytes = abi::kMaxCudaParamBytes;
 
 }  // namespace warpd::codegen

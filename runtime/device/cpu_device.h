@@ -30,8 +30,8 @@ class CpuDevice final : public Device {
   uint64_t FreeMemoryBytes() const override;
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag,
                                                       SegmentPool* pool, Fill fill = Fill::kZero) override;
-  absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
-                         Pass pass = Pass::kForward) override;
+  absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
+                         const void* args, Pass pass = Pass::kForward) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 
   void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) override {

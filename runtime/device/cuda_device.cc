@@ -9,9 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "runtime/device/cuda/cuda_copy.h"
+#include "runtime/device/cuda/cuda_launch.h"
 #include "runtime/memory/memory_charge.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_bytes.h"
+#include "warpd/native/launch.h"
 
 namespace warpd::runtime {
 namespace {
@@ -98,9 +100,111 @@ absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::Allocate(uint64_t bytes, std
   return buffer;
 }
 
-absl::Status CudaDevice::RunKernel(const abi::CompiledKernel&, wp::launch_ctx*, const void*, Pass) {
+size_t CudaDevice::loaded_modules() const {
+  absl::MutexLock lock(&modules_mu_);
+  return modules_.size();
+}
+
+absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> CudaDevice::LoadedModule(const abi::CompiledModule& module) {
+  {
+    absl::MutexLock lock(&modules_mu_);
+    if (auto it = modules_.find(module.cache_key()); it != modules_.end()) return it->second;
+  }
+  // Loaded outside the lock (the driver's JIT may take a while); two
+  // launches of a new module may both load it, and one copy is kept.
+  WARPD_ASSIGN_OR_RETURN(cuda::CudaModule loaded, cuda::CudaModule::Load(memory_->context(), module.cuda_image()));
+  auto shared = std::make_shared<const cuda::CudaModule>(std::move(loaded));
+  absl::MutexLock lock(&modules_mu_);
+  auto [it, inserted] = modules_.try_emplace(module.cache_key(), shared);
+  if (inserted && modules_.size() > kMaxLoadedModules) {
+    // Unloaded when the launches using it (each holds it until its stream
+    // has synchronized) are done.
+    for (auto other = modules_.begin(); other != modules_.end(); ++other) {
+      if (other != it) {
+        modules_.erase(other);
+        break;
+      }
+    }
+  }
+  return it->second;
+}
+
+absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
+                                   wp::launch_ctx* ctx, const void* args, Pass pass) {
   WARPD_RETURN_IF_ERROR(CheckOpen());
-  return absl::UnimplementedError(absl::StrCat("kernels cannot run on '", info_.name, "' yet; launch on \"cpu\""));
+  const abi::KernelLayout& layout = kernel.layout;
+  if (module.target() != abi::Target::kCuda || module.cuda_image().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", layout.display_name, "' was not compiled for CUDA: it cannot run on ", info_.name));
+  }
+  const bool adjoint = pass == Pass::kAdjoint;
+  const std::string& entry = adjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
+  if (entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
+  if (ctx->bounds.size == 0) return absl::OkStatus();
+  if (ctx->num_objects > 0) {
+    return absl::UnimplementedError(absl::StrCat("kernel '", layout.display_name, "': kernels on '", info_.name,
+                                                 "' cannot query Mesh, Bvh, HashGrid or Volume objects yet"));
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(module));
+  WARPD_ASSIGN_OR_RETURN(cuda::CUfunction function, loaded->Function(entry));
+  WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, cuda::GridStrideDims(uint64_t(ctx->bounds.size)));
+
+  // Device scratch for this launch: the context, the print records and,
+  // when it does not fit the parameter space, the argument block (an
+  // adjoint's is the forward block and the adjoints' block after it).
+  constexpr uint64_t kAlign = 256;
+  auto aligned = [](uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
+  const uint64_t block_bytes = adjoint ? 2 * uint64_t{layout.args_size} : uint64_t{layout.args_size};
+  const bool by_pointer = block_bytes + sizeof(void*) > abi::kMaxCudaParamBytes;
+  const uint64_t records = ctx->output.data != nullptr ? ctx->output.capacity : 0;
+  const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), block_at = records_at + aligned(records);
+  const uint64_t scratch_bytes = block_at + (by_pointer ? block_bytes : 0);
+  cuda::CudaStream& stream = memory_->stream();
+  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr scratch, memory_->pool().Allocate(scratch_bytes, stream));
+  absl::Status status = [&]() -> absl::Status {
+    wp::launch_ctx device_ctx = *ctx;
+    device_ctx.output = wp::print_buffer{};
+    if (records > 0) {
+      device_ctx.output.data = reinterpret_cast<wp::uint8*>(scratch + records_at);
+      device_ctx.output.capacity = records;
+    }
+    device_ctx.objects = nullptr;
+    device_ctx.num_objects = 0;
+    WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + ctx_at, &device_ctx, sizeof(device_ctx)));
+    cuda::KernelArgs params;
+    params.Add(uint64_t{scratch + ctx_at});
+    if (by_pointer) {
+      WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + block_at, args, block_bytes));
+      params.Add(uint64_t{scratch + block_at});
+    } else {
+      // A kernel without parameters takes its block's one int32 placeholder.
+      static constexpr int32_t kNoParams[2] = {0, 0};
+      const bool empty = layout.args_size == 0;
+      const void* forward = empty ? kNoParams : args;
+      const size_t size = empty ? sizeof(int32_t) : layout.args_size;
+      const size_t align = empty ? alignof(int32_t) : layout.args_align;
+      params.Add(forward, size, align);
+      if (adjoint) {
+        const void* adj = empty ? static_cast<const void*>(kNoParams + 1)
+                                : static_cast<const void*>(static_cast<const std::byte*>(args) + layout.args_size);
+        params.Add(adj, size, align);
+      }
+    }
+    WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
+    WARPD_RETURN_IF_ERROR(stream.Synchronize());
+    WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, &device_ctx, scratch + ctx_at, sizeof(device_ctx)));
+    ctx->fault = device_ctx.fault;
+    if (records > 0) {
+      const uint64_t committed = std::min<uint64_t>(device_ctx.output.committed, records);
+      WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, ctx->output.data, scratch + records_at, committed));
+      ctx->output.used = device_ctx.output.used;
+      ctx->output.committed = committed;
+      ctx->output.dropped = device_ctx.output.dropped;
+    }
+    return absl::OkStatus();
+  }();
+  absl::Status freed = memory_->pool().Free(scratch, stream);
+  return status.ok() ? freed : status;
 }
 
 absl::Status CudaDevice::Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) {

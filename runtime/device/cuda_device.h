@@ -17,14 +17,29 @@
 // surface in the call. Strided views (array_view.h) move through the host:
 // the bytes their elements span are staged, packed or unpacked there with
 // array_bytes.h, and written back (a strided upload or fill rewrites the
-// spanned bytes it did not change, in the stream's order). RunKernel is
-// UNIMPLEMENTED. Thread-safe.
+// spanned bytes it did not change, in the stream's order).
+//
+// RunKernel runs a kernel of a module compiled for CUDA (its PTX, loaded
+// on this device the first time a launch needs it and kept, up to
+// kMaxLoadedModules, by cache key): the launch context goes to device
+// memory beside the kernel's print records (and its argument block when it
+// does not fit CUDA's parameter space, docs/launch_abi.md), the entry runs
+// grid-stride in blocks of 256 on the memory stream, and once the stream
+// has synchronized the context's fault record and print counters, and the
+// records, are read back into `ctx`. Not yet: object queries (a launch with
+// objects is UNIMPLEMENTED), cancelling a running kernel or a time limit
+// (launch_time_limit() is 0), per-session streams. Thread-safe.
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "runtime/device/cuda/cuda_buffer.h"
+#include "runtime/device/cuda/cuda_module.h"
 #include "runtime/device/cuda/cuda_device_info.h"
 #include "runtime/device/cuda/cuda_driver.h"
 #include "runtime/device/device.h"
@@ -51,8 +66,11 @@ class CudaDevice final : public Device {
   // `pool` is the session's: only its account is used, charged the bytes.
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                    Fill fill = Fill::kZero) override;
-  absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
-                         Pass pass = Pass::kForward) override;
+  absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
+                         const void* args, Pass pass = Pass::kForward) override;
+  // Modules kept loaded; past it, a module no launch is using is unloaded.
+  static constexpr size_t kMaxLoadedModules = 256;
+  size_t loaded_modules() const;
   absl::Duration launch_time_limit() const override { return absl::ZeroDuration(); }
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
   absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
@@ -73,9 +91,14 @@ class CudaDevice final : public Device {
   absl::Status MoveDeviceBytes(uint64_t dst, uint64_t src, uint64_t n);
   // Device bytes [dst, dst + n) <- `pattern` repeated (n a multiple of it).
   absl::Status FillDeviceBytes(uint64_t dst, uint64_t n, std::string_view pattern);
+  // `module`'s image loaded on this device (once per cache key).
+  absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> LoadedModule(const abi::CompiledModule& module);
 
   DeviceInfo info_;
   const std::shared_ptr<cuda::CudaMemory> memory_;  // null: listed only
+  mutable absl::Mutex modules_mu_;
+  // Destroyed before memory_ (its context must outlive them).
+  absl::flat_hash_map<std::string, std::shared_ptr<const cuda::CudaModule>> modules_ ABSL_GUARDED_BY(modules_mu_);
 };
 
 }  // namespace warpd::runtime

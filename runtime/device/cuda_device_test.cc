@@ -261,10 +261,6 @@ TEST_F(CudaDeviceTest, ErrorsAreStatusesAndMoveNothing) {
   EXPECT_EQ(gpu_->FillRange(a, 0, 8, "abcd", &cancel).code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(gpu_->CopyRange(a, 0, a, 8, 8, &cancel).code(), absl::StatusCode::kCancelled);
   ExpectSame(t, "after the errors");
-  // Kernels are a later step.
-  abi::CompiledKernel kernel{};
-  wp::launch_ctx ctx{};
-  EXPECT_EQ(gpu_->RunKernel(kernel, &ctx, nullptr).code(), absl::StatusCode::kUnimplemented);
 }
 
 TEST_F(CudaDeviceTest, AListedDeviceRunsNothing) {
@@ -276,6 +272,272 @@ TEST_F(CudaDeviceTest, AListedDeviceRunsNothing) {
   std::vector<std::byte> buf(16);
   EXPECT_EQ(listed.Download(*on_listed, 0, absl::MakeSpan(buf)).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(listed.FillRange(*on_listed, 0, 16, "abcd").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+
+namespace launches {
+
+// What NVRTC emits for these entries' parameter lists (docs/launch_abi.md):
+// scale(a: array(float32), s: float32), a 72-byte block, its adjoint, a
+// kernel whose block travels by pointer, and one without parameters.
+constexpr const char* kPtx = R"(//
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry wpk_scale_cuda(
+	.param .u64 wpk_scale_cuda_param_0,
+	.param .align 8 .b8 wpk_scale_cuda_param_1[72]
+)
+{
+	ret;
+}
+
+.visible .entry wpk_scale_adj_cuda(
+	.param .u64 wpk_scale_adj_cuda_param_0,
+	.param .align 8 .b8 wpk_scale_adj_cuda_param_1[72],
+	.param .align 8 .b8 wpk_scale_adj_cuda_param_2[72]
+)
+{
+	ret;
+}
+
+.visible .entry wpk_big_cuda(
+	.param .u64 wpk_big_cuda_param_0,
+	.param .u64 wpk_big_cuda_param_1
+)
+{
+	ret;
+}
+
+.visible .entry wpk_none_cuda(
+	.param .u64 wpk_none_cuda_param_0,
+	.param .align 4 .b8 wpk_none_cuda_param_1[4]
+)
+{
+	ret;
+}
+)";
+
+// A module as the compiler makes one for CUDA (compiler_test checks that
+// the compiler's PTX declares these parameter lists).
+class Module : public abi::CompiledModule {
+ public:
+  explicit Module(std::string key = "launch-test") {
+    cache_key_ = std::move(key);
+    target_ = abi::Target::kCuda;
+    cuda_image_ = kPtx;
+    cuda_arch_ = 90;
+    auto kernel = [](const char* name, uint32_t args_size, uint32_t align, bool adjoint) {
+      abi::CompiledKernel k;
+      k.layout.name = k.layout.display_name = name;
+      k.layout.args_size = args_size;
+      k.layout.args_align = align;
+      k.cuda_entry = std::string("wpk_") + name + "_cuda";
+      if (adjoint) k.cuda_adjoint = std::string("wpk_") + name + "_adj_cuda";
+      return k;
+    };
+    kernels_ = {kernel("scale", 72, 8, true), kernel("big", 40000, 8, false), kernel("none", 0, 1, false)};
+  }
+};
+
+struct Logged {
+  std::string name;
+  unsigned dims[7] = {};
+  std::vector<std::byte> params;
+};
+
+}  // namespace launches
+
+class CudaLaunchTest : public CudaDeviceTest {
+ protected:
+  static wp::launch_ctx Ctx(int64_t n) {
+    wp::launch_ctx ctx{};
+    ctx.bounds.ndim = 1;
+    ctx.bounds.shape[0] = static_cast<int32_t>(n);
+    ctx.bounds.size = n;
+    return ctx;
+  }
+  launches::Logged Launch(int index) {
+    launches::Logged l;
+    char name[128] = {};
+    std::vector<std::byte> params(4096);
+    const long n = fake().launch(index, name, sizeof(name), l.dims, params.data(), params.size());
+    EXPECT_GE(n, 0);
+    l.name = name;
+    params.resize(n < 0 ? 0 : size_t(n));
+    l.params = std::move(params);
+    return l;
+  }
+  static uint64_t U64(const std::vector<std::byte>& b, size_t at) {
+    uint64_t v = 0;
+    std::memcpy(&v, b.data() + at, sizeof(v));
+    return v;
+  }
+
+  launches::Module module_;
+};
+
+TEST_F(CudaLaunchTest, ALaunchPassesTheContextAndTheBlockByValue) {
+  std::vector<std::byte> block(72);
+  for (size_t i = 0; i < block.size(); ++i) block[i] = std::byte(i * 7 + 1);
+  wp::launch_ctx ctx = Ctx(1000);
+  const abi::CompiledKernel& k = module_.kernels()[0];
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &ctx, block.data()).ok());
+  ASSERT_EQ(fake().launches(), 1);
+  launches::Logged l = Launch(0);
+  EXPECT_EQ(l.name, "wpk_scale_cuda");
+  EXPECT_EQ(l.dims[0], 4u);    // ceil(1000 / 256) blocks
+  EXPECT_EQ(l.dims[3], 256u);  // of 256 threads
+  ASSERT_EQ(l.params.size(), 80u);
+  EXPECT_NE(U64(l.params, 0), 0u);  // the context, in device memory
+  EXPECT_EQ(0, std::memcmp(l.params.data() + 8, block.data(), block.size()));
+  EXPECT_EQ(ctx.fault.flag, 0);
+  // The module stays loaded (the scratch memory's free is queued; TearDown
+  // sees that nothing is left).
+  EXPECT_EQ(gpu_->loaded_modules(), 1u);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &ctx, block.data()).ok());
+  EXPECT_EQ(fake().live("module"), 1);
+  // An empty launch launches nothing.
+  wp::launch_ctx empty = Ctx(0);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &empty, block.data()).ok());
+  EXPECT_EQ(fake().launches(), 2);
+}
+
+TEST_F(CudaLaunchTest, TheDevicesContextTravelsAndItsFaultComesBack) {
+  std::vector<std::byte> block(72);
+  wp::launch_ctx ctx = Ctx(300);
+  ctx.bounds.ndim = 2;
+  ctx.bounds.shape[0] = 3;
+  ctx.bounds.shape[1] = 100;
+  // The kernel records an out-of-bounds fault at line 7, as generated code
+  // does through claim_fault (launch.h).
+  wp::fault_info fault{};
+  fault.flag = 1;
+  fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
+  fault.line = 7;
+  fault.index = 12;
+  fault.extent = 10;
+  fault.array_ndim = 1;
+  fault.shape[0] = 10;
+  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).ok());
+  EXPECT_EQ(ctx.fault.flag, 1);
+  EXPECT_EQ(ctx.fault.kind, wp::FAULT_INDEX_OUT_OF_BOUNDS);
+  EXPECT_EQ(ctx.fault.line, 7);
+  EXPECT_EQ(ctx.fault.index, 12);
+  EXPECT_EQ(ctx.fault.shape[0], 10);
+}
+
+TEST_F(CudaLaunchTest, PrintRecordsComeBackIntoTheHostBuffer) {
+  std::vector<std::byte> block(72);
+  std::vector<uint8_t> records(4096, 0xEE);
+  wp::launch_ctx ctx = Ctx(10);
+  ctx.output.data = records.data();
+  ctx.output.capacity = records.size();
+  // The kernel writes a 24-byte record through ctx->output.data and counts it.
+  uint8_t record[24];
+  for (int i = 0; i < 24; ++i) record[i] = uint8_t(i + 100);
+  const uint64_t counters[3] = {24, 24, 2};  // used, committed, dropped
+  ASSERT_EQ(fake().write_on_next_launch(0, offsetof(wp::launch_ctx, output.data), 0, record, sizeof(record)), 0);
+  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, output.used), counters, sizeof(counters)), 0);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).ok());
+  EXPECT_EQ(ctx.output.data, records.data());  // the host's buffer, not the device's
+  EXPECT_EQ(ctx.output.used, 24u);
+  EXPECT_EQ(ctx.output.committed, 24u);
+  EXPECT_EQ(ctx.output.dropped, 2u);
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(records[i], uint8_t(i + 100)) << i;
+  EXPECT_EQ(records[24], 0xEE);  // nothing past what was committed
+}
+
+TEST_F(CudaLaunchTest, AdjointsTakeBothBlocksAndLargeBlocksGoByPointer) {
+  std::vector<std::byte> both(144);
+  for (size_t i = 0; i < both.size(); ++i) both[i] = std::byte(i);
+  wp::launch_ctx ctx = Ctx(5);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, both.data(), Device::Pass::kAdjoint).ok());
+  launches::Logged adj = Launch(0);
+  EXPECT_EQ(adj.name, "wpk_scale_adj_cuda");
+  ASSERT_EQ(adj.params.size(), 8u + 72u + 72u);
+  EXPECT_EQ(0, std::memcmp(adj.params.data() + 8, both.data(), both.size()));
+  // A kernel without an adjoint entry.
+  EXPECT_EQ(gpu_->RunKernel(module_, module_.kernels()[1], &ctx, both.data(), Device::Pass::kAdjoint).code(),
+            absl::StatusCode::kInternal);
+
+  std::vector<std::byte> big(40000, std::byte{3});
+  const int64_t last = 0x1122334455667788;
+  std::memcpy(big.data() + 40000 - 8, &last, 8);
+  // The block is in device memory: the kernel copies its last 8 bytes into
+  // the fault record's index, which comes back.
+  ASSERT_EQ(fake().copy_on_next_launch(1, 40000 - 8, 0, offsetof(wp::launch_ctx, fault.index), 8), 0);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[1], &ctx, big.data()).ok());
+  launches::Logged l = Launch(1);
+  EXPECT_EQ(l.name, "wpk_big_cuda");
+  ASSERT_EQ(l.params.size(), 16u);
+  EXPECT_NE(U64(l.params, 8), 0u);
+  EXPECT_NE(U64(l.params, 8), U64(l.params, 0));
+  EXPECT_EQ(ctx.fault.index, last);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[2], &ctx, nullptr).ok());
+  launches::Logged none = Launch(2);
+  EXPECT_EQ(none.name, "wpk_none_cuda");
+  ASSERT_EQ(none.params.size(), 12u);  // the context and the block's int32 placeholder
+  EXPECT_NE(U64(none.params, 0), 0u);
+}
+
+TEST_F(CudaLaunchTest, WhatCannotRunSaysWhy) {
+  std::vector<std::byte> block(72);
+  wp::launch_ctx ctx = Ctx(4);
+  // A CPU module's kernel.
+  class CpuModule : public abi::CompiledModule {
+   public:
+    CpuModule() { kernels_ = {abi::CompiledKernel{}}; }
+  } cpu;
+  EXPECT_EQ(gpu_->RunKernel(cpu, cpu.kernels()[0], &ctx, block.data()).code(), absl::StatusCode::kInvalidArgument);
+  // Object queries are not there yet.
+  wp::object_entry entry{};
+  ctx.objects = &entry;
+  ctx.num_objects = 1;
+  EXPECT_EQ(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).code(),
+            absl::StatusCode::kUnimplemented);
+  ctx.objects = nullptr;
+  ctx.num_objects = 0;
+  // PTX the driver refuses: its JIT log is in the error.
+  class BadModule : public abi::CompiledModule {
+   public:
+    BadModule() {
+      cache_key_ = "bad";
+      target_ = abi::Target::kCuda;
+      cuda_image_ = ".version 99.0\n.target sm_90\n";
+      abi::CompiledKernel k;
+      k.cuda_entry = "wpk_x_cuda";
+      kernels_ = {k};
+    }
+  } bad;
+  absl::Status s = gpu_->RunKernel(bad, bad.kernels()[0], &ctx, block.data());
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "Unsupported .version")) << s;
+  EXPECT_EQ(gpu_->loaded_modules(), 0u);
+  // A listed device runs nothing.
+  CudaDevice listed(FakeDriver().devices()[0]);
+  EXPECT_EQ(listed.RunKernel(module_, module_.kernels()[0], &ctx, block.data()).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CudaLaunchTest, AKernelThatFaultsPoisonsTheDevice) {
+  std::vector<std::byte> block(72);
+  wp::launch_ctx launch = Ctx(4);
+  fake().fault_next_launch(700);  // CUDA_ERROR_ILLEGAL_ADDRESS
+  absl::Status s = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data());
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  // Nothing more runs on it, and nothing is called on the lost context.
+  EXPECT_EQ(gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data()).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(gpu_->Allocate(64, "t", &pool_).status().code(), absl::StatusCode::kFailedPrecondition);
+  // Its handles die with the primary context's reset, once no one uses it
+  // (the fixture's context learns of the loss on its next call).
+  gpu_.reset();
+  EXPECT_FALSE(cuda::CudaStream::Create(ctx()).ok());
+  ASSERT_TRUE(ctx().poisoned());
+  EXPECT_TRUE(ctx().Recover().ok());
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ class Device {
                                                               SegmentPool* pool, Fill fill = Fill::kZero) = 0;
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with
-  // `kernel`'s entry point for this device and returns when all have run or
+  // `kernel`'s entry point for this device (`module`, which holds it, was
+  // compiled for this device's target) and returns when all have run or
   // stopped: once ctx records a fault or a cancel, threads not yet started
   // are skipped. A launch that runs longer than launch_time_limit() is
   // cancelled with ctx->cancel = abi::kCancelTimeout. The caller turns
@@ -75,8 +76,8 @@ class Device {
   // forward one, or the adjoint (CompiledKernel::cpu_adjoint; its argument
   // block holds the adjoints' block after the forward one).
   enum class Pass { kForward, kAdjoint };
-  virtual absl::Status RunKernel(const abi::CompiledKernel& kernel, wp::launch_ctx* ctx, const void* args,
-                                 Pass pass = Pass::kForward) = 0;
+  virtual absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
+                                 wp::launch_ctx* ctx, const void* args, Pass pass = Pass::kForward) = 0;
   // Zero: no limit.
   virtual absl::Duration launch_time_limit() const = 0;
 

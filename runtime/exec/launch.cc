@@ -113,7 +113,7 @@ class LaunchCommand final : public Command {
       ctx_.output.capacity = records ? kOutputRecordBytes : 0;
     }
     absl::Status run =
-        device.RunKernel(*kernel_, &ctx_, args_.get(), adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward);
+        device.RunKernel(*module_, *kernel_, &ctx_, args_.get(), adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward);
     if (prints != nullptr) {
       const uint64_t committed =
           std::min(__atomic_load_n(&ctx_.output.committed, __ATOMIC_ACQUIRE), ctx_.output.capacity);

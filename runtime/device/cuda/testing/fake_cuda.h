@@ -46,6 +46,8 @@ struct FakeCuda {
   int (*launches)() = nullptr;
   long (*launch)(int index, char* name, size_t name_len, unsigned* dims, void* params, size_t capacity) = nullptr;
   int (*retained)(int ordinal) = nullptr;
+  int (*write_on_next_launch)(int param, long deref, size_t offset, const void* bytes, size_t len) = nullptr;
+  int (*copy_on_next_launch)(int src_param, size_t src_offset, int param, size_t offset, size_t len) = nullptr;
 };
 
 // The process's stand-in driver, loaded on the first call (the test fails
@@ -85,6 +87,8 @@ inline const FakeCuda& Fake() {
     get(f.launches, "warpd_fake_cuda_launches");
     get(f.launch, "warpd_fake_cuda_launch");
     get(f.retained, "warpd_fake_cuda_retained");
+    get(f.write_on_next_launch, "warpd_fake_cuda_write_on_next_launch");
+    get(f.copy_on_next_launch, "warpd_fake_cuda_copy_on_next_launch");
     return f;
   }();
   return fake;

@@ -57,7 +57,10 @@
  *   warpd_fake_cuda_fail(call, result, skip) makes the skip+1-th next call
  *   of `call` return `result` (poisoning for a sticky one);
  *   warpd_fake_cuda_fault_next_launch(result) makes the next launched kernel
- *   fail with `result` when the stream executes it, as a kernel that faults.
+ *   fail with `result` when the stream executes it, as a kernel that faults;
+ *   warpd_fake_cuda_write_on_next_launch(param, deref, offset, bytes, len)
+ *   makes it write bytes where a pointer parameter (or a pointer stored
+ *   behind it) says, as a kernel would write its fault record or prints.
  * Deliberately stricter than the driver: every call on a context-owned
  * handle or that makes one needs that context current on the calling thread
  * (CUDA_ERROR_INVALID_CONTEXT otherwise), so a missing push shows; unloading
@@ -298,6 +301,20 @@ static struct {
 } injections[MAX_INJECT];
 static CUresult fault_next_launch;
 static double launch_ms = 0.5;
+/* What the next kernel "writes" when its stream runs it (it runs no code):
+ * `len` bytes at the device address that parameter `param` holds, plus
+ * `offset`, or, with deref >= 0, at the address stored `deref` bytes past
+ * that one, plus `offset`. */
+#define MAX_KERNEL_WRITES 4
+static struct {
+  int param;
+  long deref;
+  size_t offset, len;
+  unsigned char bytes[256];
+  int src_param;  /* >= 0: the bytes are read at that pointer parameter + src_offset */
+  size_t src_offset;
+} kernel_writes[MAX_KERNEL_WRITES];
+static int num_kernel_writes;
 static int pageable_copies, max_queued_copies;
 #define MAX_LAUNCH_LOG 64
 static struct {
@@ -354,6 +371,40 @@ int warpd_fake_cuda_fail(const char* call, int result, int skip) {
   UNLOCK();
   return -1;
 }
+/* The next kernel launched writes `bytes` (see kernel_writes) when its
+ * stream executes it; 0 on success, -1 when too many or too long. */
+int warpd_fake_cuda_write_on_next_launch(int param, long deref, size_t offset, const void* bytes, size_t len) {
+  LOCK();
+  int ok = num_kernel_writes < MAX_KERNEL_WRITES && len <= sizeof(kernel_writes[0].bytes);
+  if (ok) {
+    kernel_writes[num_kernel_writes].param = param;
+    kernel_writes[num_kernel_writes].deref = deref;
+    kernel_writes[num_kernel_writes].offset = offset;
+    kernel_writes[num_kernel_writes].len = len;
+    memcpy(kernel_writes[num_kernel_writes].bytes, bytes, len);
+    kernel_writes[num_kernel_writes].src_param = -1;
+    num_kernel_writes++;
+  }
+  UNLOCK();
+  return ok ? 0 : -1;
+}
+/* The same, copying `len` bytes from the device address pointer parameter
+ * `src_param` holds, plus `src_offset`, when the kernel runs. */
+int warpd_fake_cuda_copy_on_next_launch(int src_param, size_t src_offset, int param, size_t offset, size_t len) {
+  LOCK();
+  int ok = num_kernel_writes < MAX_KERNEL_WRITES && len <= sizeof(kernel_writes[0].bytes);
+  if (ok) {
+    kernel_writes[num_kernel_writes].param = param;
+    kernel_writes[num_kernel_writes].deref = -1;
+    kernel_writes[num_kernel_writes].offset = offset;
+    kernel_writes[num_kernel_writes].len = len;
+    kernel_writes[num_kernel_writes].src_param = src_param;
+    kernel_writes[num_kernel_writes].src_offset = src_offset;
+    num_kernel_writes++;
+  }
+  UNLOCK();
+  return ok ? 0 : -1;
+}
 /* The next kernel launched fails with `result` when its stream executes it. */
 void warpd_fake_cuda_fault_next_launch(int result) {
   LOCK();
@@ -375,6 +426,7 @@ void warpd_fake_cuda_reset_test_state(void) {
   LOCK();
   memset(injections, 0, sizeof(injections));
   fault_next_launch = 0;
+  num_kernel_writes = 0;
   launch_ms = 0.5;
   pageable_copies = max_queued_copies = 0;
   launches = 0;
@@ -605,6 +657,43 @@ static void trim_pools(struct CUctx_st* ctx) {
   }
 }
 
+/* The writes tests asked of the next kernel (warpd_fake_cuda_write_on_next_launch),
+ * each only where device memory is. */
+/* The device address pointer parameter `p` of `op` holds; 0 when `p` is
+ * not an 8-byte parameter. */
+static CUdeviceptr pointer_param(const struct op* op, int p) {
+  const struct function* f = op->function;
+  if (p < 0 || p >= f->param_count || f->params[p].size != 8) return 0;
+  size_t at = 0;
+  for (int i = 0; i < p; ++i) {
+    at = (at + f->params[i].align - 1) / f->params[i].align * f->params[i].align + f->params[i].size;
+  }
+  at = (at + f->params[p].align - 1) / f->params[p].align * f->params[p].align;
+  CUdeviceptr v;
+  memcpy(&v, (const char*)op->owned + at, 8);
+  return v;
+}
+
+static void kernel_effects(struct op* op) {
+  for (int w = 0; w < num_kernel_writes; ++w) {
+    CUdeviceptr base = pointer_param(op, kernel_writes[w].param);
+    if (base == 0) continue;
+    if (kernel_writes[w].src_param >= 0) {
+      const CUdeviceptr src = pointer_param(op, kernel_writes[w].src_param) + kernel_writes[w].src_offset;
+      if (find_range(src, kernel_writes[w].len) == NULL) continue;
+      memcpy(kernel_writes[w].bytes, (const void*)(uintptr_t)src, kernel_writes[w].len);
+    }
+    if (kernel_writes[w].deref >= 0) {
+      if (find_range(base + (CUdeviceptr)kernel_writes[w].deref, 8) == NULL) continue;
+      memcpy(&base, (const char*)(uintptr_t)(base + (CUdeviceptr)kernel_writes[w].deref), 8);
+    }
+    const CUdeviceptr dst = base + kernel_writes[w].offset;
+    if (find_range(dst, kernel_writes[w].len) == NULL) continue;
+    memcpy((void*)(uintptr_t)dst, kernel_writes[w].bytes, kernel_writes[w].len);
+  }
+  num_kernel_writes = 0;
+}
+
 static void execute(struct CUctx_st* ctx, struct op* op) {
   switch (op->kind) {
     case OP_COPY:
@@ -645,6 +734,7 @@ static void execute(struct CUctx_st* ctx, struct op* op) {
       launch_log[i].param_bytes = op->param_bytes;
       launch_log[i].param_count = op->param_count;
       launches++;
+      kernel_effects(op);
       break;
     }
   }
