@@ -179,10 +179,23 @@ void DaemonState::AddCudaDevices() {
     return;
   }
   for (const runtime::cuda::CudaDeviceInfo& d : cuda.devices()) {
-    spdlog::info("CUDA: cuda:{} is {} ({}, {} SMs, {:.1f} GiB, {}), driver for CUDA {}; listed but it cannot run "
-                 "work yet (CUDA execution is not implemented): arrays and launches run on the CPU device",
-                 d.ordinal, d.name, d.arch(), d.sm_count, static_cast<double>(d.memory_bytes) / (1 << 30), d.uuid,
-                 cuda.version_text());
+    const std::string what = fmt::format("cuda:{} is {} ({}, {} SMs, {:.1f} GiB, {}), driver for CUDA {}", d.ordinal,
+                                         d.name, d.arch(), d.sm_count,
+                                         static_cast<double>(d.memory_bytes) / (1 << 30), d.uuid, cuda.version_text());
+    if (flags_.cuda_execution) {
+      absl::StatusOr<std::unique_ptr<runtime::CudaDevice>> opened =
+          runtime::CudaDevice::Open(cuda, d, runtime::cuda::CudaMemory::Options{});
+      if (opened.ok()) {
+        spdlog::warn("CUDA: {}; runs arrays and kernels (--cuda-execution: experimental)", what);
+        devices_.Add(*std::move(opened));
+        continue;
+      }
+      spdlog::error("CUDA: {}; cannot be opened: {}; listed only", what, std::string(opened.status().message()));
+    } else {
+      spdlog::info("CUDA: {}; listed but it cannot run work yet (CUDA execution is not implemented): arrays and "
+                   "launches run on the CPU device",
+                   what);
+    }
     devices_.Add(std::make_unique<runtime::CudaDevice>(d));
   }
 }

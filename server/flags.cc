@@ -322,6 +322,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args,
     } else if (name == "--verify-cuda") {
       s = no_value();
       flags.verify_cuda = true;
+    } else if (name == "--cuda-execution") {
+      s = no_value();
+      flags.cuda_execution = true;
     } else if (name == "--no-compile-pch") {
       s = no_value();
       flags.compile_pch = false;
@@ -385,6 +388,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
                             (for private daemons started by a client)
   --verify-cuda             also compile every module's CUDA source with NVRTC and
                             check it with ptxas (test suites)
+  --cuda-execution          run arrays and kernels on the GPUs (experimental: not
+                            yet run on a real GPU); without it GPUs are listed only
   --max-array-bytes N       largest array one request may create (default 16G;
                             suffixes K, M, G, T)
   --max-memory N            CPU array memory of all sessions together (default:

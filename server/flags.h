@@ -1,7 +1,8 @@
 // warpd server: command-line flags, parsed by hand.
 //
 //   warpd [--listen ADDR]... [--cache-dir DIR] [--cache-max SIZE] [--log-level LEVEL]
-//         [--allow-client-cache-dir] [--verify-cuda] [--max-array-bytes N] [--max-memory N]
+//         [--allow-client-cache-dir] [--verify-cuda] [--cuda-execution] [--max-array-bytes N]
+//         [--max-memory N]
 //         [--cpu-threads N] [--kernel-timeout DURATION] [--compile-workers N]
 //         [--compile-timeout DURATION] [--compile-memory N] [--compile-worker PATH]
 //         [--no-compile-pch] [--parent-pid PID] [--tenants FILE] [--token-file PATH]
@@ -36,6 +37,9 @@ struct Flags {
   std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
   bool allow_client_cache_dir = false;
   bool verify_cuda = false;
+  // Run arrays and kernels on the GPUs the driver reports (experimental:
+  // the CUDA path has not run on a GPU yet); off, GPUs are listed only.
+  bool cuda_execution = false;
   uint64_t max_array_bytes = uint64_t{16} << 30;
   // All CPU arrays of all sessions together; 0: half of this machine's
   // physical memory or cgroup limit (so no tenant can get the daemon OOM-killed).

@@ -27,6 +27,7 @@ TEST(FlagsTest, DefaultsFromXdg) {
   EXPECT_EQ(f->log_level, "info");
   EXPECT_FALSE(f->allow_client_cache_dir);
   EXPECT_FALSE(f->verify_cuda);
+  EXPECT_FALSE(f->cuda_execution);
   EXPECT_TRUE(f->compile_pch);
   EXPECT_EQ(f->max_array_bytes, uint64_t{16} << 30);
 }
@@ -41,7 +42,7 @@ TEST(FlagsTest, DefaultsWithoutXdg) {
 TEST(FlagsTest, ExplicitValuesBothSpellings) {
   auto f = ParseFlags({"--listen", "unix:/tmp/a.sock", "--listen=127.0.0.1:0", "--cache-dir=/c",
                        "--log-level", "DEBUG", "--allow-client-cache-dir", "--verify-cuda",
-                       "--max-array-bytes", "64M", "--cpu-threads=3", "--no-compile-pch"},
+                       "--cuda-execution", "--max-array-bytes", "64M", "--cpu-threads=3", "--no-compile-pch"},
                       FakeEnv({}));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->listen, (std::vector<std::string>{"unix:/tmp/a.sock", "127.0.0.1:0"}));
@@ -49,6 +50,7 @@ TEST(FlagsTest, ExplicitValuesBothSpellings) {
   EXPECT_EQ(f->log_level, "debug");
   EXPECT_TRUE(f->allow_client_cache_dir);
   EXPECT_TRUE(f->verify_cuda);
+  EXPECT_TRUE(f->cuda_execution);
   EXPECT_EQ(f->max_array_bytes, uint64_t{64} << 20);
   EXPECT_EQ(f->cpu_threads, 3);
   EXPECT_FALSE(f->compile_pch);

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/from_proto.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -183,13 +185,28 @@ absl::Status FinishLoadModule(DaemonState* state, const Tenant& tenant, Session&
 void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadModuleInput req, grpc::ByteBuffer* out,
                      std::chrono::steady_clock::time_point arrived, absl::AnyInvocable<void(absl::Status) &&> finish) {
   absl::StatusOr<std::shared_ptr<Session>> session = state->sessions().Get(req.session, *tenant);
+  // What the module is compiled for: the devices' kind (and a GPU's
+  // architecture); one module per kind, so the devices named must agree.
+  compiler::Target target = compiler::Target::kCpu;
+  int cuda_arch = 0;
   absl::Status checked = [&]() -> absl::Status {
     if (!session.ok()) return session.status();
+    std::string first;
     for (const std::string& name : req.devices) {
       WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(name));
-      if (device->target() != compiler::Target::kCpu) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("compiling for device '", name, "' is not supported yet"));
+      int arch = 0;
+      if (device->target() == compiler::Target::kCuda &&
+          (!absl::StartsWith(device->info().arch, "sm_") ||
+           !absl::SimpleAtoi(absl::string_view(device->info().arch).substr(3), &arch))) {
+        return absl::InternalError(absl::StrCat("device '", name, "' has no CUDA architecture"));
+      }
+      if (first.empty()) {
+        first = name;
+        target = device->target();
+        cuda_arch = arch;
+      } else if (device->target() != target || arch != cuda_arch) {
+        return absl::InvalidArgumentError(absl::StrCat("one LoadModule compiles for one kind of device: '", first,
+                                                       "' and '", name, "' differ; load the module for each"));
       }
     }
     if (state->compiler() == nullptr) {
@@ -207,7 +224,7 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
   };
   auto module = std::shared_ptr<ir::Module>(std::move(req.module));
   state->compiler()->CompileAsync(
-      module, compiler::Target::kCpu,
+      module, target,
       [state, tenant = std::move(tenant), session = *std::move(session), out, arrived, module,
        finish = std::move(finish)](absl::StatusOr<compiler::CompileResult> compiled) mutable {
         v1::LoadModuleResponse resp;
@@ -222,7 +239,7 @@ void StartLoadModule(DaemonState* state, std::shared_ptr<Tenant> tenant, LoadMod
         session.reset();
         std::move(finish)(status);
       },
-      std::move(gate));
+      std::move(gate), cuda_arch);
 }
 
 }  // namespace

@@ -132,6 +132,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       }
       auto module = session.modules().Get(launch.module());
       if (!module.ok()) return module.status();
+      if (device_obj != nullptr && (*module)->target() != device_obj->target()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel '", launch.kernel(), "': module ", launch.module(), " was compiled for ",
+            (*module)->target() == abi::Target::kCuda ? "CUDA" : "the CPU", ", not for ", device,
+            "; load it for that device"));
+      }
       auto args = LaunchArgs(launch.kernel(), launch.args(), "argument ", arrays);
       if (!args.ok()) return args.status();
       std::optional<std::vector<runtime::LaunchArgValue>> adj_args;

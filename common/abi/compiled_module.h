@@ -91,6 +91,12 @@ struct CompiledKernel {
   // there is none); empty in CPU modules.
   std::string cuda_entry;
   std::string cuda_adjoint;
+
+  // Whether the kernel has its forward (or adjoint) entry in code for `target`.
+  bool HasEntry(Target target, bool adjoint) const {
+    if (target == Target::kCuda) return !(adjoint ? cuda_adjoint : cuda_entry).empty();
+    return (adjoint ? cpu_adjoint : cpu_entry) != nullptr;
+  }
 };
 
 // Immutable and shared: launches hold a shared_ptr while they run.

@@ -88,8 +88,12 @@ absl::StatusOr<std::shared_ptr<Buffer>> CpuDevice::Allocate(uint64_t bytes, std:
   return pool->Allocate(bytes, tag, fill);
 }
 
-absl::Status CpuDevice::RunKernel(const abi::CompiledModule&, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
-                                  const void* args, Pass pass) {
+absl::Status CpuDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
+                                  wp::launch_ctx* ctx, const void* args, Pass pass) {
+  if (module.target() != abi::Target::kCpu) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", kernel.layout.display_name, "' was not compiled for the CPU: it cannot run on cpu"));
+  }
   abi::CpuKernelFn entry = pass == Pass::kAdjoint ? kernel.cpu_adjoint : kernel.cpu_entry;
   if (entry == nullptr) return absl::InternalError("the kernel has no CPU entry point for this pass");
   if (ctx->bounds.size == 0) return absl::OkStatus();

@@ -73,8 +73,8 @@ class Device {
   // cancelled with ctx->cancel = abi::kCancelTimeout. The caller turns
   // ctx's fault and cancel into a status; this returns an error only when
   // the device cannot run the kernel at all. `pass` picks the entry: the
-  // forward one, or the adjoint (CompiledKernel::cpu_adjoint; its argument
-  // block holds the adjoints' block after the forward one).
+  // forward one, or the adjoint (CompiledKernel::cpu_adjoint, cuda_adjoint;
+  // its argument block holds the adjoints' block after the forward one).
   enum class Pass { kForward, kAdjoint };
   virtual absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
                                  wp::launch_ctx* ctx, const void* args, Pass pass = Pass::kForward) = 0;

@@ -327,8 +327,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     return absl::InvalidArgumentError(absl::StrCat("kernel '", k.display_name, "': a launch repeats at most ",
                                                    kMaxLaunchRepeat, " times, got ", repeat));
   }
-  if (kernel->cpu_entry == nullptr) {
-    return absl::InternalError(absl::StrCat("kernel '", k.display_name, "' has no CPU entry point"));
+  if (!kernel->HasEntry(module->target(), /*adjoint=*/false)) {
+    return absl::InternalError(absl::StrCat("kernel '", k.display_name, "' has no entry point"));
   }
   wp::launch_bounds bounds;
   if (absl::Status s = CheckDims(k, dims, &bounds); !s.ok()) return s;
@@ -342,11 +342,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   // parameters' adjoints) at args_size.
   const bool adjoint = adj_args != nullptr;
   if (adjoint) {
-    if (kernel->cpu_adjoint == nullptr && !kernel->adjoint_error.empty()) {
+    const bool has_adjoint = kernel->HasEntry(module->target(), /*adjoint=*/true);
+    if (!has_adjoint && !kernel->adjoint_error.empty()) {
       return absl::FailedPreconditionError(
           absl::StrCat("kernel '", k.display_name, "' has no adjoint: ", kernel->adjoint_error));
     }
-    if (kernel->cpu_adjoint == nullptr) {
+    if (!has_adjoint) {
       return absl::FailedPreconditionError(absl::StrCat(
           "kernel '", k.display_name, "' was compiled without its backward pass (load its module with backward)"));
     }

@@ -12,8 +12,9 @@
 //                     device; launch dims not 1..4, negative or too large;
 //                     dims count != tid_ndim when tid_ndim >= 2
 //
-// Executing a launch runs the kernel's cpu_entry over the device's worker
-// pool in chunks of thread ids. A bounds fault becomes OUT_OF_RANGE:
+// Executing a launch runs the kernel's entry on the device (Device::RunKernel:
+// on the CPU over its worker pool in chunks of thread ids). A bounds fault
+// becomes OUT_OF_RANGE:
 //   kernel 'inc' at /path/file.py:12: index 10 out of bounds for dimension 0
 //   (shape (10,))
 // A cancel becomes CANCELLED.

@@ -4,13 +4,17 @@ The daemon always loads libcuda.so.1 by that name; these tests put a directory
 with the stand-in driver (runtime/device/cuda/testing/fake_libcuda.c, built
 into build/tests/fake_cuda/) under that name first on LD_LIBRARY_PATH of their
 own daemons, and choose its behaviour with WARPD_FAKE_CUDA_* variables. GPUs
-are listed (name, arch, UUID, memory) but cannot run work yet: every request
-for work on one fails with a clear FAILED_PRECONDITION, the CPU keeps serving,
-and the client leaves them out of Warp's device queries.
+are listed (name, arch, UUID, memory) but, without --cuda-execution, cannot
+run work: every request for work on one fails with a clear
+FAILED_PRECONDITION, the CPU keeps serving, and the client leaves them out of
+Warp's device queries. With it, arrays and launches go to the GPUs (the last
+tests here).
 """
 
 import os
+
 import grpc
+import numpy as np
 import pytest
 
 from conftest import REPO, own_daemon
@@ -134,3 +138,119 @@ def test_session_daemon_lists_no_usable_gpu_yet(wp):
 
     with pytest.raises(DeviceError):
         wp.get_device("cuda:0")
+
+
+# A client program run against a daemon that opened the stand-in's GPUs
+# (--cuda-execution): arrays live in the stand-in's "device memory" (host
+# memory the daemon cannot address as such: every byte moves through the
+# CUDA device's staging, copies and fills) and come back right. Kernels are
+# compiled to PTX and launched, but the stand-in runs no code, so no launch
+# result is checked here (cuda_device_test checks what a launch passes).
+CUDA_SCRIPT = r'''
+import json, sys
+import numpy as np
+import warpd as wp
+
+wp.init()
+out = {"devices": [d.name for d in wp.get_devices()], "cuda_count": wp.get_cuda_device_count()}
+src = np.arange(24, dtype=np.float32).reshape(4, 6)
+g = wp.array(src, dtype=float, device="cuda:0")
+out["device"] = str(g.device)
+out["roundtrip"] = g.numpy().tolist()
+out["column"] = g[:, 1].numpy().tolist()          # a strided view, downloaded
+big = wp.array(np.arange(300000, dtype=np.float32), dtype=float, device="cuda:0")
+out["big"] = [float(big.numpy()[0]), float(big.numpy()[-1]), float(big.numpy().sum())]
+g[1].fill_(7.0)                                     # a row view, filled
+g[:, 4].fill_(-1.0)                                 # a strided view, filled
+out["filled"] = g.numpy().tolist()
+v = wp.zeros(3, dtype=wp.vec3, device="cuda:0")
+v.fill_(wp.vec3(1.0, 2.0, 3.0))                    # a 12-byte pattern no memset writes
+out["vec"] = v.numpy().tolist()
+c = wp.empty(24, dtype=float, device="cpu")
+wp.copy(c, g.flatten())                             # cuda -> cpu
+h = wp.zeros(24, dtype=float, device="cuda:1")
+wp.copy(h, c)                                       # cpu -> another gpu
+out["copied"] = h.numpy().tolist()
+out["to_cpu"] = g.to("cpu").numpy().tolist()
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
+    import json
+    import subprocess
+    import sys
+
+    with own_daemon(tmp_path, sessions=["gpu-arrays"], extra_args=["--cuda-execution"]) as (d, stub, _):
+        info = {dev.name: dev for dev in _info(stub).devices}
+        assert info["cuda:0"].unavailable == "" and info["cuda:1"].unavailable == ""
+        assert "runs arrays and kernels (--cuda-execution: experimental)" in d.log_tail(100000)
+        script = tmp_path / "gpu_arrays.py"
+        script.write_text(CUDA_SCRIPT)
+        env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        out = json.loads(line[len("RESULT "):])
+    src = np.arange(24, dtype=np.float32).reshape(4, 6)
+    assert out["devices"] == ["cpu", "cuda:0", "cuda:1"] and out["cuda_count"] == 2
+    assert out["device"] == "cuda:0"
+    assert out["roundtrip"] == src.tolist()
+    assert out["column"] == src[:, 1].tolist()
+    n = 300000
+    assert out["big"] == [0.0, float(n - 1), float(np.arange(n, dtype=np.float32).sum())]
+    want = src.copy()
+    want[1] = 7.0
+    want[:, 4] = -1.0
+    assert out["filled"] == want.tolist()
+    assert out["vec"] == [[1.0, 2.0, 3.0]] * 3
+    assert out["copied"] == want.reshape(-1).tolist()
+    assert out["to_cpu"] == want.tolist()
+
+
+def test_kernels_compile_for_the_gpus_arch_and_launch_there(tmp_path, fake_driver):
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    import warpd as wp
+
+    @wp.kernel
+    def scale(a: wp.array(dtype=float), s: float):
+        i = wp.tid()
+        a[i] = a[i] * s
+
+    built, _ = scale.build()
+    module = ir_pb2.Module(name="gpu_scale")
+    module.functions.append(built)
+    with own_daemon(tmp_path, sessions=["gpu-kernels"], extra_args=["--cuda-execution"]) as (d, stub, (session,)):
+        on_gpu = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:1"]))
+        on_cpu = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cpu"]))
+        assert on_gpu.cache_key != on_cpu.cache_key  # PTX for sm_86 vs. CPU code
+        assert [k.name for k in on_gpu.kernels] == [k.name for k in on_cpu.kernels]
+        assert on_gpu.kernels[0].args_size == on_cpu.kernels[0].args_size
+        ptx = list((d.cache_dir / on_gpu.cache_key[:2]).glob(f"{on_gpu.cache_key}.ptx"))
+        assert ptx and ".target sm_86" in ptx[0].read_text()
+        with pytest.raises(grpc.RpcError) as e:
+            stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module,
+                                                          devices=["cpu", "cuda:0"]))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "one kind of device" in e.value.details()
+
+        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+            session=session, device="cuda:1", shape=[1000], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32),
+            init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+
+        def launch(loaded, device):
+            cmd = runtime_pb2.Command()
+            cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
+            cmd.launch.dim.append(1000)
+            cmd.launch.args.add().array = arr
+            cmd.launch.args.add().bytes = np.float32(2.0).tobytes()
+            return stub.Submit(runtime_pb2.SubmitRequest(session=session, device=device, commands=[cmd],
+                                                         synchronize=True))
+
+        launch(on_gpu, "cuda:1")  # the stand-in launches it (and runs no code)
+        with pytest.raises(grpc.RpcError) as e:
+            launch(on_cpu, "cuda:1")
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "was compiled for the CPU, not for cuda:1" in e.value.details()
+
