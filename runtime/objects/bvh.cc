@@ -32,32 +32,50 @@ absl::Status CheckGroups(const Array* groups, int64_t count, const std::string& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, bool grouped, SegmentPool& pool) {
-  BvhBuffers b;
-  b.items = items;
+absl::StatusOr<BvhBuffers> BvhBuffers::Allocate(int64_t items, bool grouped, SegmentPool& pool,
+                                                uint64_t extra_bytes) {
   const uint64_t nodes = static_cast<uint64_t>(BvhNodeCapacity(items));  // a parallel build's scratch too
   const uint64_t slots = static_cast<uint64_t>(items > 0 ? items : 1);
-  auto n = pool.Allocate(nodes * sizeof(wp::bvh_node_t), "bvh nodes", Fill::kAny);
-  if (!n.ok()) return n.status();
-  b.nodes = *std::move(n);
-  auto p = pool.Allocate(nodes * sizeof(int32_t), "bvh nodes", Fill::kAny);
-  if (!p.ok()) return p.status();
-  b.parents = *std::move(p);
-  auto q = pool.Allocate(slots * sizeof(int32_t), "bvh items", Fill::kAny);
-  if (!q.ok()) return q.status();
-  b.prims = *std::move(q);
-  if (grouped) {
-    auto ids = pool.Allocate(slots * sizeof(int32_t), "bvh groups", Fill::kAny);
-    if (!ids.ok()) return ids.status();
-    b.group_ids = *std::move(ids);
-    auto roots = pool.Allocate(slots * sizeof(int32_t), "bvh groups", Fill::kAny);
-    if (!roots.ok()) return roots.status();
-    b.group_roots = *std::move(roots);
+  // The parts: their sizes and where each pointer goes. The scratch is
+  // charged here, with the tree, so a build never fails for memory.
+  BvhBuffers b;
+  b.items = items;
+  std::byte* at[7] = {};
+  const uint64_t size[7] = {nodes * sizeof(wp::bvh_node_t),
+                            nodes * sizeof(int32_t),
+                            slots * sizeof(int32_t),
+                            grouped ? slots * sizeof(int32_t) : 0,
+                            grouped ? slots * sizeof(int32_t) : 0,
+                            static_cast<uint64_t>(BvhBuildScratchBytes(items, grouped)),
+                            extra_bytes};
+  const char* tag[7] = {"bvh nodes", "bvh nodes", "bvh items", "bvh groups", "bvh groups", "bvh scratch", "mesh boxes"};
+  uint64_t total = 0;
+  for (uint64_t bytes : size) total += (bytes + 63) / 64 * 64;  // 64-byte aligned parts
+  if (total >= SegmentPool::kLargeBlockBytes) {
+    auto block = pool.Allocate(total, "bvh", Fill::kAny);
+    if (!block.ok()) return block.status();
+    std::byte* p = (*block)->data();
+    for (int k = 0; k < 7; ++k) {
+      if (size[k] > 0) at[k] = p;
+      p += (size[k] + 63) / 64 * 64;
+    }
+    b.blocks.push_back(*std::move(block));
+  } else {
+    for (int k : {6, 0, 1, 2, 3, 4, 5}) {  // the owner's first (a mesh's boxes were, before the tree)
+      if (size[k] == 0) continue;
+      auto block = pool.Allocate(size[k], tag[k], Fill::kAny);
+      if (!block.ok()) return block.status();
+      at[k] = (*block)->data();
+      b.blocks.push_back(*std::move(block));
+    }
   }
-  // Charged here, with the tree, so that a build never fails for memory.
-  auto scratch = pool.Allocate(static_cast<uint64_t>(BvhBuildScratchBytes(items, grouped)), "bvh scratch", Fill::kAny);
-  if (!scratch.ok()) return scratch.status();
-  b.scratch = *std::move(scratch);
+  b.nodes = reinterpret_cast<wp::bvh_node_t*>(at[0]);
+  b.parents = reinterpret_cast<int32_t*>(at[1]);
+  b.prims = reinterpret_cast<int32_t*>(at[2]);
+  b.group_ids = reinterpret_cast<int32_t*>(at[3]);
+  b.group_roots = reinterpret_cast<int32_t*>(at[4]);
+  b.scratch = at[5];
+  b.extra = at[6];
   return b;
 }
 
@@ -67,8 +85,8 @@ void BvhBuffers::Attach(wp::bvh_t& desc) const {
   desc.primitives = prim_data();
   desc.num_items = static_cast<wp::int32>(items);
   if (group_ids != nullptr) {
-    desc.group_ids = reinterpret_cast<const wp::int32*>(group_ids->data());
-    desc.group_roots = reinterpret_cast<const wp::int32*>(group_roots->data());
+    desc.group_ids = group_ids;
+    desc.group_roots = group_roots;
   }
   Unbuild(desc);
 }
@@ -85,11 +103,11 @@ absl::Status BvhBuffers::Build(wp::bvh_t& desc, int leaf_size, BvhSplit split, c
   BvhGroups g{groups, nullptr, nullptr};
   if (groups != nullptr) {
     if (group_ids == nullptr) return absl::InternalError("a grouped build of an ungrouped tree");
-    g.ids = reinterpret_cast<int32_t*>(group_ids->data());
-    g.roots = reinterpret_cast<int32_t*>(group_roots->data());
+    g.ids = group_ids;
+    g.roots = group_roots;
   }
   auto shape = BuildBvhTree(desc.item_lowers, desc.item_uppers, items, leaf_size, split, node_data(), parent_data(),
-                            prim_data(), cancel, groups != nullptr ? &g : nullptr, parallel, scratch->data());
+                            prim_data(), cancel, groups != nullptr ? &g : nullptr, parallel, scratch);
   if (!shape.ok()) return shape.status();
   desc.max_depth = shape->max_depth;
   desc.num_groups = shape->num_groups;

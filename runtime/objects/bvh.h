@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/memory/segment_pool.h"
@@ -60,19 +61,33 @@ class TreeObject : public GeometryObject {
   }
 };
 
-// The buffers of a tree over n items, allocated from a session's pool
-// (grouped trees: also their group ids and roots, n each), with the
-// scratch memory its builds use, and the build and refit of a tree
-// descriptor over them (a Bvh's, a Mesh's).
+// The buffers of a tree over n items (BvhNodeCapacity(n) nodes and
+// parents, n item indices; grouped trees: also their group ids and roots,
+// n each), the scratch memory its builds use and `extra_bytes` of the
+// owner's (a Mesh's triangle boxes), from a session's pool, and the build
+// and refit of a tree descriptor over them (a Bvh's, a Mesh's).
+// From SegmentPool::kLargeBlockBytes in all, the parts are ONE block: a
+// memory file of its own, which the pool keeps a while once freed for the
+// next block of about its size, so a session that makes a tree and frees
+// the last one in a loop gets the same file back every time (as one block
+// per part, each of 1 MiB or more at the bench's 408,960 triangles, they
+// were more files than that cache keeps, and every tree made a new one).
+// Smaller, each part is a block of its own, shared with the session's other
+// small blocks (as one block, the tree would be alone in a shared file,
+// dropped when it is freed and made again for the next tree).
 struct BvhBuffers {
-  static absl::StatusOr<BvhBuffers> Allocate(int64_t items, bool grouped, SegmentPool& pool);
+  static absl::StatusOr<BvhBuffers> Allocate(int64_t items, bool grouped, SegmentPool& pool,
+                                             uint64_t extra_bytes = 0);
   int64_t items = 0;
-  std::shared_ptr<CpuBuffer> nodes, parents, prims;
-  std::shared_ptr<CpuBuffer> group_ids, group_roots;  // null unless grouped
-  std::shared_ptr<CpuBuffer> scratch;  // BvhBuildScratchBytes(items, grouped): only builds read it
-  wp::bvh_node_t* node_data() const { return reinterpret_cast<wp::bvh_node_t*>(nodes->data()); }
-  int32_t* parent_data() const { return reinterpret_cast<int32_t*>(parents->data()); }
-  int32_t* prim_data() const { return reinterpret_cast<int32_t*>(prims->data()); }
+  std::vector<std::shared_ptr<CpuBuffer>> blocks;  // one, or one per part
+  wp::bvh_node_t* nodes = nullptr;
+  int32_t *parents = nullptr, *prims = nullptr;
+  int32_t *group_ids = nullptr, *group_roots = nullptr;  // null unless grouped
+  std::byte* scratch = nullptr;  // BvhBuildScratchBytes(items, grouped): only builds use it
+  std::byte* extra = nullptr;    // extra_bytes, 64-byte aligned (null for none)
+  wp::bvh_node_t* node_data() const { return nodes; }
+  int32_t* parent_data() const { return parents; }
+  int32_t* prim_data() const { return prims; }
 
   // Points `desc` at these buffers, unbuilt (item boxes are the caller's).
   void Attach(wp::bvh_t& desc) const;

@@ -48,14 +48,13 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
         absl::StrCat("bvh_leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
   if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(tris), device, "triangle"); !s.ok()) return s;
-  // Not zeroed: every build and refit computes the boxes before the tree
-  // that reads them is usable.
-  auto boxes = pool.Allocate(std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f), "mesh boxes", Fill::kAny);
-  if (!boxes.ok()) return boxes.status();
-  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), groups != nullptr, pool);
+  // The boxes in the tree's block. Not zeroed: every build and refit
+  // computes the boxes before the tree that reads them is usable.
+  auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), groups != nullptr, pool,
+                                      std::max<uint64_t>(tris, 1) * 2 * sizeof(wp::vec3f));
   if (!buffers.ok()) return buffers.status();
   auto mesh = std::make_shared<Mesh>(std::move(device), std::move(points), std::move(indices), std::move(velocities),
-                                     leaf_size, static_cast<int64_t>(tris), *std::move(boxes), *std::move(buffers));
+                                     leaf_size, static_cast<int64_t>(tris), *std::move(buffers));
   mesh->groups_ = std::move(groups);
   return mesh;
 }
@@ -141,17 +140,15 @@ void Mesh::AttachGradients() {
 }
 
 Mesh::Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
-           std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris, std::shared_ptr<CpuBuffer> boxes,
-           BvhBuffers buffers)
+           std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris, BvhBuffers buffers)
     : TreeObject(wp::OBJECT_MESH, std::move(device)),
       points_(std::move(points)),
       indices_(std::move(indices)),
       velocities_(std::move(velocities)),
       leaf_size_(leaf_size),
       num_tris_(num_tris),
-      boxes_(std::move(boxes)),
       buffers_(std::move(buffers)) {
-  auto* box = reinterpret_cast<wp::vec3f*>(boxes_->data());
+  auto* box = reinterpret_cast<wp::vec3f*>(buffers_.extra);
   desc_.bvh.item_lowers = box;
   desc_.bvh.item_uppers = box + num_tris_;
   buffers_.Attach(desc_.bvh);
@@ -182,7 +179,7 @@ F4 FMax(F4 x, F4 y) { return ((y > x) | (x != x)) ? y : x; }
 }  // namespace
 
 absl::Status Mesh::ComputeBoxes(const ParallelFor* parallel) {
-  auto* lowers = reinterpret_cast<wp::vec3f*>(boxes_->data());
+  auto* lowers = reinterpret_cast<wp::vec3f*>(buffers_.extra);
   wp::vec3f* uppers = lowers + num_tris_;
   const wp::vec3f* p = desc_.points;
   const wp::int32* idx = desc_.indices;

@@ -5,8 +5,9 @@
 // dimension, 3 per triangle) and optional velocities (contiguous vec3f)
 // arrays for its lifetime, so the client may move the points and refit.
 // Its tree is a BVH (runtime/objects/bvh_build.h) over the triangles' boxes,
-// which builds and refits recompute from the points first; the boxes and
-// tree buffers are allocated when it is made, from the session's pool.
+// which builds and refits recompute from the points first; the boxes, tree
+// buffers and build scratch are allocated when it is made, as one block of
+// the session's pool (BvhBuffers).
 //
 //   ASSIGN_OR_RETURN(auto mesh, Mesh::Create("cpu", points, indices, nullptr, 4, pool));
 //   RETURN_IF_ERROR(mesh->Rebuild(BvhSplit::kSah));  // in stream order: reads points and indices
@@ -47,9 +48,9 @@ class Mesh final : public TreeObject {
                                                       std::shared_ptr<const Array> velocities, int leaf_size,
                                                       SegmentPool& pool, std::shared_ptr<const Array> groups = nullptr);
 
+  // `buffers` holds the triangle boxes as its extra bytes (2 * num_tris vec3f).
   Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
-       std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris,
-       std::shared_ptr<CpuBuffer> boxes, BvhBuffers buffers);
+       std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris, BvhBuffers buffers);
 
   const void* descriptor() const override { return &desc_; }
   uint64_t MetadataBytes() const override { return sizeof(*this); }
@@ -87,8 +88,7 @@ class Mesh final : public TreeObject {
   std::shared_ptr<const Array> points_grad_, velocities_grad_;  // null: none
   const int leaf_size_;
   const int64_t num_tris_;
-  const std::shared_ptr<CpuBuffer> boxes_;  // 2 * num_tris vec3f: lowers, then uppers
-  const BvhBuffers buffers_;
+  const BvhBuffers buffers_;  // extra: the boxes, 2 * num_tris vec3f (lowers, then uppers)
   BvhSplit split_ = BvhSplit::kSah;
   bool built_ = false;
   wp::mesh_t desc_{};

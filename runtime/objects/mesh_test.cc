@@ -111,6 +111,35 @@ class MeshTest : public ::testing::Test {
   wp::launch_ctx ctx_;
 };
 
+// A mesh's boxes, tree and build scratch come from the session's pool:
+// one block from 1 MiB in all (BvhBuffers; bvh_test's
+// TreesMadeAndFreedInALoopReuseTheirMemory), else a block each.
+TEST_F(MeshTest, BoxesTreeAndScratchComeFromThePool) {
+  for (int rings : {58, 400}) {
+    std::vector<V> p;
+    std::vector<int> idx;
+    Sphere(1.0f, rings, 80, &p, &idx);  // 9,120 triangles (the bench's small mesh), 63,840
+    const uint64_t tris = idx.size() / 3;
+    points_ = Make(types::Vector(3, ScalarKind::kFloat32), p.data(), p.size(), sizeof(V));
+    indices_ = Make(types::Scalar(ScalarKind::kInt32), idx.data(), idx.size(), sizeof(int));
+    const SegmentPoolStats before = pool_.stats();
+    auto mesh = Mesh::Create("cpu", points_, indices_, nullptr, 4, pool_);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    const SegmentPoolStats with = pool_.stats();
+    // Boxes (24 bytes per triangle), nodes and parents (36 per node, 2n - 1
+    // and the slack), item indices (4) and the scratch (1, 5 from 32,768).
+    const uint64_t bytes = tris * 24 + (2 * tris - 1 + kBvhBuildSlack) * 36 + tris * (tris >= 32768 ? 9 : 5);
+    EXPECT_GE(with.block_bytes - before.block_bytes, bytes);
+    EXPECT_LT(with.block_bytes - before.block_bytes, bytes + 4096 + 5 * 64);
+    EXPECT_EQ(with.blocks_live - before.blocks_live, bytes >= SegmentPool::kLargeBlockBytes ? 1u : 5u);
+    ASSERT_TRUE((*mesh)->Rebuild(BvhSplit::kSah).ok());
+    ASSERT_TRUE((*mesh)->Refit().ok());
+    EXPECT_EQ(pool_.stats().blocks_live, with.blocks_live);
+    mesh->reset();
+    EXPECT_EQ(pool_.stats().blocks_live, before.blocks_live);
+  }
+}
+
 TEST_F(MeshTest, CreateChecksArrays) {
   std::vector<V> p{Vec(0, 0, 0), Vec(1, 0, 0), Vec(0, 1, 0)};
   std::vector<int> idx{0, 1, 2, 0};
