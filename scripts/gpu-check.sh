@@ -37,4 +37,20 @@ if [ -f "$dir/bin/warpd-cuda-info" ]; then
     exit "$cuda_info_status"
   fi
 fi
-exec python3 scripts/gpu_check.py "$dir" "$@"
+# Then warpd's CUDA device itself (tools/cuda_device_check): memory against
+# the CPU device's, staging bandwidth, saxpy through RunKernel, an index
+# fault, launch overhead. Its failure fails the check, after the generated
+# kernels' checks below have run too.
+device_status=0
+if [ -f "$dir/bin/warpd-cuda-device-check" ]; then
+  echo "gpu-check: $dir/bin/warpd-cuda-device-check"
+  "$dir/bin/warpd-cuda-device-check" "$dir"
+  device_status=$?
+fi
+python3 scripts/gpu_check.py "$dir" "$@"
+status=$?
+if [ "$status" -eq 0 ] && [ "$device_status" -ne 0 ]; then
+  echo "gpu-check: warpd-cuda-device-check failed (exit status $device_status)" >&2
+  status=$device_status
+fi
+exit "$status"

@@ -49,9 +49,15 @@ rm -rf "$out"
 # warpd-cuda-info (tools/cuda_info): warpd's own driver layer listing the GPUs
 # and retaining each primary context; gpu-check.sh runs it first. It needs only
 # glibc (2.36 or newer) and the driver: absl, libstdc++ and libgcc are static.
-cmake --build "$build" --target warpd-cuda-info
+cmake --build "$build" --target warpd-cuda-info warpd-cuda-device-check
 mkdir -p "$out/bin"
 strip -o "$out/bin/warpd-cuda-info" "$build/bin/warpd-cuda-info"
+# warpd-cuda-device-check (tools/cuda_device_check): warpd's CUDA device
+# (memory, staging, RunKernel with saxpy.ptx from above) on the real driver;
+# static like warpd-cuda-info. Its self-test here: the stand-in driver,
+# memory only.
+strip -o "$out/bin/warpd-cuda-device-check" "$build/bin/warpd-cuda-device-check"
+"$out/bin/warpd-cuda-device-check" "$out" --driver "$build/tests/fake_cuda/libwarpd_fake_libcuda.so" --skip-kernels
 
 ptxas=${WARPD_PTXAS:-${WARPD_CUDA_ROOT:-/usr/local/cuda}/bin/ptxas}
 for ptx in "$out"/*.ptx; do

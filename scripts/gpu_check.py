@@ -11,7 +11,7 @@ ctypes): no toolkit, no warpd. For each case it loads the PTX with
 cuModuleLoadDataEx (the JIT's error log is printed when that fails), and for
 each launch allocates the arrays, writes their 64-byte wp::array_t
 descriptors and the other parameters into the argument block (offsets from
-the manifest), writes a zeroed 152-byte wp::launch_ctx with the launch's
+the manifest), writes a zeroed 168-byte wp::launch_ctx (no print buffer, no object table) with the launch's
 bounds, launches the entry with cuLaunchKernel (the block by value, in
 "pieces" parameters for an adjoint entry's forward and adjoint blocks, or its
 device address when the manifest says "pointer"), synchronizes, copies
@@ -43,7 +43,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DRIVER = 0, 1, 2, 3
 # (array.h), as this script writes and reads them. checks.json carries the
 # generator's view (offsetof in C++); they must agree.
 LAUNCH_CTX = {
-    "size": 152, "bounds.shape": 0, "bounds.ndim": 16, "bounds.size": 24,
+    "size": 168, "bounds.shape": 0, "bounds.ndim": 16, "bounds.size": 24,
     "fault.flag": 32, "fault.kind": 36, "fault.line": 40, "fault.dim": 44,
     "fault.index": 48, "fault.extent": 56, "fault.array_ndim": 64,
     "fault.shape": 72, "cancel": 104, "output": 112,
@@ -222,6 +222,7 @@ def launch_ctx(dim, cancel):
     shape = list(dim) + [0] * (4 - len(dim))
     ctx = struct.pack("<4iiiq", *shape, len(dim), 0, size) + bytes(FAULT_END - FAULT_BEGIN)
     ctx += struct.pack("<ii", 1 if cancel else 0, 0) + bytes(40)  # cancel, reserved, print_buffer (none)
+    ctx += bytes(16)  # objects, num_objects (none)
     assert len(ctx) == LAUNCH_CTX["size"]
     return ctx, size
 

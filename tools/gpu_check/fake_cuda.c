@@ -502,7 +502,7 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
   uint64_t ctx_address;
   memcpy(&ctx_address, copy, 8);
   pthread_mutex_lock(&g_mu);
-  struct Allocation* ctx_alloc = FindAllocation((uintptr_t)ctx_address, 152);
+  struct Allocation* ctx_alloc = FindAllocation((uintptr_t)ctx_address, 168); /* sizeof(wp::launch_ctx) */
   int ok = ctx_alloc && (!ctx_alloc->host || (ctx_alloc->flags & 0x02));
   void* args = copy + 8;
   if (ok && fn->param_is_u64[1]) { /* the block by address: it must be device memory */
