@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,7 @@
 #include "server/auth/token.h"
 #include "server/auth/token_file.h"
 #include "server/daemon_state.h"
+#include "server/device_health.h"
 #include "server/metrics/http_server.h"
 #include "server/print_config.h"
 #include "server/flags.h"
@@ -291,6 +293,12 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     spdlog::info("tenants: {} from {}", tenants.All().size(), flags.tenants_file);
   }
   server->GetHealthCheckService()->SetServingStatus(true);
+  // Each device's own status ("cpu", "cuda:0"): a GPU whose context a
+  // kernel lost is NOT_SERVING until it is reset; the daemon stays SERVING.
+  std::optional<DeviceHealth> device_health;
+  device_health.emplace((*state)->devices(), [&server](const std::string& device, bool serving) {
+    server->GetHealthCheckService()->SetServingStatus(device, serving);
+  });
   spdlog::info("warpd {} listening on {}", kVersion, absl::StrJoin(bound, ", "));
   spdlog::info("kernel cache: {}", (*state)->compiler()->cache_dir());
   if (runtime::HostShmemHugePages() == runtime::ShmemHugePages::kNone) {
@@ -312,6 +320,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
   spdlog::info("received {}, shutting down{}", sig == SIGINT ? "SIGINT" : "SIGTERM",
                admin_service.draining() ? " (drain)" : "");
   admin_service.Stop();  // a drain still waiting answers now
+  device_health.reset();
   server->GetHealthCheckService()->SetServingStatus(false);
   // No new local connections or requests; a request running finishes (or
   // is cancelled below, like a gRPC call).

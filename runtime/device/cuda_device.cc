@@ -49,10 +49,11 @@ constexpr uint64_t kFillSeedBytes = uint64_t{64} << 10;
 
 }  // namespace
 
-CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) : CudaDevice(gpu, nullptr) {}
+CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) : CudaDevice(gpu, nullptr, {}, nullptr) {}
 
-CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, std::shared_ptr<cuda::CudaMemory> memory)
-    : memory_(std::move(memory)) {
+CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver,
+                       const cuda::CudaMemory::Options& options, std::shared_ptr<cuda::CudaMemory> memory)
+    : driver_(driver), ordinal_(gpu.ordinal), options_(options), memory_(std::move(memory)) {
   info_.name = absl::StrCat("cuda:", gpu.ordinal);
   info_.alias = gpu.name;
   info_.kind = "cuda";
@@ -67,7 +68,7 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(const cuda::CudaDri
                                                              const cuda::CudaMemory::Options& options) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> memory,
                          cuda::CudaMemory::Open(driver, gpu.ordinal, options));
-  return std::unique_ptr<CudaDevice>(new CudaDevice(gpu, std::move(memory)));
+  return std::unique_ptr<CudaDevice>(new CudaDevice(gpu, &driver, options, std::move(memory)));
 }
 
 absl::Status CudaDevice::NotYet() const {
@@ -75,27 +76,79 @@ absl::Status CudaDevice::NotYet() const {
                                                     info_.unavailable));
 }
 
-absl::Status CudaDevice::CheckOpen() const { return memory_ == nullptr ? NotYet() : absl::OkStatus(); }
+absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> CudaDevice::Memory() const {
+  absl::MutexLock lock(&mu_);
+  if (memory_ != nullptr) return memory_;
+  return lost_.ok() ? NotYet() : lost_;
+}
+
+bool CudaDevice::healthy() const {
+  absl::MutexLock lock(&mu_);
+  if (driver_ == nullptr) return true;  // listed only: it has nothing to lose
+  return memory_ != nullptr && !memory_->context().poisoned();
+}
+
+absl::Status CudaDevice::Recover() {
+  absl::MutexLock lock(&mu_);
+  if (driver_ == nullptr || (memory_ != nullptr && !memory_->context().poisoned())) return absl::OkStatus();
+  if (memory_ != nullptr) {
+    // Every handle made in the context dies with its reset: nothing may
+    // hold one (arrays' buffers and running operations hold the memory,
+    // launches their module).
+    if (memory_.use_count() > 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          info_.name, " lost its CUDA context; it is reset once the ", memory_.use_count() - 1,
+          " arrays and operations still holding its memory are gone (free them or close their sessions)"));
+    }
+    {
+      absl::MutexLock modules(&modules_mu_);
+      for (const auto& [key, module] : modules_) {
+        if (module.use_count() > 1) {
+          return absl::FailedPreconditionError(
+              absl::StrCat(info_.name, " lost its CUDA context; a launch still holds one of its modules"));
+        }
+      }
+      modules_.clear();
+    }
+    absl::Status reset = memory_->ResetContext();
+    memory_.reset();  // its stream, pool and staging are gone either way
+    if (!reset.ok()) {
+      lost_ = absl::FailedPreconditionError(
+          absl::StrCat(info_.name, " lost its CUDA context and could not reset it: ", reset.message()));
+      return lost_;
+    }
+  }
+  absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> reopened = cuda::CudaMemory::Open(*driver_, ordinal_, options_);
+  if (!reopened.ok()) {
+    lost_ = absl::FailedPreconditionError(
+        absl::StrCat(info_.name, " lost its CUDA context and could not reopen it: ", reopened.status().message()));
+    return lost_;
+  }
+  memory_ = *std::move(reopened);
+  lost_ = absl::OkStatus();
+  return absl::OkStatus();
+}
 
 uint64_t CudaDevice::FreeMemoryBytes() const {
-  if (memory_ == nullptr) return 0;
-  const uint64_t quota = memory_->pool().quota();
-  const uint64_t used = memory_->pool().bytes_in_use();
+  absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> m = Memory();
+  if (!m.ok()) return 0;
+  const uint64_t quota = (*m)->pool().quota();
+  const uint64_t used = (*m)->pool().bytes_in_use();
   return quota > used ? quota - used : 0;
 }
 
 absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::Allocate(uint64_t bytes, std::string_view, SegmentPool* pool,
                                                              Fill) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   if (pool == nullptr) return absl::FailedPreconditionError("no memory account to charge GPU memory to");
   WARPD_ASSIGN_OR_RETURN(MemoryCharge charge, MemoryCharge::Take(pool->account(), bytes));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaBuffer> buffer,
-                         cuda::CudaBuffer::Allocate(memory_, bytes, std::move(charge)));
+                         cuda::CudaBuffer::Allocate(m, bytes, std::move(charge)));
   // Always zeroed, whatever `fill` asks: the pool is every session's.
   if (bytes > 0) {
     const unsigned char zero = 0;
-    WARPD_RETURN_IF_ERROR(cuda::Fill(memory_->stream(), buffer->address(), &zero, 1, bytes));
-    WARPD_RETURN_IF_ERROR(memory_->stream().Synchronize());
+    WARPD_RETURN_IF_ERROR(cuda::Fill(m->stream(), buffer->address(), &zero, 1, bytes));
+    WARPD_RETURN_IF_ERROR(m->stream().Synchronize());
   }
   return buffer;
 }
@@ -105,14 +158,15 @@ size_t CudaDevice::loaded_modules() const {
   return modules_.size();
 }
 
-absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> CudaDevice::LoadedModule(const abi::CompiledModule& module) {
+absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> CudaDevice::LoadedModule(cuda::CudaMemory& m,
+                                                                             const abi::CompiledModule& module) {
   {
     absl::MutexLock lock(&modules_mu_);
     if (auto it = modules_.find(module.cache_key()); it != modules_.end()) return it->second;
   }
   // Loaded outside the lock (the driver's JIT may take a while); two
   // launches of a new module may both load it, and one copy is kept.
-  WARPD_ASSIGN_OR_RETURN(cuda::CudaModule loaded, cuda::CudaModule::Load(memory_->context(), module.cuda_image()));
+  WARPD_ASSIGN_OR_RETURN(cuda::CudaModule loaded, cuda::CudaModule::Load(m.context(), module.cuda_image()));
   auto shared = std::make_shared<const cuda::CudaModule>(std::move(loaded));
   absl::MutexLock lock(&modules_mu_);
   auto [it, inserted] = modules_.try_emplace(module.cache_key(), shared);
@@ -131,7 +185,7 @@ absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> CudaDevice::LoadedModule
 
 absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
                                    wp::launch_ctx* ctx, const void* args, Pass pass) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   const abi::KernelLayout& layout = kernel.layout;
   if (module.target() != abi::Target::kCuda || module.cuda_image().empty()) {
     return absl::InvalidArgumentError(
@@ -145,7 +199,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     return absl::UnimplementedError(absl::StrCat("kernel '", layout.display_name, "': kernels on '", info_.name,
                                                  "' cannot query Mesh, Bvh, HashGrid or Volume objects yet"));
   }
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(module));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(*m, module));
   WARPD_ASSIGN_OR_RETURN(cuda::CUfunction function, loaded->Function(entry));
   WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, cuda::GridStrideDims(uint64_t(ctx->bounds.size)));
 
@@ -159,8 +213,8 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   const uint64_t records = ctx->output.data != nullptr ? ctx->output.capacity : 0;
   const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), block_at = records_at + aligned(records);
   const uint64_t scratch_bytes = block_at + (by_pointer ? block_bytes : 0);
-  cuda::CudaStream& stream = memory_->stream();
-  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr scratch, memory_->pool().Allocate(scratch_bytes, stream));
+  cuda::CudaStream& stream = m->stream();
+  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr scratch, m->pool().Allocate(scratch_bytes, stream));
   absl::Status status = [&]() -> absl::Status {
     wp::launch_ctx device_ctx = *ctx;
     device_ctx.output = wp::print_buffer{};
@@ -203,72 +257,74 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     }
     return absl::OkStatus();
   }();
-  absl::Status freed = memory_->pool().Free(scratch, stream);
+  absl::Status freed = m->pool().Free(scratch, stream);
   return status.ok() ? freed : status;
 }
 
 absl::Status CudaDevice::Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(dst, offset, bytes.size(), "upload"));
   if (bytes.empty()) return absl::OkStatus();
-  if (!dst.contiguous()) return StridedWrite(dst, offset, bytes);
-  cuda::CudaStream& stream = memory_->stream();
-  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst.address() + offset, bytes.data(), bytes.size()));
+  if (!dst.contiguous()) return StridedWrite(*m, dst, offset, bytes);
+  cuda::CudaStream& stream = m->stream();
+  WARPD_RETURN_IF_ERROR(m->staging().Upload(stream, dst.address() + offset, bytes.data(), bytes.size()));
   return stream.Synchronize();
 }
 
 absl::Status CudaDevice::Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(src, offset, out.size(), "download"));
   if (out.empty()) return absl::OkStatus();
-  if (!src.contiguous()) return StridedRead(src, offset, out);
-  return memory_->staging().Download(memory_->stream(), out.data(), src.address() + offset, out.size());
+  if (!src.contiguous()) return StridedRead(*m, src, offset, out);
+  return m->staging().Download(m->stream(), out.data(), src.address() + offset, out.size());
 }
 
-absl::Status CudaDevice::StridedRead(const Array& src, uint64_t offset, absl::Span<std::byte> out) {
+absl::Status CudaDevice::StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset,
+                                     absl::Span<std::byte> out) {
   const uint64_t span = SpanBytes(src);
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
-  WARPD_RETURN_IF_ERROR(memory_->staging().Download(memory_->stream(), host->data(), src.address(), span));
+  WARPD_RETURN_IF_ERROR(m.staging().Download(m.stream(), host->data(), src.address(), span));
   const Array mirror(src.device(), src.layout(), host, 0, src.held());
   ReadArrayBytes(mirror, offset, out.size(), out.data());
   return absl::OkStatus();
 }
 
-absl::Status CudaDevice::StridedWrite(const Array& dst, uint64_t offset, absl::Span<const std::byte> in) {
+absl::Status CudaDevice::StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset,
+                                      absl::Span<const std::byte> in) {
   const uint64_t span = SpanBytes(dst);
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
-  cuda::CudaStream& stream = memory_->stream();
-  WARPD_RETURN_IF_ERROR(memory_->staging().Download(stream, host->data(), dst.address(), span));
+  cuda::CudaStream& stream = m.stream();
+  WARPD_RETURN_IF_ERROR(m.staging().Download(stream, host->data(), dst.address(), span));
   const Array mirror(dst.device(), dst.layout(), host, 0, dst.held());
   WriteArrayBytes(mirror, offset, in.data(), in.size());
-  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst.address(), host->data(), span));
+  WARPD_RETURN_IF_ERROR(m.staging().Upload(stream, dst.address(), host->data(), span));
   return stream.Synchronize();
 }
 
-absl::Status CudaDevice::MoveDeviceBytes(uint64_t dst, uint64_t src, uint64_t n) {
-  cuda::CudaStream& stream = memory_->stream();
+absl::Status CudaDevice::MoveDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t src, uint64_t n) {
+  cuda::CudaStream& stream = m.stream();
   if (dst == src) return absl::OkStatus();
   const bool overlap = dst < src ? src - dst < n : dst - src < n;
   if (!overlap) return cuda::CopyDeviceToDevice(stream, dst, src, n);
   // cuMemcpyDtoD leaves overlapping copies undefined: through a temporary
   // (charged to nobody: it lives for this call only, within the quota).
-  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr tmp, memory_->pool().Allocate(n, stream));
+  WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr tmp, m.pool().Allocate(n, stream));
   absl::Status s = cuda::CopyDeviceToDevice(stream, tmp, src, n);
   if (s.ok()) s = cuda::CopyDeviceToDevice(stream, dst, tmp, n);
-  absl::Status freed = memory_->pool().Free(tmp, stream);
+  absl::Status freed = m.pool().Free(tmp, stream);
   return s.ok() ? freed : s;
 }
 
 absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset,
                                    uint64_t n, const std::atomic<bool>* cancel) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(dst, dst_offset, n, "copy destination"));
   WARPD_RETURN_IF_ERROR(CheckRange(src, src_offset, n, "copy source"));
   if (n == 0) return absl::OkStatus();
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("copy: cancelled");
   if (dst.contiguous() && src.contiguous()) {
-    WARPD_RETURN_IF_ERROR(MoveDeviceBytes(dst.address() + dst_offset, src.address() + src_offset, n));
-    return memory_->stream().Synchronize();
+    WARPD_RETURN_IF_ERROR(MoveDeviceBytes(*m, dst.address() + dst_offset, src.address() + src_offset, n));
+    return m->stream().Synchronize();
   }
   // A strided side: through the host, all of the source read before any of
   // the destination is written.
@@ -278,8 +334,8 @@ absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const 
   return Upload(dst, dst_offset, bytes);
 }
 
-absl::Status CudaDevice::FillDeviceBytes(uint64_t dst, uint64_t n, std::string_view pattern) {
-  cuda::CudaStream& stream = memory_->stream();
+absl::Status CudaDevice::FillDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t n, std::string_view pattern) {
+  cuda::CudaStream& stream = m.stream();
   absl::Status s = cuda::Fill(stream, dst, pattern.data(), pattern.size(), n / pattern.size());
   if (s.code() != absl::StatusCode::kUnimplemented) return s;
   // A pattern no memset writes: a seed of whole patterns, uploaded, then
@@ -288,7 +344,7 @@ absl::Status CudaDevice::FillDeviceBytes(uint64_t dst, uint64_t n, std::string_v
   const uint64_t seed = std::min<uint64_t>(n, seed_patterns * pattern.size());
   std::vector<std::byte> host(seed);
   for (uint64_t i = 0; i < seed; i += pattern.size()) std::memcpy(host.data() + i, pattern.data(), pattern.size());
-  WARPD_RETURN_IF_ERROR(memory_->staging().Upload(stream, dst, host.data(), seed));
+  WARPD_RETURN_IF_ERROR(m.staging().Upload(stream, dst, host.data(), seed));
   for (uint64_t filled = seed; filled < n;) {
     const uint64_t chunk = std::min(filled, n - filled);
     WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToDevice(stream, dst + filled, dst, chunk));
@@ -299,7 +355,7 @@ absl::Status CudaDevice::FillDeviceBytes(uint64_t dst, uint64_t n, std::string_v
 
 absl::Status CudaDevice::FillRange(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern,
                                    const std::atomic<bool>* cancel) {
-  WARPD_RETURN_IF_ERROR(CheckOpen());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(array, offset, n, "fill"));
   if (n == 0) return absl::OkStatus();
   if (pattern.empty() || n % pattern.size() != 0) {
@@ -308,12 +364,12 @@ absl::Status CudaDevice::FillRange(const Array& array, uint64_t offset, uint64_t
   }
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("fill: cancelled");
   if (array.contiguous()) {
-    WARPD_RETURN_IF_ERROR(FillDeviceBytes(array.address() + offset, n, pattern));
-    return memory_->stream().Synchronize();
+    WARPD_RETURN_IF_ERROR(FillDeviceBytes(*m, array.address() + offset, n, pattern));
+    return m->stream().Synchronize();
   }
   std::vector<std::byte> bytes(n);
   for (uint64_t i = 0; i < n; i += pattern.size()) std::memcpy(bytes.data() + i, pattern.data(), pattern.size());
-  return StridedWrite(array, offset, bytes);
+  return StridedWrite(*m, array, offset, bytes);
 }
 
 }  // namespace warpd::runtime

@@ -63,6 +63,15 @@ class CudaDevice final : public Device {
   abi::Target target() const override { return abi::Target::kCuda; }
   // The pool's free bytes under its quota, else 0 (not known).
   uint64_t FreeMemoryBytes() const override;
+  // False once a kernel's hardware fault (an illegal address, ...) lost
+  // the device's CUDA context: every operation then fails
+  // FAILED_PRECONDITION naming the first error. Recover resets the primary
+  // context and opens the device's memory anew, once no array of the old
+  // context, running operation or launch is left (FAILED_PRECONDITION
+  // saying what is left otherwise); a failed reset or reopen leaves the
+  // device failing every operation with that error, and Recover tries again.
+  bool healthy() const override;
+  absl::Status Recover() override;
   // `pool` is the session's: only its account is used, charged the bytes.
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                    Fill fill = Fill::kZero) override;
@@ -80,22 +89,30 @@ class CudaDevice final : public Device {
                          const std::atomic<bool>* cancel = nullptr) override;
 
  private:
-  CudaDevice(const cuda::CudaDeviceInfo& gpu, std::shared_ptr<cuda::CudaMemory> memory);
+  CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver, const cuda::CudaMemory::Options& options,
+             std::shared_ptr<cuda::CudaMemory> memory);
   absl::Status NotYet() const;
-  // The memory of `array`, or FAILED_PRECONDITION when this device has none.
-  absl::Status CheckOpen() const;
+  // The device's memory now, held for one operation; FAILED_PRECONDITION
+  // when it has none (listed only, or lost and not reopened).
+  absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> Memory() const;
   // Logical bytes of a strided array through a host copy of the bytes it spans.
-  absl::Status StridedRead(const Array& src, uint64_t offset, absl::Span<std::byte> out);
-  absl::Status StridedWrite(const Array& dst, uint64_t offset, absl::Span<const std::byte> in);
+  absl::Status StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset, absl::Span<std::byte> out);
+  absl::Status StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset, absl::Span<const std::byte> in);
   // Device bytes [dst, dst + n) <- [src, src + n), any overlap allowed.
-  absl::Status MoveDeviceBytes(uint64_t dst, uint64_t src, uint64_t n);
+  absl::Status MoveDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t src, uint64_t n);
   // Device bytes [dst, dst + n) <- `pattern` repeated (n a multiple of it).
-  absl::Status FillDeviceBytes(uint64_t dst, uint64_t n, std::string_view pattern);
+  absl::Status FillDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t n, std::string_view pattern);
   // `module`'s image loaded on this device (once per cache key).
-  absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> LoadedModule(const abi::CompiledModule& module);
+  absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> LoadedModule(cuda::CudaMemory& m,
+                                                                       const abi::CompiledModule& module);
 
   DeviceInfo info_;
-  const std::shared_ptr<cuda::CudaMemory> memory_;  // null: listed only
+  const cuda::CudaDriver* const driver_;  // null: listed only
+  const int ordinal_;
+  const cuda::CudaMemory::Options options_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<cuda::CudaMemory> memory_ ABSL_GUARDED_BY(mu_);  // null: listed only, or lost
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the memory could not be reopened
   mutable absl::Mutex modules_mu_;
   // Destroyed before memory_ (its context must outlive them).
   absl::flat_hash_map<std::string, std::shared_ptr<const cuda::CudaModule>> modules_ ABSL_GUARDED_BY(modules_mu_);

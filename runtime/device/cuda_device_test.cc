@@ -540,5 +540,36 @@ TEST_F(CudaLaunchTest, AKernelThatFaultsPoisonsTheDevice) {
   EXPECT_TRUE(ctx().Recover().ok());
 }
 
+TEST_F(CudaLaunchTest, ALostContextComesBackOnceNothingHoldsIt) {
+  std::vector<std::byte> block(72);
+  Twin kept = Base();  // an array of the context about to be lost
+  wp::launch_ctx launch = Ctx(4);
+  EXPECT_TRUE(gpu_->healthy());
+  EXPECT_TRUE(gpu_->Recover().ok());  // nothing to do
+  fake().fault_next_launch(700);
+  EXPECT_EQ(gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data()).code(), absl::StatusCode::kAborted);
+  EXPECT_FALSE(gpu_->healthy());
+  // The array still holds the lost context's memory: no reset yet.
+  absl::Status held = gpu_->Recover();
+  EXPECT_EQ(held.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(cuda::testing::Has(held.message(), "cuda:0 lost its CUDA context; it is reset once the 1 arrays")) << held;
+  EXPECT_FALSE(gpu_->healthy());
+  kept = Twin{};
+  ASSERT_TRUE(gpu_->Recover().ok());
+  EXPECT_TRUE(gpu_->healthy());
+  EXPECT_EQ(gpu_->loaded_modules(), 0u);  // the old context's modules went with it
+  // Everything works again, on a fresh context.
+  Twin again = Base(9);
+  ExpectSame(again, "after the reset");
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data()).ok());
+  EXPECT_EQ(launch.fault.flag, 0);
+  EXPECT_EQ(gpu_->loaded_modules(), 1u);
+  // The fixture's own context saw the reset too: its next call fails, and
+  // it is recreated the same way before the fixture checks what is left.
+  again = Twin{};
+  gpu_.reset();
+  if (!cuda::CudaStream::Create(ctx()).ok()) EXPECT_TRUE(ctx().Recover().ok());
+}
+
 }  // namespace
 }  // namespace warpd::runtime

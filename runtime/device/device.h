@@ -57,6 +57,13 @@ class Device {
   // the CPU), at the time of the call; 0 when it is not known.
   virtual uint64_t FreeMemoryBytes() const { return 0; }
 
+  // Whether the device can run work now: a GPU whose context a kernel's
+  // hardware fault lost cannot until Recover brings it back (the daemon's
+  // health service reports each device, server/device_health.h). Recover
+  // is OK for a healthy device, else it tries and says what is in the way.
+  virtual bool healthy() const { return true; }
+  virtual absl::Status Recover() { return absl::OkStatus(); }
+
   // Memory of `bytes` for an array on this device, taken from `pool` (the
   // session's; it charges the session's memory account, so the bytes count
   // against every limit above it): zero-filled, or with Fill::kAny possibly

@@ -254,3 +254,83 @@ def test_kernels_compile_for_the_gpus_arch_and_launch_there(tmp_path, fake_drive
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "was compiled for the CPU, not for cuda:1" in e.value.details()
 
+
+
+def _health(channel, service: str) -> int:
+    """grpc.health.v1 status of `service` (1 SERVING, 2 NOT_SERVING), by hand:
+    HealthCheckRequest{service} is field 1, the response's status field 1."""
+    check = channel.unary_unary("/grpc.health.v1.Health/Check", request_serializer=None,
+                                response_deserializer=None)
+    name = service.encode()
+    reply = check(b"\x0a" + bytes([len(name)]) + name if name else b"", timeout=10)
+    assert reply[:1] == b"\x08", reply
+    return reply[1]
+
+
+def _wait_health(channel, service, want, seconds=20):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while _health(channel, service) != want:
+        assert time.monotonic() < deadline, f"{service} never became {want}"
+        time.sleep(0.1)
+
+
+def test_a_kernel_fault_takes_its_gpu_down_until_its_arrays_are_gone(tmp_path, fake_driver):
+    """The first kernel launched faults (an illegal address, as the stand-in
+    plays it): that GPU's context is lost, its health NOT_SERVING and every
+    request on it fails clearly; the daemon, the CPU and the other GPU serve on;
+    once the session holding the GPU's arrays is closed, the context is reset
+    and the GPU serves again."""
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    import warpd as wp
+
+    @wp.kernel
+    def twice(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = a[i] * 2.0
+
+    built, _ = twice.build()
+    module = ir_pb2.Module(name="gpu_fault")
+    module.functions.append(built)
+    fake_driver.setenv("WARPD_FAKE_CUDA_FAULT_LAUNCH", "1")
+    f32 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32)
+    with own_daemon(tmp_path, sessions=["faulting", "bystander"], extra_args=["--cuda-execution"]) as (
+            d, stub, (session, other)):
+        d_channel = grpc.insecure_channel(d.address)
+        for service in ("", "cpu", "cuda:0", "cuda:1"):
+            assert _health(d_channel, service) == 1, service
+        loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:0"]))
+        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=session, device="cuda:0", shape=[64],
+                                                              dtype=f32, init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+        cmd = runtime_pb2.Command()
+        cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
+        cmd.launch.dim.append(64)
+        cmd.launch.args.add().array = arr
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd],
+                                                  synchronize=True))
+        assert e.value.code() == grpc.StatusCode.ABORTED, e.value.details()
+        assert "cuda:0" in e.value.details() and "the device's CUDA context is lost" in e.value.details()
+        _wait_health(d_channel, "cuda:0", 2)
+        assert _health(d_channel, "") == 1 and _health(d_channel, "cpu") == 1 and _health(d_channel, "cuda:1") == 1
+        log = d.log_tail(100000)
+        assert "cuda:0 lost its CUDA context: NOT_SERVING until it is reset" in log, log
+        # Every request on the lost GPU fails clearly, for every session; the rest works.
+        with pytest.raises(grpc.RpcError) as e:
+            stub.CreateArray(runtime_pb2.CreateArrayRequest(session=other, device="cuda:0", shape=[4], dtype=f32))
+        assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION, e.value.details()
+        assert "cuda:0" in e.value.details()
+        assert _cpu_array(stub, other).handle != 0
+        assert _cpu_array(stub, other, "cuda:1").handle != 0
+        assert "it is reset once the" in d.log_tail(100000)
+        # The faulting session goes, and its array with it: the GPU comes back.
+        stub.CloseSession(runtime_pb2.CloseSessionRequest(session=session))
+        _wait_health(d_channel, "cuda:0", 1)
+        assert "cuda:0: its CUDA context was reset; it serves again" in d.log_tail(100000)
+        fresh = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=other, device="cuda:0", shape=[4], dtype=f32,
+                                                                init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+        data = stub.Download(runtime_pb2.DownloadRequest(session=other, handle=fresh))
+        assert np.frombuffer(b"".join(c.data for c in data), dtype=np.float32).tolist() == [0.0] * 4
+        d_channel.close()

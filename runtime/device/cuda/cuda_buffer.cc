@@ -17,6 +17,13 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
   return m;
 }
 
+absl::Status CudaMemory::ResetContext() {
+  staging_.reset();
+  pool_.reset();
+  stream_.reset();
+  return context_->Recover();
+}
+
 CudaMemory::~CudaMemory() {
   // Frees queued by the last buffers complete before the pool goes.
   if (stream_ != nullptr && !context_->poisoned()) (void)stream_->Synchronize();

@@ -50,6 +50,12 @@ class CudaMemory {
   CudaMemory& operator=(const CudaMemory&) = delete;
   ~CudaMemory();
 
+  // After the context was lost (poisoned): destroys the staging ring, pool
+  // and stream (nothing must use them: no buffer, module or operation) and
+  // resets the primary context (CudaContext::Recover); the object is then
+  // only destroyed.
+  absl::Status ResetContext();
+
   CudaContext& context() const { return *context_; }
   CudaStream& stream() const { return *stream_; }
   CudaMemoryPool& pool() const { return *pool_; }

@@ -12,6 +12,9 @@
  *   WARPD_FAKE_CUDA_INIT_ERROR     CUresult cuInit returns (default 0)
  *   WARPD_FAKE_CUDA_RETAIN_ERROR   CUresult cuDevicePrimaryCtxRetain returns
  *   WARPD_FAKE_CUDA_MISSING        an entry point cuGetProcAddress lacks
+ *   WARPD_FAKE_CUDA_FAULT_LAUNCH   N > 0: the process's N-th kernel launch
+ *                                  faults with CUDA_ERROR_ILLEGAL_ADDRESS
+ *                                  when its stream runs it (for daemons)
  * Device i is "Fake GPU i", sm_90 for even i and sm_86 for odd, 132 or 84
  * SMs, (80 + i) GiB, UUID bytes a0+i 01 02 ... 0f.
  *
@@ -1726,6 +1729,8 @@ static CUresult fake_cuLaunchKernel(struct function* fh, unsigned gx, unsigned g
   memcpy(op->dims, dims, sizeof(dims));
   op->fault = fault_next_launch;
   fault_next_launch = 0;
+  static int launched;
+  if (++launched == env_int("WARPD_FAKE_CUDA_FAULT_LAUNCH", 0)) op->fault = 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
   enqueue(s, op);
   RETURN(SUCCESS);
 }
