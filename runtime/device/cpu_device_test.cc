@@ -14,6 +14,7 @@
 #include "runtime/memory/memory_account.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_view.h"
+#include "runtime/objects/testing/views.h"
 
 namespace warpd::runtime {
 namespace {
@@ -35,13 +36,7 @@ class CpuDeviceBytesTest : public ::testing::Test {
 
   static std::shared_ptr<const Array> View(const std::shared_ptr<const Array>& base, uint64_t offset,
                                            std::vector<int64_t> shape, std::vector<int64_t> strides) {
-    ViewRequest request;
-    request.offset_bytes = offset;
-    request.shape = shape;
-    request.strides = strides;
-    auto v = MakeViewLayout(*base, request, uint64_t{1} << 30);
-    EXPECT_TRUE(v.ok()) << v.status();
-    return std::make_shared<Array>("cpu", v->layout, base->buffer(), v->byte_offset);
+    return testing::ViewOf(base, offset, std::move(shape), std::move(strides));
   }
 
   // The addresses of an array's logical bytes, in order (2-D arrays only).

@@ -19,6 +19,7 @@
 #include "runtime/memory/memory_account.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_view.h"
+#include "runtime/objects/testing/views.h"
 #include "warpd/native/launch.h"
 
 namespace warpd::runtime {
@@ -66,13 +67,7 @@ class CudaDeviceTest : public cuda::testing::FakeCudaTest {
   }
   static std::shared_ptr<const Array> View(const std::shared_ptr<const Array>& base, uint64_t offset,
                                            std::vector<int64_t> shape, std::vector<int64_t> strides) {
-    ViewRequest request;
-    request.offset_bytes = offset;
-    request.shape = shape;
-    request.strides = strides;
-    auto v = MakeViewLayout(*base, request, uint64_t{1} << 30);
-    EXPECT_TRUE(v.ok()) << v.status();
-    return std::make_shared<Array>(base->device(), v->layout, base->buffer(), v->byte_offset);
+    return testing::ViewOf(base, offset, std::move(shape), std::move(strides));
   }
   // The views every test runs over: the whole array, a column pair, a
   // strided sub-block, a transposed view, a broadcast row.
