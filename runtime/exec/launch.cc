@@ -283,7 +283,7 @@ void MarkExclusiveGradients(const abi::KernelLayout& k, const std::vector<Launch
     if (array == nullptr || *array == nullptr) continue;
     const Array& a = **array;
     // Addresses compared only, as the argument descriptors hold them.
-    const auto begin = reinterpret_cast<uintptr_t>(a.data());
+    const uintptr_t begin = a.address();
     grads.push_back({i, &a, begin, begin + a.size_bytes(), (p.access & abi::kAccessExclusive) != 0 && a.contiguous()});
   }
   for (const Grad& g : grads) {

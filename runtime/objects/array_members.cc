@@ -69,7 +69,7 @@ absl::Status BindArraySlot(types::TypeRef at, std::byte* slot, ArrayLookup looku
                                                        " must be a contiguous 1-D int32 array, got ",
                                                        index->TypeName()));
       }
-      std::byte* p = index->data();
+      const uint64_t p = index->address();  // what kernels on its device use
       std::memcpy(indices + 8 * d, &p, sizeof(p));
       extent = static_cast<int32_t>(index->shape()[0]);
       bound->push_back(std::move(index));
@@ -128,7 +128,7 @@ void RevealArrayMembers(types::TypeRef dtype, std::byte* bytes, uint64_t count, 
     k.array->WriteDescriptor(&d.descriptor);
     by_data[d.descriptor.data].push_back(d);
     if (k.array->ndim() == 1 && k.array->contiguous() && k.array->dtype()->is_scalar_of(types::ScalarKind::kInt32)) {
-      index_by_data.emplace(k.array->data(), k.handle);
+      index_by_data.emplace(reinterpret_cast<const void*>(k.array->address()), k.handle);
     }
   }
   auto handle_of = [&](const std::byte* slot) -> uint64_t {
