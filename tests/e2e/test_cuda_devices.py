@@ -152,7 +152,8 @@ import numpy as np
 import warpd as wp
 
 wp.init()
-out = {"devices": [d.name for d in wp.get_devices()], "cuda_count": wp.get_cuda_device_count()}
+out = {"devices": [d.name for d in wp.get_devices()], "cuda_count": wp.get_cuda_device_count(),
+       "preferred": str(wp.get_preferred_device()), "default": str(wp.get_device())}
 src = np.arange(24, dtype=np.float32).reshape(4, 6)
 g = wp.array(src, dtype=float, device="cuda:0")
 out["device"] = str(g.device)
@@ -194,6 +195,7 @@ def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
         out = json.loads(line[len("RESULT "):])
     src = np.arange(24, dtype=np.float32).reshape(4, 6)
     assert out["devices"] == ["cpu", "cuda:0", "cuda:1"] and out["cuda_count"] == 2
+    assert out["preferred"] == out["default"] == "cuda:0"  # as in Warp when a GPU runs work
     assert out["device"] == "cuda:0"
     assert out["roundtrip"] == src.tolist()
     assert out["column"] == src[:, 1].tolist()

@@ -309,7 +309,9 @@ class Runtime:
         self.unavailable_devices = {d.name: d for d in listed if d.unavailable}
         if "cpu" not in self.devices:
             raise WarpdError(f"the warpd daemon at {self.address} reports no \"cpu\" device")
-        self.default_device = self.devices["cpu"]
+        # As in Warp: the first GPU that runs work, else the CPU.
+        cuda = [d for d in self.devices.values() if d.is_cuda]
+        self.default_device = cuda[0] if cuda else self.devices["cpu"]
 
     def refresh_info(self):
         self.info = self.call("GetServerInfo", runtime_pb2.GetServerInfoRequest())
