@@ -192,7 +192,7 @@ void DaemonState::AddCudaDevices() {
       }
       spdlog::error("CUDA: {}; cannot be opened: {}; listed only", what, std::string(opened.status().message()));
     } else {
-      spdlog::info("CUDA: {}; listed but it cannot run work yet (CUDA execution is not implemented): arrays and "
+      spdlog::info("CUDA: {}; listed but it runs no work (without --cuda-execution, experimental): arrays and "
                    "launches run on the CPU device",
                    what);
     }

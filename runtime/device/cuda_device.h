@@ -50,7 +50,8 @@ class CudaDevice final : public Device {
  public:
   // Why a listed GPU cannot run work yet.
   static constexpr const char* kNotYet =
-      "CUDA execution is not implemented in this warpd yet: arrays and launches run on \"cpu\"";
+      "CUDA execution is not enabled on this warpd (the daemon's --cuda-execution, experimental): arrays and "
+      "launches run on \"cpu\"";
 
   // Listed only (see above).
   explicit CudaDevice(const cuda::CudaDeviceInfo& gpu);

@@ -63,7 +63,7 @@ def test_two_gpus_are_listed_and_refuse_work(tmp_path, fake_driver):
             "Fake GPU 0", "cuda", "sm_90", "GPU-a0010203-0405-0607-0809-0a0b0c0d0e0f", 80 << 30)
         assert (g1.alias, g1.arch, g1.uuid, g1.memory_bytes) == (
             "Fake GPU 1", "sm_86", "GPU-a1010203-0405-0607-0809-0a0b0c0d0e0f", 81 << 30)
-        assert "not implemented" in g0.unavailable and by_name["cpu"].unavailable == ""
+        assert "--cuda-execution" in g0.unavailable and by_name["cpu"].unavailable == ""
         log = d.log_tail(100000)
         assert "CUDA: cuda:0 is Fake GPU 0 (sm_90, 132 SMs, 80.0 GiB, GPU-a0010203-" in log, log
         assert "cuda:1 is Fake GPU 1 (sm_86" in log, log
@@ -98,7 +98,7 @@ def test_client_sees_only_devices_that_run_work(tmp_path, fake_driver, wp):
             assert rt.unavailable_devices["cuda:0"].uuid == "GPU-a0010203-0405-0607-0809-0a0b0c0d0e0f"
             for ident in ("cuda", "cuda:0", rt.unavailable_devices["cuda:1"]):
                 with pytest.raises(DeviceError, match=r'cannot run work on the warpd server: CUDA execution '
-                                                      r'is not implemented'):
+                                                      r'is not enabled on this warpd'):
                     rt.device(ident)
             with pytest.raises(DeviceError, match="no such CUDA device"):
                 rt.device("cuda:2")
