@@ -4,14 +4,13 @@
 // UUID and memory) so clients see the node's devices. A device made with
 // the constructor is listed only: DeviceInfo::unavailable says why it
 // cannot run work, and every operation fails FAILED_PRECONDITION naming
-// the device and pointing at "cpu". That is what the daemon makes today,
-// because kernels cannot run on a GPU yet (issue 26's next steps: modules
-// for the device's arch, launches on per-session streams).
+// the device and pointing at "cpu". That is what the daemon makes without
+// --cuda-execution (the CUDA path has not run on a real GPU yet).
 //
-// A device made by Open has its memory (cuda/cuda_buffer.h): Allocate gives
-// stream-ordered device memory, always zeroed (the pool is shared by every
-// session, so freed memory may hold another's bytes), charged to the
-// session pool's account; Upload and Download go through the pinned
+// A device made by Open has its memory (cuda/cuda_memory.h,
+// cuda_buffer.h): Allocate gives stream-ordered device memory, always
+// zeroed (the pool is shared by every session, so freed memory may hold
+// another's bytes), charged to the session pool's account; Upload and Download go through the pinned
 // staging ring; CopyRange and FillRange run on the device. Each returns
 // once the bytes have moved (it synchronizes the memory stream), so errors
 // surface in the call. Strided views (array_view.h) move through the host:

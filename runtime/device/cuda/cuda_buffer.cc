@@ -6,29 +6,6 @@
 
 namespace warpd::runtime::cuda {
 
-absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& driver, int ordinal,
-                                                             const Options& options) {
-  std::shared_ptr<CudaMemory> m(new CudaMemory());
-  WARPD_ASSIGN_OR_RETURN(m->context_, CudaContext::Create(driver, ordinal));
-  WARPD_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create(*m->context_));
-  m->stream_ = std::make_unique<CudaStream>(std::move(stream));
-  WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool));
-  WARPD_ASSIGN_OR_RETURN(m->staging_, PinnedStagingRing::Create(*m->context_, options.staging));
-  return m;
-}
-
-absl::Status CudaMemory::ResetContext() {
-  staging_.reset();
-  pool_.reset();
-  stream_.reset();
-  return context_->Recover();
-}
-
-CudaMemory::~CudaMemory() {
-  // Frees queued by the last buffers complete before the pool goes.
-  if (stream_ != nullptr && !context_->poisoned()) (void)stream_->Synchronize();
-}
-
 absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBuffer::Allocate(std::shared_ptr<CudaMemory> memory, uint64_t bytes,
                                                                  MemoryCharge charge) {
   CUdeviceptr ptr = 0;

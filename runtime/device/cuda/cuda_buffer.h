@@ -1,18 +1,9 @@
 // warpd runtime: the device memory of one array on a GPU.
 //
-//   absl::StatusOr<std::shared_ptr<CudaMemory>> m = CudaMemory::Open(driver, 0, {});
-//   absl::StatusOr<std::shared_ptr<CudaBuffer>> b = CudaBuffer::Allocate(*m, bytes, std::move(charge));
+//   absl::StatusOr<std::shared_ptr<CudaBuffer>> b = CudaBuffer::Allocate(memory, bytes, std::move(charge));
 //   ... (*b)->address() is a CUdeviceptr; host_data() is null ...
 //
-// CudaMemory is what a GPU's arrays need, opened once per device: its
-// primary context, the pool they come from (cuda_memory_pool.h, with the
-// device's quota), the stream their allocations, frees, uploads, downloads,
-// copies and fills are ordered on, and the pinned staging ring transfers go
-// through (pinned_staging.h). Destroyed when the device and every buffer
-// have let go of it, in an order that frees what depends on what: staging
-// ring, pool, stream, context.
-//
-// A CudaBuffer is one allocation from the pool: memory usable by work on
+// One allocation from a GPU's pool (cuda_memory.h): memory usable by work on
 // the memory stream from its allocation on, freed on that stream when the
 // last holder (arrays and views share it) lets go, so the free comes after
 // every operation queued on it before. It holds the charge its bytes took
@@ -25,51 +16,11 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "runtime/device/cuda/cuda_context.h"
-#include "runtime/device/cuda/cuda_driver.h"
-#include "runtime/device/cuda/cuda_memory_pool.h"
-#include "runtime/device/cuda/cuda_stream.h"
-#include "runtime/device/cuda/pinned_staging.h"
+#include "runtime/device/cuda/cuda_memory.h"
 #include "runtime/memory/buffer.h"
 #include "runtime/memory/memory_charge.h"
 
 namespace warpd::runtime::cuda {
-
-class CudaMemory {
- public:
-  struct Options {
-    CudaMemoryPool::Options pool;
-    PinnedStagingRing::Options staging;
-  };
-  // Retains cuda:`ordinal`'s primary context and makes the stream, pool and
-  // staging ring on it; the first error (naming the call) otherwise.
-  static absl::StatusOr<std::shared_ptr<CudaMemory>> Open(const CudaDriver& driver, int ordinal,
-                                                          const Options& options);
-
-  CudaMemory(const CudaMemory&) = delete;
-  CudaMemory& operator=(const CudaMemory&) = delete;
-  ~CudaMemory();
-
-  // After the context was lost (poisoned): destroys the staging ring, pool
-  // and stream (nothing must use them: no buffer, module or operation) and
-  // resets the primary context (CudaContext::Recover); the object is then
-  // only destroyed.
-  absl::Status ResetContext();
-
-  CudaContext& context() const { return *context_; }
-  CudaStream& stream() const { return *stream_; }
-  CudaMemoryPool& pool() const { return *pool_; }
-  PinnedStagingRing& staging() const { return *staging_; }
-
- private:
-  CudaMemory() = default;
-
-  // Destroyed in reverse: staging, pool, stream, then the context.
-  std::unique_ptr<CudaContext> context_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryPool> pool_;
-  std::unique_ptr<PinnedStagingRing> staging_;
-};
 
 class CudaBuffer final : public Buffer {
  public:

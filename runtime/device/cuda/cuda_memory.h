@@ -1,0 +1,63 @@
+// warpd runtime: what a GPU's arrays need, opened once per device.
+//
+//   absl::StatusOr<std::shared_ptr<CudaMemory>> m = CudaMemory::Open(driver, 0, {});
+//   (*m)->pool(), (*m)->stream(), (*m)->staging()
+//
+// Its primary context, the pool arrays come from (cuda_memory_pool.h, with
+// the device's quota), the stream their allocations, frees, uploads,
+// downloads, copies and fills are ordered on, and the pinned staging ring
+// transfers go through (pinned_staging.h). Buffers (cuda_buffer.h) and the
+// device hold it; it is destroyed when the last lets go, in an order that
+// frees what depends on what: staging ring, pool, stream, context.
+// Thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/device/cuda/cuda_context.h"
+#include "runtime/device/cuda/cuda_driver.h"
+#include "runtime/device/cuda/cuda_memory_pool.h"
+#include "runtime/device/cuda/cuda_stream.h"
+#include "runtime/device/cuda/pinned_staging.h"
+
+namespace warpd::runtime::cuda {
+
+class CudaMemory {
+ public:
+  struct Options {
+    CudaMemoryPool::Options pool;
+    PinnedStagingRing::Options staging;
+  };
+  // Retains cuda:`ordinal`'s primary context and makes the stream, pool and
+  // staging ring on it; the first error (naming the call) otherwise.
+  static absl::StatusOr<std::shared_ptr<CudaMemory>> Open(const CudaDriver& driver, int ordinal,
+                                                          const Options& options);
+
+  CudaMemory(const CudaMemory&) = delete;
+  CudaMemory& operator=(const CudaMemory&) = delete;
+  ~CudaMemory();
+
+  // After the context was lost (poisoned): destroys the staging ring, pool
+  // and stream (nothing must use them: no buffer, module or operation) and
+  // resets the primary context (CudaContext::Recover); the object is then
+  // only destroyed.
+  absl::Status ResetContext();
+
+  CudaContext& context() const { return *context_; }
+  CudaStream& stream() const { return *stream_; }
+  CudaMemoryPool& pool() const { return *pool_; }
+  PinnedStagingRing& staging() const { return *staging_; }
+
+ private:
+  CudaMemory() = default;
+
+  // Destroyed in reverse: staging, pool, stream, then the context.
+  std::unique_ptr<CudaContext> context_;
+  std::unique_ptr<CudaStream> stream_;
+  std::unique_ptr<CudaMemoryPool> pool_;
+  std::unique_ptr<PinnedStagingRing> staging_;
+};
+
+}  // namespace warpd::runtime::cuda
