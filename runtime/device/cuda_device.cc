@@ -279,9 +279,17 @@ absl::Status CudaDevice::Download(const Array& src, uint64_t offset, absl::Span<
   return m->staging().Download(m->stream(), out.data(), src.address() + offset, out.size());
 }
 
+absl::Status CudaDevice::CheckStaged(uint64_t bytes, const char* op) const {
+  if (bytes <= options_.max_staged_bytes) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      op, " of a strided view on ", info_.name, " stages ", bytes, " bytes in host memory; at most ",
+      options_.max_staged_bytes, " are supported: use a contiguous array, or views over less memory"));
+}
+
 absl::Status CudaDevice::StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset,
                                      absl::Span<std::byte> out) {
   const uint64_t span = SpanBytes(src);
+  WARPD_RETURN_IF_ERROR(CheckStaged(span, "download"));
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
   WARPD_RETURN_IF_ERROR(m.staging().Download(m.stream(), host->data(), src.address(), span));
   const Array mirror(src.device(), src.layout(), host, 0, src.held());
@@ -292,6 +300,7 @@ absl::Status CudaDevice::StridedRead(cuda::CudaMemory& m, const Array& src, uint
 absl::Status CudaDevice::StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset,
                                       absl::Span<const std::byte> in) {
   const uint64_t span = SpanBytes(dst);
+  WARPD_RETURN_IF_ERROR(CheckStaged(span, "write"));
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
   cuda::CudaStream& stream = m.stream();
   WARPD_RETURN_IF_ERROR(m.staging().Download(stream, host->data(), dst.address(), span));
@@ -328,6 +337,7 @@ absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const 
   }
   // A strided side: through the host, all of the source read before any of
   // the destination is written.
+  WARPD_RETURN_IF_ERROR(CheckStaged(n, "copy"));
   std::vector<std::byte> bytes(n);
   WARPD_RETURN_IF_ERROR(Download(src, src_offset, absl::MakeSpan(bytes)));
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("copy: cancelled");
@@ -367,6 +377,7 @@ absl::Status CudaDevice::FillRange(const Array& array, uint64_t offset, uint64_t
     WARPD_RETURN_IF_ERROR(FillDeviceBytes(*m, array.address() + offset, n, pattern));
     return m->stream().Synchronize();
   }
+  WARPD_RETURN_IF_ERROR(CheckStaged(n, "fill"));
   std::vector<std::byte> bytes(n);
   for (uint64_t i = 0; i < n; i += pattern.size()) std::memcpy(bytes.data() + i, pattern.data(), pattern.size());
   return StridedWrite(*m, array, offset, bytes);

@@ -16,7 +16,9 @@
 // surface in the call. Strided views (array_view.h) move through the host:
 // the bytes their elements span are staged, packed or unpacked there with
 // array_bytes.h, and written back (a strided upload or fill rewrites the
-// spanned bytes it did not change, in the stream's order).
+// spanned bytes it did not change, in the stream's order); that host memory
+// is the daemon's, so an operation staging more than
+// Options::max_staged_bytes (256 MiB) is UNIMPLEMENTED.
 //
 // RunKernel runs a kernel of a module compiled for CUDA (its PTX, loaded
 // on this device the first time a launch needs it and kept, up to
@@ -95,6 +97,8 @@ class CudaDevice final : public Device {
   // The device's memory now, held for one operation; FAILED_PRECONDITION
   // when it has none (listed only, or lost and not reopened).
   absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> Memory() const;
+  // UNIMPLEMENTED past options_.max_staged_bytes of host staging for `op`.
+  absl::Status CheckStaged(uint64_t bytes, const char* op) const;
   // Logical bytes of a strided array through a host copy of the bytes it spans.
   absl::Status StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset, absl::Span<std::byte> out);
   absl::Status StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset, absl::Span<const std::byte> in);

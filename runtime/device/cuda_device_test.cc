@@ -240,6 +240,32 @@ TEST_F(CudaDeviceTest, FillsMatchTheCpu) {
   ExpectSame(big, "large fill");
 }
 
+TEST_F(CudaDeviceTest, StridedViewsStageABoundedAmountOfHostMemory) {
+  cuda::CudaMemory::Options options;
+  options.max_staged_bytes = 120;  // the transposed view spans 240 bytes, the 2x3 block 108
+  gpu_.reset();
+  auto d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], options);
+  ASSERT_TRUE(d.ok()) << d.status();
+  gpu_ = *std::move(d);
+  Twin base = Base();
+  Twin wide = Shape(base, 3), narrow = Shape(base, 2);
+  std::vector<std::byte> buf(16);
+  absl::Status s = gpu_->Download(*wide.gpu, 0, absl::MakeSpan(buf));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "stages 240 bytes in host memory; at most 120")) << s;
+  EXPECT_EQ(gpu_->Upload(*wide.gpu, 0, buf).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(gpu_->FillRange(*wide.gpu, 0, 16, "abcd").code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(gpu_->CopyRange(*narrow.gpu, 0, *wide.gpu, 0, 16).code(), absl::StatusCode::kUnimplemented);
+  // Within the bound: as on the CPU.
+  ASSERT_TRUE(cpu_.FillRange(*narrow.cpu, 0, 24, "abcd").ok());
+  ASSERT_TRUE(gpu_->FillRange(*narrow.gpu, 0, 24, "abcd").ok());
+  ExpectSame(base, "a bounded strided fill");
+  // A copy of more bytes than the bound between contiguous arrays stays on the device.
+  ASSERT_TRUE(cpu_.CopyRange(*base.cpu, 0, *base.cpu, 120, 120).ok());
+  ASSERT_TRUE(gpu_->CopyRange(*base.gpu, 0, *base.gpu, 120, 120).ok());
+  ExpectSame(base, "a contiguous copy past the bound");
+}
+
 TEST_F(CudaDeviceTest, ErrorsAreStatusesAndMoveNothing) {
   Twin t = Base();
   const Array& a = *t.gpu;  // 240 bytes

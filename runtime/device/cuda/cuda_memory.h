@@ -29,6 +29,10 @@ class CudaMemory {
   struct Options {
     CudaMemoryPool::Options pool;
     PinnedStagingRing::Options staging;
+    // The most host memory one operation on a strided view stages at once
+    // (its span, or a copy's or fill's bytes; cuda_device.h): it is the
+    // daemon's, not charged to the session, so it is bounded.
+    uint64_t max_staged_bytes = uint64_t{256} << 20;
   };
   // Retains cuda:`ordinal`'s primary context and makes the stream, pool and
   // staging ring on it; the first error (naming the call) otherwise.
