@@ -20,8 +20,9 @@ def free_port() -> int:
 
 
 class Daemon:
-    def __init__(self, binary: str, workdir: Path, tcp_port: int | None = None):
+    def __init__(self, binary: str, workdir: Path, tcp_port: int | None = None, extra_args=()):
         self.binary, self.dir = binary, Path(workdir)
+        self.extra_args = list(extra_args)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.unix_address = f"unix:{self.dir / 'warpd.sock'}"
         self.tcp_address = f"127.0.0.1:{tcp_port}" if tcp_port else None
@@ -34,6 +35,7 @@ class Daemon:
                 "--log-level", "warn"]
         if self.tcp_address:
             args += ["--listen", self.tcp_address]
+        args += self.extra_args
         self.log = open(self.dir / "daemon.log", "ab")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         from warpd.daemon import probe

@@ -40,7 +40,10 @@ Sha256::Digest Sha256::Final() {
 std::string HexSha256(std::string_view bytes) {
   Sha256 h;
   h.Update(bytes);
-  const Sha256::Digest d = h.Final();
+  return HexDigest(h.Final());
+}
+
+std::string HexDigest(const Sha256::Digest& d) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(2 * d.size());

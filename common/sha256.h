@@ -42,6 +42,9 @@ class Sha256 {
   EVP_MD_CTX* ctx_;
 };
 
+// A digest as 64 lowercase hex digits.
+std::string HexDigest(const Sha256::Digest& digest);
+
 // The SHA-256 of `bytes` as 64 lowercase hex digits.
 std::string HexSha256(std::string_view bytes);
 

@@ -9,8 +9,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/status_macros.h"
+#include "compiler/backend/cpu_target.h"
+#if WARPD_CPU_JIT
 #include "compiler/backend/compile_pool.h"
 #include "compiler/backend/cpu_jit.h"
+#endif
 #include "compiler/cache/disk_cache.h"
 #include "compiler/cache/module_cache.h"
 #include "compiler/compile_queue.h"
@@ -33,7 +36,7 @@ namespace {
 
 constexpr char kObjectExt[] = ".o";
 constexpr char kPtxExt[] = ".ptx";
-constexpr int kVerifyArch = 90;
+[[maybe_unused]] constexpr int kVerifyArch = 90;  // unused in the lean build
 
 // Bump when codegen or the launch ABI changes in a way the source text does not show.
 constexpr char kCompilerAbi[] = "warpd-compiler-1";
@@ -68,6 +71,7 @@ uint64_t LayoutBytes(const std::vector<CompiledKernel>& kernels, const types::Ty
   return bytes;
 }
 
+#if WARPD_CPU_JIT
 class CpuModule final : public CompiledModule {
  public:
   // The JIT maps a module's code, read-only data and data on pages of their
@@ -91,6 +95,7 @@ class CpuModule final : public CompiledModule {
  private:
   std::unique_ptr<JitModule> code_;
 };
+#endif
 
 // A module for CUDA devices: its PTX, which each device loads (and the
 // driver compiles for the GPU) when a launch first needs it.
@@ -110,7 +115,7 @@ class CudaImageModule final : public CompiledModule {
 };
 
 // "kernel 'k'" or "module 'm' (kernels a, b)": what a compile message names.
-std::string Describe(const ir::Module& module) {
+[[maybe_unused]] std::string Describe(const ir::Module& module) {
   std::vector<std::string> kernels;
   for (const auto& f : module.functions)
     if (f.kind == ir::FunctionKind::kKernel && !f.dropped) kernels.push_back(f.display_name);
@@ -128,8 +133,11 @@ constexpr uint64_t kMemoryCacheBytes = uint64_t{256} << 20;
 
 struct Compiler::Impl {
   HostCpu host;
+  CpuTarget cpu_target;
+#if WARPD_CPU_JIT
   std::unique_ptr<CpuJit> jit;
   std::unique_ptr<CompilePool> pool;  // null: compile in process
+#endif
   // Modules no session holds are kept for the next session that loads
   // them, within 512 modules and 256 MiB of their memory_bytes (those that
   // sessions hold are charged to the sessions, session.h).
@@ -179,13 +187,14 @@ Compiler::~Compiler() = default;
 absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& options) {
   auto impl = std::make_unique<Impl>();
   impl->host = DetectHostCpu();
-  auto jit = CpuJit::Create(options.forced_cpu_target.empty()
-                                ? SelectCpuTarget(impl->host)
-                                : ParseForcedCpuTarget(impl->host.triple, options.forced_cpu_target),
-                            options.precompiled_header ? &NativePchCache::Shared() : nullptr);
+  impl->cpu_target = options.forced_cpu_target.empty()
+                         ? SelectCpuTarget(impl->host)
+                         : ParseForcedCpuTarget(impl->host.triple, options.forced_cpu_target);
+  impl->headers_digest = HeadersDigest();
+#if WARPD_CPU_JIT
+  auto jit = CpuJit::Create(impl->cpu_target, options.precompiled_header ? &NativePchCache::Shared() : nullptr);
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
-  impl->headers_digest = HeadersDigest();
   if (!options.compile_worker.empty()) {
     CompilePool::Options pool_options;
     pool_options.worker_path = options.compile_worker;
@@ -198,6 +207,7 @@ absl::StatusOr<std::unique_ptr<Compiler>> Compiler::Create(const Options& option
     if (!pool.ok()) return pool.status();
     impl->pool = *std::move(pool);
   }
+#endif
   impl->verify_cuda = options.verify_cuda;
   impl->queue = std::make_unique<CompileQueue>(options.compile_workers);
 #if !WARPD_WITH_CUDA
@@ -303,7 +313,13 @@ void Compiler::CompileAsync(std::shared_ptr<ir::Module> module, Target target, C
         absl::UnimplementedError("this warpd was built without the CUDA backend: it cannot compile for CUDA"));
 #endif
   } else {
+#if WARPD_CPU_JIT
     target_parts = {impl_->jit->TargetDescription(), std::string(CpuJit::OptionsDescription())};
+#else
+    return std::move(done)(absl::UnimplementedError(
+        "this warpd was built without the CPU JIT (WARPD_CPU_JIT=OFF, the lean CUDA-only build): kernels run only "
+        "on CUDA devices, so launch on 'cuda:N' or use a daemon built with the CPU JIT"));
+#endif
   }
   auto generated = Generate(*request->module);
   if (!generated.ok()) return std::move(done)(generated.status());
@@ -397,6 +413,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::BuildCuda(Reques
 #endif
 }
 
+#if WARPD_CPU_JIT
 absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& request) {
   const ir::Module& module = *request.module;
   const std::string& key = request.key;
@@ -442,9 +459,15 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& r
   return std::shared_ptr<const CompiledModule>(
       std::make_shared<CpuModule>(key, *std::move(code), object->size(), std::move(kernels), module.types, prints));
 }
+#else
+absl::StatusOr<std::shared_ptr<const CompiledModule>> Compiler::Build(Request& request) {
+  return absl::UnimplementedError("this warpd was built without the CPU JIT");  // CompileAsync refused it
+}
+#endif
 
 const HostCpu& Compiler::host_cpu() const { return impl_->host; }
-const CpuTarget& Compiler::cpu_target() const { return impl_->jit->target(); }
+const CpuTarget& Compiler::cpu_target() const { return impl_->cpu_target; }
+bool Compiler::has_cpu_jit() const { return WARPD_CPU_JIT != 0; }
 
 std::string Compiler::cache_dir() const { return impl_->Disk()->dir(); }
 

@@ -136,6 +136,9 @@ class Compiler {
   // The host as LLVM sees it, and what CPU code is compiled for.
   const HostCpu& host_cpu() const;
   const CpuTarget& cpu_target() const;
+  // False in the lean CUDA-only build (WARPD_CPU_JIT=OFF): CPU compiles fail
+  // with UNIMPLEMENTED.
+  bool has_cpu_jit() const;
 
   std::string cache_dir() const;
   // Later compiles read and write the disk cache under `dir` (created and

@@ -4,6 +4,8 @@
 # (libcuda.so.1): no toolkit, no build. Run from anywhere in the repository
 # after scripts/gpu-prepare.sh filled build-gpu-check/ on the build machine
 # and that folder (git-ignored) was copied along.
+# Last, when DIR/daemon holds the lean daemon, tools/gpu_check/daemon_phase.sh
+# (the daemon and the Python client on the GPU; results in $OUT or DIR/results).
 # Usage: scripts/gpu-check.sh [DIR] [--only CASE] [--timeout SECONDS]
 # Exit status (scripts/gpu_check.py): 0 every check passed, 1 a check failed,
 # 2 missing/bad DIR or no numpy, 3 no CUDA driver or device.
@@ -52,5 +54,17 @@ status=$?
 if [ "$status" -eq 0 ] && [ "$device_status" -ne 0 ]; then
   echo "gpu-check: warpd-cuda-device-check failed (exit status $device_status)" >&2
   status=$device_status
+fi
+# Last, the daemon itself (the lean CUDA-only build in $dir/daemon) through
+# the Python client: figures and the GPU tests (tools/gpu_check/daemon_phase.sh),
+# results in $OUT (the lent machine's output folder) or $dir/results.
+if [ -x "$dir/daemon/bin/warpd" ]; then
+  echo "gpu-check: tools/gpu_check/daemon_phase.sh"
+  tools/gpu_check/daemon_phase.sh "$dir" "${OUT:-$dir/results}"
+  phase_status=$?
+  if [ "$status" -eq 0 ] && [ "$phase_status" -ne 0 ]; then
+    echo "gpu-check: the daemon phase failed (exit status $phase_status)" >&2
+    status=1
+  fi
 fi
 exit "$status"

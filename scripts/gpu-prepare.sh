@@ -9,7 +9,12 @@
 #   3. assembles each PTX with ptxas -arch=sm_90 (the generator did too) and
 #      keeps the cubin beside it: the runner falls back to it, and says so,
 #      only if the GPU's driver cannot JIT the PTX;
-#   4. self-tests scripts/gpu_check.py without a GPU (tools/gpu_check/selftest.sh).
+#   4. self-tests scripts/gpu_check.py without a GPU (tools/gpu_check/selftest.sh);
+#   5. builds the lean CUDA-only daemon into build-gpu-check/daemon/
+#      (scripts/build-lean.sh, build-lean/), gathers the client's Python
+#      wheels and stubs into build-gpu-check/python/, and dry-runs the daemon
+#      phase on the stand-in driver (tools/gpu_check/daemon_selftest.sh).
+#      WARPD_GPU_NO_DAEMON=1 skips this step.
 # With --overloads, also every overload of the builtin table (33 modules, each
 # kernel's outputs computed by its CPU entry here; about 10 minutes on 2
 # cores), written gzip-compressed; the self-test runs the first of them.
@@ -21,10 +26,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=${WARPD_BUILD_DIR:-build}
 overloads=()
-limit_mib=32
+limit_mib=56
 if [ "${1:-}" = "--overloads" ]; then
   overloads=(--overloads 0:-1)
-  limit_mib=48
+  limit_mib=62
   shift
 fi
 out=${1:-build-gpu-check}
@@ -66,6 +71,15 @@ done
 echo "gpu-prepare: $ptxas -arch=sm_90 accepted all $(ls "$out"/*.ptx | wc -l) PTX files"
 
 tools/gpu_check/selftest.sh "$out" "$build"
+
+# The daemon phase (tools/gpu_check/daemon_phase.sh): the lean CUDA-only
+# daemon with the shared libraries it needs (scripts/build-lean.sh), and the
+# wheels and stubs the Python client and pytest need on a bare Python 3.12.
+if [ "${WARPD_GPU_NO_DAEMON:-0}" != 1 ]; then
+  scripts/build-lean.sh "$out/daemon"
+  tools/gpu_check/python_deps.sh "$out/python"
+  tools/gpu_check/daemon_selftest.sh "$out" "$build"
+fi
 
 bytes=$(du -sb "$out" | cut -f1)
 if [ "$bytes" -gt $((limit_mib << 20)) ]; then

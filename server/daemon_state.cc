@@ -108,10 +108,16 @@ absl::StatusOr<std::unique_ptr<DaemonState>> DaemonState::Create(const Flags& fl
       compiler::Compiler::Create(options);
   if (!compiler.ok()) return compiler.status();
   const compiler::CpuTarget& target = (*compiler)->cpu_target();
-  spdlog::info("CPU kernels: compiling for {} on {}: {}", target.Summary(), target.triple, target.reason);
-  spdlog::debug("CPU target: {}", target.Description());
+  const bool cpu_kernels = (*compiler)->has_cpu_jit();
+  if (cpu_kernels) {
+    spdlog::info("CPU kernels: compiling for {} on {}: {}", target.Summary(), target.triple, target.reason);
+    spdlog::debug("CPU target: {}", target.Description());
+  } else {
+    spdlog::warn("CPU kernels: none: {}", target.reason);
+  }
   auto state = std::make_unique<DaemonState>(flags, *std::move(compiler), *std::move(tenants), std::move(memory));
   state->LoadPersistent();
+  if (!cpu_kernels) return state;  // nothing to self-test on the CPU
   // A daemon that cannot compile must not report healthy and fail every launch.
   absl::StatusOr<runtime::Device*> cpu = state->devices().Find("cpu");
   if (!cpu.ok()) return cpu.status();
@@ -182,9 +188,11 @@ void DaemonState::AddCudaDevices() {
     const std::string what = fmt::format("cuda:{} is {} ({}, {} SMs, {:.1f} GiB, {}), driver for CUDA {}", d.ordinal,
                                          d.name, d.arch(), d.sm_count,
                                          static_cast<double>(d.memory_bytes) / (1 << 30), d.uuid, cuda.version_text());
-    if (flags_.cuda_execution) {
+    // The lean build (no CPU JIT) exists to run on GPUs: it needs no flag.
+    if (flags_.cuda_execution || (compiler_ != nullptr && !compiler_->has_cpu_jit())) {
       absl::StatusOr<std::unique_ptr<runtime::CudaDevice>> opened =
-          runtime::CudaDevice::Open(cuda, d, runtime::cuda::CudaMemory::Options{});
+          runtime::CudaDevice::Open(cuda, d, runtime::cuda::CudaMemory::Options{},
+                                    runtime::CudaDevice::LaunchOptions{.time_limit = flags_.kernel_timeout});
       if (opened.ok()) {
         spdlog::warn("CUDA: {}; runs arrays and kernels (--cuda-execution: experimental)", what);
         devices_.Add(*std::move(opened));

@@ -20,7 +20,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 
 namespace warpd::compiler {
 namespace {
@@ -77,15 +76,6 @@ void InitializeNativeLlvm() {
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
   });
-}
-
-std::string CpuTarget::Description() const {
-  return absl::StrCat(triple, " cpu=", cpu, " features=", absl::StrJoin(features, ","));
-}
-
-std::string CpuTarget::Summary() const {
-  size_t on = std::count_if(features.begin(), features.end(), [](const std::string& f) { return f[0] == '+'; });
-  return absl::StrCat(cpu, " (+", on, " -", features.size() - on, " features)");
 }
 
 HostCpu DetectHostCpu() {
@@ -151,18 +141,6 @@ CpuTarget SelectCpuTarget(const HostCpu& host) {
   t.cpu = FallbackLevels(triple).back();
   t.features.clear();
   t.reason = absl::StrCat(why, "; no generic level is accepted either, trying '", t.cpu, "'");
-  return t;
-}
-
-CpuTarget ParseForcedCpuTarget(const std::string& triple, const std::string& spec) {
-  CpuTarget t;
-  t.triple = triple;
-  std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
-  t.cpu = parts[0];
-  if (parts.size() > 1)
-    for (absl::string_view f : absl::StrSplit(parts[1], ',', absl::SkipEmpty())) t.features.emplace_back(f);
-  std::sort(t.features.begin(), t.features.end());
-  t.reason = "forced by WARPD_TEST_CPU_TARGET (unchecked)";
   return t;
 }
 

@@ -1,12 +1,16 @@
 #include "runtime/device/cuda_device.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/abi/compiled_module.h"
 #include "common/status_macros.h"
 #include "runtime/device/cuda/cuda_copy.h"
 #include "runtime/device/cuda/cuda_launch.h"
@@ -49,11 +53,12 @@ constexpr uint64_t kFillSeedBytes = uint64_t{64} << 10;
 
 }  // namespace
 
-CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) : CudaDevice(gpu, nullptr, {}, nullptr) {}
+CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu) : CudaDevice(gpu, nullptr, {}, {}, nullptr) {}
 
 CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver,
-                       const cuda::CudaMemory::Options& options, std::shared_ptr<cuda::CudaMemory> memory)
-    : driver_(driver), ordinal_(gpu.ordinal), options_(options), memory_(std::move(memory)) {
+                       const cuda::CudaMemory::Options& options, const LaunchOptions& launch,
+                       std::shared_ptr<cuda::CudaMemory> memory)
+    : driver_(driver), ordinal_(gpu.ordinal), options_(options), launch_(launch), memory_(std::move(memory)) {
   info_.name = absl::StrCat("cuda:", gpu.ordinal);
   info_.alias = gpu.name;
   info_.kind = "cuda";
@@ -65,10 +70,11 @@ CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* 
 
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(const cuda::CudaDriver& driver,
                                                              const cuda::CudaDeviceInfo& gpu,
-                                                             const cuda::CudaMemory::Options& options) {
+                                                             const cuda::CudaMemory::Options& options,
+                                                             const LaunchOptions& launch) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> memory,
                          cuda::CudaMemory::Open(driver, gpu.ordinal, options));
-  return std::unique_ptr<CudaDevice>(new CudaDevice(gpu, &driver, options, std::move(memory)));
+  return std::unique_ptr<CudaDevice>(new CudaDevice(gpu, &driver, options, launch, std::move(memory)));
 }
 
 absl::Status CudaDevice::NotYet() const {
@@ -245,7 +251,10 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
       }
     }
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
-    WARPD_RETURN_IF_ERROR(stream.Synchronize());
+    if (absl::Status s = AwaitKernel(*m, ctx, scratch + ctx_at, layout.display_name); !s.ok()) {
+      if (m->context().poisoned()) scratch = 0;  // a kernel may still use it: the context's reset frees it
+      return s;
+    }
     WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, &device_ctx, scratch + ctx_at, sizeof(device_ctx)));
     ctx->fault = device_ctx.fault;
     if (records > 0) {
@@ -257,8 +266,51 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     }
     return absl::OkStatus();
   }();
-  absl::Status freed = m->pool().Free(scratch, stream);
+  absl::Status freed = scratch != 0 ? m->pool().Free(scratch, stream) : absl::OkStatus();
   return status.ok() ? freed : status;
+}
+
+absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, wp::launch_ctx* ctx, cuda::CUdeviceptr device_ctx,
+                                     const std::string& kernel_name) {
+  cuda::CudaStream& stream = m.stream();
+  const absl::Time start = absl::Now();
+  const absl::Time deadline =
+      launch_.time_limit > absl::ZeroDuration() ? start + launch_.time_limit : absl::InfiniteFuture();
+  absl::Time stop_by = absl::InfiniteFuture();  // once the cancel reached the device
+  absl::Duration nap = absl::ZeroDuration();
+  for (int polls = 0;; ++polls) {
+    WARPD_ASSIGN_OR_RETURN(bool done, stream.Query());
+    if (done) return stream.Synchronize();  // what the stream ran after the kernel too
+    const absl::Time now = absl::Now();
+    int32_t cancel = __atomic_load_n(&ctx->cancel, __ATOMIC_RELAXED);
+    if (cancel == 0 && now >= deadline) {
+      cancel = abi::kCancelTimeout;
+      __atomic_store_n(&ctx->cancel, cancel, __ATOMIC_RELAXED);
+    }
+    if (cancel != 0 && stop_by == absl::InfiniteFuture()) {
+      // Over the control stream: the kernel's own stream is busy running it.
+      cuda::CudaStream& control = m.control_stream();
+      WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(control, device_ctx + offsetof(wp::launch_ctx, cancel), &cancel,
+                                                   sizeof(cancel)));
+      WARPD_RETURN_IF_ERROR(control.Synchronize());
+      stop_by = absl::Now() + launch_.cancel_grace;
+    }
+    if (now > stop_by) {
+      const std::string why = absl::StrCat("kernel '", kernel_name, "' did not stop within ",
+                                           absl::FormatDuration(launch_.cancel_grace), " of being cancelled on ",
+                                           info_.name, "; the device is reset once its sessions end");
+      m.context().MarkLost(why);
+      return absl::UnavailableError(why);
+    }
+    // Spin briefly (a short kernel ends within microseconds), then back off
+    // to at most 1 ms between polls.
+    if (polls < 64) {
+      std::this_thread::yield();
+    } else {
+      nap = std::min(absl::Milliseconds(1), std::max(absl::Microseconds(5), nap * 2));
+      absl::SleepFor(nap);
+    }
+  }
 }
 
 absl::Status CudaDevice::Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) {

@@ -27,9 +27,17 @@
 // does not fit CUDA's parameter space, docs/launch_abi.md), the entry runs
 // grid-stride in blocks of 256 on the memory stream, and once the stream
 // has synchronized the context's fault record and print counters, and the
-// records, are read back into `ctx`. Not yet: object queries (a launch with
-// objects is UNIMPLEMENTED), cancelling a running kernel or a time limit
-// (launch_time_limit() is 0), per-session streams. Thread-safe.
+// records, are read back into `ctx`. While the kernel runs, RunKernel polls
+// its stream and watches ctx->cancel: a cancel there (the launch command's
+// Cancel), or LaunchOptions::time_limit passing (then ctx->cancel =
+// abi::kCancelTimeout, as the CPU device's watchdog sets), is written into
+// the device's copy of the context over the control stream, and the
+// kernel's threads stop at their next loop back-edge (docs/launch_abi.md).
+// A kernel still running LaunchOptions::cancel_grace after that loses the
+// device (its context is marked lost, as a hardware fault would): it holds
+// the GPU, and nothing short of a context reset takes it off. Not yet:
+// object queries (a launch with objects is UNIMPLEMENTED), per-session
+// streams. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -47,6 +55,15 @@
 
 namespace warpd::runtime {
 
+// How a CudaDevice bounds its launches (see the file comment).
+struct CudaLaunchOptions {
+  // A launch running longer is cancelled (zero: no limit; the daemon's
+  // --kernel-timeout, as for the CPU device).
+  absl::Duration time_limit = absl::ZeroDuration();
+  // How long a cancelled kernel has to stop before the device is lost.
+  absl::Duration cancel_grace = absl::Seconds(10);
+};
+
 class CudaDevice final : public Device {
  public:
   // Why a listed GPU cannot run work yet.
@@ -56,10 +73,12 @@ class CudaDevice final : public Device {
 
   // Listed only (see above).
   explicit CudaDevice(const cuda::CudaDeviceInfo& gpu);
+  using LaunchOptions = CudaLaunchOptions;
   // With its memory: CudaMemory::Open's errors.
   static absl::StatusOr<std::unique_ptr<CudaDevice>> Open(const cuda::CudaDriver& driver,
                                                           const cuda::CudaDeviceInfo& gpu,
-                                                          const cuda::CudaMemory::Options& options);
+                                                          const cuda::CudaMemory::Options& options,
+                                                          const LaunchOptions& launch = {});
 
   const DeviceInfo& info() const override { return info_; }
   abi::Target target() const override { return abi::Target::kCuda; }
@@ -82,7 +101,7 @@ class CudaDevice final : public Device {
   // Modules kept loaded; past it, a module no launch is using is unloaded.
   static constexpr size_t kMaxLoadedModules = 256;
   size_t loaded_modules() const;
-  absl::Duration launch_time_limit() const override { return absl::ZeroDuration(); }
+  absl::Duration launch_time_limit() const override { return launch_.time_limit; }
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
   absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
   absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
@@ -92,7 +111,12 @@ class CudaDevice final : public Device {
 
  private:
   CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver, const cuda::CudaMemory::Options& options,
-             std::shared_ptr<cuda::CudaMemory> memory);
+             const LaunchOptions& launch, std::shared_ptr<cuda::CudaMemory> memory);
+  // Waits for the kernel just launched on m.stream() with its context at
+  // device address `device_ctx`, forwarding ctx->cancel and the time limit
+  // to it (see the file comment).
+  absl::Status AwaitKernel(cuda::CudaMemory& m, wp::launch_ctx* ctx, cuda::CUdeviceptr device_ctx,
+                           const std::string& kernel_name);
   absl::Status NotYet() const;
   // The device's memory now, held for one operation; FAILED_PRECONDITION
   // when it has none (listed only, or lost and not reopened).
@@ -114,6 +138,7 @@ class CudaDevice final : public Device {
   const cuda::CudaDriver* const driver_;  // null: listed only
   const int ordinal_;
   const cuda::CudaMemory::Options options_;
+  const LaunchOptions launch_;
   mutable absl::Mutex mu_;
   std::shared_ptr<cuda::CudaMemory> memory_ ABSL_GUARDED_BY(mu_);  // null: listed only, or lost
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the memory could not be reopened

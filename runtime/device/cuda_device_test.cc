@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -588,6 +589,81 @@ TEST_F(CudaLaunchTest, ALostContextComesBackOnceNothingHoldsIt) {
   // The fixture's own context saw the reset too: its next call fails, and
   // it is recreated the same way before the fixture checks what is left.
   again = Twin{};
+  gpu_.reset();
+  if (!cuda::CudaStream::Create(ctx()).ok()) EXPECT_TRUE(ctx().Recover().ok());
+}
+
+// A device whose launches stop after `limit`, with `grace` to do so.
+std::unique_ptr<CudaDevice> TimedDevice(absl::Duration limit, absl::Duration grace) {
+  CudaDevice::LaunchOptions launch;
+  launch.time_limit = limit;
+  launch.cancel_grace = grace;
+  absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {}, launch);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? *std::move(d) : nullptr;
+}
+
+TEST_F(CudaLaunchTest, TheTimeLimitReachesARunningKernel) {
+  gpu_ = TimedDevice(absl::Milliseconds(50), absl::Seconds(10));
+  ASSERT_NE(gpu_, nullptr);
+  std::vector<std::byte> block(72);
+  wp::launch_ctx launch = Ctx(4);
+  // The kernel runs until its context's cancel flag, in device memory, is
+  // set: as generated code, which checks it at every loop back-edge.
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));
+  const absl::Time t0 = absl::Now();
+  absl::Status s = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data());
+  const absl::Duration took = absl::Now() - t0;
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(launch.cancel, abi::kCancelTimeout);  // what the launch command reports as the time limit
+  EXPECT_GE(took, absl::Milliseconds(50));
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(gpu_->launch_time_limit(), absl::Milliseconds(50));
+  EXPECT_TRUE(gpu_->healthy());
+  // The device runs the next launch as before.
+  wp::launch_ctx next = Ctx(4);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &next, block.data()).ok());
+  EXPECT_EQ(next.cancel, 0);
+}
+
+TEST_F(CudaLaunchTest, ACancelFromAnotherThreadReachesARunningKernel) {
+  std::vector<std::byte> block(72);
+  wp::launch_ctx launch = Ctx(4);
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));
+  std::thread canceller([&launch] {
+    absl::SleepFor(absl::Milliseconds(30));
+    __atomic_store_n(&launch.cancel, abi::kCancelShutdown, __ATOMIC_RELAXED);  // as LaunchCommand::Cancel
+  });
+  absl::Status s = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data());
+  canceller.join();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(launch.cancel, abi::kCancelShutdown);
+  EXPECT_TRUE(gpu_->healthy());
+  // Meanwhile, the device's other operations were not blocked by the driver.
+}
+
+TEST_F(CudaLaunchTest, AKernelThatDoesNotStopLosesTheDevice) {
+  gpu_ = TimedDevice(absl::Milliseconds(20), absl::Milliseconds(50));
+  ASSERT_NE(gpu_, nullptr);
+  std::vector<std::byte> block(72);
+  wp::launch_ctx launch = Ctx(4);
+  // It waits on a word nothing writes (the context's reserved field).
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, reserved));
+  absl::Status s = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'scale' did not stop within 50ms of being cancelled on cuda:0"))
+      << s;
+  EXPECT_EQ(launch.cancel, abi::kCancelTimeout);
+  EXPECT_FALSE(gpu_->healthy());
+  absl::Status next = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data());
+  EXPECT_EQ(next.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(cuda::testing::Has(next.message(), "did not stop within")) << next;
+  // Only a context reset takes the kernel off (the stand-in's reset drops
+  // it), once nothing holds the device's memory.
+  ASSERT_TRUE(gpu_->Recover().ok());
+  EXPECT_TRUE(gpu_->healthy());
+  wp::launch_ctx again = Ctx(4);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &again, block.data()).ok());
   gpu_.reset();
   if (!cuda::CudaStream::Create(ctx()).ok()) EXPECT_TRUE(ctx().Recover().ok());
 }

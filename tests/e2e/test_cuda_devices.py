@@ -31,7 +31,7 @@ def fake_driver(tmp_path, monkeypatch):
     lib.mkdir()
     (lib / "libcuda.so.1").symlink_to(FAKE)
     monkeypatch.setenv("LD_LIBRARY_PATH", f"{lib}:{os.environ.get('LD_LIBRARY_PATH', '')}")
-    for v in ("DEVICES", "VERSION", "INIT_ERROR", "RETAIN_ERROR", "MISSING"):
+    for v in ("DEVICES", "VERSION", "INIT_ERROR", "RETAIN_ERROR", "MISSING", "FAULT_LAUNCH", "HOLD_LAUNCH"):
         monkeypatch.delenv(f"WARPD_FAKE_CUDA_{v}", raising=False)
     return monkeypatch
 
@@ -336,3 +336,51 @@ def test_a_kernel_fault_takes_its_gpu_down_until_its_arrays_are_gone(tmp_path, f
         data = stub.Download(runtime_pb2.DownloadRequest(session=other, handle=fresh))
         assert np.frombuffer(b"".join(c.data for c in data), dtype=np.float32).tolist() == [0.0] * 4
         d_channel.close()
+
+
+def test_a_kernel_past_the_time_limit_is_stopped_on_the_gpu(tmp_path, fake_driver):
+    """The first kernel launched runs until its cancel flag is set (the stand-in
+    plays a kernel in an endless loop, which generated code leaves at its next
+    loop back-edge once the flag is set): the daemon's --kernel-timeout sets it
+    in the GPU's copy of the launch context, the launch fails with the time
+    limit's error, and the GPU serves on."""
+    import time
+
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    import warpd as wp
+
+    @wp.kernel
+    def spin(a: wp.array(dtype=float)):
+        i = wp.tid()
+        while a[i] >= 0.0:
+            a[i] = a[i] + 1.0
+
+    built, _ = spin.build()
+    module = ir_pb2.Module(name="gpu_spin")
+    module.functions.append(built)
+    fake_driver.setenv("WARPD_FAKE_CUDA_HOLD_LAUNCH", "1")
+    f32 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32)
+    with own_daemon(tmp_path, sessions=["spinning"],
+                    extra_args=["--cuda-execution", "--kernel-timeout", "1s"]) as (d, stub, (session,)):
+        loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:0"]))
+        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=session, device="cuda:0", shape=[64],
+                                                              dtype=f32, init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+        cmd = runtime_pb2.Command()
+        cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
+        cmd.launch.dim.append(64)
+        cmd.launch.args.add().array = arr
+        t0 = time.monotonic()
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd],
+                                                  synchronize=True))
+        took = time.monotonic() - t0
+        assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value.details()
+        assert "kernel 'spin'" in e.value.details()
+        assert "ran longer than this server's launch time limit of 1s and was stopped" in e.value.details()
+        assert 1.0 <= took < 30.0, took
+        d_channel = grpc.insecure_channel(d.address)
+        assert _health(d_channel, "cuda:0") == 1
+        d_channel.close()
+        # The second launch is not held: it runs (the stand-in runs no code).
+        stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd], synchronize=True))

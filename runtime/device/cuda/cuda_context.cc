@@ -67,6 +67,14 @@ absl::Status CudaContext::Check(CUresult result, std::string_view call) {
   return s;
 }
 
+void CudaContext::MarkLost(std::string_view why) {
+  absl::MutexLock lock(&mu_);
+  if (!poisoned_) {
+    poisoned_ = true;
+    first_error_ = std::string(why);
+  }
+}
+
 absl::StatusOr<ContextUser> CudaContext::AddUser() {
   absl::MutexLock lock(&mu_);
   if (poisoned_) return PoisonedStatus();

@@ -121,6 +121,9 @@ class CudaContext {
   // CudaError for `result` of `call` on this device ("<call> (cuda:N): ...");
   // a sticky result poisons the context.
   absl::Status Check(CUresult result, std::string_view call) ABSL_LOCKS_EXCLUDED(mu_);
+  // Poisons the context for a reason the driver did not report (a kernel
+  // that does not stop when cancelled holds the GPU): as a sticky error.
+  void MarkLost(std::string_view why) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Registers a user; FAILED_PRECONDITION (Usable's) when poisoned.
   absl::StatusOr<ContextUser> AddUser() ABSL_LOCKS_EXCLUDED(mu_);

@@ -12,6 +12,8 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
   WARPD_ASSIGN_OR_RETURN(m->context_, CudaContext::Create(driver, ordinal));
   WARPD_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create(*m->context_));
   m->stream_ = std::make_unique<CudaStream>(std::move(stream));
+  WARPD_ASSIGN_OR_RETURN(CudaStream control, CudaStream::Create(*m->context_));
+  m->control_ = std::make_unique<CudaStream>(std::move(control));
   WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool));
   WARPD_ASSIGN_OR_RETURN(m->staging_, PinnedStagingRing::Create(*m->context_, options.staging));
   return m;
@@ -20,6 +22,7 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
 absl::Status CudaMemory::ResetContext() {
   staging_.reset();
   pool_.reset();
+  control_.reset();
   stream_.reset();
   return context_->Recover();
 }

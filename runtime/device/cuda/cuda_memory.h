@@ -8,7 +8,7 @@
 // downloads, copies and fills are ordered on, and the pinned staging ring
 // transfers go through (pinned_staging.h). Buffers (cuda_buffer.h) and the
 // device hold it; it is destroyed when the last lets go, in an order that
-// frees what depends on what: staging ring, pool, stream, context.
+// frees what depends on what: staging ring, pool, streams, context.
 // Thread-safe.
 #pragma once
 
@@ -51,6 +51,9 @@ class CudaMemory {
 
   CudaContext& context() const { return *context_; }
   CudaStream& stream() const { return *stream_; }
+  // A second stream, for the few bytes that must reach device memory while
+  // stream() is busy: a running kernel's cancel flag.
+  CudaStream& control_stream() const { return *control_; }
   CudaMemoryPool& pool() const { return *pool_; }
   PinnedStagingRing& staging() const { return *staging_; }
 
@@ -60,6 +63,7 @@ class CudaMemory {
   // Destroyed in reverse: staging, pool, stream, then the context.
   std::unique_ptr<CudaContext> context_;
   std::unique_ptr<CudaStream> stream_;
+  std::unique_ptr<CudaStream> control_;
   std::unique_ptr<CudaMemoryPool> pool_;
   std::unique_ptr<PinnedStagingRing> staging_;
 };

@@ -48,6 +48,7 @@ struct FakeCuda {
   int (*retained)(int ordinal) = nullptr;
   int (*write_on_next_launch)(int param, long deref, size_t offset, const void* bytes, size_t len) = nullptr;
   int (*copy_on_next_launch)(int src_param, size_t src_offset, int param, size_t offset, size_t len) = nullptr;
+  void (*hold_next_launch)(int param, size_t offset) = nullptr;
 };
 
 // The process's stand-in driver, loaded on the first call (the test fails
@@ -89,6 +90,7 @@ inline const FakeCuda& Fake() {
     get(f.retained, "warpd_fake_cuda_retained");
     get(f.write_on_next_launch, "warpd_fake_cuda_write_on_next_launch");
     get(f.copy_on_next_launch, "warpd_fake_cuda_copy_on_next_launch");
+    get(f.hold_next_launch, "warpd_fake_cuda_hold_next_launch");
     return f;
   }();
   return fake;

@@ -15,6 +15,10 @@
  *   WARPD_FAKE_CUDA_FAULT_LAUNCH   N > 0: the process's N-th kernel launch
  *                                  faults with CUDA_ERROR_ILLEGAL_ADDRESS
  *                                  when its stream runs it (for daemons)
+ *   WARPD_FAKE_CUDA_HOLD_LAUNCH    N > 0: the process's N-th kernel launch
+ *                                  runs until its cancel flag is set (the
+ *                                  int32 at its first parameter + 104, the
+ *                                  launch context's `cancel`, launch_abi.md)
  * Device i is "Fake GPU i", sm_90 for even i and sm_86 for odd, 132 or 84
  * SMs, (80 + i) GiB, UUID bytes a0+i 01 02 ... 0f.
  *
@@ -63,7 +67,12 @@
  *   fail with `result` when the stream executes it, as a kernel that faults;
  *   warpd_fake_cuda_write_on_next_launch(param, deref, offset, bytes, len)
  *   makes it write bytes where a pointer parameter (or a pointer stored
- *   behind it) says, as a kernel would write its fault record or prints.
+ *   behind it) says, as a kernel would write its fault record or prints;
+ *   warpd_fake_cuda_hold_next_launch(param, offset) makes the next launched
+ *   kernel run until the int32 at pointer parameter `param` + `offset` is
+ *   non-zero, as a kernel polling its cancel flag: its stream's queries
+ *   say NOT_READY meanwhile, and a synchronize waits (with the driver
+ *   unlocked, so other threads' calls go on).
  * Deliberately stricter than the driver: every call on a context-owned
  * handle or that makes one needs that context current on the calling thread
  * (CUDA_ERROR_INVALID_CONTEXT otherwise), so a missing push shows; unloading
@@ -83,6 +92,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -221,6 +231,8 @@ struct op {
   size_t param_bytes;
   int param_count;
   CUresult fault;             /* OP_KERNEL: the error it fails with, or 0 */
+  int hold_param;             /* OP_KERNEL: runs until the int32 there is non-zero; -1: no hold */
+  size_t hold_offset;
   struct op* next;
 };
 
@@ -303,6 +315,8 @@ static struct {
   int skip;
 } injections[MAX_INJECT];
 static CUresult fault_next_launch;
+static int hold_param = -1; /* warpd_fake_cuda_hold_next_launch */
+static size_t hold_offset;
 static double launch_ms = 0.5;
 /* What the next kernel "writes" when its stream runs it (it runs no code):
  * `len` bytes at the device address that parameter `param` holds, plus
@@ -408,6 +422,14 @@ int warpd_fake_cuda_copy_on_next_launch(int src_param, size_t src_offset, int pa
   UNLOCK();
   return ok ? 0 : -1;
 }
+/* The next kernel launched runs until the int32 at its pointer parameter
+ * `param` + `offset` is non-zero. */
+void warpd_fake_cuda_hold_next_launch(int param, size_t offset) {
+  LOCK();
+  hold_param = param;
+  hold_offset = offset;
+  UNLOCK();
+}
 /* The next kernel launched fails with `result` when its stream executes it. */
 void warpd_fake_cuda_fault_next_launch(int result) {
   LOCK();
@@ -429,6 +451,7 @@ void warpd_fake_cuda_reset_test_state(void) {
   LOCK();
   memset(injections, 0, sizeof(injections));
   fault_next_launch = 0;
+  hold_param = -1;
   num_kernel_writes = 0;
   launch_ms = 0.5;
   pageable_copies = max_queued_copies = 0;
@@ -743,22 +766,39 @@ static void execute(struct CUctx_st* ctx, struct op* op) {
   }
 }
 
+/* Whether `op` is a held kernel whose flag is still zero (it "runs"). */
+static int held(const struct op* op) {
+  if (op == NULL || op->kind != OP_KERNEL || op->hold_param < 0) return 0;
+  const CUdeviceptr at = pointer_param(op, op->hold_param) + op->hold_offset;
+  if (find_range(at, 4) == NULL) return 1; /* nothing there can ever release it */
+  int32_t flag;
+  memcpy(&flag, (const void*)(uintptr_t)at, 4);
+  return flag == 0;
+}
+
 static CUresult run_head(struct stream* s);
 
 /* Runs `s` until `e` has executed record `id` (or `s` is empty). */
 static CUresult run_until_record(struct stream* s, struct event* e, unsigned long long id) {
   while (e->done < id && s->head != NULL) {
+    while (held(s->head)) {
+      UNLOCK();
+      usleep(1000);
+      LOCK();
+    }
+    if (s->head == NULL) break;
     CUresult r = run_head(s);
     if (r != SUCCESS) return r;
   }
   return SUCCESS;
 }
 
-/* Executes the first queued operation of `s`. */
+/* Executes the first queued operation of `s` (a held kernel stays queued). */
 static CUresult run_head(struct stream* s) {
   struct CUctx_st* ctx = s->h.ctx;
   if (ctx->sticky) return ctx->sticky;
   struct op* op = s->head;
+  if (held(op)) return SUCCESS;
   if (op->kind == OP_WAIT && op->wait_stream != s) {
     /* The recording stream runs first, up to the record (enqueued before
      * this wait, so this ends). */
@@ -782,6 +822,12 @@ static CUresult run_head(struct stream* s) {
 
 static CUresult drain(struct stream* s) {
   while (s->head != NULL) {
+    while (held(s->head)) { /* as a running kernel: others may go on meanwhile */
+      UNLOCK();
+      usleep(1000);
+      LOCK();
+    }
+    if (s->head == NULL) break;
     CUresult r = run_head(s);
     if (r != SUCCESS) return r;
   }
@@ -1729,8 +1775,15 @@ static CUresult fake_cuLaunchKernel(struct function* fh, unsigned gx, unsigned g
   memcpy(op->dims, dims, sizeof(dims));
   op->fault = fault_next_launch;
   fault_next_launch = 0;
+  op->hold_param = hold_param;
+  op->hold_offset = hold_offset;
+  hold_param = -1;
   static int launched;
   if (++launched == env_int("WARPD_FAKE_CUDA_FAULT_LAUNCH", 0)) op->fault = 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
+  if (launched == env_int("WARPD_FAKE_CUDA_HOLD_LAUNCH", 0)) {
+    op->hold_param = 0;
+    op->hold_offset = 104;
+  }
   enqueue(s, op);
   RETURN(SUCCESS);
 }

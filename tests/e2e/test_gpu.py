@@ -1,0 +1,140 @@
+"""The daemon's CUDA devices on a real GPU (issue 26).
+
+These run only where the test daemon executes work on a GPU: on a GPU machine,
+scripts/gpu-check.sh runs them against the lean CUDA-only daemon
+(scripts/build-lean.sh), which opens every GPU. Elsewhere (CI, a machine
+without a GPU, a daemon without --cuda-execution) each test skips and says so.
+The stand-in driver of test_cuda_devices.py runs no kernel code, so it cannot
+serve these: every value here is computed on the GPU and checked against numpy.
+"""
+
+import numpy as np
+import pytest
+
+import warpd as wp
+
+NO_GPU = ("no CUDA device runs work on this daemon (no GPU on this machine, or the daemon runs "
+          "without --cuda-execution): scripts/gpu-check.sh runs these tests on a GPU machine")
+
+
+@pytest.fixture
+def gpu(wp):
+    devices = wp.get_cuda_devices()
+    if not devices:
+        pytest.skip(NO_GPU)
+    return devices[0]
+
+
+@wp.kernel(module="gpu_e2e")
+def saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = a * x[i] + y[i]
+
+
+@wp.kernel(module="gpu_e2e")
+def count_into(n: wp.array(dtype=int)):
+    wp.atomic_add(n, 0, 1)
+
+
+@wp.kernel(module="gpu_e2e")
+def normalize_all(v: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i] = wp.normalize(v[i])
+
+
+@wp.kernel(module="gpu_e2e")
+def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+@wp.kernel(module="gpu_e2e")
+def reads_past_end(a: wp.array(dtype=float), b: wp.array(dtype=float)):
+    i = wp.tid()
+    b[i] = a[i + 1]
+
+
+@wp.kernel(module="gpu_e2e")
+def mat_rows(m: wp.array2d(dtype=float), sums: wp.array(dtype=float)):
+    i, j = wp.tid()
+    wp.atomic_add(sums, i, m[i, j])
+
+
+def test_the_default_device_is_the_gpu(wp, gpu):
+    assert wp.get_device() == gpu
+    assert gpu.is_cuda and gpu.arch.startswith("sm_")
+    a = wp.zeros(4, dtype=float)
+    assert a.device == gpu
+
+
+def test_saxpy_matches_numpy(wp, gpu):
+    n = 1 << 20
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = wp.empty(n, dtype=float, device=gpu)
+    wp.launch(saxpy, dim=n, inputs=[2.5, wp.array(x, device=gpu), wp.array(y, device=gpu), out], device=gpu)
+    np.testing.assert_allclose(out.numpy(), np.float32(2.5) * x + y, rtol=1e-6, atol=1e-6)
+
+
+def test_atomics_count_every_thread(wp, gpu):
+    n = wp.zeros(1, dtype=int, device=gpu)
+    wp.launch(count_into, dim=3_000_001, inputs=[n], device=gpu)
+    assert n.numpy()[0] == 3_000_001
+
+
+def test_vectors_and_2d_arrays(wp, gpu):
+    rng = np.random.default_rng(2)
+    v = rng.standard_normal((1000, 3)).astype(np.float32)
+    out = wp.empty(1000, dtype=wp.vec3, device=gpu)
+    wp.launch(normalize_all, dim=1000, inputs=[wp.array(v, dtype=wp.vec3, device=gpu), out], device=gpu)
+    np.testing.assert_allclose(out.numpy(), v / np.linalg.norm(v, axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    m = rng.standard_normal((64, 33)).astype(np.float32)
+    sums = wp.zeros(64, dtype=float, device=gpu)
+    wp.launch(mat_rows, dim=(64, 33), inputs=[wp.array(m, device=gpu), sums], device=gpu)
+    np.testing.assert_allclose(sums.numpy(), m.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_arrays_move_between_the_gpu_and_the_cpu(wp, gpu):
+    rng = np.random.default_rng(3)
+    host = rng.standard_normal(10_000).astype(np.float32)
+    a = wp.array(host, device=gpu)
+    back = a.to("cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(back.numpy(), host)
+    b = wp.zeros(10_000, dtype=float, device=gpu)
+    wp.copy(b, a, dest_offset=100, src_offset=0, count=500)
+    want = np.zeros(10_000, dtype=np.float32)
+    want[100:600] = host[:500]
+    np.testing.assert_array_equal(b.numpy(), want)
+    b.fill_(7.0)
+    np.testing.assert_array_equal(b.numpy(), np.full(10_000, 7.0, dtype=np.float32))
+    # A strided view of a GPU array (through the daemon's host staging).
+    m = wp.array(host.reshape(100, 100), device=gpu)
+    np.testing.assert_array_equal(m[:, 3].numpy(), host.reshape(100, 100)[:, 3])
+
+
+def test_out_of_bounds_is_a_kernel_error_and_the_gpu_serves_on(wp, gpu, serving):
+    a = wp.zeros(8, dtype=float, device=gpu)
+    b = wp.zeros(8, dtype=float, device=gpu)
+    wp.launch(reads_past_end, dim=8, inputs=[a, b], device=gpu)
+    with pytest.raises(wp.KernelError) as info:
+        wp.synchronize_device(gpu)
+    assert "kernel 'reads_past_end' at " in str(info.value)
+    out = wp.empty(4, dtype=float, device=gpu)
+    wp.launch(saxpy, dim=4, inputs=[1.0, wp.ones(4, dtype=float, device=gpu), wp.ones(4, dtype=float, device=gpu),
+                                    out], device=gpu)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 2.0, 2.0, 2.0])
+    assert serving()
+
+
+def test_backward_pass_on_the_gpu(wp, gpu):
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal(1000).astype(np.float32)
+    x = wp.array(xs, device=gpu, requires_grad=True)
+    y = wp.zeros(1000, dtype=float, device=gpu, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(square, dim=1000, inputs=[x, y], device=gpu)
+    tape.backward(grads={y: wp.ones(1000, dtype=float, device=gpu)})
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * xs, rtol=1e-6, atol=1e-6)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The GPU check's daemon phase (scripts/gpu-check.sh runs it on the GPU
+# machine): the lean CUDA-only daemon that scripts/gpu-prepare.sh put in
+# DIR/daemon, driven through the Python client as users drive it.
+#   1. bench/gpu_daemon.py: launch latency, queued launches, saxpy bandwidth,
+#      256 MiB upload/download, checked against numpy -> RESULTS/gpu-daemon-bench.json
+#   2. pytest: tests/e2e/test_gpu.py (every test checks a value computed on
+#      the GPU) and the CPU conformance files below, whose arrays and launches
+#      land on cuda:0, the client's default device when a GPU runs work
+#      -> RESULTS/e2e-gpu.xml (JUnit) and e2e-gpu.log
+# Python: the machine's python3 (3.12) with its numpy; grpcio, protobuf and
+# pytest come from DIR/python/wheels, unpacked into a temporary directory and
+# put first on PYTHONPATH (nothing is installed).
+# Environment: PYTHON (python3), WARPD_GPU_PHASE_TIMEOUT (seconds for the
+# pytest run, default 300), WARPD_GPU_E2E_FILES (replaces the file list).
+# Exit status: 0 all passed, 1 a check or test failed, 2 setup failed.
+# Usage: tools/gpu_check/daemon_phase.sh DIR RESULTS
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+dir=$(cd "$1" && pwd)
+results=$2
+mkdir -p "$results"
+results=$(cd "$results" && pwd)
+python=${PYTHON:-python3}
+warpd="$dir/daemon/bin/warpd"
+if [ ! -x "$warpd" ]; then
+  echo "daemon_phase: $warpd is missing (scripts/gpu-prepare.sh builds it)" >&2
+  exit 2
+fi
+tmp=$(mktemp -d /tmp/warpd-gpu-phase.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+site="$tmp/site"
+mkdir -p "$site"
+for w in "$dir"/python/wheels/*.whl; do
+  "$python" -m zipfile -e "$w" "$site" || { echo "daemon_phase: cannot unpack $w" >&2; exit 2; }
+done
+# The generated stubs are git-ignored: bring them into the client if absent.
+for f in "$dir"/python/stubs/*.py; do
+  [ -f "clients/python/warpd/v1/$(basename "$f")" ] || cp "$f" clients/python/warpd/v1/
+done
+export PYTHONPATH="$site:$root/clients/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+"$python" -c "import grpc, google.protobuf, numpy, pytest, warpd; print('daemon_phase: python', \
+'.'.join(map(str, __import__('sys').version_info[:3])), 'grpcio', grpc.__version__, 'protobuf', \
+google.protobuf.__version__, 'numpy', numpy.__version__)" || exit 2
+"$warpd" --version || exit 2
+
+status=0
+echo "daemon_phase: bench/gpu_daemon.py"
+timeout 180 "$python" bench/gpu_daemon.py "$warpd" --out "$results/gpu-daemon-bench.json" ${WARPD_GPU_BENCH_ARGS:-}
+s=$?
+[ "$s" -ne 0 ] && { echo "daemon_phase: gpu_daemon.py exit status $s" >&2; status=1; }
+
+files=${WARPD_GPU_E2E_FILES:-"tests/e2e/test_gpu.py tests/e2e/test_arrays.py tests/e2e/test_language.py
+  tests/e2e/test_builtins_scalar.py tests/e2e/test_builtins_vector.py tests/e2e/test_builtins_matrix.py
+  tests/e2e/test_builtins_quat_transform.py tests/e2e/test_builtins_random.py tests/e2e/test_autodiff.py
+  tests/e2e/test_struct_arrays.py tests/e2e/test_functions.py tests/e2e/test_generics.py
+  tests/e2e/test_array_views.py tests/e2e/test_operations.py"}
+echo "daemon_phase: pytest on cuda:0 (${WARPD_GPU_PHASE_TIMEOUT:-300} s at most)"
+# shellcheck disable=SC2086
+WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-300}" "$python" -m pytest -q -p no:cacheprovider \
+  -o addopts="" -o junit_family=xunit2 --junitxml="$results/e2e-gpu.xml" $files > "$results/e2e-gpu.log" 2>&1
+s=$?
+tail -n 40 "$results/e2e-gpu.log"
+[ "$s" -ne 0 ] && { echo "daemon_phase: pytest exit status $s (124: timed out)" >&2; status=1; }
+exit "$status"
