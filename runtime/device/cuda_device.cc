@@ -219,7 +219,8 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   const uint64_t records = ctx->output.data != nullptr ? ctx->output.capacity : 0;
   const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), block_at = records_at + aligned(records);
   const uint64_t scratch_bytes = block_at + (by_pointer ? block_bytes : 0);
-  cuda::CudaStream& stream = m->stream();
+  WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
+  cuda::CudaStream& stream = lease.stream();
   WARPD_ASSIGN_OR_RETURN(cuda::CUdeviceptr scratch, m->pool().Allocate(scratch_bytes, stream));
   absl::Status status = [&]() -> absl::Status {
     wp::launch_ctx device_ctx = *ctx;
@@ -251,7 +252,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
       }
     }
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
-    if (absl::Status s = AwaitKernel(*m, ctx, scratch + ctx_at, layout.display_name); !s.ok()) {
+    if (absl::Status s = AwaitKernel(*m, stream, ctx, scratch + ctx_at, layout.display_name); !s.ok()) {
       if (m->context().poisoned()) scratch = 0;  // a kernel may still use it: the context's reset frees it
       return s;
     }
@@ -270,9 +271,8 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   return status.ok() ? freed : status;
 }
 
-absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, wp::launch_ctx* ctx, cuda::CUdeviceptr device_ctx,
-                                     const std::string& kernel_name) {
-  cuda::CudaStream& stream = m.stream();
+absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stream, wp::launch_ctx* ctx,
+                                     cuda::CUdeviceptr device_ctx, const std::string& kernel_name) {
   const absl::Time start = absl::Now();
   const absl::Time deadline =
       launch_.time_limit > absl::ZeroDuration() ? start + launch_.time_limit : absl::InfiniteFuture();
@@ -317,8 +317,9 @@ absl::Status CudaDevice::Upload(const Array& dst, uint64_t offset, absl::Span<co
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(dst, offset, bytes.size(), "upload"));
   if (bytes.empty()) return absl::OkStatus();
-  if (!dst.contiguous()) return StridedWrite(*m, dst, offset, bytes);
-  cuda::CudaStream& stream = m->stream();
+  WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
+  cuda::CudaStream& stream = lease.stream();
+  if (!dst.contiguous()) return StridedWrite(*m, stream, dst, offset, bytes);
   WARPD_RETURN_IF_ERROR(m->staging().Upload(stream, dst.address() + offset, bytes.data(), bytes.size()));
   return stream.Synchronize();
 }
@@ -327,8 +328,9 @@ absl::Status CudaDevice::Download(const Array& src, uint64_t offset, absl::Span<
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   WARPD_RETURN_IF_ERROR(CheckRange(src, offset, out.size(), "download"));
   if (out.empty()) return absl::OkStatus();
-  if (!src.contiguous()) return StridedRead(*m, src, offset, out);
-  return m->staging().Download(m->stream(), out.data(), src.address() + offset, out.size());
+  WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
+  if (!src.contiguous()) return StridedRead(*m, lease.stream(), src, offset, out);
+  return m->staging().Download(lease.stream(), out.data(), src.address() + offset, out.size());
 }
 
 absl::Status CudaDevice::CheckStaged(uint64_t bytes, const char* op) const {
@@ -338,23 +340,22 @@ absl::Status CudaDevice::CheckStaged(uint64_t bytes, const char* op) const {
       options_.max_staged_bytes, " are supported: use a contiguous array, or views over less memory"));
 }
 
-absl::Status CudaDevice::StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset,
-                                     absl::Span<std::byte> out) {
+absl::Status CudaDevice::StridedRead(cuda::CudaMemory& m, cuda::CudaStream& stream, const Array& src,
+                                     uint64_t offset, absl::Span<std::byte> out) {
   const uint64_t span = SpanBytes(src);
   WARPD_RETURN_IF_ERROR(CheckStaged(span, "download"));
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
-  WARPD_RETURN_IF_ERROR(m.staging().Download(m.stream(), host->data(), src.address(), span));
+  WARPD_RETURN_IF_ERROR(m.staging().Download(stream, host->data(), src.address(), span));
   const Array mirror(src.device(), src.layout(), host, 0, src.held());
   ReadArrayBytes(mirror, offset, out.size(), out.data());
   return absl::OkStatus();
 }
 
-absl::Status CudaDevice::StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset,
-                                      absl::Span<const std::byte> in) {
+absl::Status CudaDevice::StridedWrite(cuda::CudaMemory& m, cuda::CudaStream& stream, const Array& dst,
+                                      uint64_t offset, absl::Span<const std::byte> in) {
   const uint64_t span = SpanBytes(dst);
   WARPD_RETURN_IF_ERROR(CheckStaged(span, "write"));
   std::shared_ptr<HostBytes> host = HostBytes::Make(span);
-  cuda::CudaStream& stream = m.stream();
   WARPD_RETURN_IF_ERROR(m.staging().Download(stream, host->data(), dst.address(), span));
   const Array mirror(dst.device(), dst.layout(), host, 0, dst.held());
   WriteArrayBytes(mirror, offset, in.data(), in.size());
@@ -362,8 +363,8 @@ absl::Status CudaDevice::StridedWrite(cuda::CudaMemory& m, const Array& dst, uin
   return stream.Synchronize();
 }
 
-absl::Status CudaDevice::MoveDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t src, uint64_t n) {
-  cuda::CudaStream& stream = m.stream();
+absl::Status CudaDevice::MoveDeviceBytes(cuda::CudaMemory& m, cuda::CudaStream& stream, uint64_t dst, uint64_t src,
+                                         uint64_t n) {
   if (dst == src) return absl::OkStatus();
   const bool overlap = dst < src ? src - dst < n : dst - src < n;
   if (!overlap) return cuda::CopyDeviceToDevice(stream, dst, src, n);
@@ -384,8 +385,9 @@ absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const 
   if (n == 0) return absl::OkStatus();
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("copy: cancelled");
   if (dst.contiguous() && src.contiguous()) {
-    WARPD_RETURN_IF_ERROR(MoveDeviceBytes(*m, dst.address() + dst_offset, src.address() + src_offset, n));
-    return m->stream().Synchronize();
+    WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
+    WARPD_RETURN_IF_ERROR(MoveDeviceBytes(*m, lease.stream(), dst.address() + dst_offset, src.address() + src_offset, n));
+    return lease.stream().Synchronize();
   }
   // A strided side: through the host, all of the source read before any of
   // the destination is written.
@@ -396,8 +398,8 @@ absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const 
   return Upload(dst, dst_offset, bytes);
 }
 
-absl::Status CudaDevice::FillDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t n, std::string_view pattern) {
-  cuda::CudaStream& stream = m.stream();
+absl::Status CudaDevice::FillDeviceBytes(cuda::CudaMemory& m, cuda::CudaStream& stream, uint64_t dst, uint64_t n,
+                                         std::string_view pattern) {
   absl::Status s = cuda::Fill(stream, dst, pattern.data(), pattern.size(), n / pattern.size());
   if (s.code() != absl::StatusCode::kUnimplemented) return s;
   // A pattern no memset writes: a seed of whole patterns, uploaded, then
@@ -425,14 +427,15 @@ absl::Status CudaDevice::FillRange(const Array& array, uint64_t offset, uint64_t
         absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
   }
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return absl::CancelledError("fill: cancelled");
+  WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
   if (array.contiguous()) {
-    WARPD_RETURN_IF_ERROR(FillDeviceBytes(*m, array.address() + offset, n, pattern));
-    return m->stream().Synchronize();
+    WARPD_RETURN_IF_ERROR(FillDeviceBytes(*m, lease.stream(), array.address() + offset, n, pattern));
+    return lease.stream().Synchronize();
   }
   WARPD_RETURN_IF_ERROR(CheckStaged(n, "fill"));
   std::vector<std::byte> bytes(n);
   for (uint64_t i = 0; i < n; i += pattern.size()) std::memcpy(bytes.data() + i, pattern.data(), pattern.size());
-  return StridedWrite(*m, array, offset, bytes);
+  return StridedWrite(*m, lease.stream(), array, offset, bytes);
 }
 
 }  // namespace warpd::runtime

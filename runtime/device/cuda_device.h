@@ -11,9 +11,11 @@
 // cuda_buffer.h): Allocate gives stream-ordered device memory, always
 // zeroed (the pool is shared by every session, so freed memory may hold
 // another's bytes), charged to the session pool's account; Upload and Download go through the pinned
-// staging ring; CopyRange and FillRange run on the device. Each returns
-// once the bytes have moved (it synchronizes the memory stream), so errors
-// surface in the call. Strided views (array_view.h) move through the host:
+// staging ring; CopyRange and FillRange run on the device. Each runs on a
+// stream of its own (cuda/stream_pool.h; allocations, frees and zeroing
+// are ordered on the memory stream) and returns once the bytes have moved
+// (it synchronizes that stream), so errors surface in the call, and one
+// session's long kernel holds up no other operation. Strided views (array_view.h) move through the host:
 // the bytes their elements span are staged, packed or unpacked there with
 // array_bytes.h, and written back (a strided upload or fill rewrites the
 // spanned bytes it did not change, in the stream's order); that host memory
@@ -25,7 +27,7 @@
 // kMaxLoadedModules, by cache key): the launch context goes to device
 // memory beside the kernel's print records (and its argument block when it
 // does not fit CUDA's parameter space, docs/launch_abi.md), the entry runs
-// grid-stride in blocks of 256 on the memory stream, and once the stream
+// grid-stride in blocks of 256 on a stream of its own, and once the stream
 // has synchronized the context's fault record and print counters, and the
 // records, are read back into `ctx`. While the kernel runs, RunKernel polls
 // its stream and watches ctx->cancel: a cancel there (the launch command's
@@ -36,8 +38,8 @@
 // A kernel still running LaunchOptions::cancel_grace after that loses the
 // device (its context is marked lost, as a hardware fault would): it holds
 // the GPU, and nothing short of a context reset takes it off. Not yet:
-// object queries (a launch with objects is UNIMPLEMENTED), per-session
-// streams. Thread-safe.
+// object queries (a launch with objects is UNIMPLEMENTED), asynchronous
+// per-session streams (every operation waits for its work). Thread-safe.
 #pragma once
 
 #include <memory>
@@ -115,8 +117,8 @@ class CudaDevice final : public Device {
   // Waits for the kernel just launched on m.stream() with its context at
   // device address `device_ctx`, forwarding ctx->cancel and the time limit
   // to it (see the file comment).
-  absl::Status AwaitKernel(cuda::CudaMemory& m, wp::launch_ctx* ctx, cuda::CUdeviceptr device_ctx,
-                           const std::string& kernel_name);
+  absl::Status AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stream, wp::launch_ctx* ctx,
+                           cuda::CUdeviceptr device_ctx, const std::string& kernel_name);
   absl::Status NotYet() const;
   // The device's memory now, held for one operation; FAILED_PRECONDITION
   // when it has none (listed only, or lost and not reopened).
@@ -124,12 +126,16 @@ class CudaDevice final : public Device {
   // UNIMPLEMENTED past options_.max_staged_bytes of host staging for `op`.
   absl::Status CheckStaged(uint64_t bytes, const char* op) const;
   // Logical bytes of a strided array through a host copy of the bytes it spans.
-  absl::Status StridedRead(cuda::CudaMemory& m, const Array& src, uint64_t offset, absl::Span<std::byte> out);
-  absl::Status StridedWrite(cuda::CudaMemory& m, const Array& dst, uint64_t offset, absl::Span<const std::byte> in);
+  // Each runs its work on `stream` (an operation's own, stream_pool.h).
+  absl::Status StridedRead(cuda::CudaMemory& m, cuda::CudaStream& stream, const Array& src, uint64_t offset,
+                           absl::Span<std::byte> out);
+  absl::Status StridedWrite(cuda::CudaMemory& m, cuda::CudaStream& stream, const Array& dst, uint64_t offset,
+                            absl::Span<const std::byte> in);
   // Device bytes [dst, dst + n) <- [src, src + n), any overlap allowed.
-  absl::Status MoveDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t src, uint64_t n);
+  absl::Status MoveDeviceBytes(cuda::CudaMemory& m, cuda::CudaStream& stream, uint64_t dst, uint64_t src, uint64_t n);
   // Device bytes [dst, dst + n) <- `pattern` repeated (n a multiple of it).
-  absl::Status FillDeviceBytes(cuda::CudaMemory& m, uint64_t dst, uint64_t n, std::string_view pattern);
+  absl::Status FillDeviceBytes(cuda::CudaMemory& m, cuda::CudaStream& stream, uint64_t dst, uint64_t n,
+                               std::string_view pattern);
   // `module`'s image loaded on this device (once per cache key).
   absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> LoadedModule(cuda::CudaMemory& m,
                                                                        const abi::CompiledModule& module);

@@ -593,6 +593,32 @@ TEST_F(CudaLaunchTest, ALostContextComesBackOnceNothingHoldsIt) {
   if (!cuda::CudaStream::Create(ctx()).ok()) EXPECT_TRUE(ctx().Recover().ok());
 }
 
+TEST_F(CudaLaunchTest, ARunningKernelHoldsUpNoOtherOperation) {
+  // One session's kernel runs (until cancelled); meanwhile another's
+  // allocation, transfers, copy and fill on the same GPU complete: each
+  // operation has a stream of its own.
+  std::vector<std::byte> block(72);
+  wp::launch_ctx launch = Ctx(4);
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));
+  absl::Status ran;
+  std::thread kernel([&] { ran = gpu_->RunKernel(module_, module_.kernels()[0], &launch, block.data()); });
+  absl::SleepFor(absl::Milliseconds(20));  // the kernel is running (held) by now
+  Twin other = Base(3);
+  ExpectSame(other, "while a kernel runs");
+  Twin second = Base(5);
+  ASSERT_TRUE(gpu_->CopyRange(*other.gpu, 0, *second.gpu, 8, 64).ok());
+  ASSERT_TRUE(cpu_.CopyRange(*other.cpu, 0, *second.cpu, 8, 64).ok());
+  ASSERT_TRUE(gpu_->FillRange(*second.gpu, 0, 40, std::string(4, '\x07')).ok());
+  ASSERT_TRUE(cpu_.FillRange(*second.cpu, 0, 40, std::string(4, '\x07')).ok());
+  ExpectSame(other, "copied while a kernel runs");
+  ExpectSame(second, "filled while a kernel runs");
+  EXPECT_EQ(fake().launches(), 0);  // still running
+  __atomic_store_n(&launch.cancel, abi::kCancelShutdown, __ATOMIC_RELAXED);
+  kernel.join();
+  EXPECT_TRUE(ran.ok()) << ran;
+  EXPECT_EQ(fake().launches(), 1);
+}
+
 // A device whose launches stop after `limit`, with `grace` to do so.
 std::unique_ptr<CudaDevice> TimedDevice(absl::Duration limit, absl::Duration grace) {
   CudaDevice::LaunchOptions launch;

@@ -14,6 +14,7 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
   m->stream_ = std::make_unique<CudaStream>(std::move(stream));
   WARPD_ASSIGN_OR_RETURN(CudaStream control, CudaStream::Create(*m->context_));
   m->control_ = std::make_unique<CudaStream>(std::move(control));
+  m->streams_ = std::make_unique<StreamPool>(*m->context_);
   WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool));
   WARPD_ASSIGN_OR_RETURN(m->staging_, PinnedStagingRing::Create(*m->context_, options.staging));
   return m;
@@ -22,6 +23,7 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
 absl::Status CudaMemory::ResetContext() {
   staging_.reset();
   pool_.reset();
+  streams_.reset();
   control_.reset();
   stream_.reset();
   return context_->Recover();

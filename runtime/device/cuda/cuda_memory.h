@@ -4,9 +4,10 @@
 //   (*m)->pool(), (*m)->stream(), (*m)->staging()
 //
 // Its primary context, the pool arrays come from (cuda_memory_pool.h, with
-// the device's quota), the stream their allocations, frees, uploads,
-// downloads, copies and fills are ordered on, and the pinned staging ring
-// transfers go through (pinned_staging.h). Buffers (cuda_buffer.h) and the
+// the device's quota), the stream their allocations and frees are ordered
+// on, the streams kernels, copies, fills and transfers run on (one per
+// operation, stream_pool.h), and the pinned staging ring transfers go
+// through (pinned_staging.h). Buffers (cuda_buffer.h) and the
 // device hold it; it is destroyed when the last lets go, in an order that
 // frees what depends on what: staging ring, pool, streams, context.
 // Thread-safe.
@@ -21,6 +22,7 @@
 #include "runtime/device/cuda/cuda_memory_pool.h"
 #include "runtime/device/cuda/cuda_stream.h"
 #include "runtime/device/cuda/pinned_staging.h"
+#include "runtime/device/cuda/stream_pool.h"
 
 namespace warpd::runtime::cuda {
 
@@ -52,8 +54,11 @@ class CudaMemory {
   CudaContext& context() const { return *context_; }
   CudaStream& stream() const { return *stream_; }
   // A second stream, for the few bytes that must reach device memory while
-  // stream() is busy: a running kernel's cancel flag.
+  // a kernel's stream is busy: its cancel flag.
   CudaStream& control_stream() const { return *control_; }
+  // The streams operations run on, one each (stream_pool.h); stream() orders
+  // allocations, frees and the zeroing of new memory.
+  StreamPool& streams() const { return *streams_; }
   CudaMemoryPool& pool() const { return *pool_; }
   PinnedStagingRing& staging() const { return *staging_; }
 
@@ -64,6 +69,7 @@ class CudaMemory {
   std::unique_ptr<CudaContext> context_;
   std::unique_ptr<CudaStream> stream_;
   std::unique_ptr<CudaStream> control_;
+  std::unique_ptr<StreamPool> streams_;
   std::unique_ptr<CudaMemoryPool> pool_;
   std::unique_ptr<PinnedStagingRing> staging_;
 };
