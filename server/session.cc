@@ -136,10 +136,14 @@ std::shared_ptr<const runtime::ObjectTable> Session::ObjectsOn(const std::string
   return it == object_tables_.end() ? runtime::ObjectTable::Empty() : it->second;
 }
 
-absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device) {
+absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Device* device, uint32_t id) {
+  if (id >= kMaxStreamsPerDevice) {
+    return absl::InvalidArgumentError(absl::StrCat("stream ", id, " on ", device->name(), ": a session has streams 0 to ",
+                                                   kMaxStreamsPerDevice - 1, " per device"));
+  }
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
-  auto& stream = streams_[device->name()];
+  auto& stream = streams_[{device->name(), id}];
   if (stream == nullptr) {
     stream = runtime::Stream::Create(device, group_, runtime::Stream::kDefaultMaxQueued, tenant_->queued_commands(),
                                      pool_.account());
@@ -147,16 +151,24 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Dev
   return stream;
 }
 
-std::shared_ptr<runtime::Stream> Session::FindStream(const std::string& device) {
+std::shared_ptr<runtime::Stream> Session::FindStream(const std::string& device, uint32_t id) {
   absl::MutexLock lock(&mu_);
-  auto it = streams_.find(device.empty() ? std::string("cpu") : device);
+  auto it = streams_.find({device.empty() ? std::string("cpu") : device, id});
   return it == streams_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<runtime::Stream>> Session::StreamsOn(const std::string& device) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<runtime::Stream>> out;
+  for (auto& [key, s] : streams_)
+    if (key.first == device) out.push_back(s);
+  return out;
 }
 
 std::vector<std::shared_ptr<runtime::Stream>> Session::Streams() {
   absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<runtime::Stream>> out;
-  for (auto& [name, s] : streams_) out.push_back(s);
+  for (auto& [key, s] : streams_) out.push_back(s);
   return out;
 }
 
@@ -183,7 +195,7 @@ size_t Session::close_listener_count() const {
 }
 
 void Session::Close() {
-  std::map<std::string, std::shared_ptr<runtime::Stream>> streams;
+  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<runtime::Stream>> streams;
   std::map<uint64_t, absl::AnyInvocable<void() &&>> listeners;
   std::vector<std::weak_ptr<runtime::HeldArrays>> held;
   std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables;
@@ -199,7 +211,7 @@ void Session::Close() {
   for (auto& [id, l] : listeners) std::move(l)();
   // Stop the work first, then drop the objects; the last references (and
   // the munmaps) happen here, outside any lock.
-  for (auto& [name, s] : streams) s->Cancel();
+  for (auto& [key, s] : streams) s->Cancel();
   streams.clear();
   graphs_.Clear();  // graphs hold arrays, modules and objects
   object_tables.clear();

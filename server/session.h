@@ -125,10 +125,16 @@ class Session {
   runtime::HandleTable<const compiler::CompiledModule>& modules() { return modules_; }
   runtime::HandleTable<runtime::Graph>& graphs() { return graphs_; }
 
-  // The session's stream on `device`, made on first use.
-  absl::StatusOr<std::shared_ptr<runtime::Stream>> StreamFor(runtime::Device* device);
-  // The stream on the device named `device`, or null when none was made.
-  std::shared_ptr<runtime::Stream> FindStream(const std::string& device);
+  // Streams per device: 0, the default one, and up to 63 more (Warp's
+  // wp.Stream; SubmitRequest.stream).
+  static constexpr uint32_t kMaxStreamsPerDevice = 64;
+  // The session's stream `id` on `device`, made on first use;
+  // INVALID_ARGUMENT for an id past kMaxStreamsPerDevice.
+  absl::StatusOr<std::shared_ptr<runtime::Stream>> StreamFor(runtime::Device* device, uint32_t id = 0);
+  // The stream `id` on the device named `device`, or null when none was made.
+  std::shared_ptr<runtime::Stream> FindStream(const std::string& device, uint32_t id = 0);
+  // Every stream of the device named `device`; of every device.
+  std::vector<std::shared_ptr<runtime::Stream>> StreamsOn(const std::string& device);
   std::vector<std::shared_ptr<runtime::Stream>> Streams();
 
   // Calls `listener` (once, without locks held) when the session closes.
@@ -168,7 +174,7 @@ class Session {
   // tables.
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
   // Per device, the launch table of the objects in objects_ (replaced, never
   // changed, when one is added or removed).
   std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables_ ABSL_GUARDED_BY(mu_);

@@ -44,12 +44,12 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
                                                              absl::AnyInvocable<void(absl::Status) &&> then) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
-  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device));
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Stream> stream, session->StreamFor(device, req.stream()));
   // Before PrepareBatch, which already removes the handles the batch frees.
   WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
   std::vector<uint64_t> created;  // by CreateTree commands
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
-                         PrepareBatch(*session, *device, req.commands(), &created));
+                         PrepareBatch(*session, *device, req.commands(), &created, stream.get()));
   uint64_t launches = 0;
   for (const std::unique_ptr<runtime::Command>& c : batch) launches += c->Launches();
   absl::StatusOr<uint64_t> sequence = stream->Submit(std::move(batch), run_here, std::move(then));
@@ -67,8 +67,9 @@ absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchroni
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
   if (req.device().empty()) return session->Streams();
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().Find(req.device()));
+  if (!req.one_stream()) return session->StreamsOn(device->name());
   std::vector<std::shared_ptr<runtime::Stream>> out;
-  if (auto stream = session->FindStream(device->name())) out.push_back(std::move(stream));
+  if (auto stream = session->FindStream(device->name(), req.stream())) out.push_back(std::move(stream));
   return out;
 }
 

@@ -12,6 +12,8 @@
 #include "runtime/exec/hash_grid_build.h"
 #include "runtime/exec/launch.h"
 #include "runtime/exec/matmul.h"
+#include "runtime/exec/stream.h"
+#include "runtime/exec/stream_wait.h"
 #include "runtime/exec/tree_build.h"
 #include "server/object_rpcs.h"
 
@@ -292,10 +294,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       arrays.MarkGraphFreed(command.free_graph().graph());
       return std::make_unique<ReleaseCommand>(*std::move(graph));
     }
+    case v1::Command::kWait:
+      return absl::InvalidArgumentError("wait: a stream wait is a command of a batch, never of a graph");
     default:
       return absl::InvalidArgumentError(
           "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree, "
-          "free_object, matmul, conditional or create_tree)");
+          "free_object, matmul, conditional, create_tree or wait)");
   }
 }
 
@@ -324,11 +328,31 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std:
   return prepared;
 }
 
+
+// A WaitStream command of a batch going to `own`.
+absl::StatusOr<std::unique_ptr<Command>> PrepareWait(Session& session, const v1::WaitStream& wait,
+                                                     const runtime::Stream* own) {
+  std::shared_ptr<runtime::Stream> target = session.FindStream(wait.device(), wait.stream());
+  const std::string which = absl::StrCat("stream ", wait.stream(), " on '", wait.device(), "'");
+  if (target == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("wait: the session has submitted nothing to ", which));
+  }
+  if (target.get() == own) return absl::InvalidArgumentError(absl::StrCat("wait: ", which, " cannot wait for itself"));
+  const uint64_t submitted = target->submitted();
+  if (wait.sequence() > submitted) {
+    return absl::InvalidArgumentError(absl::StrCat("wait: ", which, " has been submitted ", submitted,
+                                                   " commands; a wait for command ", wait.sequence(),
+                                                   " would wait for work not yet submitted"));
+  }
+  return runtime::MakeStreamWait(target, wait.sequence());
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
     Session& session, const runtime::Device& device_obj,
-    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created) {
+    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created,
+    const runtime::Stream* stream) {
   const std::string& device = device_obj.name();
   if (commands.size() > kMaxCommandsPerBatch) {
     return absl::InvalidArgumentError(absl::StrCat("a batch holds at most ", kMaxCommandsPerBatch,
@@ -338,7 +362,8 @@ absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
   std::vector<std::unique_ptr<Command>> out;
   out.reserve(commands.size());
   for (const v1::Command& c : commands) {
-    auto prepared = PrepareOne(session, device, &device_obj, c, arrays);
+    auto prepared = c.kind_case() == v1::Command::kWait ? PrepareWait(session, c.wait(), stream)
+                                                        : PrepareOne(session, device, &device_obj, c, arrays);
     if (!prepared.ok()) {
       session.RemoveObjects(arrays.created_objects());  // all or nothing
       return prepared.status();

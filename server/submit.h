@@ -29,9 +29,12 @@ inline constexpr int kMaxCommandsPerBatch = 1 << 16;
 // commands of the batch find them), and nothing to run: on failure they
 // are removed again; on success their ids go to `created` (if not null),
 // for the caller to remove should queueing the batch fail.
+// `stream` is the one the batch goes to (a WaitStream command must name
+// another one).
 absl::StatusOr<std::vector<std::unique_ptr<runtime::Command>>> PrepareBatch(
     Session& session, const runtime::Device& device,
-    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created = nullptr);
+    const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created = nullptr,
+    const runtime::Stream* stream = nullptr);
 
 // A graph of `commands` (launches, copies and fills only, else
 // INVALID_ARGUMENT), prepared like a batch; nothing runs. Errors as for

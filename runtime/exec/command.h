@@ -26,9 +26,20 @@
 
 namespace warpd::runtime {
 
+class Stream;
+
 class Command {
  public:
   virtual ~Command() = default;
+  // What must have run before this command may start: commands of another
+  // stream of the session, up to a sequence number (a wait, as CUDA's
+  // cuStreamWaitEvent). The stream does not run it, nor anything after it,
+  // until then, and holds no thread meanwhile (stream.h).
+  struct Prerequisite {
+    std::weak_ptr<Stream> stream;  // gone: nothing to wait for
+    uint64_t sequence = 0;
+  };
+  virtual const Prerequisite* prerequisite() const { return nullptr; }
   // Runs the command on `device` (the stream's device).
   virtual absl::Status Execute(Device& device) = 0;
   // Asks a running Execute to stop early (it then returns CANCELLED).

@@ -39,7 +39,7 @@ absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> ba
     }
     for (auto& c : batch) queue_.push_back(Entry{next_sequence_++, std::move(c)});
     last = next_sequence_ - 1;
-    if (!scheduled_ && !queue_.empty()) {
+    if (!scheduled_ && !parked_ && !queue_.empty()) {
       scheduled_ = true;
       wake = true;
     }
@@ -85,6 +85,7 @@ absl::Status Stream::CheckRoomLocked(size_t commands) const {
 bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
   bool ran = false;
   bool more_time = true;
+  std::vector<absl::AnyInvocable<void() &&>> reached;
   for (;;) {
     Entry entry;
     bool skip;
@@ -95,12 +96,50 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
         scheduled_ = false;
         absl::Status status;
         std::vector<IdleWaiter> waiters = TakeIdleWaitersLocked(&status);
+        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
         lock.Release();
+        for (auto& r : reached) std::move(r)();
+        for (auto& r : due) std::move(r)();
         RunIdleWaiters(std::move(waiters), status);
         return false;
       }
+      // A wait for another stream that is not met yet parks the stream:
+      // no thread is held; the other stream's progress resumes it.
+      // (The other stream is asked without this one's lock held: two
+      // streams may check each other at once.)
+      const Command::Prerequisite* p = queue_.front().command->prerequisite();
+      if (error_.ok() && p != nullptr && !queue_.front().ready) {
+        const std::weak_ptr<Stream> weak_target = p->stream;
+        const uint64_t sequence = p->sequence, front = queue_.front().sequence;
+        lock.Release();
+        std::shared_ptr<Stream> target = weak_target.lock();
+        const bool wait = target != nullptr && target.get() != this && target->completed() < sequence;
+        absl::ReleasableMutexLock relock(&mu_);
+        // A Cancel meanwhile dropped the queue: look again.
+        if (queue_.empty() || queue_.front().sequence != front) continue;
+        if (!wait) {
+          queue_.front().ready = true;
+          continue;
+        }
+        scheduled_ = false;
+        parked_ = true;
+        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
+        relock.Release();
+        for (auto& r : reached) std::move(r)();
+        for (auto& r : due) std::move(r)();
+        target->WhenReached(sequence, [weak = weak_from_this()] {
+          if (std::shared_ptr<Stream> self = weak.lock()) self->Resume();
+        });
+        return false;
+      }
       // The scheduler requeues the stream behind the other runnable ones.
-      if (ran && !more_time) return true;
+      if (ran && !more_time) {
+        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
+        lock.Release();
+        for (auto& r : reached) std::move(r)();
+        for (auto& r : due) std::move(r)();
+        return true;
+      }
       entry = std::move(queue_.front());
       queue_.pop_front();
       ReleaseQueued(1);
@@ -125,9 +164,50 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
     // memory), so it happens outside the lock, and before the stream counts
     // as idle: whoever waited for it sees the memory released.
     entry.command.reset();
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& r : TakeReachedLocked()) reached.push_back(std::move(r));
+    }
+    // Streams waiting for this one resume as soon as it gets there.
+    for (auto& r : reached) std::move(r)();
+    reached.clear();
     ran = true;
     more_time = within_slice();
   }
+}
+
+std::vector<absl::AnyInvocable<void() &&>> Stream::TakeReachedLocked() {
+  std::vector<absl::AnyInvocable<void() &&>> due;
+  while (!reach_waiters_.empty() && reach_waiters_.begin()->first <= completed_) {
+    due.push_back(std::move(reach_waiters_.begin()->second));
+    reach_waiters_.erase(reach_waiters_.begin());
+  }
+  return due;
+}
+
+void Stream::WhenReached(uint64_t sequence, absl::AnyInvocable<void() &&> done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (completed_ < sequence) {
+      reach_waiters_.emplace(sequence, std::move(done));
+      return;
+    }
+  }
+  std::move(done)();
+}
+
+void Stream::Resume() {
+  bool wake = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!parked_) return;
+    parked_ = false;
+    if (!scheduled_ && !queue_.empty()) {
+      scheduled_ = true;
+      wake = true;
+    }
+  }
+  if (wake) group_->Wake(shared_from_this());
 }
 
 std::vector<Stream::IdleWaiter> Stream::TakeIdleWaitersLocked(absl::Status* status) {
@@ -181,6 +261,7 @@ void Stream::WaitIdle() {
 }
 
 void Stream::Cancel() {
+  std::vector<absl::AnyInvocable<void() &&>> reached;
   std::deque<Entry> dropped;
   std::vector<IdleWaiter> waiters;
   absl::Status status;
@@ -189,6 +270,8 @@ void Stream::Cancel() {
     dropped.swap(queue_);
     ReleaseQueued(dropped.size());
     if (!dropped.empty()) completed_ = dropped.back().sequence;
+    parked_ = false;
+    for (auto& r : TakeReachedLocked()) reached.push_back(std::move(r));
     if (running_ != nullptr) running_->Cancel();
     // Only the running command is waited for. When none runs, the stream may
     // still be queued in the scheduler (maybe behind its group's other
@@ -205,12 +288,18 @@ void Stream::Cancel() {
     output_.Clear();
   }
   RunIdleWaiters(std::move(waiters), status);
+  for (auto& r : reached) std::move(r)();
   dropped.clear();  // outside the lock, see RunTurn
 }
 
 uint64_t Stream::completed() const {
   absl::MutexLock lock(&mu_);
   return completed_;
+}
+
+uint64_t Stream::submitted() const {
+  absl::MutexLock lock(&mu_);
+  return next_sequence_ - 1;
 }
 
 size_t Stream::queued() const {

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -128,6 +129,13 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   void Cancel();
 
   uint64_t completed() const;
+  // The sequence number of the last command submitted (0: none yet).
+  uint64_t submitted() const;
+  // Calls `done` once every command up to `sequence` has run, been skipped
+  // or been dropped: at once when they have, else on the thread that
+  // completes them (or cancels the stream). `done` must not block, nor call
+  // into this stream.
+  void WhenReached(uint64_t sequence, absl::AnyInvocable<void() &&> done);
   // Commands waiting to run (not counting a running one), for metrics.
   size_t queued() const;
   size_t max_queued() const { return max_queued_; }
@@ -141,6 +149,7 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   struct Entry {
     uint64_t sequence;
     std::unique_ptr<Command> command;
+    bool ready = false;  // its prerequisite (if any) was found met
   };
   // A callback waiting for the stream to go idle; `clears` when it is a
   // SynchronizeAsync (takes the sticky error).
@@ -150,6 +159,10 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   };
 
   bool RunTurn(absl::FunctionRef<bool()> within_slice) override;
+  // The WhenReached callbacks due now that completed_ advanced.
+  std::vector<absl::AnyInvocable<void() &&>> TakeReachedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Called once the prerequisite a parked stream waits for is met.
+  void Resume();
   absl::Status CheckRoomLocked(size_t commands) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static absl::Status QueueQuotaError(const absl::Status& refusal);
   void AddIdleWaiter(IdleWaiter waiter);
@@ -181,6 +194,11 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   OutputBuffer output_ ABSL_GUARDED_BY(mu_);
   // Always empty while the stream is idle: they run when it becomes idle.
   std::vector<IdleWaiter> idle_waiters_ ABSL_GUARDED_BY(mu_);
+  // WhenReached callbacks by the sequence they wait for.
+  std::multimap<uint64_t, absl::AnyInvocable<void() &&>> reach_waiters_ ABSL_GUARDED_BY(mu_);
+  // The first queued command waits for another stream (Command::Prerequisite):
+  // not scheduled, and not woken by a Submit, until Resume.
+  bool parked_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace warpd::runtime

@@ -138,3 +138,33 @@ def test_backward_pass_on_the_gpu(wp, gpu):
         wp.launch(square, dim=1000, inputs=[x, y], device=gpu)
     tape.backward(grads={y: wp.ones(1000, dtype=float, device=gpu)})
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * xs, rtol=1e-6, atol=1e-6)
+
+
+@wp.kernel(module="gpu_e2e")
+def slow_set(a: wp.array(dtype=float), rounds: int, value: float):
+    i = wp.tid()
+    x = float(0.0)
+    for k in range(rounds):
+        x = x + wp.sin(float(k))
+    a[i] = value + x * 0.0
+
+
+def test_streams_and_events_order_work_on_the_gpu(wp, gpu):
+    n = 1 << 20
+    s = wp.Stream(gpu)
+    a = wp.zeros(n, dtype=float, device=gpu)
+    b = wp.zeros(n, dtype=float, device=gpu)
+    # A slow kernel on s, a copy on the default stream after waiting for it.
+    wp.launch(slow_set, dim=n, inputs=[a, 2000, 4.0], device=gpu, stream=s)
+    e = s.record_event()
+    wp.wait_event(e)
+    wp.copy(b, a)
+    np.testing.assert_array_equal(b.numpy(), np.full(n, 4.0, dtype=np.float32))
+    # Two streams writing halves at once, joined by a transfer.
+    s2 = wp.Stream(gpu)
+    c = wp.zeros(n, dtype=float, device=gpu)
+    wp.launch(slow_set, dim=n // 2, inputs=[c[: n // 2], 500, 1.0], device=gpu, stream=s)
+    wp.launch(slow_set, dim=n // 2, inputs=[c[n // 2:], 500, 2.0], device=gpu, stream=s2)
+    got = c.numpy()
+    np.testing.assert_array_equal(got[: n // 2], 1.0)
+    np.testing.assert_array_equal(got[n // 2:], 2.0)

@@ -63,6 +63,8 @@ from .types import (bfloat16, bool, constant, float16, float32, float64, half, h
 # spatial_vector/f/d/h and spatial_matrix/f/d/h.
 globals().update(types.NAMED_TYPES)
 from .utils import ScopedDevice, ScopedTimer
+from .streams import (Event, ScopedStream, Stream, get_event_elapsed_time, get_stream, record_event,
+                      set_stream, synchronize_event, synchronize_stream, wait_event, wait_stream)
 
 __version__ = config.version
 LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = (config.LOG_DEBUG, config.LOG_INFO, config.LOG_WARNING,

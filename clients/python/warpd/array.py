@@ -284,7 +284,7 @@ class array:
         self.strides = tuple(resp.strides) if resp.strides else _row_major_strides(
             shape, wt.type_size_in_bytes(self.dtype))
         self._rt = rt
-        self._stream = rt.stream(dev)
+        self._stream = rt.default_stream(dev)  # frees and transfers
         self._take_wanted_grad()
 
     def _take_wanted_grad(self):
@@ -407,7 +407,7 @@ class array:
             if rt.commands is not None:
                 # The command socket answers in order: collect the replies of
                 # Submits sent without waiting before this call reads its own.
-                for stream in list(rt.streams.values()):
+                for stream in rt.all_streams():
                     stream.wait_pending()
             resp = rt.call("CreateView", req)
         v = into if into is not None else array.__new__(array)
@@ -809,7 +809,7 @@ class array:
 
     def _fill_bytes_(self, data: bytes):
         with self._rt.lock:
-            cmd = self._stream.add(keep=(self,))
+            cmd = self._rt.stream(self._stream.device).add(keep=(self,))  # the current stream
             cmd.fill.array = self.handle
             cmd.fill.value = data
 
@@ -1113,8 +1113,10 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
     if dest.device != src.device:
         dest._upload(src.numpy())
         return
+    from .streams import client_stream  # noqa: PLC0415 - streams imports context
+
     with dest._rt.lock:
-        cmd = dest._stream.add(keep=(dest, src))
+        cmd = client_stream(dest._rt, dest._stream.device, stream).add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle
 

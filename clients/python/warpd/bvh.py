@@ -196,7 +196,7 @@ class Bvh(ServerObject):
         rt = runtime()
         self._rt = rt
         self.device = lowers.device
-        self._stream = rt.stream(self.device)
+        self._stream = rt.default_stream(self.device)
         self.lowers = lowers
         self.uppers = uppers
         self.groups = groups

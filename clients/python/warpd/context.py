@@ -78,7 +78,13 @@ class Runtime:
         # queries count only devices a program can use.
         self.unavailable_devices: dict[str, Device] = {}
         self.default_device: Device | None = None
+        # Per device name: the stream work goes to now (wp.set_stream /
+        # ScopedStream; the default one unless set), the default stream
+        # (stream 0 on the daemon, which transfers follow), and the streams
+        # made with wp.Stream (streams.py).
         self.streams: dict[str, Stream] = {}
+        self.default_streams: dict[str, Stream] = {}
+        self.side_streams: dict[str, list] = {}
         # Module loads: (content hash, device) -> LoadedModule, or the CompileError.
         self.loaded_modules: dict = {}
         self.closed = False
@@ -98,6 +104,7 @@ class Runtime:
         message, or its serialized bytes for the methods in `_raw`."""
         local = self._local_frame(method, request)
         if local is not None:
+            self._settle_local()
             return self._local_call(method, local, timeout)
         try:
             if request.__class__ is bytes:
@@ -156,9 +163,17 @@ class Runtime:
         for finish_stream_call."""
         local = self._local_frame(method, request)
         if local is not None:
+            self._settle_local()
             self.commands.send(local[0], local[1])
             return _LocalPending(method)
         return self._raw[method].future(request)
+
+    def _settle_local(self):
+        """Reads the replies the command socket still owes (Submits sent without
+        waiting, by any stream) before a new request: it answers in order."""
+        for s in self.all_streams():
+            if s._pending is not None and s._pending.__class__ is _LocalPending:
+                s.wait_pending()
 
     def finish_stream_call(self, future, device: str = ""):
         """Waits for a call from start_stream_call; like call_stream's end
@@ -323,25 +338,44 @@ class Runtime:
         return resolve(self.devices, self.default_device, ident, self.unavailable_devices)
 
     def stream(self, device) -> Stream:
+        """The stream work on `device` goes to now (its default stream unless
+        wp.set_stream or a ScopedStream chose another)."""
         name = device.name if isinstance(device, Device) else device
         s = self.streams.get(name)
         if s is None:
+            s = self.default_stream(name)
+        return s
+
+    def default_stream(self, device) -> Stream:
+        """The device's default stream (the daemon's stream 0): arrays and
+        objects free and transfer through it."""
+        name = device.name if isinstance(device, Device) else device
+        s = self.default_streams.get(name)
+        if s is None:
             with self.lock:
-                s = self.streams.get(name)
+                s = self.default_streams.get(name)
                 if s is None:
                     s = Stream(self, name)
-                    self.streams[name] = s
+                    self.default_streams[name] = s
+                    self.streams.setdefault(name, s)
         return s
+
+    def all_streams(self) -> list:
+        """Every stream of this client: the defaults, then those of wp.Stream."""
+        out = list(self.default_streams.values())
+        for side in self.side_streams.values():
+            out.extend(side)
+        return out
 
     def flush_all(self):
         with self.lock:
-            for s in list(self.streams.values()):
+            for s in self.all_streams():
                 s.flush()
 
     def synchronize(self, device=None):
         with self.lock:
             if device is None:
-                streams = list(self.streams.values())
+                streams = self.all_streams()
                 if len(streams) == 1:  # the common case: one round trip
                     streams[0].synchronize()
                     return
@@ -351,7 +385,8 @@ class Runtime:
                     s.in_flight = False
                 self.call_stream("Synchronize", runtime_pb2.SynchronizeRequest(session=self.session))
             else:
-                self.stream(self.device(device)).synchronize()
+                # The default stream first waits for the device's other streams.
+                self.default_stream(self.device(device)).synchronize()
 
     # ---------------------------------------------------------------- exit
 
@@ -364,7 +399,7 @@ class Runtime:
         if not self.lock.acquire(timeout=_EXIT_SYNC_TIMEOUT):
             return
         try:
-            streams = [s for s in self.streams.values() if s.queued or s.in_flight]
+            streams = [s for s in self.all_streams() if s.queued or s.in_flight]
             if not streams or not self.session:
                 return
             for s in streams:
@@ -380,7 +415,7 @@ class Runtime:
 
     def has_pending_work(self) -> bool:
         with self.lock:
-            return any(s.queued or s.in_flight for s in self.streams.values())
+            return any(s.queued or s.in_flight for s in self.all_streams())
 
     def close(self):
         if self.closed:
@@ -399,7 +434,7 @@ class Runtime:
             pass
         try:
             with self.lock:
-                for s in self.streams.values():
+                for s in self.all_streams():
                     s.drop()
             if self.lease is not None:
                 self.lease.stop()

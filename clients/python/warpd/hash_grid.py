@@ -68,7 +68,7 @@ class HashGrid(ServerObject):
         rt = runtime()
         self._rt = rt
         self.device = rt.device(device)
-        self._stream = rt.stream(self.device)
+        self._stream = rt.default_stream(self.device)
         self._dims = dims
         resp = rt.call("CreateHashGrid", runtime_pb2.CreateHashGridRequest(
             session=rt.session, device=self.device.name, dim_x=dims[0], dim_y=dims[1], dim_z=dims[2],

@@ -322,7 +322,7 @@ def _plan(kernel: Kernel, rt, device, backward: bool = False) -> LaunchPlan:
     return plan
 
 
-def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
+def _launch_adjoint(kernel, dim, args, adj_args, dev, rt, target=None):
     """Queues the adjoint of a launch (Warp's adjoint=True): the kernel's backward
     pass, with `adj_args` (one per parameter: gradient arrays, None for none, or
     values; missing trailing ones are None) as the adjoints of `args`."""
@@ -366,7 +366,7 @@ def _launch_adjoint(kernel, dim, args, adj_args, dev, rt):
     if 0 in dims:
         return
     entry = wire.launch_command(msg.SerializeToString())
-    stream = rt.stream(dev)
+    stream = target if target is not None else rt.stream(dev)
     with rt.lock:
         stream.add_wire(entry, [*args, *adj_args])
 
@@ -393,9 +393,6 @@ def _dims(kernel, dim) -> tuple:
 def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
                  block_dim):
     """NotImplementedError for the first launch option warpd does not implement."""
-    if stream is not None:
-        raise NotImplementedError(f"wp.launch of kernel '{kernel.key}': stream= (launches run on the "
-                                  f"session's stream for the device) is not supported by warpd yet")
     # CUDA launch shapes: as in Warp, they change nothing on the CPU (every thread of the
     # grid runs); checked here so a bad value is an error on every device.
     if not isinstance(max_blocks, (int, np.integer)) or max_blocks < 0:
@@ -416,7 +413,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     `record_tape`: whether a recording wp.Tape records the launch;
     `adjoint`: run the kernel's adjoint with `adj_inputs` and `adj_outputs`;
     `max_blocks` and `block_dim` (CUDA grid shapes) are checked and change nothing
-    on the CPU, as in Warp; `stream` raises NotImplementedError unless None.
+    on the CPU, as in Warp; `stream`: a wp.Stream of the device (streams.py),
+    else the device's current stream.
 
     The launch is queued as its serialized command (wire.py): the plan's
     fixed fields, the dims' field (cached per `dim`) and one entry per
@@ -439,6 +437,11 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         dev = rt.devices.get(device) if device.__class__ is str else None
         if dev is None:
             dev = rt.device(device)
+    target = None
+    if stream is not None:
+        from .streams import client_stream  # noqa: PLC0415 - streams imports context
+
+        target = client_stream(rt, dev.name, stream)
     if adjoint:
         # Adjoints line up with inputs and outputs apart; missing ones are None.
         adj_in = list(adj_inputs or ())
@@ -454,7 +457,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
             for i, a in enumerate(adj_args):
                 cmd.set_param_at_index(i, a, adjoint=True)
             return cmd
-        return _launch_adjoint(kernel, dim, [*inputs, *outputs], adj_args, dev, rt)
+        return _launch_adjoint(kernel, dim, [*inputs, *outputs], adj_args, dev, rt, target)
     last = kernel._last_plan
     if last is not None and last[0] is rt and last[1] is dev and last[2] == kernel.module.version:
         plan = last[3]
@@ -508,7 +511,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return
-    stream = rt.streams.get(dev.name)
+    stream = target if target is not None else rt.streams.get(dev.name)
     if stream is None:
         stream = rt.stream(dev)
     lock = rt.lock
@@ -599,15 +602,19 @@ class Launch:
 
     def launch(self, stream=None):
         """Queues the recorded launch on its device's stream."""
+        target = self._stream
         if stream is not None:
-            raise NotImplementedError("Launch.launch: stream= is not supported by warpd yet")
+            from .streams import client_stream  # noqa: PLC0415 - streams imports context
+
+            target = client_stream(self._rt, self.device.name, stream)
         if self._rt.session != self._session:
             raise RuntimeError(f"this recorded launch of kernel '{self.kernel.key}' belongs to an "
                                f"earlier session of the daemon; record it again")
         if self._adj_args is not None:
             # Packed at each launch: a None adjoint is the argument's gradient then.
             args = [self._value(p, v) for p, v in zip(self._plan.params, self._args)]
-            _launch_adjoint(self.kernel, self._dims, args, list(self._adj_args), self.device, self._rt)
+            _launch_adjoint(self.kernel, self._dims, args, list(self._adj_args), self.device, self._rt,
+                            target if stream is not None else None)
             return
         for i in self._structs:
             packed = self._plan.params[i].pack(self._args[i], self.device)
@@ -622,7 +629,7 @@ class Launch:
         lock = self._rt.lock
         lock.acquire()
         try:
-            self._stream.add_wire(entry, self._args)
+            target.add_wire(entry, self._args)
         finally:
             lock.release()
 

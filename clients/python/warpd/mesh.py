@@ -106,7 +106,7 @@ class Mesh(ServerObject):
         rt = runtime()
         self._rt = rt
         self.device = points.device
-        self._stream = rt.stream(self.device)
+        self._stream = rt.default_stream(self.device)
         self._points = points
         self._velocities = velocities
         self.indices = indices

@@ -77,7 +77,7 @@ def load(name: str) -> array:
     LIVE[a.handle] = a
     a.strides = tuple(resp.strides)
     a._rt = rt
-    a._stream = rt.stream(a.device)
+    a._stream = rt.default_stream(a.device)
     return a
 
 

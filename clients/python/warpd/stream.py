@@ -29,6 +29,14 @@ garbage collection anywhere, even while this stream's lock is held) and are
 appended at the end of the next batch: an unreachable array can only be used
 by commands queued before it became unreachable.
 
+A device has one default stream (the daemon's stream 0, which uploads and
+downloads follow) and the streams wp.Stream makes (streams.py: the daemon's
+streams 1 to 63 of the session on that device, each ordered on its own). A
+flush of the default stream first makes it wait for what the device's other
+streams were sent (a WaitStream command per stream with new work), so a
+transfer or a synchronize after work on another stream sees that work, as
+sync points in Warp do.
+
 Thread-safety: all methods except ``free_later`` must be called with the
 runtime's lock held.
 """
@@ -42,9 +50,14 @@ from .v1 import runtime_pb2
 
 
 class Stream:
-    def __init__(self, runtime, device: str):
+    def __init__(self, runtime, device: str, stream_id: int = 0):
         self._runtime = runtime
         self.device = device
+        self.stream_id = stream_id
+        # The sequence number of the last command the daemon acknowledged, and
+        # the one the default stream last waited for (side streams).
+        self.last_sequence = 0
+        self.joined_sequence = 0
         # Commands entries: bytes (wire.py) or runtime_pb2.Command.
         self._batch: list = []
         self._frees: collections.deque = collections.deque()
@@ -192,17 +205,41 @@ class Stream:
         and raises its sticky error. Returns whether a Submit was sent.
         """
         self.wait_pending()
+        if self.stream_id == 0:
+            self._join_side_streams()
         data = self._take_request(wait)
         if data is None:
             return False
         # The answer brings the kernel output of finished launches (all of
         # them with `wait`), printed by call_stream.
-        self._runtime.call_stream("Submit", data, self.device)
+        resp = self._runtime.call_stream("Submit", data, self.device)
+        self.last_sequence = resp.sequence
         return True
+
+    def wait_for(self, other: "Stream"):
+        """Queues a wait for what `other` (another stream of this session) was
+        sent so far: `other` is flushed first, so the daemon knows it."""
+        other.flush()
+        if other.last_sequence == 0:
+            return
+        cmd = self.add()
+        cmd.wait.device = other.device
+        cmd.wait.stream = other.stream_id
+        cmd.wait.sequence = other.last_sequence
+
+    def _join_side_streams(self):
+        for other in self._runtime.side_streams.get(self.device, ()):
+            if other.queued or other._pending is not None or other.last_sequence > other.joined_sequence:
+                self.wait_for(other)
+                other.joined_sequence = other.last_sequence
 
     def _flush_full(self):
         """Sends a full batch without waiting for the answer (see the module doc)."""
         self.wait_pending()
+        if self.stream_id == 0:
+            # Its frees may name arrays another stream's unsent commands use.
+            for other in self._runtime.side_streams.get(self.device, ()):
+                other.flush()
         data = self._take_request(False)
         if data is not None:
             self._pending = self._runtime.start_stream_call("Submit", data)
@@ -212,7 +249,7 @@ class Stream:
         pending = self._pending
         if pending is not None:
             self._pending = None
-            self._runtime.finish_stream_call(pending, self.device)
+            self.last_sequence = self._runtime.finish_stream_call(pending, self.device).sequence
 
     def _take_request(self, wait: bool):
         """The serialized Submit of the batch and the queued frees (the batch
@@ -241,8 +278,8 @@ class Stream:
         self._batch = []
         self.in_flight = not wait
         self.submits += 1
-        head = runtime_pb2.SubmitRequest(session=self._runtime.session,
-                                         device=self.device).SerializeToString()
+        head = runtime_pb2.SubmitRequest(session=self._runtime.session, device=self.device,
+                                         stream=self.stream_id).SerializeToString()
         parts = [head]
         for c in batch:
             parts.append(c if c.__class__ is bytes else wire.command(c.SerializeToString()))
@@ -260,9 +297,13 @@ class Stream:
         if self.flush(wait=True):  # also waits for a Submit in flight
             return
         self.in_flight = False
+        # The default stream: all of the device's streams (it waited for them
+        # in the flush above, if it sent anything); another: only itself.
         self._runtime.call_stream("Synchronize",
                                   runtime_pb2.SynchronizeRequest(session=self._runtime.session,
-                                                                 device=self.device),
+                                                                 device=self.device,
+                                                                 one_stream=self.stream_id != 0,
+                                                                 stream=self.stream_id),
                                   self.device)
 
     def drop(self):

@@ -134,7 +134,7 @@ class Volume(ServerObject):
         rt = runtime()
         self._rt = rt
         self.device = rt.device(device)
-        self._stream = rt.stream(self.device)
+        self._stream = rt.default_stream(self.device)
         self._file = keep  # the uploaded file, for load_next_grid
         self._file_index = grid_index
         req = runtime_pb2.CreateVolumeRequest(session=rt.session, device=self.device.name)

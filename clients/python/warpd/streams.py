@@ -1,0 +1,300 @@
+"""Warp's streams and events: wp.Stream, wp.Event, wp.ScopedStream and friends.
+
+A wp.Stream is one of the session's streams on a CUDA device of the daemon
+(SubmitRequest.stream 1 to 63; the device's default stream is 0): work sent
+to it is ordered on its own and may run beside the device's other streams.
+An event is recorded on a stream: it stands for the work sent to that stream
+so far (the daemon's sequence number of its last command, learnt by sending
+the stream's batch). Waiting for an event queues a WaitStream command: the
+waiting stream runs nothing after it until the recorded work has run, and
+holds no daemon thread meanwhile. As in Warp, streams and events exist on
+CUDA devices only.
+
+Not supported (they raise, saying so): event timing (enable_timing,
+get_event_elapsed_time), interprocess events, the cuda_stream handle
+(warpd's streams live in the daemon), and external streams.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from . import context
+from .device import Device
+from .stream import Stream as _ClientStream
+
+_MAX_STREAMS = 63  # per device and session, besides the default one
+
+
+def _cuda_device(device, what: str) -> Device:
+    dev = context.runtime().device(device)
+    if not dev.is_cuda:
+        raise RuntimeError(f"{what}: device {dev} is not a CUDA device (warpd, as Warp, has streams and "
+                           f"events on CUDA devices only)")
+    return dev
+
+
+def client_stream(rt, device_name: str, stream) -> _ClientStream:
+    """The client stream work for `device_name` goes to: `stream` (a wp.Stream
+    of that device), else the device's current one."""
+    if stream is None:
+        return rt.stream(device_name)
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be a wp.Stream, got {type(stream).__name__}")
+    if stream.device.name != device_name:
+        raise RuntimeError(f"stream of device {stream.device} cannot run work on device {device_name}")
+    return stream._client
+
+
+class Event:
+    """A point in a stream's work (Warp's wp.Event): see the module doc."""
+
+    def __init__(self, device=None, enable_timing: bool = False, interprocess: bool = False):
+        self.device = _cuda_device(device, "wp.Event")
+        if enable_timing:
+            raise NotImplementedError("wp.Event(enable_timing=True): warpd does not time events yet")
+        if interprocess:
+            raise NotImplementedError("wp.Event(interprocess=True): warpd's events live in the daemon")
+        self.enable_timing = False
+        self._recorded = None  # (client stream, sequence)
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the recorded work has run (True for an event never recorded)."""
+        if self._recorded is None:
+            return True
+        client, sequence = self._recorded
+        return _completed(client) >= sequence
+
+    def synchronize(self):
+        """Waits until the recorded work has run (raising its stream's error)."""
+        if self._recorded is not None:
+            rt = context.runtime()
+            with rt.lock:
+                self._recorded[0].synchronize()
+
+    def _record(self, client: _ClientStream):
+        client.flush()  # the daemon numbers the stream's commands: learn the last one
+        self._recorded = (client, client.last_sequence)
+
+
+def _completed(client: _ClientStream) -> int:
+    """How far the daemon has run `client`'s stream (by synchronizing it: the
+    protocol has no query of progress, so this answers only after the work)."""
+    rt = context.runtime()
+    with rt.lock:
+        client.synchronize()
+        return client.last_sequence
+
+
+class Stream:
+    """One of the session's streams on a CUDA device (Warp's wp.Stream)."""
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        if "cuda_stream" in kwargs:
+            raise NotImplementedError("wp.Stream(cuda_stream=...): warpd's streams live in the daemon; an "
+                                      "external CUDA stream cannot join them")
+        self.device = _cuda_device(device, "wp.Stream")
+        if priority not in (-1, 0):
+            raise ValueError(f"stream priority must be 0 (low) or -1 (high), got {priority}")
+        self.priority = priority
+        rt = context.runtime()
+        with rt.lock:
+            side = rt.side_streams.setdefault(self.device.name, [])
+            used = {s.stream_id for s in side}
+            free = next((i for i in range(1, _MAX_STREAMS + 1) if i not in used), None)
+            if free is None:
+                raise RuntimeError(f"at most {_MAX_STREAMS} wp.Stream objects per device exist at once "
+                                   f"in a warpd session")
+            self._client = _ClientStream(rt, self.device.name, free)
+            side.append(self._client)
+        self.cached_event = None
+
+    def __del__(self):
+        client = getattr(self, "_client", None)
+        rt = context._runtime
+        if client is None or client.stream_id == 0 or rt is None or rt.closed:
+            return
+        try:
+            with rt.lock:
+                if rt.streams.get(client.device) is client:
+                    return  # still current somewhere: kept
+                client.flush()
+                side = rt.side_streams.get(client.device, [])
+                # The default stream waits for it once more before it goes.
+                if client.last_sequence > client.joined_sequence:
+                    rt.default_stream(client.device).wait_for(client)
+                    client.joined_sequence = client.last_sequence
+                if client in side:
+                    side.remove(client)
+        except Exception:
+            pass
+
+    @property
+    def cuda_stream(self):
+        raise NotImplementedError("Stream.cuda_stream: warpd's streams live in the daemon, with no CUDA "
+                                  "handle in this process")
+
+    @property
+    def is_capturing(self) -> bool:
+        return self._client.capturing
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether all work sent to the stream has run (synchronizes it)."""
+        _completed(self._client)
+        return True
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Records `event` (a new one when None) at this point of the stream."""
+        if event is None:
+            event = Event(self.device)
+        elif event.device != self.device:
+            raise RuntimeError(f"event of device {event.device} cannot be recorded on a stream of "
+                               f"device {self.device}")
+        rt = context.runtime()
+        with rt.lock:
+            event._record(self._client)
+        return event
+
+    def wait_event(self, event: Event):
+        """Work sent to this stream from now on waits for the work `event` recorded."""
+        if event._recorded is None:
+            return  # as CUDA: an event never recorded is complete
+        rt = context.runtime()
+        with rt.lock:
+            client, sequence = event._recorded
+            if client is self._client:
+                return  # a stream's own earlier work: already ordered
+            cmd = self._client.add()
+            cmd.wait.device = client.device
+            cmd.wait.stream = client.stream_id
+            cmd.wait.sequence = sequence
+
+    def wait_stream(self, other_stream: "Stream", event: Event | None = None):
+        """Work sent to this stream from now on waits for the work sent to
+        `other_stream` so far."""
+        if event is None:
+            if other_stream.cached_event is None:
+                other_stream.cached_event = Event(other_stream.device)
+            event = other_stream.cached_event
+        other_stream.record_event(event)
+        self.wait_event(event)
+
+    def synchronize(self):
+        """Waits until the work sent to the stream has run."""
+        rt = context.runtime()
+        with rt.lock:
+            self._client.synchronize()
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other._client is self._client
+
+    def __hash__(self):
+        return id(self._client)
+
+    def __repr__(self):
+        return f"<warpd Stream {self._client.stream_id} on {self.device}>"
+
+
+# The wp.Stream object of each client stream, for get_stream (weakly: a
+# stream nobody holds goes; the default streams get one made on demand).
+_wrappers: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _wrapper_of(client: _ClientStream, device: Device) -> Stream:
+    w = _wrappers.get(id(client))
+    if w is not None and w._client is client:
+        return w
+    w = Stream.__new__(Stream)
+    w.device, w.priority, w.cached_event, w._client = device, 0, None, client
+    _wrappers[id(client)] = w
+    return w
+
+
+def get_stream(device=None) -> Stream:
+    """The stream work on `device` (a CUDA device) goes to now."""
+    dev = _cuda_device(device, "wp.get_stream")
+    rt = context.runtime()
+    return _wrapper_of(rt.stream(dev), dev)
+
+
+def set_stream(stream: Stream, device=None, sync: bool = False):
+    """Makes `stream` the one work on its device goes to. With `sync`, it
+    first waits for the device's current stream."""
+    if device is not None and context.runtime().device(device) != stream.device:
+        raise RuntimeError(f"stream of device {stream.device} cannot be made current on device {device}")
+    rt = context.runtime()
+    with rt.lock:
+        current = rt.stream(stream.device)
+        if sync and current is not stream._client:
+            stream._client.wait_for(current)
+        _wrappers.setdefault(id(stream._client), stream)
+        rt.streams[stream.device.name] = stream._client
+
+
+class ScopedStream:
+    """Makes `stream` current within a `with` block (Warp's wp.ScopedStream):
+    on entry (with `sync_enter`) it waits for the previous stream; on exit the
+    previous stream is current again, waiting for `stream` with `sync_exit`."""
+
+    def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
+        self.stream = stream
+        self.sync_enter = sync_enter
+        self.sync_exit = sync_exit
+        self._saved = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return self.stream
+        rt = context.runtime()
+        with rt.lock:
+            self._saved = rt.stream(self.stream.device)
+        from .utils import ScopedDevice  # noqa: PLC0415 - utils imports context
+
+        self._device = ScopedDevice(self.stream.device)
+        self._device.__enter__()
+        set_stream(self.stream, sync=self.sync_enter)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is None:
+            return
+        rt = context.runtime()
+        with rt.lock:
+            if self.sync_exit:
+                self._saved.wait_for(self.stream._client)
+            rt.streams[self.stream.device.name] = self._saved
+        self._device.__exit__(*exc)
+
+
+def record_event(event: Event | None = None) -> Event:
+    """Records `event` on the current stream of the current device."""
+    return get_stream().record_event(event)
+
+
+def wait_event(event: Event):
+    """The current stream waits for `event`."""
+    get_stream().wait_event(event)
+
+
+def wait_stream(other_stream: Stream, event: Event | None = None):
+    """The current stream waits for the work sent to `other_stream` so far."""
+    get_stream().wait_stream(other_stream, event)
+
+
+def synchronize_stream(stream_or_device=None):
+    """Waits for a stream's work (a wp.Stream, or a device's current stream)."""
+    if isinstance(stream_or_device, Stream):
+        stream_or_device.synchronize()
+    else:
+        get_stream(stream_or_device).synchronize()
+
+
+def synchronize_event(event: Event):
+    """Waits until the work `event` recorded has run."""
+    event.synchronize()
+
+
+def get_event_elapsed_time(start_event: Event, end_event: Event, synchronize: bool = True):
+    raise NotImplementedError("wp.get_event_elapsed_time: warpd does not time events yet")
