@@ -177,22 +177,43 @@ print("RESULT " + json.dumps(out), flush=True)
 '''
 
 
-def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
+def run_client_script(daemon, path, text: str) -> dict:
+    """Runs a client program (its own process: the client connects once per
+    process) against `daemon`; returns the JSON it printed after "RESULT "."""
     import json
     import subprocess
     import sys
 
+    path.write_text(text)
+    env = dict(os.environ, WARPD_ADDRESS=daemon.address, PYTHONPATH=str(REPO / "clients" / "python"))
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+def _gpu_launch(stub, session, module, n=64):
+    """(Command launching the module's first kernel over n threads with a new
+    zeroed float32 array of n on cuda:0, the array's handle)."""
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:0"]))
+    arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(
+        session=session, device="cuda:0", shape=[n], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32),
+        init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+    cmd = runtime_pb2.Command()
+    cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
+    cmd.launch.dim.append(n)
+    cmd.launch.args.add().array = arr
+    return cmd, arr
+
+
+def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
     with own_daemon(tmp_path, sessions=["gpu-arrays"], extra_args=["--cuda-execution"]) as (d, stub, _):
         info = {dev.name: dev for dev in _info(stub).devices}
         assert info["cuda:0"].unavailable == "" and info["cuda:1"].unavailable == ""
         assert "runs arrays and kernels (--cuda-execution: experimental)" in d.log_tail(100000)
-        script = tmp_path / "gpu_arrays.py"
-        script.write_text(CUDA_SCRIPT)
-        env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-        out = json.loads(line[len("RESULT "):])
+        out = run_client_script(d, tmp_path / "gpu_arrays.py", CUDA_SCRIPT)
     src = np.arange(24, dtype=np.float32).reshape(4, 6)
     assert out["devices"] == ["cpu", "cuda:0", "cuda:1"] and out["cuda_count"] == 2
     assert out["preferred"] == out["default"] == "cuda:0"  # as in Warp when a GPU runs work
@@ -303,13 +324,7 @@ def test_a_kernel_fault_takes_its_gpu_down_until_its_arrays_are_gone(tmp_path, f
         d_channel = grpc.insecure_channel(d.address)
         for service in ("", "cpu", "cuda:0", "cuda:1"):
             assert _health(d_channel, service) == 1, service
-        loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:0"]))
-        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=session, device="cuda:0", shape=[64],
-                                                              dtype=f32, init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
-        cmd = runtime_pb2.Command()
-        cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
-        cmd.launch.dim.append(64)
-        cmd.launch.args.add().array = arr
+        cmd, arr = _gpu_launch(stub, session, module)
         with pytest.raises(grpc.RpcError) as e:
             stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd],
                                                   synchronize=True))
@@ -360,16 +375,9 @@ def test_a_kernel_past_the_time_limit_is_stopped_on_the_gpu(tmp_path, fake_drive
     module = ir_pb2.Module(name="gpu_spin")
     module.functions.append(built)
     fake_driver.setenv("WARPD_FAKE_CUDA_HOLD_LAUNCH", "1")
-    f32 = ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32)
     with own_daemon(tmp_path, sessions=["spinning"],
                     extra_args=["--cuda-execution", "--kernel-timeout", "1s"]) as (d, stub, (session,)):
-        loaded = stub.LoadModule(runtime_pb2.LoadModuleRequest(session=session, module=module, devices=["cuda:0"]))
-        arr = stub.CreateArray(runtime_pb2.CreateArrayRequest(session=session, device="cuda:0", shape=[64],
-                                                              dtype=f32, init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
-        cmd = runtime_pb2.Command()
-        cmd.launch.module, cmd.launch.kernel = loaded.module, loaded.kernels[0].name
-        cmd.launch.dim.append(64)
-        cmd.launch.args.add().array = arr
+        cmd, arr = _gpu_launch(stub, session, module)
         t0 = time.monotonic()
         with pytest.raises(grpc.RpcError) as e:
             stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd],

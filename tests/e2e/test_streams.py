@@ -3,33 +3,14 @@ SubmitRequest.stream and WaitStream command, and Warp's wp.Stream / wp.Event /
 wp.ScopedStream API on a GPU of the stand-in driver (which moves bytes for
 copies and fills, so their order is observable; it runs no kernel code)."""
 
-import json
-import os
-import subprocess
-import sys
-
 import grpc
 import numpy as np
 import pytest
 
 import warpd as wp
-from conftest import REPO, own_daemon
-from test_cuda_devices import fake_driver  # noqa: F401 - the fixture
-
-
-@wp.kernel(module="streams_e2e")
-def slow_fill(a: wp.array(dtype=float), rounds: int, value: float):
-    i = wp.tid()
-    x = float(0.0)
-    for k in range(rounds):
-        x = x + wp.sin(float(k))
-    a[i] = value + x * 0.0
-
-
-def _f32():
-    from warpd.v1 import ir_pb2
-
-    return ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32)
+from conftest import own_daemon
+from test_cuda_devices import fake_driver, run_client_script  # noqa: F401 - fake_driver: the fixture
+from test_gpu import slow_set as slow_fill  # a slow kernel
 
 
 def test_streams_and_events_are_cuda_only_as_in_warp(wp):
@@ -182,13 +163,7 @@ print("RESULT " + json.dumps(out), flush=True)
 
 def test_warp_streams_and_events_on_a_gpu(tmp_path, fake_driver):  # noqa: F811
     with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
-        script = tmp_path / "streams.py"
-        script.write_text(STREAMS_SCRIPT)
-        env = dict(os.environ, WARPD_ADDRESS=d.address, PYTHONPATH=str(REPO / "clients" / "python"))
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-        out = json.loads(line[len("RESULT "):])
+        out = run_client_script(d, tmp_path / "streams.py", STREAMS_SCRIPT)
     assert out["repr_device"] == "cuda:0"
     assert out["default_is_not_s"] and out["current_in_scope"] and out["current_after_scope"]
     assert out["b_after_event"] == 3.0
