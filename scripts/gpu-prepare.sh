@@ -78,6 +78,7 @@ tools/gpu_check/selftest.sh "$out" "$build"
 if [ "${WARPD_GPU_NO_DAEMON:-0}" != 1 ]; then
   scripts/build-lean.sh "$out/daemon"
   tools/gpu_check/python_deps.sh "$out/python"
+  tools/gpu_check/warp_suite_bundle.sh "$out/warp_suite"
   tools/gpu_check/daemon_selftest.sh "$out" "$build"
 fi
 

@@ -149,6 +149,15 @@ for name, fn in {"timing": lambda: wp.Event("cuda:0", enable_timing=True),
     except NotImplementedError as err:
         errors[name] = str(err)
 out["errors"] = errors
+# Streams dropped by the program give their ids back (at most 63 live at once).
+import gc
+for i in range(100):
+    tmp = wp.Stream("cuda:0")
+    with wp.ScopedStream(tmp):
+        a.fill_(float(i))
+    del tmp
+    gc.collect()
+out["after_100_streams"] = float(a.numpy()[0])
 # A launch on a stream is accepted there (the stand-in runs no kernel code).
 @wp.kernel
 def twice(x: wp.array(dtype=float)):
@@ -175,4 +184,5 @@ def test_warp_streams_and_events_on_a_gpu(tmp_path, fake_driver):  # noqa: F811
     assert "does not time events" in out["errors"]["timing"]
     assert "does not time events" in out["errors"]["elapsed"]
     assert "live in the daemon" in out["errors"]["cuda_stream"]
+    assert out["after_100_streams"] == 99.0
     assert out["launch_on_stream"]

@@ -12,7 +12,9 @@
 # pytest come from DIR/python/wheels, unpacked into a temporary directory and
 # put first on PYTHONPATH (nothing is installed).
 # Environment: PYTHON (python3), WARPD_GPU_PHASE_TIMEOUT (seconds for the
-# pytest run, default 300), WARPD_GPU_E2E_FILES (replaces the file list).
+# pytest run, default 300), WARPD_GPU_E2E_FILES (replaces the file list),
+# WARPD_GPU_SUITE_TIMEOUT (seconds for Warp's tests, default 180),
+# WARPD_GPU_SUITE_ONLY (Warp test files to run instead of DIR/warp_suite's).
 # Exit status: 0 all passed, 1 a check or test failed, 2 setup failed.
 # Usage: tools/gpu_check/daemon_phase.sh DIR RESULTS
 set -uo pipefail
@@ -64,4 +66,44 @@ WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-300}" "$python" -m pytest
 s=$?
 tail -n 40 "$results/e2e-gpu.log"
 [ "$s" -ne 0 ] && { echo "daemon_phase: pytest exit status $s (124: timed out)" >&2; status=1; }
+
+# 3. NVIDIA Warp 1.19's own tests (DIR/warp_suite, tools/gpu_check/warp_suite_bundle.sh)
+#    through the lean daemon, which serves cpu (no kernels there) and cuda:0:
+#    the counts of the tests Warp registers for cuda:0, and of those for the
+#    CPU for reference -> RESULTS/warp-suite-cuda.txt, warp-suite-failures.tsv.
+if [ -f "$dir/warp_suite/suite/run.sh" ]; then
+  py="$tmp/python"
+  # run.sh sets PYTHONPATH to its shim; the wheels and the client follow it.
+  printf '#!/bin/sh\nPYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}%s:%s" exec %s "$@"\n' "$site" "$root/clients/python" \
+    "$(command -v "$python")" > "$py"
+  chmod +x "$py"
+  files=${WARPD_GPU_SUITE_ONLY:-$(cat "$dir/warp_suite/files.txt")}
+  echo "daemon_phase: Warp's tests on cuda:0 (${WARPD_GPU_SUITE_TIMEOUT:-180} s at most)"
+  WARP_SUITE_HOME="$dir/warp_suite/home" WARPD_PY="$py" WARPD_BIN="$warpd" RESULTS="$tmp/warp-suite" \
+    FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-180}" \
+    bash "$dir/warp_suite/suite/run.sh" > "$tmp/warp-suite.log" 2>&1
+  echo "daemon_phase: run.sh exit status $? (124: timed out; the counts cover the files it finished)"
+  "$python" - "$tmp/warp-suite" > "$results/warp-suite-cuda.txt" <<'PY'
+import collections, json, pathlib, re, sys
+res = pathlib.Path(sys.argv[1])
+counts = collections.defaultdict(collections.Counter)
+for f in sorted(res.glob("*.jsonl")):
+    for line in f.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("kind") != "test":
+            continue
+        m = re.search(r"_(cpu|cuda_\d+)$", r["id"])
+        dev = m.group(1).replace("cuda_", "cuda:") if m else "any"
+        counts[(f.stem, dev)][r["outcome"]] += 1
+print("file\tdevice\tpass\tfail\terror\tskip")
+total = collections.defaultdict(collections.Counter)
+for (stem, dev), c in sorted(counts.items()):
+    print(f"{stem}\t{dev}\t{c['pass']}\t{c['fail']}\t{c['error']}\t{c['skip']}")
+    total[dev].update(c)
+for dev, c in sorted(total.items()):
+    print(f"TOTAL\t{dev}\t{c['pass']}\t{c['fail']}\t{c['error']}\t{c['skip']}")
+PY
+  cat "$results/warp-suite-cuda.txt"
+  [ -f "$tmp/warp-suite/failures.tsv" ] && cp "$tmp/warp-suite/failures.tsv" "$results/warp-suite-failures.tsv"
+fi
 exit "$status"

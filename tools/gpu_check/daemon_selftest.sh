@@ -11,7 +11,10 @@
 #     plus DIR/python's unpacked wheels, moves 16 MiB to cuda:0 and back
 #     intact (its kernel figures are meaningless there and not checked);
 #   - pytest from those wheels runs test_gpu.py's device test, which needs no
-#     kernel.
+#     kernel;
+#   - Warp's test_arithmetic.py runs through the harness copied into DIR
+#     (when DIR/warp_suite exists) with tests registered for cuda:0 (they
+#     fail there: no kernel runs on the stand-in).
 # Needs python3.12 (pyenv's or the system's); numpy is installed into a venv
 # under BUILD_DIR on first use. Without a python3.12 it says so and stops
 # with status 1: the phase would not have been tried.
@@ -53,6 +56,7 @@ trap 'rm -rf "$work"' EXIT
 set +e
 LD_LIBRARY_PATH="$fake_dir" PYTHON="$venv/bin/python" WARPD_GPU_BENCH_ARGS=--quick \
   WARPD_GPU_E2E_FILES="tests/e2e/test_gpu.py::test_the_default_device_is_the_gpu" \
+  WARPD_GPU_SUITE_ONLY=test_arithmetic.py \
   tools/gpu_check/daemon_phase.sh "$dir" "$work/results" > "$work/phase.log" 2>&1
 status=$?
 set -e
@@ -74,6 +78,12 @@ suite = suite if suite.tag == "testsuite" else suite[0]
 assert int(suite.get("tests")) == 1 and int(suite.get("failures")) == 0 and int(suite.get("errors")) == 0 \
     and int(suite.get("skipped")) == 0, suite.attrib
 print("daemon_selftest: bench keys present, transfers intact, the device test passed")
+suite = res / "warp-suite-cuda.txt"
+if suite.exists():
+    rows = [line.split("\t") for line in suite.read_text().splitlines()[1:]]
+    cuda = [r for r in rows if r[0] == "test_arithmetic" and r[1] == "cuda:0"]
+    assert cuda and sum(int(x) for x in cuda[0][2:]) > 0, rows  # Warp registered tests for cuda:0
+    print("daemon_selftest: Warp's tests ran for cuda:0:", "\t".join(cuda[0]))
 PY
 grep -q "CPU kernels: none: this warpd was built without the CPU JIT" "$work/results/gpu-daemon-bench.daemon.log" ||
   fail "the lean daemon's log does not say it has no CPU JIT"

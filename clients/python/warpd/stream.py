@@ -58,6 +58,7 @@ class Stream:
         # the one the default stream last waited for (side streams).
         self.last_sequence = 0
         self.joined_sequence = 0
+        self.abandoned = False  # its wp.Stream is gone (streams.py)
         # Commands entries: bytes (wire.py) or runtime_pb2.Command.
         self._batch: list = []
         self._frees: collections.deque = collections.deque()
@@ -228,10 +229,16 @@ class Stream:
         cmd.wait.sequence = other.last_sequence
 
     def _join_side_streams(self):
-        for other in self._runtime.side_streams.get(self.device, ()):
+        side = self._runtime.side_streams.get(self.device)
+        if not side:
+            return
+        for other in list(side):
             if other.queued or other._pending is not None or other.last_sequence > other.joined_sequence:
                 self.wait_for(other)
                 other.joined_sequence = other.last_sequence
+            # A wp.Stream garbage-collected (streams.py): joined, its id is free again.
+            if other.abandoned and self._runtime.streams.get(self.device) is not other:
+                side.remove(other)
 
     def _flush_full(self):
         """Sends a full batch without waiting for the answer (see the module doc)."""

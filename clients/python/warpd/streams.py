@@ -87,6 +87,11 @@ def _completed(client: _ClientStream) -> int:
         return client.last_sequence
 
 
+def _free_id(side: list):
+    used = {c.stream_id for c in side}
+    return next((i for i in range(1, _MAX_STREAMS + 1) if i not in used), None)
+
+
 class Stream:
     """One of the session's streams on a CUDA device (Warp's wp.Stream)."""
 
@@ -101,8 +106,10 @@ class Stream:
         rt = context.runtime()
         with rt.lock:
             side = rt.side_streams.setdefault(self.device.name, [])
-            used = {s.stream_id for s in side}
-            free = next((i for i in range(1, _MAX_STREAMS + 1) if i not in used), None)
+            free = _free_id(side)
+            if free is None and any(c.abandoned for c in side):
+                rt.default_stream(self.device.name).flush()  # joins the dropped ones, freeing their ids
+                free = _free_id(side)
             if free is None:
                 raise RuntimeError(f"at most {_MAX_STREAMS} wp.Stream objects per device exist at once "
                                    f"in a warpd session")
@@ -111,24 +118,12 @@ class Stream:
         self.cached_event = None
 
     def __del__(self):
+        # Garbage collection may run anywhere, even inside a batch's update:
+        # only mark the stream; the device's default stream waits for it once
+        # more at its next flush and then lets its id go (stream.py).
         client = getattr(self, "_client", None)
-        rt = context._runtime
-        if client is None or client.stream_id == 0 or rt is None or rt.closed:
-            return
-        try:
-            with rt.lock:
-                if rt.streams.get(client.device) is client:
-                    return  # still current somewhere: kept
-                client.flush()
-                side = rt.side_streams.get(client.device, [])
-                # The default stream waits for it once more before it goes.
-                if client.last_sequence > client.joined_sequence:
-                    rt.default_stream(client.device).wait_for(client)
-                    client.joined_sequence = client.last_sequence
-                if client in side:
-                    side.remove(client)
-        except Exception:
-            pass
+        if client is not None and client.stream_id != 0:
+            client.abandoned = True
 
     @property
     def cuda_stream(self):
