@@ -12,8 +12,8 @@
 # pytest come from DIR/python/wheels, unpacked into a temporary directory and
 # put first on PYTHONPATH (nothing is installed).
 # Environment: PYTHON (python3), WARPD_GPU_PHASE_TIMEOUT (seconds for the
-# pytest run, default 300), WARPD_GPU_E2E_FILES (replaces the file list),
-# WARPD_GPU_SUITE_TIMEOUT (seconds for Warp's tests, default 180),
+# pytest run, default 150), WARPD_GPU_E2E_FILES (replaces the file list),
+# WARPD_GPU_SUITE_TIMEOUT (seconds for Warp's tests, default 120),
 # WARPD_GPU_SUITE_ONLY (Warp test files to run instead of DIR/warp_suite's).
 # Exit status: 0 all passed, 1 a check or test failed, 2 setup failed.
 # Usage: tools/gpu_check/daemon_phase.sh DIR RESULTS
@@ -50,7 +50,7 @@ google.protobuf.__version__, 'numpy', numpy.__version__)" || exit 2
 
 status=0
 echo "daemon_phase: bench/gpu_daemon.py"
-timeout 180 "$python" bench/gpu_daemon.py "$warpd" --out "$results/gpu-daemon-bench.json" ${WARPD_GPU_BENCH_ARGS:-}
+timeout 90 "$python" bench/gpu_daemon.py "$warpd" --out "$results/gpu-daemon-bench.json" ${WARPD_GPU_BENCH_ARGS:-}
 s=$?
 [ "$s" -ne 0 ] && { echo "daemon_phase: gpu_daemon.py exit status $s" >&2; status=1; }
 
@@ -59,9 +59,9 @@ files=${WARPD_GPU_E2E_FILES:-"tests/e2e/test_gpu.py tests/e2e/test_arrays.py tes
   tests/e2e/test_builtins_quat_transform.py tests/e2e/test_builtins_random.py tests/e2e/test_autodiff.py
   tests/e2e/test_struct_arrays.py tests/e2e/test_functions.py tests/e2e/test_generics.py
   tests/e2e/test_array_views.py tests/e2e/test_operations.py"}
-echo "daemon_phase: pytest on cuda:0 (${WARPD_GPU_PHASE_TIMEOUT:-300} s at most)"
+echo "daemon_phase: pytest on cuda:0 (${WARPD_GPU_PHASE_TIMEOUT:-150} s at most)"
 # shellcheck disable=SC2086
-WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-300}" "$python" -m pytest -q -p no:cacheprovider \
+WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-150}" "$python" -m pytest -q -p no:cacheprovider \
   -o addopts="" -o junit_family=xunit2 --junitxml="$results/e2e-gpu.xml" $files > "$results/e2e-gpu.log" 2>&1
 s=$?
 tail -n 40 "$results/e2e-gpu.log"
@@ -78,9 +78,9 @@ if [ -f "$dir/warp_suite/suite/run.sh" ]; then
     "$(command -v "$python")" > "$py"
   chmod +x "$py"
   files=${WARPD_GPU_SUITE_ONLY:-$(cat "$dir/warp_suite/files.txt")}
-  echo "daemon_phase: Warp's tests on cuda:0 (${WARPD_GPU_SUITE_TIMEOUT:-180} s at most)"
+  echo "daemon_phase: Warp's tests on cuda:0 (${WARPD_GPU_SUITE_TIMEOUT:-120} s at most)"
   WARP_SUITE_HOME="$dir/warp_suite/home" WARPD_PY="$py" WARPD_BIN="$warpd" RESULTS="$tmp/warp-suite" \
-    FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-180}" \
+    FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-120}" \
     bash "$dir/warp_suite/suite/run.sh" > "$tmp/warp-suite.log" 2>&1
   echo "daemon_phase: run.sh exit status $? (124: timed out; the counts cover the files it finished)"
   "$python" - "$tmp/warp-suite" > "$results/warp-suite-cuda.txt" <<'PY'
