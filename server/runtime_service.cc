@@ -457,7 +457,7 @@ ServerUnaryReactor* RuntimeService::ReadOutput(CallbackServerContext* ctx, const
       streams = session->Streams();
     } else {
       WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state_->devices().Find(call->request.device()));
-      if (auto stream = session->FindStream(device->name())) streams.push_back(std::move(stream));
+      streams = session->StreamsOn(device->name());  // kernel output of every stream of the device
     }
     call->response.set_output(TakeOutput(streams));
     return absl::OkStatus();

@@ -290,9 +290,17 @@ absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stre
     if (cancel != 0 && stop_by == absl::InfiniteFuture()) {
       // Over the control stream: the kernel's own stream is busy running it.
       cuda::CudaStream& control = m.control_stream();
-      WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(control, device_ctx + offsetof(wp::launch_ctx, cancel), &cancel,
-                                                   sizeof(cancel)));
-      WARPD_RETURN_IF_ERROR(control.Synchronize());
+      absl::Status sent = cuda::CopyHostToDevice(control, device_ctx + offsetof(wp::launch_ctx, cancel), &cancel,
+                                                 sizeof(cancel));
+      if (sent.ok()) sent = control.Synchronize();
+      if (!sent.ok()) {
+        // Nothing can stop the kernel now: it would hold the GPU (and its
+        // stream, which must not go back to the pool as idle).
+        const std::string why = absl::StrCat("kernel '", kernel_name, "' could not be cancelled on ", info_.name,
+                                             ": ", sent.message());
+        m.context().MarkLost(why);
+        return absl::UnavailableError(why);
+      }
       stop_by = absl::Now() + launch_.cancel_grace;
     }
     if (now > stop_by) {

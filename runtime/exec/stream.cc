@@ -19,8 +19,14 @@ std::shared_ptr<Stream> Stream::Create(Device* device, std::shared_ptr<StreamGro
 // none is when this runs (and the queue is empty unless the scheduler
 // stopped first).
 Stream::~Stream() {
-  absl::MutexLock lock(&mu_);
-  ReleaseQueued(queue_.size());
+  std::multimap<uint64_t, absl::AnyInvocable<void() &&>> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    ReleaseQueued(queue_.size());
+    waiters.swap(reach_waiters_);
+  }
+  // Streams waiting for this one have nothing left to wait for.
+  for (auto& [sequence, done] : waiters) std::move(done)();
 }
 
 absl::StatusOr<uint64_t> Stream::Submit(std::vector<std::unique_ptr<Command>> batch, bool run_here,

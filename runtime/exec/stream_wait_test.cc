@@ -155,5 +155,15 @@ TEST_F(StreamWaitTest, AGoneTargetHasNothingToWaitFor) {
   EXPECT_EQ(log_.entries(), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST_F(StreamWaitTest, AStreamThatGoesReleasesWhoeverWaitsForIt) {
+  bool called = false;
+  {
+    std::shared_ptr<Stream> a = MakeStream();
+    a->WhenReached(3, [&called] { called = true; });  // never reached
+    EXPECT_FALSE(called);
+  }
+  EXPECT_TRUE(called);
+}
+
 }  // namespace
 }  // namespace warpd::runtime

@@ -153,8 +153,9 @@ out["errors"] = errors
 import gc
 for i in range(100):
     tmp = wp.Stream("cuda:0")
-    with wp.ScopedStream(tmp):
+    with wp.ScopedStream(tmp):      # tmp waits for the current stream...
         a.fill_(float(i))
+    wp.wait_stream(tmp)               # ...which waits for tmp: the fills run in order
     del tmp
     gc.collect()
 out["after_100_streams"] = float(a.numpy()[0])

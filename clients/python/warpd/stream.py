@@ -208,6 +208,7 @@ class Stream:
         self.wait_pending()
         if self.stream_id == 0:
             self._join_side_streams()
+            self.wait_pending()  # a wait that filled the batch sent it without waiting
         data = self._take_request(wait)
         if data is None:
             return False

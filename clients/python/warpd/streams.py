@@ -159,8 +159,8 @@ class Stream:
         rt = context.runtime()
         with rt.lock:
             client, sequence = event._recorded
-            if client is self._client:
-                return  # a stream's own earlier work: already ordered
+            if client is self._client or sequence == 0:
+                return  # a stream's own earlier work (already ordered), or none at all
             cmd = self._client.add()
             cmd.wait.device = client.device
             cmd.wait.stream = client.stream_id
@@ -201,10 +201,22 @@ def _wrapper_of(client: _ClientStream, device: Device) -> Stream:
     w = _wrappers.get(id(client))
     if w is not None and w._client is client:
         return w
+    _adopt(client)
     w = Stream.__new__(Stream)
     w.device, w.priority, w.cached_event, w._client = device, 0, None, client
     _wrappers[id(client)] = w
     return w
+
+
+def _adopt(client: _ClientStream):
+    """A client stream that has a wp.Stream again (a new wrapper of it): no
+    longer abandoned, and among its device's streams again if it was let go."""
+    if client.stream_id == 0:
+        return
+    client.abandoned = False
+    side = client._runtime.side_streams.setdefault(client.device, [])
+    if client not in side:
+        side.append(client)
 
 
 def get_stream(device=None) -> Stream:
@@ -225,6 +237,7 @@ def set_stream(stream: Stream, device=None, sync: bool = False):
         if sync and current is not stream._client:
             stream._client.wait_for(current)
         _wrappers.setdefault(id(stream._client), stream)
+        _adopt(stream._client)
         rt.streams[stream.device.name] = stream._client
 
 
