@@ -96,7 +96,7 @@ class MeshTest : public ::testing::Test {
       V a, b, c;
       Tri(f, a, b, c);
       float t, u, v, sg;
-      if (wp::mesh_ray_triangle(s, d, a, b, c, t, u, v, sg) && t >= 0 && t < best) {
+      if (wp::mesh_ray_triangle(s, wp::mesh_ray_shear(d), a, b, c, t, u, v, sg) && t >= 0 && t < best) {
         best = t;
         *face = f;
       }

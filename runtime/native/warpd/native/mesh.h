@@ -306,22 +306,39 @@ WP_FUNC float32 mesh_diff_product(float32 a, float32 b, float32 c, float32 d) {
 #endif
 }
 
+// The watertight ray/triangle test's constants of one ray (its shear): the
+// axis the ray runs along most (kz, the others kx, ky in winding order) and
+// the shear that makes the ray that axis. Computed once per ray.
+struct mesh_ray_shear_t {
+  int32 kx, ky, kz;
+  float32 sx, sy, sz;
+};
+
+WP_FUNC mesh_ray_shear_t mesh_ray_shear(const vec3f& dir) {
+  const float32 ax = abs(dir.c[0]), ay = abs(dir.c[1]), az = abs(dir.c[2]);
+  mesh_ray_shear_t k;
+  k.kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+  k.kx = k.kz == 2 ? 0 : k.kz + 1;
+  k.ky = k.kx == 2 ? 0 : k.kx + 1;
+  if (dir.c[k.kz] < 0.0f) {
+    const int32 s = k.kx;
+    k.kx = k.ky;
+    k.ky = s;
+  }
+  k.sx = dir.c[k.kx] / dir.c[k.kz];
+  k.sy = dir.c[k.ky] / dir.c[k.kz];
+  k.sz = 1.0f / dir.c[k.kz];
+  return k;
+}
+
 // The watertight ray/triangle test: true when the ray start + t * dir meets
 // the triangle (edges and vertices included, each point of a shared edge
 // hit by exactly one side's test) at t >= 0; u, v barycentrics of a, b;
-// sign the determinant.
-WP_FUNC bool mesh_ray_triangle(const vec3f& start, const vec3f& dir, const vec3f& a, const vec3f& b, const vec3f& c,
-                               float32& t, float32& u, float32& v, float32& sign) {
-  const float32 ax = abs(dir.c[0]), ay = abs(dir.c[1]), az = abs(dir.c[2]);
-  int32 kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
-  int32 kx = kz == 2 ? 0 : kz + 1;
-  int32 ky = kx == 2 ? 0 : kx + 1;
-  if (dir.c[kz] < 0.0f) {
-    const int32 s = kx;
-    kx = ky;
-    ky = s;
-  }
-  const float32 sx = dir.c[kx] / dir.c[kz], sy = dir.c[ky] / dir.c[kz], sz = 1.0f / dir.c[kz];
+// sign the determinant. `k` is the ray's mesh_ray_shear(dir).
+WP_FUNC bool mesh_ray_triangle(const vec3f& start, const mesh_ray_shear_t& k, const vec3f& a, const vec3f& b,
+                               const vec3f& c, float32& t, float32& u, float32& v, float32& sign) {
+  const int32 kx = k.kx, ky = k.ky, kz = k.kz;
+  const float32 sx = k.sx, sy = k.sy, sz = k.sz;
   const vec3f A = sub(a, start), B = sub(b, start), C = sub(c, start);
   const float32 Ax = A.c[kx] - sx * A.c[kz], Ay = A.c[ky] - sy * A.c[kz];
   const float32 Bx = B.c[kx] - sx * B.c[kz], By = B.c[ky] - sy * B.c[kz];
@@ -370,6 +387,7 @@ WP_FUNC mesh_query_ray_t mesh_ray_walk(launch_ctx* ctx, int32 line, const mesh_t
   // as in mesh_visit.
   const bvh_t& tree = m->bvh;
   const vec3f rcp = bvh_rcp(dir);
+  const mesh_ray_shear_t shear = mesh_ray_shear(dir);
   const bool count_all = mode == MESH_RAY_COUNT;
   float32 best = max_t;
   int32 stack[BVH_STACK_SIZE];
@@ -433,7 +451,7 @@ WP_FUNC mesh_query_ray_t mesh_ray_walk(launch_ctx* ctx, int32 line, const mesh_t
       vec3f a, b, c;
       if (!mesh_triangle(ctx, line, m, f, a, b, c)) return mesh_query_ray_t{};
       float32 t, u, v, s;
-      if (!mesh_ray_triangle(start, dir, a, b, c, t, u, v, s) || !(t >= 0.0f)) continue;
+      if (!mesh_ray_triangle(start, shear, a, b, c, t, u, v, s) || !(t >= 0.0f)) continue;
       if (count_all) {
         ++*count;
         continue;
