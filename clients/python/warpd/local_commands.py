@@ -18,6 +18,15 @@ broken connection (the daemon stopped) raises UnavailableError like a failed
 RPC; at shutdown the daemon answers the request in flight first (within its
 grace; CANCELLED if the work is cancelled), as it does a gRPC call.
 
+Waiting for a reply: the client first polls the socket without sleeping
+for up to ``config.command_spin_us`` (a short launch + synchronize answers
+within it, and a thread that never slept is not woken), then sleeps in recv.
+Requests that wait for queued work (Synchronize, a Submit that
+synchronizes) spin only while such waits have lately been short (an
+average under twice that budget): a wait for a millisecond-long build or
+kernel would only take a core from the daemon, which on a small machine
+runs that very work.
+
 Not thread-safe: the runtime's lock serializes its use (stream.py).
 """
 
@@ -29,9 +38,12 @@ import struct
 import sys
 import time
 
+import collections
+
 import grpc
 
 from . import auth, config
+from .wire import SUBMIT_SYNCHRONIZE
 from .errors import _BY_CODE, DeadlineExceededError, UnavailableError, WarpdError
 
 HELLO, SUBMIT, SYNCHRONIZE, DOWNLOAD, CREATE_VIEW = 1, 2, 3, 4, 5
@@ -60,6 +72,10 @@ class CommandChannel:
     def __init__(self, sock: socket.socket):
         self._sock = sock
         self.requests = 0  # sent so far, for tests and diagnostics
+        # Per request sent and not yet answered: (waits for queued work, sent at).
+        self._sent = collections.deque()
+        # Moving average of how long waits for queued work took, in us.
+        self.wait_average_us = 0.0
 
     def send(self, kind: int, body: bytes):
         """Sends one request; its reply is read by `reply` (in order)."""
@@ -68,6 +84,8 @@ class CommandChannel:
         except OSError as e:
             raise self._broken(e) from None
         self.requests += 1
+        waits = kind == SYNCHRONIZE or (kind == SUBMIT and body.endswith(SUBMIT_SYNCHRONIZE))
+        self._sent.append((waits, _clock()))
 
     def reply(self) -> bytes:
         """The next reply's body; raises the WarpdError of an error reply."""
@@ -100,20 +118,26 @@ class CommandChannel:
             pass
 
     def _read_frame(self):
+        waits, sent = self._sent.popleft() if self._sent else (False, _clock())
         header = None
-        if config.command_spin_us > 0 and self._sock.gettimeout() is None:
-            header = self._poll_header()
+        spin = config.command_spin_us
+        if waits and self.wait_average_us > 2 * spin:
+            spin = 0  # waits are long lately: sleep at once
+        if spin > 0 and self._sock.gettimeout() is None:
+            header = self._poll_header(spin)
         if header is None:
             header = self._read_exactly(_HEADER.size)
+        if waits:
+            self.wait_average_us += 0.25 * ((_clock() - sent) * 1e6 - self.wait_average_us)
         n, code = _HEADER.unpack(header)
         return code, self._read_exactly(n) if n else b""
 
-    def _poll_header(self):
-        """The next reply's header when it comes within config.command_spin_us
-        (polled without sleeping), else None (for a blocking socket: with a
-        timeout, Python's recv waits in poll first)."""
+    def _poll_header(self, spin_us: float):
+        """The next reply's header when it comes within `spin_us` (polled
+        without sleeping), else None (for a blocking socket: with a timeout,
+        Python's recv waits in poll first)."""
         sock = self._sock
-        end = _clock() + config.command_spin_us * 1e-6
+        end = _clock() + spin_us * 1e-6
         while True:
             try:
                 data = sock.recv(_HEADER.size, _DONTWAIT)
