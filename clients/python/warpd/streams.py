@@ -12,7 +12,9 @@ CUDA devices only.
 
 Not supported (they raise, saying so): event timing (enable_timing,
 get_event_elapsed_time), interprocess events, the cuda_stream handle
-(warpd's streams live in the daemon), and external streams.
+(warpd's streams live in the daemon), and external streams. `is_complete`
+waits for the work instead of asking whether it is done. A stream's error
+stays its own: a stream waiting for a failed one still runs.
 """
 
 from __future__ import annotations
@@ -60,7 +62,9 @@ class Event:
 
     @property
     def is_complete(self) -> bool:
-        """Whether the recorded work has run (True for an event never recorded)."""
+        """Whether the recorded work has run (True for an event never recorded).
+        Unlike Warp's, it waits for that work: the daemon has no query of a
+        stream's progress yet, so the answer is always True once it returns."""
         if self._recorded is None:
             return True
         client, sequence = self._recorded
@@ -136,7 +140,8 @@ class Stream:
 
     @property
     def is_complete(self) -> bool:
-        """Whether all work sent to the stream has run (synchronizes it)."""
+        """Whether all work sent to the stream has run. Unlike Warp's, it waits
+        for that work (see Event.is_complete)."""
         _completed(self._client)
         return True
 
