@@ -273,14 +273,19 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
 
 absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stream, wp::launch_ctx* ctx,
                                      cuda::CUdeviceptr device_ctx, const std::string& kernel_name) {
-  const absl::Time start = absl::Now();
   const absl::Time deadline =
-      launch_.time_limit > absl::ZeroDuration() ? start + launch_.time_limit : absl::InfiniteFuture();
+      launch_.time_limit > absl::ZeroDuration() ? absl::Now() + launch_.time_limit : absl::InfiniteFuture();
   absl::Time stop_by = absl::InfiniteFuture();  // once the cancel reached the device
   absl::Duration nap = absl::ZeroDuration();
+  // A kernel nothing stops holds the GPU (and its stream, which must not go
+  // back to the pool as idle): the context is lost until its reset.
+  auto lose = [&](const std::string& why) {
+    m.context().MarkLost(why);
+    return absl::UnavailableError(why);
+  };
   for (int polls = 0;; ++polls) {
     WARPD_ASSIGN_OR_RETURN(bool done, stream.Query());
-    if (done) return stream.Synchronize();  // what the stream ran after the kernel too
+    if (done) return stream.Synchronize();  // the kernel's error, if any
     const absl::Time now = absl::Now();
     int32_t cancel = __atomic_load_n(&ctx->cancel, __ATOMIC_RELAXED);
     if (cancel == 0 && now >= deadline) {
@@ -294,21 +299,15 @@ absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stre
                                                  sizeof(cancel));
       if (sent.ok()) sent = control.Synchronize();
       if (!sent.ok()) {
-        // Nothing can stop the kernel now: it would hold the GPU (and its
-        // stream, which must not go back to the pool as idle).
-        const std::string why = absl::StrCat("kernel '", kernel_name, "' could not be cancelled on ", info_.name,
-                                             ": ", sent.message());
-        m.context().MarkLost(why);
-        return absl::UnavailableError(why);
+        return lose(absl::StrCat("kernel '", kernel_name, "' could not be cancelled on ", info_.name, ": ",
+                                 sent.message()));
       }
       stop_by = absl::Now() + launch_.cancel_grace;
     }
     if (now > stop_by) {
-      const std::string why = absl::StrCat("kernel '", kernel_name, "' did not stop within ",
-                                           absl::FormatDuration(launch_.cancel_grace), " of being cancelled on ",
-                                           info_.name, "; the device is reset once its sessions end");
-      m.context().MarkLost(why);
-      return absl::UnavailableError(why);
+      return lose(absl::StrCat("kernel '", kernel_name, "' did not stop within ",
+                               absl::FormatDuration(launch_.cancel_grace), " of being cancelled on ", info_.name,
+                               "; the device is reset once its sessions end"));
     }
     // Spin briefly (a short kernel ends within microseconds), then back off
     // to at most 1 ms between polls.

@@ -91,10 +91,12 @@ absl::Status Stream::CheckRoomLocked(size_t commands) const {
 bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
   bool ran = false;
   bool more_time = true;
-  std::vector<absl::AnyInvocable<void() &&>> reached;
   for (;;) {
     Entry entry;
     bool skip;
+    // WhenReached callbacks due once this command is done (completed_ moves
+    // only here and in Cancel, which each take what falls due).
+    std::vector<absl::AnyInvocable<void() &&>> reached;
     {
       absl::ReleasableMutexLock lock(&mu_);
       busy_ = false;
@@ -102,10 +104,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
         scheduled_ = false;
         absl::Status status;
         std::vector<IdleWaiter> waiters = TakeIdleWaitersLocked(&status);
-        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
         lock.Release();
-        for (auto& r : reached) std::move(r)();
-        for (auto& r : due) std::move(r)();
         RunIdleWaiters(std::move(waiters), status);
         return false;
       }
@@ -129,23 +128,14 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
         }
         scheduled_ = false;
         parked_ = true;
-        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
         relock.Release();
-        for (auto& r : reached) std::move(r)();
-        for (auto& r : due) std::move(r)();
         target->WhenReached(sequence, [weak = weak_from_this()] {
           if (std::shared_ptr<Stream> self = weak.lock()) self->Resume();
         });
         return false;
       }
       // The scheduler requeues the stream behind the other runnable ones.
-      if (ran && !more_time) {
-        std::vector<absl::AnyInvocable<void() &&>> due = TakeReachedLocked();
-        lock.Release();
-        for (auto& r : reached) std::move(r)();
-        for (auto& r : due) std::move(r)();
-        return true;
-      }
+      if (ran && !more_time) return true;
       entry = std::move(queue_.front());
       queue_.pop_front();
       ReleaseQueued(1);
@@ -153,6 +143,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
       skip = !error_.ok();
       if (skip) {
         completed_ = std::max(completed_, entry.sequence);
+        reached = TakeReachedLocked();
       } else {
         running_ = entry.command.get();
       }
@@ -165,18 +156,14 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
       running_ = nullptr;
       completed_ = std::max(completed_, entry.sequence);
       if (!status.ok() && error_.ok()) error_ = std::move(status);
+      reached = TakeReachedLocked();
     }
     // Dropping the command releases its arrays and module (maybe unmapping
     // memory), so it happens outside the lock, and before the stream counts
     // as idle: whoever waited for it sees the memory released.
     entry.command.reset();
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto& r : TakeReachedLocked()) reached.push_back(std::move(r));
-    }
     // Streams waiting for this one resume as soon as it gets there.
     for (auto& r : reached) std::move(r)();
-    reached.clear();
     ran = true;
     more_time = within_slice();
   }

@@ -171,6 +171,8 @@ class Runtime:
     def _settle_local(self):
         """Reads the replies the command socket still owes (Submits sent without
         waiting, by any stream) before a new request: it answers in order."""
+        if not self.commands.owed:
+            return
         for s in self.all_streams():
             if s._pending is not None and s._pending.__class__ is _LocalPending:
                 s.wait_pending()

@@ -87,6 +87,11 @@ class CommandChannel:
         waits = kind == SYNCHRONIZE or (kind == SUBMIT and body.endswith(SUBMIT_SYNCHRONIZE))
         self._sent.append((waits, _clock()))
 
+    @property
+    def owed(self) -> int:
+        """Replies to requests sent and not yet read."""
+        return len(self._sent)
+
     def reply(self) -> bytes:
         """The next reply's body; raises the WarpdError of an error reply."""
         code, body = self._read_frame()

@@ -222,12 +222,17 @@ class Stream:
         """Queues a wait for what `other` (another stream of this session) was
         sent so far: `other` is flushed first, so the daemon knows it."""
         other.flush()
-        if other.last_sequence == 0:
+        self.add_wait(other, other.last_sequence)
+
+    def add_wait(self, other: "Stream", sequence: int):
+        """Queues a WaitStream for `other`'s commands up to `sequence` (none
+        for 0: nothing was sent there)."""
+        if sequence == 0:
             return
         cmd = self.add()
         cmd.wait.device = other.device
         cmd.wait.stream = other.stream_id
-        cmd.wait.sequence = other.last_sequence
+        cmd.wait.sequence = sequence
 
     def _join_side_streams(self):
         side = self._runtime.side_streams.get(self.device)

@@ -164,12 +164,8 @@ class Stream:
         rt = context.runtime()
         with rt.lock:
             client, sequence = event._recorded
-            if client is self._client or sequence == 0:
-                return  # a stream's own earlier work (already ordered), or none at all
-            cmd = self._client.add()
-            cmd.wait.device = client.device
-            cmd.wait.stream = client.stream_id
-            cmd.wait.sequence = sequence
+            if client is not self._client:  # a stream's own earlier work is ordered already
+                self._client.add_wait(client, sequence)
 
     def wait_stream(self, other_stream: "Stream", event: Event | None = None):
         """Work sent to this stream from now on waits for the work sent to
