@@ -252,7 +252,10 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
       }
     }
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
-    if (absl::Status s = AwaitKernel(*m, stream, ctx, scratch + ctx_at, layout.display_name); !s.ok()) {
+    const cuda::CUdeviceptr ctx_address = scratch + ctx_at;
+    if (absl::Status s = AwaitWork(*m, stream, &ctx->cancel, absl::MakeConstSpan(&ctx_address, 1),
+                                   launch_.time_limit, absl::StrCat("kernel '", layout.display_name, "'"));
+        !s.ok()) {
       if (m->context().poisoned()) scratch = 0;  // a kernel may still use it: the context's reset frees it
       return s;
     }
@@ -271,10 +274,10 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   return status.ok() ? freed : status;
 }
 
-absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stream, wp::launch_ctx* ctx,
-                                     cuda::CUdeviceptr device_ctx, const std::string& kernel_name) {
-  const absl::Time deadline =
-      launch_.time_limit > absl::ZeroDuration() ? absl::Now() + launch_.time_limit : absl::InfiniteFuture();
+absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream, int32_t* cancel_cell,
+                                   absl::Span<const cuda::CUdeviceptr> device_ctxs, absl::Duration limit,
+                                   const std::string& what) {
+  const absl::Time deadline = limit > absl::ZeroDuration() ? absl::Now() + limit : absl::InfiniteFuture();
   absl::Time stop_by = absl::InfiniteFuture();  // once the cancel reached the device
   absl::Duration nap = absl::ZeroDuration();
   // A kernel nothing stops holds the GPU (and its stream, which must not go
@@ -287,27 +290,30 @@ absl::Status CudaDevice::AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stre
     WARPD_ASSIGN_OR_RETURN(bool done, stream.Query());
     if (done) return stream.Synchronize();  // the kernel's error, if any
     const absl::Time now = absl::Now();
-    int32_t cancel = __atomic_load_n(&ctx->cancel, __ATOMIC_RELAXED);
+    int32_t cancel = __atomic_load_n(cancel_cell, __ATOMIC_RELAXED);
     if (cancel == 0 && now >= deadline) {
       cancel = abi::kCancelTimeout;
-      __atomic_store_n(&ctx->cancel, cancel, __ATOMIC_RELAXED);
+      __atomic_store_n(cancel_cell, cancel, __ATOMIC_RELAXED);
     }
     if (cancel != 0 && stop_by == absl::InfiniteFuture()) {
-      // Over the control stream: the kernel's own stream is busy running it.
+      // Over the control stream: the kernels' own stream is busy running them.
       cuda::CudaStream& control = m.control_stream();
-      absl::Status sent = cuda::CopyHostToDevice(control, device_ctx + offsetof(wp::launch_ctx, cancel), &cancel,
-                                                 sizeof(cancel));
+      absl::Status sent;
+      for (cuda::CUdeviceptr device_ctx : device_ctxs) {
+        if (sent.ok()) {
+          sent = cuda::CopyHostToDevice(control, device_ctx + offsetof(wp::launch_ctx, cancel), &cancel,
+                                        sizeof(cancel));
+        }
+      }
       if (sent.ok()) sent = control.Synchronize();
       if (!sent.ok()) {
-        return lose(absl::StrCat("kernel '", kernel_name, "' could not be cancelled on ", info_.name, ": ",
-                                 sent.message()));
+        return lose(absl::StrCat(what, " could not be cancelled on ", info_.name, ": ", sent.message()));
       }
       stop_by = absl::Now() + launch_.cancel_grace;
     }
     if (now > stop_by) {
-      return lose(absl::StrCat("kernel '", kernel_name, "' did not stop within ",
-                               absl::FormatDuration(launch_.cancel_grace), " of being cancelled on ", info_.name,
-                               "; the device is reset once its sessions end"));
+      return lose(absl::StrCat(what, " did not stop within ", absl::FormatDuration(launch_.cancel_grace),
+                               " of being cancelled on ", info_.name, "; the device is reset once its sessions end"));
     }
     // Spin briefly (a short kernel ends within microseconds), then back off
     // to at most 1 ms between polls.

@@ -104,6 +104,8 @@ class CudaDevice final : public Device {
   static constexpr size_t kMaxLoadedModules = 256;
   size_t loaded_modules() const;
   absl::Duration launch_time_limit() const override { return launch_.time_limit; }
+  // Stream capture into a CUDA graph (cuda_work_recorder.cc).
+  absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork() override;
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
   absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
   absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
@@ -114,11 +116,17 @@ class CudaDevice final : public Device {
  private:
   CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver, const cuda::CudaMemory::Options& options,
              const LaunchOptions& launch, std::shared_ptr<cuda::CudaMemory> memory);
-  // Waits for the kernel just launched on m.stream() with its context at
-  // device address `device_ctx`, forwarding ctx->cancel and the time limit
-  // to it (see the file comment).
-  absl::Status AwaitKernel(cuda::CudaMemory& m, cuda::CudaStream& stream, wp::launch_ctx* ctx,
-                           cuda::CUdeviceptr device_ctx, const std::string& kernel_name);
+  friend class CudaRecordedWork;  // cuda_work_recorder.cc
+  friend class CudaWorkRecorder;
+  // Waits for the kernels just queued on `stream`, whose launch contexts
+  // are at device addresses `device_ctxs`: a non-zero *cancel_cell (read
+  // with relaxed atomics; set to abi::kCancelTimeout once `limit` passes,
+  // zero: none) is written to each, and a kernel that does not stop within
+  // the cancel grace loses the context (see the file comment). `what`
+  // names them in errors ("kernel 'inc'").
+  absl::Status AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream, int32_t* cancel_cell,
+                         absl::Span<const cuda::CUdeviceptr> device_ctxs, absl::Duration limit,
+                         const std::string& what);
   absl::Status NotYet() const;
   // The device's memory now, held for one operation; FAILED_PRECONDITION
   // when it has none (listed only, or lost and not reopened).

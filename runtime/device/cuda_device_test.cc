@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,6 +18,8 @@
 #include "gtest/gtest.h"
 #include "runtime/device/cpu_device.h"
 #include "runtime/device/cuda/testing/fake_cuda.h"
+#include "runtime/device/cuda/testing/launch_module.h"
+#include "runtime/device/recorded_work.h"
 #include "runtime/memory/memory_account.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_view.h"
@@ -299,69 +302,8 @@ TEST_F(CudaDeviceTest, AListedDeviceRunsNothing) {
 
 namespace launches {
 
-// What NVRTC emits for these entries' parameter lists (docs/launch_abi.md):
-// scale(a: array(float32), s: float32), a 72-byte block, its adjoint, a
-// kernel whose block travels by pointer, and one without parameters.
-constexpr const char* kPtx = R"(//
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry wpk_scale_cuda(
-	.param .u64 wpk_scale_cuda_param_0,
-	.param .align 8 .b8 wpk_scale_cuda_param_1[72]
-)
-{
-	ret;
-}
-
-.visible .entry wpk_scale_adj_cuda(
-	.param .u64 wpk_scale_adj_cuda_param_0,
-	.param .align 8 .b8 wpk_scale_adj_cuda_param_1[72],
-	.param .align 8 .b8 wpk_scale_adj_cuda_param_2[72]
-)
-{
-	ret;
-}
-
-.visible .entry wpk_big_cuda(
-	.param .u64 wpk_big_cuda_param_0,
-	.param .u64 wpk_big_cuda_param_1
-)
-{
-	ret;
-}
-
-.visible .entry wpk_none_cuda(
-	.param .u64 wpk_none_cuda_param_0,
-	.param .align 4 .b8 wpk_none_cuda_param_1[4]
-)
-{
-	ret;
-}
-)";
-
-// A module as the compiler makes one for CUDA (compiler_test checks that
-// the compiler's PTX declares these parameter lists).
-class Module : public abi::CompiledModule {
- public:
-  explicit Module(std::string key = "launch-test") {
-    cache_key_ = std::move(key);
-    target_ = abi::Target::kCuda;
-    cuda_image_ = kPtx;
-    cuda_arch_ = 90;
-    auto kernel = [](const char* name, uint32_t args_size, uint32_t align, bool adjoint) {
-      abi::CompiledKernel k;
-      k.layout.name = k.layout.display_name = name;
-      k.layout.args_size = args_size;
-      k.layout.args_align = align;
-      k.cuda_entry = std::string("wpk_") + name + "_cuda";
-      if (adjoint) k.cuda_adjoint = std::string("wpk_") + name + "_adj_cuda";
-      return k;
-    };
-    kernels_ = {kernel("scale", 72, 8, true), kernel("big", 40000, 8, false), kernel("none", 0, 1, false)};
-  }
-};
+using cuda::testing::LaunchTestModule;
+using Module = LaunchTestModule;
 
 struct Logged {
   std::string name;
@@ -691,6 +633,180 @@ TEST_F(CudaLaunchTest, AKernelThatDoesNotStopLosesTheDevice) {
   ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &again, block.data()).ok());
   gpu_.reset();
   if (!cuda::CudaStream::Create(ctx()).ok()) EXPECT_TRUE(ctx().Recover().ok());
+}
+
+
+// Work recorded into one CUDA graph (recorded_work.h), as a graph of
+// commands records it on cuda:N.
+class RecordedWorkTest : public CudaLaunchTest {
+ protected:
+  std::unique_ptr<RecordedWork> Record(const std::function<void(WorkRecorder&)>& fill) {
+    absl::StatusOr<std::unique_ptr<WorkRecorder>> rec = gpu_->RecordWork();
+    EXPECT_TRUE(rec.ok()) << rec.status();
+    if (!rec.ok()) return nullptr;
+    fill(**rec);
+    absl::StatusOr<std::unique_ptr<RecordedWork>> work = (*rec)->Finish();
+    EXPECT_TRUE(work.ok()) << work.status();
+    return work.ok() ? *std::move(work) : nullptr;
+  }
+  std::shared_ptr<const abi::CompiledModule> module_ptr_ = std::make_shared<launches::Module>("recorded");
+};
+
+TEST_F(RecordedWorkTest, AReplayRunsTheRecordedWorkInOrderAsOneGraph) {
+  Twin a = Base(3), b = Base(5);
+  std::vector<std::byte> block(72);
+  for (size_t i = 0; i < block.size(); ++i) block[i] = std::byte(i + 9);
+  const abi::CompiledKernel& scale = module_ptr_->kernels()[0];
+  const std::string pattern("\x07\x00\x00\x00", 4);
+  std::unique_ptr<RecordedWork> work = Record([&](WorkRecorder& r) {
+    ASSERT_TRUE(r.Fill(*a.gpu, 0, a.gpu->size_bytes(), pattern).ok());
+    ASSERT_TRUE(r.Kernel(module_ptr_, scale, Ctx(1000), block.data(), Device::Pass::kForward, 3).ok());
+    ASSERT_TRUE(r.Copy(*b.gpu, 8, *a.gpu, 0, 16).ok());
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[2], Ctx(5), nullptr, Device::Pass::kForward, 1).ok());
+  });
+  ASSERT_NE(work, nullptr);
+  EXPECT_EQ(work->kernels(), 2u);
+  EXPECT_EQ(fake().live("exec"), 1);
+  EXPECT_EQ(fake().launches(), 0);  // recording runs nothing
+  // The same work on the CPU, for the expected bytes.
+  ASSERT_TRUE(cpu_.FillRange(*a.cpu, 0, a.cpu->size_bytes(), pattern).ok());
+  ASSERT_TRUE(cpu_.CopyRange(*b.cpu, 8, *a.cpu, 0, 16).ok());
+  for (int replay = 0; replay < 2; ++replay) {
+    std::vector<wp::launch_ctx> ctxs(2);
+    int32_t cancel = 0;
+    ASSERT_TRUE(work->Run(absl::MakeSpan(ctxs), &cancel).ok());
+    ASSERT_EQ(fake().launches(), 4 * (replay + 1));
+    // Three runs of scale on one context, then none on its own.
+    const launches::Logged first = Launch(4 * replay), third = Launch(4 * replay + 2), none = Launch(4 * replay + 3);
+    EXPECT_EQ(first.name, "wpk_scale_cuda");
+    EXPECT_EQ(third.name, "wpk_scale_cuda");
+    EXPECT_EQ(none.name, "wpk_none_cuda");
+    EXPECT_EQ(first.dims[0], 4u);
+    EXPECT_EQ(U64(first.params, 0), U64(third.params, 0));
+    EXPECT_NE(U64(first.params, 0), U64(none.params, 0));
+    EXPECT_EQ(0, std::memcmp(first.params.data() + 8, block.data(), block.size()));
+    // The contexts come back as the kernels left them: their bounds, no fault.
+    EXPECT_EQ(ctxs[0].bounds.size, 1000);
+    EXPECT_EQ(ctxs[1].bounds.size, 5);
+    EXPECT_EQ(ctxs[0].fault.flag, 0);
+    ExpectSame(a, "filled");
+    ExpectSame(b, "copied");
+  }
+  work.reset();
+  EXPECT_EQ(fake().live("exec"), 0);
+}
+
+TEST_F(RecordedWorkTest, EachReplayStartsWithoutTheLastOnesFault) {
+  std::vector<std::byte> block(72);
+  std::unique_ptr<RecordedWork> work = Record([&](WorkRecorder& r) {
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[0], Ctx(10), block.data(), Device::Pass::kForward, 1).ok());
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[0], Ctx(20), block.data(), Device::Pass::kForward, 1).ok());
+  });
+  ASSERT_NE(work, nullptr);
+  wp::fault_info fault{};
+  fault.flag = 1;
+  fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
+  fault.line = 11;
+  fault.index = 99;
+  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  std::vector<wp::launch_ctx> ctxs(2);
+  int32_t cancel = 0;
+  ASSERT_TRUE(work->Run(absl::MakeSpan(ctxs), &cancel).ok());
+  EXPECT_EQ(ctxs[0].fault.flag, 1);
+  EXPECT_EQ(ctxs[0].fault.line, 11);
+  EXPECT_EQ(ctxs[0].fault.index, 99);
+  EXPECT_EQ(ctxs[1].fault.flag, 0);
+  ASSERT_TRUE(work->Run(absl::MakeSpan(ctxs), &cancel).ok());
+  EXPECT_EQ(ctxs[0].fault.flag, 0);
+  EXPECT_EQ(ctxs[1].fault.flag, 0);
+}
+
+TEST_F(RecordedWorkTest, LargeBlocksAndAdjointsAreRecordedAsLaunchedAlone) {
+  std::vector<std::byte> both(144), big(40000);
+  for (size_t i = 0; i < both.size(); ++i) both[i] = std::byte(i);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = std::byte(i * 13 % 251);
+  std::unique_ptr<RecordedWork> work = Record([&](WorkRecorder& r) {
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[0], Ctx(4), both.data(), Device::Pass::kAdjoint, 1).ok());
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[1], Ctx(4), big.data(), Device::Pass::kForward, 1).ok());
+  });
+  ASSERT_NE(work, nullptr);
+  std::vector<wp::launch_ctx> ctxs(2);
+  int32_t cancel = 0;
+  ASSERT_TRUE(work->Run(absl::MakeSpan(ctxs), &cancel).ok());
+  const launches::Logged adj = Launch(0), large = Launch(1);
+  EXPECT_EQ(adj.name, "wpk_scale_adj_cuda");
+  ASSERT_EQ(adj.params.size(), 152u);
+  EXPECT_EQ(0, std::memcmp(adj.params.data() + 8, both.data(), both.size()));
+  EXPECT_EQ(large.name, "wpk_big_cuda");
+  ASSERT_EQ(large.params.size(), 16u);
+  // The block in device memory, as uploaded at the recording.
+  std::vector<std::byte> seen(big.size());
+  std::memcpy(seen.data(), reinterpret_cast<const void*>(static_cast<uintptr_t>(U64(large.params, 8))), seen.size());
+  EXPECT_EQ(seen, big);
+}
+
+TEST_F(RecordedWorkTest, WhatCannotBeRecordedIsUnimplemented) {
+  absl::StatusOr<std::unique_ptr<WorkRecorder>> rec = gpu_->RecordWork();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  std::vector<std::byte> block(72);
+  std::vector<uint8_t> records(64);
+  wp::launch_ctx prints = Ctx(4);
+  prints.output.data = records.data();
+  prints.output.capacity = records.size();
+  EXPECT_EQ((*rec)->Kernel(module_ptr_, module_ptr_->kernels()[0], prints, block.data(), Device::Pass::kForward, 1).code(),
+            absl::StatusCode::kUnimplemented);
+  Twin a = Base();
+  Twin col = Shape(a, 1);
+  EXPECT_EQ((*rec)->Copy(*col.gpu, 0, *a.gpu, 0, col.gpu->size_bytes()).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ((*rec)->Copy(*a.gpu, 4, *a.gpu, 0, 16).code(), absl::StatusCode::kUnimplemented);  // overlapping
+  EXPECT_EQ((*rec)->Fill(*col.gpu, 0, col.gpu->size_bytes(), std::string(4, '\1')).code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ((*rec)->Copy(*a.cpu, 0, *a.gpu, 0, 4).code(), absl::StatusCode::kInvalidArgument);
+  // A pattern no memset writes: found at the capture; nothing is left behind.
+  ASSERT_TRUE((*rec)->Fill(*a.gpu, 0, 12, std::string("\1\2\3", 3)).ok());
+  EXPECT_EQ((*rec)->Finish().status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(fake().live("exec"), 0);
+  EXPECT_EQ(fake().live("graph"), 0);
+  // The CPU records nothing.
+  EXPECT_EQ(cpu_.RecordWork().status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST_F(RecordedWorkTest, ACancelAndTheTimeLimitReachTheRecordedKernels) {
+  std::vector<std::byte> block(72);
+  // The recorded kernel runs until its context's cancel flag is set (the
+  // stand-in holds it in every replay of the graph).
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));
+  std::unique_ptr<RecordedWork> work = Record([&](WorkRecorder& r) {
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[0], Ctx(4), block.data(), Device::Pass::kForward, 1).ok());
+  });
+  ASSERT_NE(work, nullptr);
+  std::vector<wp::launch_ctx> ctxs(1);
+  int32_t cancel = 0;
+  std::thread canceller([&cancel] {
+    absl::SleepFor(absl::Milliseconds(30));
+    __atomic_store_n(&cancel, abi::kCancelShutdown, __ATOMIC_RELAXED);  // as a graph replay's Cancel
+  });
+  absl::Status s = work->Run(absl::MakeSpan(ctxs), &cancel);
+  canceller.join();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ctxs[0].cancel, abi::kCancelShutdown);
+  work.reset();
+
+  gpu_ = TimedDevice(absl::Milliseconds(40), absl::Seconds(10));
+  ASSERT_NE(gpu_, nullptr);
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));  // the first of the two runs
+  work = Record([&](WorkRecorder& r) {
+    ASSERT_TRUE(r.Kernel(module_ptr_, module_ptr_->kernels()[0], Ctx(4), block.data(), Device::Pass::kForward, 2).ok());
+  });
+  ASSERT_NE(work, nullptr);
+  cancel = 0;
+  const absl::Time t0 = absl::Now();
+  s = work->Run(absl::MakeSpan(ctxs), &cancel);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_GE(absl::Now() - t0, absl::Milliseconds(80));  // the limit of both runs
+  EXPECT_EQ(ctxs[0].cancel, abi::kCancelTimeout);
+  EXPECT_EQ(cancel, abi::kCancelTimeout);
+  EXPECT_TRUE(gpu_->healthy());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "runtime/device/device.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/recorded_work.h"
 #include "runtime/memory/size_math.h"
 #include "runtime/objects/array.h"
 
@@ -17,6 +18,10 @@ absl::Status Device::CheckRange(const Array& array, uint64_t offset, uint64_t n,
                                               " run past the end of the array (", array.size_bytes(), " bytes)"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<WorkRecorder>> Device::RecordWork() {
+  return absl::UnimplementedError(absl::StrCat(info().name, " replays graphs command by command"));
 }
 
 }  // namespace warpd::runtime

@@ -27,7 +27,8 @@
 
 namespace warpd::runtime {
 
-class Array;  // runtime/objects/array.h
+class Array;         // runtime/objects/array.h
+class WorkRecorder;  // recorded_work.h
 
 struct DeviceInfo {
   std::string name;   // "cpu", "cuda:0"
@@ -87,6 +88,11 @@ class Device {
                                  wp::launch_ctx* ctx, const void* args, Pass pass = Pass::kForward) = 0;
   // Zero: no limit.
   virtual absl::Duration launch_time_limit() const = 0;
+
+  // A recorder of launches, copies and fills to replay as one unit
+  // (recorded_work.h); UNIMPLEMENTED (the default) where the device replays
+  // them one by one as well.
+  virtual absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork();
 
   // Calls fn(begin, end) over chunks of `grain` ids covering [0, n) on the
   // host threads that run this device's work, and returns when all have

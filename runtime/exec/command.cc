@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "runtime/device/recorded_work.h"
 
 namespace warpd::runtime {
 
@@ -16,6 +18,10 @@ class CopyCommand final : public Command {
 
   absl::Status Execute(Device& device) override {
     return device.CopyRange(*dst_, 0, *src_, 0, dst_->size_bytes(), &cancel_);
+  }
+  absl::StatusOr<size_t> Record(WorkRecorder& recorder) override {
+    WARPD_RETURN_IF_ERROR(recorder.Copy(*dst_, 0, *src_, 0, dst_->size_bytes()));
+    return 0;
   }
   // A strided copy walks element by element (array_bytes.h): it stops early.
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
@@ -34,6 +40,10 @@ class FillCommand final : public Command {
 
   absl::Status Execute(Device& device) override {
     return device.FillRange(*array_, 0, array_->size_bytes(), value_, &cancel_);
+  }
+  absl::StatusOr<size_t> Record(WorkRecorder& recorder) override {
+    WARPD_RETURN_IF_ERROR(recorder.Fill(*array_, 0, array_->size_bytes(), value_));
+    return 0;
   }
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
   void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
@@ -60,6 +70,10 @@ class FreeCommand final : public Command {
 };
 
 }  // namespace
+
+absl::StatusOr<size_t> Command::Record(WorkRecorder&) {
+  return absl::UnimplementedError(absl::StrCat(Describe(), " is not recorded: it runs on its own"));
+}
 
 absl::Status CheckArrayDevice(const Array& array, const std::string& device,
                               const std::string& what) {

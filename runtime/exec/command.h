@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "runtime/device/device.h"
 #include "runtime/memory/memory_charge.h"
 #include "runtime/objects/array.h"
@@ -27,6 +28,7 @@
 namespace warpd::runtime {
 
 class Stream;
+class WorkRecorder;  // runtime/device/recorded_work.h
 
 class Command {
  public:
@@ -49,6 +51,17 @@ class Command {
   // can run again: a graph (graph.h) runs its commands once per replay.
   // Not concurrent with Execute or Cancel.
   virtual void Rearm() {}
+  // Records the command's device work into `recorder`, to be replayed as
+  // one unit with the rest of its graph (runtime/device/recorded_work.h),
+  // and returns how many kernels it recorded; UNIMPLEMENTED (the default)
+  // when it cannot be recorded: the graph then replays command by command.
+  virtual absl::StatusOr<size_t> Record(WorkRecorder& recorder);
+  // After a recorded replay on `device`: what Execute would have returned,
+  // given the contexts its recorded kernels ended with (as many as Record
+  // recorded, in order). Rearm runs before each replay as before Execute.
+  virtual absl::Status Replayed(Device& /*device*/, absl::Span<const wp::launch_ctx> /*ctxs*/) {
+    return absl::OkStatus();
+  }
   // The text the command printed (kernel print()/printf() output, already
   // formatted and bounded; kernel_output.h), taken once after Execute.
   virtual std::string TakeOutput() { return {}; }

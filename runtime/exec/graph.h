@@ -11,6 +11,12 @@
 //   WARPD_ASSIGN_OR_RETURN(auto graph, Graph::Create("cpu", std::move(commands)));
 //   stream->Submit({graph->MakeReplay(), graph->MakeReplay()});  // runs it twice
 //
+// A device that records work (runtime/device/recorded_work.h: a GPU, into
+// a CUDA graph) gets the commands recorded at the first replay and each
+// replay run as one unit; a graph with a command that cannot be recorded
+// (a kernel that prints, a nested graph, a strided copy, ...) replays
+// command by command there too.
+//
 // Ownership: a graph owns its commands, which hold their arrays and modules,
 // so freeing an array's handle does not free memory a graph still uses. A
 // replay command holds its graph. Thread-safe: replays of one graph
@@ -27,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/count_quota.h"
+#include "runtime/device/recorded_work.h"
 #include "runtime/exec/command.h"
 
 namespace warpd::runtime {
@@ -81,8 +88,16 @@ class Graph : public std::enable_shared_from_this<Graph> {
     for (const auto& c : commands_) d = std::max(d, c->GraphDepth());
     return d + 1;
   }();
+  // Records the commands on `device` (once: after it, recorded_ is set or
+  // the graph replays command by command for good).
+  void TryRecord(Device& device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mu_);
+
   // Held by a running replay: the commands keep per-run state.
   absl::Mutex run_mu_;
+  bool record_tried_ ABSL_GUARDED_BY(run_mu_) = false;
+  std::unique_ptr<RecordedWork> recorded_ ABSL_GUARDED_BY(run_mu_);
+  // The contexts each command's recorded kernels report (Command::Record).
+  std::vector<size_t> recorded_kernels_ ABSL_GUARDED_BY(run_mu_);
 };
 
 }  // namespace warpd::runtime

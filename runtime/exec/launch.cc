@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "runtime/device/device.h"
+#include "runtime/device/recorded_work.h"
 #include "runtime/exec/kernel_output.h"
 #include "runtime/exec/output_buffer.h"
 #include "runtime/memory/size_math.h"
@@ -91,6 +93,32 @@ class LaunchCommand final : public Command {
     return kBaseBytes + sizeof(*this) + block_bytes_ + arrays_.capacity() * sizeof(arrays_[0]);
   }
 
+  // Its runs, sharing one context. Printing takes a buffer per run and
+  // object queries a table the device does not hold: those run on their own.
+  absl::StatusOr<size_t> Record(WorkRecorder& recorder) override {
+    if (ctx_.bounds.size == 0) return 0;
+    if (kernel_->may_print || ctx_.num_objects > 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("kernel '", kernel_->layout.display_name, "' prints or queries objects: run on its own"));
+    }
+    wp::launch_ctx ctx = ctx_;
+    std::memset(&ctx.fault, 0, sizeof(ctx.fault));
+    ctx.cancel = 0;
+    ctx.output = wp::print_buffer{};
+    const Device::Pass pass = adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward;
+    WARPD_RETURN_IF_ERROR(recorder.Kernel(module_, *kernel_, ctx, args_.get(), pass, repeat_));
+    return 1;
+  }
+
+  absl::Status Replayed(Device& device, absl::Span<const wp::launch_ctx> ctxs) override {
+    for (const wp::launch_ctx& c : ctxs) {
+      ctx_.fault = c.fault;
+      ctx_.cancel = c.cancel;
+      if (absl::Status s = Outcome(device.launch_time_limit()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
   std::string Describe() const override {
     const char* what = adjoint_ ? "adjoint launch " : "launch ";
     return repeat_ > 1 ? absl::StrCat(what, kernel_->layout.display_name, " x", repeat_)
@@ -124,6 +152,12 @@ class LaunchCommand final : public Command {
       ctx_.output = wp::print_buffer{};
     }
     if (!run.ok()) return run;
+    return Outcome(limit);
+  }
+
+  // The run's fault or cancel (ctx_) as a status; `limit`: the device's
+  // launch time limit, for the message.
+  absl::Status Outcome(absl::Duration limit) const {
     if (__atomic_load_n(&ctx_.fault.flag, __ATOMIC_ACQUIRE) != 0) return FaultStatus();
     const int32_t cancel = __atomic_load_n(&ctx_.cancel, __ATOMIC_RELAXED);
     if (cancel == kCancelTimeout) {

@@ -392,3 +392,66 @@ def test_a_kernel_past_the_time_limit_is_stopped_on_the_gpu(tmp_path, fake_drive
         d_channel.close()
         # The second launch is not held: it runs (the stand-in runs no code).
         stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cuda:0", commands=[cmd], synchronize=True))
+
+
+# A graph captured on cuda:0: fills, a launch (the stand-in runs no code) and
+# a copy, replayed as one CUDA graph (runtime/device/recorded_work.h).
+CAPTURE_SCRIPT = r'''
+import json, os
+import numpy as np
+import warpd as wp
+
+@wp.kernel
+def bump(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+wp.init()
+a = wp.zeros(1000, dtype=float, device="cuda:0")
+b = wp.zeros(1000, dtype=float, device="cuda:0")
+wp.capture_begin(device="cuda:0")
+a.fill_(3.0)
+wp.launch(bump, dim=1000, inputs=[a], device="cuda:0")
+wp.copy(b, a)
+a.fill_(-1.0)
+graph = wp.capture_end(device="cuda:0")
+out = {"a": [], "b": [], "errors": []}
+for r in range(int(os.environ.get("REPLAYS", "3"))):
+    b.zero_()
+    try:
+        wp.capture_launch(graph)
+        wp.synchronize_device("cuda:0")
+    except Exception as e:
+        out["errors"].append(type(e).__name__ + ": " + str(e))
+        continue
+    out["b"].append(b.numpy().tolist())
+    out["a"].append(a.numpy().tolist())
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_a_graph_on_a_gpu_replays_as_one_cuda_graph(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=["gpu-graph"], extra_args=["--cuda-execution"]) as (d, stub, _):
+        out = run_client_script(d, tmp_path / "gpu_graph.py", CAPTURE_SCRIPT)
+    assert out["errors"] == []
+    assert out["b"] == [[3.0] * 1000] * 3
+    assert out["a"] == [[-1.0] * 1000] * 3
+
+
+def test_each_replay_of_a_recorded_graph_gets_the_time_limit(tmp_path, fake_driver):
+    """The stand-in holds the first kernel launched until its cancel flag is
+    set: here the launch captured into the CUDA graph, so every replay holds
+    (a graph replayed command by command would hold only the first). Each
+    replay is stopped at the time limit and fails with its error; the GPU
+    serves on."""
+    fake_driver.setenv("WARPD_FAKE_CUDA_HOLD_LAUNCH", "1")
+    fake_driver.setenv("REPLAYS", "2")
+    with own_daemon(tmp_path, sessions=["gpu-graph-held"],
+                    extra_args=["--cuda-execution", "--kernel-timeout", "1s"]) as (d, stub, _):
+        out = run_client_script(d, tmp_path / "gpu_graph_held.py", CAPTURE_SCRIPT)
+        channel = grpc.insecure_channel(d.address)
+        assert _health(channel, "cuda:0") == 1
+        channel.close()
+    assert len(out["errors"]) == 2, out["errors"]
+    for e in out["errors"]:
+        assert "kernel 'bump'" in e and "ran longer than this server's launch time limit of 1s" in e, e

@@ -1,0 +1,289 @@
+// CudaDevice::RecordWork: a graph's launches, copies and fills captured into
+// one CUDA graph (recorded_work.h; cuda/cuda_graph.h).
+//
+// The recorder only notes the work; Finish lays out one device block for
+// all of it: each kernel's launch context twice, a pristine copy and the
+// one the kernels use, each in a 256-byte slot, then the argument blocks
+// too large for the parameter space. It uploads the block, then captures,
+// on a stream of its own: a device-to-device copy of the pristine contexts
+// over the used ones (so each replay starts with no fault and no cancel),
+// then every operation in order. A replay is one cuGraphLaunch and one wait
+// (CudaDevice::AwaitWork, with the time limit of every kernel recorded and
+// the cancel forwarded to each context), then one download of the used
+// contexts. The block is freed, and the executable graph destroyed, with
+// the CudaRecordedWork; the modules it launches are held as long.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "runtime/device/cuda/cuda_copy.h"
+#include "runtime/device/cuda/cuda_graph.h"
+#include "runtime/device/cuda/cuda_launch.h"
+#include "runtime/device/cuda_device.h"
+#include "runtime/device/recorded_work.h"
+#include "runtime/objects/array.h"
+
+namespace warpd::runtime {
+
+namespace {
+
+constexpr uint64_t kSlot = 256;  // one launch context, aligned
+static_assert(sizeof(wp::launch_ctx) <= kSlot);
+constexpr uint64_t Aligned(uint64_t n) { return (n + kSlot - 1) / kSlot * kSlot; }
+
+// The most device memory one recording lays out (contexts and argument
+// blocks); a larger graph replays command by command. It is the daemon's,
+// like a launch's scratch, and proportional to the graph's commands, which
+// the session's quotas bound.
+constexpr uint64_t kMaxRecordedBytes = uint64_t{64} << 20;
+
+struct KernelOp {
+  std::shared_ptr<const cuda::CudaModule> module;
+  cuda::CUfunction function = nullptr;
+  std::string entry;
+  cuda::LaunchDims dims;
+  uint32_t runs = 1;
+  bool adjoint = false;
+  size_t slot = 0;
+  // The parameters after the context: the block by value (forward, and the
+  // adjoints' for an adjoint), or its device address at `block_at`.
+  std::string block;
+  size_t args_size = 0, args_align = 1;
+  bool by_pointer = false;
+  uint64_t block_at = 0;
+};
+struct CopyOp {
+  uint64_t dst, src, n;
+};
+struct FillOp {
+  uint64_t dst, n;
+  std::string pattern;
+};
+using Op = std::variant<KernelOp, CopyOp, FillOp>;
+
+}  // namespace
+
+class CudaRecordedWork final : public RecordedWork {
+ public:
+  CudaRecordedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, cuda::CudaGraph graph,
+                   cuda::CUdeviceptr block, size_t kernels, absl::Duration limit,
+                   std::vector<std::shared_ptr<const cuda::CudaModule>> modules)
+      : device_(device), memory_(std::move(memory)), graph_(std::move(graph)), block_(block), kernels_(kernels),
+        limit_(limit), modules_(std::move(modules)) {}
+
+  ~CudaRecordedWork() override {
+    // A poisoned context's reset frees the block (a kernel may still use it).
+    if (block_ == 0 || memory_->context().poisoned()) return;
+    absl::StatusOr<cuda::StreamPool::Lease> lease = memory_->streams().Acquire();
+    if (lease.ok()) memory_->pool().Free(block_, lease->stream()).IgnoreError();
+  }
+
+  size_t kernels() const override { return kernels_; }
+
+  absl::Status Run(absl::Span<wp::launch_ctx> ctxs, int32_t* cancel) override {
+    if (ctxs.size() != kernels_) return absl::InternalError("recorded work: wrong number of contexts");
+    WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
+    cuda::CudaStream& stream = lease.stream();
+    WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
+    std::vector<cuda::CUdeviceptr> live(kernels_);
+    for (size_t k = 0; k < kernels_; ++k) live[k] = block_ + (kernels_ + k) * kSlot;
+    WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, live, limit_,
+                                             absl::StrCat("a graph of ", kernels_, " kernel launches")));
+    if (kernels_ == 0) return absl::OkStatus();
+    std::vector<std::byte> bytes(kernels_ * kSlot);
+    WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, bytes.data(), live[0], bytes.size()));
+    for (size_t k = 0; k < kernels_; ++k) std::memcpy(&ctxs[k], bytes.data() + k * kSlot, sizeof(wp::launch_ctx));
+    return absl::OkStatus();
+  }
+
+ private:
+  CudaDevice* const device_;  // devices live as long as the daemon
+  const std::shared_ptr<cuda::CudaMemory> memory_;
+  cuda::CudaGraph graph_;
+  const cuda::CUdeviceptr block_;
+  const size_t kernels_;
+  const absl::Duration limit_;
+  const std::vector<std::shared_ptr<const cuda::CudaModule>> modules_;
+};
+
+class CudaWorkRecorder final : public WorkRecorder {
+ public:
+  CudaWorkRecorder(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory)
+      : device_(device), memory_(std::move(memory)) {}
+
+  absl::Status Kernel(std::shared_ptr<const abi::CompiledModule> module, const abi::CompiledKernel& kernel,
+                      const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs) override {
+    const abi::KernelLayout& layout = kernel.layout;
+    if (ctx.output.data != nullptr || ctx.num_objects > 0) {
+      return absl::UnimplementedError(
+          absl::StrCat("kernel '", layout.display_name, "' prints or queries objects: it is not recorded"));
+    }
+    if (module->target() != abi::Target::kCuda || module->cuda_image().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel '", layout.display_name,
+                                                     "' was not compiled for CUDA: it cannot run on ",
+                                                     device_->info().name));
+    }
+    KernelOp op;
+    op.adjoint = pass == Device::Pass::kAdjoint;
+    op.entry = op.adjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
+    if (op.entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
+    WARPD_ASSIGN_OR_RETURN(op.module, device_->LoadedModule(*memory_, *module));
+    WARPD_ASSIGN_OR_RETURN(op.function, op.module->Function(op.entry));
+    WARPD_ASSIGN_OR_RETURN(op.dims, cuda::GridStrideDims(uint64_t(ctx.bounds.size)));
+    op.runs = runs;
+    op.slot = contexts_.size();
+    const uint64_t block_bytes = op.adjoint ? 2 * uint64_t{layout.args_size} : uint64_t{layout.args_size};
+    op.by_pointer = block_bytes + sizeof(void*) > abi::kMaxCudaParamBytes;
+    op.args_size = layout.args_size;
+    op.args_align = layout.args_align;
+    if (layout.args_size > 0) op.block.assign(static_cast<const char*>(args), block_bytes);
+    if (op.by_pointer) {
+      op.block_at = blocks_bytes_;
+      blocks_bytes_ += Aligned(block_bytes);
+    }
+    wp::launch_ctx c = ctx;
+    std::memset(&c.fault, 0, sizeof(c.fault));
+    c.cancel = 0;
+    c.output = wp::print_buffer{};
+    contexts_.push_back(c);
+    ops_.push_back(std::move(op));
+    return CheckSize();
+  }
+
+  absl::Status Copy(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset,
+                    uint64_t n) override {
+    WARPD_RETURN_IF_ERROR(device_->CheckRange(dst, dst_offset, n, "copy destination"));
+    WARPD_RETURN_IF_ERROR(device_->CheckRange(src, src_offset, n, "copy source"));
+    if (n == 0) return absl::OkStatus();
+    const uint64_t d = dst.address() + dst_offset, s = src.address() + src_offset;
+    if (!dst.contiguous() || !src.contiguous() || (d < s ? s - d < n : d - s < n)) {
+      return absl::UnimplementedError("a strided or overlapping copy is not recorded");
+    }
+    ops_.push_back(CopyOp{d, s, n});
+    return absl::OkStatus();
+  }
+
+  absl::Status Fill(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern) override {
+    WARPD_RETURN_IF_ERROR(device_->CheckRange(array, offset, n, "fill"));
+    if (n == 0) return absl::OkStatus();
+    if (pattern.empty() || n % pattern.size() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
+    }
+    if (!array.contiguous()) return absl::UnimplementedError("a strided fill is not recorded");
+    ops_.push_back(FillOp{array.address() + offset, n, std::string(pattern)});
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<RecordedWork>> Finish() override {
+    const size_t kernels = contexts_.size();
+    const uint64_t blocks_at = 2 * kernels * kSlot;
+    const uint64_t bytes = blocks_at + blocks_bytes_;
+    std::vector<std::shared_ptr<const cuda::CudaModule>> modules;
+    WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
+    cuda::CudaStream& stream = lease.stream();
+    cuda::CUdeviceptr block = 0;
+    if (bytes > 0) {
+      // The pristine contexts and the blocks, uploaded once.
+      std::vector<std::byte> image(bytes);
+      for (size_t k = 0; k < kernels; ++k) std::memcpy(image.data() + k * kSlot, &contexts_[k], sizeof(wp::launch_ctx));
+      for (const Op& op : ops_) {
+        const auto* k = std::get_if<KernelOp>(&op);
+        if (k != nullptr && k->by_pointer) std::memcpy(image.data() + blocks_at + k->block_at, k->block.data(), k->block.size());
+      }
+      WARPD_ASSIGN_OR_RETURN(block, memory_->pool().Allocate(bytes, stream));
+      absl::Status up = cuda::CopyHostToDevice(stream, block, image.data(), image.size());
+      if (up.ok()) up = stream.Synchronize();
+      if (!up.ok()) {
+        if (!memory_->context().poisoned()) memory_->pool().Free(block, stream).IgnoreError();
+        return up;
+      }
+    }
+    absl::StatusOr<cuda::CudaGraph> graph = Capture(stream, block, blocks_at, &modules);
+    if (!graph.ok()) {
+      if (block != 0 && !memory_->context().poisoned()) memory_->pool().Free(block, stream).IgnoreError();
+      return graph.status();
+    }
+    const absl::Duration limit = device_->launch_time_limit() * static_cast<int64_t>(std::max<uint64_t>(1, runs_));
+    return std::make_unique<CudaRecordedWork>(device_, memory_, *std::move(graph), block, kernels, limit,
+                                              std::move(modules));
+  }
+
+ private:
+  absl::Status CheckSize() {
+    const uint64_t runs = ops_.empty() ? 0 : std::get<KernelOp>(ops_.back()).runs;
+    runs_ += runs;
+    if (2 * contexts_.size() * kSlot + blocks_bytes_ > kMaxRecordedBytes) {
+      return absl::UnimplementedError("the graph's launches need more device memory than one recording takes");
+    }
+    return absl::OkStatus();
+  }
+
+  // Captures the operations on `stream`; the capture has ended whatever
+  // happens.
+  absl::StatusOr<cuda::CudaGraph> Capture(cuda::CudaStream& stream, cuda::CUdeviceptr block, uint64_t blocks_at,
+                                          std::vector<std::shared_ptr<const cuda::CudaModule>>* modules) {
+    const size_t kernels = contexts_.size();
+    WARPD_RETURN_IF_ERROR(cuda::CudaGraph::BeginCapture(stream));
+    absl::Status status =
+        kernels > 0 ? cuda::CopyDeviceToDevice(stream, block + kernels * kSlot, block, kernels * kSlot)
+                    : absl::OkStatus();
+    for (const Op& op : ops_) {
+      if (!status.ok()) break;
+      if (const auto* k = std::get_if<KernelOp>(&op)) {
+        modules->push_back(k->module);
+        status = LaunchRuns(stream, *k, block + (kernels + k->slot) * kSlot, block + blocks_at + k->block_at);
+      } else if (const auto* c = std::get_if<CopyOp>(&op)) {
+        status = cuda::CopyDeviceToDevice(stream, c->dst, c->src, c->n);
+      } else {
+        const auto& f = std::get<FillOp>(op);
+        status = cuda::Fill(stream, f.dst, f.pattern.data(), f.pattern.size(), f.n / f.pattern.size());
+      }
+    }
+    absl::StatusOr<cuda::CudaGraph> graph = cuda::CudaGraph::EndCapture(stream);
+    if (!status.ok()) return status;  // the capture ended above; its graph, if any, is dropped
+    return graph;
+  }
+
+  static absl::Status LaunchRuns(cuda::CudaStream& stream, const KernelOp& k, cuda::CUdeviceptr ctx,
+                                 cuda::CUdeviceptr block) {
+    cuda::KernelArgs params;
+    params.Add(uint64_t{ctx});
+    if (k.by_pointer) {
+      params.Add(uint64_t{block});
+    } else {
+      // A kernel without parameters takes its block's one int32 placeholder.
+      static constexpr int32_t kNoParams[2] = {0, 0};
+      const bool empty = k.args_size == 0;
+      const size_t size = empty ? sizeof(int32_t) : k.args_size;
+      const size_t align = empty ? alignof(int32_t) : k.args_align;
+      params.Add(empty ? static_cast<const void*>(kNoParams) : k.block.data(), size, align);
+      if (k.adjoint) {
+        params.Add(empty ? static_cast<const void*>(kNoParams + 1) : k.block.data() + k.args_size, size, align);
+      }
+    }
+    for (uint32_t run = 0; run < k.runs; ++run) {
+      WARPD_RETURN_IF_ERROR(cuda::Launch(stream, k.function, k.entry, k.dims, params));
+    }
+    return absl::OkStatus();
+  }
+
+  CudaDevice* const device_;
+  const std::shared_ptr<cuda::CudaMemory> memory_;
+  std::vector<Op> ops_;
+  std::vector<wp::launch_ctx> contexts_;
+  uint64_t blocks_bytes_ = 0;
+  uint64_t runs_ = 0;  // kernel launches in all
+};
+
+absl::StatusOr<std::unique_ptr<WorkRecorder>> CudaDevice::RecordWork() {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
+  return std::make_unique<CudaWorkRecorder>(this, std::move(m));
+}
+
+}  // namespace warpd::runtime
