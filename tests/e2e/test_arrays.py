@@ -168,8 +168,16 @@ def test_device_properties(wp):
     a = wp.zeros(3, dtype=float, device="cpu")
     assert a.device == "cpu" and str(a.device) == "cpu"
     assert a.device.is_cpu and not a.device.is_cuda
-    assert wp.get_device().name == "cpu"
-    assert any(d.name == "cpu" for d in wp.get_devices())
+    # As in Warp: the alias names the device, the name is the product (the CPU model).
+    assert wp.get_device().alias == "cpu" and repr(wp.get_device()) == "'cpu'"
+    assert any(d.alias == "cpu" for d in wp.get_devices())
+    from warpd.v1 import runtime_pb2
+    from warpd.context import runtime
+
+    info = runtime().call("GetServerInfo", runtime_pb2.GetServerInfoRequest())
+    cpu_model = next(d.alias for d in info.devices if d.name == "cpu")
+    assert wp.get_device("cpu").name == cpu_model
+    assert wp.get_device(wp.get_device("cpu").alias) is wp.get_device("cpu")
 
 
 def test_bad_shapes_and_data(wp):

@@ -133,7 +133,7 @@ def test_session_daemon_lists_no_usable_gpu_yet(wp):
     naming one is a DeviceError."""
     assert wp.get_cuda_device_count() == 0
     assert not wp.is_cuda_available()
-    assert [d.name for d in wp.get_devices()] == ["cpu"]
+    assert [d.alias for d in wp.get_devices()] == ["cpu"]
     from warpd.errors import DeviceError
 
     with pytest.raises(DeviceError):
@@ -152,7 +152,8 @@ import numpy as np
 import warpd as wp
 
 wp.init()
-out = {"devices": [d.name for d in wp.get_devices()], "cuda_count": wp.get_cuda_device_count(),
+out = {"devices": [d.alias for d in wp.get_devices()], "names": [d.name for d in wp.get_devices()],
+       "cuda_count": wp.get_cuda_device_count(),
        "preferred": str(wp.get_preferred_device()), "default": str(wp.get_device())}
 src = np.arange(24, dtype=np.float32).reshape(4, 6)
 g = wp.array(src, dtype=float, device="cuda:0")
@@ -216,6 +217,7 @@ def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
         out = run_client_script(d, tmp_path / "gpu_arrays.py", CUDA_SCRIPT)
     src = np.arange(24, dtype=np.float32).reshape(4, 6)
     assert out["devices"] == ["cpu", "cuda:0", "cuda:1"] and out["cuda_count"] == 2
+    assert out["names"][1:] == ["Fake GPU 0", "Fake GPU 1"]  # Warp's Device.name: the product
     assert out["preferred"] == out["default"] == "cuda:0"  # as in Warp when a GPU runs work
     assert out["device"] == "cuda:0"
     assert out["roundtrip"] == src.tolist()

@@ -269,7 +269,7 @@ class array:
         self.size = int(np.prod(shape, dtype=np.int64)) if shape else 0
         self.device = dev
         request = runtime_pb2.CreateArrayRequest(
-            session=rt.session, device=dev.name, dtype=wt.to_typeref(self.dtype), shape=list(shape),
+            session=rt.session, device=dev.alias, dtype=wt.to_typeref(self.dtype), shape=list(shape),
             init=runtime_pb2.ARRAY_INIT_ZEROS if zero else runtime_pb2.ARRAY_INIT_EMPTY)
         if contents is not None:
             request.init = runtime_pb2.ARRAY_INIT_CONTENTS

@@ -139,7 +139,7 @@ def _make_tree(tree, kind: str, request, queue_build):
     with rt.lock:
         if stream.capturing:
             request.session = rt.session
-            request.device = tree.device.name
+            request.device = tree.device.alias
             if kind == "mesh":
                 tree.id = rt.call("CreateMesh", request).mesh
             else:

@@ -322,8 +322,8 @@ class Runtime:
 
     def _set_devices(self, info):
         listed = [Device(d) for d in info.devices]
-        self.devices = {d.name: d for d in listed if not d.unavailable}
-        self.unavailable_devices = {d.name: d for d in listed if d.unavailable}
+        self.devices = {d.alias: d for d in listed if not d.unavailable}
+        self.unavailable_devices = {d.alias: d for d in listed if d.unavailable}
         if "cpu" not in self.devices:
             raise WarpdError(f"the warpd daemon at {self.address} reports no \"cpu\" device")
         # As in Warp: the first GPU that runs work, else the CPU.
@@ -342,7 +342,7 @@ class Runtime:
     def stream(self, device) -> Stream:
         """The stream work on `device` goes to now (its default stream unless
         wp.set_stream or a ScopedStream chose another)."""
-        name = device.name if isinstance(device, Device) else device
+        name = device.alias if isinstance(device, Device) else device
         s = self.streams.get(name)
         if s is None:
             s = self.default_stream(name)
@@ -351,7 +351,7 @@ class Runtime:
     def default_stream(self, device) -> Stream:
         """The device's default stream (the daemon's stream 0): arrays and
         objects free and transfer through it."""
-        name = device.name if isinstance(device, Device) else device
+        name = device.alias if isinstance(device, Device) else device
         s = self.default_streams.get(name)
         if s is None:
             with self.lock:
@@ -499,11 +499,11 @@ def _banner(rt: Runtime) -> str:
     lines.append("   Devices:")
     width = max(len(n) for n in [*rt.devices, *rt.unavailable_devices]) + 2
     for d in [*rt.devices.values(), *rt.unavailable_devices.values()]:
-        alias = d.alias + (f" ({d.arch})" if d.is_cuda and d.arch else "")
+        product = d.name + (f" ({d.arch})" if d.is_cuda and d.arch else "")
         if d.unavailable:
-            alias += " - cannot run work: " + d.unavailable
-        quoted = '"' + d.name + '"'
-        lines.append(f"     {quoted.ljust(width + 2)} | {alias}")
+            product += " - cannot run work: " + d.unavailable
+        quoted = '"' + d.alias + '"'
+        lines.append(f"     {quoted.ljust(width + 2)} | {product}")
     lines.append(f"   Kernel cache: {info.kernel_cache_dir or '(none)'}")
     return "\n".join(lines)
 

@@ -6,16 +6,18 @@ from .errors import DeviceError
 
 
 class Device:
-    """One device of the daemon. Compares equal to its name ("cpu", "cuda:0")."""
+    """One device of the daemon. As in Warp, ``alias`` is what names it ("cpu", "cuda:0";
+    also its ``str()``) and ``name`` the product (the CPU model or the GPU's name). Compares
+    equal to its alias."""
 
     def __init__(self, info):
-        self.name: str = info.name
-        self.alias: str = info.alias or info.name
+        self.alias: str = info.name
+        self.name: str = info.alias or info.name
         self.kind: str = info.kind or ("cpu" if info.name == "cpu" else "cuda")
         self.arch: str = info.arch
         self.uuid: str = info.uuid
         self.total_memory: int = info.memory_bytes
-        self.ordinal: int = int(self.name.split(":")[1]) if ":" in self.name else -1
+        self.ordinal: int = int(self.alias.split(":")[1]) if ":" in self.alias else -1
         # Why the daemon cannot run work on it ("" when it can): GPUs are
         # listed before the daemon can run anything on them.
         self.unavailable: str = getattr(info, "unavailable", "")
@@ -30,7 +32,7 @@ class Device:
 
         rt = runtime()
         info = rt.call("GetServerInfo", runtime_pb2.GetServerInfoRequest())
-        free = next((d.free_bytes for d in info.devices if d.name == self.name), 0)
+        free = next((d.free_bytes for d in info.devices if d.name == self.alias), 0)
         usage = rt.call("GetUsage", runtime_pb2.GetUsageRequest(session=rt.session))
         for q in usage.quotas:
             if q.resource == "memory_bytes" and q.limit:
@@ -47,20 +49,20 @@ class Device:
         return self.kind == "cuda"
 
     def __str__(self):
-        return self.name
+        return self.alias
 
     def __repr__(self):
-        return f'"{self.name}"'
+        return f"'{self.alias}'"
 
     def __eq__(self, other):
         if isinstance(other, Device):
-            return self.name == other.name
+            return self.alias == other.alias
         if isinstance(other, str):
-            return self.name == other
+            return self.alias == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self.name)
+        return hash(self.alias)
 
 
 def resolve(devices: dict, default: Device, ident, unavailable: dict | None = None) -> Device:
@@ -70,9 +72,9 @@ def resolve(devices: dict, default: Device, ident, unavailable: dict | None = No
     if ident is None:
         return default
     if isinstance(ident, Device):
-        if ident.name in devices:
-            return devices[ident.name]
-        ident = ident.name
+        if ident.alias in devices:
+            return devices[ident.alias]
+        ident = ident.alias
     if not isinstance(ident, str):
         raise DeviceError(f"invalid device identifier {ident!r}: expected a string such as "
                           f"\"cpu\" or \"cuda:0\"")
@@ -83,19 +85,18 @@ def resolve(devices: dict, default: Device, ident, unavailable: dict | None = No
             return cudas[0]
         listed = sorted((d for d in (unavailable or {}).values() if d.is_cuda), key=lambda d: d.ordinal)
         if listed:
-            name = listed[0].name
+            name = listed[0].alias
     dev = devices.get(name)
     if dev is not None:
         return dev
-    # A device's alias names it too when no other device shares it
-    # (get_device(d.alias) round-trips, as in Warp).
-    by_alias = [d for d in devices.values() if d.alias == name]
-    if len(by_alias) == 1:
-        return by_alias[0]
+    # A device's product name names it too when no other device shares it.
+    by_name = [d for d in devices.values() if d.name == name]
+    if len(by_name) == 1:
+        return by_name[0]
     have = ", ".join(f'"{n}"' for n in devices)
     dev = (unavailable or {}).get(name)
     if dev is not None:
-        raise DeviceError(f"device \"{name}\" ({dev.alias}) cannot run work on the warpd server: "
+        raise DeviceError(f"device \"{name}\" ({dev.name}) cannot run work on the warpd server: "
                           f"{dev.unavailable} (usable devices: {have})")
     if name.startswith("cuda"):
         raise DeviceError(f"device \"{name}\" is not available: the warpd server has no such CUDA "

@@ -75,11 +75,11 @@ def capture_end(device=None, stream=None) -> Graph:
     with rt.lock:
         commands, refs = rt.stream(dev).end_capture()
     if not commands:
-        return Graph(rt, dev.name, 0, 0)
-    resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.name,
+        return Graph(rt, dev.alias, 0, 0)
+    resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.alias,
                                                                  commands=commands))
     del refs  # the graph holds the arrays now
-    return Graph(rt, dev.name, resp.graph, len(commands))
+    return Graph(rt, dev.alias, resp.graph, len(commands))
 
 
 def capture_launch(graph: Graph, stream=None):
@@ -114,8 +114,8 @@ def _body_graph(rt, dev, body, kwargs, what: str):
     if body is None:
         return None, []
     if isinstance(body, Graph):
-        if body.device != dev.name:
-            raise ValueError(f"{what}: the graph was captured on '{body.device}', not '{dev.name}'")
+        if body.device != dev.alias:
+            raise ValueError(f"{what}: the graph was captured on '{body.device}', not '{dev.alias}'")
         return (body if body.handle else None), [body]
     if not callable(body):
         raise TypeError(f"{what}: expected a callback or a Graph, got {type(body).__name__}")
@@ -129,9 +129,9 @@ def _body_graph(rt, dev, body, kwargs, what: str):
             commands, refs = st.end_nested_capture(saved)
     if not commands:
         return None, refs
-    resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.name,
+    resp = rt.call("CreateGraph", runtime_pb2.CreateGraphRequest(session=rt.session, device=dev.alias,
                                                                  commands=commands))
-    graph = Graph(rt, dev.name, resp.graph, len(commands))
+    graph = Graph(rt, dev.alias, resp.graph, len(commands))
     return graph, [graph]
 
 

@@ -71,7 +71,7 @@ class HashGrid(ServerObject):
         self._stream = rt.default_stream(self.device)
         self._dims = dims
         resp = rt.call("CreateHashGrid", runtime_pb2.CreateHashGridRequest(
-            session=rt.session, device=self.device.name, dim_x=dims[0], dim_y=dims[1], dim_z=dims[2],
+            session=rt.session, device=self.device.alias, dim_x=dims[0], dim_y=dims[1], dim_z=dims[2],
             dtype=_DTYPE_PROTO[st]))
         self.id = resp.grid
         # Whether build() or reserve() prepared the grid (Warp's flag).

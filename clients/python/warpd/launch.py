@@ -297,7 +297,7 @@ class LaunchPlan:
 def _plan(kernel: Kernel, rt, device, backward: bool = False) -> LaunchPlan:
     """The plan of `kernel` on `device`; `backward`: of its module with the backward
     pass (adjoint launches), loaded apart the first time one is needed."""
-    key = (id(rt), device.name, backward)
+    key = (id(rt), device.alias, backward)
     cached = kernel._plans.get(key)
     version = kernel.module.version
     if cached is not None and cached[0] == version and cached[1] is rt:
@@ -441,7 +441,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if stream is not None:
         from .streams import client_stream  # noqa: PLC0415 - streams imports context
 
-        target = client_stream(rt, dev.name, stream)
+        target = client_stream(rt, dev.alias, stream)
     if adjoint:
         # Adjoints line up with inputs and outputs apart; missing ones are None.
         adj_in = list(adj_inputs or ())
@@ -511,7 +511,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return
-    stream = target if target is not None else rt.streams.get(dev.name)
+    stream = target if target is not None else rt.streams.get(dev.alias)
     if stream is None:
         stream = rt.stream(dev)
     lock = rt.lock
@@ -606,7 +606,7 @@ class Launch:
         if stream is not None:
             from .streams import client_stream  # noqa: PLC0415 - streams imports context
 
-            target = client_stream(self._rt, self.device.name, stream)
+            target = client_stream(self._rt, self.device.alias, stream)
         if self._rt.session != self._session:
             raise RuntimeError(f"this recorded launch of kernel '{self.kernel.key}' belongs to an "
                                f"earlier session of the daemon; record it again")

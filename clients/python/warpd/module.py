@@ -294,16 +294,16 @@ class Module:
                                    f"kernels have no adjoint (set it True to differentiate them)")
             mod = self.backward_ir(backward)
             digest = hashlib.sha256(mod.SerializeToString(deterministic=True)).hexdigest()
-        key = (digest, device.name, backward is not None)
+        key = (digest, device.alias, backward is not None)
         with rt.lock:
             cached = rt.loaded_modules.get(key)
         if isinstance(cached, CompileError):
             raise _error_of(cached, kernel).fresh()
         if cached is not None:
             return cached
-        req = runtime_pb2.LoadModuleRequest(session=rt.session, module=mod, devices=[device.name])
+        req = runtime_pb2.LoadModuleRequest(session=rt.session, module=mod, devices=[device.alias])
         shown = progress.CompileProgress(f"module '{self.name}'{' (backward)' if backward is not None else ''} "
-                                         f"on {device.name}")
+                                         f"on {device.alias}")
         start = time.monotonic()
         try:
             resp = rt.call_waiting("LoadModule", req, compiling=True, delay=config.compile_progress_delay,

@@ -43,7 +43,7 @@ def client_stream(rt, device_name: str, stream) -> _ClientStream:
         return rt.stream(device_name)
     if not isinstance(stream, Stream):
         raise TypeError(f"stream must be a wp.Stream, got {type(stream).__name__}")
-    if stream.device.name != device_name:
+    if stream.device.alias != device_name:
         raise RuntimeError(f"stream of device {stream.device} cannot run work on device {device_name}")
     return stream._client
 
@@ -109,15 +109,15 @@ class Stream:
         self.priority = priority
         rt = context.runtime()
         with rt.lock:
-            side = rt.side_streams.setdefault(self.device.name, [])
+            side = rt.side_streams.setdefault(self.device.alias, [])
             free = _free_id(side)
             if free is None and any(c.abandoned for c in side):
-                rt.default_stream(self.device.name).flush()  # joins the dropped ones, freeing their ids
+                rt.default_stream(self.device.alias).flush()  # joins the dropped ones, freeing their ids
                 free = _free_id(side)
             if free is None:
                 raise RuntimeError(f"at most {_MAX_STREAMS} wp.Stream objects per device exist at once "
                                    f"in a warpd session")
-            self._client = _ClientStream(rt, self.device.name, free)
+            self._client = _ClientStream(rt, self.device.alias, free)
             side.append(self._client)
         self.cached_event = None
 
@@ -239,7 +239,7 @@ def set_stream(stream: Stream, device=None, sync: bool = False):
             stream._client.wait_for(current)
         _wrappers.setdefault(id(stream._client), stream)
         _adopt(stream._client)
-        rt.streams[stream.device.name] = stream._client
+        rt.streams[stream.device.alias] = stream._client
 
 
 class ScopedStream:
@@ -273,7 +273,7 @@ class ScopedStream:
         with rt.lock:
             if self.sync_exit:
                 self._saved.wait_for(self.stream._client)
-            rt.streams[self.stream.device.name] = self._saved
+            rt.streams[self.stream.device.alias] = self._saved
         self._device.__exit__(*exc)
 
 

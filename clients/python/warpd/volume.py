@@ -137,7 +137,7 @@ class Volume(ServerObject):
         self._stream = rt.default_stream(self.device)
         self._file = keep  # the uploaded file, for load_next_grid
         self._file_index = grid_index
-        req = runtime_pb2.CreateVolumeRequest(session=rt.session, device=self.device.name)
+        req = runtime_pb2.CreateVolumeRequest(session=rt.session, device=self.device.alias)
         if nvdb is not None:
             req.nvdb.CopyFrom(nvdb)
         else:
