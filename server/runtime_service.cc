@@ -420,14 +420,19 @@ ServerUnaryReactor* RuntimeService::Synchronize(CallbackServerContext* ctx, cons
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   auto* call = UnaryCall<SynchronizeRequest, SynchronizeResponse>::Start(state_, ctx, reactor, in, out, "Synchronize");
   if (call == nullptr) return reactor;
+  if (absl::Status bad = CheckReadTimes(call->request); !bad.ok()) {
+    call->Finish(std::move(bad));
+    return reactor;
+  }
   auto streams = StreamsToSynchronize(state_, *call->tenant, call->request);
-  if (!streams.ok() || streams->empty()) {
+  if (!streams.ok()) {
     call->Finish(streams.status());
     return reactor;
   }
   SynchronizeStreams(*streams, [this, call, streams = *streams](absl::Status s) {
     CountStreamError(state_, *call->tenant, s);
     if (s.ok()) call->response.set_output(TakeOutput(streams));
+    if (s.ok()) s = ReadTimes(state_, *call->tenant, call->request, &call->response);
     call->Finish(std::move(s));
   });
   return reactor;

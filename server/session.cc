@@ -151,6 +151,17 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> Session::StreamFor(runtime::Dev
   return stream;
 }
 
+std::shared_ptr<runtime::TimeSlots> Session::time_slots() {
+  absl::MutexLock lock(&mu_);
+  if (time_slots_ == nullptr) time_slots_ = std::make_shared<runtime::TimeSlots>();
+  return time_slots_;
+}
+
+std::shared_ptr<const runtime::TimeSlots> Session::find_time_slots() const {
+  absl::MutexLock lock(&mu_);
+  return time_slots_;
+}
+
 std::shared_ptr<runtime::Stream> Session::FindStream(const std::string& device, uint32_t id) {
   absl::MutexLock lock(&mu_);
   auto it = streams_.find({device.empty() ? std::string("cpu") : device, id});

@@ -31,6 +31,7 @@
 #include "runtime/exec/graph.h"
 #include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
+#include "runtime/exec/time_stamp.h"
 #include "runtime/memory/memory_account.h"
 #include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
@@ -137,6 +138,12 @@ class Session {
   std::vector<std::shared_ptr<runtime::Stream>> StreamsOn(const std::string& device);
   std::vector<std::shared_ptr<runtime::Stream>> Streams();
 
+  // The session's time slots (RecordTime commands, Synchronize's
+  // read_times), made on first use: 32 KiB, not charged (one per session).
+  std::shared_ptr<runtime::TimeSlots> time_slots();
+  // The slots if made, else null (a read before any stamp).
+  std::shared_ptr<const runtime::TimeSlots> find_time_slots() const;
+
   // Calls `listener` (once, without locks held) when the session closes.
   // Returns the registration's id (never 0) for RemoveCloseListener; 0,
   // without calling it, when the session is already closed. The listener
@@ -175,6 +182,7 @@ class Session {
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::pair<std::string, uint32_t>, std::shared_ptr<runtime::Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<runtime::TimeSlots> time_slots_ ABSL_GUARDED_BY(mu_);
   // Per device, the launch table of the objects in objects_ (replaced, never
   // changed, when one is added or removed).
   std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables_ ABSL_GUARDED_BY(mu_);

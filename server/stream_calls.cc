@@ -73,6 +73,34 @@ absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchroni
   return out;
 }
 
+absl::Status CheckReadTimes(const v1::SynchronizeRequest& req) {
+  constexpr int kMaxReads = 64;
+  if (req.read_times_size() > kMaxReads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("read_times: at most ", kMaxReads, " slots per request, got ", req.read_times_size()));
+  }
+  for (uint32_t slot : req.read_times()) {
+    if (slot >= runtime::TimeSlots::kSlots) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("read_times: slot ", slot, " is not below ", runtime::TimeSlots::kSlots));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadTimes(DaemonState* state, const Tenant& tenant, const v1::SynchronizeRequest& req,
+                       v1::SynchronizeResponse* resp) {
+  if (req.read_times().empty()) return absl::OkStatus();
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, state->sessions().Get(req.session(), tenant));
+  std::shared_ptr<const runtime::TimeSlots> slots = session->find_time_slots();
+  for (uint32_t slot : req.read_times()) {
+    const runtime::TimeSlots::Entry e = slots != nullptr ? slots->Read(slot) : runtime::TimeSlots::Entry{};
+    resp->add_times_ns(e.ns);
+    resp->add_time_tags(e.tag);
+  }
+  return absl::OkStatus();
+}
+
 void SynchronizeStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams,
                         absl::AnyInvocable<void(absl::Status) &&> done) {
   if (streams.empty()) {

@@ -34,6 +34,13 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(
 absl::StatusOr<std::vector<std::shared_ptr<runtime::Stream>>> StreamsToSynchronize(
     DaemonState* state, const Tenant& tenant, const v1::SynchronizeRequest& req);
 
+// A Synchronize's read_times: INVALID_ARGUMENT for more than 64 slots or a
+// slot past the session's (checked before anything waits); then, once the
+// wait is over, the slots' times into `resp` (zero for a slot never stamped).
+absl::Status CheckReadTimes(const v1::SynchronizeRequest& req);
+absl::Status ReadTimes(DaemonState* state, const Tenant& tenant, const v1::SynchronizeRequest& req,
+                       v1::SynchronizeResponse* resp);
+
 // Calls `done` once every one of `streams` has drained, with the first
 // sticky error among them (every stream's error is cleared), at once on
 // this thread when all are idle or there are none, else on the executor

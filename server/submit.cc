@@ -14,6 +14,7 @@
 #include "runtime/exec/matmul.h"
 #include "runtime/exec/stream.h"
 #include "runtime/exec/stream_wait.h"
+#include "runtime/exec/time_stamp.h"
 #include "runtime/exec/tree_build.h"
 #include "server/object_rpcs.h"
 
@@ -296,10 +297,19 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
     }
     case v1::Command::kWait:
       return absl::InvalidArgumentError("wait: a stream wait is a command of a batch, never of a graph");
+    case v1::Command::kRecordTime: {
+      if (device_obj == nullptr) return absl::InvalidArgumentError("record_time: not in graphs");
+      const uint32_t slot = command.record_time().slot();
+      if (slot >= runtime::TimeSlots::kSlots) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("record_time: slot ", slot, " is not below ", runtime::TimeSlots::kSlots));
+      }
+      return runtime::MakeTimeStamp(session.time_slots(), slot, command.record_time().tag());
+    }
     default:
       return absl::InvalidArgumentError(
           "command has no kind (launch, copy, fill, free, replay, free_graph, build_hash_grid, build_tree, "
-          "free_object, matmul, conditional, create_tree or wait)");
+          "free_object, matmul, conditional, create_tree, wait or record_time)");
   }
 }
 

@@ -140,6 +140,7 @@ class SessionCommands final : public CommandSocket::Handler {
   absl::Status Synchronize(std::string_view body, std::string* out) {
     v1::SynchronizeRequest request;
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Tenant> tenant, Begin(body, &request));
+    WARPD_RETURN_IF_ERROR(CheckReadTimes(request));
     WARPD_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<runtime::Stream>> streams,
                            StreamsToSynchronize(state_, *tenant, request));
     absl::Status s = WaitForStreams(streams);
@@ -147,6 +148,7 @@ class SessionCommands final : public CommandSocket::Handler {
     WARPD_RETURN_IF_ERROR(s);
     v1::SynchronizeResponse response;
     response.set_output(TakeOutput(streams));
+    WARPD_RETURN_IF_ERROR(ReadTimes(state_, *tenant, request, &response));
     *out = response.SerializeAsString();
     return absl::OkStatus();
   }

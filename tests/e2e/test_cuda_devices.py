@@ -457,3 +457,79 @@ def test_each_replay_of_a_recorded_graph_gets_the_time_limit(tmp_path, fake_driv
     assert len(out["errors"]) == 2, out["errors"]
     for e in out["errors"]:
         assert "kernel 'bump'" in e and "ran longer than this server's launch time limit of 1s" in e, e
+
+
+# Timing events on cuda:0 (the stand-in driver): the daemon stamps each when
+# the stream reaches it, after the work before it has finished.
+TIMING_SCRIPT = r'''
+import json, time
+import warpd as wp
+
+@wp.kernel
+def bump(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + 1.0
+
+wp.init()
+out = {}
+big = wp.zeros(64 << 20, dtype=wp.uint8, device="cuda:0")
+small = wp.zeros(16, dtype=float, device="cuda:0")
+with wp.ScopedDevice("cuda:0"):
+    start, end = wp.Event(enable_timing=True), wp.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    wp.record_event(start)
+    for _ in range(4):
+        big.fill_(7)                                  # the stand-in's memset: real time
+    wp.record_event(end)
+    out["fill_ms"] = wp.get_event_elapsed_time(start, end)
+    out["wall_ms"] = (time.perf_counter() - t0) * 1e3
+    s2, e2 = wp.Event(enable_timing=True), wp.Event(enable_timing=True)
+    wp.record_event(s2)
+    wp.record_event(e2)
+    out["empty_ms"] = wp.get_event_elapsed_time(s2, e2, synchronize=False)
+    # The held launch is stopped at the time limit: the end event's stream fails with it.
+    s3, e3 = wp.Event(enable_timing=True), wp.Event(enable_timing=True)
+    wp.record_event(s3)
+    wp.launch(bump, dim=16, inputs=[small])
+    wp.record_event(e3)
+    try:
+        wp.get_event_elapsed_time(s3, e3)
+    except Exception as e:
+        out["held"] = type(e).__name__ + ": " + str(e)
+    untimed = wp.Event()
+    wp.record_event(untimed)
+    try:
+        wp.get_event_elapsed_time(start, untimed)
+    except RuntimeError as e:
+        out["untimed"] = str(e)
+    never = wp.Event(enable_timing=True)
+    try:
+        wp.get_event_elapsed_time(start, never)
+    except RuntimeError as e:
+        out["never"] = str(e)
+    wp.capture_begin()
+    try:
+        wp.record_event(wp.Event(enable_timing=True))
+    except RuntimeError as e:
+        out["captured"] = str(e)
+    wp.capture_end()
+try:
+    wp.Event(device="cpu", enable_timing=True)
+except Exception as e:
+    out["cpu"] = type(e).__name__
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_timing_events_measure_the_work_between_them(tmp_path, fake_driver):
+    fake_driver.setenv("WARPD_FAKE_CUDA_HOLD_LAUNCH", "1")
+    with own_daemon(tmp_path, sessions=["gpu-timing"],
+                    extra_args=["--cuda-execution", "--kernel-timeout", "1s"]) as (d, stub, _):
+        out = run_client_script(d, tmp_path / "gpu_timing.py", TIMING_SCRIPT)
+    assert 0.0 < out["fill_ms"] <= out["wall_ms"], out
+    assert 0.0 <= out["empty_ms"] < out["fill_ms"], out
+    assert "kernel 'bump'" in out["held"] and "launch time limit of 1s" in out["held"], out
+    assert "made without enable_timing=True" in out["untimed"], out
+    assert "never recorded" in out["never"], out
+    assert "cannot be recorded in a graph capture" in out["captured"], out
+    assert out["cpu"] in ("RuntimeError", "DeviceError", "ValueError"), out

@@ -168,3 +168,21 @@ def test_streams_and_events_order_work_on_the_gpu(wp, gpu):
     got = c.numpy()
     np.testing.assert_array_equal(got[: n // 2], 1.0)
     np.testing.assert_array_equal(got[n // 2:], 2.0)
+
+
+def test_timing_events_time_gpu_work(wp, gpu):
+    """A kernel with 4x the rounds takes longer between its timing events."""
+    n = 1 << 20
+    a = wp.zeros(n, dtype=float, device=gpu)
+
+    def timed(rounds):
+        start, end = wp.Event(gpu, enable_timing=True), wp.Event(gpu, enable_timing=True)
+        wp.record_event(start)
+        wp.launch(slow_set, dim=n, inputs=[a, rounds, 1.0], device=gpu)
+        wp.record_event(end)
+        return wp.get_event_elapsed_time(start, end)
+
+    with wp.ScopedDevice(gpu):
+        timed(100)  # compiled and loaded before the timed runs
+        short, long = timed(500), timed(2000)
+    assert 0.0 < short < long, (short, long)

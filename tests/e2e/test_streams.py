@@ -140,13 +140,13 @@ ev = s2.record_event()
 ev.synchronize()
 out["event_complete"] = ev.is_complete
 errors = {}
-for name, fn in {"timing": lambda: wp.Event("cuda:0", enable_timing=True),
+for name, fn in {"interprocess": lambda: wp.Event("cuda:0", interprocess=True),
                  "elapsed": lambda: wp.get_event_elapsed_time(ev, ev),
                  "cuda_stream": lambda: s.cuda_stream}.items():
     try:
         fn()
         errors[name] = "no error"
-    except NotImplementedError as err:
+    except (NotImplementedError, RuntimeError) as err:
         errors[name] = str(err)
 out["errors"] = errors
 # Streams dropped by the program give their ids back (at most 63 live at once).
@@ -182,8 +182,46 @@ def test_warp_streams_and_events_on_a_gpu(tmp_path, fake_driver):  # noqa: F811
     assert out["set_stream"]
     assert out["d"] == [9.0] * 4
     assert out["event_complete"]
-    assert "does not time events" in out["errors"]["timing"]
-    assert "does not time events" in out["errors"]["elapsed"]
+    assert "live in the daemon" in out["errors"]["interprocess"]
+    assert "made without enable_timing=True" in out["errors"]["elapsed"]  # timed: test_cuda_devices
     assert "live in the daemon" in out["errors"]["cuda_stream"]
     assert out["after_100_streams"] == 99.0
     assert out["launch_on_stream"]
+
+
+def test_time_stamps_through_the_protocol(wp, raw):
+    """RecordTime on the CPU device's streams: the stamps come back with their
+    tags after a slow kernel between them, ordered; bad slots, too many reads and
+    stamps in graphs are refused."""
+    from warpd.v1 import runtime_pb2
+
+    stub, session = raw
+
+    def stamp(slot, tag):
+        c = runtime_pb2.Command()
+        c.record_time.slot, c.record_time.tag = slot, tag
+        return c
+
+    n = 4096
+    a = wp.zeros(n, dtype=float, device="cpu")
+    built = wp.launch(slow_fill, dim=n, inputs=[a, 5000, 1.0], device="cpu", record_cmd=True)
+    launch_cmd = runtime_pb2.Command.FromString(built_entry(built))
+    stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", stream=1,
+                                          commands=[stamp(0, 11), launch_cmd, stamp(4095, 12)]))
+    resp = stub.Synchronize(runtime_pb2.SynchronizeRequest(session=session, device="cpu", one_stream=True, stream=1,
+                                                           read_times=[0, 4095, 7]))
+    assert list(resp.time_tags) == [11, 12, 0]
+    start, end, never = resp.times_ns
+    assert 0 < start < end and never == 0
+    assert np.all(a.numpy() == 1.0)
+    for bad in ([stamp(4096, 1)],):
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Submit(runtime_pb2.SubmitRequest(session=session, device="cpu", commands=bad))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "slot 4096 is not below 4096" in e.value.details()
+    with pytest.raises(grpc.RpcError) as e:
+        stub.CreateGraph(runtime_pb2.CreateGraphRequest(session=session, device="cpu", commands=[stamp(1, 1)]))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    for reads, what in (([0] * 65, "at most 64 slots"), ([5000], "slot 5000 is not below 4096")):
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Synchronize(runtime_pb2.SynchronizeRequest(session=session, device="cpu", read_times=reads))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and what in e.value.details()

@@ -319,6 +319,20 @@ class Stream:
                                                                  stream=self.stream_id),
                                   self.device)
 
+    def read_times(self, slots):
+        """Waits for the stream as synchronize() does, then reads the session's
+        time slots `slots` (RecordTime): [(nanoseconds, tag)] in order."""
+        self.flush(wait=True)
+        self.in_flight = False
+        resp = self._runtime.call_stream("Synchronize",
+                                         runtime_pb2.SynchronizeRequest(session=self._runtime.session,
+                                                                        device=self.device,
+                                                                        one_stream=self.stream_id != 0,
+                                                                        stream=self.stream_id,
+                                                                        read_times=list(slots)),
+                                         self.device)
+        return list(zip(resp.times_ns, resp.time_tags))
+
     def drop(self):
         """Forgets everything queued (the session is gone)."""
         self._batch = []

@@ -10,14 +10,18 @@ waiting stream runs nothing after it until the recorded work has run, and
 holds no daemon thread meanwhile. As in Warp, streams and events exist on
 CUDA devices only.
 
-Not supported (they raise, saying so): event timing (enable_timing,
-get_event_elapsed_time), interprocess events, the cuda_stream handle
+Timing events (enable_timing, get_event_elapsed_time) are stamped by the
+daemon when the stream reaches them (after the work before them finished
+on the device), not on the GPU's clock. Not supported (they raise, saying
+so): interprocess events, the cuda_stream handle
 (warpd's streams live in the daemon), and external streams. `is_complete`
 waits for the work instead of asking whether it is done. A stream's error
 stays its own: a stream waiting for a failed one still runs.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import weakref
 
@@ -53,12 +57,20 @@ class Event:
 
     def __init__(self, device=None, enable_timing: bool = False, interprocess: bool = False):
         self.device = _cuda_device(device, "wp.Event")
-        if enable_timing:
-            raise NotImplementedError("wp.Event(enable_timing=True): warpd does not time events yet")
         if interprocess:
             raise NotImplementedError("wp.Event(interprocess=True): warpd's events live in the daemon")
-        self.enable_timing = False
+        self.enable_timing = bool(enable_timing)
         self._recorded = None  # (client stream, sequence)
+        # Timing: the session's time slot in the daemon this event stamps
+        # (a RecordTime command at each record), and the tag of its last stamp.
+        self._slot = _take_time_slot() if self.enable_timing else None
+        self._tag = 0
+
+    def __del__(self):
+        slot = getattr(self, "_slot", None)
+        if slot is not None:
+            self._slot = None
+            _free_time_slots.append(slot)
 
     @property
     def is_complete(self) -> bool:
@@ -78,8 +90,28 @@ class Event:
                 self._recorded[0].synchronize()
 
     def _record(self, client: _ClientStream):
+        if self._slot is not None:
+            if client.capturing:
+                raise RuntimeError("a timing event (wp.Event(enable_timing=True)) cannot be recorded in a graph "
+                                   "capture on warpd: the daemon stamps its time as the stream runs, outside graphs")
+            self._tag = next(_time_tags)
+            cmd = client.add()
+            cmd.record_time.slot = self._slot
+            cmd.record_time.tag = self._tag
         client.flush()  # the daemon numbers the stream's commands: learn the last one
         self._recorded = (client, client.last_sequence)
+
+
+# The daemon keeps 4096 time slots per session (RecordTime): one per live
+# timing event. Tags tell a slot's stamps apart when it is reused.
+_free_time_slots = list(range(4095, -1, -1))
+_time_tags = itertools.count(1)
+
+
+def _take_time_slot() -> int:
+    if not _free_time_slots:
+        raise RuntimeError("warpd keeps at most 4096 timing events (wp.Event(enable_timing=True)) alive at once")
+    return _free_time_slots.pop()
 
 
 def _completed(client: _ClientStream) -> int:
@@ -305,5 +337,26 @@ def synchronize_event(event: Event):
     event.synchronize()
 
 
-def get_event_elapsed_time(start_event: Event, end_event: Event, synchronize: bool = True):
-    raise NotImplementedError("wp.get_event_elapsed_time: warpd does not time events yet")
+def get_event_elapsed_time(start_event: Event, end_event: Event, synchronize: bool = True) -> float:
+    """Milliseconds between two recorded timing events (Warp's): the daemon
+    stamped each when its stream reached it, after the work before it had
+    finished on the device, so the difference is the work's time with the
+    daemon's scheduling in it (microseconds). It always waits for the events'
+    streams, whatever `synchronize` says; their errors are raised."""
+    for e, what in ((start_event, "start_event"), (end_event, "end_event")):
+        if not isinstance(e, Event):
+            raise TypeError(f"{what} must be a wp.Event, got {type(e).__name__}")
+        if not e.enable_timing:
+            raise RuntimeError(f"{what} was made without enable_timing=True: it has no time")
+        if e._recorded is None:
+            raise RuntimeError(f"{what} was never recorded")
+    rt = context.runtime()
+    with rt.lock:
+        start_client, end_client = start_event._recorded[0], end_event._recorded[0]
+        if start_client is not end_client:
+            start_client.synchronize()
+        (s_ns, s_tag), (e_ns, e_tag) = end_client.read_times([start_event._slot, end_event._slot])
+    for (ns, tag), e, what in ((s_ns, s_tag), start_event, "start_event"), ((e_ns, e_tag), end_event, "end_event"):
+        if tag != e._tag or ns == 0:
+            raise RuntimeError(f"{what} has no time: its stream did not run its record")
+    return (e_ns - s_ns) / 1e6
