@@ -98,6 +98,10 @@ absl::Status CudaDevice::Recover() {
   absl::MutexLock lock(&mu_);
   if (driver_ == nullptr || (memory_ != nullptr && !memory_->context().poisoned())) return absl::OkStatus();
   if (memory_ != nullptr) {
+    {
+      absl::MutexLock blas(&blas_mu_);  // a Gemm running holds the memory: the check below refuses then
+      blas_.reset();
+    }
     // Every handle made in the context dies with its reset: nothing may
     // hold one (arrays' buffers and running operations hold the memory,
     // launches their module).

@@ -49,6 +49,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/device/cuda/cublas.h"
 #include "runtime/device/cuda/cuda_buffer.h"
 #include "runtime/device/cuda/cuda_module.h"
 #include "runtime/device/cuda/cuda_device_info.h"
@@ -106,6 +107,8 @@ class CudaDevice final : public Device {
   absl::Duration launch_time_limit() const override { return launch_.time_limit; }
   // Stream capture into a CUDA graph (cuda_work_recorder.cc).
   absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork() override;
+  // cuBLAS (cuda/cublas.h; cuda_gemm.cc), one call at a time per device.
+  absl::Status Gemm(const GemmSpec& spec, int32_t* cancel) override;
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
   absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override;
   absl::Status CopyRange(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset, uint64_t n,
@@ -156,6 +159,11 @@ class CudaDevice final : public Device {
   mutable absl::Mutex mu_;
   std::shared_ptr<cuda::CudaMemory> memory_ ABSL_GUARDED_BY(mu_);  // null: listed only, or lost
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // why the memory could not be reopened
+  // The cuBLAS handle of memory_'s context, made by the first Gemm;
+  // dropped before a context reset (Recover). Declared after memory_, so
+  // destroyed before it.
+  absl::Mutex blas_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::unique_ptr<cuda::CublasHandle> blas_ ABSL_GUARDED_BY(blas_mu_);
   mutable absl::Mutex modules_mu_;
   // Destroyed before memory_ (its context must outlive them).
   absl::flat_hash_map<std::string, std::shared_ptr<const cuda::CudaModule>> modules_ ABSL_GUARDED_BY(modules_mu_);

@@ -24,4 +24,8 @@ absl::StatusOr<std::unique_ptr<WorkRecorder>> Device::RecordWork() {
   return absl::UnimplementedError(absl::StrCat(info().name, " replays graphs command by command"));
 }
 
+absl::Status Device::Gemm(const GemmSpec&, int32_t*) {
+  return absl::UnimplementedError(absl::StrCat(info().name, " has no device BLAS"));
+}
+
 }  // namespace warpd::runtime

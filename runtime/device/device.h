@@ -43,6 +43,25 @@ struct DeviceInfo {
 };
 
 
+// One batched GEMM for Device::Gemm: d <- alpha * (a @ b) + beta * d for
+// each of `batch` items, a (m, k), b (k, n) and d (m, n) as matrices. Each
+// operand is at a device address, row-major (rows `ld` elements apart,
+// elements adjacent) or column-major (columns `ld` apart), its batch items
+// `batch_stride` elements apart. Extents and leading dimensions fit int32.
+struct GemmOperand {
+  uint64_t address = 0;
+  bool col_major = false;
+  int64_t ld = 1;
+  int64_t batch_stride = 0;
+};
+struct GemmSpec {
+  enum class Type { kFloat16, kFloat32, kFloat64 };  // float16 computes in float32
+  Type type = Type::kFloat32;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  double alpha = 1.0, beta = 0.0;  // beta 0: d is not read
+  GemmOperand a, b, d;
+};
+
 // The operations the rest of the runtime and the server use; nothing
 // downcasts to a device kind.
 class Device {
@@ -93,6 +112,13 @@ class Device {
   // (recorded_work.h); UNIMPLEMENTED (the default) where the device replays
   // them one by one as well.
   virtual absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork();
+
+  // Runs `spec` on the device's own BLAS and returns when it is done; a
+  // non-zero *cancel (relaxed atomics; the caller's Cancel) or the launch
+  // time limit (which sets *cancel to abi::kCancelTimeout) ends the wait,
+  // as for a kernel. UNIMPLEMENTED (the default) where the host computes
+  // matmuls itself (the CPU: exec/matmul.h).
+  virtual absl::Status Gemm(const GemmSpec& spec, int32_t* cancel);
 
   // Calls fn(begin, end) over chunks of `grain` ids covering [0, n) on the
   // host threads that run this device's work, and returns when all have

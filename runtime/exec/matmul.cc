@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/types/type.h"
+#include "runtime/exec/matmul_device.h"
+#include "runtime/exec/matmul_operands.h"
 #include "warpd/native/core.h"
 
 // OpenBLAS's (exported, for its fork handler): joins its worker threads.
@@ -44,104 +47,6 @@ constexpr int64_t kPackChunkElements = 1 << 16;
 void UseOneBlasThread() {
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
-}
-
-// One matrix operand, as bytes: element (r, c) of batch item i lies at
-// base + i * batch_stride + r * row_stride + c * col_stride.
-struct MatrixView {
-  std::byte* base = nullptr;
-  int64_t batch_stride = 0, row_stride = 0, col_stride = 0;
-  int64_t rows = 0, cols = 0;
-
-  std::byte* At(int64_t item, int64_t r, int64_t c) const {
-    return base + item * batch_stride + r * row_stride + c * col_stride;
-  }
-};
-
-// The CPU's GEMM (OpenBLAS) runs on the host threads of the device
-// (Device::HostParallelFor) over the arrays' memory in place: that memory is
-// host memory on 'cpu', the only device matmul runs on until a CUDA one
-// calls cuBLAS, so these addresses are not device-neutral by design.
-MatrixView ViewOf(const Array& x) {
-  MatrixView v;
-  v.base = x.data();
-  const int first = x.ndim() - 2;  // 0 for a matrix, 1 for a batch
-  v.batch_stride = first == 1 ? x.strides()[0] : 0;
-  v.row_stride = x.strides()[first];
-  v.col_stride = x.strides()[first + 1];
-  v.rows = x.shape()[first];
-  v.cols = x.shape()[first + 1];
-  return v;
-}
-
-// A row-major contiguous matrix per batch item, back to back, in `buffer`.
-MatrixView PackedView(std::byte* buffer, int64_t rows, int64_t cols, int64_t elem) {
-  MatrixView v;
-  v.base = buffer;
-  v.col_stride = elem;
-  v.row_stride = cols * elem;
-  v.batch_stride = rows * cols * elem;
-  v.rows = rows;
-  v.cols = cols;
-  return v;
-}
-
-// How the BLAS addresses a matrix: row-major (consecutive columns adjacent)
-// or column-major, with its leading dimension in elements.
-struct BlasForm {
-  bool col_major = false;
-  int ld = 1;
-};
-
-// The form of `m` (elements of `elem` bytes) when the BLAS can address it
-// in place: element-aligned, one unit stride, the other stride a leading
-// dimension of at least the contiguous extent (a dimension of extent 1 has
-// any stride). nullopt otherwise: it is packed.
-std::optional<BlasForm> FormOf(const MatrixView& m, int64_t elem) {
-  if (reinterpret_cast<uintptr_t>(m.base) % elem != 0 || m.batch_stride % elem != 0) return std::nullopt;
-  auto leading = [&](int64_t stride, int64_t extent) -> std::optional<int> {
-    if (stride % elem != 0) return std::nullopt;
-    const int64_t ld = stride / elem;
-    if (ld < std::max<int64_t>(1, extent) || ld > INT_MAX) return std::nullopt;
-    return static_cast<int>(ld);
-  };
-  if (m.col_stride == elem || m.cols <= 1) {
-    if (m.rows <= 1) return BlasForm{false, static_cast<int>(std::max<int64_t>(1, m.cols))};
-    if (auto ld = leading(m.row_stride, m.cols)) return BlasForm{false, *ld};
-  }
-  if (m.row_stride == elem || m.rows <= 1) {
-    if (m.cols <= 1) return BlasForm{true, static_cast<int>(std::max<int64_t>(1, m.rows))};
-    if (auto ld = leading(m.col_stride, m.rows)) return BlasForm{true, *ld};
-  }
-  return std::nullopt;
-}
-
-// The bytes an array's elements span in memory: [first, last).
-struct ByteRange {
-  uintptr_t first = 0, last = 0;
-};
-
-ByteRange RangeOf(const Array& x) {
-  if (x.layout().num_elements == 0) return {};
-  uintptr_t first = reinterpret_cast<uintptr_t>(x.data());
-  uintptr_t span = x.dtype()->size();
-  for (int i = 0; i < x.ndim(); ++i) span += static_cast<uintptr_t>((x.shape()[i] - 1) * x.strides()[i]);
-  return {first, first + span};
-}
-
-bool Overlap(const Array& x, const Array& y) {
-  const ByteRange a = RangeOf(x), b = RangeOf(y);
-  return a.first < a.last && b.first < b.last && a.first < b.last && b.first < a.last;
-}
-
-// The same elements in the same layout (extents of 1 have any stride).
-bool SameElements(const Array& x, const Array& y) {
-  if (x.data() != y.data() || x.ndim() != y.ndim()) return false;
-  for (int i = 0; i < x.ndim(); ++i) {
-    if (x.shape()[i] != y.shape()[i]) return false;
-    if (x.shape()[i] > 1 && x.strides()[i] != y.strides()[i]) return false;
-  }
-  return true;
 }
 
 // Storage element S <-> compute element T (float for half).
@@ -320,56 +225,19 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareMatmul(std::shared_ptr<const Arr
                                                        std::shared_ptr<const Array> c,
                                                        std::shared_ptr<const Array> d, double alpha, double beta,
                                                        const std::string& device, SegmentPool& pool) {
-  if (a == nullptr || b == nullptr || d == nullptr) return absl::InvalidArgumentError("matmul: a, b and d are required");
-  const std::pair<const char*, const Array*> operands[] = {{"A", a.get()}, {"B", b.get()}, {"C", c.get()}, {"D", d.get()}};
-  for (const auto& [name, x] : operands) {
-    if (x == nullptr) continue;
-    if (absl::Status s = CheckArrayDevice(*x, device, absl::StrCat("matmul operand ", name)); !s.ok()) return s;
-    if (x->size_bytes() > 0 && x->data() == nullptr) {  // the BLAS runs on the host
-      return absl::UnimplementedError(
-          absl::StrCat("matmul on '", device, "' is not implemented: operand ", name, " is device memory"));
-    }
-  }
-  // dtypes: one float scalar type for all.
-  types::TypeRef dtype = a->dtype();
-  if (!dtype->is_scalar() || !(dtype->scalar() == ScalarKind::kFloat16 || dtype->scalar() == ScalarKind::kFloat32 ||
-                               dtype->scalar() == ScalarKind::kFloat64)) {
-    return absl::InvalidArgumentError(absl::StrCat("matmul: unsupported dtype ", dtype->ToString(),
-                                                   " (float16, float32 and float64 arrays only)"));
-  }
-  for (const auto& [name, x] : operands) {
-    if (x != nullptr && !types::SameType(x->dtype(), dtype)) {
-      return absl::InvalidArgumentError(absl::StrCat("matmul: A, B, C and D must have one dtype: A is ",
-                                                     dtype->ToString(), ", ", name, " is ", x->dtype()->ToString()));
-    }
-  }
-  // Shapes.
-  const int ndim = a->ndim();
-  const std::string shapes = absl::StrCat("A = ", FormatShape(a->shape()), " B = ", FormatShape(b->shape()),
-                                          c ? absl::StrCat(" C = ", FormatShape(c->shape())) : std::string(),
-                                          " D = ", FormatShape(d->shape()));
-  if ((ndim != 2 && ndim != 3) || b->ndim() != ndim || d->ndim() != ndim || (c && c->ndim() != ndim)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("matmul: the matrices must all be 2-D (or all 3-D batches): ", shapes));
-  }
+  if (device != "cpu") return PrepareDeviceMatmul(a, b, c, d, alpha, beta, device);
+  WARPD_ASSIGN_OR_RETURN(const MatmulShape shape, CheckMatmul(a.get(), b.get(), c.get(), d.get(), beta, device));
   Plan p;
-  p.batch = ndim == 3 ? a->shape()[0] : 1;
-  p.m = a->shape()[ndim - 2];
-  p.k = a->shape()[ndim - 1];
-  p.n = b->shape()[ndim - 1];
-  auto expect = [&](const Array& x, int64_t rows, int64_t cols) {
-    if (ndim == 3 && x.shape()[0] != p.batch) return false;
-    return x.shape()[ndim - 2] == rows && x.shape()[ndim - 1] == cols;
-  };
-  if (!expect(*b, p.k, p.n) || !expect(*d, p.m, p.n) || (c && !expect(*c, p.m, p.n))) {
-    return absl::InvalidArgumentError(absl::StrCat("matmul: invalid shapes for matrices: ", shapes));
-  }
+  p.batch = shape.batch;
+  p.m = shape.m;
+  p.n = shape.n;
+  p.k = shape.k;
   p.alpha = alpha;
   p.beta = beta;
-  p.has_c = c != nullptr && beta != 0.0;
+  p.has_c = shape.has_c;
 
-  const ScalarKind kind = dtype->scalar();
-  const int64_t elem = static_cast<int64_t>(dtype->size());
+  const ScalarKind kind = shape.kind;
+  const int64_t elem = shape.elem;
   const bool half = kind == ScalarKind::kFloat16;
   const int64_t celem = half ? 4 : elem;  // the compute type's size
 
@@ -389,8 +257,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareMatmul(std::shared_ptr<const Arr
 
   // Inputs: in place when the BLAS can read them, else packed.
   const MatrixView av = ViewOf(*a), bv = ViewOf(*b), dv = ViewOf(*d);
-  std::optional<BlasForm> af = half ? std::nullopt : FormOf(av, elem);
-  std::optional<BlasForm> bf = half ? std::nullopt : FormOf(bv, elem);
+  std::optional<BlasForm> af = half ? std::nullopt : FormOf(av, elem, a->address());
+  std::optional<BlasForm> bf = half ? std::nullopt : FormOf(bv, elem, b->address());
   p.a = av;
   p.b = bv;
   if (!af && p.k > 0) {
@@ -413,7 +281,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareMatmul(std::shared_ptr<const Arr
   // The output: d itself when the BLAS can write it and writing it cannot
   // change an operand still to be read; else a temporary copied to d last.
   const bool c_same = c != nullptr && SameElements(*c, *d);
-  std::optional<BlasForm> df = half ? std::nullopt : FormOf(dv, elem);
+  std::optional<BlasForm> df = half ? std::nullopt : FormOf(dv, elem, d->address());
   const bool clobbers = Overlap(*d, *a) || Overlap(*d, *b) || (p.has_c && !c_same && Overlap(*d, *c));
   if (df && !clobbers) {
     p.out = dv;

@@ -1,5 +1,7 @@
 // warpd runtime: the stream command behind wp.matmul: d <- alpha * (a @ b)
-// + beta * c, computed by the BLAS (OpenBLAS) on the device's host threads.
+// + beta * c, computed by the BLAS (OpenBLAS) on the device's host threads;
+// on a device whose memory the host cannot address (a GPU), by the
+// device's own BLAS instead (matmul_device.h).
 //
 // Shapes: a (M, K), b (K, N), c and d (M, N); or 3-D batches (B, M, K), ...
 // of one batch count B, one GEMM per batch item (Warp's batched_matmul).

@@ -533,3 +533,50 @@ def test_timing_events_measure_the_work_between_them(tmp_path, fake_driver):
     assert "never recorded" in out["never"], out
     assert "cannot be recorded in a graph capture" in out["captured"], out
     assert out["cpu"] in ("RuntimeError", "DeviceError", "ValueError"), out
+
+
+# wp.matmul on cuda:0 through the stand-in cuBLAS (which computes on the
+# stand-in's host-memory "device" memory), forward and backward on a Tape.
+MATMUL_SCRIPT = r'''
+import json
+import numpy as np
+import warpd as wp
+
+wp.init()
+rng = np.random.default_rng(5)
+an, bn, cn = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (3, 4), (5, 4)))
+with wp.ScopedDevice("cuda:0"):
+    a = wp.array(an, dtype=float, requires_grad=True)
+    b = wp.array(bn, dtype=float, requires_grad=True)
+    c = wp.array(cn, dtype=float, requires_grad=True)
+    d = wp.zeros((5, 4), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.matmul(a, b, c, d, alpha=2.0, beta=0.5)
+    d.grad.fill_(1.0)
+    tape.backward()
+    out = {"d": d.numpy().tolist(), "a_grad": a.grad.numpy().tolist(), "b_grad": b.grad.numpy().tolist(),
+           "op": (a @ b).numpy().tolist()}
+    x = wp.array(rng.standard_normal((2, 3, 2)), dtype=wp.float64)
+    y = wp.array(rng.standard_normal((2, 2, 3)), dtype=wp.float64)
+    z = wp.zeros((2, 3, 3), dtype=wp.float64)
+    wp.batched_matmul(x, y, z, z)
+    out["batched"] = z.numpy().tolist()
+    out["batched_want"] = (x.numpy() @ y.numpy()).tolist()
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_matmul_runs_on_the_gpu_through_cublas(tmp_path, fake_driver):
+    fake_driver.setenv("WARPD_CUBLAS", str(FAKE.parent / "libwarpd_fake_libcublas.so"))
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_matmul.py", MATMUL_SCRIPT)
+    rng = np.random.default_rng(5)
+    an, bn, cn = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (3, 4), (5, 4)))
+    np.testing.assert_allclose(out["d"], 2.0 * an @ bn + 0.5 * cn, rtol=1e-5, atol=1e-5)
+    ones = np.ones((5, 4), dtype=np.float32)
+    np.testing.assert_allclose(out["a_grad"], 2.0 * ones @ bn.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["b_grad"], 2.0 * an.T @ ones, rtol=1e-5, atol=1e-5)
+    # c.grad += beta * d.grad is a kernel, which the stand-in does not run (test_gpu checks it on a GPU).
+    np.testing.assert_allclose(out["op"], an @ bn, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["batched"], out["batched_want"], rtol=1e-12)

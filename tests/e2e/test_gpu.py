@@ -186,3 +186,39 @@ def test_timing_events_time_gpu_work(wp, gpu):
         timed(100)  # compiled and loaded before the timed runs
         short, long = timed(500), timed(2000)
     assert 0.0 < short < long, (short, long)
+
+
+def test_matmul_and_its_backward_on_the_gpu(wp, gpu):
+    rng = np.random.default_rng(3)
+    an, bn, cn = (rng.standard_normal(s).astype(np.float32) for s in ((64, 32), (32, 48), (64, 48)))
+    a = wp.array(an, dtype=float, device=gpu, requires_grad=True)
+    b = wp.array(bn, dtype=float, device=gpu, requires_grad=True)
+    c = wp.array(cn, dtype=float, device=gpu, requires_grad=True)
+    d = wp.zeros((64, 48), dtype=float, device=gpu, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.matmul(a, b, c, d, alpha=2.0, beta=0.5)
+    d.grad.fill_(1.0)
+    tape.backward()
+    ones = np.ones((64, 48), dtype=np.float32)
+    np.testing.assert_allclose(d.numpy(), 2.0 * an @ bn + 0.5 * cn, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(a.grad.numpy(), 2.0 * ones @ bn.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(b.grad.numpy(), 2.0 * an.T @ ones, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(c.grad.numpy(), 0.5 * ones, rtol=1e-6)
+
+
+def test_a_captured_graph_replays_on_the_gpu(wp, gpu):
+    n = 1 << 16
+    x = wp.array(np.arange(n, dtype=np.float32), device=gpu)
+    y = wp.zeros(n, dtype=float, device=gpu)
+    out = wp.zeros(n, dtype=float, device=gpu)
+    wp.launch(saxpy, dim=n, inputs=[1.0, x, y, out], device=gpu)  # compiled and loaded before the capture
+    wp.capture_begin(device=gpu)
+    y.fill_(1.0)
+    wp.launch(saxpy, dim=n, inputs=[3.0, x, y, out], device=gpu)
+    wp.copy(y, out)
+    graph = wp.capture_end(device=gpu)
+    for _ in range(3):
+        wp.capture_launch(graph)
+    np.testing.assert_allclose(out.numpy(), 3.0 * np.arange(n, dtype=np.float32) + 1.0)
+    np.testing.assert_allclose(y.numpy(), out.numpy())
