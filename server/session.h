@@ -139,7 +139,7 @@ class Session {
   std::vector<std::shared_ptr<runtime::Stream>> Streams();
 
   // The session's time slots (RecordTime commands, Synchronize's
-  // read_times), made on first use: 32 KiB, not charged (one per session).
+  // read_times), made on first use: 64 KiB, not charged (one per session).
   std::shared_ptr<runtime::TimeSlots> time_slots();
   // The slots if made, else null (a read before any stamp).
   std::shared_ptr<const runtime::TimeSlots> find_time_slots() const;

@@ -283,6 +283,7 @@ absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream
                                    const std::string& what) {
   const absl::Time deadline = limit > absl::ZeroDuration() ? absl::Now() + limit : absl::InfiniteFuture();
   absl::Time stop_by = absl::InfiniteFuture();  // once the cancel reached the device
+  absl::Time sent_at = absl::InfinitePast();
   absl::Duration nap = absl::ZeroDuration();
   // A kernel nothing stops holds the GPU (and its stream, which must not go
   // back to the pool as idle): the context is lost until its reset.
@@ -299,7 +300,9 @@ absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream
       cancel = abi::kCancelTimeout;
       __atomic_store_n(cancel_cell, cancel, __ATOMIC_RELAXED);
     }
-    if (cancel != 0 && stop_by == absl::InfiniteFuture()) {
+    // Sent again every so often: work queued on the stream before the
+    // kernels (a graph's reset of its contexts) may have cleared it.
+    if (cancel != 0 && !device_ctxs.empty() && now - sent_at >= absl::Milliseconds(50)) {
       // Over the control stream: the kernels' own stream is busy running them.
       cuda::CudaStream& control = m.control_stream();
       absl::Status sent;
@@ -313,8 +316,9 @@ absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream
       if (!sent.ok()) {
         return lose(absl::StrCat(what, " could not be cancelled on ", info_.name, ": ", sent.message()));
       }
-      stop_by = absl::Now() + launch_.cancel_grace;
+      sent_at = now;
     }
+    if (cancel != 0 && stop_by == absl::InfiniteFuture()) stop_by = now + launch_.cancel_grace;
     if (now > stop_by) {
       return lose(absl::StrCat(what, " did not stop within ", absl::FormatDuration(launch_.cancel_grace),
                                " of being cancelled on ", info_.name, "; the device is reset once its sessions end"));

@@ -65,6 +65,10 @@ struct CudaLaunchOptions {
   absl::Duration time_limit = absl::ZeroDuration();
   // How long a cancelled kernel has to stop before the device is lost.
   absl::Duration cancel_grace = absl::Seconds(10);
+  // A GEMM is queued in chunks of at most this many multiply-adds, each
+  // waited for (cuda_gemm.cc): about a tenth of a second of float64 on a
+  // small GPU, well within the cancel grace.
+  double gemm_chunk_macs = double(uint64_t{1} << 38);
 };
 
 class CudaDevice final : public Device {

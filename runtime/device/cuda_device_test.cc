@@ -788,10 +788,13 @@ TEST_F(RecordedWorkTest, ACancelAndTheTimeLimitReachTheRecordedKernels) {
   });
   absl::Status s = work->Run(absl::MakeSpan(ctxs), &cancel);
   canceller.join();
-  ASSERT_TRUE(s.ok()) << s;
-  EXPECT_EQ(ctxs[0].cancel, abi::kCancelShutdown);
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "a graph replay of 1 kernel launch ('scale') was cancelled")) << s;
+  EXPECT_EQ(ctxs[0].cancel, 0);  // reported once, by the status
+  EXPECT_EQ(ctxs[0].fault.flag, 0);
   work.reset();
 
+  // The time limit holds for the whole replay: two runs, the first held.
   gpu_ = TimedDevice(absl::Milliseconds(40), absl::Seconds(10));
   ASSERT_NE(gpu_, nullptr);
   fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));  // the first of the two runs
@@ -802,11 +805,27 @@ TEST_F(RecordedWorkTest, ACancelAndTheTimeLimitReachTheRecordedKernels) {
   cancel = 0;
   const absl::Time t0 = absl::Now();
   s = work->Run(absl::MakeSpan(ctxs), &cancel);
-  ASSERT_TRUE(s.ok()) << s;
-  EXPECT_GE(absl::Now() - t0, absl::Milliseconds(80));  // the limit of both runs
-  EXPECT_EQ(ctxs[0].cancel, abi::kCancelTimeout);
+  const absl::Duration took = absl::Now() - t0;
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "a graph replay of 2 kernel launches ('scale') ran longer than this "
+                                              "server's launch time limit of 40ms and was stopped"))
+      << s;
+  EXPECT_GE(took, absl::Milliseconds(40));
+  EXPECT_LT(took, absl::Seconds(5));
   EXPECT_EQ(cancel, abi::kCancelTimeout);
   EXPECT_TRUE(gpu_->healthy());
+}
+
+TEST_F(RecordedWorkTest, CopiesAndFillsPastTheBoundAreNotRecorded) {
+  // Two 64 MiB arrays; copies and fills recorded (nothing moves) until 16 GiB in all.
+  auto src = Make(*gpu_, {16 << 20}), dst = Make(*gpu_, {16 << 20});
+  absl::StatusOr<std::unique_ptr<WorkRecorder>> rec = gpu_->RecordWork();
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  for (int i = 0; i < 128; ++i) ASSERT_TRUE((*rec)->Copy(*dst, 0, *src, 0, dst->size_bytes()).ok()) << i;
+  for (int i = 0; i < 128; ++i) ASSERT_TRUE((*rec)->Fill(*dst, 0, dst->size_bytes(), std::string(4, '\1')).ok()) << i;
+  absl::Status past = (*rec)->Copy(*dst, 0, *src, 0, 4);
+  EXPECT_EQ(past.code(), absl::StatusCode::kUnimplemented) << past;
+  EXPECT_TRUE(cuda::testing::Has(past.message(), "move more bytes than one recording takes")) << past;
 }
 
 }  // namespace

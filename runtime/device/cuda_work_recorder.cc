@@ -12,6 +12,13 @@
 // the cancel forwarded to each context), then one download of the used
 // contexts. The block is freed, and the executable graph destroyed, with
 // the CudaRecordedWork; the modules it launches are held as long.
+//
+// Bounds, as a replay cannot be stopped between its operations: the whole
+// replay gets the device's launch time limit (not one per kernel; a graph
+// whose work takes longer replays command by command if it is split, or
+// raises the limit), and a recording takes at most kMaxRecordedMoves bytes
+// of copies and fills, which a cancel cannot stop but which end within
+// milliseconds on any GPU: a graph moving more replays command by command.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -20,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/abi/compiled_module.h"
 #include "common/status_macros.h"
 #include "runtime/device/cuda/cuda_copy.h"
 #include "runtime/device/cuda/cuda_graph.h"
@@ -41,9 +49,12 @@ constexpr uint64_t Aligned(uint64_t n) { return (n + kSlot - 1) / kSlot * kSlot;
 // like a launch's scratch, and proportional to the graph's commands, which
 // the session's quotas bound.
 constexpr uint64_t kMaxRecordedBytes = uint64_t{64} << 20;
+// The most bytes a recording's copies and fills move in all.
+constexpr uint64_t kMaxRecordedMoves = uint64_t{16} << 30;
 
 struct KernelOp {
   std::shared_ptr<const cuda::CudaModule> module;
+  std::string display_name;  // the kernel as the user wrote it, for messages
   cuda::CUfunction function = nullptr;
   std::string entry;
   cuda::LaunchDims dims;
@@ -71,10 +82,10 @@ using Op = std::variant<KernelOp, CopyOp, FillOp>;
 class CudaRecordedWork final : public RecordedWork {
  public:
   CudaRecordedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, cuda::CudaGraph graph,
-                   cuda::CUdeviceptr block, size_t kernels, absl::Duration limit,
+                   cuda::CUdeviceptr block, size_t kernels, std::string what,
                    std::vector<std::shared_ptr<const cuda::CudaModule>> modules)
-      : device_(device), memory_(std::move(memory)), graph_(std::move(graph)), block_(block), kernels_(kernels),
-        limit_(limit), modules_(std::move(modules)) {}
+      : device_(device), memory_(std::move(memory)), modules_(std::move(modules)), graph_(std::move(graph)),
+        block_(block), kernels_(kernels), what_(std::move(what)) {}
 
   ~CudaRecordedWork() override {
     // A poisoned context's reset frees the block (a kernel may still use it).
@@ -92,23 +103,34 @@ class CudaRecordedWork final : public RecordedWork {
     WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
     std::vector<cuda::CUdeviceptr> live(kernels_);
     for (size_t k = 0; k < kernels_; ++k) live[k] = block_ + (kernels_ + k) * kSlot;
-    WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, live, limit_,
-                                             absl::StrCat("a graph of ", kernels_, " kernel launches")));
-    if (kernels_ == 0) return absl::OkStatus();
-    std::vector<std::byte> bytes(kernels_ * kSlot);
-    WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, bytes.data(), live[0], bytes.size()));
-    for (size_t k = 0; k < kernels_; ++k) std::memcpy(&ctxs[k], bytes.data() + k * kSlot, sizeof(wp::launch_ctx));
+    const absl::Duration limit = device_->launch_time_limit();
+    WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, live, limit, what_));
+    if (kernels_ > 0) {
+      std::vector<std::byte> bytes(kernels_ * kSlot);
+      WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, bytes.data(), live[0], bytes.size()));
+      for (size_t k = 0; k < kernels_; ++k) {
+        std::memcpy(&ctxs[k], bytes.data() + k * kSlot, sizeof(wp::launch_ctx));
+        ctxs[k].cancel = 0;  // the cancel reached every context, finished or not: reported below, once
+      }
+    }
+    const int32_t stopped = __atomic_load_n(cancel, __ATOMIC_RELAXED);
+    if (stopped == abi::kCancelTimeout) {
+      return absl::DeadlineExceededError(absl::StrCat(what_, " ran longer than this server's launch time limit of ",
+                                                      absl::FormatDuration(limit), " and was stopped"));
+    }
+    if (stopped != 0) return absl::CancelledError(absl::StrCat(what_, " was cancelled"));
     return absl::OkStatus();
   }
 
  private:
   CudaDevice* const device_;  // devices live as long as the daemon
   const std::shared_ptr<cuda::CudaMemory> memory_;
+  // Declared before graph_: the executable graph goes before the modules it launches.
+  const std::vector<std::shared_ptr<const cuda::CudaModule>> modules_;
   cuda::CudaGraph graph_;
   const cuda::CUdeviceptr block_;
   const size_t kernels_;
-  const absl::Duration limit_;
-  const std::vector<std::shared_ptr<const cuda::CudaModule>> modules_;
+  const std::string what_;  // "a graph replay of 3 kernel launches ('inc', 'scale')"
 };
 
 class CudaWorkRecorder final : public WorkRecorder {
@@ -129,6 +151,7 @@ class CudaWorkRecorder final : public WorkRecorder {
                                                      device_->info().name));
     }
     KernelOp op;
+    op.display_name = layout.display_name;
     op.adjoint = pass == Device::Pass::kAdjoint;
     op.entry = op.adjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
     if (op.entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
@@ -165,7 +188,7 @@ class CudaWorkRecorder final : public WorkRecorder {
       return absl::UnimplementedError("a strided or overlapping copy is not recorded");
     }
     ops_.push_back(CopyOp{d, s, n});
-    return absl::OkStatus();
+    return Moves(n);
   }
 
   absl::Status Fill(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern) override {
@@ -177,7 +200,7 @@ class CudaWorkRecorder final : public WorkRecorder {
     }
     if (!array.contiguous()) return absl::UnimplementedError("a strided fill is not recorded");
     ops_.push_back(FillOp{array.address() + offset, n, std::string(pattern)});
-    return absl::OkStatus();
+    return Moves(n);
   }
 
   absl::StatusOr<std::unique_ptr<RecordedWork>> Finish() override {
@@ -209,19 +232,42 @@ class CudaWorkRecorder final : public WorkRecorder {
       if (block != 0 && !memory_->context().poisoned()) memory_->pool().Free(block, stream).IgnoreError();
       return graph.status();
     }
-    const absl::Duration limit = device_->launch_time_limit() * static_cast<int64_t>(std::max<uint64_t>(1, runs_));
-    return std::make_unique<CudaRecordedWork>(device_, memory_, *std::move(graph), block, kernels, limit,
+    return std::make_unique<CudaRecordedWork>(device_, memory_, *std::move(graph), block, kernels, Describe(),
                                               std::move(modules));
   }
 
  private:
   absl::Status CheckSize() {
-    const uint64_t runs = ops_.empty() ? 0 : std::get<KernelOp>(ops_.back()).runs;
-    runs_ += runs;
+    runs_ += std::get<KernelOp>(ops_.back()).runs;
     if (2 * contexts_.size() * kSlot + blocks_bytes_ > kMaxRecordedBytes) {
       return absl::UnimplementedError("the graph's launches need more device memory than one recording takes");
     }
     return absl::OkStatus();
+  }
+
+  absl::Status Moves(uint64_t n) {
+    moved_ += n;
+    if (moved_ > kMaxRecordedMoves) {
+      return absl::UnimplementedError("the graph's copies and fills move more bytes than one recording takes");
+    }
+    return absl::OkStatus();
+  }
+
+  // "a graph replay of 3 kernel launches ('inc', 'scale')", for messages.
+  std::string Describe() const {
+    std::string names;
+    int listed = 0;
+    for (const Op& op : ops_) {
+      const auto* k = std::get_if<KernelOp>(&op);
+      if (k == nullptr || names.find("'" + k->display_name + "'") != std::string::npos) continue;
+      if (++listed > 3) {
+        absl::StrAppend(&names, ", ...");
+        break;
+      }
+      absl::StrAppend(&names, names.empty() ? "" : ", ", "'", k->display_name, "'");
+    }
+    return absl::StrCat("a graph replay of ", runs_, runs_ == 1 ? " kernel launch" : " kernel launches",
+                        names.empty() ? "" : absl::StrCat(" (", names, ")"));
   }
 
   // Captures the operations on `stream`; the capture has ended whatever
@@ -278,7 +324,8 @@ class CudaWorkRecorder final : public WorkRecorder {
   std::vector<Op> ops_;
   std::vector<wp::launch_ctx> contexts_;
   uint64_t blocks_bytes_ = 0;
-  uint64_t runs_ = 0;  // kernel launches in all
+  uint64_t runs_ = 0;   // kernel launches in all
+  uint64_t moved_ = 0;  // bytes the copies and fills move
 };
 
 absl::StatusOr<std::unique_ptr<WorkRecorder>> CudaDevice::RecordWork() {

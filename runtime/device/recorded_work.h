@@ -15,7 +15,8 @@
 // round trip between them, so a kernel that faults does not stop the ones
 // after it in that replay (as on CUDA in Warp); the replay reports the
 // first fault in recording order, and the stream stops there as after any
-// failed command.
+// failed command. The launch time limit holds for the whole replay rather
+// than for each kernel.
 //
 //   WARPD_ASSIGN_OR_RETURN(std::unique_ptr<WorkRecorder> rec, device.RecordWork());
 //   rec->Kernel(module, kernel, ctx, args, Device::Pass::kForward, 1);
@@ -51,11 +52,14 @@ class RecordedWork {
   virtual size_t kernels() const = 0;
   // Runs the work once and returns when all of it has finished, with each
   // recorded kernel's context as it ended in `ctxs` (kernels() of them, in
-  // recording order): its fault and cancel words, filled in by the kernel
-  // and the runtime. `*cancel` (relaxed atomics) non-zero asks the running
-  // kernels to stop with that cancel code; once the device's launch time
-  // limit per kernel recorded has passed, Run sets it to abi::kCancelTimeout
-  // itself. Errors: the device's (a lost context: UNAVAILABLE).
+  // recording order): its fault, as the kernel left it (cancel words are
+  // cleared). `*cancel` (relaxed atomics) non-zero asks the running kernels
+  // to stop; once the device's launch time limit has passed (for the whole
+  // run), Run sets it to abi::kCancelTimeout itself. A stopped run fills
+  // `ctxs` and returns DEADLINE_EXCEEDED (the time limit) or CANCELLED,
+  // naming the graph's kernels; a fault found in `ctxs` comes first for the
+  // caller. Other errors: the device's (a lost context: UNAVAILABLE), with
+  // `ctxs` unset.
   virtual absl::Status Run(absl::Span<wp::launch_ctx> ctxs, int32_t* cancel) = 0;
 };
 

@@ -57,14 +57,16 @@ class Graph::Replay final : public Command {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return absl::CancelledError("graph replay was cancelled");
     }
-    WARPD_RETURN_IF_ERROR(graph_->recorded_->Run(absl::MakeSpan(ctxs), &cancel_word_));
+    const absl::Status ran = graph_->recorded_->Run(absl::MakeSpan(ctxs), &cancel_word_);
+    if (!ran.ok() && !absl::IsDeadlineExceeded(ran) && !absl::IsCancelled(ran)) return ran;
+    // A kernel's fault first (a stopped run filled the contexts too).
     size_t at = 0;
     for (size_t i = 0; i < graph_->commands_.size(); ++i) {
       const size_t n = graph_->recorded_kernels_[i];
       WARPD_RETURN_IF_ERROR(graph_->commands_[i]->Replayed(device, absl::MakeConstSpan(ctxs).subspan(at, n)));
       at += n;
     }
-    return absl::OkStatus();
+    return ran;
   }
 
   // The replay command itself; its graph is charged apart.

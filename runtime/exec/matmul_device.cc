@@ -1,5 +1,6 @@
 #include "runtime/exec/matmul_device.h"
 
+#include <algorithm>
 #include <climits>
 #include <utility>
 #include <vector>
@@ -67,6 +68,9 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareDeviceMatmul(std::shared_ptr<con
   spec.beta = shape.has_c ? beta : 0.0;
   auto operand = [&](const Array& x, const char* name) -> absl::StatusOr<GemmOperand> {
     const MatrixView v = ViewOf(x);
+    // An empty matrix is never read (an empty d: nothing to do; an empty
+    // a or b: k is 0, d <- beta * c): any form the BLAS accepts.
+    if (v.rows == 0 || v.cols == 0) return GemmOperand{x.address(), false, std::max<int64_t>(1, v.cols), 0};
     std::optional<BlasForm> form = FormOf(v, shape.elem, x.address());
     if (!form) {
       return absl::UnimplementedError(absl::StrCat("matmul on '", device, "': operand ", name,
@@ -78,6 +82,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareDeviceMatmul(std::shared_ptr<con
   WARPD_ASSIGN_OR_RETURN(spec.a, operand(*a, "A"));
   WARPD_ASSIGN_OR_RETURN(spec.b, operand(*b, "B"));
   WARPD_ASSIGN_OR_RETURN(spec.d, operand(*d, "D"));
+  if (shape.batch > 1 && spec.d.batch_stride == 0 && shape.m > 0 && shape.n > 0) {
+    return absl::UnimplementedError(absl::StrCat("matmul on '", device,
+                                                 "': D is one matrix repeated over the batch (a stride of 0); its "
+                                                 "items would be written at once"));
+  }
   if (Overlap(*d, *a) || Overlap(*d, *b)) {
     return absl::UnimplementedError(absl::StrCat(
         "matmul on '", device, "': D shares memory with A or B; write the product to another array"));

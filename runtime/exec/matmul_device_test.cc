@@ -4,11 +4,14 @@
 // gets them from matmul_device.cc and CudaDevice::Gemm, against a triple loop.
 #include "runtime/exec/matmul_device.h"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -33,7 +36,12 @@ class DeviceMatmulTest : public cuda::testing::FakeCudaTest {
     setenv("WARPD_CUBLAS", WARPD_FAKE_LIBCUBLAS, 1);
     setenv("WARPD_FAKE_LIBCUDA", WARPD_FAKE_LIBCUDA, 1);
     FakeCudaTest::SetUp();
-    absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {});
+    Reopen({});
+  }
+  void Reopen(const CudaDevice::LaunchOptions& launch) {
+    gpu_.reset();
+    absl::StatusOr<std::unique_ptr<CudaDevice>> d =
+        CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {}, launch);
     ASSERT_TRUE(d.ok()) << d.status();
     gpu_ = *std::move(d);
   }
@@ -176,6 +184,52 @@ TEST_F(DeviceMatmulTest, Float16ComputesInFloat32) {
   ExpectNear(Read(*d), Expected(2, 2, 3, Read(*a), Read(*b), nullptr, 1, 0), 1e-2);
 }
 
+TEST_F(DeviceMatmulTest, LargeGemmsGoInChunksOfBatchItemsAndRows) {
+  CudaDevice::LaunchOptions launch;
+  // The stand-in's count of GEMM calls.
+  void* lib = dlopen(WARPD_FAKE_LIBCUBLAS, RTLD_NOW | RTLD_LOCAL);  // the one Cublas::Get loads (or will)
+  ASSERT_NE(lib, nullptr);
+  auto gemms = reinterpret_cast<int (*)()>(dlsym(lib, "warpd_fake_cublas_gemms"));
+  ASSERT_NE(gemms, nullptr);
+  // 3 items of 5 x 4 @ 4 x 6 (120 multiply-adds each): 30 per chunk is one
+  // row band (24) per call, 15 calls; 300 is two items per call, 2 calls.
+  for (auto [chunk, calls] : {std::pair{30.0, 15}, std::pair{300.0, 2}}) {
+    launch.gemm_chunk_macs = chunk;
+    Reopen(launch);
+    for (bool transposed_d : {false, true}) {
+      const int before = gemms();
+      const auto xa = Values(3 * 5 * 4, 29), xb = Values(3 * 4 * 6, 31);
+      auto a = Make(ScalarKind::kFloat64, {3, 5, 4}, xa), b = Make(ScalarKind::kFloat64, {3, 4, 6}, xb);
+      auto d_base = Make(ScalarKind::kFloat64, {3, 6, 5}, {});
+      // d row-major, or each item the transpose of a (6, 5) matrix (column-major).
+      auto d = transposed_d ? testing::ViewOf(d_base, 0, {3, 5, 6}, {240, 8, 40})
+                            : testing::ViewOf(d_base, 0, {3, 5, 6}, {240, 48, 8});
+      ASSERT_TRUE(Run(a, b, nullptr, d, 1.0, 0.0).ok());
+      EXPECT_EQ(gemms() - before, calls) << chunk;
+      std::vector<double> got = Read(*d_base), want(got.size());
+      for (int item = 0; item < 3; ++item) {
+        auto part = Expected(5, 6, 4, std::vector<double>(xa.begin() + item * 20, xa.begin() + item * 20 + 20),
+                             std::vector<double>(xb.begin() + item * 24, xb.begin() + item * 24 + 24), nullptr, 1, 0);
+        for (int i = 0; i < 5; ++i)
+          for (int j = 0; j < 6; ++j) want[item * 30 + (transposed_d ? j * 5 + i : i * 6 + j)] = part[i * 6 + j];
+      }
+      ExpectNear(got, want, 1e-12);
+    }
+  }
+}
+
+TEST_F(DeviceMatmulTest, AnEmptyInnerDimensionGivesBetaC) {
+  const auto cv = Values(3 * 2, 19);
+  auto a = Make(ScalarKind::kFloat32, {3, 0}, {}), b = Make(ScalarKind::kFloat32, {0, 2}, {});
+  auto c = Make(ScalarKind::kFloat32, {3, 2}, cv), d = Make(ScalarKind::kFloat32, {3, 2}, Values(6, 23));
+  ASSERT_TRUE(Run(a, b, c, d, 2.0, 0.25).ok());
+  ExpectNear(Read(*d), Expected(3, 2, 0, {}, {}, &cv, 2.0, 0.25), 1e-6);
+  auto none = Make(ScalarKind::kFloat32, {0, 2}, {});
+  EXPECT_TRUE(Run(Make(ScalarKind::kFloat32, {0, 4}, {}), Make(ScalarKind::kFloat32, {4, 2}, Values(8, 1)), nullptr,
+                  none, 1.0, 0.0)
+                  .ok());
+}
+
 TEST_F(DeviceMatmulTest, WhatTheDevicesBlasCannotTakeSaysWhy) {
   auto a = Make(ScalarKind::kFloat32, {4, 4}, Values(16, 1)), d = Make(ScalarKind::kFloat32, {2, 2}, {});
   auto every_other = testing::ViewOf(a, 0, {2, 2}, {32, 8});  // both strides past one element
@@ -189,6 +243,12 @@ TEST_F(DeviceMatmulTest, WhatTheDevicesBlasCannotTakeSaysWhy) {
   EXPECT_TRUE(cuda::testing::Has(s.message(), "D shares memory with A or B")) << s;
   s = Run(b, b, nullptr, Make(ScalarKind::kFloat32, {3, 2}, {}), 1.0, 0.0);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  // One d for every batch item: refused (the items would race).
+  auto batch_a = Make(ScalarKind::kFloat32, {2, 2, 2}, Values(8, 3)), batch_b = Make(ScalarKind::kFloat32, {2, 2, 2}, Values(8, 4));
+  auto shared_d = testing::ViewOf(d, 0, {2, 2, 2}, {0, 8, 4});
+  s = Run(batch_a, batch_b, nullptr, shared_d, 1.0, 0.0);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "D is one matrix repeated over the batch")) << s;
   // cuBLAS's own errors name the call and the device.
   setenv("WARPD_FAKE_CUBLAS_FAIL", "13", 1);
   s = Run(b, b, nullptr, d, 1.0, 0.0);

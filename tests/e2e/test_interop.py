@@ -151,6 +151,14 @@ def test_from_dlpack_refuses_what_it_cannot_read(wp):
         wp.from_dlpack([1.0, 2.0])
 
 
+def test_device_names_for_torch_need_no_torch(wp):
+    # Warp's device helper maps a device (or its alias) to torch's name for it.
+    assert wp.device_to_torch("cpu") == "cpu" and wp.device_to_torch("cuda") == "cuda:0"
+    assert wp.device_to_torch(wp.get_device("cpu")) == "cpu"
+    with pytest.raises(RuntimeError, match="Invalid device"):
+        wp.device_to_torch("tpu")
+
+
 def test_torch_entry_points(wp):
     a = wp.array(np.arange(MAPPED_N, dtype=np.float32), dtype=float)
     if importlib.util.find_spec("torch") is None:

@@ -171,7 +171,9 @@ def device_from_torch(torch_device) -> str:
 
 def device_to_torch(warp_device) -> str:
     """The torch device string of a warpd device ("cpu", "cuda:N"; Warp's ``wp.device_to_torch``)."""
-    name = getattr(warp_device, "name", None) or getattr(warp_device, "alias", None) or str(warp_device)
+    from .device import Device
+
+    name = warp_device.alias if isinstance(warp_device, Device) else str(warp_device)
     if name == "cuda":
         name = "cuda:0"
     if name != "cpu" and not name.startswith("cuda:"):

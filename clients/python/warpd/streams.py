@@ -21,6 +21,7 @@ stays its own: a stream waiting for a failed one still runs.
 
 from __future__ import annotations
 
+import collections
 import itertools
 
 import weakref
@@ -103,15 +104,17 @@ class Event:
 
 
 # The daemon keeps 4096 time slots per session (RecordTime): one per live
-# timing event. Tags tell a slot's stamps apart when it is reused.
-_free_time_slots = list(range(4095, -1, -1))
+# timing event. Tags tell a slot's stamps apart when it is reused; the slot
+# freed longest ago is reused first, so a stamp of a dropped event still
+# queued on a busy stream is not likely to land on a new event's slot.
+_free_time_slots = collections.deque(range(4096))
 _time_tags = itertools.count(1)
 
 
 def _take_time_slot() -> int:
     if not _free_time_slots:
         raise RuntimeError("warpd keeps at most 4096 timing events (wp.Event(enable_timing=True)) alive at once")
-    return _free_time_slots.pop()
+    return _free_time_slots.popleft()
 
 
 def _completed(client: _ClientStream) -> int:
