@@ -5,8 +5,12 @@ every GPU; a full build needs --cuda-execution, passed with --cuda-execution)
 and measures on cuda:0, through the Python client as a user would:
   - launch + synchronize latency of a dim=1 kernel (median of 200);
   - queued launches per second (2,000 dim=1 launches, then one synchronize);
+  - graph replay cost per launch (a captured graph of 2,000 dim=1 launches,
+    replayed as one CUDA graph 20 times);
   - saxpy on 2^26 floats: effective bandwidth (12 bytes per element) vs
     ideal, and the result checked against numpy;
+  - wp.matmul of two 4096 x 4096 float32 matrices through cuBLAS, GFLOP/s,
+    64 rows checked against numpy;
   - upload and download of 256 MiB (host <-> device through the daemon's
     pinned staging; over the local socket's shared memory when the client
     maps it), GB/s.
@@ -94,6 +98,21 @@ def main() -> int:
         wp.synchronize_device(gpu)
         result["queued_launches_per_s"] = round(launches / (time.perf_counter() - t0))
 
+        # A captured graph of dim=1 launches, replayed as one CUDA graph: cost per launch.
+        per_graph = 200 if args.quick else 2000
+        wp.capture_begin(device=gpu)
+        for _ in range(per_graph):
+            wp.launch(nothing, dim=1, inputs=[one], device=gpu)
+        graph = wp.capture_end(device=gpu)
+        wp.capture_launch(graph)  # the first replay records the CUDA graph
+        wp.synchronize_device(gpu)
+        replays = 5 if args.quick else 20
+        t0 = time.perf_counter()
+        for _ in range(replays):
+            wp.capture_launch(graph)
+        wp.synchronize_device(gpu)
+        result["graph_replay_us_per_launch"] = round((time.perf_counter() - t0) / (replays * per_graph) * 1e6, 3)
+
         n = 1 << (20 if args.quick else 26)
         rng = np.random.default_rng(0)
         xs = rng.standard_normal(n).astype(np.float32)
@@ -116,6 +135,32 @@ def main() -> int:
         result["saxpy_correct"] = bool(ok)
         if not ok:
             status = 1
+
+        # wp.matmul through cuBLAS: float32 GFLOP/s (k = m = n), checked against numpy.
+        dim = 256 if args.quick else 4096
+        am = rng.standard_normal((dim, dim)).astype(np.float32)
+        bm = rng.standard_normal((dim, dim)).astype(np.float32)
+        a_dev, b_dev = wp.array(am, device=gpu), wp.array(bm, device=gpu)
+        d_dev = wp.zeros((dim, dim), dtype=float, device=gpu)
+        try:
+            wp.matmul(a_dev, b_dev, d_dev, d_dev)
+            wp.synchronize_device(gpu)
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                wp.matmul(a_dev, b_dev, d_dev, d_dev)
+                wp.synchronize_device(gpu)
+                times.append(time.perf_counter() - t0)
+            result["matmul_dim"] = dim
+            result["matmul_gflop_per_s"] = round(2 * dim**3 / min(times) / 1e9, 1)
+            probe = rng.integers(0, dim, 64)
+            want = (am[probe].astype(np.float64) @ bm.astype(np.float64))
+            mm_ok = bool(np.allclose(d_dev.numpy()[probe], want, rtol=1e-3, atol=1e-2 * np.sqrt(dim)))
+            result["matmul_correct"] = mm_ok
+            if not mm_ok:
+                status = 1
+        except Exception as err:  # no cuBLAS on the machine: say so, keep the other rows
+            result["matmul_error"] = f"{type(err).__name__}: {err}"
 
         size = (16 if args.quick else 256) << 20
         host = rng.integers(0, 255, size, dtype=np.uint8)

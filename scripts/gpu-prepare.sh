@@ -43,7 +43,7 @@ if ! grep -q '^WARPD_WITH_CUDA:BOOL=ON' "$build/CMakeCache.txt"; then
     "CUDA toolkit with nvrtc.h found); the generator needs NVRTC" >&2
   exit 1
 fi
-cmake --build "$build" --target gpu_check_gen gpu_check_fake_cuda
+cmake --build "$build" --target gpu_check_gen gpu_check_fake_cuda warpd_fake_libcublas
 
 label=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git diff --quiet HEAD -- compiler runtime/native tools/gpu_check 2>/dev/null; then

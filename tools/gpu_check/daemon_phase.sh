@@ -2,8 +2,9 @@
 # The GPU check's daemon phase (scripts/gpu-check.sh runs it on the GPU
 # machine): the lean CUDA-only daemon that scripts/gpu-prepare.sh put in
 # DIR/daemon, driven through the Python client as users drive it.
-#   1. bench/gpu_daemon.py: launch latency, queued launches, saxpy bandwidth,
-#      256 MiB upload/download, checked against numpy -> RESULTS/gpu-daemon-bench.json
+#   1. bench/gpu_daemon.py: launch latency, queued launches, graph replay
+#      cost, saxpy bandwidth, cuBLAS matmul GFLOP/s, 256 MiB upload/download,
+#      checked against numpy -> RESULTS/gpu-daemon-bench.json
 #   2. pytest: tests/e2e/test_gpu.py (every test checks a value computed on
 #      the GPU) and the CPU conformance files below, whose arrays and launches
 #      land on cuda:0, the client's default device when a GPU runs work

@@ -54,7 +54,9 @@ work=$(mktemp -d /tmp/warpd-daemon-selftest.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # The phase itself, with the quick bench and only the device test.
 set +e
+# The stand-in cuBLAS too: this machine's real one would drive the stand-in driver.
 LD_LIBRARY_PATH="$fake_dir" PYTHON="$venv/bin/python" WARPD_GPU_BENCH_ARGS=--quick \
+  WARPD_CUBLAS="$build/tests/fake_cuda/libwarpd_fake_libcublas.so" \
   WARPD_GPU_E2E_FILES="tests/e2e/test_gpu.py::test_the_default_device_is_the_gpu" \
   WARPD_GPU_SUITE_ONLY=test_arithmetic.py \
   tools/gpu_check/daemon_phase.sh "$dir" "$work/results" > "$work/phase.log" 2>&1
