@@ -14,6 +14,7 @@ void FillDeviceInfo(const runtime::Device& device, v1::DeviceInfo* out) {
   out->set_memory_bytes(in.memory_bytes);
   out->set_unavailable(in.unavailable);
   out->set_free_bytes(device.FreeMemoryBytes());
+  out->set_mempool_release_threshold(in.mempool_release_threshold);
 }
 
 void FillPersistentInfo(const std::string& name, const runtime::Array& array, bool durable,

@@ -65,6 +65,7 @@ CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* 
   info_.arch = gpu.arch();
   info_.uuid = gpu.uuid;
   info_.memory_bytes = gpu.memory_bytes;
+  info_.mempool_release_threshold = options.pool.release_threshold;
   info_.unavailable = memory_ == nullptr ? kNotYet : "";
 }
 

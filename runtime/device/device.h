@@ -37,6 +37,8 @@ struct DeviceInfo {
   std::string arch;   // "x86_64", "sm_90"
   std::string uuid;
   uint64_t memory_bytes = 0;
+  // A GPU's pools: bytes kept reserved across synchronizations.
+  uint64_t mempool_release_threshold = 0;
   // Why the device cannot run work (arrays, launches); "" when it can. A
   // GPU the driver reports is listed before warpd can run anything on it.
   std::string unavailable;

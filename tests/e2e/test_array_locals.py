@@ -83,6 +83,22 @@ def test_device_capability_queries(wp):
         assert f("cpu", "cpu") is False
     with pytest.raises(wp.DeviceError):
         wp.is_mempool_supported("nope")
+    # Warp's answers for the CPU's (absent) pool: enabling raises ValueError, disabling does nothing.
+    with pytest.raises(ValueError, match="only supported on CUDA devices"):
+        wp.set_mempool_enabled("cpu", True)
+    wp.set_mempool_enabled("cpu", False)
+    for f in (wp.get_mempool_release_threshold, wp.get_mempool_used_mem_current, wp.get_mempool_used_mem_high):
+        with pytest.raises(ValueError, match="only supported on CUDA devices"):
+            f("cpu")
+    with pytest.raises(ValueError, match="only supported on CUDA devices"):
+        wp.set_mempool_release_threshold("cpu", 1 << 20)
+    for f, kind in ((wp.set_mempool_access_enabled, "Memory pool"), (wp.set_peer_access_enabled, "Peer")):
+        with pytest.raises(ValueError, match=f"{kind} access is only supported between CUDA devices"):
+            f("cpu", "cpu", True)
+        f("cpu", "cpu", False)
+    with pytest.raises(ValueError):
+        with wp.ScopedMempool("cpu", True):
+            pass
 
 
 @wpd.kernel

@@ -580,3 +580,52 @@ def test_matmul_runs_on_the_gpu_through_cublas(tmp_path, fake_driver):
     # c.grad += beta * d.grad is a kernel, which the stand-in does not run (test_gpu checks it on a GPU).
     np.testing.assert_allclose(out["op"], an @ bn, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out["batched"], out["batched_want"], rtol=1e-12)
+
+
+# Warp's pool and peer functions on the stand-in GPUs, as a shared daemon's
+# client sees them (clients/python/warpd/mempool.py).
+MEMPOOL_SCRIPT = r'''
+import json, warnings
+import warpd as wp
+
+wp.init()
+out = {"supported": [wp.is_mempool_supported(d) for d in ("cuda:0", "cuda:1")],
+       "threshold": wp.get_mempool_release_threshold("cuda:0")}
+wp.set_mempool_enabled("cuda:0", True)
+with wp.ScopedMempool("cuda:0", True):
+    pass
+errors = {}
+for name, fn in {"disable": lambda: wp.set_mempool_enabled("cuda:0", False),
+                 "negative": lambda: wp.set_mempool_release_threshold("cuda:0", -1),
+                 "used": lambda: wp.get_mempool_used_mem_current("cuda:0"),
+                 "peer": lambda: wp.set_peer_access_enabled("cuda:0", "cuda:1", True),
+                 "pool_access": lambda: wp.set_mempool_access_enabled("cuda:1", "cuda:0", True)}.items():
+    try:
+        fn()
+        errors[name] = "no error"
+    except Exception as e:
+        errors[name] = type(e).__name__ + ": " + str(e)
+out["errors"] = errors
+wp.set_peer_access_enabled("cuda:0", "cuda:1", False)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    wp.set_mempool_release_threshold("cuda:0", 0)      # the daemon's value: no warning
+    wp.set_mempool_release_threshold("cuda:0", 0.25)   # a quarter of 80 GiB: ignored, said so
+out["warnings"] = [str(w.message) for w in caught]
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_mempool_functions_as_a_shared_daemon_has_them(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_mempool.py", MEMPOOL_SCRIPT)
+    assert out["supported"] == [True, True]
+    assert out["threshold"] == 0  # the daemon's default
+    e = out["errors"]
+    assert e["disable"].startswith("RuntimeError") and "cannot be turned off for one client" in e["disable"], e
+    assert e["negative"].startswith("ValueError"), e
+    assert e["used"].startswith("NotImplementedError") and "does not report its usage" in e["used"], e
+    assert e["peer"].startswith("RuntimeError") and "Device cuda:1 cannot access device cuda:0" in e["peer"], e
+    assert e["pool_access"].startswith("RuntimeError") and "cannot access device cuda:1" in e["pool_access"], e
+    assert len(out["warnings"]) == 1 and "stays 0 bytes" in out["warnings"][0], out["warnings"]
+    assert str((80 << 30) // 4) in out["warnings"][0], out["warnings"]

@@ -28,10 +28,13 @@ from .interop import (device_from_torch, device_to_torch, dtype_from_torch, dtyp
 from .indexedarray import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .context import (get_cuda_device_count, get_cuda_devices, get_device, get_devices,
                       get_preferred_device, init, is_cpu_available, is_cuda_available,
-                      is_device_available, is_initialized, is_mempool_access_enabled,
-                      is_mempool_access_supported, is_mempool_enabled, is_mempool_supported,
-                      is_peer_access_enabled, is_peer_access_supported, set_device, shutdown,
+                      is_device_available, is_initialized, set_device, shutdown,
                       synchronize, synchronize_device)
+from .mempool import (ScopedMempool, ScopedMempoolAccess, ScopedPeerAccess, get_mempool_release_threshold,
+                      get_mempool_used_mem_current, get_mempool_used_mem_high, is_mempool_access_enabled,
+                      is_mempool_access_supported, is_mempool_enabled, is_mempool_supported, is_peer_access_enabled,
+                      is_peer_access_supported, set_mempool_access_enabled, set_mempool_enabled,
+                      set_mempool_release_threshold, set_peer_access_enabled)
 from .device import Device
 from .errors import (AuthenticationError, CompileError, DaemonStartError, DeviceError, InvalidArgumentError,
                      KernelError, NotFoundError, SessionError, UnavailableError, VersionMismatchError,

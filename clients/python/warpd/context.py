@@ -671,45 +671,6 @@ def is_device_available(device) -> bool:
         return False
 
 
-def is_mempool_supported(device) -> bool:
-    """Whether `device` allocates from a stream-ordered memory pool: CUDA devices do
-    (DESIGN.md); the CPU has none, as in Warp. Raises DeviceError for an unknown device."""
-    return runtime().device(device).is_cuda
-
-
-def is_mempool_enabled(device) -> bool:
-    """The same as is_mempool_supported: a device's pool is always on."""
-    return is_mempool_supported(device)
-
-
-def _peer_pair(target, peer):
-    rt = runtime()
-    return rt.device(target), rt.device(peer)
-
-
-def is_mempool_access_supported(target_device, peer_device) -> bool:
-    """Whether `peer_device` may read `target_device`'s pool directly: never through
-    warpd (copies between devices run in the daemon); False as Warp gives for the CPU."""
-    _peer_pair(target_device, peer_device)
-    return False
-
-
-def is_mempool_access_enabled(target_device, peer_device) -> bool:
-    """See is_mempool_access_supported."""
-    return is_mempool_access_supported(target_device, peer_device)
-
-
-def is_peer_access_supported(target_device, peer_device) -> bool:
-    """Whether the two devices map each other's memory: never for a client of warpd."""
-    _peer_pair(target_device, peer_device)
-    return False
-
-
-def is_peer_access_enabled(target_device, peer_device) -> bool:
-    """See is_peer_access_supported."""
-    return is_peer_access_supported(target_device, peer_device)
-
-
 def type_str(t) -> str:
     """Warp's spelling of a type (``warp._src.context.type_str``): "float32", "vec3f",
     "HashGridQuery" (of every precision), "array(dtype=vec3f, ndim=1)", a struct's name."""
