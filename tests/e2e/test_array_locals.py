@@ -99,6 +99,11 @@ def test_device_capability_queries(wp):
     with pytest.raises(ValueError):
         with wp.ScopedMempool("cpu", True):
             pass
+    with pytest.raises(ValueError, match="Memory pool access is only supported"):
+        with wp.ScopedMempoolAccess("cpu", "cpu"):
+            pass
+    with wp.ScopedPeerAccess("cpu", "cpu", False), wp.ScopedMempool("cpu", False):
+        pass
 
 
 @wpd.kernel

@@ -139,43 +139,45 @@ def set_peer_access_enabled(target_device, peer_device, enable: bool) -> None:
     _access("Peer", target_device, peer_device, enable)
 
 
-class ScopedMempool:
-    """Warp's: set_mempool_enabled for a scope (only enabling succeeds on warpd)."""
+class _Scoped:
+    """Calls `_set(*args)` on entering a scope (warpd has nothing to restore on leaving:
+    only the calls that change nothing succeed)."""
+
+    _set = None
+
+    def __init__(self, *args):
+        self.args = args
+
+    def __enter__(self):
+        type(self)._set(*self.args)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class ScopedMempool(_Scoped):
+    """Warp's: set_mempool_enabled(device, enable) for a scope."""
+
+    _set = staticmethod(set_mempool_enabled)
 
     def __init__(self, device, enable: bool):
-        self.device, self.enable = device, enable
-
-    def __enter__(self):
-        set_mempool_enabled(self.device, self.enable)
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        super().__init__(device, enable)
 
 
-class ScopedMempoolAccess:
+class ScopedMempoolAccess(_Scoped):
     """Warp's: set_mempool_access_enabled for a scope."""
 
+    _set = staticmethod(set_mempool_access_enabled)
+
     def __init__(self, target_device, peer_device, enable: bool = True):
-        self.args = (target_device, peer_device, enable)
-
-    def __enter__(self):
-        set_mempool_access_enabled(*self.args)
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        super().__init__(target_device, peer_device, enable)
 
 
-class ScopedPeerAccess:
+class ScopedPeerAccess(_Scoped):
     """Warp's: set_peer_access_enabled for a scope."""
 
+    _set = staticmethod(set_peer_access_enabled)
+
     def __init__(self, target_device, peer_device, enable: bool = True):
-        self.args = (target_device, peer_device, enable)
-
-    def __enter__(self):
-        set_peer_access_enabled(*self.args)
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        super().__init__(target_device, peer_device, enable)
