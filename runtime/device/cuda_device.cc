@@ -194,17 +194,41 @@ absl::StatusOr<std::shared_ptr<const cuda::CudaModule>> CudaDevice::LoadedModule
   return it->second;
 }
 
+absl::StatusOr<std::string> CudaDevice::EntryFor(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
+                                                 Pass pass) const {
+  if (module.target() != abi::Target::kCuda || module.cuda_image().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.layout.display_name,
+                                                   "' was not compiled for CUDA: it cannot run on ", info_.name));
+  }
+  const std::string& entry = pass == Pass::kAdjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
+  if (entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
+  return entry;
+}
+
+void CudaDevice::AddBlockParams(cuda::KernelArgs& params, const abi::KernelLayout& layout, bool adjoint,
+                                const void* block, bool by_pointer, cuda::CUdeviceptr block_address) {
+  if (by_pointer) {
+    params.Add(uint64_t{block_address});
+    return;
+  }
+  static constexpr int32_t kNoParams[2] = {0, 0};
+  const bool empty = layout.args_size == 0;
+  const size_t size = empty ? sizeof(int32_t) : layout.args_size;
+  const size_t align = empty ? alignof(int32_t) : layout.args_align;
+  params.Add(empty ? static_cast<const void*>(kNoParams) : block, size, align);
+  if (adjoint) {
+    params.Add(empty ? static_cast<const void*>(kNoParams + 1)
+                     : static_cast<const void*>(static_cast<const std::byte*>(block) + layout.args_size),
+               size, align);
+  }
+}
+
 absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
                                    wp::launch_ctx* ctx, const void* args, Pass pass) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   const abi::KernelLayout& layout = kernel.layout;
-  if (module.target() != abi::Target::kCuda || module.cuda_image().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel '", layout.display_name, "' was not compiled for CUDA: it cannot run on ", info_.name));
-  }
   const bool adjoint = pass == Pass::kAdjoint;
-  const std::string& entry = adjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
-  if (entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
+  WARPD_ASSIGN_OR_RETURN(const std::string entry, EntryFor(module, kernel, pass));
   if (ctx->bounds.size == 0) return absl::OkStatus();
   if (ctx->num_objects > 0) {
     return absl::UnimplementedError(absl::StrCat("kernel '", layout.display_name, "': kernels on '", info_.name,
@@ -219,8 +243,8 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   // adjoint's is the forward block and the adjoints' block after it).
   constexpr uint64_t kAlign = 256;
   auto aligned = [](uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
-  const uint64_t block_bytes = adjoint ? 2 * uint64_t{layout.args_size} : uint64_t{layout.args_size};
-  const bool by_pointer = block_bytes + sizeof(void*) > abi::kMaxCudaParamBytes;
+  const uint64_t block_bytes = BlockBytes(layout, adjoint);
+  const bool by_pointer = BlockByPointer(block_bytes);
   const uint64_t records = ctx->output.data != nullptr ? ctx->output.capacity : 0;
   const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), block_at = records_at + aligned(records);
   const uint64_t scratch_bytes = block_at + (by_pointer ? block_bytes : 0);
@@ -237,25 +261,10 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     device_ctx.objects = nullptr;
     device_ctx.num_objects = 0;
     WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + ctx_at, &device_ctx, sizeof(device_ctx)));
+    if (by_pointer) WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + block_at, args, block_bytes));
     cuda::KernelArgs params;
     params.Add(uint64_t{scratch + ctx_at});
-    if (by_pointer) {
-      WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + block_at, args, block_bytes));
-      params.Add(uint64_t{scratch + block_at});
-    } else {
-      // A kernel without parameters takes its block's one int32 placeholder.
-      static constexpr int32_t kNoParams[2] = {0, 0};
-      const bool empty = layout.args_size == 0;
-      const void* forward = empty ? kNoParams : args;
-      const size_t size = empty ? sizeof(int32_t) : layout.args_size;
-      const size_t align = empty ? alignof(int32_t) : layout.args_align;
-      params.Add(forward, size, align);
-      if (adjoint) {
-        const void* adj = empty ? static_cast<const void*>(kNoParams + 1)
-                                : static_cast<const void*>(static_cast<const std::byte*>(args) + layout.args_size);
-        params.Add(adj, size, align);
-      }
-    }
+    AddBlockParams(params, layout, adjoint, args, by_pointer, scratch + block_at);
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
     const cuda::CUdeviceptr ctx_address = scratch + ctx_at;
     if (absl::Status s = AwaitWork(*m, stream, &ctx->cancel, absl::MakeConstSpan(&ctx_address, 1),

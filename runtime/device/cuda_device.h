@@ -53,6 +53,7 @@
 #include "runtime/device/cuda/cuda_buffer.h"
 #include "runtime/device/cuda/cuda_module.h"
 #include "runtime/device/cuda/cuda_device_info.h"
+#include "runtime/device/cuda/cuda_launch.h"
 #include "runtime/device/cuda/cuda_driver.h"
 #include "runtime/device/device.h"
 
@@ -135,6 +136,21 @@ class CudaDevice final : public Device {
                          absl::Span<const cuda::CUdeviceptr> device_ctxs, absl::Duration limit,
                          const std::string& what);
   absl::Status NotYet() const;
+  // A launch's kernel entry on this device, for RunKernel and the work
+  // recorder: the entry's name for `pass` (INVALID_ARGUMENT for a module not
+  // compiled for CUDA, INTERNAL without the pass's entry); the argument
+  // block's bytes (an adjoint's: both blocks) and whether it goes by pointer
+  // (past the parameter space); the parameters after the context: the block
+  // by value from `block` (a kernel without parameters takes a placeholder
+  // int32 per block), or `block_address`.
+  absl::StatusOr<std::string> EntryFor(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
+                                       Pass pass) const;
+  static uint64_t BlockBytes(const abi::KernelLayout& layout, bool adjoint) {
+    return adjoint ? 2 * uint64_t{layout.args_size} : uint64_t{layout.args_size};
+  }
+  static bool BlockByPointer(uint64_t block_bytes) { return block_bytes + sizeof(void*) > abi::kMaxCudaParamBytes; }
+  static void AddBlockParams(cuda::KernelArgs& params, const abi::KernelLayout& layout, bool adjoint,
+                             const void* block, bool by_pointer, cuda::CUdeviceptr block_address);
   // The device's memory now, held for one operation; FAILED_PRECONDITION
   // when it has none (listed only, or lost and not reopened).
   absl::StatusOr<std::shared_ptr<cuda::CudaMemory>> Memory() const;

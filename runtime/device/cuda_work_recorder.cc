@@ -63,8 +63,9 @@ struct KernelOp {
   size_t slot = 0;
   // The parameters after the context: the block by value (forward, and the
   // adjoints' for an adjoint), or its device address at `block_at`.
+  std::shared_ptr<const abi::CompiledModule> compiled;  // holds `layout`
+  const abi::KernelLayout* layout = nullptr;
   std::string block;
-  size_t args_size = 0, args_align = 1;
   bool by_pointer = false;
   uint64_t block_at = 0;
 };
@@ -145,25 +146,19 @@ class CudaWorkRecorder final : public WorkRecorder {
       return absl::UnimplementedError(
           absl::StrCat("kernel '", layout.display_name, "' prints or queries objects: it is not recorded"));
     }
-    if (module->target() != abi::Target::kCuda || module->cuda_image().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("kernel '", layout.display_name,
-                                                     "' was not compiled for CUDA: it cannot run on ",
-                                                     device_->info().name));
-    }
     KernelOp op;
     op.display_name = layout.display_name;
     op.adjoint = pass == Device::Pass::kAdjoint;
-    op.entry = op.adjoint ? kernel.cuda_adjoint : kernel.cuda_entry;
-    if (op.entry.empty()) return absl::InternalError("the kernel has no CUDA entry point for this pass");
+    op.compiled = module;
+    op.layout = &layout;
+    WARPD_ASSIGN_OR_RETURN(op.entry, device_->EntryFor(*module, kernel, pass));
     WARPD_ASSIGN_OR_RETURN(op.module, device_->LoadedModule(*memory_, *module));
     WARPD_ASSIGN_OR_RETURN(op.function, op.module->Function(op.entry));
     WARPD_ASSIGN_OR_RETURN(op.dims, cuda::GridStrideDims(uint64_t(ctx.bounds.size)));
     op.runs = runs;
     op.slot = contexts_.size();
-    const uint64_t block_bytes = op.adjoint ? 2 * uint64_t{layout.args_size} : uint64_t{layout.args_size};
-    op.by_pointer = block_bytes + sizeof(void*) > abi::kMaxCudaParamBytes;
-    op.args_size = layout.args_size;
-    op.args_align = layout.args_align;
+    const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);
+    op.by_pointer = CudaDevice::BlockByPointer(block_bytes);
     if (layout.args_size > 0) op.block.assign(static_cast<const char*>(args), block_bytes);
     if (op.by_pointer) {
       op.block_at = blocks_bytes_;
@@ -300,19 +295,7 @@ class CudaWorkRecorder final : public WorkRecorder {
                                  cuda::CUdeviceptr block) {
     cuda::KernelArgs params;
     params.Add(uint64_t{ctx});
-    if (k.by_pointer) {
-      params.Add(uint64_t{block});
-    } else {
-      // A kernel without parameters takes its block's one int32 placeholder.
-      static constexpr int32_t kNoParams[2] = {0, 0};
-      const bool empty = k.args_size == 0;
-      const size_t size = empty ? sizeof(int32_t) : k.args_size;
-      const size_t align = empty ? alignof(int32_t) : k.args_align;
-      params.Add(empty ? static_cast<const void*>(kNoParams) : k.block.data(), size, align);
-      if (k.adjoint) {
-        params.Add(empty ? static_cast<const void*>(kNoParams + 1) : k.block.data() + k.args_size, size, align);
-      }
-    }
+    CudaDevice::AddBlockParams(params, *k.layout, k.adjoint, k.block.data(), k.by_pointer, block);
     for (uint32_t run = 0; run < k.runs; ++run) {
       WARPD_RETURN_IF_ERROR(cuda::Launch(stream, k.function, k.entry, k.dims, params));
     }

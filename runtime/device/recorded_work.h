@@ -67,8 +67,8 @@ class WorkRecorder {
  public:
   virtual ~WorkRecorder() = default;
   // `runs` launches in a row of `kernel` (of `module`, compiled for the
-  // device) with launch context `ctx` (its bounds; fault and cancel zero; no
-  // print buffer) and argument block `args` (an adjoint's: both blocks, as
+  // device) with launch context `ctx` (its bounds; its fault and cancel are
+  // reset at each replay; no print buffer) and argument block `args` (an adjoint's: both blocks, as
   // Device::RunKernel), reported as one context: the runs share it, so once
   // one faults the later ones stop at once, as a repeated launch does.
   // UNIMPLEMENTED for a kernel that prints or queries objects.

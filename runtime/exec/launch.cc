@@ -101,12 +101,10 @@ class LaunchCommand final : public Command {
       return absl::UnimplementedError(
           absl::StrCat("kernel '", kernel_->layout.display_name, "' prints or queries objects: run on its own"));
     }
-    wp::launch_ctx ctx = ctx_;
-    std::memset(&ctx.fault, 0, sizeof(ctx.fault));
-    ctx.cancel = 0;
-    ctx.output = wp::print_buffer{};
+    // ctx_ as between runs: no print buffer; the recorder starts each replay
+    // without fault or cancel.
     const Device::Pass pass = adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward;
-    WARPD_RETURN_IF_ERROR(recorder.Kernel(module_, *kernel_, ctx, args_.get(), pass, repeat_));
+    WARPD_RETURN_IF_ERROR(recorder.Kernel(module_, *kernel_, ctx_, args_.get(), pass, repeat_));
     return 1;
   }
 
