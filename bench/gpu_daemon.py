@@ -65,7 +65,7 @@ def main() -> int:
             print("gpu_daemon: no CUDA device runs work on this daemon", file=sys.stderr)
             return 2
         gpu = gpus[0]
-        result["device"] = {"name": gpu.name, "alias": gpu.alias, "arch": gpu.arch,
+        result["device"] = {"name": gpu.name, "alias": gpu.alias, "arch": f"sm_{gpu.arch}",
                             "memory_gib": round(gpu.total_memory / 2**30, 1)}
 
         @wp.kernel(module="gpu_bench")

@@ -249,3 +249,34 @@ def serving(wp, warpd_daemon):
         return True
 
     return check
+
+
+@pytest.fixture(scope="session")
+def cpu_kernel_refusal(wp):
+    """Why the daemon's CPU runs no kernels, or "" when it does: the lean CUDA-only
+    build (scripts/build-lean.sh, the daemon of the GPU check) has no CPU JIT."""
+    from warpd.errors import UnimplementedError
+
+    @wp.kernel
+    def cpu_probe(a: wp.array(dtype=float)):
+        a[wp.tid()] = 1.0
+
+    a = wp.zeros(1, dtype=float, device="cpu")
+    try:
+        wp.launch(cpu_probe, dim=1, inputs=[a], device="cpu")
+        wp.synchronize_device("cpu")
+    except UnimplementedError as e:
+        return str(e)
+    assert a.numpy()[0] == 1.0
+    return ""
+
+
+@pytest.fixture
+def on_cpu(wp, cpu_kernel_refusal):
+    """Runs the test with "cpu" as the default device (arrays and launches there, as a
+    client whose default device is the CPU), for what only the CPU device has: memory
+    mapped into a local client. Skips where the daemon runs no CPU kernels."""
+    if cpu_kernel_refusal:
+        pytest.skip(f"this daemon runs no kernels on the CPU: {cpu_kernel_refusal}")
+    with wp.ScopedDevice("cpu"):
+        yield

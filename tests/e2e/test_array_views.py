@@ -58,11 +58,16 @@ def rt():
 def base(request, wp):
     shape = SMALL if request.param == "small" else LARGE
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    a = wp.array(data, dtype=float)
-    if request.param == "small":  # a client that cannot map (over TCP): transfers
-        assert a._local_bytes() is not None  # mapped here, as every array of a local client
-        a._mapping = False
-    assert bool(a._local_bytes() is not None) == (request.param == "mapped")
+    if request.param == "mapped":  # the CPU's memory, mapped into this local client
+        request.getfixturevalue("on_cpu")  # the test's arrays and launches on the CPU
+        a = wp.array(data, dtype=float)
+        assert a._local_bytes() is not None
+    else:  # the default device (cuda:0 where a GPU serves), through transfers
+        a = wp.array(data, dtype=float)
+        if a.device.is_cpu:  # a client that cannot map (over TCP): transfers
+            assert a._local_bytes() is not None  # mapped here, as every array of a local client
+            a._mapping = False
+        assert a._local_bytes() is None
     return a, data.copy()
 
 
@@ -155,7 +160,7 @@ def test_transposed_view_as_kernel_argument(wp, base):
     np.testing.assert_array_equal(a.numpy(), data)
 
 
-def test_numpy_of_a_mapped_view_aliases_the_base(wp):
+def test_numpy_of_a_mapped_view_aliases_the_base(wp, on_cpu):
     data = np.arange(1 << 16, dtype=np.float32)
     a = wp.array(data, dtype=float)
     v = a[10:1000:7]
@@ -175,7 +180,7 @@ def test_numpy_of_a_mapped_view_aliases_the_base(wp):
     np.testing.assert_array_equal(np.asarray(t), a.numpy().reshape(256, 256).T)
 
 
-def test_small_arrays_share_memory_as_in_warp(wp):
+def test_small_arrays_share_memory_as_in_warp(wp, on_cpu):
     # A local client maps small arrays too (their memory file whole, once): numpy() and
     # np.asarray() are views, as Warp's CPU arrays are, so writes through them reach kernels.
     a = wp.array(np.arange(10, dtype=np.float32), dtype=float)
@@ -608,7 +613,7 @@ def test_foreign_and_unknown_handles_are_not_found(wp, raw, warpd_daemon, servin
     assert serving()
 
 
-def test_strided_views_are_neither_persisted_nor_shared(wp, raw):
+def test_strided_views_are_neither_persisted_nor_shared(wp, raw, on_cpu):
     stub, session = raw
     a = wp.array(np.arange(1 << 16, dtype=np.float32), dtype=float)
     v = a[::2]

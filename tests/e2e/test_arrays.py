@@ -123,7 +123,7 @@ def test_like_constructors_clone_copy_to(wp):
     dst = wp.empty_like(src)
     wp.copy(dst, src)
     np.testing.assert_array_equal(dst.numpy(), src_np)
-    assert src.to("cpu") is src
+    assert src.to(src.device) is src and src.to(str(src.device)) is src
     again = wp.array(src)
     np.testing.assert_array_equal(again.numpy(), src_np)
 
@@ -169,7 +169,8 @@ def test_device_properties(wp):
     assert a.device == "cpu" and str(a.device) == "cpu"
     assert a.device.is_cpu and not a.device.is_cuda
     # As in Warp: the alias names the device, the name is the product (the CPU model).
-    assert wp.get_device().alias == "cpu" and repr(wp.get_device()) == "'cpu'"
+    assert wp.get_device("cpu").alias == "cpu" and repr(wp.get_device("cpu")) == "'cpu'"
+    assert wp.get_device("cpu").arch == 0 and not wp.get_device("cpu").is_cuda
     assert any(d.alias == "cpu" for d in wp.get_devices())
     from warpd.v1 import runtime_pb2
     from warpd.context import runtime

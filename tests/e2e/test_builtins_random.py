@@ -185,11 +185,18 @@ def k_curlnoise(state: wp.array(dtype=wp.uint32), x: wp.array(dtype=wp.vec4), oc
 # ------------------------------------------------------------ helpers
 
 def assert_f32(got, want, what):
-    """float32 results: equal, or within 2 ulp where libm rounding may differ."""
+    """float32 results: equal, or within 2 ulp where libm rounding may differ. On a GPU
+    (the default device when one serves) the kernels are built as Warp builds them for
+    CUDA: NVRTC fuses multiply-adds (fmad) and the transcendental functions are CUDA's,
+    so results near a cancellation move by more than an ulp of themselves; there they
+    must agree within 2e-6 absolute plus 2e-6 relative (the fixture's values are O(1))."""
     got = np.asarray(got, dtype=np.float32).reshape(-1)
     want = np.asarray(want, dtype=np.float32).reshape(-1)
     ulp = np.spacing(np.maximum(np.abs(want), np.float32(1e-30)))
-    bad = np.abs(got.astype(np.float64) - want) > 2 * ulp.astype(np.float64)
+    allowed = 2 * ulp.astype(np.float64)
+    if wp.get_device().is_cuda:
+        allowed = 2e-6 + 2e-6 * np.abs(want.astype(np.float64))
+    bad = np.abs(got.astype(np.float64) - want) > allowed
     assert not bad.any(), f"{what}: {int(bad.sum())} of {len(want)} differ, e.g. got {got[bad][:4]} want {want[bad][:4]}"
 
 

@@ -353,7 +353,7 @@ def test_atomic_add_reduction(wp):
 
 def test_launches_are_batched(wp):
     rt = context.runtime()
-    stream = rt.stream("cpu")
+    stream = rt.stream(wp.get_device())
     a = wp.zeros(16, dtype=int)
     wp.synchronize()
     before = stream.submits
@@ -383,7 +383,7 @@ def test_launch_then_synchronize_is_one_round_trip(wp, monkeypatch):
 
 def test_batch_flushes_at_limit(wp):
     rt = context.runtime()
-    stream = rt.stream("cpu")
+    stream = rt.stream(wp.get_device())
     a = wp.zeros(4, dtype=int)
     b = wp.zeros(4, dtype=int)
     wp.synchronize()

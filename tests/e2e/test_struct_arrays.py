@@ -303,7 +303,7 @@ def test_forged_and_foreign_handles_are_not_found(wp, raw, warpd_daemon, serving
     finally:
         other.CloseSession(runtime_pb2.CloseSessionRequest(session=s2))
     # A handle of the wrong array type.
-    floats = wp.zeros(3, dtype=float)
+    floats = wp.zeros(3, dtype=float, device="cpu")
     with pytest.raises(grpc.RpcError) as e:
         create(stub, session, record_bytes(floats.handle))
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -317,7 +317,7 @@ def test_forged_and_foreign_handles_are_not_found(wp, raw, warpd_daemon, serving
 
 def test_descriptors_never_cross_the_wire(wp, raw, serving):
     stub, session = raw
-    member = wp.array(np.ones((2, 3), dtype=np.float32), dtype=wp.vec3)
+    member = wp.array(np.ones((2, 3), dtype=np.float32), dtype=wp.vec3, device="cpu")
     h = create(stub, session, record_bytes(member.handle)).handle
     elem = np.dtype(MyStruct.numpy_dtype()).itemsize
     # Downloads, whole or cut anywhere, show each array's handle where its descriptor is.
@@ -353,9 +353,9 @@ def test_descriptors_never_cross_the_wire(wp, raw, serving):
     r = context.runtime()
     assert r.share_path is not None  # the fixture's daemon is local
     assert local_map.map_array(r.share_path, r.token, r.session, big_handle(stub, session), 4096 * elem) is None
-    plain = wp.zeros(4096 * elem // 4, dtype=float)  # the control: the same size, mapped
+    plain = wp.zeros(4096 * elem // 4, dtype=float, device="cpu")  # the control: the same size, mapped
     assert local_map.map_array(r.share_path, r.token, r.session, plain.handle, 4096 * elem) is not None
-    big = wp.zeros(4096, dtype=MyStruct)  # large enough to be mappable otherwise
+    big = wp.zeros(4096, dtype=MyStruct, device="cpu")  # large enough to be mappable otherwise
     assert big._local_bytes() is None
     with pytest.raises(wp.WarpdError, match="persistent"):
         wp.persistent.save("descriptors", big)

@@ -13,8 +13,8 @@
 # pytest come from DIR/python/wheels, unpacked into a temporary directory and
 # put first on PYTHONPATH (nothing is installed).
 # Environment: PYTHON (python3), WARPD_GPU_PHASE_TIMEOUT (seconds for the
-# pytest run, default 150), WARPD_GPU_E2E_FILES (replaces the file list),
-# WARPD_GPU_SUITE_TIMEOUT (seconds for Warp's tests, default 120),
+# pytest run, default 240), WARPD_GPU_E2E_FILES (replaces the file list),
+# WARPD_GPU_SUITE_TIMEOUT (seconds for Warp's tests, default 150),
 # WARPD_GPU_SUITE_ONLY (Warp test files to run instead of DIR/warp_suite's).
 # Exit status: 0 all passed, 1 a check or test failed, 2 setup failed.
 # Usage: tools/gpu_check/daemon_phase.sh DIR RESULTS
@@ -60,9 +60,9 @@ files=${WARPD_GPU_E2E_FILES:-"tests/e2e/test_gpu.py tests/e2e/test_arrays.py tes
   tests/e2e/test_builtins_quat_transform.py tests/e2e/test_builtins_random.py tests/e2e/test_autodiff.py
   tests/e2e/test_struct_arrays.py tests/e2e/test_functions.py tests/e2e/test_generics.py
   tests/e2e/test_array_views.py tests/e2e/test_operations.py"}
-echo "daemon_phase: pytest on cuda:0 (${WARPD_GPU_PHASE_TIMEOUT:-150} s at most)"
+echo "daemon_phase: pytest on cuda:0 (${WARPD_GPU_PHASE_TIMEOUT:-240} s at most)"
 # shellcheck disable=SC2086
-WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-150}" "$python" -m pytest -q -p no:cacheprovider \
+WARPD_BIN="$warpd" timeout "${WARPD_GPU_PHASE_TIMEOUT:-240}" "$python" -m pytest -q -p no:cacheprovider \
   -o addopts="" -o junit_family=xunit2 --junitxml="$results/e2e-gpu.xml" $files > "$results/e2e-gpu.log" 2>&1
 s=$?
 tail -n 40 "$results/e2e-gpu.log"
@@ -79,9 +79,9 @@ if [ -f "$dir/warp_suite/suite/run.sh" ]; then
     "$(command -v "$python")" > "$py"
   chmod +x "$py"
   files=${WARPD_GPU_SUITE_ONLY:-$(cat "$dir/warp_suite/files.txt")}
-  echo "daemon_phase: Warp's tests on cuda:0 (${WARPD_GPU_SUITE_TIMEOUT:-120} s at most)"
+  echo "daemon_phase: Warp's tests on cuda:0 (${WARPD_GPU_SUITE_TIMEOUT:-150} s at most)"
   WARP_SUITE_HOME="$dir/warp_suite/home" WARPD_PY="$py" WARPD_BIN="$warpd" RESULTS="$tmp/warp-suite" \
-    FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-120}" \
+    FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-150}" \
     bash "$dir/warp_suite/suite/run.sh" > "$tmp/warp-suite.log" 2>&1
   echo "daemon_phase: run.sh exit status $? (124: timed out; the counts cover the files it finished)"
   "$python" - "$tmp/warp-suite" > "$results/warp-suite-cuda.txt" <<'PY'

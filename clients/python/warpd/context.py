@@ -378,8 +378,10 @@ class Runtime:
         with self.lock:
             if device is None:
                 streams = self.all_streams()
-                if len(streams) == 1:  # the common case: one round trip
-                    streams[0].synchronize()
+                busy = [s for s in streams if s.queued or s.in_flight]
+                # The common case, one stream with work (the default device's): one round trip.
+                if len(streams) == 1 or len(busy) == 1:
+                    (busy or streams)[0].synchronize()
                     return
                 for s in streams:
                     s.flush()
@@ -499,7 +501,7 @@ def _banner(rt: Runtime) -> str:
     lines.append("   Devices:")
     width = max(len(n) for n in [*rt.devices, *rt.unavailable_devices]) + 2
     for d in [*rt.devices.values(), *rt.unavailable_devices.values()]:
-        product = d.name + (f" ({d.arch})" if d.is_cuda and d.arch else "")
+        product = d.name + (f" (sm_{d.arch})" if d.is_cuda and d.arch else "")
         if d.unavailable:
             product += " - cannot run work: " + d.unavailable
         quoted = '"' + d.alias + '"'

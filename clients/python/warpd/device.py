@@ -14,7 +14,9 @@ class Device:
         self.alias: str = info.name
         self.name: str = info.alias or info.name
         self.kind: str = info.kind or ("cpu" if info.name == "cpu" else "cuda")
-        self.arch: str = info.arch
+        # As in Warp: the compute capability as an int (90 for sm_90), 0 for the CPU.
+        arch = info.arch
+        self.arch: int = int(arch[3:]) if arch.startswith("sm_") and arch[3:].isdigit() else 0
         self.uuid: str = info.uuid
         self.total_memory: int = info.memory_bytes
         self.ordinal: int = int(self.alias.split(":")[1]) if ":" in self.alias else -1
