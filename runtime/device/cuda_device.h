@@ -112,6 +112,8 @@ class CudaDevice final : public Device {
   absl::Duration launch_time_limit() const override { return launch_.time_limit; }
   // Stream capture into a CUDA graph (cuda_work_recorder.cc).
   absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork() override;
+  absl::StatusOr<std::unique_ptr<WorkRecorder>> BatchWork() override;
+  bool BatchesWork() const override { return true; }
   // cuBLAS (cuda/cublas.h; cuda_gemm.cc), one call at a time per device.
   absl::Status Gemm(const GemmSpec& spec, int32_t* cancel) override;
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override;
@@ -125,7 +127,9 @@ class CudaDevice final : public Device {
   CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* driver, const cuda::CudaMemory::Options& options,
              const LaunchOptions& launch, std::shared_ptr<cuda::CudaMemory> memory);
   friend class CudaRecordedWork;  // cuda_work_recorder.cc
+  friend class CudaBatchedWork;
   friend class CudaWorkRecorder;
+  friend class CudaWorkIssuer;
   // Waits for the kernels just queued on `stream`, whose launch contexts
   // are at device addresses `device_ctxs`: a non-zero *cancel_cell (read
   // with relaxed atomics; set to abi::kCancelTimeout once `limit` passes,

@@ -1,5 +1,7 @@
 // CudaDevice::RecordWork: a graph's launches, copies and fills captured into
-// one CUDA graph (recorded_work.h; cuda/cuda_graph.h).
+// one CUDA graph (recorded_work.h; cuda/cuda_graph.h). CudaDevice::BatchWork:
+// a stream's queued launches, copies and fills run once, issued on one CUDA
+// stream back to back with a single wait at the end (CudaBatchedWork below).
 //
 // The recorder only notes the work; Finish lays out one device block for
 // all of it: each kernel's launch context twice, a pristine copy and the
@@ -78,7 +80,71 @@ struct FillOp {
 };
 using Op = std::variant<KernelOp, CopyOp, FillOp>;
 
+// The contexts of `n` kernels at `contexts` (kSlot apart), downloaded into
+// `ctxs`, their cancel words cleared: the cancel reached every context,
+// finished or not, and the caller reports it once.
+absl::Status DownloadContexts(cuda::CudaStream& stream, cuda::CUdeviceptr contexts, absl::Span<wp::launch_ctx> ctxs) {
+  if (ctxs.empty()) return absl::OkStatus();
+  std::vector<std::byte> bytes(ctxs.size() * kSlot);
+  WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, bytes.data(), contexts, bytes.size()));
+  for (size_t k = 0; k < ctxs.size(); ++k) {
+    std::memcpy(&ctxs[k], bytes.data() + k * kSlot, sizeof(wp::launch_ctx));
+    ctxs[k].cancel = 0;
+  }
+  return absl::OkStatus();
+}
+
+// What a stopped run returns, from the cancel word it ended with.
+absl::Status StopStatus(int32_t stopped, const std::string& what, absl::Duration limit) {
+  if (stopped == abi::kCancelTimeout) {
+    return absl::DeadlineExceededError(absl::StrCat(what, " ran longer than this server's launch time limit of ",
+                                                    absl::FormatDuration(limit), " and was stopped"));
+  }
+  if (stopped != 0) return absl::CancelledError(absl::StrCat(what, " was cancelled"));
+  return absl::OkStatus();
+}
+
+std::vector<cuda::CUdeviceptr> ContextAddresses(cuda::CUdeviceptr contexts, size_t n) {
+  std::vector<cuda::CUdeviceptr> live(n);
+  for (size_t k = 0; k < n; ++k) live[k] = contexts + k * kSlot;
+  return live;
+}
+
 }  // namespace
+
+// Issues recorded operations on a stream (for the graph capture and for
+// batches); a friend of CudaDevice for the launch parameters.
+class CudaWorkIssuer {
+ public:
+  // Issues `ops` on `stream` in order: kernel k with its context at
+  // contexts + k.slot * kSlot and a by-pointer block at blocks + k.block_at.
+  static absl::Status IssueOps(cuda::CudaStream& stream, const std::vector<Op>& ops, cuda::CUdeviceptr contexts,
+                               cuda::CUdeviceptr blocks) {
+    for (const Op& op : ops) {
+      if (const auto* k = std::get_if<KernelOp>(&op)) {
+        WARPD_RETURN_IF_ERROR(LaunchRuns(stream, *k, contexts + k->slot * kSlot, blocks + k->block_at));
+      } else if (const auto* c = std::get_if<CopyOp>(&op)) {
+        WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToDevice(stream, c->dst, c->src, c->n));
+      } else {
+        const auto& f = std::get<FillOp>(op);
+        WARPD_RETURN_IF_ERROR(cuda::Fill(stream, f.dst, f.pattern.data(), f.pattern.size(), f.n / f.pattern.size()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static absl::Status LaunchRuns(cuda::CudaStream& stream, const KernelOp& k, cuda::CUdeviceptr ctx,
+                                 cuda::CUdeviceptr block) {
+    cuda::KernelArgs params;
+    params.Add(uint64_t{ctx});
+    CudaDevice::AddBlockParams(params, *k.layout, k.adjoint, k.block.data(), k.by_pointer, block);
+    for (uint32_t run = 0; run < k.runs; ++run) {
+      WARPD_RETURN_IF_ERROR(cuda::Launch(stream, k.function, k.entry, k.dims, params));
+    }
+    return absl::OkStatus();
+  }
+};
 
 class CudaRecordedWork final : public RecordedWork {
  public:
@@ -102,25 +168,11 @@ class CudaRecordedWork final : public RecordedWork {
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
     WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
-    std::vector<cuda::CUdeviceptr> live(kernels_);
-    for (size_t k = 0; k < kernels_; ++k) live[k] = block_ + (kernels_ + k) * kSlot;
+    const cuda::CUdeviceptr live = block_ + kernels_ * kSlot;  // the used contexts
     const absl::Duration limit = device_->launch_time_limit();
-    WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, live, limit, what_));
-    if (kernels_ > 0) {
-      std::vector<std::byte> bytes(kernels_ * kSlot);
-      WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, bytes.data(), live[0], bytes.size()));
-      for (size_t k = 0; k < kernels_; ++k) {
-        std::memcpy(&ctxs[k], bytes.data() + k * kSlot, sizeof(wp::launch_ctx));
-        ctxs[k].cancel = 0;  // the cancel reached every context, finished or not: reported below, once
-      }
-    }
-    const int32_t stopped = __atomic_load_n(cancel, __ATOMIC_RELAXED);
-    if (stopped == abi::kCancelTimeout) {
-      return absl::DeadlineExceededError(absl::StrCat(what_, " ran longer than this server's launch time limit of ",
-                                                      absl::FormatDuration(limit), " and was stopped"));
-    }
-    if (stopped != 0) return absl::CancelledError(absl::StrCat(what_, " was cancelled"));
-    return absl::OkStatus();
+    WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(live, kernels_), limit, what_));
+    WARPD_RETURN_IF_ERROR(DownloadContexts(stream, live, ctxs));
+    return StopStatus(__atomic_load_n(cancel, __ATOMIC_RELAXED), what_, limit);
   }
 
  private:
@@ -134,10 +186,63 @@ class CudaRecordedWork final : public RecordedWork {
   const std::string what_;  // "a graph replay of 3 kernel launches ('inc', 'scale')"
 };
 
+// A batch (CudaDevice::BatchWork): each Run allocates one device block,
+// uploads the contexts and by-pointer argument blocks into it, issues every
+// operation on one pooled stream, waits once, downloads the contexts and
+// frees the block, all in stream order: no graph, so nothing to instantiate
+// for work that runs once.
+class CudaBatchedWork final : public RecordedWork {
+ public:
+  CudaBatchedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, std::vector<std::byte> image,
+                  std::vector<Op> ops, size_t kernels, uint64_t blocks_at, std::string what)
+      : device_(device), memory_(std::move(memory)), image_(std::move(image)), ops_(std::move(ops)),
+        kernels_(kernels), blocks_at_(blocks_at), what_(std::move(what)) {}
+
+  size_t kernels() const override { return kernels_; }
+
+  absl::Status Run(absl::Span<wp::launch_ctx> ctxs, int32_t* cancel) override {
+    if (ctxs.size() != kernels_) return absl::InternalError("batched work: wrong number of contexts");
+    WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
+    cuda::CudaStream& stream = lease.stream();
+    cuda::CUdeviceptr block = 0;
+    if (!image_.empty()) {
+      WARPD_ASSIGN_OR_RETURN(block, memory_->pool().Allocate(image_.size(), stream));
+    }
+    const absl::Duration limit = device_->launch_time_limit();
+    absl::Status status = [&]() -> absl::Status {
+      if (block != 0) WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, block, image_.data(), image_.size()));
+      absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, block, block + blocks_at_);
+      // What was issued before a failure still runs: wait for it either way.
+      absl::Status waited = device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(block, kernels_), limit, what_);
+      WARPD_RETURN_IF_ERROR(issued);
+      WARPD_RETURN_IF_ERROR(waited);
+      return DownloadContexts(stream, block, ctxs);
+    }();
+    // A poisoned context (a fault, or a kernel that did not stop) keeps the
+    // block, which a kernel may still use: the context's reset frees it.
+    if (block != 0 && !memory_->context().poisoned()) {
+      absl::Status freed = memory_->pool().Free(block, stream);
+      if (status.ok()) status = freed;
+    }
+    WARPD_RETURN_IF_ERROR(status);
+    return StopStatus(__atomic_load_n(cancel, __ATOMIC_RELAXED), what_, limit);
+  }
+
+ private:
+  CudaDevice* const device_;  // devices live as long as the daemon
+  const std::shared_ptr<cuda::CudaMemory> memory_;
+  const std::vector<std::byte> image_;  // the contexts, then the by-pointer blocks
+  const std::vector<Op> ops_;           // holds the modules it launches
+  const size_t kernels_;
+  const uint64_t blocks_at_;
+  const std::string what_;  // "a batch of 3 kernel launches ('inc', 'scale')"
+};
+
 class CudaWorkRecorder final : public WorkRecorder {
  public:
-  CudaWorkRecorder(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory)
-      : device_(device), memory_(std::move(memory)) {}
+  // `once`: a batch (BatchWork), run as issued; else a graph to replay.
+  CudaWorkRecorder(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, bool once)
+      : device_(device), memory_(std::move(memory)), once_(once) {}
 
   absl::Status Kernel(std::shared_ptr<const abi::CompiledModule> module, const abi::CompiledKernel& kernel,
                       const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs) override {
@@ -159,18 +264,21 @@ class CudaWorkRecorder final : public WorkRecorder {
     op.slot = contexts_.size();
     const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);
     op.by_pointer = CudaDevice::BlockByPointer(block_bytes);
-    if (layout.args_size > 0) op.block.assign(static_cast<const char*>(args), block_bytes);
-    if (op.by_pointer) {
-      op.block_at = blocks_bytes_;
-      blocks_bytes_ += Aligned(block_bytes);
+    const uint64_t more_blocks = op.by_pointer ? Aligned(block_bytes) : 0;
+    if (ContextsBytes(contexts_.size() + 1) + blocks_bytes_ + more_blocks > kMaxRecordedBytes) {
+      return absl::UnimplementedError(absl::StrCat(Kind(), "'s launches need more device memory than one recording takes"));
     }
+    if (layout.args_size > 0) op.block.assign(static_cast<const char*>(args), block_bytes);
+    op.block_at = blocks_bytes_;
+    blocks_bytes_ += more_blocks;
     wp::launch_ctx c = ctx;
     std::memset(&c.fault, 0, sizeof(c.fault));
     c.cancel = 0;
     c.output = wp::print_buffer{};
     contexts_.push_back(c);
+    runs_ += runs;
     ops_.push_back(std::move(op));
-    return CheckSize();
+    return absl::OkStatus();
   }
 
   absl::Status Copy(const Array& dst, uint64_t dst_offset, const Array& src, uint64_t src_offset,
@@ -182,8 +290,9 @@ class CudaWorkRecorder final : public WorkRecorder {
     if (!dst.contiguous() || !src.contiguous() || (d < s ? s - d < n : d - s < n)) {
       return absl::UnimplementedError("a strided or overlapping copy is not recorded");
     }
+    WARPD_RETURN_IF_ERROR(Moves(n));
     ops_.push_back(CopyOp{d, s, n});
-    return Moves(n);
+    return absl::OkStatus();
   }
 
   absl::Status Fill(const Array& array, uint64_t offset, uint64_t n, std::string_view pattern) override {
@@ -194,26 +303,32 @@ class CudaWorkRecorder final : public WorkRecorder {
           absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
     }
     if (!array.contiguous()) return absl::UnimplementedError("a strided fill is not recorded");
+    WARPD_RETURN_IF_ERROR(Moves(n));
     ops_.push_back(FillOp{array.address() + offset, n, std::string(pattern)});
-    return Moves(n);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::unique_ptr<RecordedWork>> Finish() override {
     const size_t kernels = contexts_.size();
-    const uint64_t blocks_at = 2 * kernels * kSlot;
+    const uint64_t blocks_at = ContextsBytes(kernels);
     const uint64_t bytes = blocks_at + blocks_bytes_;
+    // The (pristine) contexts, then the blocks passed by pointer.
+    std::vector<std::byte> image(bytes);
+    for (size_t k = 0; k < kernels; ++k) std::memcpy(image.data() + k * kSlot, &contexts_[k], sizeof(wp::launch_ctx));
+    for (const Op& op : ops_) {
+      const auto* k = std::get_if<KernelOp>(&op);
+      if (k != nullptr && k->by_pointer) std::memcpy(image.data() + blocks_at + k->block_at, k->block.data(), k->block.size());
+    }
+    if (once_) {
+      return std::make_unique<CudaBatchedWork>(device_, memory_, std::move(image), std::move(ops_), kernels, blocks_at,
+                                               Describe());
+    }
     std::vector<std::shared_ptr<const cuda::CudaModule>> modules;
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
     cuda::CUdeviceptr block = 0;
     if (bytes > 0) {
-      // The pristine contexts and the blocks, uploaded once.
-      std::vector<std::byte> image(bytes);
-      for (size_t k = 0; k < kernels; ++k) std::memcpy(image.data() + k * kSlot, &contexts_[k], sizeof(wp::launch_ctx));
-      for (const Op& op : ops_) {
-        const auto* k = std::get_if<KernelOp>(&op);
-        if (k != nullptr && k->by_pointer) std::memcpy(image.data() + blocks_at + k->block_at, k->block.data(), k->block.size());
-      }
+      // Uploaded once; each replay copies the pristine contexts over the used ones.
       WARPD_ASSIGN_OR_RETURN(block, memory_->pool().Allocate(bytes, stream));
       absl::Status up = cuda::CopyHostToDevice(stream, block, image.data(), image.size());
       if (up.ok()) up = stream.Synchronize();
@@ -232,24 +347,28 @@ class CudaWorkRecorder final : public WorkRecorder {
   }
 
  private:
-  absl::Status CheckSize() {
-    runs_ += std::get<KernelOp>(ops_.back()).runs;
-    if (2 * contexts_.size() * kSlot + blocks_bytes_ > kMaxRecordedBytes) {
-      return absl::UnimplementedError("the graph's launches need more device memory than one recording takes");
-    }
-    return absl::OkStatus();
-  }
+  // A graph keeps each context twice (pristine and used), a batch once.
+  uint64_t ContextsBytes(size_t kernels) const { return (once_ ? 1 : 2) * kernels * kSlot; }
+  const char* Kind() const { return once_ ? "the batch" : "the graph"; }
 
   absl::Status Moves(uint64_t n) {
-    moved_ += n;
-    if (moved_ > kMaxRecordedMoves) {
-      return absl::UnimplementedError("the graph's copies and fills move more bytes than one recording takes");
+    if (n > kMaxRecordedMoves - moved_) {
+      return absl::UnimplementedError(absl::StrCat(Kind(), "'s copies and fills move more bytes than one recording takes"));
     }
+    moved_ += n;
     return absl::OkStatus();
   }
 
-  // "a graph replay of 3 kernel launches ('inc', 'scale')", for messages.
+  // "a graph replay of 3 kernel launches ('inc', 'scale')", "a batch of 2
+  // kernel launches ('inc')", "kernel 'inc'", for messages.
   std::string Describe() const {
+    // A batch with one kernel launch (and copies or fills) is named as the
+    // launch alone would be.
+    if (once_ && runs_ == 1) {
+      for (const Op& op : ops_) {
+        if (const auto* k = std::get_if<KernelOp>(&op)) return absl::StrCat("kernel '", k->display_name, "'");
+      }
+    }
     std::string names;
     int listed = 0;
     for (const Op& op : ops_) {
@@ -261,7 +380,8 @@ class CudaWorkRecorder final : public WorkRecorder {
       }
       absl::StrAppend(&names, names.empty() ? "" : ", ", "'", k->display_name, "'");
     }
-    return absl::StrCat("a graph replay of ", runs_, runs_ == 1 ? " kernel launch" : " kernel launches",
+    return absl::StrCat(once_ ? "a batch of " : "a graph replay of ", runs_,
+                        runs_ == 1 ? " kernel launch" : " kernel launches",
                         names.empty() ? "" : absl::StrCat(" (", names, ")"));
   }
 
@@ -270,40 +390,22 @@ class CudaWorkRecorder final : public WorkRecorder {
   absl::StatusOr<cuda::CudaGraph> Capture(cuda::CudaStream& stream, cuda::CUdeviceptr block, uint64_t blocks_at,
                                           std::vector<std::shared_ptr<const cuda::CudaModule>>* modules) {
     const size_t kernels = contexts_.size();
+    for (const Op& op : ops_) {
+      if (const auto* k = std::get_if<KernelOp>(&op)) modules->push_back(k->module);
+    }
     WARPD_RETURN_IF_ERROR(cuda::CudaGraph::BeginCapture(stream));
     absl::Status status =
         kernels > 0 ? cuda::CopyDeviceToDevice(stream, block + kernels * kSlot, block, kernels * kSlot)
                     : absl::OkStatus();
-    for (const Op& op : ops_) {
-      if (!status.ok()) break;
-      if (const auto* k = std::get_if<KernelOp>(&op)) {
-        modules->push_back(k->module);
-        status = LaunchRuns(stream, *k, block + (kernels + k->slot) * kSlot, block + blocks_at + k->block_at);
-      } else if (const auto* c = std::get_if<CopyOp>(&op)) {
-        status = cuda::CopyDeviceToDevice(stream, c->dst, c->src, c->n);
-      } else {
-        const auto& f = std::get<FillOp>(op);
-        status = cuda::Fill(stream, f.dst, f.pattern.data(), f.pattern.size(), f.n / f.pattern.size());
-      }
-    }
+    if (status.ok()) status = CudaWorkIssuer::IssueOps(stream, ops_, block + kernels * kSlot, block + blocks_at);
     absl::StatusOr<cuda::CudaGraph> graph = cuda::CudaGraph::EndCapture(stream);
     if (!status.ok()) return status;  // the capture ended above; its graph, if any, is dropped
     return graph;
   }
 
-  static absl::Status LaunchRuns(cuda::CudaStream& stream, const KernelOp& k, cuda::CUdeviceptr ctx,
-                                 cuda::CUdeviceptr block) {
-    cuda::KernelArgs params;
-    params.Add(uint64_t{ctx});
-    CudaDevice::AddBlockParams(params, *k.layout, k.adjoint, k.block.data(), k.by_pointer, block);
-    for (uint32_t run = 0; run < k.runs; ++run) {
-      WARPD_RETURN_IF_ERROR(cuda::Launch(stream, k.function, k.entry, k.dims, params));
-    }
-    return absl::OkStatus();
-  }
-
   CudaDevice* const device_;
   const std::shared_ptr<cuda::CudaMemory> memory_;
+  const bool once_;
   std::vector<Op> ops_;
   std::vector<wp::launch_ctx> contexts_;
   uint64_t blocks_bytes_ = 0;
@@ -313,7 +415,12 @@ class CudaWorkRecorder final : public WorkRecorder {
 
 absl::StatusOr<std::unique_ptr<WorkRecorder>> CudaDevice::RecordWork() {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
-  return std::make_unique<CudaWorkRecorder>(this, std::move(m));
+  return std::make_unique<CudaWorkRecorder>(this, std::move(m), /*once=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<WorkRecorder>> CudaDevice::BatchWork() {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
+  return std::make_unique<CudaWorkRecorder>(this, std::move(m), /*once=*/true);
 }
 
 }  // namespace warpd::runtime

@@ -24,6 +24,10 @@ absl::StatusOr<std::unique_ptr<WorkRecorder>> Device::RecordWork() {
   return absl::UnimplementedError(absl::StrCat(info().name, " replays graphs command by command"));
 }
 
+absl::StatusOr<std::unique_ptr<WorkRecorder>> Device::BatchWork() {
+  return absl::UnimplementedError(absl::StrCat(info().name, " runs a stream's commands one by one"));
+}
+
 absl::Status Device::Gemm(const GemmSpec&, int32_t*) {
   return absl::UnimplementedError(absl::StrCat(info().name, " has no device BLAS"));
 }

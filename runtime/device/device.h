@@ -114,6 +114,13 @@ class Device {
   // (recorded_work.h); UNIMPLEMENTED (the default) where the device replays
   // them one by one as well.
   virtual absl::StatusOr<std::unique_ptr<WorkRecorder>> RecordWork();
+  // A recorder of a stream's queued launches, copies and fills to run once
+  // as one unit (recorded_work.h): issued back to back, one wait at the
+  // end. UNIMPLEMENTED (the default) where a stream runs its commands one
+  // by one (the CPU, whose commands run where they are called).
+  virtual absl::StatusOr<std::unique_ptr<WorkRecorder>> BatchWork();
+  // Whether BatchWork can succeed here (asked once per stream).
+  virtual bool BatchesWork() const { return false; }
 
   // Runs `spec` on the device's own BLAS and returns when it is done; a
   // non-zero *cancel (relaxed atomics; the caller's Cancel) or the launch

@@ -11,7 +11,12 @@
 // a fill pattern memset cannot write); the graph then replays command by
 // command, with the same results.
 //
-// What a recorded replay does differently: its kernels run without a host
+// A stream's queued commands on such a device run the same way, once
+// (Device::BatchWork; exec/stream_batch.cc): the launches, copies and fills
+// queued back to back are recorded into a batch whose Run issues them all
+// and waits once, instead of one round trip to the device per command.
+//
+// What a recorded replay (or batch) does differently: its kernels run without a host
 // round trip between them, so a kernel that faults does not stop the ones
 // after it in that replay (as on CUDA in Warp); the replay reports the
 // first fault in recording order, and the stream stops there as after any
@@ -63,6 +68,8 @@ class RecordedWork {
   virtual absl::Status Run(absl::Span<wp::launch_ctx> ctxs, int32_t* cancel) = 0;
 };
 
+// Each call records all of its work or, failing, none of it: a caller may
+// go on recording after a refusal, or Finish what it has.
 class WorkRecorder {
  public:
   virtual ~WorkRecorder() = default;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/abi/compiled_module.h"
 
 namespace warpd::runtime {
 
@@ -148,15 +149,16 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
         running_ = entry.command.get();
       }
     }
+    if (!skip && batches_ && RunBatch(entry)) {
+      ran = true;
+      more_time = within_slice();
+      continue;
+    }
     if (!skip) {
       absl::Status status = entry.command->Execute(*device_);
       std::string output = entry.command->TakeOutput();
       absl::MutexLock lock(&mu_);
-      output_.Append(std::move(output));
-      running_ = nullptr;
-      completed_ = std::max(completed_, entry.sequence);
-      if (!status.ok() && error_.ok()) error_ = std::move(status);
-      reached = TakeReachedLocked();
+      reached = CompleteLocked(entry.sequence, std::move(status), std::move(output));
     }
     // Dropping the command releases its arrays and module (maybe unmapping
     // memory), so it happens outside the lock, and before the stream counts
@@ -167,6 +169,15 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
     ran = true;
     more_time = within_slice();
   }
+}
+
+std::vector<absl::AnyInvocable<void() &&>> Stream::CompleteLocked(uint64_t sequence, absl::Status status,
+                                                                  std::string output) {
+  output_.Append(std::move(output));
+  running_ = nullptr;
+  completed_ = std::max(completed_, sequence);
+  if (!status.ok() && error_.ok()) error_ = std::move(status);
+  return TakeReachedLocked();
 }
 
 std::vector<absl::AnyInvocable<void() &&>> Stream::TakeReachedLocked() {
@@ -266,6 +277,7 @@ void Stream::Cancel() {
     parked_ = false;
     for (auto& r : TakeReachedLocked()) reached.push_back(std::move(r));
     if (running_ != nullptr) running_->Cancel();
+    if (batch_cancel_ != nullptr) __atomic_store_n(batch_cancel_, abi::kCancelShutdown, __ATOMIC_RELAXED);
     // Only the running command is waited for. When none runs, the stream may
     // still be queued in the scheduler (maybe behind its group's other
     // streams); that turn will find nothing to do.

@@ -10,6 +10,14 @@
 // sticky error: later commands are skipped (dropped, so the arrays they held
 // are released) until Synchronize reports the error and clears it.
 //
+// Batches: on a device that issues work asynchronously (a GPU;
+// Device::BatchesWork), the launches, copies and fills queued back to back
+// run as one batch (stream_batch.cc; recorded_work.h): issued together,
+// waited for once. A kernel's fault there does not stop the commands after
+// it in the same batch, which have run (as CUDA streams in Warp); the fault
+// is still the stream's error, reported with its command's file and line,
+// and the commands queued after the batch are skipped as after any error.
+//
 // Queue limits: at most `max_queued` commands wait (not counting the running
 // one), and, when the stream is given a shared `queue_quota` (its tenant's),
 // the commands waiting on all the streams sharing it stay within that
@@ -144,7 +152,7 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   Stream(Device* device, std::shared_ptr<StreamGroup> group, size_t max_queued,
          std::shared_ptr<CountQuota> queue_quota, std::shared_ptr<MemoryAccount> memory)
       : device_(device), group_(std::move(group)), max_queued_(max_queued), queue_quota_(std::move(queue_quota)),
-        output_(kMaxPendingOutput, std::move(memory)) {}
+        batches_(device->BatchesWork()), output_(kMaxPendingOutput, std::move(memory)) {}
 
   struct Entry {
     uint64_t sequence;
@@ -159,6 +167,19 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   };
 
   bool RunTurn(absl::FunctionRef<bool()> within_slice) override;
+  // Runs `first`, just taken from the queue (busy_ set, running_ it), and
+  // the ready commands queued behind it as one batch of device work
+  // (stream_batch.cc), then what it took but could not batch, one by one.
+  // False, with `first` untouched, when nothing is batched: the device does
+  // not batch, nothing ready follows, or `first` does not record.
+  bool RunBatch(Entry& first);
+  // Runs a command taken from the queue, or skips it after an error or a
+  // Cancel; then counts it completed and drops it.
+  void RunTaken(Entry entry, const int32_t& cancel);
+  // Counts `sequence` completed with `status` and `output`; the WhenReached
+  // callbacks now due, to run once the command is dropped.
+  std::vector<absl::AnyInvocable<void() &&>> CompleteLocked(uint64_t sequence, absl::Status status,
+                                                            std::string output) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The WhenReached callbacks due now that completed_ advanced.
   std::vector<absl::AnyInvocable<void() &&>> TakeReachedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called once the prerequisite a parked stream waits for is met.
@@ -180,6 +201,7 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   const size_t max_queued_;
   // Holds queue_.size() units while it is set.
   const std::shared_ptr<CountQuota> queue_quota_;
+  const bool batches_;  // device_->BatchesWork()
   mutable absl::Mutex mu_;
   std::deque<Entry> queue_ ABSL_GUARDED_BY(mu_);
   // Queued in the scheduler or running a turn (woken once, requeued by the
@@ -188,6 +210,9 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // A turn has taken a command and not yet dropped it.
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   Command* running_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // While a batch runs (instead of running_): its cancel word (relaxed
+  // atomics), which Cancel sets.
+  int32_t* batch_cancel_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;

@@ -43,6 +43,7 @@ struct FakeCuda {
   int (*sticky)(int dev) = nullptr;
   int (*pageable_copies)() = nullptr;
   int (*max_queued_copies)() = nullptr;
+  int (*max_queued_kernels)() = nullptr;
   int (*launches)() = nullptr;
   long (*launch)(int index, char* name, size_t name_len, unsigned* dims, void* params, size_t capacity) = nullptr;
   int (*retained)(int ordinal) = nullptr;
@@ -85,6 +86,7 @@ inline const FakeCuda& Fake() {
     get(f.sticky, "warpd_fake_cuda_sticky");
     get(f.pageable_copies, "warpd_fake_cuda_pageable_copies");
     get(f.max_queued_copies, "warpd_fake_cuda_max_queued_copies");
+    get(f.max_queued_kernels, "warpd_fake_cuda_max_queued_kernels");
     get(f.launches, "warpd_fake_cuda_launches");
     get(f.launch, "warpd_fake_cuda_launch");
     get(f.retained, "warpd_fake_cuda_retained");

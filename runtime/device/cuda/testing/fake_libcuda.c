@@ -246,6 +246,7 @@ struct stream {
   unsigned flags;
   struct op *head, *tail;
   int queued_copies;
+  int queued_kernels;
   int capturing;
   int capture_mode;
   int capture_invalid;
@@ -332,7 +333,7 @@ static struct {
   size_t src_offset;
 } kernel_writes[MAX_KERNEL_WRITES];
 static int num_kernel_writes;
-static int pageable_copies, max_queued_copies;
+static int pageable_copies, max_queued_copies, max_queued_kernels;
 #define MAX_LAUNCH_LOG 64
 static struct {
   char name[128];
@@ -454,7 +455,7 @@ void warpd_fake_cuda_reset_test_state(void) {
   hold_param = -1;
   num_kernel_writes = 0;
   launch_ms = 0.5;
-  pageable_copies = max_queued_copies = 0;
+  pageable_copies = max_queued_copies = max_queued_kernels = 0;
   launches = 0;
   memset(memory_limit, 0, sizeof(memory_limit));
   UNLOCK();
@@ -488,6 +489,13 @@ int warpd_fake_cuda_pageable_copies(void) {
 int warpd_fake_cuda_max_queued_copies(void) {
   LOCK();
   int n = max_queued_copies;
+  UNLOCK();
+  return n;
+}
+/* The most kernels one stream had queued, not yet executed, at once. */
+int warpd_fake_cuda_max_queued_kernels(void) {
+  LOCK();
+  int n = max_queued_kernels;
   UNLOCK();
   return n;
 }
@@ -553,6 +561,7 @@ static void drop_queues(struct CUctx_st* ctx) {
     free_ops(s->head);
     s->head = s->tail = NULL;
     s->queued_copies = 0;
+    s->queued_kernels = 0;
   }
 }
 
@@ -809,6 +818,7 @@ static CUresult run_head(struct stream* s) {
   s->head = op->next;
   if (s->head == NULL) s->tail = NULL;
   if (op->kind == OP_COPY) s->queued_copies--;
+  if (op->kind == OP_KERNEL) s->queued_kernels--;
   if (op->kind == OP_KERNEL && op->fault != 0) {
     CUresult fault = op->fault;
     free_op(op);
@@ -858,6 +868,7 @@ static void enqueue(struct stream* s, struct op* op) {
   }
   append(&s->head, &s->tail, op);
   if (op->kind == OP_COPY && ++s->queued_copies > max_queued_copies) max_queued_copies = s->queued_copies;
+  if (op->kind == OP_KERNEL && ++s->queued_kernels > max_queued_kernels) max_queued_kernels = s->queued_kernels;
 }
 
 static struct op* clone_op(const struct op* op) {

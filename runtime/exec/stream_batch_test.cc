@@ -1,0 +1,191 @@
+// A stream on cuda:0 of the stand-in driver: its queued launches, copies and
+// fills run as one batch (stream_batch.cc), issued before the first wait;
+// a fault is its command's error, the commands the batch could not take run
+// alone in order, and a Cancel stops a batch.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/device/cuda/testing/fake_cuda.h"
+#include "runtime/device/cuda/testing/launch_module.h"
+#include "runtime/device/cuda_device.h"
+#include "runtime/exec/command.h"
+#include "runtime/exec/launch.h"
+#include "runtime/exec/scheduler.h"
+#include "runtime/exec/stream.h"
+#include "runtime/memory/memory_account.h"
+#include "runtime/objects/array.h"
+#include "runtime/objects/testing/views.h"
+#include "warpd/native/launch.h"
+
+namespace warpd::runtime {
+namespace {
+
+using cuda::testing::FakeDriver;
+
+class StreamBatchTest : public cuda::testing::FakeCudaTest {
+ protected:
+  void SetUp() override {
+    FakeCudaTest::SetUp();
+    absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {});
+    ASSERT_TRUE(d.ok()) << d.status();
+    gpu_ = *std::move(d);
+    stream_ = Stream::Create(gpu_.get(), group_);
+  }
+  void TearDown() override {
+    stream_.reset();
+    gpu_.reset();
+    FakeCudaTest::TearDown();
+  }
+
+  std::shared_ptr<const Array> Make(int64_t n) {
+    auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
+    EXPECT_TRUE(layout.ok()) << layout.status();
+    auto buf = gpu_->Allocate(layout->size_bytes, "t", &pool_);
+    EXPECT_TRUE(buf.ok()) << buf.status();
+    return std::make_shared<Array>("cuda:0", *layout, *buf);
+  }
+  std::vector<int32_t> Read(const Array& a) {
+    std::vector<int32_t> v(a.size_bytes() / 4);
+    EXPECT_TRUE(gpu_->Download(a, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(v.data()), a.size_bytes())).ok());
+    return v;
+  }
+  static std::string Word(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+  std::unique_ptr<Command> Launch(int64_t n, uint32_t repeat = 1) {
+    absl::StatusOr<std::unique_ptr<Command>> c = PrepareLaunch(module_, "none", {n}, {}, "cuda:0", nullptr, repeat);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+  std::unique_ptr<Command> Fill(std::shared_ptr<const Array> a, int32_t v) {
+    absl::StatusOr<std::unique_ptr<Command>> c = PrepareFill(std::move(a), Word(v), "cuda:0");
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+  std::unique_ptr<Command> Copy(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src) {
+    absl::StatusOr<std::unique_ptr<Command>> c = PrepareCopy(std::move(dst), std::move(src), "cuda:0");
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+  absl::Status SubmitAndWait(std::vector<std::unique_ptr<Command>> commands) {
+    const size_t n = commands.size();
+    absl::StatusOr<uint64_t> last = stream_->Submit(std::move(commands));
+    EXPECT_TRUE(last.ok()) << last.status();
+    absl::Status s = stream_->Synchronize();
+    EXPECT_EQ(stream_->completed(), stream_->submitted());
+    EXPECT_GE(stream_->submitted(), n);
+    return s;
+  }
+  static wp::fault_info IndexFault() {
+    wp::fault_info fault{};
+    fault.flag = 1;
+    fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
+    fault.line = 7;
+    fault.index = 12;
+    fault.dim = 0;
+    fault.array_ndim = 1;
+    fault.shape[0] = 10;
+    return fault;
+  }
+
+  SegmentPool pool_{MemoryAccount::Create("test", 0)};
+  std::unique_ptr<CudaDevice> gpu_;
+  StreamScheduler scheduler_{{.threads = 1}};
+  std::shared_ptr<StreamGroup> group_ = scheduler_.CreateGroup("test");
+  std::shared_ptr<Stream> stream_;
+  std::shared_ptr<const abi::CompiledModule> module_ = std::make_shared<cuda::testing::LaunchTestModule>("batch");
+};
+
+TEST_F(StreamBatchTest, QueuedCommandsAreIssuedTogetherAndWaitedForOnce) {
+  auto a = Make(64), b = Make(64);
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Fill(a, 41));
+  commands.push_back(Launch(100, 3));
+  commands.push_back(Launch(7));
+  commands.push_back(Copy(b, a));
+  commands.push_back(Fill(a, -2));
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  EXPECT_EQ(fake().launches(), 4);
+  // Every kernel was queued before the first one ran: one wait for the batch
+  // (one by one, each launch is waited for before the next is issued).
+  EXPECT_EQ(fake().max_queued_kernels(), 4);
+  EXPECT_EQ(Read(*b), std::vector<int32_t>(64, 41));
+  EXPECT_EQ(Read(*a), std::vector<int32_t>(64, -2));
+  EXPECT_EQ(fake().live("exec"), 0);  // no CUDA graph for work that runs once
+}
+
+TEST_F(StreamBatchTest, ALoneLaunchIsNotABatch) {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Launch(10));
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  EXPECT_EQ(fake().launches(), 1);
+  EXPECT_EQ(fake().max_queued_kernels(), 1);
+}
+
+TEST_F(StreamBatchTest, AFaultIsItsCommandsErrorAndTheCommandsAfterTheBatchAreSkipped) {
+  auto a = Make(12), b = Make(12);
+  const wp::fault_info fault = IndexFault();
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Fill(a, 1));
+  commands.push_back(Launch(10));
+  commands.push_back(Launch(20));
+  commands.push_back(Fill(a, 3));
+  // A strided copy is not batched: it would run after the batch, which failed.
+  commands.push_back(Copy(testing::ViewOf(b, 0, {6}, {8}), testing::ViewOf(a, 0, {6}, {4})));
+  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  absl::Status s = SubmitAndWait(std::move(commands));
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'none' at")) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), ":7: index 12 out of bounds for dimension 0 (shape (10,))")) << s;
+  // In the batch, the commands after the fault ran (as on a CUDA stream);
+  // the copy after it was skipped.
+  EXPECT_EQ(fake().launches(), 2);
+  EXPECT_EQ(Read(*a), std::vector<int32_t>(12, 3));
+  EXPECT_EQ(Read(*b), std::vector<int32_t>(12, 0));
+  // The error was reported and cleared: the stream runs again.
+  std::vector<std::unique_ptr<Command>> again;
+  again.push_back(Fill(b, 8));
+  again.push_back(Launch(4));
+  ASSERT_TRUE(SubmitAndWait(std::move(again)).ok());
+  EXPECT_EQ(Read(*b), std::vector<int32_t>(12, 8));
+}
+
+TEST_F(StreamBatchTest, CommandsABatchCannotTakeRunAloneInOrder) {
+  auto a = Make(12), b = Make(12);
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Fill(a, 5));
+  commands.push_back(Launch(3));
+  commands.push_back(Copy(testing::ViewOf(b, 0, {6}, {8}), testing::ViewOf(a, 0, {6}, {4})));  // alone
+  commands.push_back(Fill(a, 7));
+  commands.push_back(Launch(3));
+  commands.push_back(Copy(testing::ViewOf(b, 4, {6}, {8}), testing::ViewOf(a, 0, {6}, {4})));  // alone
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  EXPECT_EQ(Read(*b), (std::vector<int32_t>{5, 7, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7}));
+  EXPECT_EQ(Read(*a), std::vector<int32_t>(12, 7));
+  EXPECT_EQ(fake().launches(), 2);
+}
+
+TEST_F(StreamBatchTest, CancelStopsABatch) {
+  auto a = Make(4);
+  std::vector<std::unique_ptr<Command>> commands;
+  fake().hold_next_launch(0, offsetof(wp::launch_ctx, cancel));  // runs until its context is cancelled
+  commands.push_back(Launch(4));
+  commands.push_back(Launch(4));
+  commands.push_back(Fill(a, 6));
+  ASSERT_TRUE(stream_->Submit(std::move(commands)).ok());
+  absl::SleepFor(absl::Milliseconds(30));
+  EXPECT_EQ(fake().max_queued_kernels(), 2);  // the batch is running: both issued
+  stream_->Cancel();  // returns once the batch stopped
+  EXPECT_EQ(stream_->completed(), stream_->submitted());
+  EXPECT_TRUE(gpu_->healthy());
+  // The stream goes on.
+  std::vector<std::unique_ptr<Command>> again;
+  again.push_back(Fill(a, 9));
+  again.push_back(Launch(4));
+  ASSERT_TRUE(SubmitAndWait(std::move(again)).ok());
+  EXPECT_EQ(Read(*a), std::vector<int32_t>(4, 9));
+}
+
+}  // namespace
+}  // namespace warpd::runtime
