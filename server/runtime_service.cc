@@ -66,11 +66,15 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   // charged to the session. EMPTY may otherwise reuse the session's own
   // freed memory as it is (segment_pool.h).
   const bool descriptors = dtype->holds_array();
+  // Host memory (the CPU's arrays, every array's bookkeeping) comes from
+  // `pool`; a GPU array's data is charged through the session's pool of
+  // that device, whose account tells its use there (Session::DevicePool).
   runtime::SegmentPool& pool = descriptors ? session->private_pool() : session->pool();
+  runtime::SegmentPool& data_pool = device->info().kind == "cpu" ? pool : session->DevicePool(device->name());
   const bool uninitialized = req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED;
   const runtime::Fill fill = uninitialized && !descriptors ? runtime::Fill::kAny : runtime::Fill::kZero;
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Buffer> buffer,
-                         device->Allocate(layout.size_bytes, "array", &pool, fill));
+                         device->Allocate(layout.size_bytes, "array", &data_pool, fill));
   WARPD_ASSIGN_OR_RETURN(
       std::shared_ptr<const runtime::Array> array,
       MakeTenantArray(session->tenant(), pool, device->name(), layout, std::move(buffer), 0,
@@ -322,8 +326,14 @@ grpc::ServerWriteReactor<ByteBuffer>* RuntimeService::HoldSession(CallbackServer
 
 ServerUnaryReactor* RuntimeService::GetUsage(CallbackServerContext* ctx, const ByteBuffer* in, ByteBuffer* out) {
   return Respond<v1::GetUsageRequest, v1::Usage>(state_, ctx, in, out, "GetUsage", Run::kInline, [this](auto* call) {
-    WARPD_RETURN_IF_ERROR(call->GetSession(state_, call->request.session()).status());
+    WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
     FillUsage(*call->tenant, &call->response);
+    for (const Session::DeviceMemory& use : session->DeviceMemoryUse()) {
+      v1::DeviceMemoryUse* m = call->response.add_device_memory();
+      m->set_device(use.device);
+      m->set_used_bytes(use.used);
+      m->set_peak_bytes(use.peak);
+    }
     return absl::OkStatus();
   });
 }

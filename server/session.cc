@@ -13,7 +13,27 @@ Session::Session(std::string client_name, std::shared_ptr<Tenant> tenant,
       tenant_(std::move(tenant)),
       group_(std::move(group)),
       pool_(runtime::MemoryAccount::Create("session", 0, tenant_->memory()), pool_options),
-      private_pool_(pool_.account(), pool_options) {}
+      private_pool_(pool_.account(), pool_options),
+      pool_options_(pool_options) {}
+
+runtime::SegmentPool& Session::DevicePool(const std::string& device) {
+  absl::MutexLock lock(&device_pools_mu_);
+  std::unique_ptr<runtime::SegmentPool>& pool = device_pools_[device];
+  if (pool == nullptr) {
+    pool = std::make_unique<runtime::SegmentPool>(
+        runtime::MemoryAccount::Create(absl::StrCat("session on ", device), 0, pool_.account()), pool_options_);
+  }
+  return *pool;
+}
+
+std::vector<Session::DeviceMemory> Session::DeviceMemoryUse() const {
+  absl::MutexLock lock(&device_pools_mu_);
+  std::vector<DeviceMemory> use;
+  for (const auto& [device, pool] : device_pools_) {
+    use.push_back(DeviceMemory{device, pool->account()->used(), pool->account()->peak()});
+  }
+  return use;
+}
 
 void Session::TrackHeld(const std::shared_ptr<runtime::HeldArrays>& held) {
   absl::MutexLock lock(&mu_);

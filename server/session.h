@@ -81,6 +81,18 @@ class Session {
   // (runtime/objects/array_members.h): memory never mapped into a client.
   // Charged to the same account.
   runtime::SegmentPool& private_pool() { return private_pool_; }
+  // What the session's arrays on the GPU named `device` ("cuda:0") are
+  // charged through (CudaDevice::Allocate uses its account only): an
+  // account of its own under the session's, so its use on each device is
+  // known (Warp's get_mempool_used_mem_current/high, GetUsage).
+  runtime::SegmentPool& DevicePool(const std::string& device);
+  struct DeviceMemory {
+    std::string device;
+    uint64_t used = 0;  // bytes now
+    uint64_t peak = 0;  // the most at once
+  };
+  // Per GPU the session has used, in name order.
+  std::vector<DeviceMemory> DeviceMemoryUse() const;
   // Close() lets go of what `held` holds (breaking cycles of arrays that
   // hold each other). Pass each descriptor array's HeldArrays once.
   void TrackHeld(const std::shared_ptr<runtime::HeldArrays>& held);
@@ -172,6 +184,9 @@ class Session {
   std::atomic<int> holders_{0};
   runtime::SegmentPool pool_;
   runtime::SegmentPool private_pool_;
+  const runtime::SegmentPoolOptions pool_options_;
+  mutable absl::Mutex device_pools_mu_;
+  std::map<std::string, std::unique_ptr<runtime::SegmentPool>> device_pools_ ABSL_GUARDED_BY(device_pools_mu_);
   runtime::HandleTable<const runtime::Array> arrays_{"array"};
   runtime::HandleTable<const compiler::CompiledModule> modules_{"module", 4096};
   runtime::HandleTable<runtime::Graph> graphs_{"graph", 4096};

@@ -1,5 +1,6 @@
 #include "runtime/memory/memory_account.h"
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 #include <utility>
@@ -37,7 +38,10 @@ absl::Status MemoryAccount::Charge(uint64_t bytes) {
         a->label_, " memory limit: ", HumanBytes(a->used_), " of ", HumanBytes(a->limit_), " in use, ",
         HumanBytes(bytes), " more requested (", a->used_, " + ", bytes, " > ", a->limit_, " bytes)"));
   }
-  for (MemoryAccount* a = this; a != nullptr; a = a->parent_.get()) a->used_ += bytes;
+  for (MemoryAccount* a = this; a != nullptr; a = a->parent_.get()) {
+    a->used_ += bytes;
+    a->peak_ = std::max(a->peak_, a->used_);
+  }
   return absl::OkStatus();
 }
 
@@ -53,6 +57,11 @@ void MemoryAccount::Release(uint64_t bytes) {
 uint64_t MemoryAccount::used() const {
   absl::MutexLock lock(&mu_);
   return used_;
+}
+
+uint64_t MemoryAccount::peak() const {
+  absl::MutexLock lock(&mu_);
+  return peak_;
 }
 
 uint64_t MemoryAccount::limit() const {

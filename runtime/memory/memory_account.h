@@ -67,6 +67,8 @@ class MemoryAccount {
 
   // Bytes charged and not released, this account and its descendants.
   uint64_t used() const;
+  // The most used() has been since the account was made.
+  uint64_t peak() const;
   // 0: unlimited.
   uint64_t limit() const;
   void set_limit(uint64_t limit);
@@ -83,6 +85,7 @@ class MemoryAccount {
   const std::string label_;
   const std::shared_ptr<MemoryAccount> parent_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t limit_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -64,6 +64,28 @@ TEST(MemoryAccountTest, ChargesEveryLevelAndReleases) {
   EXPECT_EQ(global->used(), 0u);
 }
 
+// peak() is each account's own high-water mark, refused charges excluded.
+TEST(MemoryAccountTest, PeakIsTheMostUsedAtOnce) {
+  auto tenant = MemoryAccount::Create("tenant 'alice'", 150);
+  auto session = MemoryAccount::Create("session on cuda:0", 0, tenant);
+  auto other = MemoryAccount::Create("session", 0, tenant);
+  EXPECT_EQ(session->peak(), 0u);
+  ASSERT_TRUE(session->Charge(100).ok());
+  session->Release(60);
+  ASSERT_TRUE(session->Charge(30).ok());  // 70 now: below the 100 before
+  EXPECT_EQ(session->used(), 70u);
+  EXPECT_EQ(session->peak(), 100u);
+  ASSERT_TRUE(other->Charge(50).ok());  // the tenant at 120
+  EXPECT_FALSE(session->Charge(40).ok());  // refused by the tenant: counts nowhere
+  EXPECT_EQ(session->peak(), 100u);
+  EXPECT_EQ(other->peak(), 50u);
+  EXPECT_EQ(tenant->peak(), 120u);
+  session->Release(70);
+  other->Release(50);
+  EXPECT_EQ(tenant->used(), 0u);
+  EXPECT_EQ(tenant->peak(), 120u);
+}
+
 TEST(MemoryAccountTest, RefusalNamesTheLevelAndChangesNothing) {
   auto global = MemoryAccount::Create("the daemon's CPU", 8 * kGiB);
   auto alice = MemoryAccount::Create("tenant 'alice'", 4 * kGiB, global);

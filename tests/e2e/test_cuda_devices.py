@@ -599,7 +599,6 @@ with wp.ScopedMempool("cuda:0", True):
 errors = {}
 for name, fn in {"disable": lambda: wp.set_mempool_enabled("cuda:0", False),
                  "negative": lambda: wp.set_mempool_release_threshold("cuda:0", -1),
-                 "used": lambda: wp.get_mempool_used_mem_current("cuda:0"),
                  "peer": lambda: wp.set_peer_access_enabled("cuda:0", "cuda:1", True),
                  "pool_access": lambda: wp.set_mempool_access_enabled("cuda:1", "cuda:0", True)}.items():
     try:
@@ -608,6 +607,22 @@ for name, fn in {"disable": lambda: wp.set_mempool_enabled("cuda:0", False),
     except Exception as e:
         errors[name] = type(e).__name__ + ": " + str(e)
 out["errors"] = errors
+# This session's use of each pool: its arrays' data there, now and at most.
+used = {"start": [wp.get_mempool_used_mem_current(d) for d in ("cuda:0", "cuda:1")]}
+a = wp.zeros(1000, dtype=float, device="cuda:0")            # 4000 bytes
+b = wp.zeros((10, 3), dtype=wp.vec3d, device="cuda:0")      # 720 bytes
+c = wp.empty(64, dtype=wp.int8, device="cuda:1")            # 64 bytes
+v = a[10:20]                                                # a view: no new memory
+used["three"] = [wp.get_mempool_used_mem_current(d) for d in ("cuda:0", "cuda:1")]
+del a, v
+wp.synchronize()
+used["freed"] = [wp.get_mempool_used_mem_current(d) for d in ("cuda:0", "cuda:1")]
+used["high"] = [wp.get_mempool_used_mem_high(d) for d in ("cuda:0", "cuda:1")]
+try:
+    wp.get_mempool_used_mem_current("cpu")
+except ValueError as e:
+    used["cpu"] = str(e)
+out["used"] = used
 wp.set_peer_access_enabled("cuda:0", "cuda:1", False)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -626,7 +641,12 @@ def test_mempool_functions_as_a_shared_daemon_has_them(tmp_path, fake_driver):
     e = out["errors"]
     assert e["disable"].startswith("RuntimeError") and "cannot be turned off for one client" in e["disable"], e
     assert e["negative"].startswith("ValueError"), e
-    assert e["used"].startswith("NotImplementedError") and "does not report its usage" in e["used"], e
+    used = out["used"]
+    assert used["start"] == [0, 0], used
+    assert used["three"] == [4000 + 720, 64], used
+    assert used["freed"] == [720, 64], used
+    assert used["high"] == [4720, 64], used
+    assert "only supported on CUDA devices" in used["cpu"], used
     assert e["peer"].startswith("RuntimeError") and "Device cuda:1 cannot access device cuda:0" in e["peer"], e
     assert e["pool_access"].startswith("RuntimeError") and "cannot access device cuda:1" in e["pool_access"], e
     assert len(out["warnings"]) == 1 and "stays 0 bytes" in out["warnings"][0], out["warnings"]

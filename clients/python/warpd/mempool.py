@@ -10,8 +10,9 @@ their release threshold is the daemon's (read from GetServerInfo), and a
 client's request to change it is ignored with a warning (it only tunes
 when reserved memory goes back to the driver); peer and pool access
 between devices is never supported, and asking to enable it raises as
-Warp does for devices that cannot. The pools' usage counters are the
-daemon's, across sessions, and are not reported to a client.
+Warp does for devices that cannot. The usage counters are the client's
+own: the bytes its session's arrays take on the device (GetUsage), as
+Warp's count a process's.
 """
 
 from __future__ import annotations
@@ -104,17 +105,27 @@ def set_mempool_release_threshold(device, threshold) -> None:
                       f"operator's setting)", RuntimeWarning, stacklevel=2)
 
 
+def _session_device_memory(device):
+    from .v1 import runtime_pb2
+
+    d = _cuda_pool_device(device)
+    rt = runtime()
+    usage = rt.call("GetUsage", runtime_pb2.GetUsageRequest(session=rt.session))
+    return next((m for m in usage.device_memory if m.device == d.alias), None)
+
+
 def get_mempool_used_mem_current(device=None) -> int:
-    _cuda_pool_device(device)
-    raise NotImplementedError("wp.get_mempool_used_mem_current: the warpd daemon's pool is shared by all of its "
-                              "sessions and does not report its usage to a client; wp.get_device(...).free_memory "
-                              "gives what this client may still allocate")
+    """Bytes of `device`'s pool this client's session uses now: the data of its arrays there
+    (as Warp's counts the process's allocations; other sessions' use is theirs to know)."""
+    m = _session_device_memory(device)
+    return int(m.used_bytes) if m is not None else 0
 
 
 def get_mempool_used_mem_high(device=None) -> int:
-    _cuda_pool_device(device)
-    raise NotImplementedError("wp.get_mempool_used_mem_high: the warpd daemon's pool is shared by all of its "
-                              "sessions and does not report its usage to a client")
+    """The most bytes of `device`'s pool this client's session has used at once since it
+    connected (see get_mempool_used_mem_current)."""
+    m = _session_device_memory(device)
+    return int(m.peak_bytes) if m is not None else 0
 
 
 def _access(kind, target_device, peer_device, enable):
