@@ -12,6 +12,7 @@ void FillDeviceInfo(const runtime::Device& device, v1::DeviceInfo* out) {
   out->set_arch(in.arch);
   out->set_uuid(in.uuid);
   out->set_memory_bytes(in.memory_bytes);
+  out->set_sm_count(in.sm_count);
   out->set_unavailable(in.unavailable);
   out->set_free_bytes(device.FreeMemoryBytes());
   out->set_mempool_release_threshold(in.mempool_release_threshold);

@@ -64,6 +64,7 @@ CudaDevice::CudaDevice(const cuda::CudaDeviceInfo& gpu, const cuda::CudaDriver* 
   info_.kind = "cuda";
   info_.arch = gpu.arch();
   info_.uuid = gpu.uuid;
+  info_.sm_count = gpu.sm_count;
   info_.memory_bytes = gpu.memory_bytes;
   info_.mempool_release_threshold = options.pool.release_threshold;
   info_.unavailable = memory_ == nullptr ? kNotYet : "";
@@ -290,8 +291,12 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
 
 absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream, int32_t* cancel_cell,
                                    absl::Span<const cuda::CUdeviceptr> device_ctxs, absl::Duration limit,
-                                   const std::string& what) {
-  const absl::Time deadline = limit > absl::ZeroDuration() ? absl::Now() + limit : absl::InfiniteFuture();
+                                   const std::string& what, absl::Span<const KernelMark> marks, size_t* late) {
+  const bool limited = limit > absl::ZeroDuration();
+  size_t next = 0;  // the first mark not reached
+  absl::Time deadline = !limited        ? absl::InfiniteFuture()
+                        : marks.empty() ? absl::Now() + limit
+                                        : absl::Now() + marks[0].budget;
   absl::Time stop_by = absl::InfiniteFuture();  // once the cancel reached the device
   absl::Time sent_at = absl::InfinitePast();
   absl::Duration nap = absl::ZeroDuration();
@@ -306,9 +311,16 @@ absl::Status CudaDevice::AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream
     if (done) return stream.Synchronize();  // the kernel's error, if any
     const absl::Time now = absl::Now();
     int32_t cancel = __atomic_load_n(cancel_cell, __ATOMIC_RELAXED);
+    while (cancel == 0 && next < marks.size()) {
+      WARPD_ASSIGN_OR_RETURN(bool reached, marks[next].done->Query());
+      if (!reached) break;
+      ++next;
+      if (limited) deadline = now + (next < marks.size() ? marks[next].budget : limit);
+    }
     if (cancel == 0 && now >= deadline) {
       cancel = abi::kCancelTimeout;
       __atomic_store_n(cancel_cell, cancel, __ATOMIC_RELAXED);
+      if (late != nullptr) *late = next;
     }
     // Sent again every so often: work queued on the stream before the
     // kernels (a graph's reset of its contexts) may have cleared it.

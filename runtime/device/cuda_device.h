@@ -55,6 +55,7 @@
 #include "runtime/device/cuda/cuda_device_info.h"
 #include "runtime/device/cuda/cuda_launch.h"
 #include "runtime/device/cuda/cuda_driver.h"
+#include "runtime/device/cuda/cuda_event.h"
 #include "runtime/device/device.h"
 
 namespace warpd::runtime {
@@ -136,9 +137,21 @@ class CudaDevice final : public Device {
   // zero: none) is written to each, and a kernel that does not stop within
   // the cancel grace loses the context (see the file comment). `what`
   // names them in errors ("kernel 'inc'").
+  //
+  // With `marks` (a batch: the event recorded after each kernel's runs, and
+  // the time those runs may take), the time limit restarts as each kernel
+  // completes: mark i's budget runs from mark i-1's completion (the first's
+  // from the call), and `limit` after the last; once it passes, *late is
+  // the index of the mark not reached (marks.size(): none; a kernel's
+  // budget is `limit` per run, so a kernel gets as long as one by one).
+  struct KernelMark {
+    cuda::CudaEvent* done;
+    absl::Duration budget;
+  };
   absl::Status AwaitWork(cuda::CudaMemory& m, cuda::CudaStream& stream, int32_t* cancel_cell,
                          absl::Span<const cuda::CUdeviceptr> device_ctxs, absl::Duration limit,
-                         const std::string& what);
+                         const std::string& what, absl::Span<const KernelMark> marks = {},
+                         size_t* late = nullptr);
   absl::Status NotYet() const;
   // A launch's kernel entry on this device, for RunKernel and the work
   // recorder: the entry's name for `pass` (INVALID_ARGUMENT for a module not

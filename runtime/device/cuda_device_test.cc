@@ -762,11 +762,18 @@ TEST_F(RecordedWorkTest, WhatCannotBeRecordedIsUnimplemented) {
   EXPECT_EQ((*rec)->Fill(*col.gpu, 0, col.gpu->size_bytes(), std::string(4, '\1')).code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ((*rec)->Copy(*a.cpu, 0, *a.gpu, 0, 4).code(), absl::StatusCode::kInvalidArgument);
-  // A pattern no memset writes: found at the capture; nothing is left behind.
-  ASSERT_TRUE((*rec)->Fill(*a.gpu, 0, 12, std::string("\1\2\3", 3)).ok());
-  EXPECT_EQ((*rec)->Finish().status().code(), absl::StatusCode::kUnimplemented);
+  // A pattern no memset writes (a fill kernel's job): refused up front.
+  EXPECT_EQ((*rec)->Fill(*a.gpu, 0, 12, std::string("\1\2\3", 3)).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ((*rec)->Fill(*a.gpu, 2, 8, std::string("\1\2\1\2", 4)).code(),  // words, unaligned
+            absl::StatusCode::kUnimplemented);
+  // A capture that fails leaves nothing behind: no graph, no device block.
+  const int blocks = fake().live("device");
+  ASSERT_TRUE((*rec)->Fill(*a.gpu, 0, 8, std::string("\1\2\1\2", 4)).ok());
+  fake().fail("cuMemsetD32Async", 1, 0);
+  EXPECT_FALSE((*rec)->Finish().ok());
   EXPECT_EQ(fake().live("exec"), 0);
   EXPECT_EQ(fake().live("graph"), 0);
+  EXPECT_EQ(fake().live("device"), blocks);
   // The CPU records nothing.
   EXPECT_EQ(cpu_.RecordWork().status().code(), absl::StatusCode::kUnimplemented);
 }

@@ -117,12 +117,14 @@ std::vector<cuda::CUdeviceptr> ContextAddresses(cuda::CUdeviceptr contexts, size
 class CudaWorkIssuer {
  public:
   // Issues `ops` on `stream` in order: kernel k with its context at
-  // contexts + k.slot * kSlot and a by-pointer block at blocks + k.block_at.
+  // contexts + k.slot * kSlot and a by-pointer block at blocks + k.block_at;
+  // with `marks`, one event per kernel op, each recorded after its runs.
   static absl::Status IssueOps(cuda::CudaStream& stream, const std::vector<Op>& ops, cuda::CUdeviceptr contexts,
-                               cuda::CUdeviceptr blocks) {
+                               cuda::CUdeviceptr blocks, std::vector<cuda::CudaEvent>* marks = nullptr) {
     for (const Op& op : ops) {
       if (const auto* k = std::get_if<KernelOp>(&op)) {
         WARPD_RETURN_IF_ERROR(LaunchRuns(stream, *k, contexts + k->slot * kSlot, blocks + k->block_at));
+        if (marks != nullptr) WARPD_RETURN_IF_ERROR((*marks)[k->slot].Record(stream));
       } else if (const auto* c = std::get_if<CopyOp>(&op)) {
         WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToDevice(stream, c->dst, c->src, c->n));
       } else {
@@ -146,20 +148,47 @@ class CudaWorkIssuer {
   }
 };
 
+// A recording's device block: the contexts and the argument blocks passed by
+// pointer, uploaded when it is made and freed in stream order when it goes
+// (a poisoned context's reset frees it instead: a kernel may still use it).
+class DeviceBlock {
+ public:
+  static absl::StatusOr<DeviceBlock> Upload(std::shared_ptr<cuda::CudaMemory> memory,
+                                            absl::Span<const std::byte> image) {
+    DeviceBlock block(std::move(memory));
+    if (image.empty()) return block;
+    WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, block.memory_->streams().Acquire());
+    cuda::CudaStream& stream = lease.stream();
+    WARPD_ASSIGN_OR_RETURN(block.address_, block.memory_->pool().Allocate(image.size(), stream));
+    WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, block.address_, image.data(), image.size()));
+    WARPD_RETURN_IF_ERROR(stream.Synchronize());  // usable on any stream from now on
+    return block;
+  }
+
+  DeviceBlock(DeviceBlock&& other) noexcept
+      : memory_(std::move(other.memory_)), address_(std::exchange(other.address_, 0)) {}
+  DeviceBlock& operator=(DeviceBlock&&) = delete;
+  ~DeviceBlock() {
+    if (address_ == 0 || memory_->context().poisoned()) return;
+    absl::StatusOr<cuda::StreamPool::Lease> lease = memory_->streams().Acquire();
+    if (lease.ok()) memory_->pool().Free(address_, lease->stream()).IgnoreError();
+  }
+
+  cuda::CUdeviceptr address() const { return address_; }
+
+ private:
+  explicit DeviceBlock(std::shared_ptr<cuda::CudaMemory> memory) : memory_(std::move(memory)) {}
+  std::shared_ptr<cuda::CudaMemory> memory_;
+  cuda::CUdeviceptr address_ = 0;
+};
+
 class CudaRecordedWork final : public RecordedWork {
  public:
   CudaRecordedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, cuda::CudaGraph graph,
-                   cuda::CUdeviceptr block, size_t kernels, std::string what,
+                   DeviceBlock block, size_t kernels, std::string what,
                    std::vector<std::shared_ptr<const cuda::CudaModule>> modules)
-      : device_(device), memory_(std::move(memory)), modules_(std::move(modules)), graph_(std::move(graph)),
-        block_(block), kernels_(kernels), what_(std::move(what)) {}
-
-  ~CudaRecordedWork() override {
-    // A poisoned context's reset frees the block (a kernel may still use it).
-    if (block_ == 0 || memory_->context().poisoned()) return;
-    absl::StatusOr<cuda::StreamPool::Lease> lease = memory_->streams().Acquire();
-    if (lease.ok()) memory_->pool().Free(block_, lease->stream()).IgnoreError();
-  }
+      : device_(device), memory_(std::move(memory)), block_(std::move(block)), modules_(std::move(modules)),
+        graph_(std::move(graph)), kernels_(kernels), what_(std::move(what)) {}
 
   size_t kernels() const override { return kernels_; }
 
@@ -168,7 +197,7 @@ class CudaRecordedWork final : public RecordedWork {
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
     WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
-    const cuda::CUdeviceptr live = block_ + kernels_ * kSlot;  // the used contexts
+    const cuda::CUdeviceptr live = block_.address() + kernels_ * kSlot;  // the used contexts
     const absl::Duration limit = device_->launch_time_limit();
     WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(live, kernels_), limit, what_));
     WARPD_RETURN_IF_ERROR(DownloadContexts(stream, live, ctxs));
@@ -178,24 +207,25 @@ class CudaRecordedWork final : public RecordedWork {
  private:
   CudaDevice* const device_;  // devices live as long as the daemon
   const std::shared_ptr<cuda::CudaMemory> memory_;
+  const DeviceBlock block_;
   // Declared before graph_: the executable graph goes before the modules it launches.
   const std::vector<std::shared_ptr<const cuda::CudaModule>> modules_;
   cuda::CudaGraph graph_;
-  const cuda::CUdeviceptr block_;
   const size_t kernels_;
   const std::string what_;  // "a graph replay of 3 kernel launches ('inc', 'scale')"
 };
 
-// A batch (CudaDevice::BatchWork): each Run allocates one device block,
-// uploads the contexts and by-pointer argument blocks into it, issues every
-// operation on one pooled stream, waits once, downloads the contexts and
-// frees the block, all in stream order: no graph, so nothing to instantiate
-// for work that runs once.
+// A batch (CudaDevice::BatchWork), its block uploaded by Finish: Run issues
+// every operation on one pooled stream, with an event after each kernel's
+// runs when the device has a time limit, waits once (each kernel's time
+// limit restarting as the one before completes, CudaDevice::AwaitWork) and
+// downloads the contexts. No graph: nothing to instantiate for work that
+// runs once.
 class CudaBatchedWork final : public RecordedWork {
  public:
-  CudaBatchedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, std::vector<std::byte> image,
+  CudaBatchedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, DeviceBlock block,
                   std::vector<Op> ops, size_t kernels, uint64_t blocks_at, std::string what)
-      : device_(device), memory_(std::move(memory)), image_(std::move(image)), ops_(std::move(ops)),
+      : device_(device), memory_(std::move(memory)), block_(std::move(block)), ops_(std::move(ops)),
         kernels_(kernels), blocks_at_(blocks_at), what_(std::move(what)) {}
 
   size_t kernels() const override { return kernels_; }
@@ -204,35 +234,41 @@ class CudaBatchedWork final : public RecordedWork {
     if (ctxs.size() != kernels_) return absl::InternalError("batched work: wrong number of contexts");
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
-    cuda::CUdeviceptr block = 0;
-    if (!image_.empty()) {
-      WARPD_ASSIGN_OR_RETURN(block, memory_->pool().Allocate(image_.size(), stream));
-    }
     const absl::Duration limit = device_->launch_time_limit();
-    absl::Status status = [&]() -> absl::Status {
-      if (block != 0) WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, block, image_.data(), image_.size()));
-      absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, block, block + blocks_at_);
-      // What was issued before a failure still runs: wait for it either way.
-      absl::Status waited = device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(block, kernels_), limit, what_);
-      WARPD_RETURN_IF_ERROR(issued);
-      WARPD_RETURN_IF_ERROR(waited);
-      return DownloadContexts(stream, block, ctxs);
-    }();
-    // A poisoned context (a fault, or a kernel that did not stop) keeps the
-    // block, which a kernel may still use: the context's reset frees it.
-    if (block != 0 && !memory_->context().poisoned()) {
-      absl::Status freed = memory_->pool().Free(block, stream);
-      if (status.ok()) status = freed;
+    std::vector<cuda::CudaEvent> events;
+    std::vector<CudaDevice::KernelMark> marks;
+    if (limit > absl::ZeroDuration() && kernels_ > 0) {
+      events.reserve(kernels_);
+      for (const Op& op : ops_) {
+        const auto* k = std::get_if<KernelOp>(&op);
+        if (k == nullptr) continue;
+        WARPD_ASSIGN_OR_RETURN(cuda::CudaEvent e, cuda::CudaEvent::Create(memory_->context(), cuda::CudaEvent::Timing::kOff));
+        events.push_back(std::move(e));
+        marks.push_back(CudaDevice::KernelMark{&events.back(), limit * static_cast<int64_t>(k->runs)});
+      }
     }
-    WARPD_RETURN_IF_ERROR(status);
-    return StopStatus(__atomic_load_n(cancel, __ATOMIC_RELAXED), what_, limit);
+    const cuda::CUdeviceptr contexts = block_.address();
+    absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, contexts, contexts + blocks_at_,
+                                                   events.empty() ? nullptr : &events);
+    // What was issued before a failure still runs: wait for it either way,
+    // so the faults of the commands that ran come first.
+    size_t late = marks.size();
+    WARPD_RETURN_IF_ERROR(
+        device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(contexts, kernels_), limit, what_, marks, &late));
+    WARPD_RETURN_IF_ERROR(DownloadContexts(stream, contexts, ctxs));
+    WARPD_RETURN_IF_ERROR(issued);
+    const int32_t stopped = __atomic_load_n(cancel, __ATOMIC_RELAXED);
+    // The kernel that ran past its limit reports it as its own launch would
+    // (its file and line); the batch's message is the caller's fallback.
+    if (stopped == abi::kCancelTimeout && late < kernels_) ctxs[late].cancel = stopped;
+    return StopStatus(stopped, what_, limit);
   }
 
  private:
   CudaDevice* const device_;  // devices live as long as the daemon
   const std::shared_ptr<cuda::CudaMemory> memory_;
-  const std::vector<std::byte> image_;  // the contexts, then the by-pointer blocks
-  const std::vector<Op> ops_;           // holds the modules it launches
+  const DeviceBlock block_;
+  const std::vector<Op> ops_;  // holds the modules it launches
   const size_t kernels_;
   const uint64_t blocks_at_;
   const std::string what_;  // "a batch of 3 kernel launches ('inc', 'scale')"
@@ -303,8 +339,12 @@ class CudaWorkRecorder final : public WorkRecorder {
           absl::StrCat("fill: ", n, " bytes are not a whole number of ", pattern.size(), "-byte patterns"));
     }
     if (!array.contiguous()) return absl::UnimplementedError("a strided fill is not recorded");
+    const uint64_t dst = array.address() + offset;
+    if (!cuda::FillWritable(dst, pattern.data(), pattern.size())) {
+      return absl::UnimplementedError("a fill pattern that memset cannot write is not recorded");
+    }
     WARPD_RETURN_IF_ERROR(Moves(n));
-    ops_.push_back(FillOp{array.address() + offset, n, std::string(pattern)});
+    ops_.push_back(FillOp{dst, n, std::string(pattern)});
     return absl::OkStatus();
   }
 
@@ -319,31 +359,18 @@ class CudaWorkRecorder final : public WorkRecorder {
       const auto* k = std::get_if<KernelOp>(&op);
       if (k != nullptr && k->by_pointer) std::memcpy(image.data() + blocks_at + k->block_at, k->block.data(), k->block.size());
     }
+    // Uploaded once; each replay of a graph copies the pristine contexts
+    // over the used ones.
+    WARPD_ASSIGN_OR_RETURN(DeviceBlock block, DeviceBlock::Upload(memory_, image));
     if (once_) {
-      return std::make_unique<CudaBatchedWork>(device_, memory_, std::move(image), std::move(ops_), kernels, blocks_at,
+      return std::make_unique<CudaBatchedWork>(device_, memory_, std::move(block), std::move(ops_), kernels, blocks_at,
                                                Describe());
     }
     std::vector<std::shared_ptr<const cuda::CudaModule>> modules;
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
-    cuda::CudaStream& stream = lease.stream();
-    cuda::CUdeviceptr block = 0;
-    if (bytes > 0) {
-      // Uploaded once; each replay copies the pristine contexts over the used ones.
-      WARPD_ASSIGN_OR_RETURN(block, memory_->pool().Allocate(bytes, stream));
-      absl::Status up = cuda::CopyHostToDevice(stream, block, image.data(), image.size());
-      if (up.ok()) up = stream.Synchronize();
-      if (!up.ok()) {
-        if (!memory_->context().poisoned()) memory_->pool().Free(block, stream).IgnoreError();
-        return up;
-      }
-    }
-    absl::StatusOr<cuda::CudaGraph> graph = Capture(stream, block, blocks_at, &modules);
-    if (!graph.ok()) {
-      if (block != 0 && !memory_->context().poisoned()) memory_->pool().Free(block, stream).IgnoreError();
-      return graph.status();
-    }
-    return std::make_unique<CudaRecordedWork>(device_, memory_, *std::move(graph), block, kernels, Describe(),
-                                              std::move(modules));
+    WARPD_ASSIGN_OR_RETURN(cuda::CudaGraph graph, Capture(lease.stream(), block.address(), blocks_at, &modules));
+    return std::make_unique<CudaRecordedWork>(device_, memory_, std::move(graph), std::move(block), kernels,
+                                              Describe(), std::move(modules));
   }
 
  private:

@@ -37,6 +37,7 @@ struct DeviceInfo {
   std::string arch;   // "x86_64", "sm_90"
   std::string uuid;
   uint64_t memory_bytes = 0;
+  int sm_count = 0;  // a GPU's streaming multiprocessors; 0 for the CPU
   // A GPU's pools: bytes kept reserved across synchronizations.
   uint64_t mempool_release_threshold = 0;
   // Why the device cannot run work (arrays, launches); "" when it can. A

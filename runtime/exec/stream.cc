@@ -95,6 +95,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
   for (;;) {
     Entry entry;
     bool skip;
+    uint64_t cancels;
     // WhenReached callbacks due once this command is done (completed_ moves
     // only here and in Cancel, which each take what falls due).
     std::vector<absl::AnyInvocable<void() &&>> reached;
@@ -141,6 +142,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
       queue_.pop_front();
       ReleaseQueued(1);
       busy_ = true;
+      cancels = cancels_;
       skip = !error_.ok();
       if (skip) {
         completed_ = std::max(completed_, entry.sequence);
@@ -149,7 +151,7 @@ bool Stream::RunTurn(absl::FunctionRef<bool()> within_slice) {
         running_ = entry.command.get();
       }
     }
-    if (!skip && batches_ && RunBatch(entry)) {
+    if (!skip && batches_ && RunBatch(entry, cancels)) {
       ran = true;
       more_time = within_slice();
       continue;
@@ -276,6 +278,7 @@ void Stream::Cancel() {
     if (!dropped.empty()) completed_ = dropped.back().sequence;
     parked_ = false;
     for (auto& r : TakeReachedLocked()) reached.push_back(std::move(r));
+    ++cancels_;
     if (running_ != nullptr) running_->Cancel();
     if (batch_cancel_ != nullptr) __atomic_store_n(batch_cancel_, abi::kCancelShutdown, __ATOMIC_RELAXED);
     // Only the running command is waited for. When none runs, the stream may

@@ -172,7 +172,8 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // (stream_batch.cc), then what it took but could not batch, one by one.
   // False, with `first` untouched, when nothing is batched: the device does
   // not batch, nothing ready follows, or `first` does not record.
-  bool RunBatch(Entry& first);
+  // `cancels`: cancels_ when the turn took `first`.
+  bool RunBatch(Entry& first, uint64_t cancels);
   // Runs a command taken from the queue, or skips it after an error or a
   // Cancel; then counts it completed and drops it.
   void RunTaken(Entry entry, const int32_t& cancel);
@@ -213,6 +214,8 @@ class Stream : public std::enable_shared_from_this<Stream>, public Schedulable {
   // While a batch runs (instead of running_): its cancel word (relaxed
   // atomics), which Cancel sets.
   int32_t* batch_cancel_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Cancel calls so far.
+  uint64_t cancels_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;

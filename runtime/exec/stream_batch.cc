@@ -6,8 +6,10 @@
 // A batch starts with the command the turn took and takes the commands
 // queued behind it while they are ready (no wait for another stream), the
 // stream has no error, and each records (a kernel that prints or queries
-// objects does not: it runs alone). Up to kMaxBatch commands, so a turn
-// stays bounded. Each command's outcome comes from the contexts its kernels
+// objects, a strided copy, a fill memset cannot write do not: they run
+// alone, after the batch). Up to kMaxBatch commands, so a turn stays
+// bounded; a lone command is a plain Execute. Each kernel keeps the launch
+// time limit of its own (CudaDevice::AwaitWork's marks). Each command's outcome comes from the contexts its kernels
 // ended with (Command::Replayed), in order: the first failure is the
 // stream's error. The commands after a failing one in the same batch have
 // run; those queued after the batch are skipped as after any error.
@@ -29,7 +31,12 @@ constexpr size_t kMaxBatch = 512;
 
 }  // namespace
 
-bool Stream::RunBatch(Entry& first) {
+bool Stream::RunBatch(Entry& first, uint64_t cancels) {
+  {
+    // A batch of one is a plain Execute.
+    absl::MutexLock lock(&mu_);
+    if (queue_.empty() || !error_.ok() || queue_.front().command->prerequisite() != nullptr) return false;
+  }
   absl::StatusOr<std::unique_ptr<WorkRecorder>> recorder = device_->BatchWork();
   if (!recorder.ok()) return false;
   // Recording copies what it needs and changes nothing in the command.
@@ -38,9 +45,9 @@ bool Stream::RunBatch(Entry& first) {
   int32_t cancel = 0;
   {
     absl::MutexLock lock(&mu_);
-    // A batch of one is a plain Execute; a Cancel meanwhile emptied the
-    // queue and reached `first` through running_.
-    if (queue_.empty() || !error_.ok() || queue_.front().command->prerequisite() != nullptr) return false;
+    // A Cancel since the turn took `first` reached it through running_ (and
+    // dropped the queue): it runs, and stops, on its own.
+    if (cancels_ != cancels) return false;
     running_ = nullptr;
     batch_cancel_ = &cancel;
   }
@@ -70,40 +77,41 @@ bool Stream::RunBatch(Entry& first) {
     kernels.push_back(*n);
   }
 
-  absl::StatusOr<std::unique_ptr<RecordedWork>> work = (*recorder)->Finish();
+  // One command recorded (the next one did not record): it runs on its own.
+  absl::StatusOr<std::unique_ptr<RecordedWork>> work =
+      batch.size() > 1 ? (*recorder)->Finish() : absl::UnimplementedError("a batch of one command");
   recorder->reset();
   if (!work.ok()) {
-    // The device could not take the batch as a whole: one by one, with
-    // their own errors.
+    // The device could not take the batch as a whole (its memory for the
+    // contexts, ...): one by one, with their own errors.
     for (Entry& e : batch) RunTaken(std::move(e), cancel);
-    for (Entry& e : alone) RunTaken(std::move(e), cancel);
-    absl::MutexLock lock(&mu_);
-    batch_cancel_ = nullptr;
-    return true;
-  }
-  std::vector<wp::launch_ctx> ctxs((*work)->kernels());
-  const absl::Status ran = (*work)->Run(absl::MakeSpan(ctxs), &cancel);
-  absl::Status status;
-  if (!ran.ok() && !absl::IsDeadlineExceeded(ran) && !absl::IsCancelled(ran)) {
-    status = ran;  // the device's own error (a lost context): contexts unset
   } else {
-    // A kernel's fault first (a stopped run filled the contexts too).
-    size_t at = 0;
-    for (size_t i = 0; i < batch.size() && status.ok(); ++i) {
-      status = batch[i].command->Replayed(*device_, absl::MakeConstSpan(ctxs).subspan(at, kernels[i]));
-      at += kernels[i];
+    absl::Status status;
+    if (__atomic_load_n(&cancel, __ATOMIC_RELAXED) != 0) {
+      status = absl::CancelledError("the stream was cancelled before its batch ran");
+    } else {
+      // Zeroed: no fault and no cancel where Run leaves a context unset.
+      std::vector<wp::launch_ctx> ctxs((*work)->kernels());
+      const absl::Status ran = (*work)->Run(absl::MakeSpan(ctxs), &cancel);
+      // A kernel's fault first (a stopped or failed run filled the contexts
+      // of what it issued), then the run's own error.
+      size_t at = 0;
+      for (size_t i = 0; i < batch.size() && status.ok(); ++i) {
+        status = batch[i].command->Replayed(*device_, absl::MakeConstSpan(ctxs).subspan(at, kernels[i]));
+        at += kernels[i];
+      }
+      if (status.ok()) status = ran;
     }
-    if (status.ok()) status = ran;
+    work->reset();
+    std::vector<absl::AnyInvocable<void() &&>> reached;
+    {
+      absl::MutexLock lock(&mu_);
+      reached = CompleteLocked(batch.back().sequence, std::move(status), {});
+    }
+    // Dropped before the stream can count as idle (see RunTurn).
+    batch.clear();
+    for (auto& r : reached) std::move(r)();
   }
-  work->reset();
-  std::vector<absl::AnyInvocable<void() &&>> reached;
-  {
-    absl::MutexLock lock(&mu_);
-    reached = CompleteLocked(batch.back().sequence, std::move(status), {});
-  }
-  // Dropped before the stream can count as idle (see RunTurn).
-  batch.clear();
-  for (auto& r : reached) std::move(r)();
   for (Entry& e : alone) RunTaken(std::move(e), cancel);
   absl::MutexLock lock(&mu_);
   batch_cancel_ = nullptr;  // until here a Cancel reaches what the batch took

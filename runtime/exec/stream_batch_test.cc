@@ -29,7 +29,13 @@ class StreamBatchTest : public cuda::testing::FakeCudaTest {
  protected:
   void SetUp() override {
     FakeCudaTest::SetUp();
-    absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {});
+    Reopen({});
+  }
+  void Reopen(const CudaDevice::LaunchOptions& launch) {
+    stream_.reset();
+    gpu_.reset();
+    absl::StatusOr<std::unique_ptr<CudaDevice>> d =
+        CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {}, launch);
     ASSERT_TRUE(d.ok()) << d.status();
     gpu_ = *std::move(d);
     stream_ = Stream::Create(gpu_.get(), group_);
@@ -40,8 +46,8 @@ class StreamBatchTest : public cuda::testing::FakeCudaTest {
     FakeCudaTest::TearDown();
   }
 
-  std::shared_ptr<const Array> Make(int64_t n) {
-    auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
+  std::shared_ptr<const Array> Make(int64_t n, types::ScalarKind kind = types::ScalarKind::kInt32) {
+    auto layout = MakeArrayLayout(types::Scalar(kind), {n});
     EXPECT_TRUE(layout.ok()) << layout.status();
     auto buf = gpu_->Allocate(layout->size_bytes, "t", &pool_);
     EXPECT_TRUE(buf.ok()) << buf.status();
@@ -53,13 +59,14 @@ class StreamBatchTest : public cuda::testing::FakeCudaTest {
     return v;
   }
   static std::string Word(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
-  std::unique_ptr<Command> Launch(int64_t n, uint32_t repeat = 1) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareLaunch(module_, "none", {n}, {}, "cuda:0", nullptr, repeat);
+  std::unique_ptr<Command> Launch(int64_t n, uint32_t repeat = 1, const std::string& kernel = "none") {
+    absl::StatusOr<std::unique_ptr<Command>> c = PrepareLaunch(module_, kernel, {n}, {}, "cuda:0", nullptr, repeat);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? *std::move(c) : nullptr;
   }
-  std::unique_ptr<Command> Fill(std::shared_ptr<const Array> a, int32_t v) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareFill(std::move(a), Word(v), "cuda:0");
+  std::unique_ptr<Command> Fill(std::shared_ptr<const Array> a, int32_t v) { return FillBytes(std::move(a), Word(v)); }
+  std::unique_ptr<Command> FillBytes(std::shared_ptr<const Array> a, std::string value) {
+    absl::StatusOr<std::unique_ptr<Command>> c = PrepareFill(std::move(a), std::move(value), "cuda:0");
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? *std::move(c) : nullptr;
   }
@@ -164,6 +171,46 @@ TEST_F(StreamBatchTest, CommandsABatchCannotTakeRunAloneInOrder) {
   EXPECT_EQ(Read(*b), (std::vector<int32_t>{5, 7, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7}));
   EXPECT_EQ(Read(*a), std::vector<int32_t>(12, 7));
   EXPECT_EQ(fake().launches(), 2);
+}
+
+TEST_F(StreamBatchTest, AFillMemsetCannotWriteRunsAlone) {
+  auto a = Make(5, types::ScalarKind::kInt64), b = Make(8);
+  const int64_t value = (int64_t{1} << 32) | 2;  // two different 4-byte words
+  std::string pattern(reinterpret_cast<const char*>(&value), sizeof(value));
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Launch(4));
+  commands.push_back(FillBytes(a, pattern));  // alone: a fill kernel's job
+  commands.push_back(Fill(b, 3));
+  commands.push_back(Launch(4));
+  commands.push_back(Launch(4));
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  std::vector<int64_t> got(5);
+  ASSERT_TRUE(gpu_->Download(*a, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(got.data()), 40)).ok());
+  EXPECT_EQ(got, std::vector<int64_t>(5, value));
+  EXPECT_EQ(Read(*b), std::vector<int32_t>(8, 3));
+  EXPECT_EQ(fake().launches(), 3);
+  EXPECT_EQ(fake().max_queued_kernels(), 2);  // the last two, as one batch
+}
+
+// Each kernel of a batch has the launch time limit of its own: the limit
+// starts over as the kernel before it completes, and the kernel past it is
+// named with its file and line, as its own launch would be.
+TEST_F(StreamBatchTest, EachKernelOfABatchHasTheTimeLimit) {
+  CudaDevice::LaunchOptions launch;
+  launch.time_limit = absl::Milliseconds(200);
+  Reopen(launch);
+  fake().hold_launch_after(1, 0, offsetof(wp::launch_ctx, cancel));  // the second kernel never ends by itself
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Launch(4));
+  commands.push_back(Launch(4));
+  commands.push_back(Launch(4));
+  const absl::Time start = absl::Now();
+  absl::Status s = SubmitAndWait(std::move(commands));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'none' (")) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "launch time limit of 200ms")) << s;
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+  EXPECT_TRUE(gpu_->healthy());
 }
 
 TEST_F(StreamBatchTest, CancelStopsABatch) {

@@ -170,7 +170,9 @@ def test_device_properties(wp):
     assert a.device.is_cpu and not a.device.is_cuda
     # As in Warp: the alias names the device, the name is the product (the CPU model).
     assert wp.get_device("cpu").alias == "cpu" and repr(wp.get_device("cpu")) == "'cpu'"
-    assert wp.get_device("cpu").arch == 0 and not wp.get_device("cpu").is_cuda
+    cpu = wp.get_device("cpu")
+    assert cpu.arch == 0 and cpu.sm_count == 0 and cpu.uuid is None and not cpu.is_cuda
+    assert not (cpu.is_uva or cpu.is_mempool_supported or cpu.is_mempool_enabled or cpu.is_ipc_supported)
     assert any(d.alias == "cpu" for d in wp.get_devices())
     from warpd.v1 import runtime_pb2
     from warpd.context import runtime

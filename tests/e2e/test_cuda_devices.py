@@ -154,6 +154,9 @@ import warpd as wp
 wp.init()
 out = {"devices": [d.alias for d in wp.get_devices()], "names": [d.name for d in wp.get_devices()],
        "arch": [d.arch for d in wp.get_devices()],
+       "sm_count": [d.sm_count for d in wp.get_devices()],
+       "flags": [[d.is_uva, d.is_mempool_supported, d.is_primary, d.is_ipc_supported, d.uuid is None]
+                 for d in wp.get_devices()],
        "cuda_count": wp.get_cuda_device_count(),
        "preferred": str(wp.get_preferred_device()), "default": str(wp.get_device())}
 src = np.arange(24, dtype=np.float32).reshape(4, 6)
@@ -220,6 +223,8 @@ def test_arrays_on_opened_gpus_move_through_the_device(tmp_path, fake_driver):
     assert out["devices"] == ["cpu", "cuda:0", "cuda:1"] and out["cuda_count"] == 2
     assert out["names"][1:] == ["Fake GPU 0", "Fake GPU 1"]  # Warp's Device.name: the product
     assert out["arch"] == [0, 90, 86]  # Warp's Device.arch: the compute capability as an int
+    assert out["sm_count"] == [0, 132, 84]
+    assert out["flags"] == [[False, False, False, False, True]] + [[True, True, True, False, False]] * 2
     assert out["preferred"] == out["default"] == "cuda:0"  # as in Warp when a GPU runs work
     assert out["device"] == "cuda:0"
     assert out["roundtrip"] == src.tolist()

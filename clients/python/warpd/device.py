@@ -17,7 +17,19 @@ class Device:
         # As in Warp: the compute capability as an int (90 for sm_90), 0 for the CPU.
         arch = info.arch
         self.arch: int = int(arch[3:]) if arch.startswith("sm_") and arch[3:].isdigit() else 0
-        self.uuid: str = info.uuid
+        self.uuid = info.uuid or None  # as in Warp: None for the CPU
+        self.sm_count: int = int(getattr(info, "sm_count", 0))
+        # Warp's capability flags, as a client of the daemon has them: GPUs have
+        # unified addressing and stream-ordered pools (the daemon's, always on;
+        # mempool.py), run in their primary contexts, and take CUBIN where the
+        # driver cannot JIT the PTX; arrays are not shared by CUDA IPC (yet).
+        gpu = self.kind == "cuda"
+        self.is_uva: bool = gpu
+        self.is_mempool_supported: bool = gpu
+        self.is_mempool_enabled: bool = gpu
+        self.is_primary: bool = gpu
+        self.is_cubin_supported: bool = gpu
+        self.is_ipc_supported: bool = False
         self.total_memory: int = info.memory_bytes
         self.ordinal: int = int(self.alias.split(":")[1]) if ":" in self.alias else -1
         # Why the daemon cannot run work on it ("" when it can): GPUs are

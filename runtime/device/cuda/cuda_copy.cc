@@ -25,22 +25,43 @@ absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr
   return ctx.Call("cuMemcpyDtoDAsync", [&] { return ctx.api().cuMemcpyDtoDAsync(dst, src, bytes, stream.get()); });
 }
 
+namespace {
+
+bool BytesEqual(const unsigned char* p, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    if (p[i] != p[0]) return false;
+  }
+  return true;
+}
+
+bool WordsEqual(const unsigned char* p, size_t n) {
+  if (n % 4 != 0) return false;
+  for (size_t i = 4; i < n; ++i) {
+    if (p[i] != p[i % 4]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool FillWritable(CUdeviceptr dst, const void* pattern, size_t pattern_bytes) {
+  if (pattern == nullptr || pattern_bytes == 0) return false;
+  const auto* p = static_cast<const unsigned char*>(pattern);
+  return BytesEqual(p, pattern_bytes) || (WordsEqual(p, pattern_bytes) && dst % 4 == 0);
+}
+
 absl::Status Fill(CudaStream& stream, CUdeviceptr dst, const void* pattern, size_t pattern_bytes, size_t count) {
   if (pattern == nullptr || pattern_bytes == 0) return absl::InvalidArgumentError("Fill: an empty pattern");
   if (count == 0) return absl::OkStatus();
   CudaContext& ctx = stream.context();
   const auto* p = static_cast<const unsigned char*>(pattern);
-  bool bytes_equal = true;
-  for (size_t i = 1; i < pattern_bytes; ++i) bytes_equal = bytes_equal && p[i] == p[0];
-  if (bytes_equal) {
+  if (BytesEqual(p, pattern_bytes)) {
     const size_t n = pattern_bytes * count;
     if (n / pattern_bytes != count) return absl::InvalidArgumentError("Fill: the size overflows");
     return ctx.Call("cuMemsetD8Async",
                     [&] { return ctx.api().cuMemsetD8Async(dst, p[0], n, stream.get()); });
   }
-  bool words_equal = pattern_bytes % 4 == 0;
-  for (size_t i = 4; words_equal && i < pattern_bytes; ++i) words_equal = p[i] == p[i % 4];
-  if (words_equal && dst % 4 == 0) {
+  if (WordsEqual(p, pattern_bytes) && dst % 4 == 0) {
     uint32_t word;
     std::memcpy(&word, p, 4);
     const size_t n = pattern_bytes / 4 * count;

@@ -37,5 +37,9 @@ absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr
 // aligned. Other patterns (a vec3 of distinct floats, ...) need a fill
 // kernel: UNIMPLEMENTED. INVALID_ARGUMENT for an empty pattern.
 absl::Status Fill(CudaStream& stream, CUdeviceptr dst, const void* pattern, size_t pattern_bytes, size_t count);
+// Whether Fill can write `pattern` at `dst` with a memset (one repeated
+// byte, or one repeated 4-byte word at a 4-byte aligned address); else it
+// answers UNIMPLEMENTED (a fill kernel's job).
+bool FillWritable(CUdeviceptr dst, const void* pattern, size_t pattern_bytes);
 
 }  // namespace warpd::runtime::cuda

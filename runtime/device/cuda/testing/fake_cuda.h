@@ -50,6 +50,7 @@ struct FakeCuda {
   int (*write_on_next_launch)(int param, long deref, size_t offset, const void* bytes, size_t len) = nullptr;
   int (*copy_on_next_launch)(int src_param, size_t src_offset, int param, size_t offset, size_t len) = nullptr;
   void (*hold_next_launch)(int param, size_t offset) = nullptr;
+  void (*hold_launch_after)(int skip, int param, size_t offset) = nullptr;
 };
 
 // The process's stand-in driver, loaded on the first call (the test fails
@@ -93,6 +94,7 @@ inline const FakeCuda& Fake() {
     get(f.write_on_next_launch, "warpd_fake_cuda_write_on_next_launch");
     get(f.copy_on_next_launch, "warpd_fake_cuda_copy_on_next_launch");
     get(f.hold_next_launch, "warpd_fake_cuda_hold_next_launch");
+    get(f.hold_launch_after, "warpd_fake_cuda_hold_launch_after");
     return f;
   }();
   return fake;

@@ -318,6 +318,7 @@ static struct {
 static CUresult fault_next_launch;
 static int hold_param = -1; /* warpd_fake_cuda_hold_next_launch */
 static size_t hold_offset;
+static int hold_skip; /* launches to let go by before the held one */
 static double launch_ms = 0.5;
 /* What the next kernel "writes" when its stream runs it (it runs no code):
  * `len` bytes at the device address that parameter `param` holds, plus
@@ -429,6 +430,15 @@ void warpd_fake_cuda_hold_next_launch(int param, size_t offset) {
   LOCK();
   hold_param = param;
   hold_offset = offset;
+  hold_skip = 0;
+  UNLOCK();
+}
+/* The same for the launch after the next `skip` ones. */
+void warpd_fake_cuda_hold_launch_after(int skip, int param, size_t offset) {
+  LOCK();
+  hold_param = param;
+  hold_offset = offset;
+  hold_skip = skip;
   UNLOCK();
 }
 /* The next kernel launched fails with `result` when its stream executes it. */
@@ -453,6 +463,7 @@ void warpd_fake_cuda_reset_test_state(void) {
   memset(injections, 0, sizeof(injections));
   fault_next_launch = 0;
   hold_param = -1;
+  hold_skip = 0;
   num_kernel_writes = 0;
   launch_ms = 0.5;
   pageable_copies = max_queued_copies = max_queued_kernels = 0;
@@ -1786,9 +1797,14 @@ static CUresult fake_cuLaunchKernel(struct function* fh, unsigned gx, unsigned g
   memcpy(op->dims, dims, sizeof(dims));
   op->fault = fault_next_launch;
   fault_next_launch = 0;
-  op->hold_param = hold_param;
-  op->hold_offset = hold_offset;
-  hold_param = -1;
+  op->hold_param = -1;
+  if (hold_param >= 0 && hold_skip > 0) {
+    hold_skip--;
+  } else if (hold_param >= 0) {
+    op->hold_param = hold_param;
+    op->hold_offset = hold_offset;
+    hold_param = -1;
+  }
   static int launched;
   if (++launched == env_int("WARPD_FAKE_CUDA_FAULT_LAUNCH", 0)) op->fault = 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
   if (launched == env_int("WARPD_FAKE_CUDA_HOLD_LAUNCH", 0)) {
