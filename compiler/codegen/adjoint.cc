@@ -1671,11 +1671,7 @@ std::set<int> EmitKernelAdjoint(const tir::Module& m, const tir::Function& f, Wr
     w.Line("const " + args + "& args = *(const " + args + "*)block;");
     w.Line("const " + args + "& adj = *(const " + args + "*)(block + " + off + ");");
   }
-  w.Line("const wp::int64 stride = (wp::int64)blockDim.x * gridDim.x;");
-  w.Open("for (wp::int64 t = (wp::int64)blockIdx.x * blockDim.x + threadIdx.x; t < ctx->bounds.size; t += stride) {");
-  w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
-  w.Line(AdjBodySymbol(k.name) + "(ctx, args, adj, t);");
-  w.Close();
+  w.Line("wp::grid_stride(ctx, [&](wp::int64 t) { " + AdjBodySymbol(k.name) + "(ctx, args, adj, t); });");
   w.Close();
   w.Line("#endif");
   w.Line("");

@@ -119,11 +119,8 @@ void EmitKernel(const tir::Module& m, const tir::Function& f, Writer& w) {
   const bool by_pointer = layout.args_size + sizeof(void*) > kMaxCudaParamBytes;
   w.Open("extern \"C\" __global__ void " + CudaEntrySymbol(k.name) + "(wp::launch_ctx* ctx, " +
          (by_pointer ? "const " + args + "* __restrict__ args" : args + " args") + ") {");
-  w.Line("const wp::int64 stride = (wp::int64)blockDim.x * gridDim.x;");
-  w.Open("for (wp::int64 t = (wp::int64)blockIdx.x * blockDim.x + threadIdx.x; t < ctx->bounds.size; t += stride) {");
-  w.Line("if (WP_UNLIKELY(wp::should_stop(ctx))) return;");
-  w.Line(BodySymbol(k.name) + (by_pointer ? "(ctx, *args, t);" : "(ctx, args, t);"));
-  w.Close();
+  w.Line("wp::grid_stride(ctx, [&](wp::int64 t) { " + BodySymbol(k.name) +
+         (by_pointer ? "(ctx, *args, t); });" : "(ctx, args, t); });"));
   w.Close();
   w.Line("#endif");
   w.Line("");

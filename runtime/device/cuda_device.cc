@@ -237,7 +237,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   }
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(*m, module));
   WARPD_ASSIGN_OR_RETURN(cuda::CUfunction function, loaded->Function(entry));
-  WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, cuda::GridStrideDims(uint64_t(ctx->bounds.size)));
+  WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, cuda::GridStrideDims(uint64_t(ctx->bounds.size), 0, MaxBlocks()));
 
   // Device scratch for this launch: the context, the print records and,
   // when it does not fit the parameter space, the argument block (an

@@ -153,6 +153,10 @@ class CudaDevice final : public Device {
                          const std::string& what, absl::Span<const KernelMark> marks = {},
                          size_t* late = nullptr);
   absl::Status NotYet() const;
+  // A launch's grid: one thread per id up to this many blocks (32 per SM:
+  // a few waves of resident blocks), past it each thread loops over ids
+  // (wp::grid_stride), polling for faults and cancels once per 32 of them.
+  unsigned MaxBlocks() const { return info_.sm_count > 0 ? unsigned(info_.sm_count) * 32 : 0; }
   // A launch's kernel entry on this device, for RunKernel and the work
   // recorder: the entry's name for `pass` (INVALID_ARGUMENT for a module not
   // compiled for CUDA, INTERNAL without the pass's entry); the argument

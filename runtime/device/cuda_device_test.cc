@@ -368,6 +368,21 @@ TEST_F(CudaLaunchTest, ALaunchPassesTheContextAndTheBlockByValue) {
   EXPECT_EQ(fake().launches(), 2);
 }
 
+// Past 32 blocks per SM (the stand-in's cuda:0 has 132) a launch's threads
+// loop over its ids (wp::grid_stride).
+TEST_F(CudaLaunchTest, TheGridStopsAt32BlocksPerSm) {
+  std::vector<std::byte> block(72);
+  const abi::CompiledKernel& k = module_.kernels()[0];
+  wp::launch_ctx just = Ctx(132 * 32 * 256);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &just, block.data()).ok());
+  wp::launch_ctx more = Ctx(int64_t{1} << 26);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &more, block.data()).ok());
+  ASSERT_EQ(fake().launches(), 2);
+  EXPECT_EQ(Launch(0).dims[0], 132u * 32);
+  EXPECT_EQ(Launch(1).dims[0], 132u * 32);
+  EXPECT_EQ(Launch(1).dims[3], 256u);
+}
+
 TEST_F(CudaLaunchTest, TheDevicesContextTravelsAndItsFaultComesBack) {
   std::vector<std::byte> block(72);
   wp::launch_ctx ctx = Ctx(300);
@@ -376,15 +391,7 @@ TEST_F(CudaLaunchTest, TheDevicesContextTravelsAndItsFaultComesBack) {
   ctx.bounds.shape[1] = 100;
   // The kernel records an out-of-bounds fault at line 7, as generated code
   // does through claim_fault (launch.h).
-  wp::fault_info fault{};
-  fault.flag = 1;
-  fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
-  fault.line = 7;
-  fault.index = 12;
-  fault.extent = 10;
-  fault.array_ndim = 1;
-  fault.shape[0] = 10;
-  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  FaultNextLaunch(7, 12, 10);
   ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).ok());
   EXPECT_EQ(ctx.fault.flag, 1);
   EXPECT_EQ(ctx.fault.kind, wp::FAULT_INDEX_OUT_OF_BOUNDS);

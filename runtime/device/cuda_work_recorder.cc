@@ -295,7 +295,7 @@ class CudaWorkRecorder final : public WorkRecorder {
     WARPD_ASSIGN_OR_RETURN(op.entry, device_->EntryFor(*module, kernel, pass));
     WARPD_ASSIGN_OR_RETURN(op.module, device_->LoadedModule(*memory_, *module));
     WARPD_ASSIGN_OR_RETURN(op.function, op.module->Function(op.entry));
-    WARPD_ASSIGN_OR_RETURN(op.dims, cuda::GridStrideDims(uint64_t(ctx.bounds.size)));
+    WARPD_ASSIGN_OR_RETURN(op.dims, cuda::GridStrideDims(uint64_t(ctx.bounds.size), 0, device_->MaxBlocks()));
     op.runs = runs;
     op.slot = contexts_.size();
     const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);

@@ -9,73 +9,23 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/device/cuda/testing/fake_cuda.h"
-#include "runtime/device/cuda/testing/launch_module.h"
-#include "runtime/device/cuda_device.h"
-#include "runtime/exec/command.h"
 #include "runtime/exec/graph.h"
-#include "runtime/exec/launch.h"
-#include "runtime/memory/memory_account.h"
-#include "runtime/objects/array.h"
+#include "runtime/exec/testing/cuda_commands_fixture.h"
 #include "runtime/objects/testing/views.h"
-#include "warpd/native/launch.h"
 
 namespace warpd::runtime {
 namespace {
 
-using cuda::testing::FakeDriver;
-
-class GraphRecordingTest : public cuda::testing::FakeCudaTest {
+class GraphRecordingTest : public testing::CudaCommandsTest {
  protected:
-  void SetUp() override {
-    FakeCudaTest::SetUp();
-    absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {});
-    ASSERT_TRUE(d.ok()) << d.status();
-    gpu_ = *std::move(d);
-  }
-  void TearDown() override {
-    gpu_.reset();
-    FakeCudaTest::TearDown();
-  }
-
-  std::shared_ptr<const Array> Make(int64_t n) {
-    auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
-    EXPECT_TRUE(layout.ok()) << layout.status();
-    auto buf = gpu_->Allocate(layout->size_bytes, "t", &pool_);
-    EXPECT_TRUE(buf.ok()) << buf.status();
-    return std::make_shared<Array>("cuda:0", *layout, *buf);
-  }
-  std::vector<int32_t> Read(const Array& a) {
-    std::vector<int32_t> v(a.size_bytes() / 4);
-    EXPECT_TRUE(gpu_->Download(a, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(v.data()), a.size_bytes())).ok());
-    return v;
-  }
-  static std::string Word(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
   std::unique_ptr<Command> Launch(const std::string& kernel, int64_t n, uint32_t repeat = 1) {
-    absl::StatusOr<std::unique_ptr<Command>> c =
-        PrepareLaunch(module_, kernel, {n}, {}, "cuda:0", nullptr, repeat);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
-  }
-  std::unique_ptr<Command> Fill(std::shared_ptr<const Array> a, int32_t v) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareFill(std::move(a), Word(v), "cuda:0");
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
-  }
-  std::unique_ptr<Command> Copy(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareCopy(std::move(dst), std::move(src), "cuda:0");
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
+    return CudaCommandsTest::Launch(n, repeat, kernel);
   }
   std::shared_ptr<Graph> MakeGraph(std::vector<std::unique_ptr<Command>> commands) {
     absl::StatusOr<std::shared_ptr<Graph>> g = Graph::Create("cuda:0", std::move(commands));
     EXPECT_TRUE(g.ok()) << g.status();
     return g.ok() ? *g : nullptr;
   }
-
-  SegmentPool pool_{MemoryAccount::Create("test", 0)};
-  std::unique_ptr<CudaDevice> gpu_;
-  std::shared_ptr<const abi::CompiledModule> module_ = std::make_shared<cuda::testing::LaunchTestModule>("graph");
 };
 
 TEST_F(GraphRecordingTest, ReplaysAreOneGraphLaunchWithTheCommandsEffects) {
@@ -109,15 +59,7 @@ TEST_F(GraphRecordingTest, AKernelsFaultIsItsCommandsErrorInEachReplay) {
   ASSERT_NE(graph, nullptr);
   ASSERT_TRUE(graph->MakeReplay()->Execute(*gpu_).ok());
   // The first kernel of the next replay records an index fault at line 7.
-  wp::fault_info fault{};
-  fault.flag = 1;
-  fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
-  fault.line = 7;
-  fault.index = 12;
-  fault.dim = 0;
-  fault.array_ndim = 1;
-  fault.shape[0] = 10;
-  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  FaultNextLaunch(7, 12, 10);
   absl::Status s = graph->MakeReplay()->Execute(*gpu_);
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
   EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'none' at")) << s;

@@ -8,72 +8,28 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/device/cuda/testing/fake_cuda.h"
-#include "runtime/device/cuda/testing/launch_module.h"
-#include "runtime/device/cuda_device.h"
-#include "runtime/exec/command.h"
-#include "runtime/exec/launch.h"
 #include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
-#include "runtime/memory/memory_account.h"
-#include "runtime/objects/array.h"
+#include "runtime/exec/testing/cuda_commands_fixture.h"
 #include "runtime/objects/testing/views.h"
-#include "warpd/native/launch.h"
 
 namespace warpd::runtime {
 namespace {
 
-using cuda::testing::FakeDriver;
-
-class StreamBatchTest : public cuda::testing::FakeCudaTest {
+class StreamBatchTest : public testing::CudaCommandsTest {
  protected:
   void SetUp() override {
-    FakeCudaTest::SetUp();
-    Reopen({});
-  }
-  void Reopen(const CudaDevice::LaunchOptions& launch) {
-    stream_.reset();
-    gpu_.reset();
-    absl::StatusOr<std::unique_ptr<CudaDevice>> d =
-        CudaDevice::Open(FakeDriver(), FakeDriver().devices()[0], {}, launch);
-    ASSERT_TRUE(d.ok()) << d.status();
-    gpu_ = *std::move(d);
+    CudaCommandsTest::SetUp();
     stream_ = Stream::Create(gpu_.get(), group_);
   }
   void TearDown() override {
     stream_.reset();
-    gpu_.reset();
-    FakeCudaTest::TearDown();
+    CudaCommandsTest::TearDown();
   }
-
-  std::shared_ptr<const Array> Make(int64_t n, types::ScalarKind kind = types::ScalarKind::kInt32) {
-    auto layout = MakeArrayLayout(types::Scalar(kind), {n});
-    EXPECT_TRUE(layout.ok()) << layout.status();
-    auto buf = gpu_->Allocate(layout->size_bytes, "t", &pool_);
-    EXPECT_TRUE(buf.ok()) << buf.status();
-    return std::make_shared<Array>("cuda:0", *layout, *buf);
-  }
-  std::vector<int32_t> Read(const Array& a) {
-    std::vector<int32_t> v(a.size_bytes() / 4);
-    EXPECT_TRUE(gpu_->Download(a, 0, absl::MakeSpan(reinterpret_cast<std::byte*>(v.data()), a.size_bytes())).ok());
-    return v;
-  }
-  static std::string Word(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
-  std::unique_ptr<Command> Launch(int64_t n, uint32_t repeat = 1, const std::string& kernel = "none") {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareLaunch(module_, kernel, {n}, {}, "cuda:0", nullptr, repeat);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
-  }
-  std::unique_ptr<Command> Fill(std::shared_ptr<const Array> a, int32_t v) { return FillBytes(std::move(a), Word(v)); }
-  std::unique_ptr<Command> FillBytes(std::shared_ptr<const Array> a, std::string value) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareFill(std::move(a), std::move(value), "cuda:0");
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
-  }
-  std::unique_ptr<Command> Copy(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src) {
-    absl::StatusOr<std::unique_ptr<Command>> c = PrepareCopy(std::move(dst), std::move(src), "cuda:0");
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
+  void Reopen(const CudaDevice::LaunchOptions& launch) {
+    stream_.reset();
+    OpenGpu(launch);
+    stream_ = Stream::Create(gpu_.get(), group_);
   }
   absl::Status SubmitAndWait(std::vector<std::unique_ptr<Command>> commands) {
     const size_t n = commands.size();
@@ -84,24 +40,10 @@ class StreamBatchTest : public cuda::testing::FakeCudaTest {
     EXPECT_GE(stream_->submitted(), n);
     return s;
   }
-  static wp::fault_info IndexFault() {
-    wp::fault_info fault{};
-    fault.flag = 1;
-    fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
-    fault.line = 7;
-    fault.index = 12;
-    fault.dim = 0;
-    fault.array_ndim = 1;
-    fault.shape[0] = 10;
-    return fault;
-  }
 
-  SegmentPool pool_{MemoryAccount::Create("test", 0)};
-  std::unique_ptr<CudaDevice> gpu_;
   StreamScheduler scheduler_{{.threads = 1}};
   std::shared_ptr<StreamGroup> group_ = scheduler_.CreateGroup("test");
   std::shared_ptr<Stream> stream_;
-  std::shared_ptr<const abi::CompiledModule> module_ = std::make_shared<cuda::testing::LaunchTestModule>("batch");
 };
 
 TEST_F(StreamBatchTest, QueuedCommandsAreIssuedTogetherAndWaitedForOnce) {
@@ -132,7 +74,6 @@ TEST_F(StreamBatchTest, ALoneLaunchIsNotABatch) {
 
 TEST_F(StreamBatchTest, AFaultIsItsCommandsErrorAndTheCommandsAfterTheBatchAreSkipped) {
   auto a = Make(12), b = Make(12);
-  const wp::fault_info fault = IndexFault();
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(Fill(a, 1));
   commands.push_back(Launch(10));
@@ -140,7 +81,7 @@ TEST_F(StreamBatchTest, AFaultIsItsCommandsErrorAndTheCommandsAfterTheBatchAreSk
   commands.push_back(Fill(a, 3));
   // A strided copy is not batched: it would run after the batch, which failed.
   commands.push_back(Copy(testing::ViewOf(b, 0, {6}, {8}), testing::ViewOf(a, 0, {6}, {4})));
-  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  FaultNextLaunch(7, 12, 10);
   absl::Status s = SubmitAndWait(std::move(commands));
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
   EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'none' at")) << s;

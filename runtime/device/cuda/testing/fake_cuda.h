@@ -25,6 +25,7 @@
 #include "runtime/device/cuda/cuda_driver.h"
 #include "runtime/device/cuda/cuda_memory_pool.h"
 #include "runtime/device/cuda/cuda_stream.h"
+#include "warpd/native/launch.h"
 
 namespace warpd::runtime::cuda::testing {
 
@@ -127,6 +128,20 @@ class FakeCudaTest : public ::testing::Test {
 
   static const FakeCuda& fake() { return Fake(); }
   CudaContext& ctx() { return *ctx_; }
+
+  // Makes the stand-in's next kernel launch record, as claim_fault would
+  // (launch.h), an index `index` past a 1-D array's `extent` at `line`.
+  static void FaultNextLaunch(int32_t line, int64_t index, int64_t extent) {
+    wp::fault_info fault{};
+    fault.flag = 1;
+    fault.kind = wp::FAULT_INDEX_OUT_OF_BOUNDS;
+    fault.line = line;
+    fault.index = index;
+    fault.extent = extent;
+    fault.array_ndim = 1;
+    fault.shape[0] = extent;
+    ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  }
 
   // What a fixture keeps of a made object: the object, or null after a test
   // failure naming why it could not be made.

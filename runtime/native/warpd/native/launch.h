@@ -174,6 +174,26 @@ WP_FUNC bool should_stop(const launch_ctx* ctx) {
 #endif
 }
 
+#if WP_CUDA
+// A CUDA entry's grid-stride loop: body(t) for each of this thread's ids.
+// Every thread polls for a fault or cancel at its first id and then every
+// 32 ids, not per id: a poll is two loads of words that every thread of the
+// launch reads, which the L2 cache serves one warp at a time (per id, the
+// likely bound of a memory-bound kernel: saxpy reached a tenth of an H200's
+// bandwidth). The launch size is read once, through the read-only cache
+// (nothing writes the context's bounds while the kernel runs).
+template <typename Body>
+__device__ __forceinline__ void grid_stride(const launch_ctx* ctx, Body body) {
+  const int64 n = __ldg(&ctx->bounds.size);
+  const int64 stride = (int64)blockDim.x * gridDim.x;
+  int32 k = 0;
+  for (int64 t = (int64)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += stride, ++k) {
+    if ((k & 31) == 0 && WP_UNLIKELY(should_stop(ctx))) return;
+    body(t);
+  }
+}
+#endif
+
 // Records an out-of-range index as the launch's fault; true when this call
 // claimed the fault (it was the first).
 WP_FUNC bool record_index_fault(launch_ctx* ctx, int32 line, int32 dim, int64 index, int64 extent) {
