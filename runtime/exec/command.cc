@@ -33,6 +33,25 @@ class CopyCommand final : public Command {
   std::atomic<bool> cancel_{false};
 };
 
+// Between a GPU array and a CPU array's host memory, on the GPU's stream:
+// the GPU device's Upload (the CPU array's bytes into the GPU array) or
+// Download (the other way), through its pinned staging (PrepareCopy).
+class HostCopyCommand final : public Command {
+ public:
+  HostCopyCommand(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src)
+      : dst_(std::move(dst)), src_(std::move(src)) {}
+
+  absl::Status Execute(Device& device) override {
+    const uint64_t n = dst_->size_bytes();
+    if (src_->device() == "cpu") return device.Upload(*dst_, 0, absl::MakeConstSpan(src_->data(), n));
+    return device.Download(*src_, 0, absl::MakeSpan(dst_->data(), n));
+  }
+  std::string Describe() const override { return "copy between devices"; }
+
+ private:
+  std::shared_ptr<const Array> dst_, src_;
+};
+
 class FillCommand final : public Command {
  public:
   FillCommand(std::shared_ptr<const Array> array, std::string value)
@@ -87,8 +106,28 @@ absl::Status CheckArrayDevice(const Array& array, const std::string& device,
 absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
                                                      std::shared_ptr<const Array> src,
                                                      const std::string& device) {
-  if (absl::Status s = CheckArrayDevice(*dst, device, "copy destination"); !s.ok()) return s;
-  if (absl::Status s = CheckArrayDevice(*src, device, "copy source"); !s.ok()) return s;
+  // A GPU's stream copies between its arrays and a CPU array's host memory.
+  const bool host_copy = device != "cpu" && dst->device() != src->device() &&
+                         (dst->device() == "cpu" || src->device() == "cpu");
+  if (host_copy) {
+    const Array& host = dst->device() == "cpu" ? *dst : *src;
+    if (!host.contiguous()) {
+      return absl::InvalidArgumentError(
+          "copy between devices: the CPU array must be contiguous (copy a strided view into a contiguous array first)");
+    }
+    if (dst->dtype()->holds_array() || src->dtype()->holds_array()) {
+      return absl::InvalidArgumentError("copy between devices: arrays of structs holding arrays stay on their device");
+    }
+  }
+  if (absl::Status s = CheckArrayDevice(*dst, host_copy && dst->device() == "cpu" ? "cpu" : device,
+                                        "copy destination");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckArrayDevice(*src, host_copy && src->device() == "cpu" ? "cpu" : device, "copy source");
+      !s.ok()) {
+    return s;
+  }
   // Descriptors (array_members.h) are copied only between arrays of the
   // same struct: bytes from elsewhere would forge them, and bytes copied out
   // of them would show a client daemon pointers.
@@ -114,6 +153,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
   if (dst->held() != nullptr && src->held() != nullptr && dst->held() != src->held()) {
     if (absl::Status s = dst->held()->Add(src->held()->Snapshot(), dst.get()); !s.ok()) return s;
   }
+  if (host_copy) return std::make_unique<HostCopyCommand>(std::move(dst), std::move(src));
   return std::make_unique<CopyCommand>(std::move(dst), std::move(src));
 }
 

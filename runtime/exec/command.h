@@ -93,7 +93,10 @@ class Command {
 };
 
 // dst <- src. Both on `device`, of one element size and the same shape, any
-// strides (array_bytes.h); INVALID_ARGUMENT otherwise.
+// strides (array_bytes.h); INVALID_ARGUMENT otherwise. On a GPU's stream,
+// one side may instead be a contiguous CPU array (not of structs holding
+// arrays): its host memory is uploaded or downloaded by the GPU device, in
+// the GPU stream's order (the CPU stream's queued work is not waited for).
 absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
                                                      std::shared_ptr<const Array> src,
                                                      const std::string& device);

@@ -182,6 +182,51 @@ print("RESULT " + json.dumps(out), flush=True)
 '''
 
 
+# A local client's GPU arrays of 1 MiB or more move through CPU arrays mapped
+# into it and copies in the daemon (array._host_staging), never through
+# gRPC's Upload and Download; wp.copy between a CPU and a GPU array is one
+# copy in the daemon.
+HOST_STAGING_SCRIPT = r'''
+import json
+import numpy as np
+import warpd as wp
+from warpd import context
+
+wp.init()
+rt = context.runtime()
+calls = []
+real = rt.raw_method
+rt.raw_method = lambda name: (calls.append(name), real(name))[1]
+src = np.arange(1 << 19, dtype=np.float32) * 0.5            # 2 MiB
+g = wp.array(src, dtype=float, device="cuda:0")
+out = {"back": bool((g.numpy() == src).all())}
+c = wp.zeros(1 << 19, dtype=float, device="cpu")
+wp.copy(c, g)                                               # cuda:0 -> cpu
+out["to_cpu"] = bool((c.numpy() == src).all())
+h = wp.empty(1 << 19, dtype=float, device="cuda:1")
+wp.copy(h, c)                                               # cpu -> cuda:1
+out["to_gpu"] = bool((h.numpy() == src).all())
+v = wp.array(np.arange(3 << 18, dtype=np.int32).reshape(-1, 3), dtype=wp.vec3i, device="cuda:0")
+v.assign(np.full((1 << 18, 3), 7, dtype=np.int32))         # an upload into a live array
+out["assigned"] = bool((v.numpy() == 7).all())
+half = g[: 1 << 18]                                         # a contiguous view: 1 MiB
+out["view"] = bool((half.numpy() == src[: 1 << 18]).all())
+out["streams"] = list(calls)
+small = wp.array(np.arange(5, dtype=np.float32), dtype=float, device="cuda:0")  # below 1 MiB: gRPC
+out["small"] = small.numpy().tolist()
+out["small_streams"] = calls[len(out["streams"]):]
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_large_gpu_arrays_of_a_local_client_move_through_mapped_memory(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_staging.py", HOST_STAGING_SCRIPT)
+    assert out["back"] and out["to_cpu"] and out["to_gpu"] and out["assigned"] and out["view"], out
+    assert out["streams"] == [], out  # no gRPC Upload or Download stream
+    assert out["small"] == [0.0, 1.0, 2.0, 3.0, 4.0] and out["small_streams"] == ["Upload"], out
+
+
 def run_client_script(daemon, path, text: str) -> dict:
     """Runs a client program (its own process: the client connects once per
     process) against `daemon`; returns the JSON it printed after "RESULT "."""

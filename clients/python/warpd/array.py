@@ -43,10 +43,14 @@ from . import array_view
 from . import types as wt
 from . import local_commands, local_map, wire
 from .context import runtime
-from .errors import from_rpc_error
+from .errors import WarpdError, from_rpc_error
 from .v1 import runtime_pb2
 
 CHUNK_BYTES = 2 << 20
+# From this size on, a local client moves a GPU array's bytes through a CPU
+# array mapped here and a copy on the GPU's stream (the daemon's pinned
+# staging) instead of gRPC messages (_host_staging).
+HOST_STAGED_MIN_BYTES = 1 << 20
 MAX_DIMS = 4
 # What an empty array's __array_interface__ points at (NumPy wants a pointer, never reads it).
 _EMPTY_DATA = ctypes.c_char(0)
@@ -663,6 +667,19 @@ class array:
         self._rt.synchronize(self.device)
         return local.__array_interface__
 
+    def _host_staging(self):
+        """A new CPU array of this GPU array's shape and dtype, mapped into this process,
+        to move its bytes through; None where that does not pay or cannot be (a remote
+        client, a small or strided array, a struct holding arrays, the memory quota)."""
+        if (self.device.is_cpu or self._rt.share_path is None or self.capacity < HOST_STAGED_MIN_BYTES
+                or wt.holds_array(self.dtype) or not self.is_contiguous):
+            return None
+        try:
+            tmp = array._create(self.shape, self.dtype, "cpu", zero=False)
+        except WarpdError:
+            return None
+        return tmp if tmp._local_bytes() is not None else None
+
     def _upload(self, values: np.ndarray, fresh: bool = False):
         """Writes values (already in storage layout) into the whole array.
 
@@ -686,6 +703,11 @@ class array:
             return
         buf = memoryview(values.reshape(-1)).cast("B")
         rt = self._rt
+        staging = self._host_staging()
+        if staging is not None:
+            np.copyto(staging._local_bytes(), np.frombuffer(buf, dtype=np.uint8))
+            _host_copy(self, staging, self._stream)
+            return
         local = self._local_bytes() if self._root is None else self._local_view()
         if local is not None:
             if not fresh:
@@ -717,6 +739,10 @@ class array:
         """The array's bytes (uint8) after its device's queued work."""
         self._check_live()
         rt = self._rt
+        staging = self._host_staging()
+        if staging is not None:
+            _host_copy(staging, self, self._stream)
+            return staging._local_bytes().copy()
         if rt.commands is not None and self.capacity <= local_commands.MAX_DOWNLOAD:
             # A local client's small array: one frame on the command socket
             # (a gRPC stream's round trips were most of a small numpy()).
@@ -1111,7 +1137,13 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
 
         grad_ops.record_copy(_tape._current, dest, src)
     if dest.device != src.device:
-        dest._upload(src.numpy())
+        if _host_copy_possible(dest, src):
+            from .streams import client_stream  # noqa: PLC0415 - streams imports context
+
+            gpu = src if dest.device.is_cpu else dest
+            _host_copy(dest, src, client_stream(dest._rt, gpu.device.alias, stream))
+        else:
+            dest._upload(src.numpy())
         return
     from .streams import client_stream  # noqa: PLC0415 - streams imports context
 
@@ -1119,6 +1151,32 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
         cmd = client_stream(dest._rt, dest._stream.device, stream).add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle
+
+
+def _host_copy_possible(dest: array, src: array) -> bool:
+    """Whether the daemon copies dest <- src itself: a GPU array and a contiguous CPU
+    array (not of structs holding arrays), on the GPU's stream (PrepareCopy)."""
+    host = dest if dest.device.is_cpu else src
+    gpu = src if dest.device.is_cpu else dest
+    return (host.device.is_cpu and not gpu.device.is_cpu and host.is_contiguous
+            and not wt.holds_array(dest.dtype) and not wt.holds_array(src.dtype))
+
+
+def _host_copy(dest: array, src: array, stream):
+    """dest <- src between a GPU array and a CPU array's host memory, by the daemon on
+    `stream` (a client stream of the GPU), waited for as Warp's copies through pageable
+    memory are: after it the CPU array may be read or written at once. The CPU side's
+    own queued work runs first."""
+    rt = dest._rt
+    host = dest if dest.device.is_cpu else src
+    with rt.lock:
+        cpu_stream = rt.stream(host.device.alias)
+        if cpu_stream.queued or cpu_stream.in_flight:
+            cpu_stream.synchronize()
+        cmd = stream.add(keep=(dest, src))
+        cmd.copy.dst = dest.handle
+        cmd.copy.src = src.handle
+        stream.synchronize()
 
 
 def _copy_indexed(dest, src, dest_offset, src_offset, count):
