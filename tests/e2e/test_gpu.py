@@ -114,6 +114,66 @@ def test_arrays_move_between_the_gpu_and_the_cpu(wp, gpu):
     np.testing.assert_array_equal(m[:, 3].numpy(), host.reshape(100, 100)[:, 3])
 
 
+def test_large_arrays_move_through_mapped_memory_and_daemon_copies(wp, gpu):
+    # 12 MiB: through a CPU array mapped into this client and a copy on the GPU's
+    # stream (array._host_staging), in more than one staging chunk.
+    rng = np.random.default_rng(11)
+    host = rng.standard_normal(3 << 20).astype(np.float32)
+    a = wp.array(host, dtype=float, device=gpu)
+    np.testing.assert_array_equal(a.numpy(), host)
+    c = wp.zeros(3 << 20, dtype=float, device="cpu")
+    wp.copy(c, a)  # gpu -> cpu in the daemon
+    np.testing.assert_array_equal(c.numpy(), host)
+    b = wp.empty(3 << 20, dtype=float, device=gpu)
+    wp.copy(b, c)  # cpu -> gpu in the daemon
+    np.testing.assert_array_equal(b.numpy(), host)
+
+
+def test_threads_loop_over_ids_past_the_grid_cap(wp, gpu):
+    # 40M ids: past 32 blocks of 256 per SM, each thread loops (wp::grid_stride),
+    # polling for faults every 32 of its ids.
+    n = 40_000_000
+    x = wp.array(np.arange(n, dtype=np.float32) % 1000.0, dtype=float, device=gpu)
+    y = wp.ones(n, dtype=float, device=gpu)
+    out = wp.empty(n, dtype=float, device=gpu)
+    wp.launch(saxpy, dim=n, inputs=[2.0, x, y, out], device=gpu)
+    np.testing.assert_array_equal(out.numpy(), 2.0 * (np.arange(n, dtype=np.float32) % 1000.0) + 1.0)
+
+
+def test_queued_launches_run_as_a_batch_and_a_fault_names_its_kernel(wp, gpu):
+    # Launches queued back to back run as one batch on the GPU (exec/stream_batch.cc).
+    n = wp.zeros(1, dtype=int, device=gpu)
+    for _ in range(300):
+        wp.launch(count_into, dim=64, inputs=[n], device=gpu)
+    assert n.numpy()[0] == 300 * 64
+    # A fault in the middle: its kernel and line are the error; the kernels after it in
+    # the batch ran (as on a CUDA stream), and the stream serves on.
+    a = wp.zeros(8, dtype=float, device=gpu)
+    b = wp.zeros(8, dtype=float, device=gpu)
+    wp.launch(count_into, dim=1, inputs=[n], device=gpu)
+    wp.launch(reads_past_end, dim=8, inputs=[a, b], device=gpu)
+    wp.launch(count_into, dim=1, inputs=[n], device=gpu)
+    with pytest.raises(wp.KernelError) as info:
+        wp.synchronize_device(gpu)
+    assert "kernel 'reads_past_end' at " in str(info.value)
+    assert n.numpy()[0] == 300 * 64 + 2
+
+
+def test_mempool_use_is_the_sessions_own(wp, gpu):
+    import gc
+
+    gc.collect()  # earlier tests' arrays freed first
+    wp.synchronize()
+    before = wp.get_mempool_used_mem_current(gpu)
+    a = wp.zeros(1 << 20, dtype=float, device=gpu)
+    assert wp.get_mempool_used_mem_current(gpu) == before + (4 << 20)
+    assert wp.get_mempool_used_mem_high(gpu) >= before + (4 << 20)
+    del a
+    wp.synchronize_device(gpu)
+    assert wp.get_mempool_used_mem_current(gpu) == before
+    assert gpu.sm_count > 0 and gpu.arch >= 50 and gpu.is_mempool_supported
+
+
 def test_out_of_bounds_is_a_kernel_error_and_the_gpu_serves_on(wp, gpu, serving):
     a = wp.zeros(8, dtype=float, device=gpu)
     b = wp.zeros(8, dtype=float, device=gpu)
