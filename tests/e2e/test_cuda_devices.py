@@ -197,18 +197,30 @@ rt = context.runtime()
 calls = []
 real = rt.raw_method
 rt.raw_method = lambda name: (calls.append(name), real(name))[1]
-src = np.arange(1 << 19, dtype=np.float32) * 0.5            # 2 MiB
+out = {}
+import sys
+sys.modules["warpd.array"].HOST_STAGED_CHUNK_BYTES = 1 << 20  # pieces of 1 MiB: several per array
+src = np.arange((1 << 19) + 3, dtype=np.float32) * 0.5      # 2 MiB and 12 bytes: 3 pieces
+views = []
+real_call = rt.call
+rt.call = lambda method, req, **kw: (views.append(method) if method == "CreateView" else None,
+                                     real_call(method, req, **kw))[1]
 g = wp.array(src, dtype=float, device="cuda:0")
-out = {"back": bool((g.numpy() == src).all())}
-c = wp.zeros(1 << 19, dtype=float, device="cpu")
+rt.call = real_call
+out["pieces"] = views.count("CreateView")
+out["back"] = bool((g.numpy() == src).all())
+c = wp.zeros((1 << 19) + 3, dtype=float, device="cpu")
 wp.copy(c, g)                                               # cuda:0 -> cpu
 out["to_cpu"] = bool((c.numpy() == src).all())
-h = wp.empty(1 << 19, dtype=float, device="cuda:1")
+h = wp.empty((1 << 19) + 3, dtype=float, device="cuda:1")
 wp.copy(h, c)                                               # cpu -> cuda:1
 out["to_gpu"] = bool((h.numpy() == src).all())
 v = wp.array(np.arange(3 << 18, dtype=np.int32).reshape(-1, 3), dtype=wp.vec3i, device="cuda:0")
+out["vec3i"] = bool((v.numpy() == np.arange(3 << 18, dtype=np.int32).reshape(-1, 3)).all())
 v.assign(np.full((1 << 18, 3), 7, dtype=np.int32))         # an upload into a live array
 out["assigned"] = bool((v.numpy() == 7).all())
+m = wp.array(np.arange(1 << 20, dtype=np.float64).reshape(512, 2048), dtype=wp.float64, device="cuda:0")
+out["2d"] = bool((m.numpy() == np.arange(1 << 20, dtype=np.float64).reshape(512, 2048)).all())
 half = g[: 1 << 18]                                         # a contiguous view: 1 MiB
 out["view"] = bool((half.numpy() == src[: 1 << 18]).all())
 out["streams"] = list(calls)
@@ -223,6 +235,8 @@ def test_large_gpu_arrays_of_a_local_client_move_through_mapped_memory(tmp_path,
     with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
         out = run_client_script(d, tmp_path / "gpu_staging.py", HOST_STAGING_SCRIPT)
     assert out["back"] and out["to_cpu"] and out["to_gpu"] and out["assigned"] and out["view"], out
+    assert out["vec3i"] and out["2d"], out
+    assert out["pieces"] >= 3, out  # three pieces of g, each through a view
     assert out["streams"] == [], out  # no gRPC Upload or Download stream
     assert out["small"] == [0.0, 1.0, 2.0, 3.0, 4.0] and out["small_streams"] == ["Upload"], out
 

@@ -51,6 +51,9 @@ CHUNK_BYTES = 2 << 20
 # array mapped here and a copy on the GPU's stream (the daemon's pinned
 # staging) instead of gRPC messages (_host_staging).
 HOST_STAGED_MIN_BYTES = 1 << 20
+# ... in pieces of at most this many bytes, two CPU arrays at a time: the
+# client fills one while the daemon copies the other (uploads).
+HOST_STAGED_CHUNK_BYTES = 64 << 20
 MAX_DIMS = 4
 # What an empty array's __array_interface__ points at (NumPy wants a pointer, never reads it).
 _EMPTY_DATA = ctypes.c_char(0)
@@ -667,18 +670,71 @@ class array:
         self._rt.synchronize(self.device)
         return local.__array_interface__
 
-    def _host_staging(self):
-        """A new CPU array of this GPU array's shape and dtype, mapped into this process,
-        to move its bytes through; None where that does not pay or cannot be (a remote
-        client, a small or strided array, a struct holding arrays, the memory quota)."""
-        if (self.device.is_cpu or self._rt.share_path is None or self.capacity < HOST_STAGED_MIN_BYTES
-                or wt.holds_array(self.dtype) or not self.is_contiguous):
-            return None
+    def _host_staged(self) -> bool:
+        """Whether this GPU array's bytes move through CPU arrays mapped into this process
+        and copies in the daemon (_staged_upload, _staged_download) rather than gRPC
+        streams: a local client's contiguous arrays of HOST_STAGED_MIN_BYTES or more, not of
+        structs holding arrays."""
+        return (not self.device.is_cpu and self._rt.share_path is not None and self.is_contiguous
+                and self.capacity >= HOST_STAGED_MIN_BYTES and not wt.holds_array(self.dtype))
+
+    def _staging_pieces(self):
+        """(this array's flat element ranges as views: (view, first element, count), the
+        CPU arrays to stage them in: one or two, mapped here), or None when a CPU array
+        cannot be made or mapped (the memory quota, a daemon that does not share)."""
+        elem = wt.type_size_in_bytes(self.dtype)
+        per = max(1, HOST_STAGED_CHUNK_BYTES // elem)
+        starts = range(0, self.size, per)
         try:
-            tmp = array._create(self.shape, self.dtype, "cpu", zero=False)
+            bufs = [array._create((min(per, self.size),), self.dtype, "cpu", zero=False)
+                    for _ in range(min(2, len(starts)))]
         except WarpdError:
             return None
-        return tmp if tmp._local_bytes() is not None else None
+        if any(b._local_view() is None for b in bufs):
+            return None
+        pieces = []
+        for start in starts:
+            count = min(per, self.size - start)
+            whole = start == 0 and count == self.size and self.ndim == 1
+            pieces.append((self if whole else self._view(array_view.Geometry(start * elem, (count,), (elem,), None)),
+                           start, count))
+        return pieces, bufs
+
+    def _staged_upload(self, buf: memoryview) -> bool:
+        """Writes `buf` (the whole array's bytes) through mapped CPU arrays and daemon copies
+        on this array's stream, the client filling one CPU array while the daemon copies
+        from the other; waits for the last. False when staging cannot be used."""
+        staging = self._staging_pieces()
+        if staging is None:
+            return False
+        pieces, bufs = staging
+        elem = wt.type_size_in_bytes(self.dtype)
+        src = np.frombuffer(buf, dtype=np.uint8)
+        for i, (view, start, count) in enumerate(pieces):
+            host = bufs[i % len(bufs)]
+            if i >= len(bufs):
+                self._stream.synchronize()  # the copy from `host` (and all before it) is done
+            part = host if count == host.size else host[:count]
+            np.copyto(_mapped_bytes(part), src[start * elem:(start + count) * elem])
+            _host_copy(view, part, self._stream, wait=False)
+        self._stream.synchronize()
+        return True
+
+    def _staged_download(self):
+        """The array's bytes (uint8) through mapped CPU arrays and daemon copies on its
+        stream, piece by piece; None when staging cannot be used."""
+        staging = self._staging_pieces()
+        if staging is None:
+            return None
+        pieces, bufs = staging
+        elem = wt.type_size_in_bytes(self.dtype)
+        out = np.empty(self.capacity, dtype=np.uint8)
+        for view, start, count in pieces:
+            host = bufs[0]
+            part = host if count == host.size else host[:count]
+            _host_copy(part, view, self._stream)
+            np.copyto(out[start * elem:(start + count) * elem], _mapped_bytes(part))
+        return out
 
     def _upload(self, values: np.ndarray, fresh: bool = False):
         """Writes values (already in storage layout) into the whole array.
@@ -703,10 +759,7 @@ class array:
             return
         buf = memoryview(values.reshape(-1)).cast("B")
         rt = self._rt
-        staging = self._host_staging()
-        if staging is not None:
-            np.copyto(staging._local_bytes(), np.frombuffer(buf, dtype=np.uint8))
-            _host_copy(self, staging, self._stream)
+        if self._host_staged() and self._staged_upload(buf):
             return
         local = self._local_bytes() if self._root is None else self._local_view()
         if local is not None:
@@ -739,10 +792,10 @@ class array:
         """The array's bytes (uint8) after its device's queued work."""
         self._check_live()
         rt = self._rt
-        staging = self._host_staging()
-        if staging is not None:
-            _host_copy(staging, self, self._stream)
-            return staging._local_bytes().copy()
+        if self._host_staged():
+            out = self._staged_download()
+            if out is not None:
+                return out
         if rt.commands is not None and self.capacity <= local_commands.MAX_DOWNLOAD:
             # A local client's small array: one frame on the command socket
             # (a gRPC stream's round trips were most of a small numpy()).
@@ -1162,11 +1215,16 @@ def _host_copy_possible(dest: array, src: array) -> bool:
             and not wt.holds_array(dest.dtype) and not wt.holds_array(src.dtype))
 
 
-def _host_copy(dest: array, src: array, stream):
+def _mapped_bytes(a: array) -> np.ndarray:
+    """A contiguous array's memory, mapped into this process, as uint8."""
+    return a._local_view().reshape(-1).view(np.uint8)
+
+
+def _host_copy(dest: array, src: array, stream, wait: bool = True):
     """dest <- src between a GPU array and a CPU array's host memory, by the daemon on
     `stream` (a client stream of the GPU), waited for as Warp's copies through pageable
-    memory are: after it the CPU array may be read or written at once. The CPU side's
-    own queued work runs first."""
+    memory are: after it the CPU array may be read or written at once (`wait` False:
+    sent, not waited for). The CPU side's own queued work runs first."""
     rt = dest._rt
     host = dest if dest.device.is_cpu else src
     with rt.lock:
@@ -1176,7 +1234,10 @@ def _host_copy(dest: array, src: array, stream):
         cmd = stream.add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle
-        stream.synchronize()
+        if wait:
+            stream.synchronize()
+        else:
+            stream.flush()
 
 
 def _copy_indexed(dest, src, dest_offset, src_offset, count):
