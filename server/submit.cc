@@ -165,7 +165,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       return runtime::PrepareLaunch(*std::move(module), launch.kernel(),
                                     {launch.dim().data(), size_t(launch.dim_size())},
                                     *std::move(args), device, &lookup, launch.repeat(),
-                                    adj_args ? &*adj_args : nullptr, &grad_flags, arrays.ObjectsOn(device));
+                                    adj_args ? &*adj_args : nullptr, &grad_flags, arrays.ObjectsOn(device),
+                                    runtime::Device::LaunchShape{launch.block_dim(), launch.max_blocks()});
     }
     case v1::Command::kBuildHashGrid: {
       const v1::BuildHashGrid& build = command.build_hash_grid();

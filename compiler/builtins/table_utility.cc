@@ -91,7 +91,7 @@ void AddUtility(Builder& b) {
         .Form(Form::kPrint)
         .Header("warpd/native/transform.h");
   }
-  b.Add("block_dim", "", "int32").NoDiff().Cpp("((wp::int32)1)");
+  b.Add("block_dim", "", "int32").NoDiff().Cpp("wp::block_dim()");
   b.Add("breakpoint", "", "").NoDiff().Cpp("((void)0)");
   b.Hook("array", HookUnsupported, "ptr: uint64, shape: tuple, dtype: Any").NoDiff();
   b.Hook("zeros", HookZeros, "shape: int | tuple, dtype: Any", "array(dtype, len(shape))")

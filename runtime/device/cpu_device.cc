@@ -89,7 +89,7 @@ absl::StatusOr<std::shared_ptr<Buffer>> CpuDevice::Allocate(uint64_t bytes, std:
 }
 
 absl::Status CpuDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
-                                  wp::launch_ctx* ctx, const void* args, Pass pass) {
+                                  wp::launch_ctx* ctx, const void* args, Pass pass, const LaunchShape&) {
   if (module.target() != abi::Target::kCpu) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel '", kernel.layout.display_name, "' was not compiled for the CPU: it cannot run on cpu"));

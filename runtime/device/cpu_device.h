@@ -31,7 +31,7 @@ class CpuDevice final : public Device {
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag,
                                                       SegmentPool* pool, Fill fill = Fill::kZero) override;
   absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
-                         const void* args, Pass pass = Pass::kForward) override;
+                         const void* args, Pass pass = Pass::kForward, const LaunchShape& shape = {}) override;
   absl::Duration launch_time_limit() const override { return launch_time_limit_; }
 
   void HostParallelFor(int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) override {

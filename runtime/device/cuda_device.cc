@@ -225,7 +225,7 @@ void CudaDevice::AddBlockParams(cuda::KernelArgs& params, const abi::KernelLayou
 }
 
 absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
-                                   wp::launch_ctx* ctx, const void* args, Pass pass) {
+                                   wp::launch_ctx* ctx, const void* args, Pass pass, const LaunchShape& shape) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   const abi::KernelLayout& layout = kernel.layout;
   const bool adjoint = pass == Pass::kAdjoint;
@@ -237,7 +237,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   }
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(*m, module));
   WARPD_ASSIGN_OR_RETURN(cuda::CUfunction function, loaded->Function(entry));
-  WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, cuda::GridStrideDims(uint64_t(ctx->bounds.size), 0, MaxBlocks()));
+  WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, GridFor(uint64_t(ctx->bounds.size), shape));
 
   // Device scratch for this launch: the context, the print records and,
   // when it does not fit the parameter space, the argument block (an

@@ -106,7 +106,7 @@ class CudaDevice final : public Device {
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                    Fill fill = Fill::kZero) override;
   absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
-                         const void* args, Pass pass = Pass::kForward) override;
+                         const void* args, Pass pass = Pass::kForward, const LaunchShape& shape = {}) override;
   // Modules kept loaded; past it, a module no launch is using is unloaded.
   static constexpr size_t kMaxLoadedModules = 256;
   size_t loaded_modules() const;
@@ -157,6 +157,11 @@ class CudaDevice final : public Device {
   // a few waves of resident blocks), past it each thread loops over ids
   // (wp::grid_stride), polling for faults and cancels once per 32 of them.
   unsigned MaxBlocks() const { return info_.sm_count > 0 ? unsigned(info_.sm_count) * 32 : 0; }
+  // The grid of a launch of `threads` ids: the launch's block_dim (else 256)
+  // and its max_blocks (else MaxBlocks()).
+  absl::StatusOr<cuda::LaunchDims> GridFor(uint64_t threads, const LaunchShape& shape) const {
+    return cuda::GridStrideDims(threads, shape.block_dim, shape.max_blocks != 0 ? shape.max_blocks : MaxBlocks());
+  }
   // A launch's kernel entry on this device, for RunKernel and the work
   // recorder: the entry's name for `pass` (INVALID_ARGUMENT for a module not
   // compiled for CUDA, INTERNAL without the pass's entry); the argument

@@ -381,6 +381,15 @@ TEST_F(CudaLaunchTest, TheGridStopsAt32BlocksPerSm) {
   EXPECT_EQ(Launch(0).dims[0], 132u * 32);
   EXPECT_EQ(Launch(1).dims[0], 132u * 32);
   EXPECT_EQ(Launch(1).dims[3], 256u);
+  // A launch's own shape (Warp's block_dim, max_blocks) wins.
+  wp::launch_ctx shaped = Ctx(1000);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &shaped, block.data(), Device::Pass::kForward, {128, 3}).ok());
+  EXPECT_EQ(Launch(2).dims[0], 3u);
+  EXPECT_EQ(Launch(2).dims[3], 128u);
+  wp::launch_ctx small_blocks = Ctx(1000);
+  ASSERT_TRUE(gpu_->RunKernel(module_, k, &small_blocks, block.data(), Device::Pass::kForward, {64, 0}).ok());
+  EXPECT_EQ(Launch(3).dims[0], 16u);  // ceil(1000 / 64)
+  EXPECT_EQ(Launch(3).dims[3], 64u);
 }
 
 TEST_F(CudaLaunchTest, TheDevicesContextTravelsAndItsFaultComesBack) {

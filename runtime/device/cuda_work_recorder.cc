@@ -281,7 +281,8 @@ class CudaWorkRecorder final : public WorkRecorder {
       : device_(device), memory_(std::move(memory)), once_(once) {}
 
   absl::Status Kernel(std::shared_ptr<const abi::CompiledModule> module, const abi::CompiledKernel& kernel,
-                      const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs) override {
+                      const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs,
+                      const Device::LaunchShape& shape = {}) override {
     const abi::KernelLayout& layout = kernel.layout;
     if (ctx.output.data != nullptr || ctx.num_objects > 0) {
       return absl::UnimplementedError(
@@ -295,7 +296,7 @@ class CudaWorkRecorder final : public WorkRecorder {
     WARPD_ASSIGN_OR_RETURN(op.entry, device_->EntryFor(*module, kernel, pass));
     WARPD_ASSIGN_OR_RETURN(op.module, device_->LoadedModule(*memory_, *module));
     WARPD_ASSIGN_OR_RETURN(op.function, op.module->Function(op.entry));
-    WARPD_ASSIGN_OR_RETURN(op.dims, cuda::GridStrideDims(uint64_t(ctx.bounds.size), 0, device_->MaxBlocks()));
+    WARPD_ASSIGN_OR_RETURN(op.dims, device_->GridFor(uint64_t(ctx.bounds.size), shape));
     op.runs = runs;
     op.slot = contexts_.size();
     const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);

@@ -30,6 +30,14 @@ namespace warpd::runtime {
 class Array;         // runtime/objects/array.h
 class WorkRecorder;  // recorded_work.h
 
+// A launch's grid on a GPU (Warp's wp.launch block_dim and max_blocks;
+// Device::RunKernel).
+struct LaunchShape {
+  uint32_t block_dim = 0;   // threads per block; 0: the device's default (256)
+  uint32_t max_blocks = 0;  // the most blocks; 0: the device's own bound
+  static constexpr uint32_t kMaxBlockDim = 1024;  // CUDA's threads per block
+};
+
 struct DeviceInfo {
   std::string name;   // "cpu", "cuda:0"
   std::string alias;  // CPU model or GPU name
@@ -105,9 +113,13 @@ class Device {
   // the device cannot run the kernel at all. `pass` picks the entry: the
   // forward one, or the adjoint (CompiledKernel::cpu_adjoint, cuda_adjoint;
   // its argument block holds the adjoints' block after the forward one).
+  // `shape`: Warp's block_dim and max_blocks of the launch (wp.launch), which
+  // a GPU takes for its grid and the CPU ignores, as Warp's CPU does.
   enum class Pass { kForward, kAdjoint };
+  using LaunchShape = runtime::LaunchShape;
   virtual absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel,
-                                 wp::launch_ctx* ctx, const void* args, Pass pass = Pass::kForward) = 0;
+                                 wp::launch_ctx* ctx, const void* args, Pass pass = Pass::kForward,
+                                 const LaunchShape& shape = {}) = 0;
   // Zero: no limit.
   virtual absl::Duration launch_time_limit() const = 0;
 

@@ -80,7 +80,8 @@ class WorkRecorder {
   // one faults the later ones stop at once, as a repeated launch does.
   // UNIMPLEMENTED for a kernel that prints or queries objects.
   virtual absl::Status Kernel(std::shared_ptr<const abi::CompiledModule> module, const abi::CompiledKernel& kernel,
-                              const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs) = 0;
+                              const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs,
+                              const Device::LaunchShape& shape = {}) = 0;
   // Logical bytes, as Device::CopyRange and FillRange; UNIMPLEMENTED for a
   // strided array or (copies) overlapping ranges, or (fills) a pattern the
   // device cannot write without a kernel.

@@ -50,10 +50,11 @@ class LaunchCommand final : public Command {
   LaunchCommand(std::shared_ptr<const CompiledModule> module, const CompiledKernel* kernel,
                 ArgsBuffer args, std::vector<std::shared_ptr<const Array>> arrays,
                 const wp::launch_bounds& bounds, uint32_t repeat,
-                bool adjoint, size_t block_bytes, std::shared_ptr<const ObjectTable> objects)
+                bool adjoint, size_t block_bytes, std::shared_ptr<const ObjectTable> objects,
+                Device::LaunchShape shape)
       : module_(std::move(module)), kernel_(kernel), adjoint_(adjoint),
         args_(std::move(args)), arrays_(std::move(arrays)), repeat_(repeat), block_bytes_(block_bytes),
-        objects_(std::move(objects)) {
+        objects_(std::move(objects)), shape_(shape) {
     std::memset(&ctx_, 0, sizeof(ctx_));
     ctx_.bounds = bounds;
     if (objects_ != nullptr && !objects_->empty()) {
@@ -104,7 +105,7 @@ class LaunchCommand final : public Command {
     // ctx_ as between runs: no print buffer; the recorder starts each replay
     // without fault or cancel.
     const Device::Pass pass = adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward;
-    WARPD_RETURN_IF_ERROR(recorder.Kernel(module_, *kernel_, ctx_, args_.get(), pass, repeat_));
+    WARPD_RETURN_IF_ERROR(recorder.Kernel(module_, *kernel_, ctx_, args_.get(), pass, repeat_, shape_));
     return 1;
   }
 
@@ -139,7 +140,8 @@ class LaunchCommand final : public Command {
       ctx_.output.capacity = records ? kOutputRecordBytes : 0;
     }
     absl::Status run =
-        device.RunKernel(*module_, *kernel_, &ctx_, args_.get(), adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward);
+        device.RunKernel(*module_, *kernel_, &ctx_, args_.get(), adjoint_ ? Device::Pass::kAdjoint : Device::Pass::kForward,
+                         shape_);
     if (prints != nullptr) {
       const uint64_t committed =
           std::min(__atomic_load_n(&ctx_.output.committed, __ATOMIC_ACQUIRE), ctx_.output.capacity);
@@ -236,6 +238,7 @@ class LaunchCommand final : public Command {
   const size_t block_bytes_;
   // The session's objects kernels may query (ctx_.objects points into it).
   const std::shared_ptr<const ObjectTable> objects_;
+  const Device::LaunchShape shape_;  // the GPU grid (wp.launch block_dim, max_blocks)
   wp::launch_ctx ctx_;
   OutputBuffer output_{kMaxRepeatOutput};  // text printed by the last Execute
 };
@@ -346,7 +349,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const CompiledModule> module, const std::string& kernel_name,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup, uint32_t repeat, std::vector<LaunchArgValue>* adj_args,
-    const std::vector<int32_t>* adj_flags, std::shared_ptr<const ObjectTable> objects) {
+    const std::vector<int32_t>* adj_flags, std::shared_ptr<const ObjectTable> objects, Device::LaunchShape shape) {
   const CompiledKernel* kernel = module->FindKernel(kernel_name);
   if (kernel == nullptr) {
     std::vector<std::string> names;
@@ -355,6 +358,11 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
                                             "' (kernels: ", absl::StrJoin(names, ", "), ")"));
   }
   const abi::KernelLayout& k = kernel->layout;
+  if (shape.block_dim > Device::LaunchShape::kMaxBlockDim) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", k.display_name, "': block_dim ", shape.block_dim,
+                                                   " is more threads per block than CUDA allows (",
+                                                   Device::LaunchShape::kMaxBlockDim, ")"));
+  }
   if (repeat > kMaxLaunchRepeat) {
     return absl::InvalidArgumentError(absl::StrCat("kernel '", k.display_name, "': a launch repeats at most ",
                                                    kMaxLaunchRepeat, " times, got ", repeat));
@@ -455,7 +463,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
   }
   if (absl::Status s = HoldWhatALaunchMayStore(arrays); !s.ok()) return s;
   return std::make_unique<LaunchCommand>(std::move(module), kernel, std::move(buffer), std::move(arrays), bounds,
-                                         std::max<uint32_t>(repeat, 1), adjoint, block, std::move(objects));
+                                         std::max<uint32_t>(repeat, 1), adjoint, block, std::move(objects), shape);
 }
 
 }  // namespace warpd::runtime

@@ -77,6 +77,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareLaunch(
     std::shared_ptr<const abi::CompiledModule> module, const std::string& kernel,
     absl::Span<const int64_t> dims, std::vector<LaunchArgValue> args, const std::string& device,
     const ArrayLookup* lookup = nullptr, uint32_t repeat = 1, std::vector<LaunchArgValue>* adj_args = nullptr,
-    const std::vector<int32_t>* adj_flags = nullptr, std::shared_ptr<const ObjectTable> objects = nullptr);
+    const std::vector<int32_t>* adj_flags = nullptr, std::shared_ptr<const ObjectTable> objects = nullptr,
+    Device::LaunchShape shape = {});
 
 }  // namespace warpd::runtime

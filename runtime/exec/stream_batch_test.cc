@@ -154,6 +154,37 @@ TEST_F(StreamBatchTest, EachKernelOfABatchHasTheTimeLimit) {
   EXPECT_TRUE(gpu_->healthy());
 }
 
+// A launch's shape (wp.launch block_dim, max_blocks) reaches the GPU's grid,
+// batched or alone; more than 1024 threads per block is refused.
+TEST_F(StreamBatchTest, ALaunchsShapeIsItsGrid) {
+  auto shaped = [&](int64_t n, LaunchShape shape) {
+    auto c = PrepareLaunch(module_, "none", {n}, {}, "cuda:0", nullptr, 1, nullptr, nullptr, nullptr, shape);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  };
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(shaped(1000, {128, 2}));
+  commands.push_back(shaped(1000, {}));
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  commands.clear();
+  commands.push_back(shaped(100, {32, 0}));  // alone
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  ASSERT_EQ(fake().launches(), 3);
+  auto dims = [&](int i) {
+    char name[64];
+    unsigned d[7] = {};
+    std::vector<std::byte> params(4096);
+    EXPECT_GE(fake().launch(i, name, sizeof(name), d, params.data(), params.size()), 0);
+    return std::pair<unsigned, unsigned>(d[0], d[3]);
+  };
+  EXPECT_EQ(dims(0), std::make_pair(2u, 128u));
+  EXPECT_EQ(dims(1), std::make_pair(4u, 256u));
+  EXPECT_EQ(dims(2), std::make_pair(4u, 32u));
+  auto too_wide = PrepareLaunch(module_, "none", {10}, {}, "cuda:0", nullptr, 1, nullptr, nullptr, nullptr, {2048, 0});
+  EXPECT_EQ(too_wide.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(cuda::testing::Has(too_wide.status().message(), "block_dim 2048")) << too_wide.status();
+}
+
 TEST_F(StreamBatchTest, CancelStopsABatch) {
   auto a = Make(4);
   std::vector<std::unique_ptr<Command>> commands;

@@ -159,6 +159,24 @@ def test_queued_launches_run_as_a_batch_and_a_fault_names_its_kernel(wp, gpu):
     assert n.numpy()[0] == 300 * 64 + 2
 
 
+@wp.kernel(module="gpu_e2e")
+def block_size(out: wp.array(dtype=int)):
+    out[wp.tid()] = wp.block_dim()
+
+
+def test_a_launchs_block_dim_and_max_blocks_shape_its_grid(wp, gpu):
+    # Every id runs whatever the grid (threads loop over ids past max_blocks);
+    # wp.block_dim() is the launch's threads per block, 256 by default, as in Warp.
+    n = wp.zeros(1, dtype=int, device=gpu)
+    wp.launch(count_into, dim=(70, 90), inputs=[n], device=gpu, max_blocks=2, block_dim=32)
+    assert n.numpy()[0] == 70 * 90
+    out = wp.zeros(1000, dtype=int, device=gpu)
+    wp.launch(block_size, dim=1000, inputs=[out], device=gpu)
+    assert (out.numpy() == 256).all()
+    wp.launch(block_size, dim=1000, inputs=[out], device=gpu, block_dim=64, max_blocks=3)
+    assert (out.numpy() == 64).all()
+
+
 def test_mempool_use_is_the_sessions_own(wp, gpu):
     import gc
 

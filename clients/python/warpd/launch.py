@@ -393,14 +393,14 @@ def _dims(kernel, dim) -> tuple:
 def _unsupported(kernel, adj_inputs, adj_outputs, stream, adjoint, record_cmd, max_blocks,
                  block_dim):
     """NotImplementedError for the first launch option warpd does not implement."""
-    # CUDA launch shapes: as in Warp, they change nothing on the CPU (every thread of the
-    # grid runs); checked here so a bad value is an error on every device.
-    if not isinstance(max_blocks, (int, np.integer)) or max_blocks < 0:
+    # CUDA launch shapes: a GPU's grid; as in Warp, they change nothing on the CPU (every
+    # thread of the grid runs); checked here so a bad value is an error on every device.
+    if not isinstance(max_blocks, (int, np.integer)) or not 0 <= max_blocks < 2 ** 31:
         raise ValueError(f"wp.launch of kernel '{kernel.key}': max_blocks must be an integer >= 0 "
-                         f"(0: no limit), got {max_blocks!r}")
-    if block_dim is not None and (not isinstance(block_dim, (int, np.integer)) or block_dim < 1):
-        raise ValueError(f"wp.launch of kernel '{kernel.key}': block_dim must be a positive integer, "
-                         f"got {block_dim!r}")
+                         f"(0: no limit) and below 2**31, got {max_blocks!r}")
+    if block_dim is not None and (not isinstance(block_dim, (int, np.integer)) or not 1 <= block_dim <= 1024):
+        raise ValueError(f"wp.launch of kernel '{kernel.key}': block_dim must be an integer from 1 to 1024 "
+                         f"(CUDA's threads per block), got {block_dim!r}")
 
 
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None,
@@ -412,8 +412,9 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     parameter); faults while running are raised at the next sync point.
     `record_tape`: whether a recording wp.Tape records the launch;
     `adjoint`: run the kernel's adjoint with `adj_inputs` and `adj_outputs`;
-    `max_blocks` and `block_dim` (CUDA grid shapes) are checked and change nothing
-    on the CPU, as in Warp; `stream`: a wp.Stream of the device (streams.py),
+    `max_blocks` and `block_dim` (CUDA grid shapes) shape a GPU launch's grid (the
+    daemon's default: blocks of 256, at most 32 per SM) and change nothing on the
+    CPU, as in Warp; `stream`: a wp.Stream of the device (streams.py),
     else the device's current stream.
 
     The launch is queued as its serialized command (wire.py): the plan's
@@ -508,6 +509,9 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     except _HostArray:
         _launch_host_arrays(kernel, dim, args, plan, dev, record_tape)
         return
+    if max_blocks or (block_dim is not None and block_dim != 256):
+        # A GPU's grid (Launch.block_dim, max_blocks); the CPU ignores it, as Warp's does.
+        append(wire.launch_shape(0 if block_dim is None else int(block_dim), int(max_blocks)))
     entry = wire.launch_command(b"".join(body))
     if 0 in dims:
         return

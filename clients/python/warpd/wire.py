@@ -28,6 +28,8 @@ _LAUNCH_ARG = b"\x22"         # Launch.args = 4
 _ARG_BYTES = b"\x0a"          # LaunchArg.bytes = 1
 _ARG_ARRAY = b"\x10"          # LaunchArg.array = 2
 _LAUNCH_REPEAT = b"\x28"      # Launch.repeat = 5 (varint)
+_LAUNCH_BLOCK_DIM = b"\x50"   # Launch.block_dim = 10 (varint)
+_LAUNCH_MAX_BLOCKS = b"\x58"  # Launch.max_blocks = 11 (varint)
 SUBMIT_SYNCHRONIZE = b"\x20\x01"  # SubmitRequest.synchronize = 4, true
 
 # The most runs one launch command may ask for (the daemon's kMaxLaunchRepeat).
@@ -68,6 +70,16 @@ def launch_dims(dims) -> bytes:
     if not dims:
         return b""
     return _delimited(_LAUNCH_DIM, b"".join(varint(d) for d in dims))
+
+
+def launch_shape(block_dim: int, max_blocks: int) -> bytes:
+    """Launch.block_dim and Launch.max_blocks (each left out at 0, like protobuf)."""
+    out = b""
+    if block_dim:
+        out += _LAUNCH_BLOCK_DIM + varint(block_dim)
+    if max_blocks:
+        out += _LAUNCH_MAX_BLOCKS + varint(max_blocks)
+    return out
 
 
 def arg_bytes_prefix(size: int) -> bytes:

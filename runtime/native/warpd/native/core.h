@@ -32,6 +32,16 @@ typedef unsigned long long uint64;
 typedef float float32;
 typedef double float64;
 
+// Warp's block_dim(): the threads per block of a CUDA launch (blockDim.x: 256
+// unless the launch's block_dim says otherwise); 1 on the CPU.
+WP_FUNC int32 block_dim() {
+#if WP_CUDA
+  return (int32)blockDim.x;
+#else
+  return 1;
+#endif
+}
+
 static_assert(sizeof(int64) == 8 && sizeof(int32) == 4 && sizeof(int16) == 2, "type sizes");
 static_assert(sizeof(void*) == 8, "warpd targets 64-bit devices only");
 
