@@ -46,6 +46,19 @@ def test_launch_bytes_are_what_protobuf_writes(module, dims):
         assert got == wire.command(cmd.SerializeToString())
 
 
+@pytest.mark.parametrize("block_dim,max_blocks", [(0, 0), (32, 0), (0, 3), (1024, 2**31 - 1)])
+def test_launch_shape_bytes_are_what_protobuf_writes(block_dim, max_blocks):
+    cmd = runtime_pb2.Command()
+    cmd.launch.module = 7
+    cmd.launch.kernel = "k"
+    cmd.launch.dim.extend([100])
+    cmd.launch.block_dim = block_dim
+    cmd.launch.max_blocks = max_blocks
+    body = wire.launch_header(7, "k") + wire.launch_dims([100]) + wire.launch_shape(block_dim, max_blocks)
+    parsed = runtime_pb2.SubmitRequest.FromString(wire.launch_command(body)).commands[0]
+    assert parsed == cmd and (parsed.launch.block_dim, parsed.launch.max_blocks) == (block_dim, max_blocks)
+
+
 def test_a_request_of_concatenated_entries_parses_like_the_message():
     cmds = []
     for i in range(5):

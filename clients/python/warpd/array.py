@@ -47,9 +47,9 @@ from .errors import WarpdError, from_rpc_error
 from .v1 import runtime_pb2
 
 CHUNK_BYTES = 2 << 20
-# From this size on, a local client moves a GPU array's bytes through a CPU
-# array mapped here and a copy on the GPU's stream (the daemon's pinned
-# staging) instead of gRPC messages (_host_staging).
+# From this size on, a local client moves a GPU array's bytes through CPU
+# arrays mapped here and copies on the GPU's stream (the daemon's pinned
+# staging) instead of gRPC messages (array._staged_upload, _staged_download).
 HOST_STAGED_MIN_BYTES = 1 << 20
 # ... in pieces of at most this many bytes, two CPU arrays at a time: the
 # client fills one while the daemon copies the other (uploads).
