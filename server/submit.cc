@@ -124,7 +124,7 @@ absl::StatusOr<std::vector<runtime::LaunchArgValue>> LaunchArgs(
 // `device_obj`: the batch's device (null in graphs, which make no objects).
 // Null for a command with nothing to run (CreateTree).
 absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, const std::string& device,
-                                                          const runtime::Device* device_obj, const v1::Command& command,
+                                                          runtime::Device* device_obj, const v1::Command& command,
                                                           ArrayResolver& arrays) {
   switch (command.kind_case()) {
     case v1::Command::kLaunch: {
@@ -181,7 +181,8 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
         groups = *std::move(g);
       }
       return runtime::PrepareHashGridBuild(*std::move(grid), *std::move(points), std::move(groups), build.radius(),
-                                           device, session.private_pool());
+                                           device, session.private_pool(),
+                                           device == "cpu" ? nullptr : &session.DevicePool(device));
     }
     case v1::Command::kBuildTree: {
       const v1::BuildTree& build = command.build_tree();
@@ -320,7 +321,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
 // must still be able to free (they are few bytes, bounded by the queue's
 // count quota, and give back more than they cost).
 absl::StatusOr<std::unique_ptr<Command>> PrepareOne(Session& session, const std::string& device,
-                                                    const runtime::Device* device_obj, const v1::Command& command,
+                                                    runtime::Device* device_obj, const v1::Command& command,
                                                     ArrayResolver& arrays) {
   WARPD_ASSIGN_OR_RETURN(std::unique_ptr<Command> prepared,
                          PrepareUncharged(session, device, device_obj, command, arrays));
@@ -361,7 +362,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareWait(Session& session, const v1:
 }  // namespace
 
 absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
-    Session& session, const runtime::Device& device_obj,
+    Session& session, runtime::Device& device_obj,
     const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created,
     const runtime::Stream* stream) {
   const std::string& device = device_obj.name();

@@ -32,7 +32,7 @@ inline constexpr int kMaxCommandsPerBatch = 1 << 16;
 // `stream` is the one the batch goes to (a WaitStream command must name
 // another one).
 absl::StatusOr<std::vector<std::unique_ptr<runtime::Command>>> PrepareBatch(
-    Session& session, const runtime::Device& device,
+    Session& session, runtime::Device& device,
     const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created = nullptr,
     const runtime::Stream* stream = nullptr);
 

@@ -5,17 +5,21 @@
 // the session (every size checked against the array's bytes), or builds a
 // grid from tiles, into memory from the session's private pool (charged to
 // its account), and adds the volume to the session's objects and launch
-// tables. ReadVolume copies what Warp's Volume methods return (the grid's
-// bytes, tiles, voxels, a feature array) into an array the client made.
-// Errors: INVALID_ARGUMENT (bad arrays, files, grids, sizes), NOT_FOUND
-// (arrays, volumes, device), UNIMPLEMENTED (a CUDA device, unsupported grid
-// types), RESOURCE_EXHAUSTED. Thread-safe.
+// tables; on a GPU, the volume is built on the host and mirrored to the
+// session's memory there (Volume::Mirror). ReadVolume copies what Warp's
+// Volume methods return (the grid's bytes, tiles, voxels, a feature array)
+// into an array the client made. Errors: INVALID_ARGUMENT (bad arrays,
+// files, grids, sizes), NOT_FOUND (arrays, volumes, device), UNIMPLEMENTED
+// (unsupported grid types), RESOURCE_EXHAUSTED. Thread-safe.
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "runtime/objects/volume.h"
+#include "server/object_rpcs.h"
 #include "server/runtime_service.h"
 #include "server/unary_call.h"
 
@@ -70,10 +74,6 @@ absl::StatusOr<std::shared_ptr<runtime::Volume>> GetVolume(Session& session, uin
 absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::CreateVolumeRequest& req,
                           v1::CreateVolumeResponse* resp) {
   WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(req.device()));
-  if (device->info().kind != "cpu") {
-    return absl::UnimplementedError(
-        absl::StrCat("volumes on '", device->name(), "' are not supported yet (only on 'cpu')"));
-  }
   std::shared_ptr<runtime::Volume> volume;
   if (req.has_nvdb()) {
     WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> file,
@@ -81,11 +81,16 @@ absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::Crea
     if (!file->dtype()->is_scalar_of(types::ScalarKind::kUInt8)) {
       return absl::InvalidArgumentError("the .nvdb file must be an array of uint8");
     }
-    // Read in place, not downloaded: a volume is built on the host from
-    // memory the host addresses (volumes are on 'cpu' only, checked above),
-    // and a copy of a large .nvdb file would cost its size again.
-    const auto* bytes = reinterpret_cast<const uint8_t*>(file->data());
-    const absl::Span<const uint8_t> span(bytes, file->size_bytes());
+    // A volume is built on the host. The CPU's file is read in place (a
+    // copy of a large .nvdb file would cost its size again); a GPU's is
+    // downloaded to a host copy first.
+    std::optional<runtime::HostShadow> host_file;
+    if (file->data() == nullptr && file->size_bytes() > 0) {
+      WARPD_ASSIGN_OR_RETURN(host_file, runtime::HostShadow::Create(*file, session.private_pool(), ".nvdb file"));
+      WARPD_RETURN_IF_ERROR(host_file->Pull(*device, *file));
+    }
+    const std::byte* data = host_file ? host_file->array()->data() : file->data();
+    const absl::Span<const uint8_t> span(reinterpret_cast<const uint8_t*>(data), file->size_bytes());
     if (req.nvdb().raw_grid()) {
       WARPD_ASSIGN_OR_RETURN(volume, runtime::Volume::FromGrid(device->name(), span, session.private_pool()));
     } else {
@@ -120,14 +125,18 @@ absl::Status DoCreateVolume(DaemonState* state, Session& session, const v1::Crea
   } else {
     return absl::InvalidArgumentError("CreateVolume needs a source: nvdb or tiles");
   }
+  if (MirrorsObjects(*device)) {
+    WARPD_RETURN_IF_ERROR(volume->Mirror(*device, session.DevicePool(device->name())));
+  }
   FillInfo(*volume, resp->mutable_info());
   WARPD_ASSIGN_OR_RETURN(uint64_t handle, session.AddObject(std::move(volume)));
   resp->set_volume(handle);
   return absl::OkStatus();
 }
 
-absl::Status DoReadVolume(Session& session, const v1::ReadVolumeRequest& req) {
+absl::Status DoReadVolume(DaemonState* state, Session& session, const v1::ReadVolumeRequest& req) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Volume> volume, GetVolume(session, req.volume()));
+  WARPD_ASSIGN_OR_RETURN(runtime::Device * device, state->devices().FindUsable(volume->device()));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Array> out,
                          ContiguousArray(session, req.out(), volume->device(), "the output"));
   uint64_t need = 0;
@@ -148,18 +157,19 @@ absl::Status DoReadVolume(Session& session, const v1::ReadVolumeRequest& req) {
     return absl::InvalidArgumentError(
         absl::StrCat("the output array has ", out->size_bytes(), " bytes, ", need, " are needed"));
   }
-  // The output array's memory is the session's; written like an upload.
-  auto* dst = const_cast<std::byte*>(out->data());
+  // Composed on the host, then written to the output array like an upload
+  // (the session's memory, on the volume's device).
+  std::vector<std::byte> bytes(need);
   switch (req.what()) {
-    case v1::ReadVolumeRequest::BYTES: std::memcpy(dst, volume->bytes().data(), need); break;
-    case v1::ReadVolumeRequest::TILES: volume->Tiles(reinterpret_cast<int32_t*>(dst)); break;
-    case v1::ReadVolumeRequest::VOXELS: volume->Voxels(reinterpret_cast<int32_t*>(dst)); break;
+    case v1::ReadVolumeRequest::BYTES: WARPD_RETURN_IF_ERROR(volume->ReadBytes(0, absl::MakeSpan(bytes))); break;
+    case v1::ReadVolumeRequest::TILES: volume->Tiles(reinterpret_cast<int32_t*>(bytes.data())); break;
+    case v1::ReadVolumeRequest::VOXELS: volume->Voxels(reinterpret_cast<int32_t*>(bytes.data())); break;
     default: {
       const auto& b = volume->blind_data()[req.feature()];
-      std::memcpy(dst, volume->bytes().data() + b.offset, need);
+      WARPD_RETURN_IF_ERROR(volume->ReadBytes(b.offset, absl::MakeSpan(bytes)));
     }
   }
-  return absl::OkStatus();
+  return device->Upload(*out, 0, bytes);
 }
 
 }  // namespace
@@ -178,7 +188,7 @@ grpc::ServerUnaryReactor* RuntimeService::ReadVolume(grpc::CallbackServerContext
   return Respond<v1::ReadVolumeRequest, v1::ReadVolumeResponse>(
       state_, ctx, in, out, "ReadVolume", Run::kOnPool, [this](auto* call) -> absl::Status {
         WARPD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, call->GetSession(state_, call->request.session()));
-        return DoReadVolume(*session, call->request);
+        return DoReadVolume(state_, *session, call->request);
       });
 }
 

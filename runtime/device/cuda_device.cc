@@ -231,23 +231,23 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
   const bool adjoint = pass == Pass::kAdjoint;
   WARPD_ASSIGN_OR_RETURN(const std::string entry, EntryFor(module, kernel, pass));
   if (ctx->bounds.size == 0) return absl::OkStatus();
-  if (ctx->num_objects > 0) {
-    return absl::UnimplementedError(absl::StrCat("kernel '", layout.display_name, "': kernels on '", info_.name,
-                                                 "' cannot query Mesh, Bvh, HashGrid or Volume objects yet"));
-  }
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<const cuda::CudaModule> loaded, LoadedModule(*m, module));
   WARPD_ASSIGN_OR_RETURN(cuda::CUfunction function, loaded->Function(entry));
   WARPD_ASSIGN_OR_RETURN(cuda::LaunchDims dims, GridFor(uint64_t(ctx->bounds.size), shape));
 
-  // Device scratch for this launch: the context, the print records and,
-  // when it does not fit the parameter space, the argument block (an
-  // adjoint's is the forward block and the adjoints' block after it).
+  // Device scratch for this launch: the context, the print records, the
+  // object table (its entries name the objects' descriptors in their
+  // mirrors on this device, runtime/objects/device_mirror.h) and, when it
+  // does not fit the parameter space, the argument block (an adjoint's is
+  // the forward block and the adjoints' block after it).
   constexpr uint64_t kAlign = 256;
   auto aligned = [](uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
   const uint64_t block_bytes = BlockBytes(layout, adjoint);
   const bool by_pointer = BlockByPointer(block_bytes);
   const uint64_t records = ctx->output.data != nullptr ? ctx->output.capacity : 0;
-  const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), block_at = records_at + aligned(records);
+  const uint64_t objects = ctx->objects != nullptr ? uint64_t(ctx->num_objects) * sizeof(wp::object_entry) : 0;
+  const uint64_t ctx_at = 0, records_at = aligned(sizeof(wp::launch_ctx)), objects_at = records_at + aligned(records),
+                 block_at = objects_at + aligned(objects);
   const uint64_t scratch_bytes = block_at + (by_pointer ? block_bytes : 0);
   WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
   cuda::CudaStream& stream = lease.stream();
@@ -261,6 +261,11 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     }
     device_ctx.objects = nullptr;
     device_ctx.num_objects = 0;
+    if (objects > 0) {
+      WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + objects_at, ctx->objects, objects));
+      device_ctx.objects = reinterpret_cast<const wp::object_entry*>(scratch + objects_at);
+      device_ctx.num_objects = ctx->num_objects;
+    }
     WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + ctx_at, &device_ctx, sizeof(device_ctx)));
     if (by_pointer) WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, scratch + block_at, args, block_bytes));
     cuda::KernelArgs params;

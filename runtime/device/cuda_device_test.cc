@@ -409,6 +409,39 @@ TEST_F(CudaLaunchTest, TheDevicesContextTravelsAndItsFaultComesBack) {
   EXPECT_EQ(ctx.fault.shape[0], 10);
 }
 
+TEST_F(CudaLaunchTest, TheObjectTableTravelsToTheDevice) {
+  std::vector<std::byte> block(72);
+  wp::launch_ctx ctx = Ctx(10);
+  // Two entries as a session's table holds them (sorted ids, descriptors at
+  // device addresses).
+  const wp::object_entry entries[2] = {{0x10, wp::OBJECT_MESH, 0, reinterpret_cast<const void*>(0x1000)},
+                                       {0x20, wp::OBJECT_HASH_GRID, 0, reinterpret_cast<const void*>(0x2000)}};
+  ctx.objects = entries;
+  ctx.num_objects = 2;
+  // The kernel copies the second entry's id and descriptor, read through
+  // ctx->objects in device memory, into its fault record.
+  const long objects_at = offsetof(wp::launch_ctx, objects);
+  ASSERT_EQ(fake().copy_deref_on_next_launch(0, objects_at, sizeof(wp::object_entry), 0,
+                                             offsetof(wp::launch_ctx, fault.index), 8),
+            0);
+  ASSERT_EQ(fake().copy_deref_on_next_launch(0, objects_at, sizeof(wp::object_entry) + 16, 0,
+                                             offsetof(wp::launch_ctx, fault.extent), 8),
+            0);
+  // And the pointer it found there, and the count.
+  ASSERT_EQ(fake().copy_on_next_launch(0, objects_at, 0, offsetof(wp::launch_ctx, fault.shape), 16), 0);
+  ASSERT_TRUE(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).ok());
+  EXPECT_EQ(ctx.fault.index, 0x20);
+  EXPECT_EQ(ctx.fault.extent, 0x2000);
+  int64_t seen[2];
+  std::memcpy(seen, ctx.fault.shape, sizeof(seen));
+  EXPECT_NE(seen[0], 0);
+  EXPECT_NE(seen[0], reinterpret_cast<int64_t>(entries));  // device memory, not the host's table
+  EXPECT_EQ(seen[1], 2);
+  // The host's context keeps its own table.
+  EXPECT_EQ(ctx.objects, entries);
+  EXPECT_EQ(ctx.num_objects, 2);
+}
+
 TEST_F(CudaLaunchTest, PrintRecordsComeBackIntoTheHostBuffer) {
   std::vector<std::byte> block(72);
   std::vector<uint8_t> records(4096, 0xEE);
@@ -472,14 +505,6 @@ TEST_F(CudaLaunchTest, WhatCannotRunSaysWhy) {
     CpuModule() { kernels_ = {abi::CompiledKernel{}}; }
   } cpu;
   EXPECT_EQ(gpu_->RunKernel(cpu, cpu.kernels()[0], &ctx, block.data()).code(), absl::StatusCode::kInvalidArgument);
-  // Object queries are not there yet.
-  wp::object_entry entry{};
-  ctx.objects = &entry;
-  ctx.num_objects = 1;
-  EXPECT_EQ(gpu_->RunKernel(module_, module_.kernels()[0], &ctx, block.data()).code(),
-            absl::StatusCode::kUnimplemented);
-  ctx.objects = nullptr;
-  ctx.num_objects = 0;
   // PTX the driver refuses: its JIT log is in the error.
   class BadModule : public abi::CompiledModule {
    public:

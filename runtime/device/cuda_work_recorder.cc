@@ -22,12 +22,14 @@
 // of copies and fills, which a cancel cannot stop but which end within
 // milliseconds on any GPU: a graph moving more replays command by command.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "common/abi/compiled_module.h"
 #include "common/status_macros.h"
@@ -70,6 +72,10 @@ struct KernelOp {
   std::string block;
   bool by_pointer = false;
   uint64_t block_at = 0;
+  // The launch's object table (its entries as the launch had them; their
+  // descriptors are device addresses), at `objects_at` among the blocks.
+  std::string objects;
+  uint64_t objects_at = 0;
 };
 struct CopyOp {
   uint64_t dst, src, n;
@@ -153,13 +159,18 @@ class CudaWorkIssuer {
 // (a poisoned context's reset frees it instead: a kernel may still use it).
 class DeviceBlock {
  public:
-  static absl::StatusOr<DeviceBlock> Upload(std::shared_ptr<cuda::CudaMemory> memory,
-                                            absl::Span<const std::byte> image) {
+  // `image` once `patch` has seen the block's address (to point what the
+  // image holds at its own parts).
+  static absl::StatusOr<DeviceBlock> Upload(
+      std::shared_ptr<cuda::CudaMemory> memory, absl::Span<std::byte> image,
+      absl::FunctionRef<void(cuda::CUdeviceptr, absl::Span<std::byte>)> patch =
+          [](cuda::CUdeviceptr, absl::Span<std::byte>) {}) {
     DeviceBlock block(std::move(memory));
     if (image.empty()) return block;
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, block.memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
     WARPD_ASSIGN_OR_RETURN(block.address_, block.memory_->pool().Allocate(image.size(), stream));
+    patch(block.address_, image);
     WARPD_RETURN_IF_ERROR(cuda::CopyHostToDevice(stream, block.address_, image.data(), image.size()));
     WARPD_RETURN_IF_ERROR(stream.Synchronize());  // usable on any stream from now on
     return block;
@@ -284,9 +295,8 @@ class CudaWorkRecorder final : public WorkRecorder {
                       const wp::launch_ctx& ctx, const void* args, Device::Pass pass, uint32_t runs,
                       const Device::LaunchShape& shape = {}) override {
     const abi::KernelLayout& layout = kernel.layout;
-    if (ctx.output.data != nullptr || ctx.num_objects > 0) {
-      return absl::UnimplementedError(
-          absl::StrCat("kernel '", layout.display_name, "' prints or queries objects: it is not recorded"));
+    if (ctx.output.data != nullptr) {
+      return absl::UnimplementedError(absl::StrCat("kernel '", layout.display_name, "' prints: it is not recorded"));
     }
     KernelOp op;
     op.display_name = layout.display_name;
@@ -301,12 +311,16 @@ class CudaWorkRecorder final : public WorkRecorder {
     op.slot = contexts_.size();
     const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);
     op.by_pointer = CudaDevice::BlockByPointer(block_bytes);
-    const uint64_t more_blocks = op.by_pointer ? Aligned(block_bytes) : 0;
+    const uint64_t objects_bytes =
+        ctx.objects != nullptr ? uint64_t(ctx.num_objects) * sizeof(wp::object_entry) : 0;
+    const uint64_t more_blocks = (op.by_pointer ? Aligned(block_bytes) : 0) + Aligned(objects_bytes);
     if (ContextsBytes(contexts_.size() + 1) + blocks_bytes_ + more_blocks > kMaxRecordedBytes) {
       return absl::UnimplementedError(absl::StrCat(Kind(), "'s launches need more device memory than one recording takes"));
     }
     if (layout.args_size > 0) op.block.assign(static_cast<const char*>(args), block_bytes);
     op.block_at = blocks_bytes_;
+    op.objects_at = blocks_bytes_ + (op.by_pointer ? Aligned(block_bytes) : 0);
+    if (objects_bytes > 0) op.objects.assign(reinterpret_cast<const char*>(ctx.objects), objects_bytes);
     blocks_bytes_ += more_blocks;
     wp::launch_ctx c = ctx;
     std::memset(&c.fault, 0, sizeof(c.fault));
@@ -359,10 +373,22 @@ class CudaWorkRecorder final : public WorkRecorder {
     for (const Op& op : ops_) {
       const auto* k = std::get_if<KernelOp>(&op);
       if (k != nullptr && k->by_pointer) std::memcpy(image.data() + blocks_at + k->block_at, k->block.data(), k->block.size());
+      if (k != nullptr && !k->objects.empty()) {
+        std::memcpy(image.data() + blocks_at + k->objects_at, k->objects.data(), k->objects.size());
+      }
     }
+    // Each context with objects points at its table in the block.
+    auto patch = [&](cuda::CUdeviceptr base, absl::Span<std::byte> bytes) {
+      for (const Op& op : ops_) {
+        const auto* k = std::get_if<KernelOp>(&op);
+        if (k == nullptr || k->objects.empty()) continue;
+        const uint64_t table = base + blocks_at + k->objects_at;
+        std::memcpy(bytes.data() + k->slot * kSlot + offsetof(wp::launch_ctx, objects), &table, sizeof(table));
+      }
+    };
     // Uploaded once; each replay of a graph copies the pristine contexts
     // over the used ones.
-    WARPD_ASSIGN_OR_RETURN(DeviceBlock block, DeviceBlock::Upload(memory_, image));
+    WARPD_ASSIGN_OR_RETURN(DeviceBlock block, DeviceBlock::Upload(memory_, absl::MakeSpan(image), patch));
     if (once_) {
       return std::make_unique<CudaBatchedWork>(device_, memory_, std::move(block), std::move(ops_), kernels, blocks_at,
                                                Describe());

@@ -24,6 +24,7 @@
 #include "absl/types/span.h"
 #include "common/abi/compiled_module.h"
 #include "runtime/memory/segment_pool.h"
+#include "runtime/objects/array_memory.h"
 
 namespace warpd::runtime {
 
@@ -74,10 +75,11 @@ struct GemmSpec {
 };
 
 // The operations the rest of the runtime and the server use; nothing
-// downcasts to a device kind.
-class Device {
+// downcasts to a device kind. Objects built for a device use its memory
+// through ArrayMemory (runtime/objects/array_memory.h).
+class Device : public ArrayMemory {
  public:
-  virtual ~Device() = default;
+  ~Device() override = default;
   virtual const DeviceInfo& info() const = 0;
   const std::string& name() const { return info().name; }
 
@@ -100,8 +102,8 @@ class Device {
   // against every limit above it): zero-filled, or with Fill::kAny possibly
   // holding what the same pool's freed memory held. `tag` labels the memory.
   // FAILED_PRECONDITION when `pool` is null.
-  virtual absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag,
-                                                              SegmentPool* pool, Fill fill = Fill::kZero) = 0;
+  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
+                                                   Fill fill = Fill::kZero) override = 0;
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with
   // `kernel`'s entry point for this device (`module`, which holds it, was
@@ -167,9 +169,9 @@ class Device {
   // thousand runs; the bytes moved until then stay). Zero bytes: OK.
 
   // Host `bytes` -> logical bytes [offset, offset + bytes.size()) of `dst`.
-  virtual absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) = 0;
+  absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override = 0;
   // Logical bytes [offset, offset + out.size()) of `src` -> host `out`.
-  virtual absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) = 0;
+  absl::Status Download(const Array& src, uint64_t offset, absl::Span<std::byte> out) override = 0;
   // Logical bytes [dst_offset, dst_offset + n) of `dst` <- [src_offset,
   // src_offset + n) of `src`, both on this device. Two contiguous ranges
   // may overlap (a memmove); otherwise, as in Warp, overlapping memory gets

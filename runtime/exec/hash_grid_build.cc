@@ -38,7 +38,8 @@ class HashGridBuildCommand final : public Command {
 absl::StatusOr<std::unique_ptr<Command>> PrepareHashGridBuild(std::shared_ptr<HashGrid> grid,
                                                               std::shared_ptr<const Array> points,
                                                               std::shared_ptr<const Array> groups, double radius,
-                                                              const std::string& device, SegmentPool& pool) {
+                                                              const std::string& device, SegmentPool& pool,
+                                                              SegmentPool* device_pool) {
   if (grid == nullptr || points == nullptr) return absl::InvalidArgumentError("hash grid build: no grid or points");
   if (grid->device() != device) {
     return absl::InvalidArgumentError(
@@ -48,6 +49,12 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareHashGridBuild(std::shared_ptr<Ha
   auto buffers = HashGrid::MakeBuildBuffers(static_cast<int64_t>(points->layout().num_elements), groups != nullptr,
                                             pool);
   if (!buffers.ok()) return buffers.status();
+  if (grid->mirrored()) {
+    if (device_pool == nullptr) return absl::FailedPreconditionError("hash grid build: no device memory to build in");
+    if (absl::Status s = grid->PrepareMirroredBuild(**buffers, *points, groups.get(), pool, *device_pool); !s.ok()) {
+      return s;
+    }
+  }
   return std::make_unique<HashGridBuildCommand>(std::move(grid), std::move(points), std::move(groups), radius,
                                                 *std::move(buffers));
 }

@@ -94,13 +94,13 @@ class LaunchCommand final : public Command {
     return kBaseBytes + sizeof(*this) + block_bytes_ + arrays_.capacity() * sizeof(arrays_[0]);
   }
 
-  // Its runs, sharing one context. Printing takes a buffer per run and
-  // object queries a table the device does not hold: those run on their own.
+  // Its runs, sharing one context (and its object table, which the
+  // recorder copies to the device). Printing takes a buffer per run: those
+  // run on their own.
   absl::StatusOr<size_t> Record(WorkRecorder& recorder) override {
     if (ctx_.bounds.size == 0) return 0;
-    if (kernel_->may_print || ctx_.num_objects > 0) {
-      return absl::UnimplementedError(
-          absl::StrCat("kernel '", kernel_->layout.display_name, "' prints or queries objects: run on its own"));
+    if (kernel_->may_print) {
+      return absl::UnimplementedError(absl::StrCat("kernel '", kernel_->layout.display_name, "' prints: run on its own"));
     }
     // ctx_ as between runs: no print buffer; the recorder starts each replay
     // without fault or cancel.

@@ -11,6 +11,8 @@
 #include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
 #include "runtime/exec/testing/cuda_commands_fixture.h"
+#include "runtime/objects/hash_grid.h"
+#include "runtime/objects/object_table.h"
 #include "runtime/objects/testing/views.h"
 
 namespace warpd::runtime {
@@ -97,6 +99,35 @@ TEST_F(StreamBatchTest, AFaultIsItsCommandsErrorAndTheCommandsAfterTheBatchAreSk
   again.push_back(Launch(4));
   ASSERT_TRUE(SubmitAndWait(std::move(again)).ok());
   EXPECT_EQ(Read(*b), std::vector<int32_t>(12, 8));
+}
+
+// A launch whose session has objects on the GPU is batched with its table,
+// which the kernel reads on the device: here the stand-in's kernel reports
+// the table's first id as an unknown object, read through ctx->objects.
+TEST_F(StreamBatchTest, ALaunchsObjectTableTravelsInTheBatch) {
+  auto grid = HashGrid::CreateMirrored(*gpu_, "cuda:0", {4, 4, 4}, types::ScalarKind::kFloat32, pool_, pool_);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  std::shared_ptr<const ObjectTable> table = ObjectTable::Empty()->With(0xABCDEF12345, *grid);
+  std::vector<std::unique_ptr<Command>> commands;
+  absl::StatusOr<std::unique_ptr<Command>> with_objects =
+      PrepareLaunch(module_, "none", {8}, {}, "cuda:0", nullptr, 1, nullptr, nullptr, table);
+  ASSERT_TRUE(with_objects.ok()) << with_objects.status();
+  commands.push_back(*std::move(with_objects));
+  commands.push_back(Launch(7));
+  wp::fault_info fault{};
+  fault.flag = 1;
+  fault.kind = wp::FAULT_UNKNOWN_OBJECT;
+  fault.line = 5;
+  fault.dim = wp::OBJECT_MESH;
+  fault.extent = wp::OBJECT_NONE;
+  ASSERT_EQ(fake().write_on_next_launch(0, -1, offsetof(wp::launch_ctx, fault), &fault, sizeof(fault)), 0);
+  ASSERT_EQ(fake().copy_deref_on_next_launch(0, offsetof(wp::launch_ctx, objects), offsetof(wp::object_entry, id), 0,
+                                             offsetof(wp::launch_ctx, fault.index), 8),
+            0);
+  absl::Status s = SubmitAndWait(std::move(commands));
+  EXPECT_EQ(fake().max_queued_kernels(), 2);  // one batch
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), ":5: unknown mesh id 0x00000abcdef12345")) << s;
 }
 
 TEST_F(StreamBatchTest, CommandsABatchCannotTakeRunAloneInOrder) {

@@ -120,9 +120,8 @@ void BvhBuffers::Refit(wp::bvh_t& desc) const {
   RefitBvhTree(desc.item_lowers, desc.item_uppers, items, prim_data(), node_data(), desc.num_nodes);
 }
 
-absl::StatusOr<std::shared_ptr<Bvh>> Bvh::Create(std::string device, std::shared_ptr<const Array> lowers,
-                                                 std::shared_ptr<const Array> uppers, int leaf_size,
-                                                 SegmentPool& pool, std::shared_ptr<const Array> groups) {
+absl::StatusOr<int64_t> Bvh::CheckArrays(const std::string& device, const Array* lowers, const Array* uppers,
+                                         int leaf_size, const Array* groups) {
   if (lowers == nullptr || uppers == nullptr) return absl::InvalidArgumentError("a BVH needs lowers and uppers");
   if (absl::Status s = CheckVec3Array(*lowers, device, "lowers"); !s.ok()) return s;
   if (absl::Status s = CheckVec3Array(*uppers, device, "uppers"); !s.ok()) return s;
@@ -138,7 +137,16 @@ absl::StatusOr<std::shared_ptr<Bvh>> Bvh::Create(std::string device, std::shared
     return absl::InvalidArgumentError(
         absl::StrCat("leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
-  if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(n), device, "bounds"); !s.ok()) return s;
+  if (absl::Status s = CheckGroups(groups, static_cast<int64_t>(n), device, "bounds"); !s.ok()) return s;
+  return static_cast<int64_t>(n);
+}
+
+absl::StatusOr<std::shared_ptr<Bvh>> Bvh::Create(std::string device, std::shared_ptr<const Array> lowers,
+                                                 std::shared_ptr<const Array> uppers, int leaf_size,
+                                                 SegmentPool& pool, std::shared_ptr<const Array> groups) {
+  absl::StatusOr<int64_t> checked = CheckArrays(device, lowers.get(), uppers.get(), leaf_size, groups.get());
+  if (!checked.ok()) return checked.status();
+  const uint64_t n = static_cast<uint64_t>(*checked);
   auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(n), groups != nullptr, pool);
   if (!buffers.ok()) return buffers.status();
   return std::make_shared<Bvh>(std::move(device), std::move(lowers), std::move(uppers), leaf_size,

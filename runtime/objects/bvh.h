@@ -111,6 +111,10 @@ class Bvh final : public TreeObject {
   // Items a BVH may hold (int32 node indices for 2n - 1 nodes).
   static constexpr int64_t kMaxItems = (int64_t{1} << 30) - 1;
 
+  // The checks of Create (of arrays on `device`): the number of items, or
+  // INVALID_ARGUMENT.
+  static absl::StatusOr<int64_t> CheckArrays(const std::string& device, const Array* lowers, const Array* uppers,
+                                             int leaf_size, const Array* groups);
   // groups: null, or one int32 per item (a grouped tree: bvh_get_group_root).
   static absl::StatusOr<std::shared_ptr<Bvh>> Create(std::string device, std::shared_ptr<const Array> lowers,
                                                      std::shared_ptr<const Array> uppers, int leaf_size,

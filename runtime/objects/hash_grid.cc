@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace warpd::runtime {
 
@@ -82,6 +83,27 @@ absl::StatusOr<std::shared_ptr<HashGrid>> HashGrid::Create(std::string device, s
                                     dtype, *std::move(starts), *std::move(ends));
 }
 
+absl::StatusOr<std::shared_ptr<HashGrid>> HashGrid::CreateMirrored(ArrayMemory& memory, std::string device,
+                                                                   std::array<int64_t, 3> dims,
+                                                                   types::ScalarKind dtype, SegmentPool& host_pool,
+                                                                   SegmentPool& device_pool) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<HashGrid> grid, Create(device, dims, dtype, host_pool));
+  const uint64_t cells = static_cast<uint64_t>(grid->desc_.num_cells);
+  MirrorLayout layout;
+  layout.Add(sizeof(wp::hash_grid_t));
+  grid->starts_at_ = layout.Add(cells * sizeof(int32_t));
+  grid->ends_at_ = layout.Add(cells * sizeof(int32_t));
+  WARPD_ASSIGN_OR_RETURN(grid->mirror_, DeviceMirror::Create(memory, device, layout.bytes(), device_pool,
+                                                              "hash grid"));
+  grid->memory_ = &memory;
+  WARPD_RETURN_IF_ERROR(grid->Publish());  // unbuilt: queries yield nothing until the first build
+  return grid;
+}
+
+const void* HashGrid::descriptor() const {
+  return mirror_ != nullptr ? mirror_->pointer<const void>(0) : &desc_;
+}
+
 HashGrid::HashGrid(std::string device, std::array<int32_t, 3> dims, types::ScalarKind dtype,
                    std::shared_ptr<CpuBuffer> cell_starts, std::shared_ptr<CpuBuffer> cell_ends)
     : GeometryObject(wp::OBJECT_HASH_GRID, std::move(device)),
@@ -154,9 +176,70 @@ absl::StatusOr<std::shared_ptr<HashGrid::BuildBuffers>> HashGrid::MakeBuildBuffe
   return b;
 }
 
+absl::Status HashGrid::PrepareMirroredBuild(BuildBuffers& buffers, const Array& points, const Array* groups,
+                                            SegmentPool& host_pool, SegmentPool& device_pool) const {
+  if (mirror_ == nullptr) return absl::OkStatus();
+  WARPD_ASSIGN_OR_RETURN(buffers.points_host, HostShadow::Create(points, host_pool, "hash grid points (host copy)"));
+  if (groups != nullptr) {
+    WARPD_ASSIGN_OR_RETURN(buffers.groups_host, HostShadow::Create(*groups, host_pool, "hash grid groups (host copy)"));
+  }
+  if (buffers.points == 0) return absl::OkStatus();
+  const uint64_t n = static_cast<uint64_t>(buffers.points);
+  MirrorLayout layout;
+  layout.Add(n * sizeof(int32_t));
+  if (buffers.grouped) buffers.keys_at = layout.Add(n * sizeof(uint64_t));
+  WARPD_ASSIGN_OR_RETURN(buffers.device_points,
+                         DeviceMirror::Create(*memory_, device(), layout.bytes(), device_pool, "hash grid points"));
+  return absl::OkStatus();
+}
+
 absl::Status HashGrid::Build(const Array& points, const Array* groups, double radius,
                              std::shared_ptr<BuildBuffers> buffers, const std::atomic<bool>* cancel) {
   if (absl::Status s = CheckBuild(points, groups, radius); !s.ok()) return s;
+  if (mirror_ == nullptr) return BuildHost(points, groups, radius, std::move(buffers), cancel);
+  if (buffers == nullptr || !buffers->points_host || (groups != nullptr) != buffers->groups_host.has_value() ||
+      (buffers->points > 0 && buffers->device_points == nullptr)) {
+    return absl::InternalError("hash grid build: the buffers of a mirrored grid were not prepared");
+  }
+  absl::Status s = buffers->points_host->Pull(*memory_, points);
+  if (s.ok() && groups != nullptr) s = buffers->groups_host->Pull(*memory_, *groups);
+  if (s.ok()) {
+    const std::shared_ptr<const Array> host_points = buffers->points_host->array();
+    const std::shared_ptr<const Array> host_groups = groups != nullptr ? buffers->groups_host->array() : nullptr;
+    s = BuildHost(*host_points, host_groups.get(), radius, std::move(buffers), cancel);
+  }
+  absl::Status published = Publish();
+  return s.ok() ? published : s;
+}
+
+absl::Status HashGrid::Publish() {
+  wp::hash_grid_t d = desc_;
+  d.cell_starts = mirror_->pointer<const wp::int32>(starts_at_);
+  d.cell_ends = mirror_->pointer<const wp::int32>(ends_at_);
+  d.point_ids = nullptr;
+  d.point_keys = nullptr;
+  if (desc_.built) {
+    const uint64_t cells = static_cast<uint64_t>(desc_.num_cells) * sizeof(int32_t);
+    WARPD_RETURN_IF_ERROR(mirror_->Upload(starts_at_, {cell_starts_->data(), cells}));
+    WARPD_RETURN_IF_ERROR(mirror_->Upload(ends_at_, {cell_ends_->data(), cells}));
+    const uint64_t n = static_cast<uint64_t>(desc_.num_points);
+    if (n > 0) {
+      const DeviceMirror& points = *built_->device_points;
+      WARPD_RETURN_IF_ERROR(
+          points.Upload(0, {reinterpret_cast<const std::byte*>(desc_.point_ids), n * sizeof(int32_t)}));
+      d.point_ids = points.pointer<const wp::int32>(0);
+      if (desc_.point_keys != nullptr) {
+        WARPD_RETURN_IF_ERROR(points.Upload(
+            built_->keys_at, {reinterpret_cast<const std::byte*>(desc_.point_keys), n * sizeof(uint64_t)}));
+        d.point_keys = points.pointer<const wp::uint64>(built_->keys_at);
+      }
+    }
+  }
+  return mirror_->UploadValue(0, d);
+}
+
+absl::Status HashGrid::BuildHost(const Array& points, const Array* groups, double radius,
+                                 std::shared_ptr<BuildBuffers> buffers, const std::atomic<bool>* cancel) {
   const uint64_t n = points.layout().num_elements;
   if (buffers == nullptr || static_cast<uint64_t>(buffers->points) != n || buffers->grouped != (groups != nullptr)) {
     return absl::InternalError("hash grid build: buffers do not fit the points");

@@ -25,12 +25,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "common/types/type.h"
 #include "runtime/memory/segment_pool.h"
 #include "runtime/objects/array.h"
+#include "runtime/objects/device_mirror.h"
 #include "runtime/objects/geometry_object.h"
 #include "warpd/native/hash_grid.h"
 
@@ -50,15 +52,31 @@ class HashGrid final : public GeometryObject {
     std::shared_ptr<CpuBuffer> point_ids;   // int32 per point
     std::shared_ptr<CpuBuffer> point_keys;  // uint64 per point, grouped builds only
     std::shared_ptr<CpuBuffer> cells;       // int32 per point: scratch
+    // A mirrored grid's (PrepareMirroredBuild): host copies of the points
+    // and groups, and the device block the point ids and keys go to.
+    std::optional<HostShadow> points_host, groups_host;
+    std::unique_ptr<DeviceMirror> device_points;
+    uint64_t keys_at = 0;
   };
 
   static absl::StatusOr<std::shared_ptr<HashGrid>> Create(std::string device, std::array<int64_t, 3> dims,
                                                           types::ScalarKind dtype, SegmentPool& pool);
 
+  // A grid on a device whose memory the host cannot address (a GPU): built
+  // on the host as above, then published to a DeviceMirror
+  // (device_mirror.h) of `device_pool`: its descriptor, cell tables and
+  // each build's point ids and keys, which the device's kernels query.
+  static absl::StatusOr<std::shared_ptr<HashGrid>> CreateMirrored(ArrayMemory& memory, std::string device,
+                                                                  std::array<int64_t, 3> dims,
+                                                                  types::ScalarKind dtype, SegmentPool& host_pool,
+                                                                  SegmentPool& device_pool);
+
   HashGrid(std::string device, std::array<int32_t, 3> dims, types::ScalarKind dtype,
            std::shared_ptr<CpuBuffer> cell_starts, std::shared_ptr<CpuBuffer> cell_ends);
 
-  const void* descriptor() const override { return &desc_; }
+  // The host descriptor, or a mirrored grid's device address of its own.
+  const void* descriptor() const override;
+  bool mirrored() const { return mirror_ != nullptr; }
   uint64_t MetadataBytes() const override { return sizeof(*this); }
   types::ScalarKind dtype() const { return dtype_; }
   // The element type of the points it takes: vec3 of dtype().
@@ -74,6 +92,11 @@ class HashGrid final : public GeometryObject {
   // refuses).
   static absl::StatusOr<std::shared_ptr<BuildBuffers>> MakeBuildBuffers(int64_t points, bool grouped,
                                                                        SegmentPool& pool);
+  // What a mirrored grid's build of `points` (and `groups`) needs besides
+  // MakeBuildBuffers': host copies of them, and device memory (from
+  // `device_pool`) for the point ids and keys. A no-op for other grids.
+  absl::Status PrepareMirroredBuild(BuildBuffers& buffers, const Array& points, const Array* groups,
+                                    SegmentPool& host_pool, SegmentPool& device_pool) const;
   // Sorts `points` (and `groups`) into the cells with cell width `radius`;
   // CheckBuild must have accepted them and `buffers` must fit them. CANCELLED
   // (the grid then holds no points) when `*cancel` is set meanwhile.
@@ -81,10 +104,21 @@ class HashGrid final : public GeometryObject {
                      const std::atomic<bool>* cancel = nullptr);
 
  private:
+  // Build on host arrays (CheckBuild passed).
+  absl::Status BuildHost(const Array& points, const Array* groups, double radius,
+                         std::shared_ptr<BuildBuffers> buffers, const std::atomic<bool>* cancel);
+  // A mirrored grid: the descriptor and the last build to the mirror.
+  absl::Status Publish();
+
   const types::ScalarKind dtype_;
   const std::shared_ptr<CpuBuffer> cell_starts_, cell_ends_;
   std::shared_ptr<BuildBuffers> built_;  // the buffers desc_ points into
   wp::hash_grid_t desc_{};
+  // Mirrored grids: the device's memory, the mirror (descriptor, then the
+  // cell starts and ends), where the starts and ends lie in it.
+  ArrayMemory* memory_ = nullptr;
+  std::unique_ptr<DeviceMirror> mirror_;
+  uint64_t starts_at_ = 0, ends_at_ = 0;
 };
 
 }  // namespace warpd::runtime

@@ -9,10 +9,8 @@
 
 namespace warpd::runtime {
 
-absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shared_ptr<const Array> points,
-                                                   std::shared_ptr<const Array> indices,
-                                                   std::shared_ptr<const Array> velocities, int leaf_size,
-                                                   SegmentPool& pool, std::shared_ptr<const Array> groups) {
+absl::StatusOr<int64_t> Mesh::CheckArrays(const std::string& device, const Array* points, const Array* indices,
+                                          const Array* velocities, int leaf_size, const Array* groups) {
   if (points == nullptr || indices == nullptr) return absl::InvalidArgumentError("a mesh needs points and indices");
   if (absl::Status s = CheckVec3Array(*points, device, "Mesh points"); !s.ok()) return s;
   if (velocities != nullptr) {
@@ -47,7 +45,18 @@ absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shar
     return absl::InvalidArgumentError(
         absl::StrCat("bvh_leaf_size must be greater than or equal to 1 (and at most 64), current value: ", leaf_size));
   }
-  if (absl::Status s = CheckGroups(groups.get(), static_cast<int64_t>(tris), device, "triangle"); !s.ok()) return s;
+  if (absl::Status s = CheckGroups(groups, static_cast<int64_t>(tris), device, "triangle"); !s.ok()) return s;
+  return static_cast<int64_t>(tris);
+}
+
+absl::StatusOr<std::shared_ptr<Mesh>> Mesh::Create(std::string device, std::shared_ptr<const Array> points,
+                                                   std::shared_ptr<const Array> indices,
+                                                   std::shared_ptr<const Array> velocities, int leaf_size,
+                                                   SegmentPool& pool, std::shared_ptr<const Array> groups) {
+  absl::StatusOr<int64_t> checked =
+      CheckArrays(device, points.get(), indices.get(), velocities.get(), leaf_size, groups.get());
+  if (!checked.ok()) return checked.status();
+  const uint64_t tris = static_cast<uint64_t>(*checked);
   // The boxes in the tree's block. Not zeroed: every build and refit
   // computes the boxes before the tree that reads them is usable.
   auto buffers = BvhBuffers::Allocate(static_cast<int64_t>(tris), groups != nullptr, pool,
@@ -76,9 +85,10 @@ absl::Status CheckGradient(const Array* grad, const Array* of, const std::string
 
 }  // namespace
 
-absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
+absl::Status Mesh::CheckNewArrays(const VertexArrays& arrays, const std::string& device, const Array& old_points,
+                                  const Array* old_velocities) {
   auto check = [&](const std::shared_ptr<const Array>& a, const char* what, uint64_t count) -> absl::Status {
-    if (absl::Status s = CheckVec3Array(*a, device(), what); !s.ok()) return s;
+    if (absl::Status s = CheckVec3Array(*a, device, what); !s.ok()) return s;
     if (a->ndim() != 1 || a->layout().num_elements != count) {
       return absl::InvalidArgumentError(absl::StrCat("The new ", what, " must have the same shape as the original: ",
                                                      count, " elements, got ", a->layout().num_elements, " (",
@@ -89,21 +99,24 @@ absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
   const std::shared_ptr<const Array>& points = arrays.points;
   const std::shared_ptr<const Array>& velocities = arrays.velocities;
   if (velocities != nullptr) {
-    const uint64_t count = (velocities_ != nullptr ? velocities_ : points_)->layout().num_elements;
+    const uint64_t count = (old_velocities != nullptr ? old_velocities : &old_points)->layout().num_elements;
     if (absl::Status s = check(velocities, "Mesh velocities", count); !s.ok()) return s;
   }
   if (points != nullptr) {
-    if (absl::Status s = check(points, "Mesh points", points_->layout().num_elements); !s.ok()) return s;
+    if (absl::Status s = check(points, "Mesh points", old_points.layout().num_elements); !s.ok()) return s;
   }
   if (absl::Status s =
-          CheckGradient(arrays.velocities_grad.get(), velocities.get(), device(), "Mesh velocities gradient");
+          CheckGradient(arrays.velocities_grad.get(), velocities.get(), device, "Mesh velocities gradient");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckGradient(arrays.points_grad.get(), points.get(), device(), "Mesh points gradient");
-      !s.ok()) {
-    return s;
-  }
+  return CheckGradient(arrays.points_grad.get(), points.get(), device, "Mesh points gradient");
+}
+
+absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
+  if (absl::Status s = CheckNewArrays(arrays, device(), *points_, velocities_.get()); !s.ok()) return s;
+  const std::shared_ptr<const Array>& points = arrays.points;
+  const std::shared_ptr<const Array>& velocities = arrays.velocities;
   if (velocities != nullptr) {
     velocities_ = velocities;
     velocities_grad_ = arrays.velocities_grad;
@@ -119,12 +132,15 @@ absl::Status Mesh::SetArrays(const VertexArrays& arrays) {
   return points != nullptr ? Refit() : absl::OkStatus();
 }
 
+absl::Status Mesh::CheckGradients(const std::string& device, const Array& points, const Array* points_grad,
+                                  const Array* velocities, const Array* velocities_grad) {
+  if (absl::Status s = CheckGradient(points_grad, &points, device, "Mesh points gradient"); !s.ok()) return s;
+  return CheckGradient(velocities_grad, velocities, device, "Mesh velocities gradient");
+}
+
 absl::Status Mesh::SetGradients(std::shared_ptr<const Array> points_grad,
                                 std::shared_ptr<const Array> velocities_grad) {
-  if (absl::Status s = CheckGradient(points_grad.get(), points_.get(), device(), "Mesh points gradient"); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckGradient(velocities_grad.get(), velocities_.get(), device(), "Mesh velocities gradient");
+  if (absl::Status s = CheckGradients(device(), *points_, points_grad.get(), velocities_.get(), velocities_grad.get());
       !s.ok()) {
     return s;
   }

@@ -48,6 +48,18 @@ class Mesh final : public TreeObject {
                                                       std::shared_ptr<const Array> velocities, int leaf_size,
                                                       SegmentPool& pool, std::shared_ptr<const Array> groups = nullptr);
 
+  // The checks of Create (of arrays on `device`): the number of triangles,
+  // or INVALID_ARGUMENT.
+  static absl::StatusOr<int64_t> CheckArrays(const std::string& device, const Array* points, const Array* indices,
+                                             const Array* velocities, int leaf_size, const Array* groups);
+  // The checks of SetArrays, for a mesh of `old_points` and `old_velocities`
+  // (null: none) on `device`.
+  static absl::Status CheckNewArrays(const VertexArrays& arrays, const std::string& device, const Array& old_points,
+                                     const Array* old_velocities);
+  // The checks of SetGradients (a gradient null: none).
+  static absl::Status CheckGradients(const std::string& device, const Array& points, const Array* points_grad,
+                                     const Array* velocities, const Array* velocities_grad);
+
   // `buffers` holds the triangle boxes as its extra bytes (2 * num_tris vec3f).
   Mesh(std::string device, std::shared_ptr<const Array> points, std::shared_ptr<const Array> indices,
        std::shared_ptr<const Array> velocities, int leaf_size, int64_t num_tris, BvhBuffers buffers);

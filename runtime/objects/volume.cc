@@ -237,6 +237,42 @@ Volume::Volume(std::string device, std::shared_ptr<CpuBuffer> buffer, uint64_t b
   desc_.grid_bytes = bytes;
 }
 
+const void* Volume::descriptor() const {
+  return mirror_ != nullptr ? mirror_->pointer<const void>(0) : &desc_;
+}
+
+absl::Status Volume::Mirror(ArrayMemory& memory, SegmentPool& device_pool) {
+  if (mirror_ != nullptr) return absl::FailedPreconditionError("the volume is mirrored already");
+  static_assert(sizeof(wp::volume_t) <= kMirrorGridAt, "the descriptor fits before the grid");
+  std::unique_ptr<DeviceMirror> mirror;
+  {
+    absl::StatusOr<std::unique_ptr<DeviceMirror>> m =
+        DeviceMirror::Create(memory, device(), kMirrorGridAt + desc_.grid_bytes, device_pool, "volume");
+    if (!m.ok()) return m.status();
+    mirror = *std::move(m);
+  }
+  if (absl::Status s = mirror->Upload(kMirrorGridAt, {reinterpret_cast<const std::byte*>(desc_.grid),
+                                                      desc_.grid_bytes});
+      !s.ok()) {
+    return s;
+  }
+  wp::volume_t d = desc_;
+  d.grid = mirror->pointer<uint8_t>(kMirrorGridAt);
+  if (absl::Status s = mirror->UploadValue(0, d); !s.ok()) return s;
+  mirror_ = std::move(mirror);
+  return absl::OkStatus();
+}
+
+absl::Status Volume::ReadBytes(uint64_t offset, absl::Span<std::byte> out) const {
+  if (offset > desc_.grid_bytes || out.size() > desc_.grid_bytes - offset) {
+    return absl::OutOfRangeError(absl::StrCat("bytes [", offset, ", ", offset + out.size(), ") of a grid of ",
+                                              desc_.grid_bytes));
+  }
+  if (mirror_ != nullptr) return mirror_->Download(kMirrorGridAt + offset, out);
+  if (!out.empty()) std::memcpy(out.data(), desc_.grid + offset, out.size());
+  return absl::OkStatus();
+}
+
 absl::Status Volume::ReadMetadata() {
   const uint8_t* p = desc_.grid;
   const uint32_t version = Load<uint32_t>(p + offsetof(nanovdb::GridData, mVersion));

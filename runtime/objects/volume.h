@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/memory/segment_pool.h"
+#include "runtime/objects/device_mirror.h"
 #include "runtime/objects/geometry_object.h"
 #include "warpd/native/volume.h"
 
@@ -81,9 +82,23 @@ class Volume final : public GeometryObject {
 
   Volume(std::string device, std::shared_ptr<CpuBuffer> buffer, uint64_t bytes, const wp::volume_t& desc);
 
-  const void* descriptor() const override { return &desc_; }
+  // The host descriptor, or a mirrored volume's device address of its own.
+  const void* descriptor() const override;
   uint64_t MetadataBytes() const override { return sizeof(*this); }
   const wp::volume_t& native() const { return desc_; }
+
+  // Makes the volume live on a device whose memory the host cannot address
+  // (a GPU; `device` names it, as this volume was made for): its grid and
+  // descriptor are copied once to a DeviceMirror (device_mirror.h) of
+  // `device_pool`, which that device's kernels query and store into (the
+  // host copy then keeps the grid's layout, not its values). Before the
+  // volume is in any launch table.
+  absl::Status Mirror(ArrayMemory& memory, SegmentPool& device_pool);
+  bool mirrored() const { return mirror_ != nullptr; }
+  // Bytes [offset, offset + out.size()) of the grid, values as kernels left
+  // them (a mirrored grid's from the device; the caller orders this after
+  // the launches that store). OUT_OF_RANGE past the grid.
+  absl::Status ReadBytes(uint64_t offset, absl::Span<std::byte> out) const;
 
   // Grid metadata (from the grid header, read when the volume was made).
   const std::string& name() const { return name_; }
@@ -116,8 +131,8 @@ class Volume final : public GeometryObject {
   };
   const std::vector<BlindData>& blind_data() const { return blind_; }
 
-  // The grid's bytes (values as kernels left them; the caller orders this
-  // after the launches that store).
+  // The grid's bytes in host memory (values as kernels left them, but for
+  // a mirrored volume, whose values are on its device: ReadBytes).
   absl::Span<const uint8_t> bytes() const { return {desc_.grid, desc_.grid_bytes}; }
   // Each leaf's origin, 3 int32 per leaf, in leaf order.
   void Tiles(int32_t* out) const;
@@ -139,6 +154,8 @@ class Volume final : public GeometryObject {
   std::array<double, 6> world_bbox_{};
   uint64_t voxel_count_ = 0;
   std::vector<BlindData> blind_;
+  std::unique_ptr<DeviceMirror> mirror_;  // a mirrored volume's: descriptor, then the grid at kMirrorGridAt
+  static constexpr uint64_t kMirrorGridAt = MirrorLayout::kAlign;
 };
 
 }  // namespace warpd::runtime

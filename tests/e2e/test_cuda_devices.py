@@ -715,3 +715,79 @@ def test_mempool_functions_as_a_shared_daemon_has_them(tmp_path, fake_driver):
     assert e["pool_access"].startswith("RuntimeError") and "cannot access device cuda:1" in e["pool_access"], e
     assert len(out["warnings"]) == 1 and "stays 0 bytes" in out["warnings"][0], out["warnings"]
     assert str((80 << 30) // 4) in out["warnings"][0], out["warnings"]
+
+
+# Meshes, BVHs, hash grids and volumes on a GPU: built on the daemon's host
+# and mirrored to the GPU (runtime/objects/device_mirror.h). The stand-in
+# runs no kernel code, so here: everything is made, built, refitted and
+# launched against without an error, the mirrors are the session's GPU
+# memory, and what comes back from the GPU's copy of a volume is what a CPU
+# volume made the same way holds. tests/e2e/test_gpu.py checks query results
+# on a real GPU.
+OBJECTS_SCRIPT = r'''
+import json
+import numpy as np
+import warpd as wp
+
+wp.init()
+out = {}
+dev = "cuda:0"
+pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
+idx = np.array([0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3], dtype=np.int32)
+before = wp.get_mempool_used_mem_current(dev)
+mesh = wp.Mesh(points=wp.array(pts, dtype=wp.vec3, device=dev), indices=wp.array(idx, dtype=int, device=dev),
+               velocities=wp.zeros(4, dtype=wp.vec3, device=dev))
+mesh.refit()
+mesh.points = wp.array(pts * 2.0, dtype=wp.vec3, device=dev)
+bvh = wp.Bvh(wp.array(pts, dtype=wp.vec3, device=dev), wp.array(pts + 1.0, dtype=wp.vec3, device=dev))
+bvh.refit()
+grid = wp.HashGrid(8, 8, 8, device=dev)
+grid.build(wp.array(pts, dtype=wp.vec3, device=dev), radius=0.5)
+vols = [wp.Volume.allocate((0.0, 0.0, 0.0), (20.0, 9.0, 9.0), voxel_size=1.0, bg_value=2.5, device=d)
+        for d in (dev, "cpu")]
+out["mirrors"] = wp.get_mempool_used_mem_current(dev) - before
+
+@wp.kernel
+def query(m: wp.uint64, b: wp.uint64, g: wp.uint64, v: wp.uint64, res: wp.array(dtype=float)):
+    i = wp.tid()
+    r = wp.mesh_query_point_no_sign(m, wp.vec3(0.2, 0.2, 5.0), 100.0)
+    q = wp.bvh_query_aabb(b, wp.vec3(0.0), wp.vec3(1.0))
+    k = int(0)
+    n = int(0)
+    while wp.bvh_query_next(q, k):
+        n += 1
+    h = wp.hash_grid_query(g, wp.vec3(0.0), 0.5)
+    while wp.hash_grid_query_next(h, k):
+        n += 1
+    wp.volume_store_f(v, 1, 2, 3, 7.0)
+    res[i] = float(r.face + n) + wp.volume_lookup_f(v, 1, 2, 3)
+
+res = wp.zeros(4, dtype=float, device=dev)
+wp.launch(query, dim=4, inputs=[mesh.id, bvh.id, grid.id, vols[0].id, res], device=dev)
+wp.synchronize_device(dev)
+out["launched"] = res.numpy().tolist()
+gpu_bytes, cpu_bytes = (v.array().numpy() for v in vols)
+out["volume_same"] = bool((gpu_bytes == cpu_bytes).all()) and gpu_bytes.size > 0
+out["volume_bytes"] = int(gpu_bytes.size)
+out["tiles"] = sorted(vols[0].get_tiles().numpy().tolist())
+out["cpu_tiles"] = sorted(vols[1].get_tiles().numpy().tolist())
+out["on"] = [str(mesh.device), str(grid.device), str(vols[0].device)]
+del mesh, bvh, grid, vols
+import gc
+gc.collect()
+wp.synchronize_device(dev)
+out["after"] = wp.get_mempool_used_mem_current(dev) - before
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_meshes_bvhs_hash_grids_and_volumes_are_mirrored_to_the_gpu(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_objects.py", OBJECTS_SCRIPT)
+    assert out["on"] == ["cuda:0"] * 3
+    assert out["launched"] == [0.0] * 4  # launched with the objects' table; the stand-in runs no code
+    assert out["volume_same"] and out["volume_bytes"] > 0
+    assert out["tiles"] == out["cpu_tiles"] and len(out["tiles"]) == 12  # x 0-20, y and z 0-9: 3 * 2 * 2
+    # The mirrors are GPU memory of the session (with the arrays), freed with the objects.
+    assert out["mirrors"] > out["volume_bytes"], out
+    assert out["after"] < out["mirrors"], out

@@ -300,3 +300,175 @@ def test_a_captured_graph_replays_on_the_gpu(wp, gpu):
         wp.capture_launch(graph)
     np.testing.assert_allclose(out.numpy(), 3.0 * np.arange(n, dtype=np.float32) + 1.0)
     np.testing.assert_allclose(y.numpy(), out.numpy())
+
+
+# Meshes, BVHs, hash grids and volumes on the GPU: built on the daemon's host,
+# mirrored to the GPU (runtime/objects/device_mirror.h), queried by kernels
+# there; every answer against numpy brute force.
+@wp.kernel(module="gpu_e2e")
+def mesh_queries(mesh: wp.uint64, starts: wp.array(dtype=wp.vec3), ts: wp.array(dtype=float),
+                 faces: wp.array(dtype=int), dists: wp.array(dtype=float)):
+    i = wp.tid()
+    p = starts[i]
+    r = wp.mesh_query_ray(mesh, p, wp.normalize(-p), 100.0)
+    ts[i] = -1.0
+    faces[i] = -1
+    if r.result:
+        ts[i] = r.t
+        faces[i] = r.face
+    q = wp.mesh_query_point_no_sign(mesh, p, 100.0)
+    dists[i] = -1.0
+    if q.result:
+        dists[i] = wp.length(wp.mesh_eval_position(mesh, q.face, q.u, q.v) - p)
+
+
+@wp.kernel(module="gpu_e2e")
+def move_points(points: wp.array(dtype=wp.vec3), by: wp.vec3):
+    i = wp.tid()
+    points[i] = points[i] + by
+
+
+@wp.kernel(module="gpu_e2e")
+def box_and_neighbour_counts(bvh: wp.uint64, grid: wp.uint64, lo: wp.array(dtype=wp.vec3),
+                             hi: wp.array(dtype=wp.vec3), pts: wp.array(dtype=wp.vec3), radius: float,
+                             boxes: wp.array(dtype=int), near: wp.array(dtype=int)):
+    i = wp.tid()
+    q = wp.bvh_query_aabb(bvh, lo[i], hi[i])
+    k = int(0)
+    n = int(0)
+    while wp.bvh_query_next(q, k):
+        n += 1
+    boxes[i] = n
+    h = wp.hash_grid_query(grid, pts[i], radius)
+    m = int(0)
+    while wp.hash_grid_query_next(h, k):
+        if wp.length(pts[k] - pts[i]) <= radius:
+            m += 1
+    near[i] = m
+
+
+@wp.kernel(module="gpu_e2e")
+def sample_volume(volume: wp.uint64, uvw: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = wp.volume_sample_f(volume, uvw[i], wp.Volume.LINEAR)
+
+
+def _sphere_mesh(rings=24, segs=32):
+    th = np.linspace(0.0, np.pi, rings + 1)
+    ph = np.linspace(0.0, 2.0 * np.pi, segs, endpoint=False)
+    pts = np.stack([np.outer(np.sin(th), np.cos(ph)), np.outer(np.sin(th), np.sin(ph)),
+                    np.outer(np.cos(th), np.ones_like(ph))], axis=-1).reshape(-1, 3).astype(np.float32)
+    idx = []
+    for i in range(rings):
+        for j in range(segs):
+            a, b = i * segs + j, i * segs + (j + 1) % segs
+            idx += [a, a + segs, b + segs, a, b + segs, b]
+    return pts, np.array(idx, dtype=np.int32).reshape(-1, 3)
+
+
+def _ray_hits(p, d, tri):
+    """(t, face) of the closest hit of ray p + t d over every triangle (Moller-Trumbore), t = -1 for none."""
+    a, b, c = tri[:, 0].astype(np.float64), tri[:, 1].astype(np.float64), tri[:, 2].astype(np.float64)
+    e1, e2 = b - a, c - a
+    h = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, h)
+    ok = np.abs(det) > 1e-12
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = p - a
+    u = inv * np.einsum("ij,ij->i", s, h)
+    q = np.cross(s, e1)
+    v = inv * (q @ d)
+    t = inv * np.einsum("ij,ij->i", e2, q)
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+    if not hit.any():
+        return -1.0, -1
+    f = int(np.argmin(np.where(hit, t, np.inf)))
+    return float(t[f]), f
+
+
+def _closest_distance(p, tri):
+    """The distance from p to the closest of the triangles, by dense sampling of each (barycentric grid)
+    refined around the best: an upper bound within 1e-4 of the truth for these small triangles."""
+    n = 24
+    u, v = np.meshgrid(np.linspace(0, 1, n + 1), np.linspace(0, 1, n + 1))
+    keep = u + v <= 1.0
+    u, v = u[keep], v[keep]
+    a, b, c = (tri[:, k].astype(np.float64) for k in range(3))
+    pts = a[:, None] + u[None, :, None] * (b - a)[:, None] + v[None, :, None] * (c - a)[:, None]
+    return float(np.linalg.norm(pts - p, axis=-1).min())
+
+
+def test_mesh_queries_on_the_gpu_match_brute_force_and_follow_a_refit(wp, gpu):
+    pts, tris = _sphere_mesh()
+    points = wp.array(pts, dtype=wp.vec3, device=gpu)
+    mesh = wp.Mesh(points=points, indices=wp.array(tris.reshape(-1), dtype=int, device=gpu))
+    assert mesh.device == gpu
+    rng = np.random.default_rng(11)
+    starts = rng.standard_normal((64, 3)).astype(np.float32)
+    starts *= (1.5 + rng.random((64, 1)).astype(np.float32)) / np.linalg.norm(starts, axis=1, keepdims=True)
+    for shift in (np.zeros(3, np.float32), np.array([0.25, -0.5, 0.125], np.float32)):
+        if shift.any():  # move the points on the GPU, then refit
+            wp.launch(move_points, dim=len(pts), inputs=[points, wp.vec3(*shift)], device=gpu)
+            mesh.refit()
+        ts, faces, dists = (wp.zeros(64, dtype=t, device=gpu) for t in (float, int, float))
+        wp.launch(mesh_queries, dim=64, inputs=[mesh.id, wp.array(starts, dtype=wp.vec3, device=gpu),
+                                                ts, faces, dists], device=gpu)
+        moved = (pts + shift)[tris]
+        for i, p in enumerate(starts.astype(np.float64)):
+            d = -p / np.linalg.norm(p)
+            t, f = _ray_hits(p, d, moved)
+            assert ts.numpy()[i] == pytest.approx(t, rel=1e-4, abs=1e-5), (i, shift)
+            if t >= 0:
+                got_face = int(faces.numpy()[i])
+                # The same face, or one whose hit is as close (a ray through a shared edge).
+                t_other, _ = _ray_hits(p, d, moved[[got_face]])
+                assert t_other == pytest.approx(t, rel=1e-4, abs=1e-5), (i, got_face, f)
+            assert dists.numpy()[i] == pytest.approx(_closest_distance(p, moved), abs=2e-4), (i, shift)
+
+
+def test_bvh_and_hash_grid_queries_on_the_gpu_match_brute_force(wp, gpu):
+    rng = np.random.default_rng(12)
+    lo = (rng.random((2000, 3)) * 10.0).astype(np.float32)
+    hi = lo + (rng.random((2000, 3)) * 0.8).astype(np.float32)
+    bvh = wp.Bvh(wp.array(lo, dtype=wp.vec3, device=gpu), wp.array(hi, dtype=wp.vec3, device=gpu))
+    pts = (rng.random((3000, 3)) * 6.0).astype(np.float32)
+    grid = wp.HashGrid(32, 32, 32, device=gpu)
+    radius = 0.45
+    pts_gpu = wp.array(pts, dtype=wp.vec3, device=gpu)
+    grid.build(pts_gpu, radius)
+    qlo = (rng.random((3000, 3)) * 10.0).astype(np.float32)
+    qhi = qlo + 1.0
+    boxes, near = wp.zeros(3000, dtype=int, device=gpu), wp.zeros(3000, dtype=int, device=gpu)
+    wp.launch(box_and_neighbour_counts, dim=3000,
+              inputs=[bvh.id, grid.id, wp.array(qlo, dtype=wp.vec3, device=gpu),
+                      wp.array(qhi, dtype=wp.vec3, device=gpu), pts_gpu, radius, boxes, near], device=gpu)
+    want_boxes = [int(((lo <= qhi[i]) & (hi >= qlo[i])).all(axis=1).sum()) for i in range(3000)]
+    assert boxes.numpy().tolist() == want_boxes
+    d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=-1)
+    want_near = (d <= np.float32(radius)).sum(axis=1)
+    # Distances within float32 rounding of the radius may count either way.
+    edge = (np.abs(d - radius) < 1e-5).sum(axis=1)
+    assert (np.abs(near.numpy() - want_near) <= edge).all()
+    assert near.numpy().sum() > 3000  # every point finds itself, and some more
+
+
+def test_volume_samples_on_the_gpu_match_trilinear_interpolation(wp, gpu):
+    rng = np.random.default_rng(13)
+    dense = rng.standard_normal((12, 10, 9)).astype(np.float32)
+    volume = wp.Volume.load_from_numpy(dense, bg_value=0.0, device=gpu)
+    assert volume.device == gpu
+    uvw = (rng.random((500, 3)) * (np.array(dense.shape) - 1)).astype(np.float32)
+    out = wp.zeros(500, dtype=float, device=gpu)
+    wp.launch(sample_volume, dim=500, inputs=[volume.id, wp.array(uvw, dtype=wp.vec3, device=gpu), out],
+              device=gpu)
+    i0 = np.floor(uvw).astype(int)
+    f = uvw - i0
+    want = np.zeros(500)
+    for corner in range(8):
+        o = np.array([(corner >> 2) & 1, (corner >> 1) & 1, corner & 1])
+        w = np.prod(np.where(o, f, 1.0 - f), axis=1)
+        idx = np.minimum(i0 + o, np.array(dense.shape) - 1)
+        want += w * dense[idx[:, 0], idx[:, 1], idx[:, 2]]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-5)
+    # What kernels stored comes back with array(): the GPU's copy of the grid.
+    assert volume.array().numpy().size == volume.get_grid_info().size_in_bytes

@@ -50,6 +50,9 @@ struct FakeCuda {
   int (*retained)(int ordinal) = nullptr;
   int (*write_on_next_launch)(int param, long deref, size_t offset, const void* bytes, size_t len) = nullptr;
   int (*copy_on_next_launch)(int src_param, size_t src_offset, int param, size_t offset, size_t len) = nullptr;
+  // ... from the address stored `src_deref` bytes past src_param's, + src_offset.
+  int (*copy_deref_on_next_launch)(int src_param, long src_deref, size_t src_offset, int param, size_t offset,
+                                   size_t len) = nullptr;
   void (*hold_next_launch)(int param, size_t offset) = nullptr;
   void (*hold_launch_after)(int skip, int param, size_t offset) = nullptr;
 };
@@ -94,6 +97,7 @@ inline const FakeCuda& Fake() {
     get(f.retained, "warpd_fake_cuda_retained");
     get(f.write_on_next_launch, "warpd_fake_cuda_write_on_next_launch");
     get(f.copy_on_next_launch, "warpd_fake_cuda_copy_on_next_launch");
+    get(f.copy_deref_on_next_launch, "warpd_fake_cuda_copy_deref_on_next_launch");
     get(f.hold_next_launch, "warpd_fake_cuda_hold_next_launch");
     get(f.hold_launch_after, "warpd_fake_cuda_hold_launch_after");
     return f;

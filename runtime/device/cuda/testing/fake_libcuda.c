@@ -332,6 +332,7 @@ static struct {
   unsigned char bytes[256];
   int src_param;  /* >= 0: the bytes are read at that pointer parameter + src_offset */
   size_t src_offset;
+  long src_deref; /* >= 0: ... at the address stored src_deref bytes past the parameter's, + src_offset */
 } kernel_writes[MAX_KERNEL_WRITES];
 static int num_kernel_writes;
 static int pageable_copies, max_queued_copies, max_queued_kernels;
@@ -408,8 +409,10 @@ int warpd_fake_cuda_write_on_next_launch(int param, long deref, size_t offset, c
   return ok ? 0 : -1;
 }
 /* The same, copying `len` bytes from the device address pointer parameter
- * `src_param` holds, plus `src_offset`, when the kernel runs. */
-int warpd_fake_cuda_copy_on_next_launch(int src_param, size_t src_offset, int param, size_t offset, size_t len) {
+ * `src_param` holds (with src_deref >= 0: the address stored src_deref
+ * bytes past it), plus `src_offset`, when the kernel runs. */
+int warpd_fake_cuda_copy_deref_on_next_launch(int src_param, long src_deref, size_t src_offset, int param,
+                                              size_t offset, size_t len) {
   LOCK();
   int ok = num_kernel_writes < MAX_KERNEL_WRITES && len <= sizeof(kernel_writes[0].bytes);
   if (ok) {
@@ -419,10 +422,14 @@ int warpd_fake_cuda_copy_on_next_launch(int src_param, size_t src_offset, int pa
     kernel_writes[num_kernel_writes].len = len;
     kernel_writes[num_kernel_writes].src_param = src_param;
     kernel_writes[num_kernel_writes].src_offset = src_offset;
+    kernel_writes[num_kernel_writes].src_deref = src_deref;
     num_kernel_writes++;
   }
   UNLOCK();
   return ok ? 0 : -1;
+}
+int warpd_fake_cuda_copy_on_next_launch(int src_param, size_t src_offset, int param, size_t offset, size_t len) {
+  return warpd_fake_cuda_copy_deref_on_next_launch(src_param, -1, src_offset, param, offset, len);
 }
 /* The next kernel launched runs until the int32 at its pointer parameter
  * `param` + `offset` is non-zero. */
@@ -725,7 +732,12 @@ static void kernel_effects(struct op* op) {
     CUdeviceptr base = pointer_param(op, kernel_writes[w].param);
     if (base == 0) continue;
     if (kernel_writes[w].src_param >= 0) {
-      const CUdeviceptr src = pointer_param(op, kernel_writes[w].src_param) + kernel_writes[w].src_offset;
+      CUdeviceptr src = pointer_param(op, kernel_writes[w].src_param);
+      if (kernel_writes[w].src_deref >= 0) {
+        if (find_range(src + (CUdeviceptr)kernel_writes[w].src_deref, 8) == NULL) continue;
+        memcpy(&src, (const char*)(uintptr_t)(src + (CUdeviceptr)kernel_writes[w].src_deref), 8);
+      }
+      src += kernel_writes[w].src_offset;
       if (find_range(src, kernel_writes[w].len) == NULL) continue;
       memcpy(kernel_writes[w].bytes, (const void*)(uintptr_t)src, kernel_writes[w].len);
     }
