@@ -25,8 +25,10 @@ rm -rf "$out/suite/__pycache__"
 # Only the files the phase runs (OUT/files.txt), with the package files and
 # helpers every test may import: the whole folder would pass what a GPU
 # machine takes along.
-files=${WARPD_GPU_SUITE_FILES:-"test_arithmetic.py test_atomic.py test_vec.py test_quat.py test_spatial.py
-  matrix/test_mat.py test_struct.py test_array.py test_launch.py test_grad.py test_tape.py test_rand.py"}
+files=${WARPD_GPU_SUITE_FILES:-"geometry/test_mesh.py geometry/test_bvh.py geometry/test_hash_grid.py
+  geometry/test_mesh_query_ray.py geometry/test_mesh_query_aabb.py geometry/test_volume.py
+  geometry/test_mesh_query_point.py test_spatial.py matrix/test_mat.py test_struct.py test_array.py test_launch.py
+  test_grad.py test_tape.py test_rand.py test_arithmetic.py test_atomic.py test_vec.py test_quat.py"}
 src=$home/tests_1_19
 dst=$out/home/tests_1_19
 mkdir -p "$dst"
@@ -34,7 +36,9 @@ cp "$src"/*.py "$src"/LICENSE.md "$dst/"
 rm -f "$dst"/test_*.py
 for f in $files; do
   mkdir -p "$dst/$(dirname "$f")"
-  [ -f "$src/$(dirname "$f")/__init__.py" ] && cp "$src/$(dirname "$f")/__init__.py" "$dst/$(dirname "$f")/"
+  for helper in __init__.py utils.py; do
+    [ -f "$src/$(dirname "$f")/$helper" ] && cp "$src/$(dirname "$f")/$helper" "$dst/$(dirname "$f")/"
+  done
   cp "$src/$f" "$dst/$f"
 done
 [ -d "$src/assets" ] && cp -r "$src/assets" "$dst/assets"
