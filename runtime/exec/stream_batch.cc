@@ -5,11 +5,12 @@
 //
 // A batch starts with the command the turn took and takes the commands
 // queued behind it while they are ready (no wait for another stream), the
-// stream has no error, and each records (a kernel that prints or queries
-// objects, a strided copy, a fill memset cannot write do not: they run
-// alone, after the batch). Up to kMaxBatch commands, so a turn stays
-// bounded; a lone command is a plain Execute. Each kernel keeps the launch
-// time limit of its own (CudaDevice::AwaitWork's marks). Each command's outcome comes from the contexts its kernels
+// stream has no error, and each records (a kernel that prints, a strided
+// copy, a fill memset cannot write do not: they run alone, after the
+// batch). Up to kMaxBatch commands, so a turn stays bounded; a lone command
+// is a plain Execute, but for a repeated launch, whose runs are issued back
+// to back. Each kernel keeps the launch time limit of its own per run
+// (CudaDevice::AwaitWork's marks). Each command's outcome comes from the contexts its kernels
 // ended with (Command::Replayed), in order: the first failure is the
 // stream's error. The commands after a failing one in the same batch have
 // run; those queued after the batch are skipped as after any error.
@@ -32,10 +33,15 @@ constexpr size_t kMaxBatch = 512;
 }  // namespace
 
 bool Stream::RunBatch(Entry& first, uint64_t cancels) {
+  // A batch of one command is a plain Execute, unless it launches a kernel
+  // repeatedly (a client's run of identical launches): its runs are issued
+  // back to back with one wait, as a batch's.
+  const bool repeated = first.command->Launches() > 1;
   {
-    // A batch of one is a plain Execute.
     absl::MutexLock lock(&mu_);
-    if (queue_.empty() || !error_.ok() || queue_.front().command->prerequisite() != nullptr) return false;
+    if (!error_.ok() || (!repeated && (queue_.empty() || queue_.front().command->prerequisite() != nullptr))) {
+      return false;
+    }
   }
   absl::StatusOr<std::unique_ptr<WorkRecorder>> recorder = device_->BatchWork();
   if (!recorder.ok()) return false;
@@ -77,9 +83,11 @@ bool Stream::RunBatch(Entry& first, uint64_t cancels) {
     kernels.push_back(*n);
   }
 
-  // One command recorded (the next one did not record): it runs on its own.
-  absl::StatusOr<std::unique_ptr<RecordedWork>> work =
-      batch.size() > 1 ? (*recorder)->Finish() : absl::UnimplementedError("a batch of one command");
+  // One command recorded (the next one did not record): it runs on its own,
+  // unless it is a repeated launch.
+  absl::StatusOr<std::unique_ptr<RecordedWork>> work = batch.size() > 1 || repeated
+                                                           ? (*recorder)->Finish()
+                                                           : absl::UnimplementedError("a batch of one command");
   recorder->reset();
   if (!work.ok()) {
     // The device could not take the batch as a whole (its memory for the

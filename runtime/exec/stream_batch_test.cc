@@ -74,6 +74,23 @@ TEST_F(StreamBatchTest, ALoneLaunchIsNotABatch) {
   EXPECT_EQ(fake().max_queued_kernels(), 1);
 }
 
+// A client's run of identical launches arrives as one repeated launch: its
+// runs are issued back to back and waited for once, as a batch's.
+TEST_F(StreamBatchTest, ALoneRepeatedLaunchIssuesItsRunsTogether) {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Launch(10, 50));
+  ASSERT_TRUE(SubmitAndWait(std::move(commands)).ok());
+  EXPECT_EQ(fake().launches(), 50);
+  EXPECT_EQ(fake().max_queued_kernels(), 50);
+  // A fault in run 1 of 20 is the command's error.
+  std::vector<std::unique_ptr<Command>> again;
+  again.push_back(Launch(10, 20));
+  FaultNextLaunch(3, 11, 10);
+  absl::Status s = SubmitAndWait(std::move(again));
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), ":3: index 11 out of bounds")) << s;
+}
+
 TEST_F(StreamBatchTest, AFaultIsItsCommandsErrorAndTheCommandsAfterTheBatchAreSkipped) {
   auto a = Make(12), b = Make(12);
   std::vector<std::unique_ptr<Command>> commands;

@@ -199,7 +199,7 @@ def test_bad_shapes_and_data(wp):
 
 def test_frees_are_batched(wp):
     rt = context.runtime()
-    stream = rt.stream("cpu")
+    stream = rt.stream(wp.get_device().alias)  # the default device's (cuda:0 where a GPU runs work)
     wp.synchronize()
     submits = stream.submits
     for _ in range(50):

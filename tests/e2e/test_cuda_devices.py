@@ -791,3 +791,53 @@ def test_meshes_bvhs_hash_grids_and_volumes_are_mirrored_to_the_gpu(tmp_path, fa
     # The mirrors are GPU memory of the session (with the arrays), freed with the objects.
     assert out["mirrors"] > out["volume_bytes"], out
     assert out["after"] < out["mirrors"], out
+
+
+# numpy() of a GPU array (and an upload into one) comes after the work sent to
+# the device's other streams, as Warp's does on the device's null stream: the
+# default stream's Submit puts its waits for them before the copy, also when
+# the array moves through mapped memory (array._staged_download).
+JOIN_SCRIPT = r'''
+import json
+import numpy as np
+import warpd as wp
+from warpd import context
+from warpd.v1 import runtime_pb2
+
+wp.init()
+rt = context.runtime()
+sent = []
+real = rt.call_stream
+def spy(method, request, device="", timeout=None):
+    if method == "Submit":
+        r = runtime_pb2.SubmitRequest()
+        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
+        sent.append((r.stream, [c.WhichOneof("kind") for c in r.commands]))
+    return real(method, request, device, timeout)
+rt.call_stream = spy
+
+@wp.kernel
+def fill(a: wp.array(dtype=float), v: float):
+    a[wp.tid()] = v
+
+out = {}
+for n in (1 << 20, 1000):  # staged through mapped memory (4 MiB), and through gRPC
+    c = wp.zeros(n, dtype=float, device="cuda:0")
+    wp.synchronize()
+    s = wp.Stream("cuda:0")
+    wp.launch(fill, dim=n, inputs=[c, 1.0], device="cuda:0", stream=s)
+    del sent[:]
+    c.numpy()
+    out[str(n)] = [kinds for stream, kinds in sent if stream == 0]
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_numpy_of_a_gpu_array_comes_after_the_other_streams_work(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_join.py", JOIN_SCRIPT)
+    staged = [k for kinds in out[str(1 << 20)] for k in kinds]
+    assert "copy" in staged and "wait" in staged, out
+    assert staged.index("wait") < staged.index("copy"), out
+    # Through gRPC, the Download follows a Submit that joined the other stream.
+    assert "wait" in [k for kinds in out["1000"] for k in kinds], out

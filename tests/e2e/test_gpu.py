@@ -238,11 +238,15 @@ def test_streams_and_events_order_work_on_the_gpu(wp, gpu):
     wp.wait_event(e)
     wp.copy(b, a)
     np.testing.assert_array_equal(b.numpy(), np.full(n, 4.0, dtype=np.float32))
-    # Two streams writing halves at once, joined by a transfer.
+    # Two streams writing halves at once, joined on the default stream before the
+    # transfer (as in Warp, numpy() orders after the array's stream only: the
+    # device's current one).
     s2 = wp.Stream(gpu)
     c = wp.zeros(n, dtype=float, device=gpu)
     wp.launch(slow_set, dim=n // 2, inputs=[c[: n // 2], 500, 1.0], device=gpu, stream=s)
     wp.launch(slow_set, dim=n // 2, inputs=[c[n // 2:], 500, 2.0], device=gpu, stream=s2)
+    wp.wait_stream(s)
+    wp.wait_stream(s2)
     got = c.numpy()
     np.testing.assert_array_equal(got[: n // 2], 1.0)
     np.testing.assert_array_equal(got[n // 2:], 2.0)

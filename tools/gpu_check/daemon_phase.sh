@@ -71,7 +71,9 @@ tail -n 40 "$results/e2e-gpu.log"
 # 3. NVIDIA Warp 1.19's own tests (DIR/warp_suite, tools/gpu_check/warp_suite_bundle.sh)
 #    through the lean daemon, which serves cpu (no kernels there) and cuda:0:
 #    the counts of the tests Warp registers for cuda:0, and of those for the
-#    CPU for reference -> RESULTS/warp-suite-cuda.txt, warp-suite-failures.tsv.
+#    CPU for reference -> RESULTS/warp-suite-cuda.txt, warp-suite-failures.tsv;
+#    the failures of cuda:0's and device-neutral tests with their messages,
+#    kept even when the time limit cuts the run -> warp-suite-cuda-failures.tsv.
 if [ -f "$dir/warp_suite/suite/run.sh" ]; then
   py="$tmp/python"
   # run.sh sets PYTHONPATH to its shim; the wheels and the client follow it.
@@ -84,18 +86,26 @@ if [ -f "$dir/warp_suite/suite/run.sh" ]; then
     FILES="$files" PER_FILE_TIMEOUT=120 timeout "${WARPD_GPU_SUITE_TIMEOUT:-150}" \
     bash "$dir/warp_suite/suite/run.sh" > "$tmp/warp-suite.log" 2>&1
   echo "daemon_phase: run.sh exit status $? (124: timed out; the counts cover the files it finished)"
-  "$python" - "$tmp/warp-suite" > "$results/warp-suite-cuda.txt" <<'PY'
+  "$python" - "$tmp/warp-suite" "$results/warp-suite-cuda-failures.tsv" > "$results/warp-suite-cuda.txt" <<'PY'
 import collections, json, pathlib, re, sys
 res = pathlib.Path(sys.argv[1])
 counts = collections.defaultdict(collections.Counter)
+failed = []  # the GPU's and the device-neutral tests' failures, with their messages
 for f in sorted(res.glob("*.jsonl")):
     for line in f.read_text().splitlines():
-        r = json.loads(line)
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue  # a file cut off by the time limit
         if r.get("kind") != "test":
             continue
         m = re.search(r"_(cpu|cuda_\d+)$", r["id"])
         dev = m.group(1).replace("cuda_", "cuda:") if m else "any"
         counts[(f.stem, dev)][r["outcome"]] += 1
+        if dev != "cpu" and r["outcome"] in ("fail", "error"):
+            msg = " ".join(str(r.get("message", "")).split())[:600]
+            failed.append(f"{f.stem}\t{r['id']}\t{r['outcome']}\t{msg}")
+pathlib.Path(sys.argv[2]).write_text("file\ttest\toutcome\tmessage\n" + "".join(x + "\n" for x in failed))
 print("file\tdevice\tpass\tfail\terror\tskip")
 total = collections.defaultdict(collections.Counter)
 for (stem, dev), c in sorted(counts.items()):

@@ -716,7 +716,7 @@ class array:
                 self._stream.synchronize()  # the copy from `host` (and all before it) is done
             part = host if count == host.size else host[:count]
             np.copyto(_mapped_bytes(part), src[start * elem:(start + count) * elem])
-            _host_copy(view, part, self._stream, wait=False)
+            _host_copy(view, part, self._stream, wait=False, join=True)
         self._stream.synchronize()
         return True
 
@@ -732,7 +732,7 @@ class array:
         for view, start, count in pieces:
             host = bufs[0]
             part = host if count == host.size else host[:count]
-            _host_copy(part, view, self._stream)
+            _host_copy(part, view, self._stream, join=True)
             np.copyto(out[start * elem:(start + count) * elem], _mapped_bytes(part))
         return out
 
@@ -1220,17 +1220,22 @@ def _mapped_bytes(a: array) -> np.ndarray:
     return a._local_view().reshape(-1).view(np.uint8)
 
 
-def _host_copy(dest: array, src: array, stream, wait: bool = True):
+def _host_copy(dest: array, src: array, stream, wait: bool = True, join: bool = False):
     """dest <- src between a GPU array and a CPU array's host memory, by the daemon on
     `stream` (a client stream of the GPU), waited for as Warp's copies through pageable
     memory are: after it the CPU array may be read or written at once (`wait` False:
-    sent, not waited for). The CPU side's own queued work runs first."""
+    sent, not waited for). The CPU side's own queued work runs first. `join`: as Warp's
+    numpy() and array uploads, which run on the device's null stream, the copy also
+    comes after the work sent to the device's other streams (when `stream` is the
+    device's default stream, which joins them)."""
     rt = dest._rt
     host = dest if dest.device.is_cpu else src
     with rt.lock:
         cpu_stream = rt.stream(host.device.alias)
         if cpu_stream.queued or cpu_stream.in_flight:
             cpu_stream.synchronize()
+        if join:
+            stream.join_side_streams()
         cmd = stream.add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle

@@ -234,6 +234,13 @@ class Stream:
         cmd.wait.stream = other.stream_id
         cmd.wait.sequence = sequence
 
+    def join_side_streams(self):
+        """Queues, on the device's default stream (a no-op on others), waits for what was
+        sent to the device's other streams since they were last joined: the commands
+        queued after them run after that work (the null stream's order in Warp)."""
+        if self.stream_id == 0:
+            self._join_side_streams()
+
     def _join_side_streams(self):
         side = self._runtime.side_streams.get(self.device)
         if not side:
