@@ -588,8 +588,17 @@ absl::StatusOr<std::shared_ptr<Volume>> Volume::FromTiles(std::string device, in
     }
   for (double t : translation)
     if (!std::isfinite(t)) return absl::InvalidArgumentError("the volume's translation is not finite");
+  // Map::set stores its matrices transposed (OpenVDB's row-vector
+  // convention): handed the transposes, the grid keeps `mat` as given
+  // (index-to-world = mat * index, as Warp's transform and voxel size read).
+  double mt[3][3], invt[3][3];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      mt[r][c] = m[c][r];
+      invt[r][c] = inv[c][r];
+    }
   nanovdb::Map map;
-  map.set(m, inv, nanovdb::Vec3d(translation[0], translation[1], translation[2]), 1.0);
+  map.set(mt, invt, nanovdb::Vec3d(translation[0], translation[1], translation[2]), 1.0);
 
   absl::StatusOr<std::pair<std::shared_ptr<CpuBuffer>, uint64_t>> built = absl::UnknownError("");
   const bool tile_index = type == wp::VOLUME_TILE_INDEX;

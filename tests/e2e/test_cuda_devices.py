@@ -777,6 +777,31 @@ import gc
 gc.collect()
 wp.synchronize_device(dev)
 out["after"] = wp.get_mempool_used_mem_current(dev) - before
+
+# As in Warp, builds and refits run on the device's current stream.
+from warpd import context
+from warpd.v1 import runtime_pb2
+rt = context.runtime()
+sent = []
+real = rt.call_stream
+def spy(method, request, device="", timeout=None):
+    if method == "Submit":
+        r = runtime_pb2.SubmitRequest()
+        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
+        sent.append((r.stream, [c.WhichOneof("kind") for c in r.commands]))
+    return real(method, request, device, timeout)
+rt.call_stream = spy
+side = wp.Stream(dev)
+grid = wp.HashGrid(8, 8, 8, device=dev)
+mesh = wp.Mesh(points=wp.array(pts, dtype=wp.vec3, device=dev), indices=wp.array(idx, dtype=int, device=dev))
+wp.synchronize()
+del sent[:]
+with wp.ScopedStream(side):
+    grid.build(wp.array(pts, dtype=wp.vec3, device=dev), radius=0.5)
+    mesh.refit()
+wp.synchronize()
+out["builds_on"] = sorted({(stream != 0, k) for stream, kinds in sent for k in kinds
+                           if k in ("build_hash_grid", "build_tree")})
 print("RESULT " + json.dumps(out), flush=True)
 '''
 
@@ -791,6 +816,7 @@ def test_meshes_bvhs_hash_grids_and_volumes_are_mirrored_to_the_gpu(tmp_path, fa
     # The mirrors are GPU memory of the session (with the arrays), freed with the objects.
     assert out["mirrors"] > out["volume_bytes"], out
     assert out["after"] < out["mirrors"], out
+    assert out["builds_on"] == [[True, "build_hash_grid"], [True, "build_tree"]], out  # the side stream
 
 
 # numpy() of a GPU array (and an upload into one) comes after the work sent to

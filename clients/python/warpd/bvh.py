@@ -210,7 +210,9 @@ class Bvh(ServerObject):
         if not self.id:
             raise RuntimeError("this Bvh was not created or has been freed")
         with self._rt.lock:
-            cmd = self._stream.add(keep=(self, self.lowers, self.uppers) + ((self.groups,) if self.groups else ()))
+            # As in Warp, on the device's current stream (a ScopedStream's).
+            cmd = self._rt.stream(self.device).add(
+                keep=(self, self.lowers, self.uppers) + ((self.groups,) if self.groups else ()))
             cmd.build_tree.object = self.id
             cmd.build_tree.refit = refit
             cmd.build_tree.split = _SPLIT[constructor.name.lower()]

@@ -104,13 +104,15 @@ class HashGrid(ServerObject):
             if groups.size != points.size:
                 raise RuntimeError("groups must have the same length as points")
         self._check_live()
-        if self._stream.capturing and self._stream.capture_savable:
+        # As in Warp, the build runs on the device's current stream (a ScopedStream's).
+        stream = self._rt.stream(self.device)
+        if stream.capturing and stream.capture_savable:
             raise NotImplementedError(
                 "HashGrid.build() cannot be used in a saveable APIC capture because HashGrid serialization is "
                 "not yet supported; use apic=False or build outside capture")
         keep = (self, points) if groups is None else (self, points, groups)
         with self._rt.lock:
-            cmd = self._stream.add(keep=keep)
+            cmd = stream.add(keep=keep)
             cmd.build_hash_grid.grid = self.id
             cmd.build_hash_grid.points = points.handle
             cmd.build_hash_grid.radius = radius
@@ -122,7 +124,7 @@ class HashGrid(ServerObject):
     def reserve(self, num_points, with_groups=False):
         """Warp's reserve: the daemon allocates each build's buffers when it accepts the build,
         so this only checks `num_points`; like Warp, it cannot be called during a CPU capture."""
-        if self._stream.capturing:
+        if self._rt.stream(self.device).capturing:
             raise NotImplementedError(
                 "HashGrid.reserve() cannot be called during CPU graph capture; reserve before capture")
         n = operator.index(num_points)

@@ -128,7 +128,8 @@ class Mesh(ServerObject):
         keep = tuple(a for a in (self, self._points, self.indices, self._velocities, self.groups, *new)
                      if a is not None)
         with self._rt.lock:
-            cmd = self._stream.add(keep=keep)
+            # As in Warp, on the device's current stream (a ScopedStream's).
+            cmd = self._rt.stream(self.device).add(keep=keep)
             cmd.build_tree.object = self.id
             cmd.build_tree.refit = refit
             cmd.build_tree.split = _SPLIT[self._constructor.name.lower()]
