@@ -137,6 +137,28 @@ TEST_F(VolumeTest, ReadsFilesOfEveryCodecAndSamplesClosedForms) {
   }
 }
 
+// Warp's transform is index-to-world, row-major (world = mat * index + t):
+// the grid keeps it as given, its voxel size is mat * (1, 1, 1), and the
+// kernels' maps follow it (a rotation tells a transposed matrix apart).
+TEST_F(VolumeTest, ATransformIsKeptAsGivenAndMapsIndexToWorld) {
+  const std::vector<std::array<int32_t, 3>> voxels = {{1, 1, 2}};
+  auto v = Volume::FromTiles("cpu", wp::VOLUME_VOXEL_INDEX, voxels, {}, {0, -1, 0, 1, 0, 0, 0, 0, 2}, {0.5, 0, 0},
+                             pool_);
+  ASSERT_TRUE(v.ok()) << v.status();
+  const std::array<float, 9> want = {0, -1, 0, 1, 0, 0, 0, 0, 2};
+  EXPECT_EQ((*v)->transform(), want);
+  EXPECT_EQ((*v)->voxel_size(), (std::array<double, 3>{-1, 1, 2}));
+  auto c = Launch(*v);
+  const wp::vec3f world = wp::volume_index_to_world(&c.ctx, 1, 7, wp::vec3f{{1, 1, 2}});
+  EXPECT_EQ(world.c[0], -0.5f);  // 0*1 - 1*1 + 0*2 + 0.5
+  EXPECT_EQ(world.c[1], 1.0f);
+  EXPECT_EQ(world.c[2], 4.0f);
+  const wp::vec3f index = wp::volume_world_to_index(&c.ctx, 1, 7, world);
+  EXPECT_EQ(index.c[0], 1.0f);
+  EXPECT_EQ(index.c[1], 1.0f);
+  EXPECT_EQ(index.c[2], 2.0f);
+}
+
 TEST_F(VolumeTest, TilesAreAllocatedActiveWithTheBackgroundAndStoresLand) {
   const std::vector<std::array<int32_t, 3>> tiles = {{0, 0, 0}, {-8, 8, 16}};
   const float bg = -123.0f;

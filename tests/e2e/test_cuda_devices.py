@@ -203,11 +203,14 @@ sys.modules["warpd.array"].HOST_STAGED_CHUNK_BYTES = 1 << 20  # pieces of 1 MiB:
 src = np.arange((1 << 19) + 3, dtype=np.float32) * 0.5      # 2 MiB and 12 bytes: 3 pieces
 views = []
 real_call = rt.call
-rt.call = lambda method, req, **kw: (views.append(method) if method == "CreateView" else None,
+rt.call = lambda method, req, **kw: (views.append(method) if method in ("CreateView", "CreateArray") else None,
                                      real_call(method, req, **kw))[1]
 g = wp.array(src, dtype=float, device="cuda:0")
-rt.call = real_call
 out["pieces"] = views.count("CreateView")
+del views[:]
+g2 = wp.array(src, dtype=float, device="cuda:0")            # the same geometry again:
+out["again"] = [views.count("CreateArray"), bool((g2.numpy() == src).all())]  # the kept CPU arrays
+rt.call = real_call
 out["back"] = bool((g.numpy() == src).all())
 c = wp.zeros((1 << 19) + 3, dtype=float, device="cpu")
 wp.copy(c, g)                                               # cuda:0 -> cpu
@@ -237,6 +240,8 @@ def test_large_gpu_arrays_of_a_local_client_move_through_mapped_memory(tmp_path,
     assert out["back"] and out["to_cpu"] and out["to_gpu"] and out["assigned"] and out["view"], out
     assert out["vec3i"] and out["2d"], out
     assert out["pieces"] >= 3, out  # three pieces of g, each through a view
+    # Another transfer of the same geometry reuses the CPU arrays the last one kept.
+    assert out["again"] == [1, True], out  # only g2 itself is made
     assert out["streams"] == [], out  # no gRPC Upload or Download stream
     assert out["small"] == [0.0, 1.0, 2.0, 3.0, 4.0] and out["small_streams"] == ["Upload"], out
 
@@ -867,3 +872,31 @@ def test_numpy_of_a_gpu_array_comes_after_the_other_streams_work(tmp_path, fake_
     assert staged.index("wait") < staged.index("copy"), out
     # Through gRPC, the Download follows a Submit that joined the other stream.
     assert "wait" in [k for kinds in out["1000"] for k in kinds], out
+
+
+# The CPU arrays a GPU transfer keeps for the next one (array._staging_pieces)
+# give way when the session's memory is needed for an array.
+STAGING_QUOTA_SCRIPT = r'''
+import json, sys
+import numpy as np
+import warpd as wp
+from warpd import context
+
+wp.init()
+rt = context.runtime()
+sys.modules["warpd.array"].HOST_STAGED_CHUNK_BYTES = 2 << 20
+src = np.arange(3 << 18, dtype=np.float32)                 # 3 MiB: two pieces, two 2 MiB CPU arrays kept
+g = wp.array(src, dtype=float, device="cuda:0")
+out = {"kept": "_staging_cache" in rt.__dict__}
+big = wp.zeros(7 << 18, dtype=float, device="cpu")         # 7 MiB: fits the 12 MiB only without them
+out["big"] = big.shape[0]
+out["kept_after"] = "_staging_cache" in rt.__dict__
+out["back"] = bool((g.numpy() == src).all())
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_the_cpu_arrays_kept_for_gpu_transfers_give_way_to_arrays(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution", "--max-memory", "12M"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_staging_quota.py", STAGING_QUOTA_SCRIPT)
+    assert out["kept"] and out["big"] == 7 << 18 and out["back"], out

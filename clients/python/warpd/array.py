@@ -43,7 +43,7 @@ from . import array_view
 from . import types as wt
 from . import local_commands, local_map, wire
 from .context import runtime
-from .errors import WarpdError, from_rpc_error
+from .errors import ResourceExhaustedError, WarpdError, from_rpc_error
 from .v1 import runtime_pb2
 
 CHUNK_BYTES = 2 << 20
@@ -281,7 +281,13 @@ class array:
         if contents is not None:
             request.init = runtime_pb2.ARRAY_INIT_CONTENTS
             request.contents = np.ascontiguousarray(contents).tobytes()
-        resp = rt.call("CreateArray", request)
+        try:
+            resp = rt.call("CreateArray", request)
+        except ResourceExhaustedError:
+            # The CPU arrays kept for GPU transfers (_staging_pieces) give way first.
+            if not _drop_staging(rt):
+                raise
+            resp = rt.call("CreateArray", request)
         self.handle = resp.handle
         LIVE[self.handle] = self
         self._segment = (resp.segment, resp.segment_offset)  # where it is, for a local map
@@ -681,24 +687,39 @@ class array:
     def _staging_pieces(self):
         """(this array's flat element ranges as views: (view, first element, count), the
         CPU arrays to stage them in: one or two, mapped here), or None when a CPU array
-        cannot be made or mapped (the memory quota, a daemon that does not share)."""
+        cannot be made or mapped (the memory quota, a daemon that does not share). The
+        caller hands the CPU arrays back with _return_staging once done with them."""
         elem = wt.type_size_in_bytes(self.dtype)
         per = max(1, HOST_STAGED_CHUNK_BYTES // elem)
         starts = range(0, self.size, per)
-        try:
-            bufs = [array._create((min(per, self.size),), self.dtype, "cpu", zero=False)
-                    for _ in range(min(2, len(starts)))]
-        except WarpdError:
-            return None
-        if any(b._local_view() is None for b in bufs):
-            return None
+        key = (wt.type_name(self.dtype), elem, min(per, self.size), min(2, len(starts)))
+        # The last transfer's CPU arrays, when they fit this one (a transfer of the same
+        # geometry again): mapped and faulted in already. Taken out while in use, so a
+        # transfer on another thread makes its own.
+        cached = self._rt.__dict__.pop("_staging_cache", None)
+        if cached is not None and cached[0] == key:
+            bufs = cached[1]
+        else:
+            del cached  # its arrays are freed with the next batch
+            try:
+                bufs = [array._create((key[2],), self.dtype, "cpu", zero=False) for _ in range(key[3])]
+            except WarpdError:
+                return None
+            if any(b._local_view() is None for b in bufs):
+                return None
         pieces = []
         for start in starts:
             count = min(per, self.size - start)
             whole = start == 0 and count == self.size and self.ndim == 1
             pieces.append((self if whole else self._view(array_view.Geometry(start * elem, (count,), (elem,), None)),
                            start, count))
-        return pieces, bufs
+        return pieces, (key, bufs)
+
+    def _return_staging(self, staging):
+        """Keeps a transfer's CPU arrays (_staging_pieces) for the next one, unless another
+        transfer kept its own meanwhile. They stay the session's memory until a CPU array
+        or a GPU transfer of another geometry needs it (_drop_staging)."""
+        self._rt.__dict__.setdefault("_staging_cache", staging)
 
     def _staged_upload(self, buf: memoryview) -> bool:
         """Writes `buf` (the whole array's bytes) through mapped CPU arrays and daemon copies
@@ -707,7 +728,7 @@ class array:
         staging = self._staging_pieces()
         if staging is None:
             return False
-        pieces, bufs = staging
+        pieces, (key, bufs) = staging
         elem = wt.type_size_in_bytes(self.dtype)
         src = np.frombuffer(buf, dtype=np.uint8)
         for i, (view, start, count) in enumerate(pieces):
@@ -718,6 +739,7 @@ class array:
             np.copyto(_mapped_bytes(part), src[start * elem:(start + count) * elem])
             _host_copy(view, part, self._stream, wait=False, join=True)
         self._stream.synchronize()
+        self._return_staging((key, bufs))
         return True
 
     def _staged_download(self):
@@ -726,7 +748,7 @@ class array:
         staging = self._staging_pieces()
         if staging is None:
             return None
-        pieces, bufs = staging
+        pieces, (key, bufs) = staging
         elem = wt.type_size_in_bytes(self.dtype)
         out = np.empty(self.capacity, dtype=np.uint8)
         for view, start, count in pieces:
@@ -734,6 +756,7 @@ class array:
             part = host if count == host.size else host[:count]
             _host_copy(part, view, self._stream, join=True)
             np.copyto(out[start * elem:(start + count) * elem], _mapped_bytes(part))
+        self._return_staging((key, bufs))
         return out
 
     def _upload(self, values: np.ndarray, fresh: bool = False):
@@ -1218,6 +1241,18 @@ def _host_copy_possible(dest: array, src: array) -> bool:
 def _mapped_bytes(a: array) -> np.ndarray:
     """A contiguous array's memory, mapped into this process, as uint8."""
     return a._local_view().reshape(-1).view(np.uint8)
+
+
+def _drop_staging(rt) -> bool:
+    """Frees the CPU arrays kept for GPU transfers (array._staging_pieces), if any, and
+    waits until the daemon has; False when none were kept."""
+    cached = rt.__dict__.pop("_staging_cache", None)
+    if cached is None:
+        return False
+    stream = cached[1][0]._stream
+    del cached
+    stream.synchronize()  # sends the frees and waits for them
+    return True
 
 
 def _host_copy(dest: array, src: array, stream, wait: bool = True, join: bool = False):
