@@ -48,8 +48,10 @@ absl::StatusOr<std::shared_ptr<runtime::Stream>> SubmitBatch(DaemonState* state,
   // Before PrepareBatch, which already removes the handles the batch frees.
   WARPD_RETURN_IF_ERROR(stream->CheckRoom(static_cast<size_t>(req.commands_size())));
   std::vector<uint64_t> created;  // by CreateTree commands
+  auto find_device = [state](const std::string& name) { return state->devices().FindUsable(name); };
+  const runtime::DeviceLookup devices(find_device);
   WARPD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<runtime::Command>> batch,
-                         PrepareBatch(*session, *device, req.commands(), &created, stream.get()));
+                         PrepareBatch(*session, *device, req.commands(), &created, stream.get(), &devices));
   uint64_t launches = 0;
   for (const std::unique_ptr<runtime::Command>& c : batch) launches += c->Launches();
   absl::StatusOr<uint64_t> sequence = stream->Submit(std::move(batch), run_here, std::move(then));

@@ -29,7 +29,11 @@ using runtime::Command;
 // batch as gone.
 class ArrayResolver {
  public:
-  explicit ArrayResolver(Session& session) : session_(session) {}
+  // `devices`: finds the other devices a copy reads from (null: none, as in
+  // graphs).
+  explicit ArrayResolver(Session& session, const runtime::DeviceLookup* devices = nullptr)
+      : session_(session), devices_(devices) {}
+  const runtime::DeviceLookup* devices() const { return devices_; }
 
   absl::StatusOr<std::shared_ptr<const Array>> Get(uint64_t handle) const {
     if (freed_.contains(handle)) return session_.arrays().NotFound(handle);
@@ -68,6 +72,7 @@ class ArrayResolver {
 
  private:
   Session& session_;
+  const runtime::DeviceLookup* const devices_;
   absl::flat_hash_set<uint64_t> freed_;
   absl::flat_hash_set<uint64_t> freed_graphs_;
   std::vector<uint64_t> freed_objects_;  // few: a linear scan
@@ -240,7 +245,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareUncharged(Session& session, cons
       if (!dst.ok()) return dst.status();
       auto src = arrays.Get(command.copy().src());
       if (!src.ok()) return src.status();
-      return runtime::PrepareCopy(*std::move(dst), *std::move(src), device);
+      return runtime::PrepareCopy(*std::move(dst), *std::move(src), device, arrays.devices());
     }
     case v1::Command::kFill: {
       auto array = arrays.Get(command.fill().array());
@@ -364,13 +369,13 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareWait(Session& session, const v1:
 absl::StatusOr<std::vector<std::unique_ptr<Command>>> PrepareBatch(
     Session& session, runtime::Device& device_obj,
     const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created,
-    const runtime::Stream* stream) {
+    const runtime::Stream* stream, const runtime::DeviceLookup* devices) {
   const std::string& device = device_obj.name();
   if (commands.size() > kMaxCommandsPerBatch) {
     return absl::InvalidArgumentError(absl::StrCat("a batch holds at most ", kMaxCommandsPerBatch,
                                                    " commands, got ", commands.size()));
   }
-  ArrayResolver arrays(session);
+  ArrayResolver arrays(session, devices);
   std::vector<std::unique_ptr<Command>> out;
   out.reserve(commands.size());
   for (const v1::Command& c : commands) {

@@ -30,11 +30,12 @@ inline constexpr int kMaxCommandsPerBatch = 1 << 16;
 // are removed again; on success their ids go to `created` (if not null),
 // for the caller to remove should queueing the batch fail.
 // `stream` is the one the batch goes to (a WaitStream command must name
-// another one).
+// another one). `devices` finds the device a copy from another GPU reads
+// from (null: such copies are refused).
 absl::StatusOr<std::vector<std::unique_ptr<runtime::Command>>> PrepareBatch(
     Session& session, runtime::Device& device,
     const google::protobuf::RepeatedPtrField<v1::Command>& commands, std::vector<uint64_t>* created = nullptr,
-    const runtime::Stream* stream = nullptr);
+    const runtime::Stream* stream = nullptr, const runtime::DeviceLookup* devices = nullptr);
 
 // A graph of `commands` (launches, copies and fills only, else
 // INVALID_ARGUMENT), prepared like a batch; nothing runs. Errors as for

@@ -1,6 +1,8 @@
 #include "runtime/exec/command.h"
 
+#include <algorithm>
 #include <atomic>
+#include <new>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +52,43 @@ class HostCopyCommand final : public Command {
 
  private:
   std::shared_ptr<const Array> dst_, src_;
+};
+
+// Between an array on this stream's GPU and one on another GPU (moved
+// through its device, `other`), piece by piece through host memory
+// (PrepareCopy).
+class PeerCopyCommand final : public Command {
+ public:
+  PeerCopyCommand(std::shared_ptr<const Array> dst, std::shared_ptr<const Array> src, Device* other,
+                  bool other_is_src)
+      : dst_(std::move(dst)), src_(std::move(src)), other_(other), other_is_src_(other_is_src) {}
+
+  absl::Status Execute(Device& device) override {
+    Device& from = other_is_src_ ? *other_ : device;
+    Device& to = other_is_src_ ? device : *other_;
+    const uint64_t n = dst_->size_bytes();
+    std::unique_ptr<std::byte[]> piece(new (std::nothrow) std::byte[std::min(n, kPeerCopyPieceBytes)]);
+    if (piece == nullptr && n > 0) return absl::ResourceExhaustedError("copy between GPUs: no host memory");
+    for (uint64_t at = 0; at < n; at += kPeerCopyPieceBytes) {
+      if (cancel_.load(std::memory_order_relaxed)) return absl::CancelledError("copy between GPUs: cancelled");
+      const absl::Span<std::byte> part(piece.get(), std::min(kPeerCopyPieceBytes, n - at));
+      WARPD_RETURN_IF_ERROR(from.Download(*src_, at, part));
+      WARPD_RETURN_IF_ERROR(to.Upload(*dst_, at, part));
+    }
+    return absl::OkStatus();
+  }
+  void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
+  void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
+  std::string Describe() const override { return "copy between GPUs"; }
+  uint64_t HeldBytes() const override {
+    return kBaseBytes + sizeof(*this) + std::min(dst_->size_bytes(), kPeerCopyPieceBytes);
+  }
+
+ private:
+  std::shared_ptr<const Array> dst_, src_;
+  Device* const other_;  // devices live as long as the daemon
+  const bool other_is_src_;
+  std::atomic<bool> cancel_{false};
 };
 
 class FillCommand final : public Command {
@@ -105,10 +144,25 @@ absl::Status CheckArrayDevice(const Array& array, const std::string& device,
 
 absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
                                                      std::shared_ptr<const Array> src,
-                                                     const std::string& device) {
-  // A GPU's stream copies between its arrays and a CPU array's host memory.
+                                                     const std::string& device, const DeviceLookup* devices) {
+  // A GPU's stream copies between its arrays and a CPU array's host memory,
+  // or from another GPU's array into its own.
   const bool host_copy = device != "cpu" && dst->device() != src->device() &&
                          (dst->device() == "cpu" || src->device() == "cpu");
+  const bool peer_copy = device != "cpu" && dst->device() != src->device() && dst->device() != "cpu" &&
+                         src->device() != "cpu" && (dst->device() == device || src->device() == device);
+  const bool other_is_src = peer_copy && dst->device() == device;
+  Device* other = nullptr;
+  if (peer_copy) {
+    if (devices == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("copy from '", src->device(), "' to '", dst->device(),
+                                                     "': a copy between GPUs is not captured in a graph"));
+    }
+    WARPD_ASSIGN_OR_RETURN(other, (*devices)(other_is_src ? src->device() : dst->device()));
+    if (dst->dtype()->holds_array() || src->dtype()->holds_array()) {
+      return absl::InvalidArgumentError("copy between devices: arrays of structs holding arrays stay on their device");
+    }
+  }
   if (host_copy) {
     const Array& host = dst->device() == "cpu" ? *dst : *src;
     if (!host.contiguous()) {
@@ -119,12 +173,14 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
       return absl::InvalidArgumentError("copy between devices: arrays of structs holding arrays stay on their device");
     }
   }
-  if (absl::Status s = CheckArrayDevice(*dst, host_copy && dst->device() == "cpu" ? "cpu" : device,
-                                        "copy destination");
+  if (absl::Status s = CheckArrayDevice(
+          *dst, (host_copy && dst->device() == "cpu") || (peer_copy && !other_is_src) ? dst->device() : device,
+          "copy destination");
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckArrayDevice(*src, host_copy && src->device() == "cpu" ? "cpu" : device, "copy source");
+  if (absl::Status s = CheckArrayDevice(
+          *src, (host_copy && src->device() == "cpu") || other_is_src ? src->device() : device, "copy source");
       !s.ok()) {
     return s;
   }
@@ -154,6 +210,7 @@ absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array
     if (absl::Status s = dst->held()->Add(src->held()->Snapshot(), dst.get()); !s.ok()) return s;
   }
   if (host_copy) return std::make_unique<HostCopyCommand>(std::move(dst), std::move(src));
+  if (peer_copy) return std::make_unique<PeerCopyCommand>(std::move(dst), std::move(src), other, other_is_src);
   return std::make_unique<CopyCommand>(std::move(dst), std::move(src));
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -97,9 +98,17 @@ class Command {
 // one side may instead be a contiguous CPU array (not of structs holding
 // arrays): its host memory is uploaded or downloaded by the GPU device, in
 // the GPU stream's order (the CPU stream's queued work is not waited for).
+// Between two GPUs, the copy runs on the stream of either (`device`), moving
+// the other's array through its device, which `devices` finds (without
+// `devices`: INVALID_ARGUMENT); the bytes go through host memory in pieces
+// of kPeerCopyPieceBytes. The other device's queued work is not waited
+// for: the caller orders the copy after it (the client queues a WaitStream).
+using DeviceLookup = absl::FunctionRef<absl::StatusOr<Device*>(const std::string&)>;
+inline constexpr uint64_t kPeerCopyPieceBytes = uint64_t{16} << 20;
 absl::StatusOr<std::unique_ptr<Command>> PrepareCopy(std::shared_ptr<const Array> dst,
                                                      std::shared_ptr<const Array> src,
-                                                     const std::string& device);
+                                                     const std::string& device,
+                                                     const DeviceLookup* devices = nullptr);
 
 // Every element of `array` <- `value` (one element's bytes; its size must be
 // the element size). A struct holding arrays names them by handle, resolved

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -71,6 +72,73 @@ TEST_F(HostCopyTest, WhatItRefuses) {
   // Shapes still match.
   auto shorter = PrepareCopy(MakeCpu(9), gpu, "cuda:0");
   EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// From one GPU into another, on either one's stream, through host
+// memory in pieces (PrepareCopy with a device lookup): the stand-in's cuda:1
+// as the source.
+TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> other =
+      CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto find = [&](const std::string& name) -> absl::StatusOr<Device*> {
+    if (name == "cuda:1") return other->get();
+    return absl::NotFoundError(name);
+  };
+  const DeviceLookup devices(find);
+  // Over two pieces.
+  const int64_t n = int64_t(kPeerCopyPieceBytes / 4) + 5;
+  auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
+  ASSERT_TRUE(layout.ok());
+  auto buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  auto src = std::make_shared<Array>("cuda:1", *layout, *buf);
+  std::vector<int32_t> values(n);
+  std::iota(values.begin(), values.end(), 11);
+  ASSERT_TRUE((*other)->Upload(*src, 0, {reinterpret_cast<const std::byte*>(values.data()), src->size_bytes()}).ok());
+  auto dst = Make(n);
+  auto copy = PrepareCopy(dst, src, "cuda:0", &devices);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ((*copy)->Describe(), "copy between GPUs");
+  ASSERT_TRUE((*copy)->Execute(*gpu_).ok());
+  EXPECT_EQ(Read(*dst), values);
+  // Strided views on both sides: their elements in order.
+  auto five = Make(10);
+  auto into = PrepareCopy(testing::ViewOf(five, 4, {5}, {8}), testing::ViewOf(src, 0, {5}, {12}), "cuda:0", &devices);
+  ASSERT_TRUE(into.ok()) << into.status();
+  ASSERT_TRUE((*into)->Execute(*gpu_).ok());
+  EXPECT_EQ(Read(*five), (std::vector<int32_t>{0, 11, 0, 14, 0, 17, 0, 20, 0, 23}));
+  // A cancel before it runs stops it.
+  auto cancelled = PrepareCopy(dst, src, "cuda:0", &devices);
+  ASSERT_TRUE(cancelled.ok());
+  (*cancelled)->Cancel();
+  EXPECT_EQ((*cancelled)->Execute(*gpu_).code(), absl::StatusCode::kCancelled);
+  // Without a lookup (a graph), on the source's stream, or from an unknown device: refused.
+  auto no_lookup = PrepareCopy(dst, src, "cuda:0");
+  EXPECT_EQ(no_lookup.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(cuda::testing::Has(no_lookup.status().message(), "not captured in a graph")) << no_lookup.status();
+  // On the source's stream (Warp's copy on a stream of the source's device):
+  // this stream's GPU reads, the other uploads.
+  auto back = Make(n);
+  ASSERT_TRUE(gpu_->CopyRange(*back, 0, *dst, 0, dst->size_bytes()).ok());
+  auto other_dst_buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
+  ASSERT_TRUE(other_dst_buf.ok());
+  auto other_dst = std::make_shared<Array>("cuda:1", *layout, *other_dst_buf);
+  auto find0 = [&](const std::string& name) -> absl::StatusOr<Device*> {
+    if (name == "cuda:1") return other->get();
+    return absl::NotFoundError(name);
+  };
+  const DeviceLookup devices0(find0);
+  auto pushed = PrepareCopy(other_dst, back, "cuda:0", &devices0);
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  ASSERT_TRUE((*pushed)->Execute(*gpu_).ok());
+  std::vector<int32_t> got(n);
+  ASSERT_TRUE((*other)->Download(*other_dst, 0, {reinterpret_cast<std::byte*>(got.data()), other_dst->size_bytes()}).ok());
+  EXPECT_EQ(got, values);
+  // Neither side on the stream's device.
+  EXPECT_EQ(PrepareCopy(other_dst, src, "cuda:0", &devices).status().code(), absl::StatusCode::kInvalidArgument);
+  auto nowhere = std::make_shared<Array>("cuda:7", *layout, *buf);
+  EXPECT_EQ(PrepareCopy(dst, nowhere, "cuda:0", &devices).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -900,3 +900,56 @@ def test_the_cpu_arrays_kept_for_gpu_transfers_give_way_to_arrays(tmp_path, fake
     with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution", "--max-memory", "12M"]) as (d, _stub, _):
         out = run_client_script(d, tmp_path / "gpu_staging_quota.py", STAGING_QUOTA_SCRIPT)
     assert out["kept"] and out["big"] == 7 << 18 and out["back"], out
+
+
+# wp.copy between two GPUs is one copy in the daemon (PeerCopyCommand: through
+# its host memory), on the destination's current stream or the stream given
+# (of either device), after the work sent to the other device: no bytes go
+# through the client.
+PEER_COPY_SCRIPT = r'''
+import json
+import numpy as np
+import warpd as wp
+from warpd import context
+
+from warpd.v1 import runtime_pb2
+
+wp.init()
+rt = context.runtime()
+moves = []
+real = rt.raw_method
+rt.raw_method = lambda name: (moves.append(name), real(name))[1]
+copies = []
+real_submit = rt.call_stream
+def spy(method, request, device="", timeout=None):
+    if method == "Submit":
+        r = runtime_pb2.SubmitRequest()
+        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
+        copies.extend((r.device, c.copy.dst, c.copy.src) for c in r.commands if c.WhichOneof("kind") == "copy")
+    return real_submit(method, request, device, timeout)
+rt.call_stream = spy
+src = np.arange(5 << 20, dtype=np.float32).reshape(-1, 5) * 0.25   # 20 MiB: two pieces in the daemon
+a = wp.array(src, dtype=float, device="cuda:0")
+b = wp.zeros(src.shape, dtype=float, device="cuda:1")
+del moves[:]
+del copies[:]
+wp.copy(b, a)                                   # on cuda:1's current stream
+out = {"moves": list(moves), "same": bool((b.numpy() == src).all())}
+out["one_copy"] = ["cuda:1", b.handle, a.handle] in [list(c) for c in copies]
+c = wp.zeros(src.shape, dtype=float, device="cuda:1")
+s0 = wp.Stream("cuda:0")
+wp.copy(c, a, stream=s0)                         # on a stream of the source's device
+wp.synchronize()
+out["pushed"] = bool((c.numpy() == src).all())
+col = wp.zeros(src.shape[0], dtype=float, device="cuda:1")
+wp.copy(col, a[:, 3])                           # a strided view of the source
+out["column"] = bool((col.numpy() == src[:, 3]).all())
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_copies_between_two_gpus_run_in_the_daemon(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "gpu_peer_copy.py", PEER_COPY_SCRIPT)
+    assert out["same"] and out["pushed"] and out["column"] and out["one_copy"], out
+    assert "Download" not in out["moves"] and "Upload" not in out["moves"], out

@@ -1213,11 +1213,24 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
 
         grad_ops.record_copy(_tape._current, dest, src)
     if dest.device != src.device:
-        if _host_copy_possible(dest, src):
-            from .streams import client_stream  # noqa: PLC0415 - streams imports context
+        from .streams import client_stream  # noqa: PLC0415 - streams imports context
 
+        if _host_copy_possible(dest, src):
             gpu = src if dest.device.is_cpu else dest
             _host_copy(dest, src, client_stream(dest._rt, gpu.device.alias, stream))
+        elif _peer_copy_possible(dest, src):
+            # Between two GPUs: by the daemon, as Warp's, on `stream` (of either device)
+            # or the destination's current stream, after the work sent to the other
+            # device's current stream.
+            rt = dest._rt
+            on = dest.device if stream is None else stream.device
+            other = src.device if on == dest.device else dest.device
+            with rt.lock:
+                to = client_stream(rt, on.alias, stream)
+                to.wait_for(rt.stream(other.alias))
+                cmd = to.add(keep=(dest, src))
+                cmd.copy.dst = dest.handle
+                cmd.copy.src = src.handle
         else:
             dest._upload(src.numpy())
         return
@@ -1227,6 +1240,13 @@ def copy_array(dest: array, src: array, dest_offset=0, src_offset=0, count=0, st
         cmd = client_stream(dest._rt, dest._stream.device, stream).add(keep=(dest, src))
         cmd.copy.dst = dest.handle
         cmd.copy.src = src.handle
+
+
+def _peer_copy_possible(dest: array, src: array) -> bool:
+    """Whether the daemon copies dest <- src between two GPUs itself (PrepareCopy): not
+    arrays of structs holding arrays."""
+    return (not dest.device.is_cpu and not src.device.is_cpu and not wt.holds_array(dest.dtype)
+            and not wt.holds_array(src.dtype))
 
 
 def _host_copy_possible(dest: array, src: array) -> bool:
