@@ -239,6 +239,35 @@ def test_set_param_changes_only_later_launches(wp):
     np.testing.assert_array_equal(a.numpy(), [23.0, 23.0])
 
 
+def test_a_recorded_launch_keeps_its_block_dim_and_max_blocks(wp):
+    """wp.launch(..., block_dim=, max_blocks=, record_cmd=True) and wp.Launch carry the grid
+    shape in each launch they queue (Launch.block_dim, max_blocks); setting either
+    changes the later launches. The CPU ignores the shape, as Warp's does."""
+    a = wp.zeros(4, dtype=float)
+    cmd = wp.launch(add_f, dim=4, inputs=[a, 1.0], block_dim=64, max_blocks=3, record_cmd=True)
+    assert (cmd.block_dim, cmd.max_blocks) == (64, 3)
+
+    def shape_of(entry):
+        req = runtime_pb2.SubmitRequest()
+        req.ParseFromString(entry)
+        return req.commands[0].launch.block_dim, req.commands[0].launch.max_blocks
+
+    cmd.launch()
+    assert shape_of(cmd._entry) == (64, 3)
+    cmd.block_dim = 128
+    cmd.launch()
+    assert shape_of(cmd._entry) == (128, 3)
+    made = launch_mod.Launch(add_f, block_dim=32)
+    made.set_params([a, 2.0])
+    made.set_dim(4)
+    made.launch()
+    assert shape_of(made._entry) == (32, 0)
+    plain = wp.launch(add_f, dim=4, inputs=[a, 0.5], record_cmd=True)
+    plain.launch()
+    assert shape_of(plain._entry) == (0, 0)  # the default: left out
+    np.testing.assert_array_equal(a.numpy(), [4.5] * 4)
+
+
 def test_recorded_launches_cross_batches_in_order(wp):
     a = wp.zeros(1, dtype=float)
     inc = wp.launch(add_f, dim=1, inputs=[a, 1.0], record_cmd=True)

@@ -452,7 +452,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         adj_in += [None] * (len(inputs) - len(adj_in))
         adj_args = [*adj_in, *(adj_outputs or ())]
         if record_cmd:
-            cmd = Launch(kernel, dev, adjoint=True, bounds=dim)
+            cmd = Launch(kernel, dev, adjoint=True, bounds=dim, max_blocks=max_blocks,
+                         block_dim=256 if block_dim is None else block_dim)
             for i, a in enumerate([*inputs, *outputs]):
                 cmd.set_param_at_index(i, a)
             for i, a in enumerate(adj_args):
@@ -484,7 +485,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
                                      access=[(p.name, p.access) for p in plan.params])
     if record_cmd:
         packed = [p.pack(a, dev) for p, a in zip(plan.params, args)]
-        return Launch._recorded(kernel, rt, dev, plan, dims, args, packed)
+        return Launch._recorded(kernel, rt, dev, plan, dims, args, packed, block_dim, max_blocks)
     body = [plan.header, dim_field]
     append = body.append
     try:
@@ -526,10 +527,13 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         lock.release()
 
 
-def _launch_entry(plan, dims, packed) -> bytes:
+def _launch_entry(plan, dims, packed, block_dim=256, max_blocks=0) -> bytes:
     """The commands entry of a launch from checked, packed arguments."""
+    shape = b""
+    if max_blocks or (block_dim is not None and block_dim != 256):
+        shape = wire.launch_shape(0 if block_dim is None else int(block_dim), int(max_blocks))
     return wire.launch_command(plan.header + wire.launch_dims(dims) + b"".join(
-        [_array_arg(v) if is_array else wire.arg_bytes(v) for is_array, v in packed]))
+        [_array_arg(v) if is_array else wire.arg_bytes(v) for is_array, v in packed]) + shape)
 
 
 class Launch:
@@ -549,17 +553,39 @@ class Launch:
         plan = _plan(kernel, rt, dev)
         packed = [(True, 0) if p.which == "array" else (False, bytes(p.size)) for p in plan.params]
         dims = _dims(kernel, bounds) if bounds is not None else (0,)
-        self._setup(kernel, rt, dev, plan, dims, [None] * len(plan.params), packed)
+        self._setup(kernel, rt, dev, plan, dims, [None] * len(plan.params), packed, block_dim, max_blocks)
         if adjoint:
             self._adj_args = [None] * len(plan.params)
 
     @classmethod
-    def _recorded(cls, kernel, rt, device, plan, dims, args, packed):
+    def _recorded(cls, kernel, rt, device, plan, dims, args, packed, block_dim=256, max_blocks=0):
         self = cls.__new__(cls)
-        self._setup(kernel, rt, device, plan, dims, args, packed)
+        self._setup(kernel, rt, device, plan, dims, args, packed, block_dim, max_blocks)
         return self
 
-    def _setup(self, kernel, rt, device, plan, dims, args, packed):
+    @property
+    def block_dim(self) -> int:
+        """Threads per block of the launch on a GPU (Warp's; the CPU ignores it)."""
+        return self._block_dim
+
+    @block_dim.setter
+    def block_dim(self, value):
+        self._block_dim = int(value)
+        self._entry = None
+
+    @property
+    def max_blocks(self) -> int:
+        """The most blocks of the launch on a GPU (0: the device's bound; the CPU ignores it)."""
+        return self._max_blocks
+
+    @max_blocks.setter
+    def max_blocks(self, value):
+        self._max_blocks = int(value)
+        self._entry = None
+
+    def _setup(self, kernel, rt, device, plan, dims, args, packed, block_dim=256, max_blocks=0):
+        self._block_dim = 256 if block_dim is None else int(block_dim)
+        self._max_blocks = int(max_blocks or 0)
         self.kernel = kernel
         self.device = device
         self._rt = rt
@@ -629,7 +655,8 @@ class Launch:
         if entry is None:
             if 0 in self._dims:
                 return
-            entry = self._entry = _launch_entry(self._plan, self._dims, self._packed)
+            entry = self._entry = _launch_entry(self._plan, self._dims, self._packed, self._block_dim,
+                                                self._max_blocks)
         lock = self._rt.lock
         lock.acquire()
         try:
