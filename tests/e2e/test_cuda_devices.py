@@ -722,6 +722,28 @@ def test_mempool_functions_as_a_shared_daemon_has_them(tmp_path, fake_driver):
     assert str((80 << 30) // 4) in out["warnings"][0], out["warnings"]
 
 
+# The start of client scripts below that look at what the client sends:
+# spy_submits(rt) is the list of the SubmitRequests sent from then on.
+SUBMIT_SPY = r'''
+from warpd.v1 import runtime_pb2 as _pb2
+
+
+def spy_submits(rt):
+    sent = []
+    real = rt.call_stream
+
+    def spy(method, request, device="", timeout=None):
+        if method == "Submit":
+            r = _pb2.SubmitRequest()
+            r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
+            sent.append(r)
+        return real(method, request, device, timeout)
+
+    rt.call_stream = spy
+    return sent
+'''
+
+
 # Meshes, BVHs, hash grids and volumes on a GPU: built on the daemon's host
 # and mirrored to the GPU (runtime/objects/device_mirror.h). The stand-in
 # runs no kernel code, so here: everything is made, built, refitted and
@@ -729,7 +751,7 @@ def test_mempool_functions_as_a_shared_daemon_has_them(tmp_path, fake_driver):
 # memory, and what comes back from the GPU's copy of a volume is what a CPU
 # volume made the same way holds. tests/e2e/test_gpu.py checks query results
 # on a real GPU.
-OBJECTS_SCRIPT = r'''
+OBJECTS_SCRIPT = SUBMIT_SPY + r'''
 import json
 import numpy as np
 import warpd as wp
@@ -785,17 +807,7 @@ out["after"] = wp.get_mempool_used_mem_current(dev) - before
 
 # As in Warp, builds and refits run on the device's current stream.
 from warpd import context
-from warpd.v1 import runtime_pb2
-rt = context.runtime()
-sent = []
-real = rt.call_stream
-def spy(method, request, device="", timeout=None):
-    if method == "Submit":
-        r = runtime_pb2.SubmitRequest()
-        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
-        sent.append((r.stream, [c.WhichOneof("kind") for c in r.commands]))
-    return real(method, request, device, timeout)
-rt.call_stream = spy
+sent = spy_submits(context.runtime())
 side = wp.Stream(dev)
 grid = wp.HashGrid(8, 8, 8, device=dev)
 mesh = wp.Mesh(points=wp.array(pts, dtype=wp.vec3, device=dev), indices=wp.array(idx, dtype=int, device=dev))
@@ -805,8 +817,8 @@ with wp.ScopedStream(side):
     grid.build(wp.array(pts, dtype=wp.vec3, device=dev), radius=0.5)
     mesh.refit()
 wp.synchronize()
-out["builds_on"] = sorted({(stream != 0, k) for stream, kinds in sent for k in kinds
-                           if k in ("build_hash_grid", "build_tree")})
+out["builds_on"] = sorted({(r.stream != 0, c.WhichOneof("kind")) for r in sent for c in r.commands
+                           if c.WhichOneof("kind") in ("build_hash_grid", "build_tree")})
 print("RESULT " + json.dumps(out), flush=True)
 '''
 
@@ -828,24 +840,14 @@ def test_meshes_bvhs_hash_grids_and_volumes_are_mirrored_to_the_gpu(tmp_path, fa
 # the device's other streams, as Warp's does on the device's null stream: the
 # default stream's Submit puts its waits for them before the copy, also when
 # the array moves through mapped memory (array._staged_download).
-JOIN_SCRIPT = r'''
+JOIN_SCRIPT = SUBMIT_SPY + r'''
 import json
 import numpy as np
 import warpd as wp
 from warpd import context
-from warpd.v1 import runtime_pb2
 
 wp.init()
-rt = context.runtime()
-sent = []
-real = rt.call_stream
-def spy(method, request, device="", timeout=None):
-    if method == "Submit":
-        r = runtime_pb2.SubmitRequest()
-        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
-        sent.append((r.stream, [c.WhichOneof("kind") for c in r.commands]))
-    return real(method, request, device, timeout)
-rt.call_stream = spy
+sent = spy_submits(context.runtime())
 
 @wp.kernel
 def fill(a: wp.array(dtype=float), v: float):
@@ -859,7 +861,7 @@ for n in (1 << 20, 1000):  # staged through mapped memory (4 MiB), and through g
     wp.launch(fill, dim=n, inputs=[c, 1.0], device="cuda:0", stream=s)
     del sent[:]
     c.numpy()
-    out[str(n)] = [kinds for stream, kinds in sent if stream == 0]
+    out[str(n)] = [[c.WhichOneof("kind") for c in r.commands] for r in sent if r.stream == 0]
 print("RESULT " + json.dumps(out), flush=True)
 '''
 
@@ -906,36 +908,27 @@ def test_the_cpu_arrays_kept_for_gpu_transfers_give_way_to_arrays(tmp_path, fake
 # its host memory), on the destination's current stream or the stream given
 # (of either device), after the work sent to the other device: no bytes go
 # through the client.
-PEER_COPY_SCRIPT = r'''
+PEER_COPY_SCRIPT = SUBMIT_SPY + r'''
 import json
 import numpy as np
 import warpd as wp
 from warpd import context
-
-from warpd.v1 import runtime_pb2
 
 wp.init()
 rt = context.runtime()
 moves = []
 real = rt.raw_method
 rt.raw_method = lambda name: (moves.append(name), real(name))[1]
-copies = []
-real_submit = rt.call_stream
-def spy(method, request, device="", timeout=None):
-    if method == "Submit":
-        r = runtime_pb2.SubmitRequest()
-        r.ParseFromString(request if isinstance(request, bytes) else request.SerializeToString())
-        copies.extend((r.device, c.copy.dst, c.copy.src) for c in r.commands if c.WhichOneof("kind") == "copy")
-    return real_submit(method, request, device, timeout)
-rt.call_stream = spy
+sent = spy_submits(rt)
 src = np.arange(5 << 20, dtype=np.float32).reshape(-1, 5) * 0.25   # 20 MiB: two pieces in the daemon
 a = wp.array(src, dtype=float, device="cuda:0")
 b = wp.zeros(src.shape, dtype=float, device="cuda:1")
 del moves[:]
-del copies[:]
+del sent[:]
 wp.copy(b, a)                                   # on cuda:1's current stream
 out = {"moves": list(moves), "same": bool((b.numpy() == src).all())}
-out["one_copy"] = ["cuda:1", b.handle, a.handle] in [list(c) for c in copies]
+out["one_copy"] = ("cuda:1", b.handle, a.handle) in [(r.device, c.copy.dst, c.copy.src) for r in sent
+                                                     for c in r.commands if c.WhichOneof("kind") == "copy"]
 c = wp.zeros(src.shape, dtype=float, device="cuda:1")
 s0 = wp.Stream("cuda:0")
 wp.copy(c, a, stream=s0)                         # on a stream of the source's device
