@@ -15,6 +15,7 @@
 #include "runtime/device/cuda/cuda_copy.h"
 #include "runtime/device/cuda/cuda_launch.h"
 #include "runtime/memory/memory_charge.h"
+#include "runtime/device/cuda_work_timer.h"
 #include "runtime/objects/array.h"
 #include "runtime/objects/array_bytes.h"
 #include "warpd/native/launch.h"
@@ -271,7 +272,9 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     cuda::KernelArgs params;
     params.Add(uint64_t{scratch + ctx_at});
     AddBlockParams(params, layout, adjoint, args, by_pointer, scratch + block_at);
+    CudaWorkTimer timer(stream);  // the scheduler charges the kernel's device time
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
+    timer.Issued();
     const cuda::CUdeviceptr ctx_address = scratch + ctx_at;
     if (absl::Status s = AwaitWork(*m, stream, &ctx->cancel, absl::MakeConstSpan(&ctx_address, 1),
                                    launch_.time_limit, absl::StrCat("kernel '", layout.display_name, "'"));
@@ -279,6 +282,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
       if (m->context().poisoned()) scratch = 0;  // a kernel may still use it: the context's reset frees it
       return s;
     }
+    timer.Done();
     WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToHost(stream, &device_ctx, scratch + ctx_at, sizeof(device_ctx)));
     ctx->fault = device_ctx.fault;
     if (records > 0) {

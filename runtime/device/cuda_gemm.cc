@@ -20,6 +20,7 @@
 #include "common/abi/compiled_module.h"
 #include "common/status_macros.h"
 #include "runtime/device/cuda_device.h"
+#include "runtime/device/cuda_work_timer.h"
 
 namespace warpd::runtime {
 
@@ -80,6 +81,7 @@ absl::Status CudaDevice::Gemm(const GemmSpec& spec, int32_t* cancel) {
                         d = Advance(spec.d, row, item, elem);
       const int n = static_cast<int>(spec.n), k = static_cast<int>(spec.k), batch = static_cast<int>(items);
       absl::Status queued;
+      CudaWorkTimer timer(stream);  // the scheduler charges the matmul's device time
       {
         absl::MutexLock lock(&blas_mu_);
         if (blas_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(info_.name, " was reset"));
@@ -94,7 +96,9 @@ absl::Status CudaDevice::Gemm(const GemmSpec& spec, int32_t* cancel) {
                                                  static_cast<int>(d.ld), d.batch_stride, batch);
       }
       WARPD_RETURN_IF_ERROR(queued);
+      timer.Issued();
       WARPD_RETURN_IF_ERROR(AwaitWork(*m, stream, cancel, {}, limit > absl::ZeroDuration() ? left : limit, what));
+      timer.Done();
     }
   }
   return absl::OkStatus();

@@ -37,6 +37,7 @@
 #include "runtime/device/cuda/cuda_graph.h"
 #include "runtime/device/cuda/cuda_launch.h"
 #include "runtime/device/cuda_device.h"
+#include "runtime/device/cuda_work_timer.h"
 #include "runtime/device/recorded_work.h"
 #include "runtime/objects/array.h"
 
@@ -207,10 +208,13 @@ class CudaRecordedWork final : public RecordedWork {
     if (ctxs.size() != kernels_) return absl::InternalError("recorded work: wrong number of contexts");
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
+    CudaWorkTimer timer(stream);  // the scheduler charges the replay's device time
     WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
+    timer.Issued();
     const cuda::CUdeviceptr live = block_.address() + kernels_ * kSlot;  // the used contexts
     const absl::Duration limit = device_->launch_time_limit();
     WARPD_RETURN_IF_ERROR(device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(live, kernels_), limit, what_));
+    timer.Done();
     WARPD_RETURN_IF_ERROR(DownloadContexts(stream, live, ctxs));
     return StopStatus(__atomic_load_n(cancel, __ATOMIC_RELAXED), what_, limit);
   }
@@ -259,13 +263,16 @@ class CudaBatchedWork final : public RecordedWork {
       }
     }
     const cuda::CUdeviceptr contexts = block_.address();
+    CudaWorkTimer timer(stream);  // the scheduler charges the batch's device time
     absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, contexts, contexts + blocks_at_,
                                                    events.empty() ? nullptr : &events);
+    timer.Issued();
     // What was issued before a failure still runs: wait for it either way,
     // so the faults of the commands that ran come first.
     size_t late = marks.size();
     WARPD_RETURN_IF_ERROR(
         device_->AwaitWork(*memory_, stream, cancel, ContextAddresses(contexts, kernels_), limit, what_, marks, &late));
+    timer.Done();
     WARPD_RETURN_IF_ERROR(DownloadContexts(stream, contexts, ctxs));
     WARPD_RETURN_IF_ERROR(issued);
     const int32_t stopped = __atomic_load_n(cancel, __ATOMIC_RELAXED);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "runtime/device/device_time.h"
+
 namespace warpd::runtime {
 
 namespace {
@@ -159,11 +161,15 @@ bool StreamScheduler::TryRunHere(uint64_t group, const std::shared_ptr<Schedulab
 }
 
 StreamScheduler::TurnResult StreamScheduler::TimedTurn(Schedulable& task) {
+  // The turn's waits for GPU work are charged at their device time
+  // (device_time.h), not the wall time the thread waited.
+  DeviceTimeLedger& device_time = ThisThreadDeviceTime();
+  device_time = {};
   const absl::Time start = clock_();
   const absl::Time end_of_slice = start + slice_;
   TurnResult r;
   r.more = task.RunTurn([&] { return clock_() < end_of_slice; });
-  r.used_ns = std::max<int64_t>(absl::ToInt64Nanoseconds(clock_() - start), 0);
+  r.used_ns = device_time.Charge(std::max<int64_t>(absl::ToInt64Nanoseconds(clock_() - start), 0));
   return r;
 }
 

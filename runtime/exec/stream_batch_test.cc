@@ -147,6 +147,29 @@ TEST_F(StreamBatchTest, ALaunchsObjectTableTravelsInTheBatch) {
   EXPECT_TRUE(cuda::testing::Has(s.message(), ":5: unknown mesh id 0x00000abcdef12345")) << s;
 }
 
+// Fair share charges device time (device_time.h): the stand-in's kernels
+// take 150 ms each on its device clock and a few microseconds of wall time,
+// and a group's turns are charged the former, alone or batched.
+TEST_F(StreamBatchTest, TurnsAreChargedTheDeviceTimeOfTheirGpuWork) {
+  fake().set_launch_ms(150.0);
+  const absl::Time start = absl::Now();
+  std::vector<std::unique_ptr<Command>> alone;
+  alone.push_back(Launch(10));
+  ASSERT_TRUE(SubmitAndWait(std::move(alone)).ok());
+  std::vector<std::unique_ptr<Command>> batch;
+  batch.push_back(Launch(10));
+  batch.push_back(Launch(20, 2));
+  ASSERT_TRUE(SubmitAndWait(std::move(batch)).ok());
+  const absl::Duration wall = absl::Now() - start;
+  const absl::Duration busy = scheduler_.Usage(*group_).busy;
+  // 4 kernel runs of 150 ms each on the device clock.
+  EXPECT_GE(busy, absl::Milliseconds(599)) << busy << " of device time, wall " << wall;
+  EXPECT_LT(busy, absl::Milliseconds(600) + wall) << busy;
+  if (wall < absl::Milliseconds(600)) {
+    EXPECT_GT(busy, wall);  // not the wall time the waits took
+  }
+}
+
 TEST_F(StreamBatchTest, CommandsABatchCannotTakeRunAloneInOrder) {
   auto a = Make(12), b = Make(12);
   std::vector<std::unique_ptr<Command>> commands;
