@@ -272,7 +272,7 @@ absl::Status CudaDevice::RunKernel(const abi::CompiledModule& module, const abi:
     cuda::KernelArgs params;
     params.Add(uint64_t{scratch + ctx_at});
     AddBlockParams(params, layout, adjoint, args, by_pointer, scratch + block_at);
-    CudaWorkTimer timer(stream);  // the scheduler charges the kernel's device time
+    CudaWorkTimer timer(lease);  // the scheduler charges the kernel's device time
     WARPD_RETURN_IF_ERROR(cuda::Launch(stream, function, entry, dims, params));
     timer.Issued();
     const cuda::CUdeviceptr ctx_address = scratch + ctx_at;

@@ -81,7 +81,7 @@ absl::Status CudaDevice::Gemm(const GemmSpec& spec, int32_t* cancel) {
                         d = Advance(spec.d, row, item, elem);
       const int n = static_cast<int>(spec.n), k = static_cast<int>(spec.k), batch = static_cast<int>(items);
       absl::Status queued;
-      CudaWorkTimer timer(stream);  // the scheduler charges the matmul's device time
+      CudaWorkTimer timer(lease);  // the scheduler charges the matmul's device time
       {
         absl::MutexLock lock(&blas_mu_);
         if (blas_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(info_.name, " was reset"));

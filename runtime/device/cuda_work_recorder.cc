@@ -208,7 +208,7 @@ class CudaRecordedWork final : public RecordedWork {
     if (ctxs.size() != kernels_) return absl::InternalError("recorded work: wrong number of contexts");
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
-    CudaWorkTimer timer(stream);  // the scheduler charges the replay's device time
+    CudaWorkTimer timer(lease);  // the scheduler charges the replay's device time
     WARPD_RETURN_IF_ERROR(graph_.Launch(stream));
     timer.Issued();
     const cuda::CUdeviceptr live = block_.address() + kernels_ * kSlot;  // the used contexts
@@ -263,7 +263,7 @@ class CudaBatchedWork final : public RecordedWork {
       }
     }
     const cuda::CUdeviceptr contexts = block_.address();
-    CudaWorkTimer timer(stream);  // the scheduler charges the batch's device time
+    CudaWorkTimer timer(lease);  // the scheduler charges the batch's device time
     absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, contexts, contexts + blocks_at_,
                                                    events.empty() ? nullptr : &events);
     timer.Issued();

@@ -8,7 +8,7 @@ absl::StatusOr<StreamPool::Lease> StreamPool::Acquire() {
   {
     absl::MutexLock lock(&mu_);
     if (!idle_.empty()) {
-      std::unique_ptr<CudaStream> s = std::move(idle_.back());
+      Pooled s = std::move(idle_.back());
       idle_.pop_back();
       return Lease(this, std::move(s));
     }
@@ -19,13 +19,23 @@ absl::StatusOr<StreamPool::Lease> StreamPool::Acquire() {
     absl::MutexLock lock(&mu_);
     ++created_;
   }
-  return Lease(this, std::make_unique<CudaStream>(*std::move(made)));
+  return Lease(this, Pooled{std::make_unique<CudaStream>(*std::move(made)), nullptr, nullptr});
 }
 
-void StreamPool::Return(std::unique_ptr<CudaStream> stream) {
+absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> StreamPool::Lease::TimingEvents() {
+  for (std::unique_ptr<CudaEvent>* e : {&item_.start, &item_.end}) {
+    if (*e != nullptr) continue;
+    absl::StatusOr<CudaEvent> made = CudaEvent::Create(item_.stream->context());
+    if (!made.ok()) return made.status();
+    *e = std::make_unique<CudaEvent>(*std::move(made));
+  }
+  return std::make_pair(item_.start.get(), item_.end.get());
+}
+
+void StreamPool::Return(Pooled item) {
   const bool keep = !ctx_.poisoned();  // a lost context's streams are dropped
   absl::MutexLock lock(&mu_);
-  if (keep && idle_.size() < max_idle_) idle_.push_back(std::move(stream));
+  if (keep && idle_.size() < max_idle_) idle_.push_back(std::move(item));
   // A stream not kept is destroyed with the parameter, after the lock.
 }
 

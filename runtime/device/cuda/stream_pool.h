@@ -21,33 +21,45 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/device/cuda/cuda_context.h"
+#include "runtime/device/cuda/cuda_event.h"
 #include "runtime/device/cuda/cuda_stream.h"
 
 namespace warpd::runtime::cuda {
 
 class StreamPool {
  public:
+  // A pooled stream and the two timing events kept with it (made on first
+  // use), so timing an operation (CudaWorkTimer) creates no events.
+  struct Pooled {
+    std::unique_ptr<CudaStream> stream;
+    std::unique_ptr<CudaEvent> start, end;
+  };
+
   class Lease {
    public:
-    Lease(Lease&& other) noexcept : pool_(other.pool_), stream_(std::move(other.stream_)) { other.pool_ = nullptr; }
+    Lease(Lease&& other) noexcept : pool_(other.pool_), item_(std::move(other.item_)) { other.pool_ = nullptr; }
     Lease& operator=(Lease&&) = delete;
     Lease(const Lease&) = delete;
     ~Lease() {
-      if (pool_ != nullptr && stream_ != nullptr) pool_->Return(std::move(stream_));
+      if (pool_ != nullptr && item_.stream != nullptr) pool_->Return(std::move(item_));
     }
-    CudaStream& stream() const { return *stream_; }
+    CudaStream& stream() const { return *item_.stream; }
+    // The stream's two timing events (start, end), made on the first call
+    // of any lease of this stream; cuEventCreate's error.
+    absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> TimingEvents();
 
    private:
     friend class StreamPool;
-    Lease(StreamPool* pool, std::unique_ptr<CudaStream> stream) : pool_(pool), stream_(std::move(stream)) {}
+    Lease(StreamPool* pool, Pooled item) : pool_(pool), item_(std::move(item)) {}
     StreamPool* pool_;
-    std::unique_ptr<CudaStream> stream_;
+    Pooled item_;
   };
 
   explicit StreamPool(CudaContext& ctx, size_t max_idle = 16) : ctx_(ctx), max_idle_(max_idle) {}
@@ -61,12 +73,12 @@ class StreamPool {
   size_t idle() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Return(std::unique_ptr<CudaStream> stream) ABSL_LOCKS_EXCLUDED(mu_);
+  void Return(Pooled item) ABSL_LOCKS_EXCLUDED(mu_);
 
   CudaContext& ctx_;
   const size_t max_idle_;
   mutable absl::Mutex mu_;
-  std::vector<std::unique_ptr<CudaStream>> idle_ ABSL_GUARDED_BY(mu_);
+  std::vector<Pooled> idle_ ABSL_GUARDED_BY(mu_);
   size_t created_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

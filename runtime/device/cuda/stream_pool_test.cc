@@ -33,6 +33,39 @@ TEST_F(StreamPoolTest, LeasesAreDistinctAndReturnedStreamsAreReused) {
   EXPECT_EQ(pool.idle(), 2u);
 }
 
+// A stream's two timing events are made once and kept with it in the pool
+// (CudaWorkTimer times every GPU operation with them).
+TEST_F(StreamPoolTest, TimingEventsAreMadeOncePerStream) {
+  StreamPool pool(ctx(), /*max_idle=*/1);
+  CudaEvent* first = nullptr;
+  {
+    absl::StatusOr<StreamPool::Lease> a = pool.Acquire();
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(fake().live("event"), 0);  // none until asked for
+    absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> events = a->TimingEvents();
+    ASSERT_TRUE(events.ok()) << events.status();
+    EXPECT_NE(events->first, events->second);
+    EXPECT_TRUE(events->first->timing() && events->second->timing());
+    first = events->first;
+    EXPECT_EQ(fake().live("event"), 2);
+  }
+  {
+    absl::StatusOr<StreamPool::Lease> again = pool.Acquire();
+    ASSERT_TRUE(again.ok());
+    absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> events = again->TimingEvents();
+    ASSERT_TRUE(events.ok());
+    EXPECT_EQ(events->first, first);  // the same stream's same events
+    EXPECT_EQ(fake().live("event"), 2);
+    absl::StatusOr<StreamPool::Lease> other = pool.Acquire();  // a new stream: no events yet
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(fake().live("event"), 2);
+  }
+  // The pool keeps one stream: `other`'s, returned first (declared last);
+  // `again`'s found the pool full and went, with its events.
+  EXPECT_EQ(pool.idle(), 1u);
+  EXPECT_EQ(fake().live("event"), 0);
+}
+
 TEST_F(StreamPoolTest, AtMostMaxIdleAreKept) {
   StreamPool pool(ctx(), /*max_idle=*/2);
   {
