@@ -138,12 +138,12 @@ class CudaDevice final : public Device {
   // the cancel grace loses the context (see the file comment). `what`
   // names them in errors ("kernel 'inc'").
   //
-  // With `marks` (a batch: the event recorded after each kernel's runs, and
-  // the time those runs may take), the time limit restarts as each kernel
+  // With `marks` (a batch: the event recorded after each kernel run, and
+  // the time that run may take), the time limit restarts as each run
   // completes: mark i's budget runs from mark i-1's completion (the first's
   // from the call), and `limit` after the last; once it passes, *late is
-  // the index of the mark not reached (marks.size(): none; a kernel's
-  // budget is `limit` per run, so a kernel gets as long as one by one).
+  // the index of the mark not reached (marks.size(): none; a run's budget
+  // is `limit`, so each run gets as long as one by one).
   struct KernelMark {
     cuda::CudaEvent* done;
     absl::Duration budget;

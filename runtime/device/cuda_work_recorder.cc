@@ -54,6 +54,9 @@ constexpr uint64_t Aligned(uint64_t n) { return (n + kSlot - 1) / kSlot * kSlot;
 // like a launch's scratch, and proportional to the graph's commands, which
 // the session's quotas bound.
 constexpr uint64_t kMaxRecordedBytes = uint64_t{64} << 20;
+// Kernel runs one batch issues (one mark event each, CudaBatchedWork::Run):
+// a client's run of identical launches (at most 65,536) fits.
+constexpr uint64_t kMaxBatchRuns = uint64_t{1} << 16;
 // The most bytes a recording's copies and fills move in all.
 constexpr uint64_t kMaxRecordedMoves = uint64_t{16} << 30;
 
@@ -125,13 +128,15 @@ class CudaWorkIssuer {
  public:
   // Issues `ops` on `stream` in order: kernel k with its context at
   // contexts + k.slot * kSlot and a by-pointer block at blocks + k.block_at;
-  // with `marks`, one event per kernel op, each recorded after its runs.
+  // with `marks` (one per kernel run, in order), each recorded after its run.
   static absl::Status IssueOps(cuda::CudaStream& stream, const std::vector<Op>& ops, cuda::CUdeviceptr contexts,
-                               cuda::CUdeviceptr blocks, std::vector<cuda::CudaEvent>* marks = nullptr) {
+                               cuda::CUdeviceptr blocks, absl::Span<cuda::CudaEvent> marks = {}) {
+    size_t mark = 0;
     for (const Op& op : ops) {
       if (const auto* k = std::get_if<KernelOp>(&op)) {
-        WARPD_RETURN_IF_ERROR(LaunchRuns(stream, *k, contexts + k->slot * kSlot, blocks + k->block_at));
-        if (marks != nullptr) WARPD_RETURN_IF_ERROR((*marks)[k->slot].Record(stream));
+        WARPD_RETURN_IF_ERROR(LaunchRuns(stream, *k, contexts + k->slot * kSlot, blocks + k->block_at,
+                                         marks.empty() ? marks : marks.subspan(mark, k->runs)));
+        if (!marks.empty()) mark += k->runs;
       } else if (const auto* c = std::get_if<CopyOp>(&op)) {
         WARPD_RETURN_IF_ERROR(cuda::CopyDeviceToDevice(stream, c->dst, c->src, c->n));
       } else {
@@ -144,12 +149,13 @@ class CudaWorkIssuer {
 
  private:
   static absl::Status LaunchRuns(cuda::CudaStream& stream, const KernelOp& k, cuda::CUdeviceptr ctx,
-                                 cuda::CUdeviceptr block) {
+                                 cuda::CUdeviceptr block, absl::Span<cuda::CudaEvent> marks) {
     cuda::KernelArgs params;
     params.Add(uint64_t{ctx});
     CudaDevice::AddBlockParams(params, *k.layout, k.adjoint, k.block.data(), k.by_pointer, block);
     for (uint32_t run = 0; run < k.runs; ++run) {
       WARPD_RETURN_IF_ERROR(cuda::Launch(stream, k.function, k.entry, k.dims, params));
+      if (!marks.empty()) WARPD_RETURN_IF_ERROR(marks[run].Record(stream));
     }
     return absl::OkStatus();
   }
@@ -241,7 +247,7 @@ class CudaBatchedWork final : public RecordedWork {
   CudaBatchedWork(CudaDevice* device, std::shared_ptr<cuda::CudaMemory> memory, DeviceBlock block,
                   std::vector<Op> ops, size_t kernels, uint64_t blocks_at, std::string what)
       : device_(device), memory_(std::move(memory)), block_(std::move(block)), ops_(std::move(ops)),
-        kernels_(kernels), blocks_at_(blocks_at), what_(std::move(what)) {}
+        kernels_(kernels), runs_(CountRuns(ops_)), blocks_at_(blocks_at), what_(std::move(what)) {}
 
   size_t kernels() const override { return kernels_; }
 
@@ -250,22 +256,27 @@ class CudaBatchedWork final : public RecordedWork {
     WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, memory_->streams().Acquire());
     cuda::CudaStream& stream = lease.stream();
     const absl::Duration limit = device_->launch_time_limit();
-    std::vector<cuda::CudaEvent> events;
+    // With a time limit, an event after each kernel run (the stream's own,
+    // reused), so every run gets the limit of its own, as one by one.
+    absl::Span<cuda::CudaEvent> events;
     std::vector<CudaDevice::KernelMark> marks;
+    std::vector<size_t> slot_of;  // each mark's kernel
     if (limit > absl::ZeroDuration() && kernels_ > 0) {
-      events.reserve(kernels_);
+      WARPD_ASSIGN_OR_RETURN(events, lease.MarkEvents(runs_));
+      marks.reserve(runs_);
+      slot_of.reserve(runs_);
       for (const Op& op : ops_) {
         const auto* k = std::get_if<KernelOp>(&op);
         if (k == nullptr) continue;
-        WARPD_ASSIGN_OR_RETURN(cuda::CudaEvent e, cuda::CudaEvent::Create(memory_->context(), cuda::CudaEvent::Timing::kOff));
-        events.push_back(std::move(e));
-        marks.push_back(CudaDevice::KernelMark{&events.back(), limit * static_cast<int64_t>(k->runs)});
+        for (uint32_t run = 0; run < k->runs; ++run) {
+          marks.push_back(CudaDevice::KernelMark{&events[marks.size()], limit});
+          slot_of.push_back(k->slot);
+        }
       }
     }
     const cuda::CUdeviceptr contexts = block_.address();
     CudaWorkTimer timer(lease);  // the scheduler charges the batch's device time
-    absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, contexts, contexts + blocks_at_,
-                                                   events.empty() ? nullptr : &events);
+    absl::Status issued = CudaWorkIssuer::IssueOps(stream, ops_, contexts, contexts + blocks_at_, events);
     timer.Issued();
     // What was issued before a failure still runs: wait for it either way,
     // so the faults of the commands that ran come first.
@@ -278,7 +289,7 @@ class CudaBatchedWork final : public RecordedWork {
     const int32_t stopped = __atomic_load_n(cancel, __ATOMIC_RELAXED);
     // The kernel that ran past its limit reports it as its own launch would
     // (its file and line); the batch's message is the caller's fallback.
-    if (stopped == abi::kCancelTimeout && late < kernels_) ctxs[late].cancel = stopped;
+    if (stopped == abi::kCancelTimeout && late < marks.size()) ctxs[slot_of[late]].cancel = stopped;
     return StopStatus(stopped, what_, limit);
   }
 
@@ -286,8 +297,17 @@ class CudaBatchedWork final : public RecordedWork {
   CudaDevice* const device_;  // devices live as long as the daemon
   const std::shared_ptr<cuda::CudaMemory> memory_;
   const DeviceBlock block_;
+  static size_t CountRuns(const std::vector<Op>& ops) {
+    size_t runs = 0;
+    for (const Op& op : ops) {
+      if (const auto* k = std::get_if<KernelOp>(&op)) runs += k->runs;
+    }
+    return runs;
+  }
+
   const std::vector<Op> ops_;  // holds the modules it launches
   const size_t kernels_;
+  const size_t runs_;  // kernel runs in all: one time-limit mark each
   const uint64_t blocks_at_;
   const std::string what_;  // "a batch of 3 kernel launches ('inc', 'scale')"
 };
@@ -314,6 +334,11 @@ class CudaWorkRecorder final : public WorkRecorder {
     WARPD_ASSIGN_OR_RETURN(op.module, device_->LoadedModule(*memory_, *module));
     WARPD_ASSIGN_OR_RETURN(op.function, op.module->Function(op.entry));
     WARPD_ASSIGN_OR_RETURN(op.dims, device_->GridFor(uint64_t(ctx.bounds.size), shape));
+    // A batch marks every run with an event (its own time limit): at most
+    // kMaxBatchRuns; past that the launch runs on its own.
+    if (once_ && runs_ + runs > kMaxBatchRuns) {
+      return absl::UnimplementedError(absl::StrCat(Kind(), " takes at most ", kMaxBatchRuns, " kernel runs"));
+    }
     op.runs = runs;
     op.slot = contexts_.size();
     const uint64_t block_bytes = CudaDevice::BlockBytes(layout, op.adjoint);

@@ -230,6 +230,26 @@ TEST_F(StreamBatchTest, EachKernelOfABatchHasTheTimeLimit) {
   EXPECT_TRUE(gpu_->healthy());
 }
 
+// Each run of a repeated launch has the time limit of its own, as one by
+// one: a run that never ends is stopped a limit after the run before it
+// ended, not a limit times the runs.
+TEST_F(StreamBatchTest, EachRunOfARepeatedLaunchHasTheTimeLimit) {
+  CudaDevice::LaunchOptions launch;
+  launch.time_limit = absl::Milliseconds(100);
+  Reopen(launch);
+  fake().hold_launch_after(2, 0, offsetof(wp::launch_ctx, cancel));  // the third run never ends by itself
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(Launch(4, 40));
+  const absl::Time start = absl::Now();
+  absl::Status s = SubmitAndWait(std::move(commands));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "launch time limit of 100ms")) << s;
+  EXPECT_GE(took, absl::Milliseconds(100));
+  EXPECT_LT(took, absl::Seconds(2)) << "the batch's budget was the runs' sum (4 s)";
+  EXPECT_TRUE(gpu_->healthy());
+}
+
 // A launch's shape (wp.launch block_dim, max_blocks) reaches the GPU's grid,
 // batched or alone; more than 1024 threads per block is refused.
 TEST_F(StreamBatchTest, ALaunchsShapeIsItsGrid) {

@@ -19,7 +19,9 @@ absl::StatusOr<StreamPool::Lease> StreamPool::Acquire() {
     absl::MutexLock lock(&mu_);
     ++created_;
   }
-  return Lease(this, Pooled{std::make_unique<CudaStream>(*std::move(made)), nullptr, nullptr});
+  Pooled item;
+  item.stream = std::make_unique<CudaStream>(*std::move(made));
+  return Lease(this, std::move(item));
 }
 
 absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> StreamPool::Lease::TimingEvents() {
@@ -32,7 +34,19 @@ absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> StreamPool::Lease::TimingEvent
   return std::make_pair(item_.start.get(), item_.end.get());
 }
 
+absl::StatusOr<absl::Span<CudaEvent>> StreamPool::Lease::MarkEvents(size_t n) {
+  std::vector<CudaEvent>& marks = item_.marks;
+  if (marks.size() < n) marks.reserve(n);
+  while (marks.size() < n) {
+    absl::StatusOr<CudaEvent> made = CudaEvent::Create(item_.stream->context(), CudaEvent::Timing::kOff);
+    if (!made.ok()) return made.status();
+    marks.push_back(*std::move(made));
+  }
+  return absl::MakeSpan(marks.data(), n);
+}
+
 void StreamPool::Return(Pooled item) {
+  if (item.marks.size() > kKeptMarks) item.marks.erase(item.marks.begin() + kKeptMarks, item.marks.end());
   const bool keep = !ctx_.poisoned();  // a lost context's streams are dropped
   absl::MutexLock lock(&mu_);
   if (keep && idle_.size() < max_idle_) idle_.push_back(std::move(item));

@@ -27,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "runtime/device/cuda/cuda_context.h"
 #include "runtime/device/cuda/cuda_event.h"
 #include "runtime/device/cuda/cuda_stream.h"
@@ -40,7 +41,11 @@ class StreamPool {
   struct Pooled {
     std::unique_ptr<CudaStream> stream;
     std::unique_ptr<CudaEvent> start, end;
+    // Events without timing that mark where a batch's kernel runs end
+    // (CudaDevice::AwaitWork's marks): at most kKeptMarks stay with it.
+    std::vector<CudaEvent> marks;
   };
+  static constexpr size_t kKeptMarks = 4096;
 
   class Lease {
    public:
@@ -54,6 +59,9 @@ class StreamPool {
     // The stream's two timing events (start, end), made on the first call
     // of any lease of this stream; cuEventCreate's error.
     absl::StatusOr<std::pair<CudaEvent*, CudaEvent*>> TimingEvents();
+    // `n` events without timing (the stream's, made as needed; those past
+    // kKeptMarks go when the stream is returned); cuEventCreate's error.
+    absl::StatusOr<absl::Span<CudaEvent>> MarkEvents(size_t n);
 
    private:
     friend class StreamPool;
