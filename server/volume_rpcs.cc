@@ -157,19 +157,27 @@ absl::Status DoReadVolume(DaemonState* state, Session& session, const v1::ReadVo
     return absl::InvalidArgumentError(
         absl::StrCat("the output array has ", out->size_bytes(), " bytes, ", need, " are needed"));
   }
-  // Composed on the host, then written to the output array like an upload
-  // (the session's memory, on the volume's device).
-  std::vector<std::byte> bytes(need);
+  if (need == 0) return absl::OkStatus();
+  // Composed in the output's host memory (a CPU array), else in host memory
+  // of the session's pool (charged to it: up to the grid's size), then
+  // written to the output array like an upload.
+  std::shared_ptr<runtime::CpuBuffer> staging;
+  std::byte* dst = out->data();
+  if (dst == nullptr) {
+    WARPD_ASSIGN_OR_RETURN(staging, session.private_pool().Allocate(need, "volume read", runtime::Fill::kAny));
+    dst = staging->data();
+  }
+  const absl::Span<std::byte> bytes(dst, need);
   switch (req.what()) {
-    case v1::ReadVolumeRequest::BYTES: WARPD_RETURN_IF_ERROR(volume->ReadBytes(0, absl::MakeSpan(bytes))); break;
-    case v1::ReadVolumeRequest::TILES: volume->Tiles(reinterpret_cast<int32_t*>(bytes.data())); break;
-    case v1::ReadVolumeRequest::VOXELS: volume->Voxels(reinterpret_cast<int32_t*>(bytes.data())); break;
+    case v1::ReadVolumeRequest::BYTES: WARPD_RETURN_IF_ERROR(volume->ReadBytes(0, bytes)); break;
+    case v1::ReadVolumeRequest::TILES: volume->Tiles(reinterpret_cast<int32_t*>(dst)); break;
+    case v1::ReadVolumeRequest::VOXELS: volume->Voxels(reinterpret_cast<int32_t*>(dst)); break;
     default: {
       const auto& b = volume->blind_data()[req.feature()];
-      WARPD_RETURN_IF_ERROR(volume->ReadBytes(b.offset, absl::MakeSpan(bytes)));
+      WARPD_RETURN_IF_ERROR(volume->ReadBytes(b.offset, bytes));
     }
   }
-  return device->Upload(*out, 0, bytes);
+  return staging != nullptr ? device->Upload(*out, 0, bytes) : absl::OkStatus();
 }
 
 }  // namespace

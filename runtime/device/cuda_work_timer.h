@@ -3,7 +3,7 @@
 //
 //   CudaWorkTimer timer(lease);       // before issuing: a start event on the lease's stream
 //   ... issue the work on lease.stream() ...
-//   timer.Issued();                    // an end event; the wait starts
+//   timer.Issued();                    // an end event after the work
 //   RETURN_IF_ERROR(device.AwaitWork(...));
 //   timer.Done();                      // notes (wait, device time) in the thread's ledger
 //
@@ -32,8 +32,10 @@ class CudaWorkTimer {
     if (events.ok() && events->first->Record(stream_).ok()) events_ = *events;
   }
 
+  // The work is issued: the end event follows it. (The wait is measured
+  // from the start event, as the device time is: host time spent issuing
+  // is then in one of them only.)
   void Issued() {
-    waiting_since_ = absl::Now();
     if (events_.second != nullptr && !events_.second->Record(stream_).ok()) events_ = {};
   }
 
@@ -47,7 +49,7 @@ class CudaWorkTimer {
  private:
   cuda::CudaStream& stream_;
   std::pair<cuda::CudaEvent*, cuda::CudaEvent*> events_{nullptr, nullptr};
-  absl::Time waiting_since_ = absl::Now();
+  const absl::Time waiting_since_ = absl::Now();  // when the start event was recorded
 };
 
 }  // namespace warpd::runtime

@@ -66,12 +66,12 @@ class PeerCopyCommand final : public Command {
   absl::Status Execute(Device& device) override {
     Device& from = other_is_src_ ? *other_ : device;
     Device& to = other_is_src_ ? device : *other_;
-    const uint64_t n = dst_->size_bytes();
-    std::unique_ptr<std::byte[]> piece(new (std::nothrow) std::byte[std::min(n, kPeerCopyPieceBytes)]);
+    const uint64_t n = dst_->size_bytes(), step = PieceBytes();
+    std::unique_ptr<std::byte[]> piece(new (std::nothrow) std::byte[step]);
     if (piece == nullptr && n > 0) return absl::ResourceExhaustedError("copy between GPUs: no host memory");
-    for (uint64_t at = 0; at < n; at += kPeerCopyPieceBytes) {
+    for (uint64_t at = 0; at < n; at += step) {
       if (cancel_.load(std::memory_order_relaxed)) return absl::CancelledError("copy between GPUs: cancelled");
-      const absl::Span<std::byte> part(piece.get(), std::min(kPeerCopyPieceBytes, n - at));
+      const absl::Span<std::byte> part(piece.get(), std::min(step, n - at));
       WARPD_RETURN_IF_ERROR(from.Download(*src_, at, part));
       WARPD_RETURN_IF_ERROR(to.Upload(*dst_, at, part));
     }
@@ -80,11 +80,16 @@ class PeerCopyCommand final : public Command {
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }
   void Rearm() override { cancel_.store(false, std::memory_order_relaxed); }
   std::string Describe() const override { return "copy between GPUs"; }
-  uint64_t HeldBytes() const override {
-    return kBaseBytes + sizeof(*this) + std::min(dst_->size_bytes(), kPeerCopyPieceBytes);
-  }
+  uint64_t HeldBytes() const override { return kBaseBytes + sizeof(*this) + PieceBytes(); }
 
  private:
+  // A strided side moves in one piece: a device moves a strided range
+  // through the whole span it covers, so pieces would move it again each.
+  uint64_t PieceBytes() const {
+    const uint64_t n = dst_->size_bytes();
+    return dst_->contiguous() && src_->contiguous() ? std::min(n, kPeerCopyPieceBytes) : n;
+  }
+
   std::shared_ptr<const Array> dst_, src_;
   Device* const other_;  // devices live as long as the daemon
   const bool other_is_src_;

@@ -101,7 +101,8 @@ class Command {
 // Between two GPUs, the copy runs on the stream of either (`device`), moving
 // the other's array through its device, which `devices` finds (without
 // `devices`: INVALID_ARGUMENT); the bytes go through host memory in pieces
-// of kPeerCopyPieceBytes. The other device's queued work is not waited
+// of kPeerCopyPieceBytes (one piece when either side is strided, charged as
+// the command's held bytes). The other device's queued work is not waited
 // for: the caller orders the copy after it (the client queues a WaitStream).
 using DeviceLookup = absl::FunctionRef<absl::StatusOr<Device*>(const std::string&)>;
 inline constexpr uint64_t kPeerCopyPieceBytes = uint64_t{16} << 20;

@@ -201,6 +201,9 @@ absl::Status HashGrid::Build(const Array& points, const Array* groups, double ra
       (buffers->points > 0 && buffers->device_points == nullptr)) {
     return absl::InternalError("hash grid build: the buffers of a mirrored grid were not prepared");
   }
+  // The last build's device block stays until the descriptor no longer
+  // points into it (Publish).
+  const std::shared_ptr<BuildBuffers> previous = built_;
   absl::Status s = buffers->points_host->Pull(*memory_, points);
   if (s.ok() && groups != nullptr) s = buffers->groups_host->Pull(*memory_, *groups);
   if (s.ok()) {

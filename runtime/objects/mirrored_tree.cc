@@ -219,6 +219,7 @@ absl::Status MirroredTree::SetArrays(const VertexArrays& arrays) {
   if (!is_mesh()) return TreeObject::SetArrays(arrays);
   VertexArrays& v = p_->vertex;
   WARPD_RETURN_IF_ERROR(Mesh::CheckNewArrays(arrays, device(), *v.points, v.velocities.get()));
+  const VertexArrays previous = v;  // until the descriptor no longer points at them
   if (arrays.velocities != nullptr) {
     v.velocities = arrays.velocities;
     v.velocities_grad = arrays.velocities_grad;
@@ -237,6 +238,7 @@ absl::Status MirroredTree::SetGradients(std::shared_ptr<const Array> points_grad
   VertexArrays& v = p_->vertex;
   WARPD_RETURN_IF_ERROR(
       Mesh::CheckGradients(device(), *v.points, points_grad.get(), v.velocities.get(), velocities_grad.get()));
+  const VertexArrays previous = v;  // until the descriptor no longer points at them
   v.points_grad = std::move(points_grad);
   v.velocities_grad = std::move(velocities_grad);
   return Publish(false);
