@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -41,6 +42,20 @@ class StreamBatchTest : public testing::CudaCommandsTest {
     EXPECT_EQ(stream_->completed(), stream_->submitted());
     EXPECT_GE(stream_->submitted(), n);
     return s;
+  }
+
+  // Runs `commands` on cuda:0 reopened with launch time limit `limit`, the
+  // kernel launched after `skip` others held until it is cancelled: their
+  // status and how long they took.
+  std::pair<absl::Status, absl::Duration> RunWithAHeldKernel(absl::Duration limit, int skip,
+                                                             std::vector<std::unique_ptr<Command>> commands) {
+    CudaDevice::LaunchOptions launch;
+    launch.time_limit = limit;
+    Reopen(launch);
+    fake().hold_launch_after(skip, 0, offsetof(wp::launch_ctx, cancel));
+    const absl::Time start = absl::Now();
+    absl::Status s = SubmitAndWait(std::move(commands));
+    return {s, absl::Now() - start};
   }
 
   StreamScheduler scheduler_{{.threads = 1}};
@@ -213,20 +228,16 @@ TEST_F(StreamBatchTest, AFillMemsetCannotWriteRunsAlone) {
 // starts over as the kernel before it completes, and the kernel past it is
 // named with its file and line, as its own launch would be.
 TEST_F(StreamBatchTest, EachKernelOfABatchHasTheTimeLimit) {
-  CudaDevice::LaunchOptions launch;
-  launch.time_limit = absl::Milliseconds(200);
-  Reopen(launch);
-  fake().hold_launch_after(1, 0, offsetof(wp::launch_ctx, cancel));  // the second kernel never ends by itself
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(Launch(4));
   commands.push_back(Launch(4));
   commands.push_back(Launch(4));
-  const absl::Time start = absl::Now();
-  absl::Status s = SubmitAndWait(std::move(commands));
+  // The second kernel never ends by itself.
+  auto [s, took] = RunWithAHeldKernel(absl::Milliseconds(200), 1, std::move(commands));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_TRUE(cuda::testing::Has(s.message(), "kernel 'none' (")) << s;
   EXPECT_TRUE(cuda::testing::Has(s.message(), "launch time limit of 200ms")) << s;
-  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+  EXPECT_GE(took, absl::Milliseconds(200));
   EXPECT_TRUE(gpu_->healthy());
 }
 
@@ -234,15 +245,10 @@ TEST_F(StreamBatchTest, EachKernelOfABatchHasTheTimeLimit) {
 // one: a run that never ends is stopped a limit after the run before it
 // ended, not a limit times the runs.
 TEST_F(StreamBatchTest, EachRunOfARepeatedLaunchHasTheTimeLimit) {
-  CudaDevice::LaunchOptions launch;
-  launch.time_limit = absl::Milliseconds(100);
-  Reopen(launch);
-  fake().hold_launch_after(2, 0, offsetof(wp::launch_ctx, cancel));  // the third run never ends by itself
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(Launch(4, 40));
-  const absl::Time start = absl::Now();
-  absl::Status s = SubmitAndWait(std::move(commands));
-  const absl::Duration took = absl::Now() - start;
+  // The third run never ends by itself.
+  auto [s, took] = RunWithAHeldKernel(absl::Milliseconds(100), 2, std::move(commands));
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_TRUE(cuda::testing::Has(s.message(), "launch time limit of 100ms")) << s;
   EXPECT_GE(took, absl::Milliseconds(100));
