@@ -89,6 +89,7 @@ absl::StatusOr<uint64_t> Session::AddObject(std::shared_ptr<runtime::GeometryObj
                                                      charge.status().message()));
   }
   std::shared_ptr<runtime::GeometryObject> held = runtime::WithCharge(std::move(object), *std::move(charge));
+  held->set_use_lock(object_use_lock_);  // one for the session's objects (geometry_object.h)
   absl::MutexLock lock(&mu_);
   if (closed_) return ClosedError();
   uint64_t handle = requested;

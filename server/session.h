@@ -201,6 +201,9 @@ class Session {
   // Per device, the launch table of the objects in objects_ (replaced, never
   // changed, when one is added or removed).
   std::map<std::string, std::shared_ptr<const runtime::ObjectTable>> object_tables_ ABSL_GUARDED_BY(mu_);
+  // Shared by the session's objects: builds exclude its launches that may
+  // query them (GeometryObject::use_lock).
+  const std::shared_ptr<absl::Mutex> object_use_lock_ = std::make_shared<absl::Mutex>();
   // By id, in the order they were added (ids only grow).
   std::map<uint64_t, absl::AnyInvocable<void() &&>> close_listeners_ ABSL_GUARDED_BY(mu_);
   uint64_t next_close_listener_ ABSL_GUARDED_BY(mu_) = 1;

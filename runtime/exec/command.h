@@ -21,6 +21,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "runtime/device/device.h"
 #include "runtime/memory/memory_charge.h"
@@ -71,6 +72,10 @@ class Command {
   // Kernel launches one Execute runs (a repeated launch: its runs; a graph
   // replay: the graph's launches), for the launches metric.
   virtual uint64_t Launches() const { return 0; }
+  // The use lock of the objects a launch may query (ObjectTable::use_lock),
+  // which a batch or a recorded replay holds shared while it runs; null
+  // for commands without objects.
+  virtual absl::Mutex* ObjectLock() const { return nullptr; }
   // How deep the graphs this command runs nest (a replay or a conditional:
   // its graphs'; graph.h bounds it); 0 for a command that runs no graph.
   virtual int GraphDepth() const { return 0; }

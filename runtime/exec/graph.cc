@@ -1,5 +1,7 @@
 #include "runtime/exec/graph.h"
 
+#include <optional>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,6 +58,13 @@ class Graph::Replay final : public Command {
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return absl::CancelledError("graph replay was cancelled");
+    }
+    std::optional<absl::ReaderMutexLock> objects_in_use;  // as a batch's (stream_batch.cc)
+    for (const std::unique_ptr<Command>& command : graph_->commands_) {
+      if (absl::Mutex* lock = command->ObjectLock(); lock != nullptr) {
+        objects_in_use.emplace(lock);
+        break;
+      }
     }
     const absl::Status ran = graph_->recorded_->Run(absl::MakeSpan(ctxs), &cancel_word_);
     if (!ran.ok() && !absl::IsDeadlineExceeded(ran) && !absl::IsCancelled(ran)) return ran;

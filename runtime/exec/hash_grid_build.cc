@@ -17,6 +17,8 @@ class HashGridBuildCommand final : public Command {
         buffers_(std::move(buffers)) {}
 
   absl::Status Execute(Device&) override {
+    // Not while a launch of the session may query it (GeometryObject::use_lock).
+    absl::WriterMutexLock in_use(grid_->use_lock());
     return grid_->Build(*points_, groups_.get(), radius_, buffers_, &cancel_);
   }
   void Cancel() override { cancel_.store(true, std::memory_order_relaxed); }

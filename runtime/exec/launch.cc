@@ -65,6 +65,9 @@ class LaunchCommand final : public Command {
 
   absl::Status Execute(Device& device) override {
     if (ctx_.bounds.size == 0) return absl::OkStatus();
+    // No build changes the session's objects while the runs may query them.
+    std::optional<absl::ReaderMutexLock> objects_in_use;
+    if (absl::Mutex* lock = ObjectLock(); lock != nullptr) objects_in_use.emplace(lock);
     // Each run sees the previous run's writes; the first failing run stops
     // the rest (its fault state is what FaultStatus reports).
     absl::Status status;
@@ -86,6 +89,7 @@ class LaunchCommand final : public Command {
   }
 
   uint64_t Launches() const override { return repeat_; }
+  absl::Mutex* ObjectLock() const override { return objects_ != nullptr ? objects_->use_lock() : nullptr; }
 
   // The argument block and the descriptors' owners; text printed by a
   // running launch is bounded apart (kMaxRepeatOutput) and moves to the

@@ -15,6 +15,7 @@
 // stream's error. The commands after a failing one in the same batch have
 // run; those queued after the batch are skipped as after any error.
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -100,6 +101,15 @@ bool Stream::RunBatch(Entry& first, uint64_t cancels) {
     } else {
       // Zeroed: no fault and no cancel where Run leaves a context unset.
       std::vector<wp::launch_ctx> ctxs((*work)->kernels());
+      // The session's objects unchanged while its launches may query them
+      // (one lock per session, so the first launch's stands for all).
+      std::optional<absl::ReaderMutexLock> objects_in_use;
+      for (const Entry& e : batch) {
+        if (absl::Mutex* lock = e.command->ObjectLock(); lock != nullptr) {
+          objects_in_use.emplace(lock);
+          break;
+        }
+      }
       const absl::Status ran = (*work)->Run(absl::MakeSpan(ctxs), &cancel);
       // A kernel's fault first (a stopped or failed run filled the contexts
       // of what it issued), then the run's own error.

@@ -12,6 +12,7 @@
 #include "runtime/exec/scheduler.h"
 #include "runtime/exec/stream.h"
 #include "runtime/exec/testing/cuda_commands_fixture.h"
+#include "runtime/exec/hash_grid_build.h"
 #include "runtime/objects/hash_grid.h"
 #include "runtime/objects/object_table.h"
 #include "runtime/objects/testing/views.h"
@@ -188,6 +189,49 @@ TEST_F(StreamBatchTest, TurnsAreChargedTheDeviceTimeOfTheirGpuWork) {
   if (wall < absl::Milliseconds(600)) {
     EXPECT_GT(busy, wall);  // not the wall time the waits took
   }
+}
+
+// A build of an object waits for the launches that may query it, and those
+// wait for a build (GeometryObject::use_lock): here the test holds the lock
+// as the other side would.
+TEST_F(StreamBatchTest, ObjectBuildsAndTheLaunchesThatQueryObjectsExcludeEachOther) {
+  auto grid = HashGrid::CreateMirrored(*gpu_, "cuda:0", {4, 4, 4}, types::ScalarKind::kFloat32, pool_, pool_);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  std::shared_ptr<const ObjectTable> table = ObjectTable::Empty()->With(0x77, *grid);
+  EXPECT_EQ(table->use_lock(), (*grid)->use_lock());
+  auto wait_a_little = [&] { absl::SleepFor(absl::Milliseconds(60)); };
+
+  // A launch with the table waits while a build holds the lock.
+  std::vector<std::unique_ptr<Command>> launch;
+  auto with_objects = PrepareLaunch(module_, "none", {8}, {}, "cuda:0", nullptr, 1, nullptr, nullptr, table);
+  ASSERT_TRUE(with_objects.ok()) << with_objects.status();
+  launch.push_back(*std::move(with_objects));
+  {
+    absl::MutexLock building((*grid)->use_lock());
+    EXPECT_TRUE(stream_->Submit(std::move(launch)).ok());
+    wait_a_little();
+    EXPECT_EQ(fake().launches(), 0);
+  }
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  EXPECT_EQ(fake().launches(), 1);
+
+  // A build waits while a launch holds it shared.
+  auto points = Make(30, types::ScalarKind::kFloat32);
+  auto vec_layout = MakeArrayLayout(types::Vector(3, types::ScalarKind::kFloat32), {10});
+  ASSERT_TRUE(vec_layout.ok());
+  auto as_vec3 = std::make_shared<Array>("cuda:0", *vec_layout, points->buffer());
+  auto build = PrepareHashGridBuild(*grid, as_vec3, nullptr, 1.0, "cuda:0", pool_, &pool_);
+  ASSERT_TRUE(build.ok()) << build.status();
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(*std::move(build));
+  {
+    absl::ReaderMutexLock querying((*grid)->use_lock());
+    EXPECT_TRUE(stream_->Submit(std::move(commands)).ok());
+    wait_a_little();
+    EXPECT_LT(stream_->completed(), stream_->submitted());
+  }
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  EXPECT_EQ(static_cast<const wp::hash_grid_t*>((*grid)->descriptor())->num_points, 10);
 }
 
 TEST_F(StreamBatchTest, CommandsABatchCannotTakeRunAloneInOrder) {

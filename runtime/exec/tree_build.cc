@@ -15,6 +15,8 @@ class TreeBuildCommand final : public Command {
       : object_(std::move(object)), refit_(refit), split_(split), arrays_(std::move(arrays)) {}
 
   absl::Status Execute(Device& device) override {
+    // Not while a launch of the session may query it (GeometryObject::use_lock).
+    absl::WriterMutexLock in_use(object_->use_lock());
     if (replaces()) return object_->SetArrays(arrays_);
     auto on_workers = [&device](int64_t n, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> fn) {
       device.HostParallelFor(n, grain, fn);

@@ -20,8 +20,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
+
+#include "absl/synchronization/mutex.h"
 
 #include "warpd/native/launch.h"
 
@@ -50,9 +53,18 @@ class GeometryObject {
   virtual uint64_t tree_id() const { return 0; }
   virtual void set_tree_id(uint64_t) {}
 
+  // What keeps a build of the object from running while a launch that may
+  // query it runs on another stream: commands that change an object (builds,
+  // refits) hold it exclusively, launches with an object table shared
+  // (exec/launch.cc). A session gives all its objects one lock (set once,
+  // before the object is in any table); each object has its own otherwise.
+  absl::Mutex* use_lock() const { return use_lock_.get(); }
+  void set_use_lock(std::shared_ptr<absl::Mutex> lock) { use_lock_ = std::move(lock); }
+
  private:
   const wp::object_kind kind_;
   const std::string device_;
+  std::shared_ptr<absl::Mutex> use_lock_ = std::make_shared<absl::Mutex>();
 };
 
 // Warp's name of an object kind, for messages: "hash grid".

@@ -43,6 +43,9 @@ class ObjectTable {
   bool empty() const { return native_.empty(); }
   // The object of `id`, or null.
   std::shared_ptr<const GeometryObject> Find(uint64_t id) const;
+  // The objects' use lock (GeometryObject::use_lock: one per session, so
+  // its tables' objects share it); null when empty.
+  absl::Mutex* use_lock() const { return objects_.empty() ? nullptr : objects_.front()->use_lock(); }
   // What the table occupies (its vectors).
   uint64_t MemoryBytes() const {
     return sizeof(*this) + objects_.capacity() * sizeof(objects_[0]) + native_.capacity() * sizeof(native_[0]);
