@@ -73,8 +73,6 @@ class DeviceMirror {
   T* pointer(uint64_t offset) const {
     return reinterpret_cast<T*>(address(offset));
   }
-  uint64_t bytes() const { return block_->size_bytes(); }
-  ArrayMemory& memory() const { return memory_; }
 
   // Host bytes -> [offset, offset + bytes.size()) of the block.
   absl::Status Upload(uint64_t offset, absl::Span<const std::byte> bytes) const;

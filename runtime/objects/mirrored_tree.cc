@@ -131,7 +131,7 @@ const void* MirroredTree::tree_descriptor() const {
   return is_mesh() ? descriptor() : nullptr;
 }
 
-const TreeObject& MirroredTree::host() const {
+TreeObject& MirroredTree::host_tree() const {
   if (p_->mesh != nullptr) return *p_->mesh;
   return *p_->bvh;
 }
@@ -197,7 +197,7 @@ absl::Status MirroredTree::Publish(bool tree) {
 }
 
 absl::Status MirroredTree::Rebuild(BvhSplit split, const std::atomic<bool>* cancel, const ParallelFor* parallel) {
-  TreeObject& host = p_->mesh != nullptr ? static_cast<TreeObject&>(*p_->mesh) : *p_->bvh;
+  TreeObject& host = host_tree();
   absl::Status s = Pull();
   if (s.ok()) s = host.Rebuild(split, cancel, parallel);
   absl::Status published = Publish(true);
@@ -205,7 +205,7 @@ absl::Status MirroredTree::Rebuild(BvhSplit split, const std::atomic<bool>* canc
 }
 
 absl::Status MirroredTree::Refit(const std::atomic<bool>* cancel, const ParallelFor* parallel) {
-  TreeObject& host = p_->mesh != nullptr ? static_cast<TreeObject&>(*p_->mesh) : *p_->bvh;
+  TreeObject& host = host_tree();
   const wp::bvh_t& desc = p_->mesh != nullptr ? p_->mesh->native().bvh : p_->bvh->native();
   const bool had_tree = desc.num_nodes > 0;
   absl::Status s = Pull();

@@ -69,10 +69,9 @@ class MirroredTree final : public TreeObject {
   // A mesh's gradient arrays, as Mesh::SetGradients (published at once).
   absl::Status SetGradients(std::shared_ptr<const Array> points_grad, std::shared_ptr<const Array> velocities_grad);
 
-  // The host tree the mirror copies (for tests).
-  const TreeObject& host() const;
-
  private:
+  // The host tree the mirror copies.
+  TreeObject& host_tree() const;
   // Downloads what the host build reads into the host copies.
   absl::Status Pull();
   // Uploads the host tree (`tree`: its node buffers too; else the
