@@ -25,8 +25,22 @@ using Reply = CommandSocket::Reply;
 
 // How long a connection's thread spins for the answer before it sleeps:
 // a short launch is done well within it, and waking a sleeping thread costs
-// tens of microseconds on a loaded host.
-constexpr absl::Duration kSpinBeforeSleep = absl::Microseconds(100);
+// tens of microseconds on a loaded host. A connection whose waits have
+// lately been long (an average over twice the budget: a mesh build, a big
+// kernel) sleeps at once, as the client does: spinning would only take a
+// core from the daemon's workers, which on a small machine run that work.
+constexpr double kSpinBeforeSleepUs = 100.0;
+
+class SpinPolicy {
+ public:
+  absl::Duration Budget() const {
+    return average_us_ > 2 * kSpinBeforeSleepUs ? absl::ZeroDuration() : absl::Microseconds(kSpinBeforeSleepUs);
+  }
+  void Record(absl::Duration waited) { average_us_ += 0.25 * (absl::ToDoubleMicroseconds(waited) - average_us_); }
+
+ private:
+  double average_us_ = 0.0;  // a moving average of the recent waits
+};
 
 // A status that a stream callback (SynchronizeStreams', Stream::Submit's
 // `then`) hands to this connection's thread, which waits for it.
@@ -41,11 +55,13 @@ class Waiter {
     };
   }
 
-  // Spins for kSpinBeforeSleep, then sleeps until the callback has run.
-  absl::Status Wait() {
+  // Spins for the policy's budget, then sleeps until the callback has run;
+  // tells the policy how long it waited.
+  absl::Status Wait(SpinPolicy& policy) {
     Shared* wait = wait_.get();
+    const absl::Time start = absl::Now();
     if (!wait->done.load(std::memory_order_acquire)) {
-      const absl::Time spin_end = absl::Now() + kSpinBeforeSleep;
+      const absl::Time spin_end = start + policy.Budget();
       do {
         for (int i = 0; i < 64 && !wait->done.load(std::memory_order_acquire); ++i) CpuRelax();
       } while (!wait->done.load(std::memory_order_acquire) && absl::Now() < spin_end);
@@ -53,6 +69,7 @@ class Waiter {
     absl::MutexLock lock(&wait->mu);
     wait->mu.Await(absl::Condition(
         +[](std::atomic<bool>* done) { return done->load(std::memory_order_acquire); }, &wait->done));
+    policy.Record(absl::Now() - start);
     return wait->status;
   }
 
@@ -66,10 +83,10 @@ class Waiter {
 };
 
 // Waits on this thread for SynchronizeStreams' callback.
-absl::Status WaitForStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams) {
+absl::Status WaitForStreams(const std::vector<std::shared_ptr<runtime::Stream>>& streams, SpinPolicy& policy) {
   Waiter waiter;
   SynchronizeStreams(streams, waiter.Callback());
-  return waiter.Wait();
+  return waiter.Wait(policy);
 }
 
 class SessionCommands final : public CommandSocket::Handler {
@@ -127,7 +144,7 @@ class SessionCommands final : public CommandSocket::Handler {
                            SubmitBatch(state_, *tenant, request_, &response, sync,
                                        sync ? waiter->Callback() : nullptr));
     if (sync) {
-      absl::Status s = waiter->Wait();
+      absl::Status s = waiter->Wait(spin_);
       CountStreamError(state_, *tenant, s);
       // On an error the output stays for ReadOutput, as with gRPC.
       WARPD_RETURN_IF_ERROR(s);
@@ -143,7 +160,7 @@ class SessionCommands final : public CommandSocket::Handler {
     WARPD_RETURN_IF_ERROR(CheckReadTimes(request));
     WARPD_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<runtime::Stream>> streams,
                            StreamsToSynchronize(state_, *tenant, request));
-    absl::Status s = WaitForStreams(streams);
+    absl::Status s = WaitForStreams(streams, spin_);
     CountStreamError(state_, *tenant, s);
     WARPD_RETURN_IF_ERROR(s);
     v1::SynchronizeResponse response;
@@ -165,7 +182,7 @@ class SessionCommands final : public CommandSocket::Handler {
     }
     std::string output;
     if (range.stream != nullptr) {
-      absl::Status s = WaitForStreams({range.stream});
+      absl::Status s = WaitForStreams({range.stream}, spin_);
       CountStreamError(state_, *tenant, s);
       WARPD_RETURN_IF_ERROR(s);  // the output stays for ReadOutput, as with gRPC
       output = range.stream->TakeOutput();
@@ -195,6 +212,7 @@ class SessionCommands final : public CommandSocket::Handler {
   const std::string session_;
   const std::string tenant_;  // the HELLO's: the connection's slot counts against it
   v1::SubmitRequest request_;  // reused: keeps its capacity between batches
+  SpinPolicy spin_;             // this connection's waits (one at a time: its thread's)
 };
 
 }  // namespace
