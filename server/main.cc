@@ -260,7 +260,7 @@ int Serve(const Flags& flags, const sigset_t& signals) {
     absl::StatusOr<std::unique_ptr<ShareSocket>> share;
     if (s.ok()) {
       share = ShareSocket::Start(ShareSocketPath(p), socket_mode, *socket_group,
-                                 ShareArrays(tenants, (*state)->sessions()));
+                                 ShareArrays(tenants, (*state)->sessions(), (*state)->devices()));
       s = share.status();
     }
     absl::StatusOr<std::unique_ptr<CommandSocket>> command;

@@ -73,8 +73,11 @@ absl::Status DoCreateArray(DaemonState* state, Tenant& tenant, const v1::CreateA
   runtime::SegmentPool& data_pool = device->info().kind == "cpu" ? pool : session->DevicePool(device->name());
   const bool uninitialized = req.init() == v1::ARRAY_INIT_EMPTY || req.init() == v1::ARRAY_INIT_UNSPECIFIED;
   const runtime::Fill fill = uninitialized && !descriptors ? runtime::Fill::kAny : runtime::Fill::kZero;
+  // Plain elements may be mapped by a local client (on a GPU: from the
+  // session's exportable pool); descriptors never.
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Buffer> buffer,
-                         device->Allocate(layout.size_bytes, "array", &data_pool, fill));
+                         descriptors ? device->Allocate(layout.size_bytes, "array", &data_pool, fill)
+                                     : device->AllocateShareable(layout.size_bytes, "array", &data_pool, fill));
   WARPD_ASSIGN_OR_RETURN(
       std::shared_ptr<const runtime::Array> array,
       MakeTenantArray(session->tenant(), pool, device->name(), layout, std::move(buffer), 0,

@@ -152,18 +152,61 @@ uint64_t CudaDevice::FreeMemoryBytes() const {
 
 absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::Allocate(uint64_t bytes, std::string_view, SegmentPool* pool,
                                                              Fill) {
+  return AllocateFrom(bytes, pool, /*shareable=*/false);
+}
+
+absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::AllocateShareable(uint64_t bytes, std::string_view,
+                                                                      SegmentPool* pool, Fill) {
+  return AllocateFrom(bytes, pool, /*shareable=*/true);
+}
+
+absl::StatusOr<std::shared_ptr<Buffer>> CudaDevice::AllocateFrom(uint64_t bytes, SegmentPool* pool, bool shareable) {
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   if (pool == nullptr) return absl::FailedPreconditionError("no memory account to charge GPU memory to");
+  std::shared_ptr<cuda::CudaMemoryPool> from;  // null: the device's pool
+  if (shareable) {
+    WARPD_ASSIGN_OR_RETURN(from, m->SessionPool(pool->account()));
+  }
   WARPD_ASSIGN_OR_RETURN(MemoryCharge charge, MemoryCharge::Take(pool->account(), bytes));
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaBuffer> buffer,
-                         cuda::CudaBuffer::Allocate(m, bytes, std::move(charge)));
-  // Always zeroed, whatever `fill` asks: the pool is every session's.
+                         cuda::CudaBuffer::Allocate(m, bytes, std::move(charge), std::move(from)));
+  // Always zeroed, whatever `fill` asks: the device's pool is every
+  // session's, and memory a session's pool gives back to the driver may
+  // come back to any pool.
   if (bytes > 0) {
     const unsigned char zero = 0;
     WARPD_RETURN_IF_ERROR(cuda::Fill(m->stream(), buffer->address(), &zero, 1, bytes));
     WARPD_RETURN_IF_ERROR(m->stream().Synchronize());
   }
   return buffer;
+}
+
+absl::StatusOr<Device::MemoryExport> CudaDevice::ExportMemory(const Buffer& buffer, const SegmentPool& owner) {
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
+  std::shared_ptr<cuda::CudaMemoryPool> pool = m->FindSessionPool(owner.account().get());
+  if (pool == nullptr || !pool->exportable()) {
+    if (!m->pool().exportable()) {
+      return absl::UnimplementedError(
+          absl::StrCat(info_.name, "'s driver cannot export memory to other processes (no CUDA IPC)"));
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("this memory is not in the session's shareable memory on ", info_.name));
+  }
+  // Only an allocation of the session's own pool, whole: never another
+  // session's, a descriptor's or an object's memory (those come from the
+  // device's pool).
+  if (buffer.size() == 0 || pool->AllocationBytes(buffer.address()) != buffer.size()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this memory is not in the session's shareable memory on ", info_.name));
+  }
+  WARPD_ASSIGN_OR_RETURN(cuda::CUmemPoolPtrExportData data, pool->ExportPointer(buffer.address()));
+  WARPD_ASSIGN_OR_RETURN(int fd, pool->ExportHandle());
+  MemoryExport out;
+  out.fd = fd;
+  out.allocation.assign(reinterpret_cast<const char*>(data.reserved), sizeof(data.reserved));
+  out.pool_serial = pool->serial();
+  out.device_uuid = info_.uuid;
+  return out;
 }
 
 size_t CudaDevice::loaded_modules() const {

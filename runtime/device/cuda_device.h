@@ -105,6 +105,10 @@ class CudaDevice final : public Device {
   // `pool` is the session's: only its account is used, charged the bytes.
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                    Fill fill = Fill::kZero) override;
+  // From the session's exportable pool (cuda/cuda_memory.h SessionPool).
+  absl::StatusOr<std::shared_ptr<Buffer>> AllocateShareable(uint64_t bytes, std::string_view tag, SegmentPool* pool,
+                                                            Fill fill = Fill::kZero) override;
+  absl::StatusOr<MemoryExport> ExportMemory(const Buffer& buffer, const SegmentPool& owner) override;
   absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
                          const void* args, Pass pass = Pass::kForward, const LaunchShape& shape = {}) override;
   // Modules kept loaded; past it, a module no launch is using is unloaded.
@@ -156,6 +160,7 @@ class CudaDevice final : public Device {
   // A launch's grid: one thread per id up to this many blocks (32 per SM:
   // a few waves of resident blocks), past it each thread loops over ids
   // (wp::grid_stride), polling for faults and cancels once per 32 of them.
+  absl::StatusOr<std::shared_ptr<Buffer>> AllocateFrom(uint64_t bytes, SegmentPool* pool, bool shareable);
   unsigned MaxBlocks() const { return info_.sm_count > 0 ? unsigned(info_.sm_count) * 32 : 0; }
   // The grid of a launch of `threads` ids: the launch's block_dim (else 256)
   // and its max_blocks (else MaxBlocks()).

@@ -5,6 +5,9 @@
 // and the listed-only device's errors.
 #include "runtime/device/cuda_device.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -161,6 +164,11 @@ TEST_F(CudaDeviceTest, TheDevicesQuotaBoundsItsMemory) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(gpu_->FreeMemoryBytes(), uint64_t{256} << 10);
   EXPECT_EQ(gpu_->Allocate(512 << 10, "t", &pool_).status().code(), absl::StatusCode::kResourceExhausted);
+  // A session's own (exportable) pool counts against the same quota.
+  EXPECT_EQ(gpu_->AllocateShareable(512 << 10, "t", &pool_).status().code(), absl::StatusCode::kResourceExhausted);
+  auto b = gpu_->AllocateShareable(128 << 10, "t", &pool_);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(gpu_->FreeMemoryBytes(), uint64_t{128} << 10);
 }
 
 TEST_F(CudaDeviceTest, UploadsAndDownloadsMatchTheCpu) {
@@ -286,6 +294,92 @@ TEST_F(CudaDeviceTest, ErrorsAreStatusesAndMoveNothing) {
   EXPECT_EQ(gpu_->FillRange(a, 0, 8, "abcd", &cancel).code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(gpu_->CopyRange(a, 0, a, 8, 8, &cancel).code(), absl::StatusCode::kCancelled);
   ExpectSame(t, "after the errors");
+}
+
+// What another process of the host does with an export (CUDA IPC), here in
+// this one through the stand-in's entry points: the pool imported from its
+// fd, the allocation from its export data; the stand-in maps the pool's
+// memory file again, so the import reads and writes the same bytes at
+// another address.
+struct Importer {
+  using ImportPool = int (*)(void**, void*, int, unsigned long long);
+  using ImportPointer = int (*)(cuda::CUdeviceptr*, void*, const void*);
+  using FreePointer = int (*)(cuda::CUdeviceptr);
+  using DestroyPool = int (*)(void*);
+  Importer() {
+    void* lib = dlopen(WARPD_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    using GetProc = int (*)(const char*, void**, int, uint64_t, int*);
+    auto get_proc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
+    auto get = [&](auto& fn, const char* name) {
+      void* p = nullptr;
+      int status = 0;
+      EXPECT_EQ(get_proc(name, &p, 13000, 0, &status), 0) << name;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get(import_pool, "cuMemPoolImportFromShareableHandle");
+    get(import_pointer, "cuMemPoolImportPointer");
+    get(free_pointer, "cuMemFree");
+    get(destroy_pool, "cuMemPoolDestroy");
+  }
+  ImportPool import_pool = nullptr;
+  ImportPointer import_pointer = nullptr;
+  FreePointer free_pointer = nullptr;
+  DestroyPool destroy_pool = nullptr;
+};
+
+TEST_F(CudaDeviceTest, ASessionsShareableArraysExportToItsClientOnly) {
+  SegmentPool session_a{MemoryAccount::Create("a on cuda:0", 0)}, session_b{MemoryAccount::Create("b on cuda:0", 0)};
+  auto layout = MakeArrayLayout(types::Scalar(ScalarKind::kUInt8), {5000});
+  ASSERT_TRUE(layout.ok());
+  auto shared = gpu_->AllocateShareable(5000, "t", &session_a);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  Array a("cuda:0", *layout, *shared);
+  std::vector<std::byte> bytes(5000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i * 7 % 253);
+  ASSERT_TRUE(gpu_->Upload(a, 0, bytes).ok());
+
+  absl::StatusOr<Device::MemoryExport> exported = gpu_->ExportMemory(**shared, session_a);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  EXPECT_GE(exported->fd, 0);
+  EXPECT_EQ(exported->allocation.size(), 64u);
+  EXPECT_EQ(exported->device_uuid, gpu_->info().uuid);
+
+  // The importing side: the same bytes, and its writes reach the array.
+  Importer importer;
+  void* pool = nullptr;
+  cuda::CUdeviceptr ptr = 0;
+  ASSERT_TRUE(ctx().Call("import", [&] {
+                     return importer.import_pool(&pool, reinterpret_cast<void*>(intptr_t{exported->fd}), 1, 0);
+                   }).ok());
+  close(exported->fd);
+  ASSERT_TRUE(ctx().Call("import", [&] {
+                     return importer.import_pointer(&ptr, pool, exported->allocation.data());
+                   }).ok());
+  EXPECT_NE(ptr, a.address());  // another mapping of the same memory
+  const auto* seen = reinterpret_cast<const std::byte*>(ptr);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), seen));
+  std::memset(reinterpret_cast<void*>(ptr + 100), 0x42, 10);
+  std::vector<std::byte> got(5000);
+  ASSERT_TRUE(gpu_->Download(a, 0, absl::MakeSpan(got)).ok());
+  EXPECT_EQ(got[100], std::byte{0x42});
+  EXPECT_EQ(got[109], std::byte{0x42});
+  EXPECT_EQ(got[110], bytes[110]);
+  EXPECT_TRUE(ctx().Call("free", [&] { return importer.free_pointer(ptr); }).ok());
+  EXPECT_TRUE(ctx().Call("destroy", [&] { return importer.destroy_pool(pool); }).ok());
+
+  // Never to another session, and never memory that is not a session's
+  // shareable memory (descriptors, objects: the device's own pool).
+  EXPECT_EQ(gpu_->ExportMemory(**shared, session_b).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto private_memory = gpu_->Allocate(5000, "t", &session_a);
+  ASSERT_TRUE(private_memory.ok());
+  EXPECT_EQ(gpu_->ExportMemory(**private_memory, session_a).status().code(), absl::StatusCode::kFailedPrecondition);
+  // Each session its own pool, counted against the device's quota.
+  auto of_b = gpu_->AllocateShareable(100, "t", &session_b);
+  ASSERT_TRUE(of_b.ok());
+  absl::StatusOr<Device::MemoryExport> exported_b = gpu_->ExportMemory(**of_b, session_b);
+  ASSERT_TRUE(exported_b.ok()) << exported_b.status();
+  close(exported_b->fd);
+  EXPECT_NE(exported_b->pool_serial, exported->pool_serial);
 }
 
 TEST_F(CudaDeviceTest, AListedDeviceRunsNothing) {

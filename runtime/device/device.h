@@ -20,6 +20,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/abi/compiled_module.h"
@@ -104,6 +105,32 @@ class Device : public ArrayMemory {
   // FAILED_PRECONDITION when `pool` is null.
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                    Fill fill = Fill::kZero) override = 0;
+
+  // As Allocate, for memory a local client of the session may map (a plain
+  // array's elements, never a descriptor or an object's buffers): on a GPU,
+  // from the session's own exportable pool (ExportMemory). The CPU's
+  // sharing is the pool's business (segment_pool.h): Allocate.
+  virtual absl::StatusOr<std::shared_ptr<Buffer>> AllocateShareable(uint64_t bytes, std::string_view tag,
+                                                                    SegmentPool* pool, Fill fill = Fill::kZero) {
+    return Allocate(bytes, tag, pool, fill);
+  }
+
+  // What a process on this host needs to map `buffer` (CUDA IPC: the fd of
+  // its pool, the 64 bytes naming the allocation), when AllocateShareable
+  // took it from `owner` (the session's pool for this device); FAILED_
+  // PRECONDITION for any other memory, UNIMPLEMENTED where the device
+  // cannot export.
+  struct MemoryExport {
+    int fd = -1;                // the caller's to close
+    std::string allocation;     // the allocation's export data (opaque bytes)
+    uint64_t pool_serial = 0;   // the pool, among this daemon's
+    std::string device_uuid;    // "GPU-...": the device, as any process of the host names it
+  };
+  virtual absl::StatusOr<MemoryExport> ExportMemory(const Buffer& buffer, const SegmentPool& owner) {
+    (void)buffer;
+    (void)owner;
+    return absl::UnimplementedError(absl::StrCat(name(), " memory is not exported this way"));
+  }
 
   // Runs every thread of the launch `ctx` describes (ctx->bounds) with
   // `kernel`'s entry point for this device (`module`, which holds it, was

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -79,7 +80,11 @@ SharedRegion ShareSocket::Parse(std::string_view line, const Answer& answer, std
     *reply = ErrorLine(region.status());
     return {};
   }
-  *reply = absl::StrCat("ok ", region->offset, " ", region->size, " ", region->segment, "\n");
+  *reply = absl::StrCat("ok ", region->offset, " ", region->size, " ", region->segment);
+  if (!region->cuda_uuid.empty()) {
+    absl::StrAppend(reply, " cuda ", region->cuda_uuid, " ", absl::BytesToHexString(region->cuda_export));
+  }
+  reply->push_back('\n');
   return *std::move(region);
 }
 

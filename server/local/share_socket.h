@@ -11,6 +11,16 @@
 //                                 file; <segment> names the file among the
 //                                 session's (CpuBuffer::segment_serial), so a
 //                                 client may reuse a mapping it still has
+//   "ok <offset> <size> <pool> cuda <uuid> <export>\n"
+//                                 a GPU array (CUDA IPC): the fd attached is
+//                                 a new fd of the session's memory pool on
+//                                 the GPU whose UUID is <uuid> ("GPU-..."),
+//                                 <export> (hex) names the allocation in it
+//                                 for cuMemPoolImportPointer, and the
+//                                 array's bytes are [offset, offset + size)
+//                                 of that allocation; <pool> names the pool
+//                                 among the daemon's (a client imports it
+//                                 once)
 //   "error <CODE> <message>\n"    CODE as in absl::StatusCodeToString
 // Whether the caller may map the array is the answer function's business
 // (ShareArrays in share_arrays.h: only the session that owns it). Nothing is
@@ -50,6 +60,10 @@ struct SharedRegion {
   uint64_t size = 0;
   uint64_t segment = 0;  // the file's serial in the session's pool
   std::shared_ptr<const void> hold;
+  // A GPU array's: its device's UUID and its allocation's export data;
+  // empty for a memory file.
+  std::string cuda_uuid;
+  std::string cuda_export;
 };
 
 class ShareSocket {

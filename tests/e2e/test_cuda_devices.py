@@ -946,3 +946,80 @@ def test_copies_between_two_gpus_run_in_the_daemon(tmp_path, fake_driver):
         out = run_client_script(d, tmp_path / "gpu_peer_copy.py", PEER_COPY_SCRIPT)
     assert out["same"] and out["pushed"] and out["column"] and out["one_copy"], out
     assert "Download" not in out["moves"] and "Upload" not in out["moves"], out
+
+
+# CUDA IPC (cuda_ipc.py): a local client imports its session's GPU arrays
+# through its own libcuda.so.1 (here the stand-in too, which maps the pool's
+# memory file again): the bytes the daemon holds, writes that reach the
+# array, views at their offset, and no import of anything else.
+IPC_SCRIPT = r'''
+import ctypes
+import json
+import numpy as np
+import warpd as wp
+from warpd import cuda_ipc
+
+wp.init()
+out = {}
+a = wp.array(np.arange(100000, dtype=np.float32), device="cuda:0")
+cai = a.__cuda_array_interface__
+ptr = cai["data"][0]
+out["cai"] = [list(cai["shape"]), cai["typestr"], cai["strides"], cai["version"], cai["stream"], cai["data"][1]]
+seen = np.frombuffer(ctypes.string_at(ptr, a.capacity), dtype=np.float32)
+out["same"] = bool((seen == np.arange(100000, dtype=np.float32)).all())
+# Writes through the import reach the daemon's array.
+ctypes.memmove(ptr + 4 * 10, np.full(5, -7.0, dtype=np.float32).ctypes.data, 20)
+back = a.numpy()
+out["written"] = back[8:17].tolist()
+# The daemon's writes show through the import (after the interface's wait).
+a.fill_(3.0)
+a.__cuda_array_interface__
+out["filled"] = float(np.frombuffer(ctypes.string_at(ptr, 8), dtype=np.float32)[1])
+# A view: its own offset and strides, the same import.
+v = a[10:20:2]
+vc = v.__cuda_array_interface__
+out["view"] = [vc["data"][0] - ptr, list(vc["shape"]), list(vc["strides"])]
+m = wp.zeros((3, 4), dtype=wp.vec3, device="cuda:0")
+mc = m.__cuda_array_interface__
+out["vec3"] = [list(mc["shape"]), mc["typestr"], mc["strides"]]
+# CPU arrays have no CUDA interface; struct arrays holding arrays are never shared.
+out["cpu"] = hasattr(wp.zeros(4, dtype=float, device="cpu"), "__cuda_array_interface__")
+
+@wp.struct
+class Holder:
+    x: wp.array(dtype=float)
+
+h = wp.zeros(2, dtype=Holder, device="cuda:0")
+try:
+    h.__cuda_array_interface__
+    out["descriptors"] = "shared"
+except AttributeError as e:
+    out["descriptors"] = str(e)
+# A forged share request for another session's array is refused.
+from warpd import local_map
+from warpd.context import runtime
+rt = runtime()
+parts, fd = local_map.share_request(rt.share_path, rt.token, "not-a-session", a.handle)
+out["forged"] = parts[:2]
+# Freeing the array frees the import first (the stand-in counts live device handles).
+imp = a._cuda_import
+del v, a
+import gc; gc.collect()
+out["freed"] = imp.address
+print("RESULT " + json.dumps(out), flush=True)
+'''
+
+
+def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driver):
+    with own_daemon(tmp_path, sessions=[], extra_args=["--cuda-execution"]) as (d, _stub, _):
+        out = run_client_script(d, tmp_path / "ipc.py", IPC_SCRIPT)
+    assert out["cai"] == [[100000], "<f4", None, 3, None, False], out
+    assert out["same"]
+    assert out["written"] == [8.0, 9.0, -7.0, -7.0, -7.0, -7.0, -7.0, 15.0, 16.0]
+    assert out["filled"] == 3.0
+    assert out["view"] == [40, [5], [8]]
+    assert out["vec3"] == [[3, 4, 3], "<f4", None]
+    assert out["cpu"] is False
+    assert "descriptors" in out["descriptors"] and "cannot be shared" in out["descriptors"], out["descriptors"]
+    assert out["forged"] == ["error", "UNAUTHENTICATED"], out["forged"]
+    assert out["freed"] == 0

@@ -380,6 +380,9 @@ class array:
             return
         self.handle = None
         try:
+            if "_cuda_import" in self.__dict__:  # freed here before the daemon frees the memory
+                from . import cuda_ipc  # noqa: PLC0415
+                cuda_ipc.release(self)
             if not self._rt.closed:
                 m = getattr(self, "_mapping", None)
                 if m:  # no view is left (a view keeps its array alive)
@@ -675,6 +678,15 @@ class array:
                                  "process only (CPU arrays of a client on the daemon's host)")
         self._rt.synchronize(self.device)
         return local.__array_interface__
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface (version 3) of a GPU array, for a client on the
+        daemon's host: a device pointer of this process into the array's memory
+        (CUDA IPC, cuda_ipc.py), so torch, CuPy or Numba use it without a copy.
+        Waits for the array's queued work. AttributeError (saying why) elsewhere."""
+        from . import cuda_ipc  # noqa: PLC0415
+        return cuda_ipc.interface(self)
 
     def _host_staged(self) -> bool:
         """Whether this GPU array's bytes move through CPU arrays mapped into this process

@@ -147,11 +147,9 @@ def _unmap(m: Mapping):
         pass
 
 
-def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
-              spares: Spares | None = None, segments: Segments | None = None) -> Mapping | None:
-    """Maps the array's bytes (or takes a spare mapping of them), or None
-    when the daemon will not share them. A small array (under SHARE_MIN_BYTES, given
-    `segments`) maps its whole file, or finds it mapped already."""
+def share_request(path: str, token: str, session: str, handle: int) -> tuple[list[str], int]:
+    """Asks the share socket for an array: (the reply's words, the fd attached or -1;
+    the caller closes it). Raises OSError when the socket cannot be reached."""
     fd = -1
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -171,7 +169,21 @@ def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
                 if not data:
                     break
                 line += data
-        parts = line.decode("ascii", "replace").split()
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
+    return line.decode("ascii", "replace").split(), fd
+
+
+def map_array(path: str, token: str, session: str, handle: int, nbytes: int,
+              spares: Spares | None = None, segments: Segments | None = None) -> Mapping | None:
+    """Maps the array's bytes (or takes a spare mapping of them), or None
+    when the daemon will not share them. A small array (under SHARE_MIN_BYTES, given
+    `segments`) maps its whole file, or finds it mapped already."""
+    fd = -1
+    try:
+        parts, fd = share_request(path, token, session, handle)
         if len(parts) not in (3, 4) or parts[0] != "ok" or fd < 0:
             return None
         offset, size = int(parts[1]), int(parts[2])

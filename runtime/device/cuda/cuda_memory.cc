@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "common/status_macros.h"
 
 namespace warpd::runtime::cuda {
@@ -20,7 +22,39 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
   return m;
 }
 
+absl::StatusOr<std::shared_ptr<CudaMemoryPool>> CudaMemory::SessionPool(
+    const std::shared_ptr<MemoryAccount>& account) {
+  absl::MutexLock lock(&sessions_mu_);
+  // Sessions that are gone: their entries go (their pools live on in the
+  // buffers still holding them).
+  absl::erase_if(sessions_, [](const auto& entry) { return entry.second.account.expired(); });
+  if (auto it = sessions_.find(account.get()); it != sessions_.end()) return it->second.pool;
+  CudaMemoryPool::Options options;  // release threshold 0
+  absl::StatusOr<std::unique_ptr<CudaMemoryPool>> made =
+      CudaMemoryPool::Create(*context_, options, pool_->usage(), /*require_export=*/true);
+  std::shared_ptr<CudaMemoryPool> pool;
+  if (made.ok()) {
+    pool = std::move(*made);
+  } else if (made.status().code() != absl::StatusCode::kUnimplemented) {
+    return made.status();
+  }
+  // Without export support: the device's pool (nothing to export).
+  sessions_[account.get()] = SessionEntry{account, pool};
+  return pool;
+}
+
+std::shared_ptr<CudaMemoryPool> CudaMemory::FindSessionPool(const MemoryAccount* account) const {
+  absl::MutexLock lock(&sessions_mu_);
+  auto it = sessions_.find(account);
+  if (it == sessions_.end() || it->second.account.expired()) return nullptr;
+  return it->second.pool;
+}
+
 absl::Status CudaMemory::ResetContext() {
+  {
+    absl::MutexLock lock(&sessions_mu_);
+    sessions_.clear();
+  }
   staging_.reset();
   pool_.reset();
   streams_.reset();

@@ -7,7 +7,9 @@
 // the device's quota), the stream their allocations and frees are ordered
 // on, the streams kernels, copies, fills and transfers run on (one per
 // operation, stream_pool.h), and the pinned staging ring transfers go
-// through (pinned_staging.h). Buffers (cuda_buffer.h) and the
+// through (pinned_staging.h), and each session's exportable pool
+// (SessionPool: CUDA IPC hands a local client a pool's fd, so a session's
+// plain arrays come from a pool of their own). Buffers (cuda_buffer.h) and the
 // device hold it; it is destroyed when the last lets go, in an order that
 // frees what depends on what: staging ring, pool, streams, context.
 // Thread-safe.
@@ -16,13 +18,17 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "runtime/device/cuda/cuda_context.h"
 #include "runtime/device/cuda/cuda_driver.h"
 #include "runtime/device/cuda/cuda_memory_pool.h"
 #include "runtime/device/cuda/cuda_stream.h"
 #include "runtime/device/cuda/pinned_staging.h"
 #include "runtime/device/cuda/stream_pool.h"
+#include "runtime/memory/memory_account.h"
 
 namespace warpd::runtime::cuda {
 
@@ -60,6 +66,16 @@ class CudaMemory {
   // allocations, frees and the zeroing of new memory.
   StreamPool& streams() const { return *streams_; }
   CudaMemoryPool& pool() const { return *pool_; }
+  // The exportable pool of the session whose device account is `account`
+  // (Session::DevicePool's), made on first use with the device pool's
+  // quota and a release threshold of 0 (a session keeps no freed memory
+  // reserved); the device's own pool when the driver cannot export. A pool
+  // lives while its buffers do; the entry of a session that is gone is
+  // dropped at the next call.
+  absl::StatusOr<std::shared_ptr<CudaMemoryPool>> SessionPool(const std::shared_ptr<MemoryAccount>& account)
+      ABSL_LOCKS_EXCLUDED(sessions_mu_);
+  // The pool SessionPool made for `account`, if any (never makes one).
+  std::shared_ptr<CudaMemoryPool> FindSessionPool(const MemoryAccount* account) const ABSL_LOCKS_EXCLUDED(sessions_mu_);
   PinnedStagingRing& staging() const { return *staging_; }
 
  private:
@@ -72,6 +88,12 @@ class CudaMemory {
   std::unique_ptr<StreamPool> streams_;
   std::unique_ptr<CudaMemoryPool> pool_;
   std::unique_ptr<PinnedStagingRing> staging_;
+  struct SessionEntry {
+    std::weak_ptr<MemoryAccount> account;
+    std::shared_ptr<CudaMemoryPool> pool;
+  };
+  mutable absl::Mutex sessions_mu_;
+  absl::flat_hash_map<const MemoryAccount*, SessionEntry> sessions_ ABSL_GUARDED_BY(sessions_mu_);
 };
 
 }  // namespace warpd::runtime::cuda

@@ -1,10 +1,12 @@
 #include "runtime/device/cuda/cuda_memory_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace warpd::runtime::cuda {
 
@@ -22,9 +24,20 @@ CUmemPoolProps PoolProps(int ordinal, bool exportable) {
   return props;
 }
 
+std::atomic<uint64_t> next_serial{1};
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CudaMemoryPool>> CudaMemoryPool::Create(CudaContext& ctx, const Options& options) {
+CudaMemoryPool::CudaMemoryPool(ContextUser user, CUmemoryPool pool, bool exportable, std::shared_ptr<Usage> usage)
+    : user_(std::move(user)),
+      pool_(pool),
+      exportable_(exportable),
+      serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
+      usage_(std::move(usage)) {}
+
+absl::StatusOr<std::unique_ptr<CudaMemoryPool>> CudaMemoryPool::Create(CudaContext& ctx, const Options& options,
+                                                                       std::shared_ptr<Usage> usage,
+                                                                       bool require_export) {
   absl::StatusOr<ContextUser> user = ctx.AddUser();
   if (!user.ok()) return user.status();
   CUmemoryPool pool = nullptr;
@@ -35,6 +48,9 @@ absl::StatusOr<std::unique_ptr<CudaMemoryPool>> CudaMemoryPool::Create(CudaConte
     first = ctx.api().cuMemPoolCreate(&pool, &props);
     return first;
   });
+  if (first == kCudaErrorNotSupported && require_export) {
+    return absl::UnimplementedError(absl::StrCat(ctx.name(), "'s driver cannot make exportable memory pools"));
+  }
   if (first == kCudaErrorNotSupported) {
     // No IPC here: a pool for this process only.
     exportable = false;
@@ -42,7 +58,8 @@ absl::StatusOr<std::unique_ptr<CudaMemoryPool>> CudaMemoryPool::Create(CudaConte
     s = ctx.Call("cuMemPoolCreate", [&] { return ctx.api().cuMemPoolCreate(&pool, &props); });
   }
   if (!s.ok()) return s;
-  std::unique_ptr<CudaMemoryPool> p(new CudaMemoryPool(*std::move(user), pool, exportable, options.quota_bytes));
+  if (usage == nullptr) usage = std::make_shared<Usage>(options.quota_bytes);
+  std::unique_ptr<CudaMemoryPool> p(new CudaMemoryPool(*std::move(user), pool, exportable, std::move(usage)));
   if (absl::Status t = p->SetReleaseThreshold(options.release_threshold); !t.ok()) return t;
   return p;
 }
@@ -60,33 +77,38 @@ absl::StatusOr<CUdeviceptr> CudaMemoryPool::Allocate(uint64_t bytes, CudaStream&
         absl::StrCat("CudaMemoryPool::Allocate: a stream of ", stream.context().name(), " for ", ctx.name(), "'s pool"));
   }
   uint64_t in_use = 0;
+  Usage& u = *usage_;
   {
-    absl::MutexLock lock(&mu_);
-    if (quota_ != 0 && (bytes > quota_ || in_use_ > quota_ - bytes)) {
+    absl::MutexLock lock(&u.mu_);
+    if (u.quota_ != 0 && (bytes > u.quota_ || u.in_use_ > u.quota_ - bytes)) {
       return absl::ResourceExhaustedError(absl::StrCat(ctx.name(), " memory quota exceeded: ", bytes,
-                                                       " bytes requested with ", in_use_, " of ", quota_,
+                                                       " bytes requested with ", u.in_use_, " of ", u.quota_,
                                                        " bytes in use"));
     }
     // Counted before the call, so concurrent allocations cannot pass the
     // quota together.
-    in_use_ += bytes;
-    in_use = in_use_ - bytes;
+    u.in_use_ += bytes;
+    in_use = u.in_use_ - bytes;
   }
   CUdeviceptr ptr = 0;
   absl::Status s = ctx.Call("cuMemAllocFromPoolAsync", [&] {
     return ctx.api().cuMemAllocFromPoolAsync(&ptr, static_cast<size_t>(bytes), pool_, stream.get());
   });
-  absl::MutexLock lock(&mu_);
   if (!s.ok()) {
-    in_use_ -= bytes;
+    absl::MutexLock lock(&u.mu_);
+    u.in_use_ -= bytes;
     if (s.code() == absl::StatusCode::kResourceExhausted) {
       return absl::ResourceExhaustedError(
           absl::StrCat(s.message(), ": allocating ", bytes, " bytes with ", in_use, " in use in ", ctx.name(), "'s pool"));
     }
     return s;
   }
+  {
+    absl::MutexLock lock(&u.mu_);
+    u.peak_ = std::max(u.peak_, u.in_use_);
+  }
+  absl::MutexLock lock(&mu_);
   sizes_[ptr] = bytes;
-  peak_ = std::max(peak_, in_use_);
   return ptr;
 }
 
@@ -108,7 +130,6 @@ absl::Status CudaMemoryPool::Free(CUdeviceptr ptr, CudaStream& stream) {
     }
     bytes = it->second;
     sizes_.erase(it);
-    in_use_ -= bytes;
   }
   absl::Status s = ctx.Call("cuMemFreeAsync", [&] { return ctx.api().cuMemFreeAsync(ptr, stream.get()); });
   if (!s.ok() && !ctx.poisoned()) {
@@ -116,8 +137,10 @@ absl::Status CudaMemoryPool::Free(CUdeviceptr ptr, CudaStream& stream) {
     // reset.)
     absl::MutexLock lock(&mu_);
     sizes_[ptr] = bytes;
-    in_use_ += bytes;
+    return s;
   }
+  absl::MutexLock lock(&usage_->mu_);
+  usage_->in_use_ -= bytes;
   return s;
 }
 
@@ -140,23 +163,54 @@ absl::StatusOr<uint64_t> CudaMemoryPool::ReservedBytes() {
 }
 
 void CudaMemoryPool::SetQuota(uint64_t bytes) {
-  absl::MutexLock lock(&mu_);
-  quota_ = bytes;
+  absl::MutexLock lock(&usage_->mu_);
+  usage_->quota_ = bytes;
 }
 
 uint64_t CudaMemoryPool::quota() const {
-  absl::MutexLock lock(&mu_);
-  return quota_;
+  absl::MutexLock lock(&usage_->mu_);
+  return usage_->quota_;
 }
 
 uint64_t CudaMemoryPool::bytes_in_use() const {
-  absl::MutexLock lock(&mu_);
-  return in_use_;
+  absl::MutexLock lock(&usage_->mu_);
+  return usage_->in_use_;
 }
 
 uint64_t CudaMemoryPool::peak_bytes() const {
+  absl::MutexLock lock(&usage_->mu_);
+  return usage_->peak_;
+}
+
+uint64_t CudaMemoryPool::AllocationBytes(CUdeviceptr ptr) const {
   absl::MutexLock lock(&mu_);
-  return peak_;
+  auto it = sizes_.find(ptr);
+  return it == sizes_.end() ? 0 : it->second;
+}
+
+absl::StatusOr<int> CudaMemoryPool::ExportHandle() {
+  CudaContext& ctx = context();
+  if (!exportable_) {
+    return absl::FailedPreconditionError(absl::StrCat(ctx.name(), "'s memory pool cannot be exported"));
+  }
+  int fd = -1;
+  WARPD_RETURN_IF_ERROR(ctx.Call("cuMemPoolExportToShareableHandle", [&] {
+    return ctx.api().cuMemPoolExportToShareableHandle(&fd, pool_, kMemHandleTypePosixFd, 0);
+  }));
+  return fd;
+}
+
+absl::StatusOr<CUmemPoolPtrExportData> CudaMemoryPool::ExportPointer(CUdeviceptr ptr) {
+  CudaContext& ctx = context();
+  if (AllocationBytes(ptr) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("0x", absl::Hex(ptr), " is not an allocation of this ", ctx.name(), " memory pool"));
+  }
+  CUmemPoolPtrExportData data;
+  std::memset(&data, 0, sizeof(data));
+  WARPD_RETURN_IF_ERROR(
+      ctx.Call("cuMemPoolExportPointer", [&] { return ctx.api().cuMemPoolExportPointer(&data, ptr); }));
+  return data;
 }
 
 size_t CudaMemoryPool::allocations() const {

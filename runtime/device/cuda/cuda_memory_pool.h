@@ -29,6 +29,19 @@
 // Zero bytes allocate nothing: 0, which Free accepts. Every call fails fast
 // once the context is poisoned (cuda_context.h).
 //
+// Exporting (CUDA IPC): ExportHandle() gives a new POSIX fd of an
+// exportable pool, ExportPointer() the 64 bytes naming one of its
+// allocations; a process holding both imports the allocation
+// (cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer). Anyone with
+// the fd may import any allocation it can name, so a pool whose fd leaves
+// the daemon must hold only what its receiver may see: warpd gives each
+// session its own exportable pool on a device for its plain arrays
+// (CudaMemory::SessionPool) and exports only those.
+//
+// Several pools of a device share one quota: Create(..., usage) counts
+// their bytes together (bytes_in_use, peak_bytes and quota are the
+// shared counts; allocations() is this pool's).
+//
 // Ownership: the device owns its pool (not movable: the accounting is
 // locked); it holds a ContextUser, so the CudaContext outlives it. Every
 // allocation must be freed before the pool is destroyed (the driver would
@@ -62,8 +75,16 @@ class CudaMemoryPool {
     uint64_t quota_bytes = 0;
   };
 
-  // cuMemPoolCreate on `ctx`'s device, then its release threshold.
-  static absl::StatusOr<std::unique_ptr<CudaMemoryPool>> Create(CudaContext& ctx, const Options& options);
+  // The bytes in use in a set of pools, and their quota.
+  class Usage;
+
+  // cuMemPoolCreate on `ctx`'s device, then its release threshold. With
+  // `usage`, the pool counts against it (options.quota_bytes is then
+  // ignored); else it gets a count of its own. `require_export`: fails
+  // (UNIMPLEMENTED) instead of making a pool that cannot be exported.
+  static absl::StatusOr<std::unique_ptr<CudaMemoryPool>> Create(CudaContext& ctx, const Options& options,
+                                                                std::shared_ptr<Usage> usage = nullptr,
+                                                                bool require_export = false);
 
   CudaMemoryPool(const CudaMemoryPool&) = delete;
   CudaMemoryPool& operator=(const CudaMemoryPool&) = delete;
@@ -92,22 +113,45 @@ class CudaMemoryPool {
 
   // Whether allocations can be exported to another process (POSIX fds).
   bool exportable() const { return exportable_; }
+  // Whether `ptr` is the start of one of this pool's live allocations, and
+  // its size (0 when not).
+  uint64_t AllocationBytes(CUdeviceptr ptr) const ABSL_LOCKS_EXCLUDED(mu_);
+  // A new fd of the pool (the caller closes it); FAILED_PRECONDITION when
+  // it is not exportable.
+  absl::StatusOr<int> ExportHandle();
+  // The export data of allocation `ptr` (its start): INVALID_ARGUMENT for
+  // anything but a live allocation of this pool.
+  absl::StatusOr<CUmemPoolPtrExportData> ExportPointer(CUdeviceptr ptr);
+  // A number no other pool of this process has had (a client caches an
+  // imported pool under it).
+  uint64_t serial() const { return serial_; }
+  const std::shared_ptr<Usage>& usage() const { return usage_; }
   CUmemoryPool get() const { return pool_; }
   CudaContext& context() const { return *user_.context(); }
 
  private:
-  CudaMemoryPool(ContextUser user, CUmemoryPool pool, bool exportable, uint64_t quota)
-      : user_(std::move(user)), pool_(pool), exportable_(exportable), quota_(quota) {}
+  CudaMemoryPool(ContextUser user, CUmemoryPool pool, bool exportable, std::shared_ptr<Usage> usage);
 
   ContextUser user_;
   const CUmemoryPool pool_;
   const bool exportable_;
+  const uint64_t serial_;
+  const std::shared_ptr<Usage> usage_;
 
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<CUdeviceptr, uint64_t> sizes_ ABSL_GUARDED_BY(mu_);
+};
+
+class CudaMemoryPool::Usage {
+ public:
+  explicit Usage(uint64_t quota) : quota_(quota) {}
+
+ private:
+  friend class CudaMemoryPool;
   mutable absl::Mutex mu_;
   uint64_t quota_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::flat_hash_map<CUdeviceptr, uint64_t> sizes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace warpd::runtime::cuda

@@ -65,6 +65,13 @@ struct CUmemPoolProps {
 };
 static_assert(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps must match the driver's ABI");
 
+// What cuMemPoolExportPointer writes: an allocation of an exportable pool,
+// named for cuMemPoolImportPointer in another process that imported the
+// pool (64 opaque bytes).
+struct CUmemPoolPtrExportData {
+  unsigned char reserved[64];
+};
+
 // CUresult values warpd's own code tests for (the error table in
 // cuda_error.cc has them all).
 inline constexpr CUresult kCudaSuccess = 0;
@@ -142,6 +149,8 @@ using GetProcAddressFn = CUresult (*)(const char* symbol, void** pfn, int cuda_v
   X(cuMemPoolDestroy, (CUmemoryPool))                                                                \
   X(cuMemPoolSetAttribute, (CUmemoryPool, int, void*))                                               \
   X(cuMemPoolGetAttribute, (CUmemoryPool, int, void*))                                               \
+  X(cuMemPoolExportToShareableHandle, (void*, CUmemoryPool, int, unsigned long long))                \
+  X(cuMemPoolExportPointer, (CUmemPoolPtrExportData*, CUdeviceptr))                                  \
   X(cuMemAllocFromPoolAsync, (CUdeviceptr*, size_t, CUmemoryPool, CUstream))                         \
   X(cuMemFreeAsync, (CUdeviceptr, CUstream))                                                         \
   X(cuMemcpyHtoDAsync, (CUdeviceptr, const void*, size_t, CUstream))                                 \

@@ -85,6 +85,8 @@
  * (CUDA_ERROR_INVALID_HANDLE), concurrency between streams.
  * Everything is serialized by one mutex; handles are never reused (a
  * destroyed one is found dead: CUDA_ERROR_INVALID_HANDLE). */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -92,6 +94,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -269,6 +273,13 @@ struct pool {
   int destroyed;
   unsigned long long threshold;
   size_t used, reserved;
+  /* Exportable pools (POSIX fd handles) and imported ones: allocations are
+   * ranges of one memory file mapped at `base` (so another process that
+   * imports the pool maps the same bytes); -1 and NULL otherwise. */
+  int fd;
+  char* base;
+  size_t capacity, bump;
+  int imported;
 };
 
 struct devmem {
@@ -277,7 +288,33 @@ struct devmem {
   size_t n;
   struct pool* pool;
   int free_queued;
+  int in_file;  /* a range of its pool's memory file (not malloc'd) */
+  int imported; /* cuMemPoolImportPointer's: freed with cuMemFree, never reused */
 };
+
+/* What cuMemPoolExportPointer writes (64 bytes): a magic, the range. */
+struct export_data {
+  char magic[8];
+  unsigned long long offset, bytes;
+  unsigned char unused[40];
+};
+static const char kExportMagic[8] = {'F', 'A', 'K', 'E', 'I', 'P', 'C', '1'};
+/* An exportable pool's memory file: sparse, never grown. */
+static const size_t kPoolFileBytes = (size_t)4 << 30;
+
+/* Frees device memory: a file range's pages go back to the system, the
+ * range is not reused (the fake's pools only grow). */
+static void release_devmem(struct devmem* m) {
+  if (m->p == NULL) return;
+  if (m->imported) return; /* the importer's mapping stays until the pool goes */
+  if (!m->in_file) {
+    free(m->p);
+    return;
+  }
+  const size_t page = 4096;
+  uintptr_t lo = ((uintptr_t)m->p + page - 1) / page * page, hi = ((uintptr_t)m->p + m->n) / page * page;
+  if (hi > lo) madvise((void*)lo, hi - lo, MADV_REMOVE);
+}
 
 struct host {
   struct obj h;
@@ -629,7 +666,7 @@ static void destroy_context_state(struct CUctx_st* ctx) {
       }
       case K_DEVICE: {
         struct devmem* m = (struct devmem*)o;
-        if (m->h.alive) free(m->p);
+        if (m->h.alive) release_devmem(m);
         m->p = NULL;
         break;
       }
@@ -769,7 +806,7 @@ static void execute(struct CUctx_st* ctx, struct op* op) {
     case OP_FREE: {
       struct devmem* m = op->mem;
       struct pool* p = m->pool;
-      free(m->p);
+      release_devmem(m);
       m->p = NULL;
       obj_kill(&m->h);
       p->used -= m->n;
@@ -1282,8 +1319,25 @@ static CUresult fake_cuMemPoolCreate(struct pool** out, const CUmemPoolProps* pr
   for (size_t i = 0; i < sizeof(props->reserved); ++i) {
     if (props->reserved[i] != 0) RETURN(INVALID_VALUE);
   }
+  if ((props->handleTypes & ~1) != 0) RETURN(NOT_SUPPORTED); /* only POSIX fds here */
   struct pool* p = calloc(1, sizeof(struct pool));
   if (p == NULL) RETURN(OUT_OF_MEMORY);
+  p->fd = -1;
+  if (props->handleTypes & 1) {
+    p->fd = memfd_create("fake-cuda-pool", MFD_CLOEXEC);
+    if (p->fd < 0 || ftruncate(p->fd, (off_t)kPoolFileBytes) != 0) {
+      if (p->fd >= 0) close(p->fd);
+      free(p);
+      RETURN(OUT_OF_MEMORY);
+    }
+    p->base = mmap(NULL, kPoolFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p->fd, 0);
+    if (p->base == MAP_FAILED) {
+      close(p->fd);
+      free(p);
+      RETURN(OUT_OF_MEMORY);
+    }
+    p->capacity = kPoolFileBytes;
+  }
   obj_init(&p->h, K_POOL, ctx);
   p->dev = dev;
   *out = p;
@@ -1297,9 +1351,27 @@ static CUresult fake_cuMemPoolDestroy(struct pool* h) {
   CUresult r = p->h.ctx->sticky;
   if (r == SUCCESS) r = injected("cuMemPoolDestroy", p->h.ctx);
   if (r != SUCCESS && r != p->h.ctx->sticky) RETURN(r);
-  /* Outstanding allocations keep their memory until freed. */
+  /* Outstanding allocations keep their memory until freed (an exportable
+   * pool's file stays mapped for them). An imported pool unmaps its file:
+   * its pointers go with it. */
   obj_kill(&p->h);
   p->destroyed = 1;
+  if (p->imported) {
+    for (struct obj* o = all_objs; o != NULL; o = o->next_all) {
+      struct devmem* m = (struct devmem*)o;
+      if (o->kind == K_DEVICE && o->alive && m->pool == p) {
+        m->p = NULL;
+        obj_kill(o);
+      }
+    }
+    munmap(p->base, p->capacity);
+    p->base = NULL;
+  } else if (p->fd >= 0 && p->used == 0) {
+    munmap(p->base, p->capacity);
+    close(p->fd);
+    p->base = NULL;
+    p->fd = -1;
+  }
   trim(p);
   RETURN(r);
 }
@@ -1342,7 +1414,7 @@ static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr* out, size_t bytes, str
   if (r != SUCCESS) RETURN(r);
   struct pool* p = find(ph, K_POOL);
   if (p == NULL) RETURN(INVALID_HANDLE);
-  if (out == NULL || bytes == 0 || p->h.ctx != s->h.ctx) RETURN(INVALID_VALUE);
+  if (out == NULL || bytes == 0 || p->h.ctx != s->h.ctx || p->imported) RETURN(INVALID_VALUE);
   if (s->capturing) RETURN(NOT_SUPPORTED);
   size_t used = p->used + bytes;
   if (used > p->reserved) {
@@ -1354,10 +1426,20 @@ static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr* out, size_t bytes, str
     }
   }
   struct devmem* m = calloc(1, sizeof(struct devmem));
-  char* mem = malloc(bytes);
+  char* mem = NULL;
+  if (p->fd >= 0) {
+    size_t rounded = (bytes + 511) / 512 * 512;
+    if (m != NULL && rounded <= p->capacity - p->bump) {
+      mem = p->base + p->bump;
+      p->bump += rounded;
+      m->in_file = 1;
+    }
+  } else {
+    mem = malloc(bytes);
+  }
   if (m == NULL || mem == NULL) {
     free(m);
-    free(mem);
+    if (p->fd < 0) free(mem);
     RETURN(OUT_OF_MEMORY);
   }
   memset(mem, 0xcd, bytes); /* like fresh device memory: not zeroed */
@@ -1388,6 +1470,100 @@ static CUresult fake_cuMemFreeAsync(CUdeviceptr ptr, struct stream* sh) {
   op->mem = m;
   m->free_queued = 1;
   enqueue(s, op);
+  RETURN(SUCCESS);
+}
+
+/* CUDA IPC: an exportable pool's memory file, an allocation's range in it,
+ * and their import by another process (which maps the same file). */
+static CUresult fake_cuMemPoolExportToShareableHandle(void* handle_out, struct pool* h, int type,
+                                                     unsigned long long flags) {
+  LOCK();
+  struct pool* p = find(h, K_POOL);
+  if (p == NULL) RETURN(INVALID_HANDLE);
+  if (p->h.ctx->sticky) RETURN(p->h.ctx->sticky);
+  CUresult r = injected("cuMemPoolExportToShareableHandle", p->h.ctx);
+  if (r != SUCCESS) RETURN(r);
+  if (handle_out == NULL || flags != 0 || type != 1 || p->fd < 0 || p->imported) RETURN(INVALID_VALUE);
+  int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) RETURN(OUT_OF_MEMORY);
+  *(int*)handle_out = fd;
+  RETURN(SUCCESS);
+}
+
+static struct devmem* live_devmem_at(CUdeviceptr ptr) {
+  for (struct obj* o = all_objs; o != NULL; o = o->next_all) {
+    struct devmem* m = (struct devmem*)o;
+    if (o->kind == K_DEVICE && o->alive && !m->free_queued && (uintptr_t)m->p == ptr) return m;
+  }
+  return NULL;
+}
+
+static CUresult fake_cuMemPoolExportPointer(struct export_data* out, CUdeviceptr ptr) {
+  LOCK();
+  struct devmem* m = live_devmem_at(ptr);
+  if (out == NULL || m == NULL || !m->in_file || m->imported) RETURN(INVALID_VALUE);
+  if (m->h.ctx->sticky) RETURN(m->h.ctx->sticky);
+  memset(out, 0, sizeof(*out));
+  memcpy(out->magic, kExportMagic, sizeof(kExportMagic));
+  out->offset = (unsigned long long)(m->p - m->pool->base);
+  out->bytes = m->n;
+  RETURN(SUCCESS);
+}
+
+static CUresult fake_cuMemPoolImportFromShareableHandle(struct pool** out, void* handle, int type,
+                                                       unsigned long long flags) {
+  LOCK();
+  struct CUctx_st* ctx = current();
+  if (ctx == NULL) RETURN(INVALID_CONTEXT);
+  if (ctx->sticky) RETURN(ctx->sticky);
+  if (out == NULL || type != 1 || flags != 0) RETURN(INVALID_VALUE);
+  int fd = (int)(intptr_t)handle;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size != kPoolFileBytes) RETURN(INVALID_VALUE);
+  struct pool* p = calloc(1, sizeof(struct pool));
+  if (p == NULL) RETURN(OUT_OF_MEMORY);
+  p->base = mmap(NULL, kPoolFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p->base == MAP_FAILED) {
+    free(p);
+    RETURN(INVALID_VALUE);
+  }
+  p->fd = -1; /* the caller keeps (and closes) its fd */
+  p->capacity = kPoolFileBytes;
+  p->imported = 1;
+  obj_init(&p->h, K_POOL, ctx);
+  p->dev = (int)(ctx - contexts);
+  *out = p;
+  RETURN(SUCCESS);
+}
+
+static CUresult fake_cuMemPoolImportPointer(CUdeviceptr* out, struct pool* h, const struct export_data* data) {
+  LOCK();
+  struct pool* p = find(h, K_POOL);
+  if (p == NULL) RETURN(INVALID_HANDLE);
+  if (p->h.ctx->sticky) RETURN(p->h.ctx->sticky);
+  if (out == NULL || data == NULL || !p->imported || memcmp(data->magic, kExportMagic, sizeof(kExportMagic)) != 0 ||
+      data->bytes == 0 || data->offset > p->capacity || data->bytes > p->capacity - data->offset) {
+    RETURN(INVALID_VALUE);
+  }
+  struct devmem* m = calloc(1, sizeof(struct devmem));
+  if (m == NULL) RETURN(OUT_OF_MEMORY);
+  obj_init(&m->h, K_DEVICE, p->h.ctx);
+  m->p = p->base + data->offset;
+  m->n = (size_t)data->bytes;
+  m->pool = p;
+  m->in_file = 1;
+  m->imported = 1;
+  *out = (CUdeviceptr)(uintptr_t)m->p;
+  RETURN(SUCCESS);
+}
+
+/* Only imported pointers here (warpd allocates from pools). */
+static CUresult fake_cuMemFree(CUdeviceptr ptr) {
+  LOCK();
+  struct devmem* m = live_devmem_at(ptr);
+  if (m == NULL || !m->imported) RETURN(INVALID_VALUE);
+  m->p = NULL;
+  obj_kill(&m->h);
   RETURN(SUCCESS);
 }
 
@@ -1990,6 +2166,11 @@ static const struct entry entries[] = {
     {"cuMemPoolDestroy", 11020, (void*)fake_cuMemPoolDestroy},
     {"cuMemPoolSetAttribute", 11020, (void*)fake_cuMemPoolSetAttribute},
     {"cuMemPoolGetAttribute", 11020, (void*)fake_cuMemPoolGetAttribute},
+    {"cuMemPoolExportToShareableHandle", 11020, (void*)fake_cuMemPoolExportToShareableHandle},
+    {"cuMemPoolExportPointer", 11020, (void*)fake_cuMemPoolExportPointer},
+    {"cuMemPoolImportFromShareableHandle", 11020, (void*)fake_cuMemPoolImportFromShareableHandle},
+    {"cuMemPoolImportPointer", 11020, (void*)fake_cuMemPoolImportPointer},
+    {"cuMemFree", 3020, (void*)fake_cuMemFree},
     {"cuMemAllocFromPoolAsync", 11020, (void*)fake_cuMemAllocFromPoolAsync},
     {"cuMemFreeAsync", 11020, (void*)fake_cuMemFreeAsync},
     {"cuMemcpyHtoDAsync", 3020, (void*)fake_cuMemcpyHtoDAsync_v2},

@@ -1,0 +1,243 @@
+"""Zero-copy GPU arrays for a client on the daemon's host (CUDA IPC).
+
+A GPU array's memory belongs to the daemon's process. A client that reached
+the daemon over its Unix socket asks the share socket beside it
+(``<socket>.share``, server/local/share_socket.h) for one of its session's
+arrays on ``cuda:N``; the daemon answers with a new file descriptor of the
+session's own memory pool on that GPU (SCM_RIGHTS), the 64 bytes that name
+the array's allocation in it, and the GPU's UUID. This process then imports
+the pool (``cuMemPoolImportFromShareableHandle``, once per pool) and the
+allocation (``cuMemPoolImportPointer``) into its primary context of the GPU
+with that UUID (so ``CUDA_VISIBLE_DEVICES`` may number the GPUs differently
+here), through this process's own ``libcuda.so.1``.
+
+``a.__cuda_array_interface__`` (version 3) is then a device pointer of this
+process into the array's memory: torch, CuPy or Numba on this host use it
+without a copy, and their writes change the array. The daemon gives a
+session only its own arrays' pool, and a pool holds only that session's plain
+arrays (descriptors and the daemon's objects live elsewhere), so nothing
+imported here reaches another session's data.
+
+Ordering: the interface waits for the array's queued work first (its
+``stream`` is None: nothing is left to wait for), but the daemon cannot see
+this process's streams: work queued here on the memory (a torch kernel) must
+finish (``torch.cuda.synchronize()``) before the array is used by warpd
+again. An import is freed (``cuMemFree``) when the array that made it is
+freed, before the daemon is told to free the array, as CUDA requires.
+
+Where the import is not possible (a TCP client, a CPU array, no driver in this
+process, a driver without IPC), ``__cuda_array_interface__`` raises
+AttributeError saying why, so libraries fall back to other protocols.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import POINTER, byref, c_char_p, c_int, c_uint, c_uint64, c_ulonglong, c_void_p
+
+from . import local_map
+
+_API_VERSION = 12000  # the entry points' version asked of cuGetProcAddress (as the daemon)
+_HANDLE_POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+
+
+class CudaIpcError(RuntimeError):
+    """The memory of a GPU array cannot be mapped into this process; the message says why."""
+
+
+class _Driver:
+    """This process's libcuda.so.1: the few entry points an import needs, resolved
+    through cuGetProcAddress_v2 as the daemon resolves its own."""
+
+    def __init__(self):
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise CudaIpcError(f"this process cannot load the NVIDIA driver (libcuda.so.1): {e}") from None
+        get = getattr(lib, "cuGetProcAddress_v2", None)
+        if get is None:
+            raise CudaIpcError("this process's NVIDIA driver is too old for CUDA IPC (no cuGetProcAddress_v2)")
+        get.argtypes = [c_char_p, POINTER(c_void_p), c_int, c_uint64, POINTER(c_int)]
+        get.restype = c_int
+        self._get = get
+        self.error_name = self._fn("cuGetErrorName", [c_int, POINTER(c_char_p)])
+        self.init = self._fn("cuInit", [c_uint])
+        self.device_count = self._fn("cuDeviceGetCount", [POINTER(c_int)])
+        self.device_get = self._fn("cuDeviceGet", [POINTER(c_int), c_int])
+        self.device_uuid = self._fn("cuDeviceGetUuid", [ctypes.c_char * 16, c_int])
+        self.retain = self._fn("cuDevicePrimaryCtxRetain", [POINTER(c_void_p), c_int])
+        self.push = self._fn("cuCtxPushCurrent", [c_void_p])
+        self.pop = self._fn("cuCtxPopCurrent", [POINTER(c_void_p)])
+        self.import_pool = self._fn("cuMemPoolImportFromShareableHandle",
+                                    [POINTER(c_void_p), c_void_p, c_int, c_ulonglong])
+        self.import_pointer = self._fn("cuMemPoolImportPointer", [POINTER(c_uint64), c_void_p, c_void_p])
+        self.free = self._fn("cuMemFree", [c_uint64])
+        self.check(self.init(0), "cuInit")
+        self._contexts: dict[str, c_void_p] = {}
+
+    def _fn(self, name: str, argtypes):
+        p, status = c_void_p(), c_int()
+        r = self._get(name.encode(), byref(p), _API_VERSION, 0, byref(status))
+        if r != 0 or not p.value:
+            raise CudaIpcError(f"this process's NVIDIA driver has no {name} (CUDA {_API_VERSION // 1000}+ needed)")
+        return ctypes.CFUNCTYPE(c_int, *argtypes)(p.value)
+
+    def check(self, r: int, what: str):
+        if r != 0:
+            name = c_char_p()
+            self.error_name(r, byref(name))
+            raise CudaIpcError(f"{what} failed: {(name.value or b'CUDA error').decode()} ({r})")
+
+    def context(self, uuid: str) -> c_void_p:
+        """This process's primary context of the GPU named `uuid` ("GPU-..."), retained once."""
+        ctx = self._contexts.get(uuid)
+        if ctx is not None:
+            return ctx
+        count = c_int()
+        self.check(self.device_count(byref(count)), "cuDeviceGetCount")
+        for i in range(count.value):
+            dev = c_int()
+            self.check(self.device_get(byref(dev), i), "cuDeviceGet")
+            raw = (ctypes.c_char * 16)()
+            self.check(self.device_uuid(raw, dev), "cuDeviceGetUuid")
+            if _format_uuid(bytes(raw)) == uuid:
+                ctx = c_void_p()
+                self.check(self.retain(byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+                self._contexts[uuid] = ctx
+                return ctx
+        raise CudaIpcError(f"the daemon's GPU {uuid} is not visible to this process "
+                           f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')})")
+
+    def in_context(self, ctx: c_void_p, fn):
+        self.check(self.push(ctx), "cuCtxPushCurrent")
+        try:
+            return fn()
+        finally:
+            self.pop(byref(c_void_p()))
+
+
+def _format_uuid(b: bytes) -> str:
+    h = b.hex()
+    return f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+_lock = threading.Lock()
+_driver: _Driver | None = None
+_driver_error: str | None = None
+_pools: dict[tuple[str, int], c_void_p] = {}  # (session, the daemon's pool serial): imported pool
+
+
+def _get_driver() -> _Driver:
+    global _driver, _driver_error
+    if _driver is None:
+        if _driver_error is not None:
+            raise CudaIpcError(_driver_error)
+        try:
+            _driver = _Driver()
+        except CudaIpcError as e:
+            _driver_error = str(e)
+            raise
+    return _driver
+
+
+class Import:
+    """One allocation of the daemon imported into this process: `address` is its first
+    byte here; close() frees the import (before the daemon frees the allocation)."""
+
+    def __init__(self, driver: _Driver, ctx: c_void_p, address: int, size: int):
+        self._driver, self._ctx = driver, ctx
+        self.address, self.size = address, size
+
+    def close(self):
+        address, self.address = self.address, 0
+        if address:
+            with _lock:
+                try:
+                    self._driver.in_context(self._ctx, lambda: self._driver.free(address))
+                except CudaIpcError:
+                    pass
+
+
+def import_array(rt, handle: int, nbytes: int) -> Import:
+    """Imports the GPU array `handle` of rt's session (nbytes: its size) into this process."""
+    if rt.share_path is None:
+        raise CudaIpcError("only a client on the daemon's host (connected over its Unix socket) can map "
+                           "GPU arrays; over TCP, numpy() copies")
+    try:
+        parts, fd = local_map.share_request(rt.share_path, rt.token, rt.session, handle)
+    except OSError as e:
+        raise CudaIpcError(f"the daemon's share socket cannot be reached: {e}") from None
+    try:
+        if parts and parts[0] == "error":
+            raise CudaIpcError(" ".join(parts[2:]) or "the daemon refused")
+        if len(parts) != 7 or parts[0] != "ok" or parts[4] != "cuda" or fd < 0:
+            raise CudaIpcError("the daemon did not share this array as GPU memory")
+        offset, size, serial, uuid, blob = int(parts[1]), int(parts[2]), int(parts[3]), parts[5], parts[6]
+        data = bytes.fromhex(blob)
+        if size != nbytes or offset < 0 or len(data) != 64:
+            raise CudaIpcError("the daemon's answer does not describe this array")
+        with _lock:
+            driver = _get_driver()
+            ctx = driver.context(uuid)
+            pool = _pools.get((rt.session, serial))
+            if pool is None:
+                pool = c_void_p()
+                driver.in_context(ctx, lambda: driver.check(
+                    driver.import_pool(byref(pool), c_void_p(fd), _HANDLE_POSIX_FD, 0),
+                    "cuMemPoolImportFromShareableHandle"))
+                _pools[(rt.session, serial)] = pool
+            ptr = c_uint64()
+            blob_buf = (ctypes.c_ubyte * 64).from_buffer_copy(data)
+            driver.in_context(ctx, lambda: driver.check(
+                driver.import_pointer(byref(ptr), pool, ctypes.addressof(blob_buf)), "cuMemPoolImportPointer"))
+        return Import(driver, ctx, ptr.value + offset, size)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def interface(a) -> dict:
+    """``a.__cuda_array_interface__`` (module docstring); AttributeError where it cannot be."""
+    import numpy as np  # noqa: PLC0415
+
+    from . import array_view  # noqa: PLC0415
+    from . import types as wt  # noqa: PLC0415
+
+    if a.handle is None:
+        raise AttributeError("__cuda_array_interface__: the array is not allocated")
+    if not a.device.is_cuda:
+        raise AttributeError(f"__cuda_array_interface__: the array is on {a.device}, not a GPU "
+                             f"(use __array_interface__ or numpy())")
+    np_dtype = wt.numpy_dtype(a.dtype)
+    eshape = wt.element_shape(a.dtype)
+    estrides = array_view.contiguous_strides(eshape, np_dtype.itemsize)
+    shape = tuple(a.shape) + tuple(eshape)
+    strides = tuple(a.strides) + tuple(estrides)
+    if a.size == 0:
+        return {"shape": shape, "typestr": np_dtype.str, "descr": np_dtype.descr, "data": (0, False),
+                "strides": strides, "version": 3, "stream": None}
+    root = a._root if a._root is not None else a
+    imported = getattr(root, "_cuda_import", None)
+    if imported is None or not imported.address:
+        try:
+            imported = import_array(root._rt, root.handle, root.capacity)
+        except CudaIpcError as e:
+            raise AttributeError(f"__cuda_array_interface__: {e}") from None
+        root._cuda_import = imported
+    a._rt.synchronize(a.device)
+    return {"shape": shape, "typestr": np_dtype.str, "descr": np_dtype.descr,
+            "data": (imported.address + a._offset, False),
+            "strides": None if strides == array_view.contiguous_strides(shape, np_dtype.itemsize) else strides,
+            "version": 3, "stream": None}
+
+
+def release(a):
+    """Frees `a`'s import, if it made one (its __del__, before the daemon frees it)."""
+    imported = a.__dict__.pop("_cuda_import", None)
+    if imported is not None:
+        imported.close()
+
+
+__all__ = ["CudaIpcError", "Import", "import_array", "interface", "release"]
