@@ -995,6 +995,43 @@ try:
     out["descriptors"] = "shared"
 except AttributeError as e:
     out["descriptors"] = str(e)
+# DLPack: a kDLCUDA capsule of the same memory, holding the array while it lives.
+import weakref
+from warpd import cuda_ipc
+out["dl_device"] = list(a.__dlpack_device__())
+get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+def dl(capsule):
+    t = cuda_ipc._DLManagedTensor.from_address(get_pointer(capsule, b"dltensor")).dl_tensor
+    return [t.data, [t.device.device_type, t.device.device_id], [t.dtype.code, t.dtype.bits, t.dtype.lanes],
+            t.shape[:t.ndim], t.strides[:t.ndim]]
+out["dl_a"] = dl(a.__dlpack__())
+out["dl_a"][0] -= ptr
+g = wp.zeros((4, 6), dtype=wp.vec2h, device="cuda:0")[:, 1:5:2]
+gp = g._root.__cuda_array_interface__["data"][0]
+out["dl_view"] = dl(g.__dlpack__())
+out["dl_view"][0] -= gp
+t = wp.zeros(1000, dtype=wp.int16, device="cuda:0")
+alive = weakref.ref(t)
+cap = t.__dlpack__()
+del t
+import gc; gc.collect()
+out["held_by_capsule"] = alive() is not None
+del cap
+gc.collect()
+out["released_with_capsule"] = alive() is None
+t = wp.zeros(1000, dtype=wp.int16, device="cuda:0")
+alive = weakref.ref(t)
+cap = t.__dlpack__()
+set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+managed = cuda_ipc._DLManagedTensor.from_address(get_pointer(cap, b"dltensor"))
+set_name(cap, b"used_dltensor")  # as a consumer takes it: the capsule no longer owns the tensor
+del cap, t
+gc.collect()
+out["held_by_consumer"] = alive() is not None
+managed.deleter(ctypes.pointer(managed))  # the consumer is done
+gc.collect()
+out["released_by_deleter"] = alive() is None
 # A forged share request for another session's array is refused.
 from warpd import local_map
 from warpd.context import runtime
@@ -1023,3 +1060,9 @@ def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driv
     assert "descriptors" in out["descriptors"] and "cannot be shared" in out["descriptors"], out["descriptors"]
     assert out["forged"] == ["error", "UNAUTHENTICATED"], out["forged"]
     assert out["freed"] == 0
+    assert out["dl_device"] == [2, 0]
+    assert out["dl_a"] == [0, [2, 0], [2, 32, 1], [100000], [1]]
+    # (4, 2) of vec2h: rows of 6 elements (12 halves), every other from the second.
+    assert out["dl_view"] == [4, [2, 0], [2, 16, 1], [4, 2, 2], [12, 4, 1]], out["dl_view"]
+    assert out["held_by_capsule"] and out["released_with_capsule"]
+    assert out["held_by_consumer"] and out["released_by_deleter"]

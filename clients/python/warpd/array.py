@@ -966,17 +966,19 @@ class array:
 
     # DLPack (interop.py): a view of the memory where it is mapped here, else a copy.
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """The array as a DLPack capsule of host memory: shares the array's memory
-        where it is mapped into this process (a local client's CPU arrays of 64 KiB
-        or more), else holds a copy (``copy=False`` then raises BufferError)."""
+        """The array as a DLPack capsule: shares the array's memory where it is mapped
+        into this process (a local client's CPU arrays of 64 KiB or more, in host memory;
+        its GPU arrays, as GPU memory through CUDA IPC), else holds a host copy
+        (``copy=False`` then raises BufferError)."""
         from . import interop  # noqa: PLC0415
         return interop.dlpack_capsule(self, stream=stream, max_version=max_version, dl_device=dl_device,
                                       copy=copy)
 
     def __dlpack_device__(self):
-        """(kDLCPU, 0): the exported data is always host memory."""
+        """(kDLCUDA, ordinal) for a GPU array this process imports (CUDA IPC), else
+        (kDLCPU, 0): the export is a host copy (interop.py)."""
         from . import interop  # noqa: PLC0415
-        return interop.DLPACK_CPU
+        return interop.dlpack_device(self)
 
     def __setitem__(self, key, value):
         raise NotImplementedError("element assignment to a warpd array in Python scope is not "

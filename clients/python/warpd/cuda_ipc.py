@@ -76,6 +76,7 @@ class _Driver:
         self.free = self._fn("cuMemFree", [c_uint64])
         self.check(self.init(0), "cuInit")
         self._contexts: dict[str, c_void_p] = {}
+        self.ordinals: dict[str, int] = {}  # this process's ordinal of each GPU by UUID
 
     def _fn(self, name: str, argtypes):
         p, status = c_void_p(), c_int()
@@ -106,6 +107,7 @@ class _Driver:
                 ctx = c_void_p()
                 self.check(self.retain(byref(ctx), dev), "cuDevicePrimaryCtxRetain")
                 self._contexts[uuid] = ctx
+                self.ordinals[uuid] = i
                 return ctx
         raise CudaIpcError(f"the daemon's GPU {uuid} is not visible to this process "
                            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')})")
@@ -146,9 +148,10 @@ class Import:
     """One allocation of the daemon imported into this process: `address` is its first
     byte here; close() frees the import (before the daemon frees the allocation)."""
 
-    def __init__(self, driver: _Driver, ctx: c_void_p, address: int, size: int):
+    def __init__(self, driver: _Driver, ctx: c_void_p, address: int, size: int, ordinal: int):
         self._driver, self._ctx = driver, ctx
         self.address, self.size = address, size
+        self.ordinal = ordinal  # this process's ordinal of the GPU
 
     def close(self):
         address, self.address = self.address, 0
@@ -192,10 +195,21 @@ def import_array(rt, handle: int, nbytes: int) -> Import:
             blob_buf = (ctypes.c_ubyte * 64).from_buffer_copy(data)
             driver.in_context(ctx, lambda: driver.check(
                 driver.import_pointer(byref(ptr), pool, ctypes.addressof(blob_buf)), "cuMemPoolImportPointer"))
-        return Import(driver, ctx, ptr.value + offset, size)
+        return Import(driver, ctx, ptr.value + offset, size, driver.ordinals[uuid])
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def imported_root(a) -> Import:
+    """The import of `a`'s root array (made on first use, kept with the root): a view is
+    its root's memory at its offset. CudaIpcError where it cannot be."""
+    root = a._root if a._root is not None else a
+    imported = getattr(root, "_cuda_import", None)
+    if imported is None or not imported.address:
+        imported = import_array(root._rt, root.handle, root.capacity)
+        root._cuda_import = imported
+    return imported
 
 
 def interface(a) -> dict:
@@ -218,19 +232,125 @@ def interface(a) -> dict:
     if a.size == 0:
         return {"shape": shape, "typestr": np_dtype.str, "descr": np_dtype.descr, "data": (0, False),
                 "strides": strides, "version": 3, "stream": None}
-    root = a._root if a._root is not None else a
-    imported = getattr(root, "_cuda_import", None)
-    if imported is None or not imported.address:
-        try:
-            imported = import_array(root._rt, root.handle, root.capacity)
-        except CudaIpcError as e:
-            raise AttributeError(f"__cuda_array_interface__: {e}") from None
-        root._cuda_import = imported
+    try:
+        imported = imported_root(a)
+    except CudaIpcError as e:
+        raise AttributeError(f"__cuda_array_interface__: {e}") from None
     a._rt.synchronize(a.device)
     return {"shape": shape, "typestr": np_dtype.str, "descr": np_dtype.descr,
             "data": (imported.address + a._offset, False),
             "strides": None if strides == array_view.contiguous_strides(shape, np_dtype.itemsize) else strides,
             "version": 3, "stream": None}
+
+
+# ------------------------------------------------------------------ DLPack
+
+KDL_CUDA = 2
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", POINTER(ctypes.c_int64)), ("strides", POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_Deleter = ctypes.CFUNCTYPE(None, POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", c_void_p), ("deleter", _Deleter)]
+
+# What each capsule's tensor holds alive (the array, the shape and strides),
+# by the address of its DLManagedTensor, until its deleter runs.
+_exported: dict[int, tuple] = {}
+
+
+@_Deleter
+def _delete(managed):
+    _exported.pop(ctypes.addressof(managed.contents), None)
+
+
+_PyCapsule_Destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Function objects of this module's own (ctypes.pythonapi's attributes are
+# shared: another module setting their argtypes would change these).
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, c_void_p, c_char_p, _PyCapsule_Destructor)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_is_valid = ctypes.PYFUNCTYPE(c_int, c_void_p, c_char_p)(("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+@_PyCapsule_Destructor
+def _capsule_gone(capsule):
+    # Not consumed (still named "dltensor"): the capsule's tensor goes with it.
+    if _capsule_is_valid(capsule, b"dltensor"):
+        address = _capsule_pointer(capsule, b"dltensor")
+        if address:
+            _exported.pop(address, None)
+
+
+def _dl_type(np_dtype) -> tuple[int, int]:
+    if np_dtype.kind == "b":
+        return 6, 8  # kDLBool
+    code = {"i": 0, "u": 1, "f": 2}.get(np_dtype.kind)
+    if code is None:
+        raise BufferError(f"DLPack: no DLPack type for {np_dtype}")
+    return code, np_dtype.itemsize * 8
+
+
+def dlpack_device(a) -> tuple[int, int] | None:
+    """(kDLCUDA, this process's ordinal of the GPU) when `a` can be exported here as GPU
+    memory; None otherwise."""
+    if a.handle is None or not a.device.is_cuda or a.size == 0:
+        return None
+    try:
+        return (KDL_CUDA, imported_root(a).ordinal)
+    except CudaIpcError:
+        return None
+
+
+def dlpack_capsule(a):
+    """A legacy DLPack capsule ("dltensor") of `a`'s GPU memory in this process (kDLCUDA;
+    no copy), after the array's queued work; it keeps `a` alive. CudaIpcError where the
+    memory cannot be imported."""
+    import numpy as np  # noqa: PLC0415
+
+    from . import array_view  # noqa: PLC0415
+    from . import types as wt  # noqa: PLC0415
+
+    imported = imported_root(a)
+    a._rt.synchronize(a.device)
+    np_dtype = wt.numpy_dtype(a.dtype)
+    code, bits = (4, 16) if a.dtype is getattr(wt, "bfloat16", None) else _dl_type(np.dtype(np_dtype))
+    eshape = tuple(wt.element_shape(a.dtype))
+    shape = tuple(a.shape) + eshape
+    itemsize = np.dtype(np_dtype).itemsize
+    strides = tuple(a.strides) + tuple(array_view.contiguous_strides(eshape, itemsize))
+    if any(st % itemsize for st in strides):
+        raise BufferError("DLPack: the array's strides are not whole elements")
+    shape_buf = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+    strides_buf = (ctypes.c_int64 * max(1, len(shape)))(*(st // itemsize for st in strides))
+    managed = _DLManagedTensor()
+    t = managed.dl_tensor
+    t.data = imported.address + a._offset
+    t.device = _DLDevice(KDL_CUDA, imported.ordinal)
+    t.ndim = len(shape)
+    t.dtype = _DLDataType(code, bits, 1)
+    t.shape = ctypes.cast(shape_buf, POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(strides_buf, POINTER(ctypes.c_int64))
+    t.byte_offset = 0
+    managed.deleter = _delete
+    address = ctypes.addressof(managed)
+    _exported[address] = (a, managed, shape_buf, strides_buf)
+    return _capsule_new(address, b"dltensor", _capsule_gone)
 
 
 def release(a):

@@ -5,11 +5,14 @@ this process (a client on the daemon's Unix socket, arrays of 64 KiB or
 more: local_map.py), its DLPack export (``a.__dlpack__()``,
 ``wp.to_dlpack(a)``, and so ``np.from_dlpack(a)``, ``wp.to_torch(a)``) is a
 view of that memory: no copy, writes through it change the array, and it
-keeps the array alive. Elsewhere (small arrays, CUDA arrays, clients over
-TCP) the export holds a copy downloaded at the call (``copy=False`` then
-raises BufferError). Either way the export is host memory
-(``__dlpack_device__`` is (kDLCPU, 0)) and the call first waits for the
-array's queued work.
+keeps the array alive. A GPU array of such a client is exported as GPU
+memory (``__dlpack_device__`` is (kDLCUDA, the GPU's ordinal in this
+process)), imported through CUDA IPC (cuda_ipc.py): ``wp.to_torch(a)`` is
+then a CUDA tensor on the same memory, as in Warp. Elsewhere (small arrays,
+clients over TCP, a GPU array this process cannot import) the export holds a
+copy in host memory downloaded at the call (``copy=False`` then raises
+BufferError; ``__dlpack_device__`` is (kDLCPU, 0)). The call first waits for
+the array's queued work.
 
 The other way, ``wp.from_dlpack(x)`` / ``wp.from_torch(t)`` copy the data
 into a new daemon array (the daemon cannot adopt this process's memory),
@@ -31,11 +34,24 @@ _KDL_CPU = 1
 _KDL_CUDA_HOST = 3  # pinned host memory
 
 
+def dlpack_device(a) -> tuple[int, int]:
+    """``a.__dlpack_device__()``: see the module docstring."""
+    from . import cuda_ipc  # noqa: PLC0415
+
+    return cuda_ipc.dlpack_device(a) or DLPACK_CPU
+
+
 def dlpack_capsule(a, *, stream=None, max_version=None, dl_device=None, copy=None):
     """``a.__dlpack__(...)``: see the module docstring."""
+    from . import cuda_ipc  # noqa: PLC0415
+
     a._check_live()
+    on_gpu = cuda_ipc.dlpack_device(a)
+    if on_gpu is not None and not copy and (dl_device is None or tuple(dl_device) == on_gpu):
+        return cuda_ipc.dlpack_capsule(a)  # the consumer's stream needs no wait: nothing is queued after it
     if dl_device is not None and tuple(dl_device) != DLPACK_CPU:
-        raise BufferError(f"warpd arrays export host memory only (dl_device {tuple(dl_device)} was asked for)")
+        raise BufferError(f"this warpd array can be exported as host memory only (dl_device {tuple(dl_device)} "
+                          f"was asked for)")
     local = a._local_view() if a.size else None
     if local is not None:
         a._rt.synchronize(a.device)
@@ -182,8 +198,9 @@ def device_to_torch(warp_device) -> str:
 
 
 def to_torch(a, requires_grad=None):
-    """A CPU ``torch.Tensor`` of `a`'s data through DLPack: shares the memory where
-    `a` is mapped into this process, else a copy. `requires_grad` None: `a`'s."""
+    """A ``torch.Tensor`` of `a`'s data through DLPack: shares the memory where `a` is
+    mapped into this process (a CUDA tensor for a GPU array imported through CUDA IPC),
+    else a CPU copy. `requires_grad` None: `a`'s."""
     torch = _torch()
     t = torch.from_dlpack(a)
     if requires_grad is None:
@@ -222,12 +239,12 @@ class _DLManagedTensorVersionedHead(ctypes.Structure):
                 ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensorHead)]
 
 
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# Function objects of this module's own: ctypes.pythonapi's attributes are
+# shared by every module of the process, so setting their argtypes would
+# change other users' calls.
+_get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
 class _Capsule:
