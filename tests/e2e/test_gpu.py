@@ -476,3 +476,41 @@ def test_volume_samples_on_the_gpu_match_trilinear_interpolation(wp, gpu):
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-5)
     # What kernels stored comes back with array(): the GPU's copy of the grid.
     assert volume.array().numpy().size == volume.get_grid_info().size_in_bytes
+
+
+def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(wp, gpu):
+    """The session's pool and the array's allocation imported into this process
+    (cuda_ipc.py): this process's driver reads and writes the daemon's memory, and
+    the daemon's kernels see the writes."""
+    import ctypes
+
+    from warpd import cuda_ipc
+    from warpd.context import runtime
+
+    if runtime().share_path is None:
+        pytest.skip("the test client is not on the daemon's Unix socket: CUDA IPC is for local clients")
+    n = 1 << 20
+    want = np.arange(n, dtype=np.float32)
+    x = wp.array(want, device=gpu)
+    y = wp.zeros(n, dtype=float, device=gpu)
+    cx, cy = x.__cuda_array_interface__, y.__cuda_array_interface__
+    assert cx["shape"] == (n,) and cx["typestr"] == "<f4" and cx["version"] == 3
+    drv = cuda_ipc._get_driver()
+    dtoh = drv._fn("cuMemcpyDtoH", [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t])
+    htod = drv._fn("cuMemcpyHtoD", [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t])
+    ctx = cuda_ipc.imported_root(x)._ctx
+    got = np.empty(n, dtype=np.float32)
+    drv.in_context(ctx, lambda: drv.check(dtoh(got.ctypes.data, cx["data"][0], got.nbytes), "cuMemcpyDtoH"))
+    np.testing.assert_array_equal(got, want)
+    halves = want * 0.5
+    drv.in_context(ctx, lambda: drv.check(htod(cy["data"][0], halves.ctypes.data, halves.nbytes), "cuMemcpyHtoD"))
+    out = wp.zeros(n, dtype=float, device=gpu)
+    wp.launch(square, dim=n, inputs=[y, out], device=gpu)
+    np.testing.assert_allclose(out.numpy(), halves * halves, rtol=1e-6)
+    assert x.__dlpack_device__() == (2, cuda_ipc.imported_root(x).ordinal)
+    imported = cuda_ipc.imported_root(x)
+    del x
+    import gc
+
+    gc.collect()
+    assert imported.address == 0  # freed here before the daemon frees the array
