@@ -185,7 +185,7 @@ absl::StatusOr<Device::MemoryExport> CudaDevice::ExportMemory(const Buffer& buff
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
   std::shared_ptr<cuda::CudaMemoryPool> pool = m->FindSessionPool(owner.account().get());
   if (pool == nullptr || !pool->exportable()) {
-    if (!m->pool().exportable()) {
+    if (m->exports_unsupported()) {
       return absl::UnimplementedError(
           absl::StrCat(info_.name, "'s driver cannot export memory to other processes (no CUDA IPC)"));
     }

@@ -367,19 +367,29 @@ TEST_F(CudaDeviceTest, ASessionsShareableArraysExportToItsClientOnly) {
   EXPECT_TRUE(ctx().Call("free", [&] { return importer.free_pointer(ptr); }).ok());
   EXPECT_TRUE(ctx().Call("destroy", [&] { return importer.destroy_pool(pool); }).ok());
 
-  // Never to another session, and never memory that is not a session's
-  // shareable memory (descriptors, objects: the device's own pool).
+  // Never to another session (before and after it has a pool of its own),
+  // and never memory that is not a session's shareable memory
+  // (descriptors, objects: the device's own pool).
   EXPECT_EQ(gpu_->ExportMemory(**shared, session_b).status().code(), absl::StatusCode::kFailedPrecondition);
   auto private_memory = gpu_->Allocate(5000, "t", &session_a);
   ASSERT_TRUE(private_memory.ok());
   EXPECT_EQ(gpu_->ExportMemory(**private_memory, session_a).status().code(), absl::StatusCode::kFailedPrecondition);
-  // Each session its own pool, counted against the device's quota.
   auto of_b = gpu_->AllocateShareable(100, "t", &session_b);
   ASSERT_TRUE(of_b.ok());
   absl::StatusOr<Device::MemoryExport> exported_b = gpu_->ExportMemory(**of_b, session_b);
   ASSERT_TRUE(exported_b.ok()) << exported_b.status();
   close(exported_b->fd);
-  EXPECT_NE(exported_b->pool_serial, exported->pool_serial);
+  EXPECT_NE(exported_b->pool_serial, exported->pool_serial);  // each session its own pool
+  EXPECT_EQ(gpu_->ExportMemory(**shared, session_b).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(gpu_->ExportMemory(**of_b, session_a).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CudaDeviceTest, WithoutIpcSupportNothingIsExported) {
+  SegmentPool session{MemoryAccount::Create("s on cuda:0", 0)};
+  fake().fail("cuMemPoolCreate", 801, 0);  // CUDA_ERROR_NOT_SUPPORTED for the session's exportable pool
+  auto b = gpu_->AllocateShareable(4096, "t", &session);
+  ASSERT_TRUE(b.ok()) << b.status();  // from the device's pool instead
+  EXPECT_EQ(gpu_->ExportMemory(**b, session).status().code(), absl::StatusCode::kUnimplemented);
 }
 
 TEST_F(CudaDeviceTest, AListedDeviceRunsNothing) {

@@ -1038,11 +1038,28 @@ from warpd.context import runtime
 rt = runtime()
 parts, fd = local_map.share_request(rt.share_path, rt.token, "not-a-session", a.handle)
 out["forged"] = parts[:2]
-# Freeing the array frees the import first (the stand-in counts live device handles).
+# Freeing the array frees the import first: this process's driver (the
+# stand-in, which counts its live handles) frees it.
+live = ctypes.CDLL("libcuda.so.1").warpd_fake_cuda_live
+live.argtypes, live.restype = [ctypes.c_char_p], ctypes.c_int
 imp = a._cuda_import
+held = live(b"device")
 del v, a
 import gc; gc.collect()
-out["freed"] = imp.address
+out["freed"] = [imp.freed, held - live(b"device")]
+# A copy on the GPU cannot be made here; one in host memory can.
+c = wp.full(8, 2.5, dtype=float, device="cuda:0")
+try:
+    c.__dlpack__(copy=True)
+    out["copy_on_gpu"] = "made"
+except BufferError:
+    out["copy_on_gpu"] = "refused"
+out["host_copy"] = np.from_dlpack(type("H", (), {"__dlpack__": lambda s, **k: c.__dlpack__(dl_device=(1, 0), **k),
+                                                 "__dlpack_device__": lambda s: (1, 0)})()).tolist()
+# Closing the session frees the imports that are left.
+keep = c.__cuda_array_interface__ and c._cuda_import
+runtime().close()
+out["closed"] = [keep.freed, live(b"device"), live(b"pool")]
 print("RESULT " + json.dumps(out), flush=True)
 '''
 
@@ -1059,7 +1076,9 @@ def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driv
     assert out["cpu"] is False
     assert "descriptors" in out["descriptors"] and "cannot be shared" in out["descriptors"], out["descriptors"]
     assert out["forged"] == ["error", "UNAUTHENTICATED"], out["forged"]
-    assert out["freed"] == 0
+    assert out["freed"] == [True, 1]
+    assert out["copy_on_gpu"] == "refused" and out["host_copy"] == [2.5] * 8
+    assert out["closed"] == [True, 0, 0], out["closed"]
     assert out["dl_device"] == [2, 0]
     assert out["dl_a"] == [0, [2, 0], [2, 32, 1], [100000], [1]]
     # (4, 2) of vec2h: rows of 6 elements (12 halves), every other from the second.

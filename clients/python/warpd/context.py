@@ -443,6 +443,9 @@ class Runtime:
             if self.lease is not None:
                 self.lease.stop()
             if self.session:
+                # Imports of the session's GPU memory go before its arrays do.
+                from . import cuda_ipc  # noqa: PLC0415
+                cuda_ipc.close_session(self.session)
                 self.stub.CloseSession(runtime_pb2.CloseSessionRequest(session=self.session),
                                        timeout=2.0)
         except Exception:

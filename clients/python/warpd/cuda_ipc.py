@@ -74,6 +74,7 @@ class _Driver:
                                     [POINTER(c_void_p), c_void_p, c_int, c_ulonglong])
         self.import_pointer = self._fn("cuMemPoolImportPointer", [POINTER(c_uint64), c_void_p, c_void_p])
         self.free = self._fn("cuMemFree", [c_uint64])
+        self.destroy_pool = self._fn("cuMemPoolDestroy", [c_void_p])
         self.check(self.init(0), "cuInit")
         self._contexts: dict[str, c_void_p] = {}
         self.ordinals: dict[str, int] = {}  # this process's ordinal of each GPU by UUID
@@ -125,10 +126,14 @@ def _format_uuid(b: bytes) -> str:
     return f"GPU-{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-_lock = threading.Lock()
+# Re-entrant: a garbage collection while an import holds it may free another
+# array, whose import's close() takes it again on the same thread.
+_lock = threading.RLock()
 _driver: _Driver | None = None
 _driver_error: str | None = None
-_pools: dict[tuple[str, int], c_void_p] = {}  # (session, the daemon's pool serial): imported pool
+# (session, the daemon's pool serial): (this process's context, the imported pool).
+_pools: dict[tuple[str, int], tuple[c_void_p, c_void_p]] = {}
+_live: set[Import] = set()  # imports not yet freed (close_session frees a session's)
 
 
 def _get_driver() -> _Driver:
@@ -145,20 +150,27 @@ def _get_driver() -> _Driver:
 
 
 class Import:
-    """One allocation of the daemon imported into this process: `address` is its first
-    byte here; close() frees the import (before the daemon frees the allocation)."""
+    """One allocation of the daemon imported into this process: `address` is the array's
+    first byte here (the allocation's `base` plus the array's offset in it); close()
+    frees the import (before the daemon frees the allocation). `freed`: whether that
+    free succeeded."""
 
-    def __init__(self, driver: _Driver, ctx: c_void_p, address: int, size: int, ordinal: int):
-        self._driver, self._ctx = driver, ctx
-        self.address, self.size = address, size
+    def __init__(self, driver: _Driver, ctx: c_void_p, session: str, base: int, offset: int, size: int,
+                 ordinal: int):
+        self._driver, self._ctx, self.session = driver, ctx, session
+        self._base, self.address, self.size = base, base + offset, size
         self.ordinal = ordinal  # this process's ordinal of the GPU
+        self.freed = False
 
     def close(self):
-        address, self.address = self.address, 0
-        if address:
-            with _lock:
+        with _lock:
+            base, self._base, self.address = self._base, 0, 0
+            _live.discard(self)
+            if base:
                 try:
-                    self._driver.in_context(self._ctx, lambda: self._driver.free(address))
+                    self._driver.in_context(self._ctx, lambda: self._driver.check(self._driver.free(base),
+                                                                                   "cuMemFree"))
+                    self.freed = True
                 except CudaIpcError:
                     pass
 
@@ -184,18 +196,28 @@ def import_array(rt, handle: int, nbytes: int) -> Import:
         with _lock:
             driver = _get_driver()
             ctx = driver.context(uuid)
-            pool = _pools.get((rt.session, serial))
-            if pool is None:
+            known = _pools.get((rt.session, serial))
+            if known is None:
                 pool = c_void_p()
-                driver.in_context(ctx, lambda: driver.check(
-                    driver.import_pool(byref(pool), c_void_p(fd), _HANDLE_POSIX_FD, 0),
-                    "cuMemPoolImportFromShareableHandle"))
-                _pools[(rt.session, serial)] = pool
+                handle = fd
+                if handle == 0:  # a null handle to the driver: another number for the same file
+                    handle = os.dup(fd)
+                try:
+                    driver.in_context(ctx, lambda: driver.check(
+                        driver.import_pool(byref(pool), c_void_p(handle), _HANDLE_POSIX_FD, 0),
+                        "cuMemPoolImportFromShareableHandle"))
+                finally:
+                    if handle != fd:
+                        os.close(handle)
+                known = _pools[(rt.session, serial)] = (ctx, pool)
+            pool = known[1]
             ptr = c_uint64()
             blob_buf = (ctypes.c_ubyte * 64).from_buffer_copy(data)
             driver.in_context(ctx, lambda: driver.check(
                 driver.import_pointer(byref(ptr), pool, ctypes.addressof(blob_buf)), "cuMemPoolImportPointer"))
-        return Import(driver, ctx, ptr.value + offset, size, driver.ordinals[uuid])
+            imported = Import(driver, ctx, rt.session, ptr.value, offset, size, driver.ordinals[uuid])
+            _live.add(imported)
+            return imported
     finally:
         if fd >= 0:
             os.close(fd)
@@ -205,11 +227,20 @@ def imported_root(a) -> Import:
     """The import of `a`'s root array (made on first use, kept with the root): a view is
     its root's memory at its offset. CudaIpcError where it cannot be."""
     root = a._root if a._root is not None else a
-    imported = getattr(root, "_cuda_import", None)
-    if imported is None or not imported.address:
-        imported = import_array(root._rt, root.handle, root.capacity)
+    with _lock:
+        imported = root.__dict__.get("_cuda_import")
+        if imported is not None and imported.address:
+            return imported
+        refusal = root.__dict__.get("_cuda_refusal")
+        if refusal is not None:  # the daemon's answer does not change for this array
+            raise CudaIpcError(refusal)
+        try:
+            imported = import_array(root._rt, root.handle, root.capacity)
+        except CudaIpcError as e:
+            root._cuda_refusal = str(e)
+            raise
         root._cuda_import = imported
-    return imported
+        return imported
 
 
 def interface(a) -> dict:
@@ -358,6 +389,20 @@ def release(a):
     imported = a.__dict__.pop("_cuda_import", None)
     if imported is not None:
         imported.close()
+
+
+def close_session(session: str):
+    """Frees every import of `session` and its imported pools (before the session
+    closes, which frees its arrays)."""
+    with _lock:
+        for imported in [i for i in _live if i.session == session]:
+            imported.close()
+        for key in [k for k in _pools if k[0] == session]:
+            ctx, pool = _pools.pop(key)
+            try:
+                _driver.in_context(ctx, lambda pool=pool: _driver.destroy_pool(pool))
+            except CudaIpcError:
+                pass
 
 
 __all__ = ["CudaIpcError", "Import", "import_array", "interface", "release"]

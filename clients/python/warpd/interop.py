@@ -47,7 +47,10 @@ def dlpack_capsule(a, *, stream=None, max_version=None, dl_device=None, copy=Non
 
     a._check_live()
     on_gpu = cuda_ipc.dlpack_device(a)
-    if on_gpu is not None and not copy and (dl_device is None or tuple(dl_device) == on_gpu):
+    if on_gpu is not None and (dl_device is None or tuple(dl_device) == on_gpu):
+        if copy:
+            raise BufferError("a GPU array is exported as its own memory: this process cannot copy it on the "
+                              "GPU (pass dl_device=(1, 0) for a copy in host memory)")
         return cuda_ipc.dlpack_capsule(a)  # the consumer's stream needs no wait: nothing is queued after it
     if dl_device is not None and tuple(dl_device) != DLPACK_CPU:
         raise BufferError(f"this warpd array can be exported as host memory only (dl_device {tuple(dl_device)} "

@@ -17,7 +17,9 @@ absl::StatusOr<std::shared_ptr<CudaMemory>> CudaMemory::Open(const CudaDriver& d
   WARPD_ASSIGN_OR_RETURN(CudaStream control, CudaStream::Create(*m->context_));
   m->control_ = std::make_unique<CudaStream>(std::move(control));
   m->streams_ = std::make_unique<StreamPool>(*m->context_);
-  WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool));
+  // The device's pool is never exported (sessions' pools are: SessionPool).
+  WARPD_ASSIGN_OR_RETURN(m->pool_, CudaMemoryPool::Create(*m->context_, options.pool, nullptr,
+                                                          CudaMemoryPool::Export::kNo));
   WARPD_ASSIGN_OR_RETURN(m->staging_, PinnedStagingRing::Create(*m->context_, options.staging));
   return m;
 }
@@ -31,16 +33,23 @@ absl::StatusOr<std::shared_ptr<CudaMemoryPool>> CudaMemory::SessionPool(
   if (auto it = sessions_.find(account.get()); it != sessions_.end()) return it->second.pool;
   CudaMemoryPool::Options options;  // release threshold 0
   absl::StatusOr<std::unique_ptr<CudaMemoryPool>> made =
-      CudaMemoryPool::Create(*context_, options, pool_->usage(), /*require_export=*/true);
+      CudaMemoryPool::Create(*context_, options, pool_->usage(), CudaMemoryPool::Export::kRequire);
   std::shared_ptr<CudaMemoryPool> pool;
   if (made.ok()) {
     pool = std::move(*made);
-  } else if (made.status().code() != absl::StatusCode::kUnimplemented) {
+  } else if (made.status().code() == absl::StatusCode::kUnimplemented) {
+    exports_unsupported_ = true;
+  } else {
     return made.status();
   }
   // Without export support: the device's pool (nothing to export).
   sessions_[account.get()] = SessionEntry{account, pool};
   return pool;
+}
+
+bool CudaMemory::exports_unsupported() const {
+  absl::MutexLock lock(&sessions_mu_);
+  return exports_unsupported_;
 }
 
 std::shared_ptr<CudaMemoryPool> CudaMemory::FindSessionPool(const MemoryAccount* account) const {

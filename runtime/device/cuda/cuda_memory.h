@@ -74,6 +74,8 @@ class CudaMemory {
   // dropped at the next call.
   absl::StatusOr<std::shared_ptr<CudaMemoryPool>> SessionPool(const std::shared_ptr<MemoryAccount>& account)
       ABSL_LOCKS_EXCLUDED(sessions_mu_);
+  // Whether the driver refused an exportable pool (no CUDA IPC here).
+  bool exports_unsupported() const ABSL_LOCKS_EXCLUDED(sessions_mu_);
   // The pool SessionPool made for `account`, if any (never makes one).
   std::shared_ptr<CudaMemoryPool> FindSessionPool(const MemoryAccount* account) const ABSL_LOCKS_EXCLUDED(sessions_mu_);
   PinnedStagingRing& staging() const { return *staging_; }
@@ -94,6 +96,7 @@ class CudaMemory {
   };
   mutable absl::Mutex sessions_mu_;
   absl::flat_hash_map<const MemoryAccount*, SessionEntry> sessions_ ABSL_GUARDED_BY(sessions_mu_);
+  bool exports_unsupported_ ABSL_GUARDED_BY(sessions_mu_) = false;
 };
 
 }  // namespace warpd::runtime::cuda

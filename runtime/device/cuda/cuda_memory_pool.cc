@@ -37,21 +37,21 @@ CudaMemoryPool::CudaMemoryPool(ContextUser user, CUmemoryPool pool, bool exporta
 
 absl::StatusOr<std::unique_ptr<CudaMemoryPool>> CudaMemoryPool::Create(CudaContext& ctx, const Options& options,
                                                                        std::shared_ptr<Usage> usage,
-                                                                       bool require_export) {
+                                                                       Export export_mode) {
   absl::StatusOr<ContextUser> user = ctx.AddUser();
   if (!user.ok()) return user.status();
   CUmemoryPool pool = nullptr;
-  bool exportable = true;
-  CUmemPoolProps props = PoolProps(ctx.ordinal(), true);
+  bool exportable = export_mode != Export::kNo;
+  CUmemPoolProps props = PoolProps(ctx.ordinal(), exportable);
   CUresult first = kCudaSuccess;
   absl::Status s = ctx.Call("cuMemPoolCreate", [&] {
     first = ctx.api().cuMemPoolCreate(&pool, &props);
     return first;
   });
-  if (first == kCudaErrorNotSupported && require_export) {
+  if (exportable && first == kCudaErrorNotSupported && export_mode == Export::kRequire) {
     return absl::UnimplementedError(absl::StrCat(ctx.name(), "'s driver cannot make exportable memory pools"));
   }
-  if (first == kCudaErrorNotSupported) {
+  if (exportable && first == kCudaErrorNotSupported) {
     // No IPC here: a pool for this process only.
     exportable = false;
     props = PoolProps(ctx.ordinal(), false);

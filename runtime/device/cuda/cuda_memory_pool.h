@@ -7,10 +7,10 @@
 //   absl::StatusOr<CUdeviceptr> p = (*pool)->Allocate(bytes, stream);   // usable in stream order
 //   ... (*pool)->Free(*p, stream);                                      // freed in stream order
 //
-// One pool per device (cuMemPoolCreate: pinned device memory on this GPU),
-// made exportable through POSIX file descriptors
-// (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) so a later step can hand a
-// local client of the same session the pool's fd and a pointer's export
+// A pool of pinned device memory on one GPU (cuMemPoolCreate), made
+// exportable through POSIX file descriptors
+// (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) when asked (Export), so a local
+// client of a session can be handed the pool's fd and a pointer's export
 // blob; where the driver cannot (CUDA_ERROR_NOT_SUPPORTED, e.g. without IPC
 // support), the pool is made without it and exportable() says so.
 // Allocations and frees are stream-ordered (cuMemAllocFromPoolAsync,
@@ -78,13 +78,17 @@ class CudaMemoryPool {
   // The bytes in use in a set of pools, and their quota.
   class Usage;
 
+  // Whether the pool is made exportable: kTry falls back to a pool of this
+  // process only where the driver cannot (CUDA_ERROR_NOT_SUPPORTED);
+  // kRequire fails there (UNIMPLEMENTED); kNo never asks.
+  enum class Export { kNo, kTry, kRequire };
+
   // cuMemPoolCreate on `ctx`'s device, then its release threshold. With
   // `usage`, the pool counts against it (options.quota_bytes is then
-  // ignored); else it gets a count of its own. `require_export`: fails
-  // (UNIMPLEMENTED) instead of making a pool that cannot be exported.
+  // ignored); else it gets a count of its own.
   static absl::StatusOr<std::unique_ptr<CudaMemoryPool>> Create(CudaContext& ctx, const Options& options,
                                                                 std::shared_ptr<Usage> usage = nullptr,
-                                                                bool require_export = false);
+                                                                Export export_mode = Export::kTry);
 
   CudaMemoryPool(const CudaMemoryPool&) = delete;
   CudaMemoryPool& operator=(const CudaMemoryPool&) = delete;

@@ -27,7 +27,10 @@
  *   per-thread stack of current contexts (push/pop/set). Resetting the
  *   primary context, or releasing its last reference, destroys everything
  *   made in it and clears its sticky error; its handle stays the same.
- * - Device memory is host memory (malloc; a CUdeviceptr is the address),
+ * - Device memory is host memory (malloc; a CUdeviceptr is the address;
+ *   an exportable pool's allocations are ranges of one memory file it maps,
+ *   never reused, which cuMemPoolImportFromShareableHandle maps again, so
+ *   an imported pointer reads and writes the same bytes),
  *   allocated from stream-ordered pools; a device has 1 GiB unless a test
  *   sets its limit (warpd_fake_cuda_set_memory_limit), and a pool's reserved
  *   bytes count against it (CUDA_ERROR_OUT_OF_MEMORY beyond). Freed memory
@@ -810,7 +813,15 @@ static void execute(struct CUctx_st* ctx, struct op* op) {
       m->p = NULL;
       obj_kill(&m->h);
       p->used -= m->n;
-      if (p->destroyed && p->used == 0) p->reserved = 0;
+      if (p->destroyed && p->used == 0) {
+        p->reserved = 0;
+        if (p->fd >= 0) { /* its last allocation: the memory file goes */
+          munmap(p->base, p->capacity);
+          close(p->fd);
+          p->base = NULL;
+          p->fd = -1;
+        }
+      }
       break;
     }
     case OP_RECORD:
