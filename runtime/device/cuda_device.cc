@@ -493,6 +493,27 @@ absl::Status CudaDevice::CopyRange(const Array& dst, uint64_t dst_offset, const 
   return Upload(dst, dst_offset, bytes);
 }
 
+absl::Status CudaDevice::CopyFromDevice(const Array& dst, Device& from, const Array& src,
+                                        const std::atomic<bool>* cancel) {
+  if (from.info().kind != "cuda" || &from == this || !dst.contiguous() || !src.contiguous()) {
+    return absl::UnimplementedError("only contiguous arrays move between GPUs directly");
+  }
+  auto& other = static_cast<CudaDevice&>(from);  // every "cuda" device is one
+  WARPD_RETURN_IF_ERROR(CheckRange(dst, 0, src.size_bytes(), "copy destination"));
+  WARPD_RETURN_IF_ERROR(other.CheckRange(src, 0, src.size_bytes(), "copy source"));
+  if (dst.size_bytes() != src.size_bytes()) return absl::InvalidArgumentError("copy between GPUs: sizes differ");
+  if (src.size_bytes() == 0) return absl::OkStatus();
+  if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+    return absl::CancelledError("copy between GPUs: cancelled");
+  }
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> m, Memory());
+  WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> source, other.Memory());
+  WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
+  WARPD_RETURN_IF_ERROR(
+      cuda::CopyPeer(lease.stream(), dst.address(), source->context(), src.address(), src.size_bytes()));
+  return lease.stream().Synchronize();
+}
+
 absl::Status CudaDevice::FillDeviceBytes(cuda::CudaMemory& m, cuda::CudaStream& stream, uint64_t dst, uint64_t n,
                                          std::string_view pattern) {
   absl::Status s = cuda::Fill(stream, dst, pattern.data(), pattern.size(), n / pattern.size());

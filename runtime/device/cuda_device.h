@@ -109,6 +109,10 @@ class CudaDevice final : public Device {
   absl::StatusOr<std::shared_ptr<Buffer>> AllocateShareable(uint64_t bytes, std::string_view tag, SegmentPool* pool,
                                                             Fill fill = Fill::kZero) override;
   absl::StatusOr<MemoryExport> ExportMemory(const Buffer& buffer, const SegmentPool& owner) override;
+  // From another GPU of this daemon, contiguous arrays only (cuMemcpyPeerAsync
+  // on one of this device's streams); UNIMPLEMENTED otherwise.
+  absl::Status CopyFromDevice(const Array& dst, Device& from, const Array& src,
+                              const std::atomic<bool>* cancel) override;
   absl::Status RunKernel(const abi::CompiledModule& module, const abi::CompiledKernel& kernel, wp::launch_ctx* ctx,
                          const void* args, Pass pass = Pass::kForward, const LaunchShape& shape = {}) override;
   // Modules kept loaded; past it, a module no launch is using is unloaded.

@@ -195,6 +195,19 @@ class Device : public ArrayMemory {
   // CANCELLED, once `*cancel` is set (a strided walk checks it every few
   // thousand runs; the bytes moved until then stay). Zero bytes: OK.
 
+  // All of `src`, an array of device `from` (another device), -> all of
+  // `dst` (this device's, the same size), device to device where the two
+  // can (GPUs: cuMemcpyPeerAsync); UNIMPLEMENTED where they cannot (the
+  // caller moves the bytes through the host then).
+  virtual absl::Status CopyFromDevice(const Array& dst, Device& from, const Array& src,
+                                      const std::atomic<bool>* cancel) {
+    (void)dst;
+    (void)from;
+    (void)src;
+    (void)cancel;
+    return absl::UnimplementedError("no device to device copy here");
+  }
+
   // Host `bytes` -> logical bytes [offset, offset + bytes.size()) of `dst`.
   absl::Status Upload(const Array& dst, uint64_t offset, absl::Span<const std::byte> bytes) override = 0;
   // Logical bytes [offset, offset + out.size()) of `src` -> host `out`.

@@ -66,6 +66,12 @@ class PeerCopyCommand final : public Command {
   absl::Status Execute(Device& device) override {
     Device& from = other_is_src_ ? *other_ : device;
     Device& to = other_is_src_ ? device : *other_;
+    // Device to device where the two can (GPUs: peer to peer), else through
+    // the host in pieces.
+    if (absl::Status direct = to.CopyFromDevice(*dst_, from, *src_, &cancel_);
+        direct.code() != absl::StatusCode::kUnimplemented) {
+      return direct;
+    }
     const uint64_t n = dst_->size_bytes(), step = PieceBytes();
     std::unique_ptr<std::byte[]> piece(new (std::nothrow) std::byte[step]);
     if (piece == nullptr && n > 0) return absl::ResourceExhaustedError("copy between GPUs: no host memory");

@@ -74,9 +74,9 @@ TEST_F(HostCopyTest, WhatItRefuses) {
   EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// From one GPU into another, on either one's stream, through host
-// memory in pieces (PrepareCopy with a device lookup): the stand-in's cuda:1
-// as the source.
+// From one GPU into another, on either one's stream (PrepareCopy with a
+// device lookup): contiguous arrays device to device (cuMemcpyPeerAsync),
+// strided views through host memory; the stand-in's cuda:1 as the source.
 TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
   absl::StatusOr<std::unique_ptr<CudaDevice>> other =
       CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
@@ -100,13 +100,16 @@ TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
   auto copy = PrepareCopy(dst, src, "cuda:0", &devices);
   ASSERT_TRUE(copy.ok()) << copy.status();
   EXPECT_EQ((*copy)->Describe(), "copy between GPUs");
+  const int peer_before = fake().peer_copies();
   ASSERT_TRUE((*copy)->Execute(*gpu_).ok());
   EXPECT_EQ(Read(*dst), values);
-  // Strided views on both sides: their elements in order.
+  EXPECT_EQ(fake().peer_copies(), peer_before + 1);  // one copy, device to device
+  // Strided views on both sides: their elements in order (through the host).
   auto five = Make(10);
   auto into = PrepareCopy(testing::ViewOf(five, 4, {5}, {8}), testing::ViewOf(src, 0, {5}, {12}), "cuda:0", &devices);
   ASSERT_TRUE(into.ok()) << into.status();
   ASSERT_TRUE((*into)->Execute(*gpu_).ok());
+  EXPECT_EQ(fake().peer_copies(), peer_before + 1);
   EXPECT_EQ(Read(*five), (std::vector<int32_t>{0, 11, 0, 14, 0, 17, 0, 20, 0, 23}));
   // A cancel before it runs stops it.
   auto cancelled = PrepareCopy(dst, src, "cuda:0", &devices);
@@ -132,6 +135,7 @@ TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
   auto pushed = PrepareCopy(other_dst, back, "cuda:0", &devices0);
   ASSERT_TRUE(pushed.ok()) << pushed.status();
   ASSERT_TRUE((*pushed)->Execute(*gpu_).ok());
+  EXPECT_EQ(fake().peer_copies(), peer_before + 2);  // on the other GPU's stream
   std::vector<int32_t> got(n);
   ASSERT_TRUE((*other)->Download(*other_dst, 0, {reinterpret_cast<std::byte*>(got.data()), other_dst->size_bytes()}).ok());
   EXPECT_EQ(got, values);

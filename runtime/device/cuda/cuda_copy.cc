@@ -25,6 +25,16 @@ absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr
   return ctx.Call("cuMemcpyDtoDAsync", [&] { return ctx.api().cuMemcpyDtoDAsync(dst, src, bytes, stream.get()); });
 }
 
+absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaContext& src_ctx, CUdeviceptr src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  CudaContext& ctx = stream.context();
+  absl::StatusOr<ContextUser> source = src_ctx.AddUser();  // the source's poisoned status, if it is
+  if (!source.ok()) return source.status();
+  return ctx.Call("cuMemcpyPeerAsync", [&] {
+    return ctx.api().cuMemcpyPeerAsync(dst, ctx.handle(), src, src_ctx.handle(), bytes, stream.get());
+  });
+}
+
 namespace {
 
 bool BytesEqual(const unsigned char* p, size_t n) {

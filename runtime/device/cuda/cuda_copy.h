@@ -3,6 +3,7 @@
 //   CopyHostToDevice(stream, dst, host, n);     // host -> device
 //   CopyDeviceToDevice(stream, dst, src, n);    // same device
 //   CopyDeviceToHost(stream, host, src, n);     // device -> host
+//   CopyPeer(stream, dst, src_ctx, src, n);     // another GPU -> stream's GPU
 //   Fill(stream, dst, &value, sizeof(value), count);
 //
 // Each queues one driver operation on `stream` (cuMemcpy*Async,
@@ -15,7 +16,10 @@
 // stay until then. Large host copies go through PinnedStagingRing
 // (pinned_staging.h), which overlaps the host and device halves. Zero bytes
 // queue nothing. Every call fails fast once the context is poisoned.
-// Device memory of another GPU (peer copies) is a later step.
+// CopyPeer copies from another GPU's memory (cuMemcpyPeerAsync: over
+// NVLink or PCIe peer to peer where the GPUs can, else the driver stages it
+// through host memory); the stream is the destination's, and the source's
+// earlier work must be done (warpd's commands return when their work is).
 // Thread-safety: as the stream's (cuda_stream.h).
 #pragma once
 
@@ -30,6 +34,7 @@ namespace warpd::runtime::cuda {
 absl::Status CopyHostToDevice(CudaStream& stream, CUdeviceptr dst, const void* src, size_t bytes);
 absl::Status CopyDeviceToHost(CudaStream& stream, void* dst, CUdeviceptr src, size_t bytes);
 absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaContext& src_ctx, CUdeviceptr src, size_t bytes);
 
 // Writes `count` copies of the `pattern_bytes`-byte value at `pattern` from
 // `dst` on: with cuMemsetD8Async when all its bytes are equal, else with

@@ -156,6 +156,7 @@ using GetProcAddressFn = CUresult (*)(const char* symbol, void** pfn, int cuda_v
   X(cuMemcpyHtoDAsync, (CUdeviceptr, const void*, size_t, CUstream))                                 \
   X(cuMemcpyDtoHAsync, (void*, CUdeviceptr, size_t, CUstream))                                       \
   X(cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                 \
+  X(cuMemcpyPeerAsync, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))          \
   X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                                 \
   X(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream))                                 \
   X(cuMemHostAlloc, (void**, size_t, unsigned int))                                                  \

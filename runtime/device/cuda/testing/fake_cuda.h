@@ -43,6 +43,7 @@ struct FakeCuda {
   int (*context_depth)() = nullptr;
   int (*sticky)(int dev) = nullptr;
   int (*pageable_copies)() = nullptr;
+  int (*peer_copies)() = nullptr;
   int (*max_queued_copies)() = nullptr;
   int (*max_queued_kernels)() = nullptr;
   int (*launches)() = nullptr;
@@ -90,6 +91,7 @@ inline const FakeCuda& Fake() {
     get(f.context_depth, "warpd_fake_cuda_context_depth");
     get(f.sticky, "warpd_fake_cuda_sticky");
     get(f.pageable_copies, "warpd_fake_cuda_pageable_copies");
+    get(f.peer_copies, "warpd_fake_cuda_peer_copies");
     get(f.max_queued_copies, "warpd_fake_cuda_max_queued_copies");
     get(f.max_queued_kernels, "warpd_fake_cuda_max_queued_kernels");
     get(f.launches, "warpd_fake_cuda_launches");

@@ -375,7 +375,7 @@ static struct {
   long src_deref; /* >= 0: ... at the address stored src_deref bytes past the parameter's, + src_offset */
 } kernel_writes[MAX_KERNEL_WRITES];
 static int num_kernel_writes;
-static int pageable_copies, max_queued_copies, max_queued_kernels;
+static int pageable_copies, peer_copies, max_queued_copies, max_queued_kernels;
 #define MAX_LAUNCH_LOG 64
 static struct {
   char name[128];
@@ -513,7 +513,7 @@ void warpd_fake_cuda_reset_test_state(void) {
   hold_skip = 0;
   num_kernel_writes = 0;
   launch_ms = 0.5;
-  pageable_copies = max_queued_copies = max_queued_kernels = 0;
+  pageable_copies = peer_copies = max_queued_copies = max_queued_kernels = 0;
   launches = 0;
   memset(memory_limit, 0, sizeof(memory_limit));
   UNLOCK();
@@ -537,6 +537,14 @@ CUresult warpd_fake_cuda_sticky(int dev) {
   UNLOCK();
   return r;
 }
+/* cuMemcpyPeerAsync calls that queued a copy. */
+int warpd_fake_cuda_peer_copies(void) {
+  LOCK();
+  int n = peer_copies;
+  UNLOCK();
+  return n;
+}
+
 int warpd_fake_cuda_pageable_copies(void) {
   LOCK();
   int n = pageable_copies;
@@ -1646,6 +1654,30 @@ static CUresult fake_cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size
   RETURN(copy(s, (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n, 0, 0));
 }
 
+/* Between two devices' memory: each range inside a live allocation of its
+ * own context; the stream is either context's. */
+static CUresult fake_cuMemcpyPeerAsync(CUdeviceptr dst, struct CUctx_st* dst_ctx, CUdeviceptr src,
+                                       struct CUctx_st* src_ctx, size_t n, struct stream* sh) {
+  LOCK();
+  struct stream* s;
+  CUresult r = need_stream(sh, &s);
+  if (r == SUCCESS) r = injected("cuMemcpyPeerAsync", s->h.ctx);
+  if (r != SUCCESS) RETURN(r);
+  if (dst_ctx < contexts || dst_ctx >= contexts + MAX_DEVICES || src_ctx < contexts ||
+      src_ctx >= contexts + MAX_DEVICES || dst_ctx->retained <= 0 || src_ctx->retained <= 0) {
+    RETURN(INVALID_CONTEXT);
+  }
+  if (s->h.ctx != dst_ctx && s->h.ctx != src_ctx) RETURN(INVALID_VALUE);
+  if (src_ctx->sticky) RETURN(src_ctx->sticky);
+  if (n == 0) RETURN(SUCCESS);
+  struct devmem* a = find_range(dst, n);
+  struct devmem* b = find_range(src, n);
+  if (a == NULL || b == NULL || a->h.ctx != dst_ctx || b->h.ctx != src_ctx) RETURN(INVALID_VALUE);
+  if (s->capturing) RETURN(NOT_SUPPORTED);
+  peer_copies++;
+  RETURN(copy(s, (void*)(uintptr_t)dst, (const void*)(uintptr_t)src, n, 0, 0));
+}
+
 static CUresult fill(CUdeviceptr dst, unsigned value, size_t count, size_t width, struct stream* sh, const char* call) {
   LOCK();
   struct stream* s;
@@ -2187,6 +2219,7 @@ static const struct entry entries[] = {
     {"cuMemcpyHtoDAsync", 3020, (void*)fake_cuMemcpyHtoDAsync_v2},
     {"cuMemcpyDtoHAsync", 3020, (void*)fake_cuMemcpyDtoHAsync_v2},
     {"cuMemcpyDtoDAsync", 3020, (void*)fake_cuMemcpyDtoDAsync_v2},
+    {"cuMemcpyPeerAsync", 4000, (void*)fake_cuMemcpyPeerAsync},
     {"cuMemsetD8Async", 3020, (void*)fake_cuMemsetD8Async},
     {"cuMemsetD32Async", 3020, (void*)fake_cuMemsetD32Async},
     {"cuMemHostAlloc", 2020, (void*)fake_cuMemHostAlloc},
