@@ -394,7 +394,8 @@ The warpd compute daemon: runs Warp kernels for clients over gRPC.
                             suffixes K, M, G, T)
   --max-memory N            CPU array memory of all sessions together (default:
                             half of physical memory, or of the cgroup limit)
-  --cpu-threads N           CPU worker threads (default: one per core)
+  --cpu-threads N           CPU worker threads (default: one per core but one,
+                            the launching thread takes part)
   --kernel-timeout TIME     stop a launch that runs longer (DEADLINE_EXCEEDED);
                             seconds or a duration (500ms, 2m); default 300, 0: none
   --compile-workers N       compile worker processes (default 2)

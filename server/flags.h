@@ -44,7 +44,7 @@ struct Flags {
   // All CPU arrays of all sessions together; 0: half of this machine's
   // physical memory or cgroup limit (so no tenant can get the daemon OOM-killed).
   uint64_t max_memory_bytes = 0;
-  int cpu_threads = 0;  // 0: one per core
+  int cpu_threads = 0;  // 0: one per core but one (runtime/device/cpu_device.h)
   absl::Duration kernel_timeout = absl::Seconds(300);  // a longer launch is stopped; 0: no limit
   // Compile workers (compiler/backend/compile_pool.h). An empty path means
   // warpd-compile-worker beside the warpd binary.

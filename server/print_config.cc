@@ -55,7 +55,7 @@ absl::StatusOr<std::string> EffectiveConfig(const Flags& flags) {
                          : flags.metrics_insecure && !IsLocalAddress(flags.metrics_listen)
                              ? flags.metrics_listen + " (--metrics-insecure: plain HTTP beyond loopback)"
                              : flags.metrics_listen);
-  line("cpu_threads", flags.cpu_threads == 0 ? "one per core" : absl::StrCat(flags.cpu_threads));
+  line("cpu_threads", flags.cpu_threads == 0 ? "one per core but one" : absl::StrCat(flags.cpu_threads));
   line("kernel_timeout", flags.kernel_timeout == absl::ZeroDuration() ? "none" : absl::FormatDuration(flags.kernel_timeout));
   line("compile_workers", absl::StrCat(flags.compile_workers));
   line("compile_timeout", absl::FormatDuration(flags.compile_timeout));

@@ -20,7 +20,8 @@ namespace warpd::runtime {
 
 class CpuDevice final : public Device {
  public:
-  // num_threads <= 0: one worker per online core. A launch running longer
+  // num_threads <= 0: one worker per online core but one (the launching
+  // thread works too), at least one. A launch running longer
   // than `launch_time_limit` is stopped (zero: no limit).
   explicit CpuDevice(int num_threads = 0, absl::Duration launch_time_limit = absl::ZeroDuration());
 
