@@ -1032,6 +1032,14 @@ out["held_by_consumer"] = alive() is not None
 managed.deleter(ctypes.pointer(managed))  # the consumer is done
 gc.collect()
 out["released_by_deleter"] = alive() is None
+# wp.from_dlpack of a CUDA tensor of this process (here a strided kDLCUDA view of a
+# warpd array): read through this process's driver, onto the daemon's GPU of that UUID;
+# the capsule is consumed (its deleter ran).
+src = wp.array(np.arange(12, dtype=np.float32).reshape(3, 4), device="cuda:0")
+held_before = len(cuda_ipc._exported)
+back = wp.from_dlpack(src[:, 1:3].__dlpack__())
+out["from_dlpack"] = [str(back.device), list(back.shape), back.numpy().tolist(),
+                      len(cuda_ipc._exported) - held_before]
 # A forged share request for another session's array is refused.
 from warpd import local_map
 from warpd.context import runtime
@@ -1080,6 +1088,7 @@ def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driv
     assert out["copy_on_gpu"] == "refused" and out["host_copy"] == [2.5] * 8
     assert out["closed"] == [True, 0, 0], out["closed"]
     assert out["dl_device"] == [2, 0]
+    assert out["from_dlpack"] == ["cuda:0", [3, 2], [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]], 0], out["from_dlpack"]
     assert out["dl_a"] == [0, [2, 0], [2, 32, 1], [100000], [1]]
     # (4, 2) of vec2h: rows of 6 elements (12 halves), every other from the second.
     assert out["dl_view"] == [4, [2, 0], [2, 16, 1], [4, 2, 2], [12, 4, 1]], out["dl_view"]

@@ -127,16 +127,41 @@ def test_from_dlpack_refuses_what_it_cannot_read(wp):
         as_int = wp.from_dlpack(wp.to_dlpack(wp.array(flags, dtype=wp.bool)), dtype=t)
         assert as_int.dtype is t and as_int.numpy().tolist() == [1, 0, 1]
 
-    class OnAGpu:
+    class OnAnotherDevice:
         def __dlpack_device__(self):
-            return (2, 1)  # kDLCUDA
+            return (10, 1)  # kDLROCM
 
         def __dlpack__(self, stream=None):
             raise AssertionError("not called for a device warpd cannot read")
 
-    with pytest.raises(TypeError, match=r"^Unsupported source device for DLPack: device_type=2, device_id=1 "
-                                        r"\(warpd reads DLPack data in host memory only"):
-        wp.from_dlpack(OnAGpu())
+    with pytest.raises(TypeError, match=r"^Unsupported source device for DLPack: device_type=10, device_id=1 "
+                                        r"\(warpd reads DLPack data in host memory or on a CUDA GPU"):
+        wp.from_dlpack(OnAnotherDevice())
+
+    # A CUDA tensor where this process has no driver to read it with (CI): a clear
+    # error, and the capsule consumed all the same (its deleter ran).
+    import ctypes
+
+    from warpd import cuda_ipc
+
+    if not cuda_ipc.dlpack_device_readable():
+        managed = cuda_ipc._DLManagedTensor()
+        managed.dl_tensor.device = cuda_ipc._DLDevice(2, 0)
+        managed.dl_tensor.ndim = 1
+        shape = (ctypes.c_int64 * 1)(4)
+        managed.dl_tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        managed.dl_tensor.dtype = cuda_ipc._DLDataType(2, 32, 1)
+        managed.dl_tensor.data = 0x1000
+        deleted = []
+        deleter = cuda_ipc._Deleter(lambda m: deleted.append(True))
+        managed.deleter = deleter
+        address = ctypes.addressof(managed)
+        cuda_ipc._exported[address] = (managed,)
+        capsule = cuda_ipc._capsule_new(address, b"dltensor", cuda_ipc._capsule_gone)
+        with pytest.raises(TypeError, match="^wp.from_dlpack: cannot read this GPU tensor here: "):
+            wp.from_dlpack(capsule)
+        assert deleted == [True]
+        cuda_ipc._exported.pop(address, None)
 
     class NotACapsule:
         def __dlpack_device__(self):

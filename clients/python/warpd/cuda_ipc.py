@@ -74,6 +74,7 @@ class _Driver:
                                     [POINTER(c_void_p), c_void_p, c_int, c_ulonglong])
         self.import_pointer = self._fn("cuMemPoolImportPointer", [POINTER(c_uint64), c_void_p, c_void_p])
         self.free = self._fn("cuMemFree", [c_uint64])
+        self.dtoh = self._fn("cuMemcpyDtoH", [c_void_p, c_uint64, ctypes.c_size_t])
         self.destroy_pool = self._fn("cuMemPoolDestroy", [c_void_p])
         self.check(self.init(0), "cuInit")
         self._contexts: dict[str, c_void_p] = {}
@@ -92,19 +93,28 @@ class _Driver:
             self.error_name(r, byref(name))
             raise CudaIpcError(f"{what} failed: {(name.value or b'CUDA error').decode()} ({r})")
 
-    def context(self, uuid: str) -> c_void_p:
-        """This process's primary context of the GPU named `uuid` ("GPU-..."), retained once."""
-        ctx = self._contexts.get(uuid)
-        if ctx is not None:
-            return ctx
+    def uuids(self) -> list[str]:
+        """This process's GPUs' UUIDs ("GPU-..."), by ordinal."""
         count = c_int()
         self.check(self.device_count(byref(count)), "cuDeviceGetCount")
+        found = []
         for i in range(count.value):
             dev = c_int()
             self.check(self.device_get(byref(dev), i), "cuDeviceGet")
             raw = (ctypes.c_char * 16)()
             self.check(self.device_uuid(raw, dev), "cuDeviceGetUuid")
-            if _format_uuid(bytes(raw)) == uuid:
+            found.append(_format_uuid(bytes(raw)))
+        return found
+
+    def context(self, uuid: str) -> c_void_p:
+        """This process's primary context of the GPU named `uuid` ("GPU-..."), retained once."""
+        ctx = self._contexts.get(uuid)
+        if ctx is not None:
+            return ctx
+        for i, found in enumerate(self.uuids()):
+            if found == uuid:
+                dev = c_int()
+                self.check(self.device_get(byref(dev), i), "cuDeviceGet")
                 ctx = c_void_p()
                 self.check(self.retain(byref(ctx), dev), "cuDevicePrimaryCtxRetain")
                 self._contexts[uuid] = ctx
@@ -382,6 +392,113 @@ def dlpack_capsule(a):
     address = ctypes.addressof(managed)
     _exported[address] = (a, managed, shape_buf, strides_buf)
     return _capsule_new(address, b"dltensor", _capsule_gone)
+
+
+class _DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+_VersionedDeleter = ctypes.CFUNCTYPE(None, POINTER(_DLManagedTensorVersioned))
+_DLManagedTensorVersioned._fields_ = [("version", _DLPackVersion), ("manager_ctx", c_void_p),
+                                      ("deleter", _VersionedDeleter), ("flags", ctypes.c_uint64),
+                                      ("dl_tensor", _DLTensor)]
+_capsule_name = ctypes.PYFUNCTYPE(c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+_capsule_pointer_of = ctypes.PYFUNCTYPE(c_void_p, ctypes.py_object, c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+_capsule_set_name = ctypes.PYFUNCTYPE(c_int, ctypes.py_object, c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+_USED = {b"dltensor": b"used_dltensor", b"dltensor_versioned": b"used_dltensor_versioned"}
+
+
+def _np_type(code: int, bits: int, lanes: int):
+    import numpy as np  # noqa: PLC0415
+
+    if lanes != 1:
+        raise TypeError(f"wp.from_dlpack: vector lanes ({lanes}) are not supported")
+    name = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
+            (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64", (2, 16): "float16", (2, 32): "float32",
+            (2, 64): "float64", (4, 16): "uint16", (6, 8): "bool"}.get((code, bits))
+    if name is None:
+        raise TypeError(f"wp.from_dlpack: no NumPy type for DLPack type code {code} with {bits} bits")
+    return np.dtype(name)
+
+
+def host_copy(capsule):
+    """(a NumPy copy of the tensor of a kDLCUDA DLPack capsule, this process's ordinal of its GPU):
+    the bytes it spans, read through this process's driver (cuMemcpyDtoH, after the work on
+    the legacy default stream), then packed. The capsule is consumed (its deleter called)."""
+    import numpy as np  # noqa: PLC0415
+
+    name = _capsule_name(capsule)
+    if name not in _USED:
+        raise TypeError(f"wp.from_dlpack: a capsule named {name!r} is not an unconsumed DLPack tensor")
+    address = _capsule_pointer_of(capsule, name)
+    managed = (_DLManagedTensor if name == b"dltensor" else _DLManagedTensorVersioned).from_address(address)
+    t = managed.dl_tensor
+    if t.device.device_type != KDL_CUDA:
+        raise TypeError("wp.from_dlpack: not a CUDA tensor")
+    dtype = _np_type(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    itemsize = dtype.itemsize
+    if t.strides:
+        strides = tuple(t.strides[i] for i in range(t.ndim))
+    else:
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= max(n, 1)
+        strides = tuple(strides)
+    ordinal = t.device.device_id
+    size = 1
+    for n in shape:
+        size *= n
+    lo = sum(min(0, (n - 1) * st) for n, st in zip(shape, strides) if n > 0)
+    hi = sum(max(0, (n - 1) * st) for n, st in zip(shape, strides) if n > 0) + 1
+    span = np.empty(max(0, hi - lo) * itemsize if size else 0, dtype=np.uint8)
+    try:
+        if span.size:
+            with _lock:
+                driver = _get_driver()
+                uuids = driver.uuids()
+                if not 0 <= ordinal < len(uuids):
+                    raise CudaIpcError(f"the tensor is on GPU {ordinal}, which this process does not see")
+                ctx = driver.context(uuids[ordinal])
+                source = t.data + t.byte_offset + lo * itemsize
+                driver.in_context(ctx, lambda: driver.check(
+                    driver.dtoh(span.ctypes.data, source, span.nbytes), "cuMemcpyDtoH"))
+        values = np.ndarray(shape, dtype=dtype, buffer=span if span.size else None,
+                            offset=-lo * itemsize if span.size else 0,
+                            strides=tuple(st * itemsize for st in strides)).copy() if size else \
+            np.empty(shape, dtype=dtype)
+    finally:
+        # The consumer's part: the capsule is used, its tensor released.
+        _capsule_set_name(capsule, _USED[name])
+        if managed.deleter:
+            managed.deleter(ctypes.pointer(managed))
+    return values, ordinal
+
+
+def dlpack_device_readable() -> bool:
+    """Whether this process has a driver to read CUDA tensors with."""
+    try:
+        with _lock:
+            _get_driver()
+        return True
+    except CudaIpcError:
+        return False
+
+
+def uuid_of(ordinal: int) -> str | None:
+    """The UUID of this process's GPU `ordinal`, or None."""
+    try:
+        with _lock:
+            uuids = _get_driver().uuids()
+    except CudaIpcError:
+        return None
+    return uuids[ordinal] if 0 <= ordinal < len(uuids) else None
 
 
 def release(a):

@@ -16,7 +16,10 @@ the array's queued work.
 
 The other way, ``wp.from_dlpack(x)`` / ``wp.from_torch(t)`` copy the data
 into a new daemon array (the daemon cannot adopt this process's memory),
-except that a ``wp.array`` given to ``from_dlpack`` is returned itself.
+except that a ``wp.array`` given to ``from_dlpack`` is returned itself. A
+CUDA tensor of this process is read through this process's driver
+(``cuMemcpyDtoH``) and lands on the daemon's GPU with the same UUID (when no
+``device`` is given and the daemon has it).
 
 PyTorch is optional: ``to_torch``/``from_torch`` raise ImportError saying so
 when ``import torch`` fails.
@@ -31,6 +34,7 @@ import numpy as np
 
 DLPACK_CPU = (1, 0)  # (kDLCPU, device 0)
 _KDL_CPU = 1
+_KDL_CUDA = 2
 _KDL_CUDA_HOST = 3  # pinned host memory
 
 
@@ -94,13 +98,25 @@ def from_dlpack(source, dtype=None, device=None, requires_grad=False):
         if not hasattr(source, "__dlpack__") or not hasattr(source, "__dlpack_device__"):
             raise TypeError(f"wp.from_dlpack: expected an object with __dlpack__ and __dlpack_device__, or a "
                             f"DLPack capsule, got {type(source).__name__}")
-        _check_device(tuple(source.__dlpack_device__()))
-        capsule = source.__dlpack__()
+        source_device = tuple(source.__dlpack_device__())
+        _check_device(source_device)
+        # A GPU tensor's producer orders its work before the legacy default stream (1),
+        # which the copy below follows.
+        capsule = source.__dlpack__(stream=1) if source_device[0] == _KDL_CUDA else source.__dlpack__()
         if not _is_capsule(capsule):
             raise TypeError(f"Expected a valid DLPack capsule, got {type(capsule).__name__}")
     wrapped = _Capsule(capsule)
     _check_device(wrapped.device)
-    values = np.from_dlpack(wrapped)
+    if wrapped.device[0] == _KDL_CUDA:
+        from . import cuda_ipc  # noqa: PLC0415
+        try:
+            values, ordinal = cuda_ipc.host_copy(capsule)
+        except cuda_ipc.CudaIpcError as e:
+            raise TypeError(f"wp.from_dlpack: cannot read this GPU tensor here: {e}") from None
+        if device is None:
+            device = _daemon_gpu(cuda_ipc.uuid_of(ordinal))
+    else:
+        values = np.from_dlpack(wrapped)
     if dtype is not None:
         want = wt.numpy_dtype(wt.canonical_dtype(dtype))
         same = want == values.dtype or (wt.canonical_dtype(dtype) is _bfloat16() and values.dtype == np.uint16)
@@ -127,9 +143,21 @@ def _dl_name(dt: np.dtype) -> str:
 
 
 def _check_device(dev: tuple):
-    if dev[0] not in (_KDL_CPU, _KDL_CUDA_HOST):
+    if dev[0] not in (_KDL_CPU, _KDL_CUDA_HOST, _KDL_CUDA):
         raise TypeError(f"Unsupported source device for DLPack: device_type={dev[0]}, device_id={dev[1]} "
-                        f"(warpd reads DLPack data in host memory only: copy GPU tensors to the host first)")
+                        f"(warpd reads DLPack data in host memory or on a CUDA GPU of this process)")
+
+
+def _daemon_gpu(uuid: str | None):
+    """The daemon's device that is the GPU `uuid`, else None (the default device)."""
+    if uuid is None:
+        return None
+    from .context import runtime  # noqa: PLC0415
+
+    for d in runtime().devices.values():
+        if getattr(d, "uuid", None) == uuid:
+            return d.alias
+    return None
 
 
 def _is_capsule(obj) -> bool:

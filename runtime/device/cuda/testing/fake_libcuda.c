@@ -1576,6 +1576,23 @@ static CUresult fake_cuMemPoolImportPointer(CUdeviceptr* out, struct pool* h, co
   RETURN(SUCCESS);
 }
 
+/* The synchronous copy to host (a client reading a CUDA tensor it was
+ * handed): at once, from inside one live allocation of the current
+ * context (the NULL stream's ordering is not modelled). */
+static CUresult fake_cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  LOCK();
+  struct CUctx_st* ctx = current();
+  if (ctx == NULL) RETURN(INVALID_CONTEXT);
+  if (ctx->sticky) RETURN(ctx->sticky);
+  CUresult r = injected("cuMemcpyDtoH", ctx);
+  if (r != SUCCESS) RETURN(r);
+  if (n == 0) RETURN(SUCCESS);
+  struct devmem* m = find_range(src, n);
+  if (dst == NULL || m == NULL || m->h.ctx != ctx) RETURN(INVALID_VALUE);
+  memcpy(dst, (const void*)(uintptr_t)src, n);
+  RETURN(SUCCESS);
+}
+
 /* Only imported pointers here (warpd allocates from pools). */
 static CUresult fake_cuMemFree(CUdeviceptr ptr) {
   LOCK();
@@ -2214,6 +2231,7 @@ static const struct entry entries[] = {
     {"cuMemPoolImportFromShareableHandle", 11020, (void*)fake_cuMemPoolImportFromShareableHandle},
     {"cuMemPoolImportPointer", 11020, (void*)fake_cuMemPoolImportPointer},
     {"cuMemFree", 3020, (void*)fake_cuMemFree},
+    {"cuMemcpyDtoH", 3020, (void*)fake_cuMemcpyDtoH_v2},
     {"cuMemAllocFromPoolAsync", 11020, (void*)fake_cuMemAllocFromPoolAsync},
     {"cuMemFreeAsync", 11020, (void*)fake_cuMemFreeAsync},
     {"cuMemcpyHtoDAsync", 3020, (void*)fake_cuMemcpyHtoDAsync_v2},
