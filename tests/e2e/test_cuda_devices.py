@@ -1094,3 +1094,34 @@ def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driv
     assert out["dl_view"] == [4, [2, 0], [2, 16, 1], [4, 2, 2], [12, 4, 1]], out["dl_view"]
     assert out["held_by_capsule"] and out["released_with_capsule"]
     assert out["held_by_consumer"] and out["released_by_deleter"]
+
+
+def test_the_share_socket_exports_a_gpu_array_to_its_own_session_only(tmp_path, fake_driver):
+    """Two sessions of one tenant: each gets its own array's pool, never the other's."""
+    import os
+
+    from warpd import auth, local_map
+    from warpd.v1 import ir_pb2, runtime_pb2
+
+    with own_daemon(tmp_path, sessions=["a", "b"], extra_args=["--cuda-execution"]) as (d, stub, (a, b)):
+        def gpu_array(session):
+            return stub.CreateArray(runtime_pb2.CreateArrayRequest(
+                session=session, device="cuda:0", shape=[256], dtype=ir_pb2.TypeRef(scalar=ir_pb2.SCALAR_FLOAT32),
+                init=runtime_pb2.ARRAY_INIT_ZEROS)).handle
+
+        token = auth.token_for(d.address)
+        share = local_map.share_path(d.address)
+        of_a, of_b = gpu_array(a), gpu_array(b)
+        answers = {}
+        for name, session, handle in (("a's", a, of_a), ("b's", b, of_b), ("a's by b", b, of_a),
+                                      ("b's by a", a, of_b)):
+            parts, fd = local_map.share_request(share, token, session, handle)
+            if fd >= 0:
+                os.close(fd)
+            answers[name] = (parts[0], parts[1] if parts[0] == "error" else parts[4], fd >= 0)
+            if parts[0] == "ok":
+                answers[name + " pool"] = parts[3]
+    assert answers["a's"] == ("ok", "cuda", True) and answers["b's"] == ("ok", "cuda", True), answers
+    assert answers["a's pool"] != answers["b's pool"]  # each session its own pool
+    assert answers["a's by b"] == ("error", "NOT_FOUND", False), answers
+    assert answers["b's by a"] == ("error", "NOT_FOUND", False), answers
