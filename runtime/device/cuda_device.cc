@@ -499,9 +499,9 @@ absl::Status CudaDevice::CopyFromDevice(const Array& dst, Device& from, const Ar
     return absl::UnimplementedError("only contiguous arrays move between GPUs directly");
   }
   auto& other = static_cast<CudaDevice&>(from);  // every "cuda" device is one
+  if (dst.size_bytes() != src.size_bytes()) return absl::InvalidArgumentError("copy between GPUs: sizes differ");
   WARPD_RETURN_IF_ERROR(CheckRange(dst, 0, src.size_bytes(), "copy destination"));
   WARPD_RETURN_IF_ERROR(other.CheckRange(src, 0, src.size_bytes(), "copy source"));
-  if (dst.size_bytes() != src.size_bytes()) return absl::InvalidArgumentError("copy between GPUs: sizes differ");
   if (src.size_bytes() == 0) return absl::OkStatus();
   if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
     return absl::CancelledError("copy between GPUs: cancelled");
@@ -510,7 +510,7 @@ absl::Status CudaDevice::CopyFromDevice(const Array& dst, Device& from, const Ar
   WARPD_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaMemory> source, other.Memory());
   WARPD_ASSIGN_OR_RETURN(cuda::StreamPool::Lease lease, m->streams().Acquire());
   WARPD_RETURN_IF_ERROR(
-      cuda::CopyPeer(lease.stream(), dst.address(), source->context(), src.address(), src.size_bytes()));
+      cuda::CopyPeer(lease.stream(), dst.address(), source->control_stream(), src.address(), src.size_bytes()));
   return lease.stream().Synchronize();
 }
 

@@ -77,6 +77,49 @@ TEST_F(HostCopyTest, WhatItRefuses) {
 // From one GPU into another, on either one's stream (PrepareCopy with a
 // device lookup): contiguous arrays device to device (cuMemcpyPeerAsync),
 // strided views through host memory; the stand-in's cuda:1 as the source.
+// A source GPU whose context was lost behind this device's back (another
+// user of it hit a sticky error) fails the copy as its own error: the
+// destination GPU stays healthy, the source is marked lost, and recovers
+// once nothing holds it.
+TEST_F(HostCopyTest, ALostSourceGpuFailsTheCopyNotTheDestination) {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> other =
+      CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto find = [&](const std::string& name) -> absl::StatusOr<Device*> {
+    if (name == "cuda:1") return other->get();
+    return absl::NotFoundError(name);
+  };
+  const DeviceLookup devices(find);
+  auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {64});
+  ASSERT_TRUE(layout.ok());
+  auto buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  auto src = std::make_shared<Array>("cuda:1", *layout, *buf);
+  auto dst = Make(64);
+  {
+    absl::StatusOr<std::unique_ptr<cuda::CudaContext>> ctx1 =
+        cuda::CudaContext::Create(cuda::testing::FakeDriver(), 1);
+    ASSERT_TRUE(ctx1.ok()) << ctx1.status();
+    fake().fail("cuStreamCreate", 700, 0);  // CUDA_ERROR_ILLEGAL_ADDRESS: sticky, cuda:1's context is lost
+    EXPECT_FALSE(cuda::CudaStream::Create(**ctx1).ok());
+  }
+  ASSERT_TRUE((*other)->healthy());  // it does not know yet
+  auto copy = PrepareCopy(dst, src, "cuda:0", &devices);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  const absl::Status s = (*copy)->Execute(*gpu_);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(cuda::testing::Has(s.message(), "cuda:1")) << s;
+  EXPECT_TRUE(gpu_->healthy());
+  EXPECT_FALSE((*other)->healthy());
+  // cuda:0 serves on.
+  auto again = Make(64);
+  EXPECT_TRUE(gpu_->CopyRange(*again, 0, *dst, 0, dst->size_bytes()).ok());
+  copy->reset();
+  src.reset();
+  buf->reset();
+  EXPECT_TRUE((*other)->Recover().ok());
+}
+
 TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
   absl::StatusOr<std::unique_ptr<CudaDevice>> other =
       CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});

@@ -60,7 +60,8 @@ class Waiter {
   absl::Status Wait(SpinPolicy& policy) {
     Shared* wait = wait_.get();
     const absl::Time start = absl::Now();
-    if (!wait->done.load(std::memory_order_acquire)) {
+    const bool waits = !wait->done.load(std::memory_order_acquire);
+    if (waits) {
       const absl::Time spin_end = start + policy.Budget();
       do {
         for (int i = 0; i < 64 && !wait->done.load(std::memory_order_acquire); ++i) CpuRelax();
@@ -69,7 +70,7 @@ class Waiter {
     absl::MutexLock lock(&wait->mu);
     wait->mu.Await(absl::Condition(
         +[](std::atomic<bool>* done) { return done->load(std::memory_order_acquire); }, &wait->done));
-    policy.Record(absl::Now() - start);
+    if (waits) policy.Record(absl::Now() - start);  // only real waits, as the client counts
     return wait->status;
   }
 

@@ -1040,6 +1040,9 @@ held_before = len(cuda_ipc._exported)
 back = wp.from_dlpack(src[:, 1:3].__dlpack__())
 out["from_dlpack"] = [str(back.device), list(back.shape), back.numpy().tolist(),
                       len(cuda_ipc._exported) - held_before]
+bf = wp.array(np.array([1.5, -2.0, 0.25], dtype=np.float32), dtype=wp.bfloat16, device="cuda:0")
+bf_back = wp.from_dlpack(bf.__dlpack__())
+out["bf16"] = [bf_back.dtype is wp.bfloat16, np.asarray(bf_back.numpy()).tolist() == np.asarray(bf.numpy()).tolist()]
 # A forged share request for another session's array is refused.
 from warpd import local_map
 from warpd.context import runtime
@@ -1089,6 +1092,7 @@ def test_a_local_client_maps_its_gpu_arrays_through_cuda_ipc(tmp_path, fake_driv
     assert out["closed"] == [True, 0, 0], out["closed"]
     assert out["dl_device"] == [2, 0]
     assert out["from_dlpack"] == ["cuda:0", [3, 2], [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]], 0], out["from_dlpack"]
+    assert out["bf16"] == [True, True], out["bf16"]
     assert out["dl_a"] == [0, [2, 0], [2, 32, 1], [100000], [1]]
     # (4, 2) of vec2h: rows of 6 elements (12 halves), every other from the second.
     assert out["dl_view"] == [4, [2, 0], [2, 16, 1], [4, 2, 2], [12, 4, 1]], out["dl_view"]

@@ -427,7 +427,8 @@ def _np_type(code: int, bits: int, lanes: int):
 
 
 def host_copy(capsule):
-    """(a NumPy copy of the tensor of a kDLCUDA DLPack capsule, this process's ordinal of its GPU):
+    """(a NumPy copy of the tensor of a kDLCUDA DLPack capsule, this process's ordinal of its GPU,
+    whether its type is bfloat16 (held as uint16 here)):
     the bytes it spans, read through this process's driver (cuMemcpyDtoH, after the work on
     the legacy default stream), then packed. The capsule is consumed (its deleter called)."""
     import numpy as np  # noqa: PLC0415
@@ -437,10 +438,14 @@ def host_copy(capsule):
         raise TypeError(f"wp.from_dlpack: a capsule named {name!r} is not an unconsumed DLPack tensor")
     address = _capsule_pointer_of(capsule, name)
     managed = (_DLManagedTensor if name == b"dltensor" else _DLManagedTensorVersioned).from_address(address)
+    if name == b"dltensor_versioned" and managed.version.major != 1:
+        raise BufferError(f"wp.from_dlpack: DLPack {managed.version.major}.{managed.version.minor} is not "
+                          f"supported (1.x is)")
     t = managed.dl_tensor
     if t.device.device_type != KDL_CUDA:
         raise TypeError("wp.from_dlpack: not a CUDA tensor")
     dtype = _np_type(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    bfloat16 = (t.dtype.code, t.dtype.bits) == (4, 16)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     itemsize = dtype.itemsize
     if t.strides:
@@ -478,7 +483,7 @@ def host_copy(capsule):
         _capsule_set_name(capsule, _USED[name])
         if managed.deleter:
             managed.deleter(ctypes.pointer(managed))
-    return values, ordinal
+    return values, ordinal, bfloat16
 
 
 def dlpack_device_readable() -> bool:

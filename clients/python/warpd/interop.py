@@ -110,9 +110,11 @@ def from_dlpack(source, dtype=None, device=None, requires_grad=False):
     if wrapped.device[0] == _KDL_CUDA:
         from . import cuda_ipc  # noqa: PLC0415
         try:
-            values, ordinal = cuda_ipc.host_copy(capsule)
+            values, ordinal, bfloat16 = cuda_ipc.host_copy(capsule)
         except cuda_ipc.CudaIpcError as e:
             raise TypeError(f"wp.from_dlpack: cannot read this GPU tensor here: {e}") from None
+        if bfloat16 and dtype is None:
+            dtype = _bfloat16()  # its bits, held as uint16 by NumPy
         if device is None:
             device = _daemon_gpu(cuda_ipc.uuid_of(ordinal))
     else:

@@ -1,5 +1,7 @@
 #include "runtime/device/cuda/cuda_copy.h"
 
+#include "common/status_macros.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -25,14 +27,24 @@ absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr
   return ctx.Call("cuMemcpyDtoDAsync", [&] { return ctx.api().cuMemcpyDtoDAsync(dst, src, bytes, stream.get()); });
 }
 
-absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaContext& src_ctx, CUdeviceptr src, size_t bytes) {
+absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaStream& src_stream, CUdeviceptr src, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
   CudaContext& ctx = stream.context();
+  CudaContext& src_ctx = src_stream.context();
   absl::StatusOr<ContextUser> source = src_ctx.AddUser();  // the source's poisoned status, if it is
   if (!source.ok()) return source.status();
-  return ctx.Call("cuMemcpyPeerAsync", [&] {
-    return ctx.api().cuMemcpyPeerAsync(dst, ctx.handle(), src, src_ctx.handle(), bytes, stream.get());
-  });
+  CUresult result = kCudaSuccess;
+  {
+    absl::StatusOr<ScopedCurrent> current = ctx.MakeCurrent();
+    if (!current.ok()) return current.status();
+    result = ctx.api().cuMemcpyPeerAsync(dst, ctx.handle(), src, src_ctx.handle(), bytes, stream.get());
+  }
+  if (result == kCudaSuccess) return absl::OkStatus();
+  // The copy also fails when the source's context was lost (a kernel there
+  // faulted): then it is the source's error, found by a call of its own,
+  // and the destination's context is not marked lost for it.
+  WARPD_RETURN_IF_ERROR(src_stream.Synchronize());
+  return ctx.Check(result, "cuMemcpyPeerAsync");
 }
 
 namespace {

@@ -3,7 +3,7 @@
 //   CopyHostToDevice(stream, dst, host, n);     // host -> device
 //   CopyDeviceToDevice(stream, dst, src, n);    // same device
 //   CopyDeviceToHost(stream, host, src, n);     // device -> host
-//   CopyPeer(stream, dst, src_ctx, src, n);     // another GPU -> stream's GPU
+//   CopyPeer(stream, dst, src_stream, src, n);  // another GPU -> stream's GPU
 //   Fill(stream, dst, &value, sizeof(value), count);
 //
 // Each queues one driver operation on `stream` (cuMemcpy*Async,
@@ -34,7 +34,9 @@ namespace warpd::runtime::cuda {
 absl::Status CopyHostToDevice(CudaStream& stream, CUdeviceptr dst, const void* src, size_t bytes);
 absl::Status CopyDeviceToHost(CudaStream& stream, void* dst, CUdeviceptr src, size_t bytes);
 absl::Status CopyDeviceToDevice(CudaStream& stream, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
-absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaContext& src_ctx, CUdeviceptr src, size_t bytes);
+// `src_stream`: an idle stream of the source's context, synchronized to
+// tell whose error a failed copy is.
+absl::Status CopyPeer(CudaStream& stream, CUdeviceptr dst, CudaStream& src_stream, CUdeviceptr src, size_t bytes);
 
 // Writes `count` copies of the `pattern_bytes`-byte value at `pattern` from
 // `dst` on: with cuMemsetD8Async when all its bytes are equal, else with
