@@ -30,7 +30,33 @@ class HostCopyTest : public testing::CudaCommandsTest {
     return v;
   }
 
+  // The stand-in's cuda:1 beside the fixture's cuda:0 (freed before the
+  // fixture's checks), found by Find as a stream's device lookup would.
+  void OpenSecondGpu() {
+    absl::StatusOr<std::unique_ptr<CudaDevice>> d =
+        CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
+    ASSERT_TRUE(d.ok()) << d.status();
+    other_ = *std::move(d);
+  }
+  absl::StatusOr<Device*> Find(const std::string& name) {
+    if (name == "cuda:1" && other_ != nullptr) return other_.get();
+    return absl::NotFoundError(name);
+  }
+  // An int32 array of n elements on cuda:1.
+  std::shared_ptr<Array> MakeOnSecond(int64_t n) {
+    auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
+    EXPECT_TRUE(layout.ok()) << layout.status();
+    auto buf = other_->Allocate(layout->size_bytes, "t", &pool_);
+    EXPECT_TRUE(buf.ok()) << buf.status();
+    return std::make_shared<Array>("cuda:1", *layout, *buf);
+  }
+  void TearDown() override {
+    other_.reset();
+    testing::CudaCommandsTest::TearDown();
+  }
+
   CpuDevice cpu_{1};
+  std::unique_ptr<CudaDevice> other_;
 };
 
 TEST_F(HostCopyTest, BothWaysOnTheGpusStream) {
@@ -74,27 +100,15 @@ TEST_F(HostCopyTest, WhatItRefuses) {
   EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// From one GPU into another, on either one's stream (PrepareCopy with a
-// device lookup): contiguous arrays device to device (cuMemcpyPeerAsync),
-// strided views through host memory; the stand-in's cuda:1 as the source.
 // A source GPU whose context was lost behind this device's back (another
 // user of it hit a sticky error) fails the copy as its own error: the
 // destination GPU stays healthy, the source is marked lost, and recovers
 // once nothing holds it.
 TEST_F(HostCopyTest, ALostSourceGpuFailsTheCopyNotTheDestination) {
-  absl::StatusOr<std::unique_ptr<CudaDevice>> other =
-      CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
-  ASSERT_TRUE(other.ok()) << other.status();
-  auto find = [&](const std::string& name) -> absl::StatusOr<Device*> {
-    if (name == "cuda:1") return other->get();
-    return absl::NotFoundError(name);
-  };
+  ASSERT_NO_FATAL_FAILURE(OpenSecondGpu());
+  auto find = [this](const std::string& name) { return Find(name); };
   const DeviceLookup devices(find);
-  auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {64});
-  ASSERT_TRUE(layout.ok());
-  auto buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
-  ASSERT_TRUE(buf.ok()) << buf.status();
-  auto src = std::make_shared<Array>("cuda:1", *layout, *buf);
+  auto src = MakeOnSecond(64);
   auto dst = Make(64);
   {
     absl::StatusOr<std::unique_ptr<cuda::CudaContext>> ctx1 =
@@ -103,42 +117,35 @@ TEST_F(HostCopyTest, ALostSourceGpuFailsTheCopyNotTheDestination) {
     fake().fail("cuStreamCreate", 700, 0);  // CUDA_ERROR_ILLEGAL_ADDRESS: sticky, cuda:1's context is lost
     EXPECT_FALSE(cuda::CudaStream::Create(**ctx1).ok());
   }
-  ASSERT_TRUE((*other)->healthy());  // it does not know yet
+  ASSERT_TRUE(other_->healthy());  // it does not know yet
   auto copy = PrepareCopy(dst, src, "cuda:0", &devices);
   ASSERT_TRUE(copy.ok()) << copy.status();
   const absl::Status s = (*copy)->Execute(*gpu_);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(cuda::testing::Has(s.message(), "cuda:1")) << s;
   EXPECT_TRUE(gpu_->healthy());
-  EXPECT_FALSE((*other)->healthy());
+  EXPECT_FALSE(other_->healthy());
   // cuda:0 serves on.
   auto again = Make(64);
   EXPECT_TRUE(gpu_->CopyRange(*again, 0, *dst, 0, dst->size_bytes()).ok());
   copy->reset();
   src.reset();
-  buf->reset();
-  EXPECT_TRUE((*other)->Recover().ok());
+  EXPECT_TRUE(other_->Recover().ok());
 }
 
+// From one GPU into another, on either one's stream (PrepareCopy with a
+// device lookup): contiguous arrays device to device (cuMemcpyPeerAsync),
+// strided views through host memory; the stand-in's cuda:1 as the source.
 TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
-  absl::StatusOr<std::unique_ptr<CudaDevice>> other =
-      CudaDevice::Open(cuda::testing::FakeDriver(), cuda::testing::FakeDriver().devices()[1], {}, {});
-  ASSERT_TRUE(other.ok()) << other.status();
-  auto find = [&](const std::string& name) -> absl::StatusOr<Device*> {
-    if (name == "cuda:1") return other->get();
-    return absl::NotFoundError(name);
-  };
+  ASSERT_NO_FATAL_FAILURE(OpenSecondGpu());
+  auto find = [this](const std::string& name) { return Find(name); };
   const DeviceLookup devices(find);
   // Over two pieces.
   const int64_t n = int64_t(kPeerCopyPieceBytes / 4) + 5;
-  auto layout = MakeArrayLayout(types::Scalar(types::ScalarKind::kInt32), {n});
-  ASSERT_TRUE(layout.ok());
-  auto buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
-  ASSERT_TRUE(buf.ok()) << buf.status();
-  auto src = std::make_shared<Array>("cuda:1", *layout, *buf);
+  auto src = MakeOnSecond(n);
   std::vector<int32_t> values(n);
   std::iota(values.begin(), values.end(), 11);
-  ASSERT_TRUE((*other)->Upload(*src, 0, {reinterpret_cast<const std::byte*>(values.data()), src->size_bytes()}).ok());
+  ASSERT_TRUE(other_->Upload(*src, 0, {reinterpret_cast<const std::byte*>(values.data()), src->size_bytes()}).ok());
   auto dst = Make(n);
   auto copy = PrepareCopy(dst, src, "cuda:0", &devices);
   ASSERT_TRUE(copy.ok()) << copy.status();
@@ -167,24 +174,17 @@ TEST_F(HostCopyTest, BetweenTwoGpusOnEithersStream) {
   // this stream's GPU reads, the other uploads.
   auto back = Make(n);
   ASSERT_TRUE(gpu_->CopyRange(*back, 0, *dst, 0, dst->size_bytes()).ok());
-  auto other_dst_buf = (*other)->Allocate(layout->size_bytes, "t", &pool_);
-  ASSERT_TRUE(other_dst_buf.ok());
-  auto other_dst = std::make_shared<Array>("cuda:1", *layout, *other_dst_buf);
-  auto find0 = [&](const std::string& name) -> absl::StatusOr<Device*> {
-    if (name == "cuda:1") return other->get();
-    return absl::NotFoundError(name);
-  };
-  const DeviceLookup devices0(find0);
-  auto pushed = PrepareCopy(other_dst, back, "cuda:0", &devices0);
+  auto other_dst = MakeOnSecond(n);
+  auto pushed = PrepareCopy(other_dst, back, "cuda:0", &devices);
   ASSERT_TRUE(pushed.ok()) << pushed.status();
   ASSERT_TRUE((*pushed)->Execute(*gpu_).ok());
   EXPECT_EQ(fake().peer_copies(), peer_before + 2);  // on the other GPU's stream
   std::vector<int32_t> got(n);
-  ASSERT_TRUE((*other)->Download(*other_dst, 0, {reinterpret_cast<std::byte*>(got.data()), other_dst->size_bytes()}).ok());
+  ASSERT_TRUE(other_->Download(*other_dst, 0, {reinterpret_cast<std::byte*>(got.data()), other_dst->size_bytes()}).ok());
   EXPECT_EQ(got, values);
   // Neither side on the stream's device.
   EXPECT_EQ(PrepareCopy(other_dst, src, "cuda:0", &devices).status().code(), absl::StatusCode::kInvalidArgument);
-  auto nowhere = std::make_shared<Array>("cuda:7", *layout, *buf);
+  auto nowhere = std::make_shared<Array>("cuda:7", src->layout(), src->buffer());
   EXPECT_EQ(PrepareCopy(dst, nowhere, "cuda:0", &devices).status().code(), absl::StatusCode::kNotFound);
 }
 
